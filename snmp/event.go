@@ -1,0 +1,65 @@
+package snmp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+)
+
+// Source says where an Event was learnt.
+type Source string
+
+// Event sources.
+const (
+	SourceJob     Source = "job"     // Job Monitoring MIB: an aborted send job
+	SourceConsole Source = "console" // prtConsoleDisplayBufferText
+	SourceAlert   Source = "alert"   // prtAlertTable / kcprtAlertStateTable
+	SourceTrap    Source = "trap"    // an SNMP trap or inform
+	SourceMail    Source = "mail"    // a job-log / send-result e-mail from the device
+)
+
+var knownSources = map[Source]bool{SourceJob: true, SourceConsole: true, SourceAlert: true, SourceTrap: true, SourceMail: true}
+
+// Event is one send failure (or, for traps that match no rule, one raw
+// notification) learnt from a device.
+type Event struct {
+	Device      string            `json:"device"`                // the device's address (host:port), as polled or as matched
+	Time        time.Time         `json:"time"`                  // when scanwarden learnt it
+	Code        string            `json:"code"`                  // Kyocera code, "" when the device gave none
+	Text        string            `json:"text"`                  // the device's words, cleaned (CleanText)
+	Destination string            `json:"destination,omitempty"` // the destination, when the device says
+	Source      Source            `json:"source"`
+	Rule        string            `json:"rule,omitempty"`   // the rule that found the code
+	Key         string            `json:"key"`              // de-duplication key
+	Detail      map[string]string `json:"detail,omitempty"` // job index, owner, trap OID, raw varbinds, message id …
+}
+
+// eventKey builds a de-duplication key from the parts that identify one
+// occurrence: for a job its index, for a condition on the panel its code
+// and text, for a mail its message id.
+func eventKey(device string, src Source, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(device))
+	h.Write([]byte{0})
+	h.Write([]byte(src))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return string(src) + ":" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// uncPattern finds a UNC path or smb:// URL in device text.
+func findDestination(text string) string {
+	for _, f := range strings.Fields(text) {
+		f = strings.Trim(f, `"'()[]<>,;`)
+		if len(f) > 2 && strings.HasPrefix(f, `\\`) && f[2] != '\\' {
+			return f
+		}
+		if strings.HasPrefix(strings.ToLower(f), "smb://") && len(f) > 6 {
+			return f
+		}
+	}
+	return ""
+}
