@@ -1,0 +1,194 @@
+package snmp
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gosnmp/gosnmp"
+)
+
+// WalkOptions bound a walk.
+type WalkOptions struct {
+	Subtrees       []string      // default SubtreesForWalk
+	MaxRepetitions int           // default 20
+	MaxVars        int           // stop after this many variables (default 100,000)
+	MaxTime        time.Duration // stop after this long (default 5m)
+}
+
+// WalkStats says what a walk recorded.
+type WalkStats struct {
+	Vars      int   `json:"vars"`
+	PDUs      int64 `json:"pdus"`
+	Truncated bool  `json:"truncated"` // a bound was hit
+}
+
+// Walk records the device's relevant subtrees to w in snmpsim's .snmprec
+// format (OID|TAG|VALUE, sorted by OID), so that a real device's walk
+// becomes a test fixture. OCTET STRINGs that are not printable text are
+// written as hex (tag 4x).
+func Walk(ctx context.Context, t Target, w io.Writer, opt WalkOptions) (WalkStats, error) {
+	if err := t.Validate(); err != nil {
+		return WalkStats{}, err
+	}
+	t = t.withDefaults()
+	if len(opt.Subtrees) == 0 {
+		opt.Subtrees = SubtreesForWalk
+	}
+	if opt.MaxRepetitions <= 0 {
+		opt.MaxRepetitions = 20
+	}
+	if opt.MaxVars <= 0 {
+		opt.MaxVars = 100_000
+	}
+	if opt.MaxTime <= 0 {
+		opt.MaxTime = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, opt.MaxTime)
+	defer cancel()
+	c := newClient()
+	if err := c.connect(ctx, t, uint32(opt.MaxRepetitions), nil); err != nil {
+		return WalkStats{}, err
+	}
+	defer c.close()
+	bw := bufio.NewWriter(w)
+	var st WalkStats
+	seen := map[string]bool{}
+	for _, root := range opt.Subtrees {
+		next := trimDot(root)
+		for st.Vars < opt.MaxVars {
+			var pkt *gosnmp.SnmpPacket
+			var err error
+			if t.Version == V1 {
+				pkt, err = c.getNext(ctx, []string{next})
+				var pe *PDUError
+				if errors.As(err, &pe) && pe.Status == gosnmp.NoSuchName.String() {
+					break // end of MIB view in v1
+				}
+			} else {
+				pkt, err = c.getBulk(ctx, []string{next}, 0, uint32(opt.MaxRepetitions))
+			}
+			if err != nil {
+				st.PDUs = c.pdus.Load()
+				if ctx.Err() != nil {
+					st.Truncated = true
+					return st, bw.Flush()
+				}
+				return st, fmt.Errorf("walk %s under %s: %w", t.Addr(), root, err)
+			}
+			progressed := false
+			for _, p := range pkt.Variables {
+				name := trimDot(p.Name)
+				if !hasPrefix(name, root) || !pduExists(p) {
+					progressed = false
+					next = ""
+					break
+				}
+				if !oidLess(next, name) {
+					// Not increasing: a broken agent; stop this subtree.
+					next = ""
+					break
+				}
+				next = name
+				progressed = true
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				line, ok := snmprecLine(p)
+				if !ok {
+					continue
+				}
+				if _, err := bw.WriteString(line + "\n"); err != nil {
+					return st, err
+				}
+				st.Vars++
+				if st.Vars >= opt.MaxVars {
+					st.Truncated = true
+					break
+				}
+			}
+			if !progressed || next == "" {
+				break
+			}
+		}
+	}
+	st.PDUs = c.pdus.Load()
+	return st, bw.Flush()
+}
+
+// snmprecLine renders one variable in snmpsim's format.
+func snmprecLine(p gosnmp.SnmpPDU) (string, bool) {
+	name := trimDot(p.Name)
+	switch p.Type {
+	case gosnmp.Integer:
+		v, _ := pduInt(p)
+		return name + "|2|" + strconv.FormatInt(v, 10), true
+	case gosnmp.OctetString:
+		b := pduBytes(p)
+		if printable(b) {
+			return name + "|4|" + string(b), true
+		}
+		return name + "|4x|" + hex.EncodeToString(b), true
+	case gosnmp.Null:
+		return name + "|5|", true
+	case gosnmp.ObjectIdentifier:
+		s, _ := p.Value.(string)
+		return name + "|6|" + trimDot(s), true
+	case gosnmp.IPAddress:
+		s, _ := p.Value.(string)
+		return name + "|64|" + s, true
+	case gosnmp.Counter32:
+		return name + "|65|" + gosnmp.ToBigInt(p.Value).String(), true
+	case gosnmp.Gauge32, gosnmp.Uinteger32:
+		return name + "|66|" + gosnmp.ToBigInt(p.Value).String(), true
+	case gosnmp.TimeTicks:
+		return name + "|67|" + gosnmp.ToBigInt(p.Value).String(), true
+	case gosnmp.Opaque:
+		if b, ok := p.Value.([]byte); ok {
+			return name + "|68x|" + hex.EncodeToString(b), true
+		}
+	case gosnmp.Counter64:
+		b := gosnmp.ToBigInt(p.Value)
+		if b == nil {
+			b = big.NewInt(0)
+		}
+		return name + "|70|" + b.String(), true
+	}
+	return "", false
+}
+
+// printable: valid UTF-8 without control characters survives the
+// .snmprec line format unchanged.
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// oidLess compares numeric OIDs.
+func oidLess(a, b string) bool {
+	as, bs := strings.Split(trimDot(a), "."), strings.Split(trimDot(b), ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, _ := strconv.ParseUint(as[i], 10, 64)
+		y, _ := strconv.ParseUint(bs[i], 10, 64)
+		if x != y {
+			return x < y
+		}
+	}
+	return len(as) < len(bs)
+}
