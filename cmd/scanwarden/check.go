@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+const checkUsage = `usage: scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]
+
+Replays a scan destination's SMB logon as a Kyocera MFP stores it — name, TCP,
+negotiate, session (and other user name forms), share, folder, write — and
+names the cause of a failure and the fix. The password comes from
+--password-file FILE ("-" for stdin) or SCANWARDEN_PASSWORD.
+
+Exit status: 0 the destination works, 1 a problem was found, 2 the check could not run.
+
+flags:
+`
+
+func runCheck(ctx context.Context, env environ, args []string) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	user := fs.String("user", "", "login user name exactly as typed on the MFP (user, DOMAIN\\user, user@upn, .\\user)")
+	passwordFile := fs.String("password-file", "", "file holding the login password (first line; - for stdin)")
+	password := fs.String("password", "", "login password on the command line (visible to other users: prefer --password-file)")
+	workstation := fs.String("workstation", "", "NetBIOS name the MFP sends (its host name; default "+smbcheck.DefaultWorkstation+")")
+	noWrite := fs.Bool("no-write", false, "do not create, write and delete a test file")
+	maxFailures := fs.Int("max-failures", smbcheck.DefaultMaxFailures, "failed logons allowed per account per 30 minutes (0: replay nothing that can fail)")
+	stateDir := fs.String("state-dir", "", "directory of the failed-logon ledger (default $SCANWARDEN_STATE_DIR, else the user's state dir)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	timeout := fs.Duration("timeout", 10*time.Second, "time limit of each network step")
+	smb1Only := fs.Bool("device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting)")
+	noSigning := fs.Bool("device-no-signing", false, "the MFP cannot sign SMB traffic")
+	adf := registerADFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, checkUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(env.stderr, "scanwarden check: want exactly one destination //HOST[:PORT]/SHARE[/PATH]")
+		fs.Usage()
+		return exitUsage
+	}
+	t, err := smbcheck.ParseDestination(pos[0])
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden check:", err)
+		return exitUsage
+	}
+	t.User, t.Workstation = *user, *workstation
+	if *maxFailures < 0 {
+		fmt.Fprintln(env.stderr, "scanwarden check: --max-failures must be 0 or more")
+		return exitUsage
+	}
+	pw, err := readPassword(env, *passwordFile, *password, "SCANWARDEN_PASSWORD")
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden check:", err)
+		return exitUsage
+	}
+	t.Password = pw
+	if err := t.Validate(); err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden check:", err)
+		return exitUsage
+	}
+
+	dir, err := resolveStateDir(*stateDir, env.getenv)
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden check:", err)
+		return exitUsage
+	}
+	st, err := store.OpenDir(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
+		return exitUsage
+	}
+	defer st.Close()
+	ledger := st.Ledger()
+	key, err := ledger.Key(ctx)
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
+		return exitUsage
+	}
+
+	opts := smbcheck.Options{
+		NoWrite:     *noWrite,
+		MaxFailures: *maxFailures,
+		Ledger:      ledger,
+		LedgerKey:   key,
+		StepTimeout: *timeout,
+		Device:      smbcheck.Device{SMB1Only: *smb1Only, NoSigning: *noSigning},
+	}
+	if *maxFailures == 0 {
+		opts.MaxFailures = -1
+	}
+	if adf.configured() {
+		dirc, err := adf.open(ctx, env)
+		if err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden check: Active Directory:", err)
+			return exitUsage
+		}
+		defer dirc.Close()
+		opts.Directory = dirc
+		if d := dirc.DNSDomain(); d != "" {
+			opts.DNSDomains = []string{d}
+		}
+	}
+	if !*asJSON {
+		fmt.Fprintf(env.stdout, "checking %s as %q (workstation %s)\n", destString(t), t.User, t.Info().Workstation)
+		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
+	}
+	rep := smbcheck.Run(ctx, t, opts)
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			return exitUsage
+		}
+	} else {
+		printVerdict(env.stdout, rep)
+	}
+	if rep.OK() {
+		return exitOK
+	}
+	return exitFinding
+}
+
+func destString(t smbcheck.Target) string {
+	s := "//" + t.Host
+	if t.Port != 0 {
+		s += fmt.Sprintf(":%d", t.Port)
+	}
+	s += "/" + t.Share
+	if t.Path != "" {
+		s += "/" + t.Path
+	}
+	return s
+}
+
+func printStep(w io.Writer, s smbcheck.Step) {
+	ms := fmt.Sprintf("%dms", s.Duration.Milliseconds())
+	if s.Status == smbcheck.StatusSkipped {
+		ms = "-"
+	}
+	line := fmt.Sprintf("  %-7s %-9s %7s  %s", s.Status, s.ID, ms, s.Detail)
+	if s.Cause != "" {
+		line += "  [" + string(s.Cause) + "]"
+	}
+	fmt.Fprintln(w, line)
+}
+
+func printVerdict(w io.Writer, r smbcheck.Report) {
+	v := r.Verdict
+	code := ""
+	if v.KyoceraCode != "" {
+		code = fmt.Sprintf(" (the panel most likely shows %s)", v.KyoceraCode)
+	}
+	fmt.Fprintf(w, "\nverdict: %s%s\n  %s\n", v.Cause, code, v.Summary)
+	if v.FromLedger {
+		fmt.Fprintln(w, "  (from an earlier observation: not replayed now to protect the account)")
+	}
+	if len(v.Also) > 0 {
+		also := make([]string, len(v.Also))
+		for i, c := range v.Also {
+			also[i] = string(c)
+		}
+		fmt.Fprintf(w, "  also found: %s\n", strings.Join(also, ", "))
+	}
+	if r.WorkingForm != nil {
+		fmt.Fprintf(w, "  working user name: %s\n", r.WorkingForm.Typed)
+	}
+	if r.Canary != "" {
+		fmt.Fprintf(w, "  left behind: %s\n", r.Canary)
+	}
+	fmt.Fprintf(w, "fix: %s\n", v.Fix)
+}
+
+// parseInterspersed parses flags before and after positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// readPassword takes a secret from a file ("-": stdin), an environment
+// variable, or — with a warning — the command line.
+func readPassword(env environ, file, argv, envName string) (scanwarden.Secret, error) {
+	switch {
+	case file != "":
+		var b []byte
+		var err error
+		if file == "-" {
+			b, err = io.ReadAll(io.LimitReader(env.stdin, 64<<10))
+		} else {
+			b, err = os.ReadFile(file)
+		}
+		if err != nil {
+			return scanwarden.Secret{}, fmt.Errorf("--password-file: %w", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			return scanwarden.Secret{}, fmt.Errorf("--password-file %s: empty first line", file)
+		}
+		return scanwarden.NewSecret(line), nil
+	case argv != "":
+		fmt.Fprintln(env.stderr, "warning: a password on the command line is visible to other users of this machine (ps, shell history); use --password-file or "+envName)
+		return scanwarden.NewSecret(argv), nil
+	case env.getenv(envName) != "":
+		return scanwarden.NewSecret(env.getenv(envName)), nil
+	}
+	return scanwarden.Secret{}, fmt.Errorf("no password: give --password-file FILE or set %s", envName)
+}
+
+// resolveStateDir picks the state directory: the flag, SCANWARDEN_STATE_DIR,
+// $XDG_STATE_HOME/scanwarden, or ~/.local/state/scanwarden.
+func resolveStateDir(flagValue string, getenv func(string) string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if d := getenv("SCANWARDEN_STATE_DIR"); d != "" {
+		return d, nil
+	}
+	if d := getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "scanwarden"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no state dir: set --state-dir or SCANWARDEN_STATE_DIR")
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "scanwarden"), nil
+}

@@ -1,0 +1,71 @@
+// Command scanwarden diagnoses and guards Kyocera scan-to-folder (SMB)
+// destinations. Each subcommand is a thin shell over a package function.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK      = 0 // the diagnosis is "ok" / the peer answered
+	exitFinding = 1 // the diagnosis found a problem / the peer did not answer
+	exitUsage   = 2 // could not run: bad arguments or setup
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `scanwarden — find out why a Kyocera MFP cannot scan to its SMB folder
+
+usage:
+  scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]   replay a scan destination's logon, layer by layer
+  scanwarden ad user NAME | ad host NAME [flags]                    read an account or a computer from Active Directory
+  scanwarden snmp probe HOST[:PORT] | snmp walk HOST [flags]        ask an MFP for inventory, status and send failures
+  scanwarden help COMMAND                                           flags of one command
+
+Run "scanwarden COMMAND -h" for a command's flags.
+`
+
+// run is main without the process: tests call it with their own streams.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	if cmd == "help" && len(rest) > 0 {
+		cmd, rest = rest[0], []string{"-h"}
+	}
+	env := environ{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	switch cmd {
+	case "check":
+		return runCheck(ctx, env, rest)
+	case "ad":
+		return runAD(ctx, env, rest)
+	case "snmp":
+		return runSNMP(ctx, env, rest)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "scanwarden: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+}
+
+// environ is what a subcommand may touch of the process.
+type environ struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}

@@ -1,0 +1,125 @@
+package smbcheck
+
+import "fmt"
+
+// Cause names why a scan destination fails. The ids are a public contract
+// (JSON, CLI, the SNMP code book, later the web): never rename one.
+type Cause string
+
+// The cause vocabulary.
+const (
+	CauseOK                    Cause = "ok"
+	CauseNameUnresolved        Cause = "name-unresolved"
+	CauseHostUnreachable       Cause = "host-unreachable"
+	CauseSMB1OnlyServer        Cause = "smb1-only-server"
+	CauseSMB1Refused           Cause = "smb1-refused"
+	CauseSigningRequired       Cause = "signing-required"
+	CauseBadCredentials        Cause = "bad-credentials"
+	CauseWrongUserFormat       Cause = "wrong-user-format"
+	CauseAccountDisabled       Cause = "account-disabled"
+	CauseAccountLocked         Cause = "account-locked"
+	CausePasswordExpired       Cause = "password-expired"
+	CausePasswordMustChange    Cause = "password-must-change"
+	CauseAccountExpired        Cause = "account-expired"
+	CauseWorkstationRestricted Cause = "workstation-restricted"
+	CauseLogonHours            Cause = "logon-hours"
+	CauseShareNotFound         Cause = "share-not-found"
+	CauseShareAccessDenied     Cause = "share-access-denied"
+	CausePathNotFound          Cause = "path-not-found"
+	CauseNoWritePermission     Cause = "no-write-permission"
+	CauseNoDeletePermission    Cause = "no-delete-permission"
+	CauseConnectionLimit       Cause = "connection-limit"
+	CauseServerResources       Cause = "server-resources"
+	CauseDiskFull              Cause = "disk-full"
+	CauseTimeout               Cause = "timeout"
+	CauseUnknown               Cause = "unknown"
+	// CauseUnknownUser is AD's answer when no account has the typed name; it
+	// joins the vocabulary when a directory is configured.
+	CauseUnknownUser Cause = "unknown-user"
+)
+
+// CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
+// panel most likely shows for it, a summary and the generic fix. A Verdict
+// refines summary and fix with what the check saw.
+type CauseInfo struct {
+	Cause Cause
+	// KyoceraCode is the panel's send error most likely shown ("" when the
+	// device shows none, e.g. for ok). Kyocera publishes no machine-readable
+	// list; these follow the operation guides' error tables (1101 host,
+	// 1102 login/permission, 1103 path, 2101 connection, 2102 timeout, 2231
+	// transfer/disk) and field reports, and may differ per firmware.
+	KyoceraCode string
+	Summary     string
+	Fix         string
+}
+
+var causes = []CauseInfo{
+	{CauseOK, "", "The destination accepts the scan: logon, share, folder and write all work.", "Nothing to fix."},
+	{CauseNameUnresolved, "1101", "The host name stored on the MFP does not resolve.",
+		"Enter the server's IP address or its full DNS name in the destination's Host Name (Command Center RX → Address Book → Host Name), or fix the DNS record / the MFP's DNS server and domain."},
+	{CauseHostUnreachable, "2101", "Nothing answers on the SMB port of the stored host.",
+		"Check that the server is on, that file sharing is enabled, and that its firewall allows TCP 445 (or 139) from the MFP; check the Port Number stored for the destination."},
+	{CauseSMB1OnlyServer, "1102", "The server speaks only SMB1, which current MFP firmware does not use by default.",
+		"Enable SMB2/SMB3 on the server (server min protocol / Windows SMB 2 feature); only as a stop-gap enable the SMB1 client on the MFP."},
+	{CauseSMB1Refused, "1102", "The MFP uses SMB1 (and NTLMv1), which the server refuses.",
+		"Update the MFP firmware and switch its SMB client to SMB2/SMB3 (Command Center RX → Network Settings → Protocol → SMB); do not re-enable SMB1 on the server."},
+	{CauseSigningRequired, "1102", "The server requires SMB signing, which the MFP does not do.",
+		"Update the MFP firmware to a version that signs SMB traffic, or (less safe) relax 'server signing'/'RequireSecuritySignature' on the server."},
+	{CauseBadCredentials, "1102", "The server refuses the user name and password (logon failure).",
+		"Re-enter the password in the destination's Login Password on the MFP (Command Center RX → Address Book); check the account's password in the directory."},
+	{CauseWrongUserFormat, "1102", "The password is right but the user name form is not the one the server accepts.",
+		"Change the destination's Login User Name on the MFP to the form that worked."},
+	{CauseAccountDisabled, "1102", "The scan account is disabled.", "Enable the account in Active Directory Users and Computers (or samba-tool user enable)."},
+	{CauseAccountLocked, "1102", "The scan account is locked out after too many bad passwords.",
+		"Fix the password stored on the MFP first (it keeps retrying the old one), then unlock the account or wait for the lockout to expire."},
+	{CausePasswordExpired, "1102", "The scan account's password has expired.",
+		"Set a new password for the account, enter it on the MFP, and consider a non-expiring password policy for scan accounts."},
+	{CausePasswordMustChange, "1102", "The scan account must change its password at next logon, which an MFP cannot do.",
+		"Clear 'User must change password at next logon' (or set a new password) and enter it on the MFP."},
+	{CauseAccountExpired, "1102", "The scan account has expired.", "Extend or clear the account's expiry date in Active Directory."},
+	{CauseWorkstationRestricted, "1102", "The account may log on only from listed workstations, and the MFP's name is not one of them.",
+		"Add the MFP's NetBIOS name to the account's 'Log On To' list, or remove the restriction."},
+	{CauseLogonHours, "1102", "The account is not allowed to log on at this time (logon hours).", "Widen the account's logon hours to cover scanning times."},
+	{CauseShareNotFound, "1103", "The share name stored on the MFP does not exist on the server.",
+		"Correct the share name in the destination's Path (the first part after the host), or create the share."},
+	{CauseShareAccessDenied, "1102", "The server refuses the account access to the share.",
+		"Give the account (or a group it is in) access in the share's permissions (valid users / Share Permissions)."},
+	{CausePathNotFound, "1103", "The folder path stored on the MFP does not exist in the share.",
+		"Correct the folder part of the destination's Path, or create the missing folder."},
+	{CauseNoWritePermission, "1103", "The account cannot create files in the folder.",
+		"Grant the account 'Modify' (create files / write data) on the folder's NTFS security."},
+	{CauseNoDeletePermission, "", "Scans can be stored, but the account cannot delete files it created.",
+		"Grant the account delete rights on the folder if the MFP or users must replace files; remove the leftover canary file."},
+	{CauseConnectionLimit, "1102", "The server refuses new connections: its connection limit is reached.",
+		"On a Windows 10/11 PC, 20 inbound sessions is the maximum: close idle sessions (lower AutoDisconnect) or move the folder to a server; on Samba raise 'max connections'."},
+	{CauseServerResources, "1102", "The server is short of resources and refuses the request.", "Check the server's memory, handles and event log; restart the Server service if needed."},
+	{CauseDiskFull, "2231", "The folder's disk is full.", "Free space on the server's volume (or raise the user's quota)."},
+	{CauseTimeout, "2102", "The server accepts the connection but does not answer in time.",
+		"Check the server's load and network path (MTU, firewall that drops rather than refuses), then retry."},
+	{CauseUnknown, "", "The check failed for a reason scanwarden does not recognise; see the evidence.", "Read the raw evidence of the failed step."},
+	{CauseUnknownUser, "1102", "No account with this user name exists in the directory: the name on the panel is mistyped.",
+		"Correct the destination's Login User Name on the MFP."},
+}
+
+// Causes returns the vocabulary, in a stable order.
+func Causes() []CauseInfo { return append([]CauseInfo(nil), causes...) }
+
+// Info returns the fixed knowledge about c.
+func (c Cause) Info() CauseInfo {
+	for _, ci := range causes {
+		if ci.Cause == c {
+			return ci
+		}
+	}
+	return CauseInfo{Cause: c, Summary: fmt.Sprintf("unrecognised cause %q", string(c))}
+}
+
+// Valid reports whether c belongs to the vocabulary.
+func (c Cause) Valid() bool {
+	for _, ci := range causes {
+		if ci.Cause == c {
+			return true
+		}
+	}
+	return false
+}

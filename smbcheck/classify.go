@@ -1,0 +1,176 @@
+package smbcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+
+	smb2 "github.com/cloudsoda/go-smb2"
+)
+
+// classify turns any error a step met into a cause and its evidence. It is
+// the one place that knows the SMB library's and the OS's error types. The
+// step matters: ACCESS_DENIED at tree connect refuses the share, at create
+// it refuses writing, at delete it refuses deleting.
+func classify(step string, err error) (Cause, Evidence) {
+	ev := Evidence{"error": err.Error()}
+	if st, ok := ntStatusOf(err); ok {
+		ev["nt_status"] = st.String()
+		return causeForStatus(step, st), ev
+	}
+	if errors.Is(err, smb2.ErrRequestNotAccepted) {
+		ev["nt_status"] = StatusRequestNotAccepted.String()
+		return CauseConnectionLimit, ev
+	}
+	if errors.Is(err, os.ErrPermission) {
+		ev["nt_status"] = StatusAccessDenied.String() + " (as reported by the SMB library)"
+		switch step {
+		case StepTree:
+			return CauseShareAccessDenied, ev
+		case "delete":
+			return CauseNoDeletePermission, ev
+		default:
+			return CauseNoWritePermission, ev
+		}
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		ev["nt_status"] = StatusObjectNameNotFound.String() + " (as reported by the SMB library)"
+		return CausePathNotFound, ev
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		ev["dns_not_found"] = dnsErr.IsNotFound
+		ev["dns_timeout"] = dnsErr.IsTimeout
+		if dnsErr.Server != "" {
+			ev["dns_server"] = dnsErr.Server
+		}
+		return CauseNameUnresolved, ev
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		ev["errno"] = errnoName(errno)
+		switch errno {
+		case syscall.ECONNREFUSED, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.EHOSTDOWN, syscall.EADDRNOTAVAIL:
+			return CauseHostUnreachable, ev
+		case syscall.ECONNRESET, syscall.EPIPE:
+			if step == StepTCP {
+				return CauseHostUnreachable, ev
+			}
+			return CauseUnknown, ev
+		case syscall.ETIMEDOUT:
+			if step == StepTCP {
+				return CauseHostUnreachable, ev
+			}
+			return CauseTimeout, ev
+		}
+	}
+	if isTimeout(err) {
+		ev["timeout"] = true
+		if step == StepTCP {
+			return CauseHostUnreachable, ev
+		}
+		return CauseTimeout, ev
+	}
+	var inv *smb2.InvalidResponseError
+	if errors.As(err, &inv) {
+		ev["invalid_response"] = inv.Message
+		if st, ok := statusInText(inv.Message); ok {
+			ev["nt_status"] = st.String()
+			return causeForStatus(step, st), ev
+		}
+	}
+	return CauseUnknown, ev
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// ntStatusOf finds an NT status carried by err.
+func ntStatusOf(err error) (NTStatus, bool) {
+	var re *smb2.ResponseError
+	if errors.As(err, &re) {
+		return NTStatus(re.Code), true
+	}
+	var st NTStatus
+	if errors.As(err, &st) {
+		return st, true
+	}
+	return 0, false
+}
+
+// statusInText recovers a status the library only put in a message, e.g.
+// "expected status: ... got STATUS_LOGON_FAILURE" during session setup.
+func statusInText(msg string) (NTStatus, bool) {
+	i := strings.LastIndex(msg, "got ")
+	if i < 0 {
+		return 0, false
+	}
+	name := strings.TrimSpace(msg[i+4:])
+	for st, info := range ntTable {
+		if info.name == name {
+			return st, true
+		}
+	}
+	return 0, false
+}
+
+func causeForStatus(step string, st NTStatus) Cause {
+	switch st {
+	case StatusAccessDenied, StatusCannotDelete:
+		switch step {
+		case StepTree:
+			return CauseShareAccessDenied
+		case StepSession, StepForms:
+			return CauseBadCredentials
+		case "delete":
+			return CauseNoDeletePermission
+		default:
+			return CauseNoWritePermission
+		}
+	case StatusInsufficientResources:
+		if step == StepTree || step == StepSession || step == StepForms {
+			// Samba's "max connections" answers this at tree connect.
+			return CauseConnectionLimit
+		}
+		return CauseServerResources
+	case StatusObjectNameCollision:
+		return CauseUnknown
+	case StatusNotSupported, StatusInvalidParameter:
+		return CauseUnknown
+	}
+	if info, ok := ntTable[st]; ok && info.cause != "" {
+		return info.cause
+	}
+	return CauseUnknown
+}
+
+func errnoName(e syscall.Errno) string {
+	switch e {
+	case syscall.ECONNREFUSED:
+		return "ECONNREFUSED"
+	case syscall.EHOSTUNREACH:
+		return "EHOSTUNREACH"
+	case syscall.ENETUNREACH:
+		return "ENETUNREACH"
+	case syscall.ETIMEDOUT:
+		return "ETIMEDOUT"
+	case syscall.ECONNRESET:
+		return "ECONNRESET"
+	case syscall.EPIPE:
+		return "EPIPE"
+	case syscall.EHOSTDOWN:
+		return "EHOSTDOWN"
+	case syscall.EADDRNOTAVAIL:
+		return "EADDRNOTAVAIL"
+	}
+	return fmt.Sprintf("errno %d (%s)", int(e), e.Error())
+}

@@ -1,0 +1,146 @@
+package smbcheck
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Status of one step.
+type Status string
+
+// Step statuses.
+const (
+	StatusOK      Status = "ok"
+	StatusWarn    Status = "warn"
+	StatusFail    Status = "fail"
+	StatusSkipped Status = "skipped"
+)
+
+// Step ids: stable, part of the JSON contract.
+const (
+	StepName      = "name"
+	StepTCP       = "tcp"
+	StepNegotiate = "negotiate"
+	StepAD        = "ad"
+	StepSession   = "session"
+	StepForms     = "forms"
+	StepTree      = "tree"
+	StepPath      = "path"
+	StepACL       = "acl"
+	StepWrite     = "write"
+)
+
+// Evidence is the raw material a step saw: NT status, errno, addresses,
+// dialects. Values are strings, numbers, booleans or lists of those.
+type Evidence map[string]any
+
+// Step is one layer of the check.
+type Step struct {
+	ID       string        `json:"id"`
+	Status   Status        `json:"status"`
+	Detail   string        `json:"detail"`
+	Cause    Cause         `json:"cause,omitempty"`
+	Evidence Evidence      `json:"evidence"`
+	Duration time.Duration `json:"-"`
+}
+
+// MarshalJSON adds the duration as whole milliseconds ("ms").
+func (s Step) MarshalJSON() ([]byte, error) {
+	type plain Step
+	ev := s.Evidence
+	if ev == nil {
+		ev = Evidence{}
+	}
+	p := plain(s)
+	p.Evidence = ev
+	return json.Marshal(struct {
+		plain
+		MS int64 `json:"ms"`
+	}{p, s.Duration.Milliseconds()})
+}
+
+// Verdict is the one cause the check names, with what to do about it.
+type Verdict struct {
+	Cause       Cause  `json:"cause"`
+	KyoceraCode string `json:"kyocera_code"`
+	Summary     string `json:"summary"`
+	Fix         string `json:"fix"`
+	// Also lists further causes found behind the first (e.g. the share is
+	// missing too once the user name is fixed).
+	Also []Cause `json:"also,omitempty"`
+	// FromLedger is set when the cause was not replayed now but taken from
+	// an earlier observation because the failure budget is spent.
+	FromLedger bool `json:"from_ledger,omitempty"`
+}
+
+// Form is one way of writing the user name, split as it goes on the wire.
+type Form struct {
+	Kind   FormKind `json:"kind"`
+	User   string   `json:"user"`   // NTLM User field
+	Domain string   `json:"domain"` // NTLM Domain field
+	Typed  string   `json:"typed"`  // what to type on the panel for this form
+}
+
+func (f Form) String() string { return f.Typed }
+
+// TargetInfo is the target without its secret, as reports show it.
+type TargetInfo struct {
+	Host        string `json:"host"`
+	Port        int    `json:"port"`
+	Share       string `json:"share"`
+	Path        string `json:"path"`
+	User        string `json:"user"`
+	Workstation string `json:"workstation"`
+}
+
+// Report is the result of one check. It is data: a check that ran always
+// yields a Report, whatever it found.
+type Report struct {
+	Target      TargetInfo  `json:"target"`
+	Started     time.Time   `json:"started"`
+	Steps       []Step      `json:"steps"`
+	Verdict     Verdict     `json:"verdict"`
+	WorkingForm *Form       `json:"working_form,omitempty"`
+	Server      *ServerInfo `json:"server,omitempty"`
+	// Canary is the name of a test file the check could not remove.
+	Canary string `json:"leftover_canary,omitempty"`
+}
+
+// Step returns the step with id, or nil.
+func (r *Report) Step(id string) *Step {
+	for i := range r.Steps {
+		if r.Steps[i].ID == id {
+			return &r.Steps[i]
+		}
+	}
+	return nil
+}
+
+// OK reports whether the verdict is ok.
+func (r *Report) OK() bool { return r.Verdict.Cause == CauseOK }
+
+// FormatEvidence renders evidence as sorted key=value pairs for humans.
+func FormatEvidence(ev Evidence) string {
+	keys := make([]string, 0, len(ev))
+	for k := range ev {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		v := ev[k]
+		switch x := v.(type) {
+		case []string:
+			fmt.Fprintf(&b, "%s=%s", k, strings.Join(x, ","))
+		default:
+			fmt.Fprintf(&b, "%s=%v", k, x)
+		}
+	}
+	return b.String()
+}

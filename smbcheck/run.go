@@ -1,0 +1,629 @@
+// Package smbcheck replays a scan destination's SMB logon the way a Kyocera
+// MFP does it, one protocol layer at a time — name, TCP, negotiate, session
+// (and other user name forms), share, folder, write — and names the cause of
+// a failure from a fixed vocabulary with the fix.
+//
+// A check is polite: one session, at most one extra connection at a time,
+// logged off at the end, and never more failed logons than the account's
+// budget allows (see Ledger).
+package smbcheck
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// checker carries one check's state.
+type checker struct {
+	t Target
+	o Options
+	r Report
+
+	addr      string       // the address the MFP would connect to
+	conn      net.Conn     // the tcp step's connection, used for the first logon
+	server    *ServerInfo  // from the negotiate probe
+	account   *Account     // from the directory
+	sess      *smbSession  // the one session
+	form      Form         // the form that logged on
+	ledger    Ledger       // o.Ledger or a per-check memory ledger
+	budget    int          // failed logons allowed in this window
+	firstFx   *verdictNote // the first failure's specific summary and fix
+	ledgerHit *LedgerEntry // last observation used instead of a replay
+}
+
+type verdictNote struct {
+	cause   Cause
+	summary string
+	fix     string
+}
+
+// Run checks one destination. It always returns a Report: a check that
+// finds a problem has run fine.
+func Run(ctx context.Context, t Target, o Options) Report {
+	o.defaults()
+	c := &checker{t: t, o: o, r: Report{Target: t.Info(), Started: o.Now()}}
+	c.ledger = o.Ledger
+	if c.ledger == nil {
+		c.ledger = &MemoryLedger{}
+	}
+	if err := t.Validate(); err != nil {
+		s := c.begin("target")
+		c.fail(s, CauseUnknown, "the destination cannot be checked: "+err.Error(), "Correct the destination's "+strings.SplitN(err.Error(), ":", 2)[0]+".")
+		c.finish()
+		return c.r
+	}
+	defer c.cleanup()
+	c.run(ctx)
+	c.finish()
+	return c.r
+}
+
+func (c *checker) run(ctx context.Context) {
+	addrs := c.stepName(ctx)
+	if addrs == nil {
+		c.skip(StepTCP, StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite)
+		return
+	}
+	if !c.stepTCP(ctx, addrs) {
+		c.skip(StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite)
+		return
+	}
+	if !c.stepNegotiate(ctx) {
+		c.skip(StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite)
+		return
+	}
+	if c.o.Directory != nil {
+		if !c.stepAD(ctx) {
+			c.skip(StepSession, StepForms, StepTree, StepPath, StepWrite)
+			return
+		}
+	}
+	if !c.stepSession(ctx) {
+		c.skip(StepTree, StepPath, StepWrite)
+		return
+	}
+	share, ok := c.stepTree(ctx)
+	if !ok {
+		c.skip(StepPath, StepWrite)
+		return
+	}
+	defer share.close()
+	if !c.stepPath(ctx, share) {
+		c.skip(StepWrite)
+		return
+	}
+	c.stepWrite(ctx, share)
+}
+
+// --- step bookkeeping --------------------------------------------------
+
+type stepState struct {
+	Step
+	start time.Time
+}
+
+func (c *checker) begin(id string) *stepState {
+	return &stepState{Step: Step{ID: id, Evidence: Evidence{}}, start: time.Now()}
+}
+
+func (c *checker) end(s *stepState, st Status, detail string) {
+	s.Status, s.Detail = st, detail
+	s.Duration = time.Since(s.start)
+	c.r.Steps = append(c.r.Steps, s.Step)
+	if c.o.Progress != nil {
+		c.o.Progress(s.Step)
+	}
+}
+
+func (c *checker) ok(s *stepState, detail string)   { c.end(s, StatusOK, detail) }
+func (c *checker) warn(s *stepState, detail string) { c.end(s, StatusWarn, detail) }
+
+// fail ends a step with a cause; summary and fix, when given, refine the
+// cause's generic ones for the verdict.
+func (c *checker) fail(s *stepState, cause Cause, detail, fix string) {
+	s.Cause = cause
+	if c.firstFx == nil {
+		c.firstFx = &verdictNote{cause: cause, summary: detail, fix: fix}
+	}
+	c.end(s, StatusFail, detail)
+}
+
+func (c *checker) skip(ids ...string) {
+	for _, id := range ids {
+		if id == StepAD && c.o.Directory == nil {
+			continue
+		}
+		if c.r.Step(id) != nil {
+			continue
+		}
+		s := c.begin(id)
+		s.Duration = 0
+		c.end(s, StatusSkipped, "not run: an earlier step failed")
+	}
+}
+
+func (c *checker) finish() {
+	v := Verdict{Cause: CauseOK}
+	for _, s := range c.r.Steps {
+		if s.Status != StatusFail || s.Cause == "" {
+			continue
+		}
+		if v.Cause == CauseOK {
+			v.Cause = s.Cause
+		} else if s.Cause != v.Cause && !containsCause(v.Also, s.Cause) {
+			v.Also = append(v.Also, s.Cause)
+		}
+	}
+	info := v.Cause.Info()
+	v.KyoceraCode, v.Summary, v.Fix = info.KyoceraCode, info.Summary, info.Fix
+	if c.firstFx != nil && c.firstFx.cause == v.Cause {
+		if c.firstFx.summary != "" {
+			v.Summary = info.Summary + " " + upperFirst(c.firstFx.summary) + "."
+		}
+		if c.firstFx.fix != "" {
+			v.Fix = c.firstFx.fix
+		}
+	}
+	if c.ledgerHit != nil && c.ledgerHit.Cause == v.Cause {
+		v.FromLedger = true
+	}
+	if v.Cause == CauseOK {
+		var warns []string
+		for _, s := range c.r.Steps {
+			if s.Status == StatusWarn {
+				warns = append(warns, s.Detail)
+			}
+		}
+		if len(warns) > 0 {
+			v.Summary += " Warnings: " + strings.Join(warns, "; ") + "."
+		}
+	}
+	c.r.Verdict = v
+	c.r.Server = c.server
+}
+
+func containsCause(cs []Cause, c Cause) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func upperFirst(s string) string {
+	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func (c *checker) cleanup() {
+	if c.sess != nil {
+		c.sess.close()
+	}
+	if c.conn != nil {
+		c.conn.Close()
+	}
+}
+
+// --- tcp ---------------------------------------------------------------
+
+func (c *checker) stepTCP(ctx context.Context, addrs []string) bool {
+	s := c.begin(StepTCP)
+	port := c.t.port()
+	c.addr = addrs[0]
+	s.Evidence["address"] = c.addr
+	s.Evidence["port"] = port
+	dctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	conn, err := dialTCP(dctx, c.addr, port)
+	cancel()
+	if err == nil {
+		c.conn = conn
+		c.ok(s, fmt.Sprintf("connected to %s port %d", c.addr, port))
+		return true
+	}
+	cause, ev := classify(StepTCP, err)
+	for k, v := range ev {
+		s.Evidence[k] = v
+	}
+	// One extra connection: is the other SMB port open?
+	other := 445
+	if port == 445 {
+		other = 139
+	}
+	octx, ocancel := context.WithTimeout(ctx, c.o.StepTimeout/2)
+	oc, oerr := dialTCP(octx, c.addr, other)
+	ocancel()
+	fix := ""
+	if oerr == nil {
+		oc.Close()
+		s.Evidence[fmt.Sprintf("port_%d", other)] = "open"
+		fix = fmt.Sprintf("The server answers on port %d, not %d: set the destination's Port Number to %d on the MFP, or open port %d on the server.", other, port, other, port)
+	} else {
+		s.Evidence[fmt.Sprintf("port_%d", other)] = describeDialError(oerr)
+	}
+	if cause == CauseUnknown {
+		cause = CauseHostUnreachable
+	}
+	c.fail(s, cause, fmt.Sprintf("%s port %d: %s", c.addr, port, describeDialError(err)), fix)
+	return false
+}
+
+func describeDialError(err error) string {
+	switch {
+	case isTimeout(err):
+		return "no answer (timeout: host down or a firewall drops the traffic)"
+	case strings.Contains(err.Error(), "refused"):
+		return "connection refused (the host is up, nothing listens)"
+	case strings.Contains(err.Error(), "no route"), strings.Contains(err.Error(), "unreachable"):
+		return "no route to host"
+	}
+	return err.Error()
+}
+
+// --- negotiate -----------------------------------------------------------
+
+func (c *checker) stepNegotiate(ctx context.Context) bool {
+	s := c.begin(StepNegotiate)
+	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	conn, err := dialTCP(pctx, c.addr, c.t.port())
+	if err == nil {
+		c.server, err = probe(pctx, conn, c.t.port(), c.t.Host, c.o.Device.SMB1Only)
+		conn.Close()
+	}
+	if err != nil {
+		if errors.Is(err, errNoSMB1) {
+			s.Evidence["smb1"] = false
+			s.Evidence["error"] = err.Error()
+			c.fail(s, CauseSMB1Refused, "the MFP speaks SMB1 only and the server refuses SMB1", "")
+			return false
+		}
+		cause, ev := classify(StepNegotiate, err)
+		for k, v := range ev {
+			s.Evidence[k] = v
+		}
+		detail := "SMB negotiation failed: " + err.Error()
+		if cause == CauseTimeout {
+			detail = fmt.Sprintf("the server accepted TCP but did not answer the SMB negotiate within %s", c.o.StepTimeout)
+		}
+		c.fail(s, cause, detail, "")
+		return false
+	}
+	si := c.server
+	s.Evidence["smb1"] = si.SMB1
+	s.Evidence["smb2"] = si.SMB2
+	s.Evidence["dialect"] = si.Dialect
+	s.Evidence["signing_required"] = si.SigningRequired
+	for k, v := range map[string]string{"netbios_computer": si.NetBIOSComputer, "netbios_domain": si.NetBIOSDomain,
+		"dns_computer": si.DNSComputer, "dns_domain": si.DNSDomain, "os_version": si.OSVersion, "windows": si.Windows} {
+		if v != "" {
+			s.Evidence[k] = v
+		}
+	}
+	if !si.SMB2 && !c.o.Device.SMB1Only {
+		c.fail(s, CauseSMB1OnlyServer, fmt.Sprintf("the server offers only SMB1 (%s)", si.Dialect), "")
+		return false
+	}
+	var warns []string
+	if si.SigningRequired {
+		if c.o.Device.NoSigning {
+			c.fail(s, CauseSigningRequired, "the server requires SMB signing and the MFP cannot sign", "")
+			return false
+		}
+		warns = append(warns, "the server requires SMB signing: MFPs whose firmware cannot sign fail with 1102 (update the firmware)")
+	}
+	if si.ClientEdition {
+		warns = append(warns, fmt.Sprintf("%s allows only 20 inbound SMB sessions: many MFPs and PCs connecting can exhaust it (lower AutoDisconnect, or move the folder to a server)", si.Windows))
+	}
+	if c.o.Device.SMB1Only {
+		warns = append(warns, "the MFP uses SMB1; the logon below is replayed over SMB2/3, which the SMB library speaks")
+	}
+	what := fmt.Sprintf("SMB %s", si.Dialect)
+	if si.NetBIOSComputer != "" {
+		what += fmt.Sprintf(", server %s in %s", si.NetBIOSComputer, si.NetBIOSDomain)
+	}
+	if si.Windows != "" {
+		what += ", " + si.Windows
+	}
+	if len(warns) > 0 {
+		c.warn(s, what+"; "+strings.Join(warns, "; "))
+	} else {
+		c.ok(s, what)
+	}
+	return true
+}
+
+// --- ad ------------------------------------------------------------------
+
+func (c *checker) stepAD(ctx context.Context) bool {
+	s := c.begin(StepAD)
+	actx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	acct, err := c.o.Directory.Account(actx, c.t.User, c.t.workstation())
+	var hostWarn []string
+	if err == nil {
+		name := c.t.Host
+		if c.server != nil && c.server.DNSComputer != "" {
+			name = c.server.DNSComputer
+		}
+		if h, herr := c.o.Directory.Host(actx, name); herr == nil && h != nil && h.Found {
+			s.Evidence["host_os"] = strings.TrimSpace(h.OS + " " + h.OSVersion)
+			hostWarn = h.Warnings
+		} else if herr != nil {
+			s.Evidence["host_error"] = herr.Error()
+		}
+	}
+	if err != nil {
+		s.Evidence["error"] = err.Error()
+		c.warn(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it")
+		return true
+	}
+	c.account = acct
+	for k, v := range acct.Evidence {
+		s.Evidence[k] = v
+	}
+	if !acct.Found {
+		c.fail(s, CauseUnknownUser, fmt.Sprintf("no account %q in the directory", c.t.User), acct.Fix)
+		return false
+	}
+	s.Evidence["budget"] = acct.Budget
+	if acct.Cause != CauseOK && acct.Cause != "" && acct.Certain {
+		c.fail(s, acct.Cause, acct.Summary, acct.Fix)
+		return false
+	}
+	detail := fmt.Sprintf("account %s (%s) can log on", acct.SAM, acct.UPN)
+	if acct.Summary != "" {
+		detail = acct.Summary
+	}
+	if len(hostWarn) > 0 {
+		c.warn(s, detail+"; "+strings.Join(hostWarn, "; "))
+	} else {
+		c.ok(s, detail)
+	}
+	return true
+}
+
+// --- session and forms -----------------------------------------------------
+
+// accountKey names the account for the ledger.
+func (c *checker) accountKey() string {
+	user, _ := baseUser(c.t.User)
+	authority := c.t.Host
+	if c.account != nil && c.account.Found {
+		return AccountKey(c.account.NetBIOSDomain, c.account.SAM)
+	}
+	if c.server != nil && c.server.NetBIOSDomain != "" {
+		authority = c.server.NetBIOSDomain
+	}
+	return AccountKey(authority, user)
+}
+
+func (c *checker) computeBudget() {
+	c.budget = c.o.MaxFailures
+	if c.account != nil && c.account.Found && c.account.Budget >= 0 && c.account.Budget < c.budget {
+		c.budget = c.account.Budget
+	}
+}
+
+// ledgerKey is the per-ledger secret for password fingerprints.
+func (c *checker) formKey(f Form) string {
+	k := c.o.LedgerKey
+	if k == nil {
+		k = sessionKey
+	}
+	return FormKey(f, c.t.Password.Reveal(), k)
+}
+
+// sessionKey fingerprints passwords for a ledger that lives only in memory.
+var sessionKey = func() []byte {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return b
+}()
+
+type attemptResult struct {
+	sess    *smbSession
+	refused *Refusal
+	cause   Cause
+	status  NTStatus
+	err     error
+}
+
+// attempt sends one logon with form, within the budget. conn may be nil:
+// then a fresh connection is dialed (and closed on failure).
+func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult {
+	a := Attempt{Account: c.accountKey(), Form: c.formKey(f), Typed: f.Typed, At: c.o.Now()}
+	id, refusal, err := c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
+	if err != nil {
+		return attemptResult{err: fmt.Errorf("failure ledger: %w", err)}
+	}
+	if refusal != nil {
+		if conn != nil {
+			conn.Close()
+		}
+		return attemptResult{refused: refusal}
+	}
+	lctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	if conn == nil {
+		conn, err = dialTCP(lctx, c.addr, c.t.port())
+		if err != nil {
+			c.ledger.Resolve(context.WithoutCancel(ctx), id, Outcome{Kind: Cancelled})
+			return attemptResult{err: err, cause: CauseHostUnreachable}
+		}
+	}
+	sess, err := logon(lctx, conn, c.t.port(), c.t.Host, f, c.t.Password.Reveal(), c.t.workstation())
+	rctx := context.WithoutCancel(ctx)
+	if err == nil {
+		if rerr := c.ledger.Resolve(rctx, id, Outcome{Kind: Succeeded}); rerr != nil {
+			c.o.Logger.Warn("failure ledger", "err", rerr)
+		}
+		return attemptResult{sess: sess}
+	}
+	conn.Close()
+	cause, _ := classify(StepSession, err)
+	st, _ := ntStatusOf(err)
+	out := Outcome{Kind: Failed, Cause: cause, Status: st.String()}
+	if st == 0 && !isTimeout(err) {
+		// No NT status and no timeout: the server never judged the
+		// password (negotiation failed, connection dropped early).
+		out = Outcome{Kind: Cancelled}
+	}
+	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
+		c.o.Logger.Warn("failure ledger", "err", rerr)
+	}
+	return attemptResult{cause: cause, status: st, err: err}
+}
+
+func (c *checker) stepSession(ctx context.Context) bool {
+	s := c.begin(StepSession)
+	c.computeBudget()
+	s.Evidence["budget"] = c.budget
+	s.Evidence["workstation"] = c.t.workstation()
+	stored := storedForm(c.t.User)
+	s.Evidence["form"] = formEvidence(stored)
+	res := c.attempt(ctx, c.conn, stored)
+	c.conn = nil // handed over to the attempt
+	switch {
+	case res.sess != nil:
+		c.sess, c.form = res.sess, stored
+		c.ok(s, fmt.Sprintf("logged on as %s", describeForm(stored)))
+		c.skip(StepForms)
+		return true
+	case res.refused != nil:
+		c.refused(s, res.refused)
+		c.skip(StepForms)
+		return false
+	}
+	for k, v := range errEvidence(res) {
+		s.Evidence[k] = v
+	}
+	if res.status.IsLogonFailure() {
+		// The forms step names the cause: another form may work.
+		c.end(s, StatusFail, fmt.Sprintf("the server refused %s: %s", describeForm(stored), res.status))
+		return c.stepForms(ctx)
+	}
+	cause := res.cause
+	detail := fmt.Sprintf("logon as %s failed: %s", describeForm(stored), errText(res))
+	c.fail(s, cause, detail, c.accountFix(cause))
+	c.skip(StepForms)
+	return false
+}
+
+// accountFix dates an account cause's fix from the directory, when known.
+func (c *checker) accountFix(cause Cause) string {
+	if c.account != nil && c.account.Cause == cause && c.account.Fix != "" {
+		return c.account.Fix
+	}
+	if cause == CauseWorkstationRestricted {
+		return fmt.Sprintf("Add %s (the MFP's NetBIOS name) to the account's 'Log On To' workstations, or remove the restriction.", c.t.workstation())
+	}
+	return ""
+}
+
+func (c *checker) refused(s *stepState, r *Refusal) {
+	s.Evidence["not_replayed"] = r.Reason
+	if !r.RetryAt.IsZero() {
+		s.Evidence["retry_after"] = r.RetryAt.Format(time.RFC3339)
+	}
+	if r.Last != nil && r.Last.Cause != "" {
+		s.Evidence["last_result"] = fmt.Sprintf("%s at %s (%s, as %s)", r.Last.Cause, r.Last.At.Format(time.RFC3339), r.Last.Status, r.Last.Typed)
+		c.ledgerHit = r.Last
+		retry := ""
+		if !r.RetryAt.IsZero() {
+			retry = fmt.Sprintf("; next replay after %s", r.RetryAt.Format("15:04"))
+		}
+		c.fail(s, r.Last.Cause, fmt.Sprintf("not replayed (%s); last result %s at %s%s", r.Reason, r.Last.Cause, r.Last.At.Format("15:04"), retry), "")
+		return
+	}
+	c.fail(s, CauseUnknown, fmt.Sprintf("not replayed: %s", r.Reason),
+		"Nothing was replayed to protect the account from a lockout; check the account in the directory, or wait and check again.")
+}
+
+func (c *checker) stepForms(ctx context.Context) bool {
+	s := c.begin(StepForms)
+	h := formHints{}
+	if c.server != nil {
+		h.NetBIOSDomain, h.DNSDomain, h.ServerName = c.server.NetBIOSDomain, c.server.DNSDomain, c.server.NetBIOSComputer
+	}
+	if c.account != nil && c.account.Found {
+		h = formHints{NetBIOSDomain: c.account.NetBIOSDomain, DNSDomain: c.account.DNSDomain, SAM: c.account.SAM, UPN: c.account.UPN}
+	}
+	forms := candidateForms(c.t.User, h)
+	var tried, failed []string
+	var notTried []string
+	for i, f := range forms {
+		res := c.attempt(ctx, nil, f)
+		if res.refused != nil {
+			for _, g := range forms[i:] {
+				notTried = append(notTried, g.Typed)
+			}
+			s.Evidence["not_tried"] = notTried
+			s.Evidence["not_replayed"] = res.refused.Reason
+			break
+		}
+		tried = append(tried, f.Typed)
+		if res.sess != nil {
+			c.sess, c.form = res.sess, f
+			wf := f
+			c.r.WorkingForm = &wf
+			s.Evidence["tried"] = tried
+			s.Evidence["working_form"] = formEvidence(f)
+			c.fail(s, CauseWrongUserFormat, fmt.Sprintf("the password is right, but the server accepts the user name only as %s, not as %q", f.Typed, c.t.User),
+				fmt.Sprintf("On the MFP (Command Center RX → Address Book → the destination → Login User Name), type %s instead of %s.", f.Typed, c.t.User))
+			// The check goes on with the working session.
+			return true
+		}
+		failed = append(failed, fmt.Sprintf("%s: %s", f.Typed, errText(res)))
+		if res.cause == CauseAccountLocked {
+			s.Evidence["tried"] = tried
+			s.Evidence["failed"] = failed
+			c.fail(s, CauseAccountLocked, "the account is locked out; no further form is tried", "")
+			return false
+		}
+	}
+	s.Evidence["tried"] = tried
+	s.Evidence["failed"] = failed
+	detail := "no user name form was accepted: the password is wrong (or the account is unknown)"
+	if len(tried) == 0 {
+		detail = "no other user name form was tried: " + fmt.Sprint(s.Evidence["not_replayed"])
+	} else if len(notTried) > 0 {
+		detail += fmt.Sprintf("; %d form(s) not tried to protect the account from a lockout", len(notTried))
+	}
+	c.fail(s, CauseBadCredentials, detail, "")
+	return false
+}
+
+func formEvidence(f Form) map[string]string {
+	return map[string]string{"typed": f.Typed, "ntlm_user": f.User, "ntlm_domain": f.Domain, "kind": string(f.Kind)}
+}
+
+func describeForm(f Form) string {
+	return fmt.Sprintf("%q (NTLM user %q, domain %q)", f.Typed, f.User, f.Domain)
+}
+
+func errText(res attemptResult) string {
+	if res.status != 0 {
+		return res.status.String()
+	}
+	if res.err != nil {
+		return res.err.Error()
+	}
+	return string(res.cause)
+}
+
+func errEvidence(res attemptResult) Evidence {
+	ev := Evidence{}
+	if res.err != nil {
+		_, ev = classify(StepSession, res.err)
+	}
+	return ev
+}

@@ -1,0 +1,191 @@
+package smbcheck
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+)
+
+// Target is one scan destination exactly as the MFP stores it.
+type Target struct {
+	Host  string // host name or address, as typed on the MFP
+	Port  int    // 445 or 139 as stored (0 means 445)
+	Share string
+	Path  string // folder below the share, "/" or "\" separated; "" for the share root
+	// User is the login user name exactly as typed on the MFP: user,
+	// DOMAIN\user, user@upn, .\user or HOST\user.
+	User     string
+	Password scanwarden.Secret
+	// Workstation is the NetBIOS name the MFP sends in NTLM (its host name);
+	// a "log on to" restriction is judged against it.
+	Workstation string
+}
+
+// DefaultWorkstation is sent when the MFP's name is not known.
+const DefaultWorkstation = "SCANWARDEN"
+
+// Info is the target without its secret.
+func (t Target) Info() TargetInfo {
+	return TargetInfo{Host: t.Host, Port: t.port(), Share: t.Share, Path: t.Path, User: t.User, Workstation: t.workstation()}
+}
+
+func (t Target) port() int {
+	if t.Port == 0 {
+		return 445
+	}
+	return t.Port
+}
+
+func (t Target) workstation() string {
+	if t.Workstation == "" {
+		return DefaultWorkstation
+	}
+	return strings.ToUpper(t.Workstation)
+}
+
+// pathParts splits Path into its folder components.
+func (t Target) pathParts() []string {
+	var parts []string
+	for _, p := range strings.FieldsFunc(t.Path, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if p != "" && p != "." {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+// Validate names the first field that cannot be used.
+func (t Target) Validate() error {
+	switch {
+	case strings.TrimSpace(t.Host) == "":
+		return errors.New("host: empty")
+	case strings.ContainsAny(t.Host, "/\\ \t"):
+		return fmt.Errorf("host %q: contains a slash or a space", t.Host)
+	case t.Port != 0 && t.Port != 445 && t.Port != 139 && (t.Port < 1 || t.Port > 65535):
+		return fmt.Errorf("port %d: out of range", t.Port)
+	case strings.TrimSpace(t.Share) == "":
+		return errors.New("share: empty (the destination path must start with the share name)")
+	case strings.ContainsAny(t.Share, `\/:*?"<>|`):
+		return fmt.Errorf("share %q: contains a character not allowed in a share name", t.Share)
+	case strings.TrimSpace(t.User) == "":
+		return errors.New("user: empty (a Kyocera cannot log on anonymously to a scan folder)")
+	}
+	for _, p := range t.pathParts() {
+		if p == ".." {
+			return fmt.Errorf("path %q: contains ..", t.Path)
+		}
+	}
+	return nil
+}
+
+// ParseDestination reads //HOST[:PORT]/SHARE[/PATH] (or the Windows form
+// \\HOST\SHARE\PATH) into the address part of a Target.
+func ParseDestination(s string) (Target, error) {
+	var t Target
+	orig := s
+	s = strings.ReplaceAll(s, `\`, "/")
+	if !strings.HasPrefix(s, "//") {
+		return t, fmt.Errorf("destination %q: want //HOST[:PORT]/SHARE[/PATH]", orig)
+	}
+	s = strings.TrimPrefix(s, "//")
+	hostport, rest, _ := strings.Cut(s, "/")
+	share, path, _ := strings.Cut(rest, "/")
+	host := hostport
+	if h, p, err := net.SplitHostPort(hostport); err == nil {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return t, fmt.Errorf("destination %q: port %q is not a number from 1 to 65535", orig, p)
+		}
+		host, t.Port = h, n
+	} else if strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]") {
+		host = strings.Trim(hostport, "[]")
+	}
+	t.Host, t.Share, t.Path = host, share, strings.Trim(path, "/")
+	if t.Host == "" {
+		return t, fmt.Errorf("destination %q: no host", orig)
+	}
+	if t.Share == "" {
+		return t, fmt.Errorf("destination %q: no share", orig)
+	}
+	return t, nil
+}
+
+// Device describes what the MFP's SMB client can do, when known.
+type Device struct {
+	SMB1Only  bool // firmware or setting: SMB1 (and NTLMv1) only
+	NoSigning bool // firmware cannot sign SMB2 traffic
+}
+
+// Options tune a check.
+type Options struct {
+	NoWrite bool // skip the canary write
+	// MaxFailures is the failed-logon budget per account and window
+	// (default 2). Negative means 0: replay nothing that can fail.
+	MaxFailures int
+	// Window is the observation window of the budget (default 30 min).
+	Window time.Duration
+	// Ledger remembers failed logons across checks; nil keeps them only for
+	// this check (still within MaxFailures).
+	Ledger Ledger
+	// Directory, when set, is asked about the account and the host.
+	Directory Directory
+	Device    Device
+	// StepTimeout bounds each network step (default 10 s).
+	StepTimeout time.Duration
+	// LedgerKey fingerprints passwords in the ledger (see FormKey); the
+	// ledger's owner keeps it. Nil uses a key that lives for this process.
+	LedgerKey []byte
+	// Resolver resolves the host name (default: the system resolver).
+	Resolver Resolver
+	// DNSDomains are domains a bare host name is tried under when it does
+	// not resolve (e.g. the AD domain), to tell which full name to store.
+	DNSDomains []string
+	// resolvConf is read for the search list (tests point it elsewhere).
+	resolvConf string
+	// Progress is called as each step completes.
+	Progress func(Step)
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+const (
+	defaultMaxFailures = 2
+	defaultWindow      = 30 * time.Minute
+	defaultStepTimeout = 10 * time.Second
+)
+
+// DefaultMaxFailures is the budget used when Options.MaxFailures is 0.
+const DefaultMaxFailures = defaultMaxFailures
+
+func (o *Options) defaults() {
+	if o.MaxFailures == 0 {
+		o.MaxFailures = defaultMaxFailures
+	}
+	if o.MaxFailures < 0 {
+		o.MaxFailures = 0
+	}
+	if o.Window <= 0 {
+		o.Window = defaultWindow
+	}
+	if o.StepTimeout <= 0 {
+		o.StepTimeout = defaultStepTimeout
+	}
+	if o.resolvConf == "" {
+		o.resolvConf = "/etc/resolv.conf"
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}

@@ -1,0 +1,253 @@
+package smbcheck
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	smb2 "github.com/cloudsoda/go-smb2"
+)
+
+// share is a tree connection of the check's session.
+type share struct {
+	s *smb2.Share
+}
+
+func (sh *share) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	sh.s.WithContext(ctx).Umount()
+}
+
+func (c *checker) stepTree(ctx context.Context) (*share, bool) {
+	s := c.begin(StepTree)
+	tctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	unc := fmt.Sprintf(`\\%s\%s`, c.t.Host, c.t.Share)
+	s.Evidence["unc"] = unc
+	m, err := c.sess.s.WithContext(tctx).Mount(unc)
+	if err == nil {
+		c.ok(s, "connected to share "+c.t.Share)
+		return &share{s: m}, true
+	}
+	cause, ev := classify(StepTree, err)
+	for k, v := range ev {
+		s.Evidence[k] = v
+	}
+	var detail, fix string
+	switch cause {
+	case CauseShareNotFound:
+		detail = fmt.Sprintf("the server has no share %q", c.t.Share)
+		fix = fmt.Sprintf("Correct the share name in the destination's Path on the MFP (it starts with the share: %s\\...), or create the share %q on %s.", c.t.Share, c.t.Share, c.t.Host)
+	case CauseShareAccessDenied:
+		detail = fmt.Sprintf("the server refuses %s access to share %q", c.form.Typed, c.t.Share)
+		fix = fmt.Sprintf("Give %s (or a group it belongs to) access to share %q: Share Permissions on Windows, 'valid users' / 'read only' on Samba.", c.form.Typed, c.t.Share)
+	case CauseConnectionLimit:
+		detail = fmt.Sprintf("share %q refuses another connection (%v): its connection limit is reached", c.t.Share, s.Evidence["nt_status"])
+		fix = fmt.Sprintf("Raise the share's connection limit ('max connections' on Samba, 'User limit' on Windows) or find what holds the connections to %q.", c.t.Share)
+	default:
+		detail = fmt.Sprintf("tree connect to %s failed: %v", unc, err)
+	}
+	c.fail(s, cause, detail, fix)
+	return nil, false
+}
+
+// stepPath walks the folder path and reports the first missing component.
+func (c *checker) stepPath(ctx context.Context, sh *share) bool {
+	s := c.begin(StepPath)
+	parts := c.t.pathParts()
+	if len(parts) == 0 {
+		c.ok(s, "the share root is the destination")
+		return true
+	}
+	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	fs := sh.s.WithContext(pctx)
+	for i := range parts {
+		p := strings.Join(parts[:i+1], `\`)
+		fi, err := fs.Stat(p)
+		if err == nil && !fi.IsDir() {
+			s.Evidence["not_a_folder"] = p
+			c.fail(s, CausePathNotFound, fmt.Sprintf("%q in share %s is a file, not a folder", p, c.t.Share),
+				fmt.Sprintf("Correct the destination's Path on the MFP: %s\\%s is a file.", c.t.Share, p))
+			return false
+		}
+		if err == nil {
+			continue
+		}
+		cause, ev := classify(StepPath, err)
+		for k, v := range ev {
+			s.Evidence[k] = v
+		}
+		parent := c.t.Share
+		if i > 0 {
+			parent += `\` + strings.Join(parts[:i], `\`)
+		}
+		switch cause {
+		case CausePathNotFound:
+			s.Evidence["missing"] = parts[i]
+			s.Evidence["exists_up_to"] = parent
+			c.fail(s, cause, fmt.Sprintf("folder %q does not exist in %s (the first missing part of %s)", parts[i], parent, c.t.Path),
+				fmt.Sprintf("Create the folder %s\\%s on the server, or correct the destination's Path on the MFP.", parent, parts[i]))
+		case CauseNoWritePermission:
+			c.fail(s, cause, fmt.Sprintf("%s may not open folder %s\\%s", c.form.Typed, parent, parts[i]),
+				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s\\%s and Modify on the scan folder.", c.form.Typed, parent, parts[i]))
+		default:
+			c.fail(s, cause, fmt.Sprintf("cannot open %s\\%s: %v", parent, parts[i], err), "")
+		}
+		return false
+	}
+	c.ok(s, fmt.Sprintf("folder %s\\%s exists", c.t.Share, strings.Join(parts, `\`)))
+	return true
+}
+
+// canaryPrefix starts every test file's name, so an admin recognises one.
+const canaryPrefix = "scanwarden-check-"
+
+// canarySize is what the write step writes: enough to cross a full disk.
+const canarySize = 64 << 10
+
+// stepWrite creates a uniquely named file in the folder, writes it, reads it
+// back and deletes it — as the MFP stores a scan. The file is removed even
+// when the check is interrupted.
+func (c *checker) stepWrite(ctx context.Context, sh *share) {
+	s := c.begin(StepWrite)
+	if c.o.NoWrite {
+		s.Duration = 0
+		c.end(s, StatusSkipped, "not run: --no-write")
+		return
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	name := canaryPrefix + c.o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	p := name
+	if parts := c.t.pathParts(); len(parts) > 0 {
+		p = strings.Join(parts, `\`) + `\` + name
+	}
+	s.Evidence["canary"] = p
+	wctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	fs := sh.s.WithContext(wctx)
+
+	created := false
+	defer func() {
+		if !created {
+			return
+		}
+		// Whatever happened above (an error, a cancelled context), the
+		// canary goes: a fresh, short context that ignores cancellation.
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer dcancel()
+		if err := sh.s.WithContext(dctx).Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			c.r.Canary = c.t.Share + `\` + p
+		}
+	}()
+
+	f, err := fs.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		c.writeFailed(s, "create", err, p)
+		return
+	}
+	created = true
+	payload := canaryPayload(name)
+	if _, err := f.Write(payload); err != nil {
+		f.Close()
+		c.writeFailed(s, "write", err, p)
+		return
+	}
+	if err := f.Close(); err != nil {
+		c.writeFailed(s, "write", err, p)
+		return
+	}
+	if err := readBack(fs, p, payload); err != nil {
+		c.writeFailed(s, "read back", err, p)
+		return
+	}
+	if st, err := fs.Statfs(folderOf(p)); err == nil {
+		s.Evidence["free_bytes"] = st.AvailableBlockCount() * st.BlockSize()
+	}
+	// Delete it ourselves to see whether the account may.
+	if err := fs.Remove(p); err != nil {
+		cause, ev := classify("delete", err)
+		for k, v := range ev {
+			s.Evidence[k] = v
+		}
+		if cause == CauseNoDeletePermission {
+			created = false // a second try would fail the same way
+			c.r.Canary = c.t.Share + `\` + p
+			c.fail(s, cause, fmt.Sprintf("%s can create and write files in the folder but cannot delete them; the test file %s was left behind", c.form.Typed, p),
+				fmt.Sprintf("Delete %s\\%s by hand; grant %s 'Delete' on the folder if files must be replaced.", c.t.Share, p, c.form.Typed))
+			return
+		}
+		c.fail(s, cause, fmt.Sprintf("deleting the test file failed: %v", err), "")
+		return
+	}
+	created = false
+	detail := fmt.Sprintf("created, wrote %d bytes, read them back and deleted %s", len(payload), name)
+	if free, ok := s.Evidence["free_bytes"].(uint64); ok && free < 100<<20 {
+		c.warn(s, detail+fmt.Sprintf("; only %d MiB free on the folder's disk", free>>20))
+		return
+	}
+	c.ok(s, detail)
+}
+
+func (c *checker) writeFailed(s *stepState, op string, err error, p string) {
+	cause, ev := classify(StepWrite, err)
+	for k, v := range ev {
+		s.Evidence[k] = v
+	}
+	s.Evidence["operation"] = op
+	folder := c.t.Share
+	if c.t.Path != "" {
+		folder += `\` + strings.Join(c.t.pathParts(), `\`)
+	}
+	switch cause {
+	case CauseNoWritePermission:
+		c.fail(s, cause, fmt.Sprintf("%s may not %s a file in %s", c.form.Typed, op, folder),
+			fmt.Sprintf("Grant %s 'Modify' (create files / write data) on %s in the folder's Security tab (NTFS) — share permissions must allow Change too.", c.form.Typed, folder))
+	case CauseDiskFull:
+		c.fail(s, cause, fmt.Sprintf("the disk holding %s is full (%s failed)", folder, op), fmt.Sprintf("Free space on the volume of %s, or raise the quota.", folder))
+	default:
+		c.fail(s, cause, fmt.Sprintf("%s of the test file failed: %v", op, err), "")
+	}
+}
+
+func canaryPayload(name string) []byte {
+	line := []byte("scanwarden write check " + name + " — this file is removed at once; if you see it, the account cannot delete.\r\n")
+	b := make([]byte, 0, canarySize)
+	for len(b)+len(line) <= canarySize {
+		b = append(b, line...)
+	}
+	return b
+}
+
+func readBack(fs *smb2.Share, p string, want []byte) error {
+	f, err := fs.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	got := make([]byte, len(want)+1)
+	n, err := io.ReadFull(f, got)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return err
+	}
+	if !bytes.Equal(got[:n], want) {
+		return fmt.Errorf("read back %d bytes that differ from the %d written", n, len(want))
+	}
+	return nil
+}
+
+func folderOf(p string) string {
+	if i := strings.LastIndex(p, `\`); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}

@@ -1,0 +1,80 @@
+// Package testlab lets Go tests find the real peers started by testlab/lab.
+// A test calls Require; when the lab is not up, or the test does not run
+// inside the lab's client namespace, the test is skipped with a message that
+// says how to run it.
+package testlab
+
+import (
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// Lab describes the running lab, from the variables `testlab/lab exec` exports.
+type Lab struct {
+	Dir           string // SCANWARDEN_LAB: the lab's state folder
+	DCIP          string // Samba AD DC
+	DCHost        string // its FQDN, e.g. dc1.kyolab.test
+	Realm         string // KYOLAB.TEST
+	Domain        string // NetBIOS domain, KYOLAB
+	DNSDomain     string // kyolab.test
+	Password      string // password of every lab account
+	AdminPassword string // Administrator's password
+	CA            string // PEM file of the lab CA that signed the DC's certificate
+	SMB1IP        string // SMB1-only standalone smbd
+	SMB2IP        string // SMB2+-only, NTLMv2-only standalone smbd
+	SignIP        string // signing-mandatory standalone smbd
+	GhostIP       string // nothing listens
+	TarpitIP      string // accepts TCP and never answers
+}
+
+// Getenv returns one lab variable (for peers a package adds to the lab, e.g.
+// the SNMP ones), or "" when unset.
+func (l *Lab) Getenv(name string) string { return os.Getenv(name) }
+
+// HowToRun is the hint printed when a lab test is skipped.
+const HowToRun = "lab not up: run `sudo testlab/lab up` then `sudo testlab/lab exec go test ./...` (or the README's test command)"
+
+// Require returns the lab or skips the test.
+func Require(tb testing.TB) *Lab {
+	tb.Helper()
+	l, why := Load()
+	if l == nil {
+		tb.Skip(why)
+	}
+	return l
+}
+
+// Load reads the lab from the environment; on failure it returns nil and why.
+func Load() (*Lab, string) {
+	dir := os.Getenv("SCANWARDEN_LAB")
+	if dir == "" {
+		return nil, HowToRun
+	}
+	l := &Lab{
+		Dir:           dir,
+		DCIP:          os.Getenv("SWLAB_DC_IP"),
+		DCHost:        os.Getenv("SWLAB_DC_HOST"),
+		Realm:         os.Getenv("SWLAB_REALM"),
+		Domain:        os.Getenv("SWLAB_DOMAIN"),
+		DNSDomain:     os.Getenv("SWLAB_DNS_DOMAIN"),
+		Password:      os.Getenv("SWLAB_PASSWORD"),
+		AdminPassword: os.Getenv("SWLAB_ADMIN_PASSWORD"),
+		CA:            os.Getenv("SWLAB_CA"),
+		SMB1IP:        os.Getenv("SWLAB_SMB1_IP"),
+		SMB2IP:        os.Getenv("SWLAB_SMB2_IP"),
+		SignIP:        os.Getenv("SWLAB_SIGN_IP"),
+		GhostIP:       os.Getenv("SWLAB_GHOST_IP"),
+		TarpitIP:      os.Getenv("SWLAB_TARPIT_IP"),
+	}
+	if l.DCIP == "" {
+		return nil, "SCANWARDEN_LAB is set but SWLAB_DC_IP is not: " + HowToRun
+	}
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(l.DCIP, "445"), 2*time.Second)
+	if err != nil {
+		return nil, "lab DC " + l.DCIP + " unreachable (" + err.Error() + "): " + HowToRun
+	}
+	c.Close()
+	return l, ""
+}
