@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden/snmp"
+)
+
+const snmpUsage = `usage:
+  scanwarden snmp probe HOST[:PORT] [--community C | --community-file F | --v3-user U --v3-auth-file F --v3-priv-file F] [--json]
+  scanwarden snmp walk HOST[:PORT] --out FILE.snmprec [credentials flags]
+  scanwarden snmp codes [--json]
+
+probe shows inventory, status, alerts and recent send failures; exit 0 when
+the device answered, 1 when it did not, 2 on bad arguments.
+walk records the device's relevant subtrees in snmpsim's .snmprec format.
+`
+
+// runSNMP is the shell over package snmp.
+func runSNMP(ctx context.Context, env environ, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.stderr, snmpUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "probe":
+		return runSNMPProbe(ctx, env, args[1:])
+	case "walk":
+		return runSNMPWalk(ctx, env, args[1:])
+	case "codes":
+		return runSNMPCodes(env, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprint(env.stdout, snmpUsage)
+		return exitOK
+	}
+	fmt.Fprintf(env.stderr, "scanwarden snmp: unknown subcommand %q\n\n%s", args[0], snmpUsage)
+	return exitUsage
+}
+
+// snmpFlags are the flags shared by probe and walk.
+type snmpFlags struct {
+	community, communityFile string
+	version                  string
+	v3User, v3AuthFile       string
+	v3PrivFile               string
+	v3AuthProto, v3PrivProto string
+	v3Context                string
+	timeout                  time.Duration
+	retries                  int
+	rulesFile                string
+}
+
+func (f *snmpFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.community, "community", "", "v1/v2c community (default public; prefer --community-file)")
+	fs.StringVar(&f.communityFile, "community-file", "", "file holding the community")
+	fs.StringVar(&f.version, "version", "", "SNMP version: 1, 2c (default), 3 (implied by --v3-user)")
+	fs.StringVar(&f.v3User, "v3-user", "", "SNMPv3 user (authPriv)")
+	fs.StringVar(&f.v3AuthFile, "v3-auth-file", "", "file holding the v3 auth passphrase")
+	fs.StringVar(&f.v3PrivFile, "v3-priv-file", "", "file holding the v3 privacy passphrase")
+	fs.StringVar(&f.v3AuthProto, "v3-auth-proto", "SHA", "v3 auth protocol: SHA, SHA224, SHA256, SHA384, SHA512, MD5")
+	fs.StringVar(&f.v3PrivProto, "v3-priv-proto", "AES", "v3 privacy protocol: AES, AES192, AES256, AES192C, AES256C, DES")
+	fs.StringVar(&f.v3Context, "v3-context", "", "v3 context name")
+	fs.DurationVar(&f.timeout, "timeout", snmp.DefaultTimeout, "per-request timeout")
+	fs.IntVar(&f.retries, "retries", snmp.DefaultRetries, "retries per request")
+	fs.StringVar(&f.rulesFile, "rules", "", `JSON file of extra matching rules ({"rules":[…]}), tried before the defaults`)
+}
+
+// target builds the Target; errors are usage errors.
+func (f *snmpFlags) target(hostport string) (snmp.Target, error) {
+	host, port, err := snmp.ParseHostPort(hostport)
+	if err != nil {
+		return snmp.Target{}, err
+	}
+	t := snmp.Target{Host: host, Port: port, Timeout: f.timeout, Retries: f.retries, Version: snmp.Version(f.version)}
+	if f.v3User != "" || t.Version == snmp.V3 {
+		if f.community != "" || f.communityFile != "" {
+			return snmp.Target{}, errors.New("--community and --v3-user exclude each other")
+		}
+		if f.v3User == "" || f.v3AuthFile == "" {
+			return snmp.Target{}, errors.New("v3 needs --v3-user and --v3-auth-file (and --v3-priv-file for authPriv)")
+		}
+		auth, err := readSecretFile(f.v3AuthFile, "--v3-auth-file")
+		if err != nil {
+			return snmp.Target{}, err
+		}
+		a := &snmp.V3Auth{User: f.v3User, AuthProto: f.v3AuthProto, AuthPass: auth, PrivProto: f.v3PrivProto, ContextName: f.v3Context}
+		if f.v3PrivFile != "" {
+			if a.PrivPass, err = readSecretFile(f.v3PrivFile, "--v3-priv-file"); err != nil {
+				return snmp.Target{}, err
+			}
+		}
+		t.Version, t.V3 = snmp.V3, a
+	} else {
+		switch {
+		case f.community != "" && f.communityFile != "":
+			return snmp.Target{}, errors.New("give --community or --community-file, not both")
+		case f.communityFile != "":
+			c, err := readSecretFile(f.communityFile, "--community-file")
+			if err != nil {
+				return snmp.Target{}, err
+			}
+			t.Community = c
+		case f.community != "":
+			t.Community = snmp.NewSecret(f.community)
+		default:
+			t.Community = snmp.NewSecret("public")
+		}
+	}
+	return t, t.Validate()
+}
+
+func (f *snmpFlags) rules() (*snmp.Rules, error) {
+	var extra []snmp.Rule
+	if f.rulesFile != "" {
+		b, err := os.ReadFile(f.rulesFile)
+		if err != nil {
+			return nil, fmt.Errorf("--rules: %w", err)
+		}
+		var doc struct {
+			Rules []snmp.Rule `json:"rules"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("--rules %s: %w", f.rulesFile, err)
+		}
+		extra = doc.Rules
+	}
+	return snmp.NewRules(snmp.DefaultCodeBook(), extra)
+}
+
+// readSecretFile reads a one-line secret; the error never shows the content.
+func readSecretFile(path, flagName string) (snmp.Secret, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return snmp.Secret{}, fmt.Errorf("%s: %w", flagName, err)
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	if s == "" || strings.ContainsAny(s, "\r\n") {
+		return snmp.Secret{}, fmt.Errorf("%s %s: want exactly one non-empty line", flagName, path)
+	}
+	return snmp.NewSecret(s), nil
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+		if len(pos) > 8 {
+			return nil, errors.New("too many arguments")
+		}
+	}
+}
+
+func runSNMPProbe(ctx context.Context, env environ, args []string) int {
+	fs := flag.NewFlagSet("snmp probe", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	var f snmpFlags
+	f.register(fs)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil || len(pos) != 1 {
+		if err == nil {
+			err = errors.New("want exactly one HOST[:PORT]")
+		}
+		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
+		return exitUsage
+	}
+	t, err := f.target(pos[0])
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
+		return exitUsage
+	}
+	rules, err := f.rules()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
+		return exitUsage
+	}
+	res, err := snmp.Probe(ctx, t, rules, snmp.ProbeOptions{})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
+		return exitUsage
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		printProbe(env.stdout, res)
+	}
+	if !res.Answered {
+		return exitFinding
+	}
+	return exitOK
+}
+
+// printProbe renders the result for a terminal; device strings are
+// quoted (%q) so that nothing a device says can drive the terminal.
+func printProbe(w io.Writer, r snmp.ProbeResult) {
+	if !r.Answered {
+		fmt.Fprintf(w, "%s: no answer: %s\n", r.Address, r.Error)
+		return
+	}
+	fmt.Fprintf(w, "%s  kyocera=%v  model=%q  serial=%q  firmware=%q\n", r.Address, r.Kyocera, r.Model, r.Serial, r.Firmware)
+	fmt.Fprintf(w, "  sys_name=%q  location=%q  mac=%s\n", r.SysName, r.SysLocation, r.MAC)
+	if r.Error != "" {
+		fmt.Fprintf(w, "  status: could not be read: %s\n", r.Error)
+		return
+	}
+	fmt.Fprintf(w, "  status: %s %v\n", r.Status, r.Errors)
+	for _, l := range r.Console {
+		fmt.Fprintf(w, "  panel: %q\n", l)
+	}
+	for _, a := range r.Alerts {
+		fmt.Fprintf(w, "  alert [%s] %s %s %q\n", a.Table, a.Severity, a.Code, a.Text)
+	}
+	if len(r.SendFailures) == 0 {
+		fmt.Fprintln(w, "  send failures: none seen")
+	}
+	for _, s := range r.SendFailures {
+		fmt.Fprintf(w, "  SEND FAILURE %s (%s) %q", s.Code, s.Source, s.Text)
+		if s.Destination != "" {
+			fmt.Fprintf(w, " to %q", s.Destination)
+		}
+		fmt.Fprintln(w)
+		if s.Meaning != "" {
+			fmt.Fprintf(w, "    %s\n    likely: %s\n    first check: %s (certainty %s)\n", s.Meaning, strings.Join(s.Causes, ", "), s.FirstCheck, s.Certainty)
+		}
+	}
+}
+
+func runSNMPWalk(ctx context.Context, env environ, args []string) int {
+	fs := flag.NewFlagSet("snmp walk", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	var f snmpFlags
+	f.register(fs)
+	out := fs.String("out", "", "write the .snmprec file here (required)")
+	maxTime := fs.Duration("max-time", 5*time.Minute, "stop the walk after this long")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err == nil && len(pos) != 1 {
+		err = errors.New("want exactly one HOST[:PORT]")
+	}
+	if err == nil && *out == "" {
+		err = errors.New("--out FILE.snmprec is required")
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", err)
+		return exitUsage
+	}
+	t, err := f.target(pos[0])
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", err)
+		return exitUsage
+	}
+	tmp := *out + ".tmp"
+	file, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", err)
+		return exitUsage
+	}
+	st, werr := snmp.Walk(ctx, t, file, snmp.WalkOptions{MaxTime: *maxTime})
+	cerr := file.Close()
+	if werr == nil && st.Vars == 0 {
+		werr = errors.New("the device returned no variables")
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", werr)
+		return exitFinding
+	}
+	if cerr == nil {
+		cerr = os.Rename(tmp, *out)
+	}
+	if cerr != nil {
+		os.Remove(tmp)
+		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", cerr)
+		return exitUsage
+	}
+	slog.New(slog.NewTextHandler(env.stderr, nil)).Info("walk done", "file", *out, "vars", st.Vars, "pdus", st.PDUs, "truncated", st.Truncated)
+	return exitOK
+}
+
+func runSNMPCodes(env environ, args []string) int {
+	fs := flag.NewFlagSet("snmp codes", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	asJSON := fs.Bool("json", false, "print the code book as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	entries := snmp.DefaultCodeBook().Entries()
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(entries); err != nil {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, e := range entries {
+		fmt.Fprintf(env.stdout, "%s  [%s]  %s\n      causes: %s\n      check: %s\n      source: %s\n",
+			e.Code, e.Certainty, e.Meaning, strings.Join(e.Causes, ", "), e.FirstCheck, e.Source)
+	}
+	return exitOK
+}

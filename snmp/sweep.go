@@ -1,0 +1,122 @@
+package snmp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// prefixSize is the number of addresses in p (saturating).
+func prefixSize(p netip.Prefix) uint64 {
+	bits := p.Addr().BitLen() - p.Bits()
+	if bits >= 63 {
+		return 1 << 63
+	}
+	return 1 << uint(bits)
+}
+
+// ExpandPrefix lists the addresses of p (network and broadcast included
+// for IPv4 /31 and /32 only), refusing more than max.
+func ExpandPrefix(p netip.Prefix, max int) ([]netip.Addr, error) {
+	p = p.Masked()
+	if n := prefixSize(p); n > uint64(max) {
+		return nil, fmt.Errorf("%s has %d addresses, more than the limit %d", p, n, max)
+	}
+	var out []netip.Addr
+	for a := p.Addr(); p.Contains(a); a = a.Next() {
+		out = append(out, a)
+		if !a.Next().IsValid() {
+			break
+		}
+	}
+	if p.Addr().Is4() && p.Bits() < 31 && len(out) > 2 {
+		out = out[1 : len(out)-1]
+	}
+	return out, nil
+}
+
+// SweepOptions bound a sweep.
+type SweepOptions struct {
+	Port    uint16 // default 161
+	Max     int    // most addresses (default 1024)
+	Rate    int    // identifications started per second (default 50)
+	Workers int    // concurrent identifications (default 16)
+}
+
+// Sweep identifies every address of the prefixes with tmpl's credentials
+// and returns the devices that answered. It is bounded in addresses (Max)
+// and rate (Rate), and stops when ctx ends. Addresses that stay silent are
+// simply absent.
+func Sweep(ctx context.Context, prefixes []netip.Prefix, tmpl Target, opt SweepOptions) ([]Inventory, error) {
+	if opt.Port == 0 {
+		opt.Port = DefaultPort
+	}
+	if opt.Max <= 0 {
+		opt.Max = 1024
+	}
+	if opt.Rate <= 0 {
+		opt.Rate = 50
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = 16
+	}
+	var addrs []netip.Addr
+	for _, p := range prefixes {
+		as, err := ExpandPrefix(p, opt.Max-len(addrs))
+		if err != nil {
+			return nil, fmt.Errorf("sweep: %w", err)
+		}
+		addrs = append(addrs, as...)
+	}
+	if len(addrs) == 0 {
+		return nil, errors.New("sweep: no addresses")
+	}
+	work := make(chan netip.Addr)
+	var mu sync.Mutex
+	var found []Inventory
+	var wg sync.WaitGroup
+	for i := 0; i < opt.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newClient()
+			for a := range work {
+				t := tmpl
+				t.Host, t.Port = a.String(), opt.Port
+				t = t.withDefaults()
+				if err := c.connect(ctx, t, 1, nil); err != nil {
+					continue
+				}
+				inv, err := identify(ctx, c, t.Addr(), t.Version == V1)
+				c.close()
+				if err == nil {
+					inv.SeenAt = time.Now()
+					mu.Lock()
+					found = append(found, inv)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	tick := time.NewTicker(time.Second / time.Duration(opt.Rate))
+	defer tick.Stop()
+feed:
+	for _, a := range addrs {
+		select {
+		case <-ctx.Done():
+			break feed
+		case <-tick.C:
+		}
+		select {
+		case work <- a:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	return found, ctx.Err()
+}
