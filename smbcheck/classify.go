@@ -142,6 +142,11 @@ func causeForStatus(step string, st NTStatus) Cause {
 			return CauseConnectionLimit
 		}
 		return CauseServerResources
+	case StatusNotFound:
+		if step == StepSession || step == StepForms {
+			return CauseBadCredentials
+		}
+		return CausePathNotFound
 	case StatusObjectNameCollision:
 		return CauseUnknown
 	case StatusNotSupported, StatusInvalidParameter:

@@ -128,6 +128,7 @@ func ntError(code uint32) error { return NTStatus(code) }
 
 // IsLogonFailure reports whether a session setup status is a plain
 // credential rejection, after which other user name forms are worth a try.
+// Samba answers STATUS_NOT_FOUND for a UPN with a wrong password.
 func (s NTStatus) IsLogonFailure() bool {
-	return s == StatusLogonFailure || s == StatusNoSuchUser || s == StatusWrongPassword
+	return s == StatusLogonFailure || s == StatusNoSuchUser || s == StatusWrongPassword || s == StatusNotFound
 }

@@ -495,7 +495,12 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	switch {
 	case res.sess != nil:
 		c.sess, c.form = res.sess, stored
-		c.ok(s, fmt.Sprintf("logged on as %s", describeForm(stored)))
+		if res.sess.guest {
+			s.Evidence["guest"] = true
+			c.warn(s, fmt.Sprintf("the server logged %s on as GUEST: it did not check the password (bad user names or passwords are mapped to guest); servers that require signing and Windows 11 24H2 refuse guest logons", describeForm(stored)))
+		} else {
+			c.ok(s, fmt.Sprintf("logged on as %s", describeForm(stored)))
+		}
 		c.skip(StepForms)
 		return true
 	case res.refused != nil:
@@ -513,6 +518,14 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	}
 	cause := res.cause
 	detail := fmt.Sprintf("logon as %s failed: %s", describeForm(stored), errText(res))
+	if c.o.Device.SMB1Only && res.status == 0 && c.server != nil && c.server.SMB1 {
+		// The probe offered only SMB1 and the server took it; it hangs
+		// up on SMB2/3, so it speaks SMB1 alone.
+		c.fail(s, CauseSMB1OnlyServer, "the server answers the MFP's SMB1 but hangs up on SMB2/3: it speaks only SMB1, an unsafe protocol whose logon scanwarden cannot replay",
+			"Enable SMB2/SMB3 on the server and switch the MFP's SMB client to SMB2/SMB3 (firmware update if needed); then check again.")
+		c.skip(StepForms)
+		return false
+	}
 	c.fail(s, cause, detail, c.accountFix(cause))
 	c.skip(StepForms)
 	return false

@@ -148,6 +148,9 @@ type Options struct {
 	DNSDomains []string
 	// resolvConf is read for the search list (tests point it elsewhere).
 	resolvConf string
+	// afterCreate runs right after the canary is created (tests interrupt
+	// the check there).
+	afterCreate func()
 	// Progress is called as each step completes.
 	Progress func(Step)
 	Logger   *slog.Logger

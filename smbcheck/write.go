@@ -132,9 +132,19 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		p = strings.Join(parts, `\`) + `\` + name
 	}
 	s.Evidence["canary"] = p
-	wctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	// The canary's handle lives under a context the caller cannot cancel,
+	// so that an interrupted check can still close and delete it; the
+	// caller's cancellation is honoured between operations instead.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.o.StepTimeout)
 	defer cancel()
 	fs := sh.s.WithContext(wctx)
+	interrupted := func() bool {
+		if ctx.Err() != nil {
+			c.writeFailed(s, "write", fmt.Errorf("check interrupted: %w", ctx.Err()), p)
+			return true
+		}
+		return false
+	}
 
 	created := false
 	defer func() {
@@ -156,7 +166,14 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		return
 	}
 	created = true
+	if c.o.afterCreate != nil {
+		c.o.afterCreate()
+	}
 	payload := canaryPayload(name)
+	if interrupted() {
+		f.Close()
+		return
+	}
 	if _, err := f.Write(payload); err != nil {
 		f.Close()
 		c.writeFailed(s, "write", err, p)
@@ -164,6 +181,9 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	}
 	if err := f.Close(); err != nil {
 		c.writeFailed(s, "write", err, p)
+		return
+	}
+	if interrupted() {
 		return
 	}
 	if err := readBack(fs, p, payload); err != nil {

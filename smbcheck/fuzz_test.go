@@ -1,0 +1,34 @@
+package smbcheck
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzNegotiateParsers feeds hostile server answers to every parser of the
+// negotiate probe: none may panic or read out of bounds.
+func FuzzNegotiateParsers(f *testing.F) {
+	f.Add(fakeNegotiateResponse(0, 0x02ff))
+	f.Add(fakeNegotiateResponse(1, 0x0311))
+	f.Add(fakeSessionSetupResponse(2, StatusMoreProcessingRequired, spnegoResp(windowsChallenge())))
+	f.Add(windowsChallenge())
+	smb1 := smb1Header(0x72)
+	smb1 = append(smb1, 17)
+	smb1 = append(smb1, make([]byte, 34+2)...)
+	f.Add(smb1)
+	f.Add([]byte("\xffSMB\x72"))
+	f.Add([]byte("NTLMSSP\x00\x02\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parseSMB1Negotiate(b)
+		parseSMB2Negotiate(b)
+		parseSMB2SessionSetup(b)
+		parseSMB1SessionSetup(b)
+		if c, err := parseNTLMChallenge(b); err == nil {
+			var info ServerInfo
+			c.apply(&info)
+		}
+		readFrame(bytes.NewReader(append([]byte{0, 0, byte(len(b) >> 8), byte(len(b))}, b...)))
+		s := &sniffConn{}
+		s.feed(b)
+	})
+}

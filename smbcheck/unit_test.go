@@ -1,0 +1,398 @@
+package smbcheck
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	smb2 "github.com/cloudsoda/go-smb2"
+
+	"github.com/scanwarden/scanwarden"
+)
+
+func TestParseDestination(t *testing.T) {
+	tests := []struct {
+		in                string
+		host, share, path string
+		port              int
+		err               bool
+	}{
+		{in: "//fs1/scans", host: "fs1", share: "scans"},
+		{in: "//fs1:139/scans/alice/in", host: "fs1", port: 139, share: "scans", path: "alice/in"},
+		{in: `\\fs1\scans\alice`, host: "fs1", share: "scans", path: "alice"},
+		{in: "//10.0.0.5/s/", host: "10.0.0.5", share: "s"},
+		{in: "//[fe80::1]:445/s", host: "fe80::1", port: 445, share: "s"},
+		{in: "fs1/scans", err: true},
+		{in: "//fs1", err: true},
+		{in: "///scans", err: true},
+		{in: "//fs1:0/scans", err: true},
+		{in: "//fs1:x/scans", err: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseDestination(tc.in)
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error %v", err, tc.err)
+			}
+			if tc.err {
+				if !strings.Contains(err.Error(), "destination") {
+					t.Errorf("error %q does not name the destination", err)
+				}
+				return
+			}
+			if got.Host != tc.host || got.Port != tc.port || got.Share != tc.share || got.Path != tc.path {
+				t.Errorf("got %+v", got)
+			}
+		})
+	}
+}
+
+func TestValidateNamesField(t *testing.T) {
+	good := Target{Host: "fs1", Share: "scans", User: "alice"}
+	tests := []struct {
+		mut   func(*Target)
+		field string
+	}{
+		{func(t *Target) { t.Host = "" }, "host"},
+		{func(t *Target) { t.Host = "a b" }, "host"},
+		{func(t *Target) { t.Share = "" }, "share"},
+		{func(t *Target) { t.Share = "a:b" }, "share"},
+		{func(t *Target) { t.User = "" }, "user"},
+		{func(t *Target) { t.Path = "a/../b" }, "path"},
+		{func(t *Target) { t.Port = 70000 }, "port"},
+	}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		tg := good
+		tc.mut(&tg)
+		err := tg.Validate()
+		if err == nil || !strings.HasPrefix(err.Error(), tc.field) {
+			t.Errorf("%+v: err = %v, want it to start with %q", tg, err, tc.field)
+		}
+	}
+}
+
+func TestStoredForm(t *testing.T) {
+	tests := []struct{ typed, user, domain string }{
+		{"alice", "alice", ""},
+		{`KYOLAB\alice`, "alice", "KYOLAB"},
+		{"alice@kyolab.test", "alice@kyolab.test", ""},
+		{`.\scan`, "scan", "."},
+		{"KYOLAB/alice", "KYOLAB/alice", ""},
+	}
+	for _, tc := range tests {
+		f := storedForm(tc.typed)
+		if f.User != tc.user || f.Domain != tc.domain || f.Typed != tc.typed {
+			t.Errorf("storedForm(%q) = %+v", tc.typed, f)
+		}
+	}
+}
+
+func TestCandidateForms(t *testing.T) {
+	typedOf := func(fs []Form) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Typed)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		typed string
+		h     formHints
+		want  []string
+	}{
+		{"bare on a domain server", "john.doe", formHints{NetBIOSDomain: "KYOLAB", DNSDomain: "kyolab.test", ServerName: "DC1"},
+			[]string{"john.doe@kyolab.test", `KYOLAB\john.doe`, `DC1\john.doe`, `.\john.doe`}},
+		{"domain form typed", `KYOLAB\alice`, formHints{NetBIOSDomain: "KYOLAB", DNSDomain: "kyolab.test", ServerName: "DC1"},
+			[]string{"alice@kyolab.test", "alice", `DC1\alice`, `.\alice`}},
+		{"slash typo", "KYOLAB/alice", formHints{NetBIOSDomain: "KYOLAB", DNSDomain: "kyolab.test"},
+			[]string{"alice@kyolab.test", `KYOLAB\alice`, "alice", `.\alice`}},
+		{"upn on a standalone server", "scanuser@kyolab.test", formHints{NetBIOSDomain: "SMB2SRV", ServerName: "SMB2SRV"},
+			[]string{`SMB2SRV\scanuser`, "scanuser", `.\scanuser`}},
+		{"directory knows the account", "john.doe", formHints{NetBIOSDomain: "KYOLAB", DNSDomain: "kyolab.test", SAM: "jdoe", UPN: "john.doe@kyolab.test"},
+			[]string{"john.doe@kyolab.test", `KYOLAB\jdoe`, "jdoe"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := typedOf(candidateForms(tc.typed, tc.h))
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	opErr := func(errno syscall.Errno) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: errno}}
+	}
+	tests := []struct {
+		name string
+		step string
+		err  error
+		want Cause
+	}{
+		{"logon failure", StepSession, &smb2.ResponseError{Code: uint32(StatusLogonFailure)}, CauseBadCredentials},
+		{"disabled", StepSession, &smb2.ResponseError{Code: uint32(StatusAccountDisabled)}, CauseAccountDisabled},
+		{"locked", StepSession, &smb2.ResponseError{Code: uint32(StatusAccountLockedOut)}, CauseAccountLocked},
+		{"must change", StepSession, &smb2.ResponseError{Code: uint32(StatusPasswordMustChange)}, CausePasswordMustChange},
+		{"expired pw", StepSession, &smb2.ResponseError{Code: uint32(StatusPasswordExpired)}, CausePasswordExpired},
+		{"expired account", StepSession, &smb2.ResponseError{Code: uint32(StatusAccountExpired)}, CauseAccountExpired},
+		{"workstation", StepSession, &smb2.ResponseError{Code: uint32(StatusInvalidWorkstation)}, CauseWorkstationRestricted},
+		{"samba upn wrong password", StepSession, &smb2.ResponseError{Code: uint32(StatusNotFound)}, CauseBadCredentials},
+		{"hours", StepSession, &smb2.ResponseError{Code: uint32(StatusInvalidLogonHours)}, CauseLogonHours},
+		{"bad share", StepTree, &smb2.ResponseError{Code: uint32(StatusBadNetworkName)}, CauseShareNotFound},
+		{"share denied (library)", StepTree, fmt.Errorf("mount: %w", os.ErrPermission), CauseShareAccessDenied},
+		{"create denied (library)", StepWrite, &os.PathError{Op: "open", Path: "x", Err: os.ErrPermission}, CauseNoWritePermission},
+		{"delete denied (library)", "delete", &os.PathError{Op: "remove", Path: "x", Err: os.ErrPermission}, CauseNoDeletePermission},
+		{"path missing (library)", StepPath, &os.PathError{Op: "stat", Path: "x", Err: os.ErrNotExist}, CausePathNotFound},
+		{"samba max connections", StepTree, &smb2.ResponseError{Code: uint32(StatusInsufficientResources)}, CauseConnectionLimit},
+		{"resources on write", StepWrite, &smb2.ResponseError{Code: uint32(StatusInsufficientResources)}, CauseServerResources},
+		{"server resources", StepSession, &smb2.ResponseError{Code: uint32(StatusInsuffServerResources)}, CauseServerResources},
+		{"windows session limit", StepSession, smb2.ErrRequestNotAccepted, CauseConnectionLimit},
+		{"disk full", StepWrite, &os.PathError{Op: "write", Path: "x", Err: &smb2.ResponseError{Code: uint32(StatusDiskFull)}}, CauseDiskFull},
+		{"our status type", StepSession, fmt.Errorf("x: %w", StatusLogonFailure), CauseBadCredentials},
+		{"dns", StepName, &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}, CauseNameUnresolved},
+		{"refused", StepTCP, opErr(syscall.ECONNREFUSED), CauseHostUnreachable},
+		{"no route", StepTCP, opErr(syscall.EHOSTUNREACH), CauseHostUnreachable},
+		{"tcp timeout", StepTCP, context.DeadlineExceeded, CauseHostUnreachable},
+		{"smb timeout", StepNegotiate, fmt.Errorf("negotiate: %w", os.ErrDeadlineExceeded), CauseTimeout},
+		{"unknown status", StepWrite, &smb2.ResponseError{Code: 0xC0FFEE00}, CauseUnknown},
+		{"garbage", StepSession, errors.New("something odd"), CauseUnknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ev := classify(tc.step, tc.err)
+			if got != tc.want {
+				t.Errorf("classify(%s, %v) = %s, want %s (evidence %v)", tc.step, tc.err, got, tc.want, ev)
+			}
+			if ev["error"] == nil {
+				t.Errorf("no raw error in evidence")
+			}
+		})
+	}
+}
+
+// TestCauseVocabulary pins the public ids.
+func TestCauseVocabulary(t *testing.T) {
+	want := []string{"ok", "name-unresolved", "host-unreachable", "smb1-only-server", "smb1-refused", "signing-required",
+		"bad-credentials", "wrong-user-format", "account-disabled", "account-locked", "password-expired",
+		"password-must-change", "account-expired", "workstation-restricted", "logon-hours", "share-not-found",
+		"share-access-denied", "path-not-found", "no-write-permission", "no-delete-permission", "connection-limit",
+		"server-resources", "disk-full", "timeout", "unknown", "unknown-user"}
+	var got []string
+	for _, c := range Causes() {
+		got = append(got, string(c.Cause))
+		if c.Summary == "" || c.Fix == "" {
+			t.Errorf("%s: summary or fix missing", c.Cause)
+		}
+		if !c.Cause.Valid() {
+			t.Errorf("%s: not valid", c.Cause)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("vocabulary\n got %v\nwant %v", got, want)
+	}
+	if Cause("nope").Valid() {
+		t.Error("an unknown cause is valid")
+	}
+}
+
+func TestLedgerRules(t *testing.T) {
+	ctx := context.Background()
+	l := &MemoryLedger{}
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	window := 30 * time.Minute
+	key := []byte("k")
+	acct := AccountKey("KYOLAB", "bob")
+	form := func(u, pw string) string { return FormKey(Form{User: u}, pw, key) }
+	try := func(f string, at time.Time, budget int) (int64, *Refusal) {
+		id, r, err := l.Reserve(ctx, Attempt{Account: acct, Form: f, Typed: f, At: at}, at.Add(-window), budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, r
+	}
+	id, r := try(form("bob", "wrong"), now, 2)
+	if r != nil {
+		t.Fatalf("first attempt refused: %v", r.Reason)
+	}
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials, Status: StatusLogonFailure.String()})
+	// The same form and password: never twice in a window.
+	if _, r := try(form("bob", "wrong"), now.Add(time.Minute), 2); r == nil || r.Last == nil || r.Last.Cause != CauseBadCredentials {
+		t.Fatalf("same failing form was not refused: %+v", r)
+	}
+	// A corrected password is a new attempt.
+	id, r = try(form("bob", "wrong2"), now.Add(time.Minute), 2)
+	if r != nil {
+		t.Fatalf("new password refused: %v", r.Reason)
+	}
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials})
+	// Budget 2 spent.
+	_, r = try(form("bob@x", "wrong3"), now.Add(2*time.Minute), 2)
+	if r == nil || !strings.Contains(r.Reason, "budget") || !r.RetryAt.Equal(now.Add(window)) {
+		t.Fatalf("budget not enforced: %+v", r)
+	}
+	// After the window the budget is back.
+	id, r = try(form("bob@x", "wrong3"), now.Add(window+time.Minute), 2)
+	if r != nil {
+		t.Fatalf("refused after window: %v", r.Reason)
+	}
+	// A success clears the account.
+	l.Resolve(ctx, id, Outcome{Kind: Succeeded})
+	if _, r := try(form("bob", "wrong"), now.Add(window+2*time.Minute), 2); r != nil {
+		t.Fatalf("ledger not cleared by success: %v", r.Reason)
+	}
+	// Budget 0 refuses everything, and a lockout blocks the window.
+	if _, r := try(form("x", "y"), now, 0); r == nil {
+		t.Fatal("budget 0 allowed an attempt")
+	}
+	l2 := &MemoryLedger{}
+	id, _, _ = l2.Reserve(ctx, Attempt{Account: acct, Form: "a", At: now}, now.Add(-window), 5)
+	l2.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseAccountLocked})
+	if _, r, _ := l2.Reserve(ctx, Attempt{Account: acct, Form: "b", At: now.Add(time.Minute)}, now.Add(time.Minute-window), 5); r == nil || !strings.Contains(r.Reason, "locked") {
+		t.Fatalf("lockout did not stop replays: %+v", r)
+	}
+	// A cancelled attempt does not count.
+	l3 := &MemoryLedger{}
+	id, _, _ = l3.Reserve(ctx, Attempt{Account: acct, Form: "a", At: now}, now.Add(-window), 1)
+	l3.Resolve(ctx, id, Outcome{Kind: Cancelled})
+	if _, r, _ := l3.Reserve(ctx, Attempt{Account: acct, Form: "a", At: now}, now.Add(-window), 1); r != nil {
+		t.Fatalf("cancelled attempt counted: %v", r.Reason)
+	}
+}
+
+func TestFormKeyHidesPassword(t *testing.T) {
+	k := FormKey(Form{User: "alice", Domain: "KYOLAB"}, "Secret-Pass-1", []byte("key"))
+	if strings.Contains(k, "Secret") || k == FormKey(Form{User: "alice", Domain: "KYOLAB"}, "Secret-Pass-2", []byte("key")) {
+		t.Fatalf("form key %q leaks or does not tell passwords apart", k)
+	}
+}
+
+func TestParseWindowsChallenge(t *testing.T) {
+	c, err := parseNTLMChallenge(spnegoResp(windowsChallenge()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info ServerInfo
+	c.apply(&info)
+	if info.NetBIOSComputer != "SCANPC" || info.NetBIOSDomain != "OFFICE" || info.DNSDomain != "office.example" ||
+		info.DNSComputer != "scanpc.office.example" || info.OSVersion != "10.0.22631" || !info.ClientEdition || !strings.Contains(info.Windows, "Windows 11") {
+		t.Fatalf("parsed %+v", info)
+	}
+}
+
+func TestWindowsEdition(t *testing.T) {
+	tests := []struct {
+		build  uint16
+		client bool
+		name   string
+	}{
+		{19045, true, "Windows 10"}, {22000, true, "Windows 11"}, {22631, true, "23H2"},
+		{20348, false, "Server 2022"}, {26100, false, "24H2 or Server 2025"}, {17763, false, "Server 2019"},
+	}
+	for _, tc := range tests {
+		name, client := windowsEdition(10, 0, tc.build)
+		if client != tc.client || !strings.Contains(name, tc.name) {
+			t.Errorf("build %d: %q client=%v", tc.build, name, client)
+		}
+	}
+}
+
+// TestFakeWindowsSessionLimit provokes the one cause no lab peer can:
+// STATUS_REQUEST_NOT_ACCEPTED from a Windows client edition at its
+// 20-session limit (FAKE peer, see fakepeer_test.go).
+func TestFakeWindowsSessionLimit(t *testing.T) {
+	f := startFakeWindows(t, StatusRequestNotAccepted)
+	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
+		Options{StepTimeout: 5 * time.Second})
+	if rep.Verdict.Cause != CauseConnectionLimit {
+		t.Fatalf("verdict %s, want connection-limit; steps %s", rep.Verdict.Cause, stepsString(rep))
+	}
+	neg := rep.Step(StepNegotiate)
+	if neg.Status != StatusWarn || !strings.Contains(neg.Detail, "20 inbound") || rep.Server.NetBIOSComputer != "SCANPC" {
+		t.Errorf("negotiate step did not warn about the Windows 11 session limit: %+v", neg)
+	}
+	if rep.Verdict.KyoceraCode == "" || !strings.Contains(rep.Verdict.Fix, "20") {
+		t.Errorf("verdict lacks code or fix: %+v", rep.Verdict)
+	}
+	if f.conns > 2 {
+		t.Errorf("the check opened %d connections, want at most 2", f.conns)
+	}
+}
+
+func stepsString(r Report) string {
+	var b strings.Builder
+	for _, s := range r.Steps {
+		fmt.Fprintf(&b, "\n  %s %s [%s] %s %s", s.ID, s.Status, s.Cause, s.Detail, FormatEvidence(s.Evidence))
+	}
+	return b.String()
+}
+
+func TestReportJSONHasNoSecret(t *testing.T) {
+	f := startFakeWindows(t, StatusLogonFailure)
+	const pw = "Very-Secret-Pw-42"
+	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret(pw)},
+		Options{StepTimeout: 5 * time.Second})
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), pw) || strings.Contains(stepsString(rep), pw) || strings.Contains(rep.Verdict.Summary+rep.Verdict.Fix, pw) {
+		t.Fatal("the password appears in the report")
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	for _, k := range []string{"target", "steps", "verdict"} {
+		if m[k] == nil {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	steps := m["steps"].([]any)
+	for _, s := range steps {
+		sm := s.(map[string]any)
+		for _, k := range []string{"id", "status", "evidence", "ms"} {
+			if _, ok := sm[k]; !ok {
+				t.Errorf("step %v lacks %q", sm["id"], k)
+			}
+		}
+	}
+	v := m["verdict"].(map[string]any)
+	for _, k := range []string{"cause", "kyocera_code", "summary", "fix"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("verdict lacks %q", k)
+		}
+	}
+	if rep.Verdict.Cause != CauseBadCredentials {
+		t.Errorf("verdict %s, want bad-credentials:%s", rep.Verdict.Cause, stepsString(rep))
+	}
+}
+
+func TestSniffConnAnyChunking(t *testing.T) {
+	stream := append(framed(fakeNegotiateResponse(1, 0x0210)), framed(fakeSessionSetupResponse(2, StatusMoreProcessingRequired, make([]byte, 300)))...)
+	stream = append(stream, 0x85, 0, 0, 0) // keep-alive
+	stream = append(stream, framed(fakeErrorResponse(3, 1, StatusAccountLockedOut))...)
+	for chunk := 1; chunk <= 80; chunk += 7 {
+		c := &sniffConn{}
+		for i := 0; i < len(stream); i += chunk {
+			c.feed(stream[i:min(i+chunk, len(stream))])
+		}
+		if c.failure() != StatusAccountLockedOut {
+			t.Fatalf("chunk %d: saw %v", chunk, c.failure())
+		}
+	}
+}
+
+func framed(m []byte) []byte {
+	return append([]byte{0, byte(len(m) >> 16), byte(len(m) >> 8), byte(len(m))}, m...)
+}
