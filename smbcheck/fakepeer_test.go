@@ -198,4 +198,3 @@ func windowsChallenge() []byte {
 	m = append(m, target...)
 	return append(m, ti...)
 }
-
