@@ -1,0 +1,713 @@
+package ad
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-ldap/ldap/v3"
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// User is what AD says of the account a name typed on the MFP refers to.
+// It is the `ad user --json` answer; Account() narrows it for smbcheck.
+type User struct {
+	Typed       string `json:"typed"`
+	Workstation string `json:"workstation"` // the name the MFP sends, judged against workstations
+	Found       bool   `json:"found"`
+	// MatchedBy says how the typed name found the account: sAMAccountName,
+	// userPrincipalName, implicit-upn (sAMAccountName@DNS domain) or
+	// upn-prefix (a bare name that is the UPN's part before @, not the
+	// sAMAccountName: the MFP must then send the full UPN).
+	MatchedBy     string `json:"matched_by,omitempty"`
+	DN            string `json:"dn,omitempty"`
+	SAM           string `json:"sam"`
+	UPN           string `json:"upn"`
+	NetBIOSDomain string `json:"netbios_domain"`
+	DNSDomain     string `json:"dns_domain"`
+	// Cause is the first reason the account cannot log on now, or ok;
+	// Causes lists all of them.
+	Cause   smbcheck.Cause   `json:"cause"`
+	Causes  []smbcheck.Cause `json:"causes"`
+	Certain bool             `json:"certain"`
+	Summary string           `json:"summary"`
+	Fix     string           `json:"fix"`
+
+	Enabled          bool       `json:"enabled"`
+	Locked           bool       `json:"locked"`
+	BadPwdCount      int        `json:"bad_pwd_count"` // as the DC counts it now (0 once the observation window passed)
+	LastBadPassword  *time.Time `json:"last_bad_password"`
+	LockoutThreshold int        `json:"lockout_threshold"`
+	// Budget is how many more failed logons a check may cause: lockout
+	// threshold − bad_pwd_count − margin, at least 0; −1: no lockout policy.
+	Budget               int               `json:"budget"`
+	LockedSince          *time.Time        `json:"locked_since"`
+	LockedUntil          *time.Time        `json:"locked_until"` // null while locked: until an administrator unlocks
+	PasswordLastSet      *time.Time        `json:"password_last_set"`
+	PasswordExpires      *time.Time        `json:"password_expires"`
+	PasswordNeverExpires bool              `json:"password_never_expires"`
+	MustChangePassword   bool              `json:"must_change_password"`
+	AccountExpires       *time.Time        `json:"account_expires"`
+	Workstations         []string          `json:"workstations"`
+	LogonHours           string            `json:"logon_hours"` // all, none, or "Mon 07-19, … UTC"
+	Groups               []string          `json:"groups"`      // memberOf, by name
+	SIDs                 []string          `json:"sids"`        // own SID first, then tokenGroups
+	Policy               map[string]any    `json:"policy"`
+	Evidence             smbcheck.Evidence `json:"evidence"`
+}
+
+// Account implements smbcheck.Directory.
+func (d *Directory) Account(ctx context.Context, typed, workstation string) (*smbcheck.Account, error) {
+	u, err := d.User(ctx, typed, workstation)
+	if err != nil {
+		return nil, err
+	}
+	return u.Account(), nil
+}
+
+// Account narrows u to what a check needs.
+func (u *User) Account() *smbcheck.Account {
+	return &smbcheck.Account{
+		Found: u.Found, SAM: u.SAM, UPN: u.UPN, NetBIOSDomain: u.NetBIOSDomain, DNSDomain: u.DNSDomain,
+		Cause: u.Cause, Certain: u.Certain, Summary: u.Summary, Fix: u.Fix, Budget: u.Budget,
+		SIDs: slices.Clone(u.SIDs), Evidence: u.Evidence,
+	}
+}
+
+// User looks up the account that typed (any form the MFP may hold: user,
+// DOMAIN\user, user@upn, .\user, HOST\user) refers to, and judges whether it
+// can log on now from workstation. An error means AD could not be asked; an
+// unknown name is a User with Found false and cause unknown-user.
+func (d *Directory) User(ctx context.Context, typed, workstation string) (*User, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	s, err := d.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	dom, err := s.domain()
+	if err != nil {
+		return nil, err
+	}
+	now := d.now(dom)
+	t := parseTyped(typed)
+	ws := normWorkstation(workstation)
+
+	var (
+		entries []*ldap.Entry
+		how     string
+		tried   []string
+	)
+	for _, a := range lookupPlan(t, dom) {
+		tried = append(tried, a.what)
+		req := ldap.NewSearchRequest(dom.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, maxCandidates, 0, false,
+			a.filter, []string{"sAMAccountName", "userPrincipalName"}, nil)
+		res, err := s.search("find the account", req)
+		if err != nil && !ldap.IsErrorWithCode(err, ldap.LDAPResultSizeLimitExceeded) {
+			return nil, err
+		}
+		if res != nil && len(res.Entries) > 0 {
+			entries, how = res.Entries, a.how
+			break
+		}
+	}
+	ev := smbcheck.Evidence{"dc": s.ep.addr(), "transport": s.transport, "typed_form": t.Form, "searched": tried}
+	if len(entries) != 1 {
+		u := notFound(t, ws, dom, entries, tried)
+		for k, v := range ev {
+			u.Evidence[k] = v
+		}
+		return u, nil
+	}
+
+	// A base-scope read of the one account: the constructed attributes
+	// (tokenGroups, the computed flags and expiry) come only this way.
+	e, err := s.base("read the account", entries[0].DN, userAttrs...)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		return nil, fmt.Errorf("read the account on DC %s: %s vanished", s.ep.addr(), entries[0].DN)
+	}
+	rec, err := parseUser(e)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", e.DN, err)
+	}
+	pol := dom.Policy
+	if rec.PSO != "" {
+		if p, err := s.psoPolicy(rec.PSO); err == nil {
+			pol = p
+		} else {
+			ev["pso_unreadable"] = err.Error()
+		}
+	}
+	u := judge(rec, t, how, ws, dom, pol, now, d.cfg.Margin, d.cfg.Location)
+	for k, v := range ev {
+		u.Evidence[k] = v
+	}
+	u.Evidence["dc_time"] = now.Format(time.RFC3339)
+	return u, nil
+}
+
+// now is the DC's clock when known, so lockout and expiry compare with the
+// clock that set them; Config.Now overrides it.
+func (d *Directory) now(dom *domainInfo) time.Time {
+	switch {
+	case d.cfg.Now != nil:
+		return d.cfg.Now()
+	case !dom.DCTime.IsZero():
+		return dom.DCTime
+	}
+	return time.Now()
+}
+
+func normWorkstation(ws string) string {
+	ws = strings.ToUpper(strings.TrimSpace(ws))
+	if ws == "" {
+		return smbcheck.DefaultWorkstation
+	}
+	return ws
+}
+
+// typedName is a user name as typed on the MFP, split into its form.
+type typedName struct {
+	Typed  string
+	Form   string // bare, domain (PREFIX\user), local (.\user), upn (user@suffix), invalid
+	Prefix string // before the backslash
+	User   string // the name part
+	Suffix string // after the @ of a UPN
+}
+
+func parseTyped(s string) typedName {
+	t := typedName{Typed: s}
+	s = strings.TrimSpace(s)
+	switch {
+	case strings.Contains(s, `\`):
+		t.Prefix, t.User, _ = strings.Cut(s, `\`)
+		t.Form = "domain"
+		if t.Prefix == "." {
+			t.Form = "local"
+		}
+	case strings.Contains(s, "@"):
+		i := strings.LastIndex(s, "@")
+		t.User, t.Suffix, t.Form = s[:i], s[i+1:], "upn"
+	default:
+		t.User, t.Form = s, "bare"
+	}
+	if t.User == "" || (t.Form == "domain" && t.Prefix == "") || (t.Form == "upn" && t.Suffix == "") || strings.ContainsAny(t.User, `\`) {
+		t.Form = "invalid"
+	}
+	return t
+}
+
+// domainPrefix reports whether the typed prefix (DOMAIN\ or UPN suffix)
+// names the directory's own domain.
+func (t typedName) domainPrefix(dom *domainInfo) bool {
+	p := t.Prefix
+	if t.Form == "upn" {
+		p = t.Suffix
+	}
+	return p != "" && (strings.EqualFold(p, dom.NetBIOS) || strings.EqualFold(p, dom.DNS))
+}
+
+// attempt is one search of the lookup plan.
+type attempt struct {
+	filter string
+	how    string // MatchedBy when it finds the account
+	what   string // for the evidence
+}
+
+// maxCandidates bounds a search; more than one candidate is ambiguous.
+const maxCandidates = 5
+
+func userFilter(attr, value string, prefix bool) string {
+	v := ldap.EscapeFilter(value)
+	if prefix {
+		v += "@*"
+	}
+	return "(&(objectClass=user)(!(objectClass=computer))(" + attr + "=" + v + "))"
+}
+
+// lookupPlan lists the searches for a typed name, in order; every value is
+// escaped, so a name like *)(cn=* finds nothing.
+func lookupPlan(t typedName, dom *domainInfo) []attempt {
+	switch t.Form {
+	case "invalid":
+		return nil
+	case "upn":
+		plan := []attempt{{userFilter("userPrincipalName", t.User+"@"+t.Suffix, false), "userPrincipalName", "userPrincipalName=" + t.User + "@" + t.Suffix}}
+		if t.domainPrefix(dom) {
+			plan = append(plan, attempt{userFilter("sAMAccountName", t.User, false), "implicit-upn", "sAMAccountName=" + t.User})
+		}
+		return plan
+	case "bare":
+		return []attempt{
+			{userFilter("sAMAccountName", t.User, false), "sAMAccountName", "sAMAccountName=" + t.User},
+			{userFilter("userPrincipalName", t.User, true), "upn-prefix", "userPrincipalName=" + t.User + "@*"},
+		}
+	}
+	return []attempt{{userFilter("sAMAccountName", t.User, false), "sAMAccountName", "sAMAccountName=" + t.User}}
+}
+
+// notFound is the answer when no single account has the typed name.
+func notFound(t typedName, ws string, dom *domainInfo, entries []*ldap.Entry, tried []string) *User {
+	u := &User{Typed: t.Typed, Workstation: ws, NetBIOSDomain: dom.NetBIOS, DNSDomain: dom.DNS,
+		Cause: smbcheck.CauseUnknownUser, Causes: []smbcheck.Cause{smbcheck.CauseUnknownUser}, Budget: -1,
+		Evidence: smbcheck.Evidence{}}
+	u.Policy = dom.Policy.evidence()
+	u.LockoutThreshold = dom.Policy.Threshold
+	switch {
+	case t.Form == "invalid":
+		u.Summary = fmt.Sprintf("%q is not a user name in any form Windows accepts (user, DOMAIN\\user, user@domain)", t.Typed)
+		u.Certain = true
+	case len(entries) > 1:
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.GetAttributeValue("sAMAccountName")+" ("+e.GetAttributeValue("userPrincipalName")+")")
+		}
+		u.Summary = fmt.Sprintf("%q matches more than one account of %s by UPN prefix: %s", t.Typed, dom.NetBIOS, strings.Join(names, ", "))
+		u.Evidence["candidates"] = names
+	default:
+		u.Summary = fmt.Sprintf("no account of %s (%s) has the name %q (searched %s)", dom.NetBIOS, dom.DNS, t.Typed, strings.Join(tried, ", "))
+		// A name qualified with the domain is the domain's to answer; a
+		// bare, .\ or HOST\ name may still be a local account of the
+		// target server.
+		u.Certain = t.domainPrefix(dom)
+		if !u.Certain {
+			u.Summary += "; it may still be a local account of the target server"
+		}
+	}
+	u.Fix = smbcheck.CauseUnknownUser.Info().Fix
+	return u
+}
+
+// userAttrs are read from the account; nothing secret among them.
+var userAttrs = []string{
+	"sAMAccountName", "userPrincipalName", "displayName", "userAccountControl",
+	"msDS-User-Account-Control-Computed", "lockoutTime", "badPwdCount", "badPasswordTime",
+	"pwdLastSet", "msDS-UserPasswordExpiryTimeComputed", "accountExpires", "userWorkstations",
+	"logonHours", "memberOf", "objectSid", "tokenGroups", "msDS-ResultantPSO",
+}
+
+// record is an account's attributes, decoded.
+type record struct {
+	DN, SAM, UPN, Display string
+	UAC                   uint32
+	UACComputed           uint32
+	HasUACComputed        bool
+	LockoutTime           int64 // FILETIME, 0: not locked
+	BadPwdCount           int
+	BadPasswordTime       int64
+	PwdLastSet            int64
+	PwdExpiry             int64 // msDS-UserPasswordExpiryTimeComputed
+	HasPwdExpiry          bool
+	AccountExpires        int64
+	Workstations          []string
+	LogonHours            logonHours
+	HasLogonHours         bool
+	MemberOf              []string
+	SID                   string
+	TokenGroups           []string
+	PSO                   string
+	Raw                   smbcheck.Evidence
+}
+
+func parseUser(e *ldap.Entry) (*record, error) {
+	r := &record{DN: e.DN, SAM: e.GetAttributeValue("sAMAccountName"), UPN: e.GetAttributeValue("userPrincipalName"),
+		Display: e.GetAttributeValue("displayName"), MemberOf: e.GetAttributeValues("memberOf"),
+		PSO: e.GetAttributeValue("msDS-ResultantPSO"), Raw: smbcheck.Evidence{}}
+	ints := []struct {
+		name string
+		dst  *int64
+		has  *bool
+	}{
+		{"lockoutTime", &r.LockoutTime, nil}, {"badPasswordTime", &r.BadPasswordTime, nil},
+		{"pwdLastSet", &r.PwdLastSet, nil}, {"msDS-UserPasswordExpiryTimeComputed", &r.PwdExpiry, &r.HasPwdExpiry},
+		{"accountExpires", &r.AccountExpires, nil},
+	}
+	for _, f := range ints {
+		s := e.GetAttributeValue(f.name)
+		if s == "" {
+			continue
+		}
+		v, err := parseInt64(f.name, s)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = v
+		if f.has != nil {
+			*f.has = true
+		}
+		r.Raw[f.name] = s
+	}
+	for _, f := range []struct {
+		name string
+		dst  *uint32
+		has  *bool
+	}{{"userAccountControl", &r.UAC, nil}, {"msDS-User-Account-Control-Computed", &r.UACComputed, &r.HasUACComputed}} {
+		s := e.GetAttributeValue(f.name)
+		if s == "" {
+			continue
+		}
+		v, err := parseInt64(f.name, s)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = uint32(v)
+		if f.has != nil {
+			*f.has = true
+		}
+		r.Raw[f.name] = uacString(uint32(v))
+	}
+	if s := e.GetAttributeValue("badPwdCount"); s != "" {
+		v, err := parseInt64("badPwdCount", s)
+		if err != nil {
+			return nil, err
+		}
+		r.BadPwdCount = int(max(0, min(v, 1<<16)))
+		r.Raw["badPwdCount"] = r.BadPwdCount
+	}
+	if s := e.GetAttributeValue("userWorkstations"); s != "" {
+		r.Raw["userWorkstations"] = s
+		for _, w := range strings.Split(s, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				r.Workstations = append(r.Workstations, w)
+			}
+		}
+	}
+	if vals := e.GetRawAttributeValues("logonHours"); len(vals) > 0 {
+		r.LogonHours, r.HasLogonHours = logonHours(vals[0]), true
+		r.Raw["logonHours"] = hex.EncodeToString(vals[0])
+	}
+	if b := e.GetRawAttributeValue("objectSid"); len(b) > 0 {
+		sid, err := smbcheck.SIDString(b)
+		if err != nil {
+			return nil, fmt.Errorf("objectSid: %w", err)
+		}
+		r.SID = sid
+		r.Raw["objectSid"] = sid
+	}
+	for _, b := range e.GetRawAttributeValues("tokenGroups") {
+		sid, err := smbcheck.SIDString(b)
+		if err != nil {
+			return nil, fmt.Errorf("tokenGroups: %w", err)
+		}
+		r.TokenGroups = append(r.TokenGroups, sid)
+	}
+	if len(r.TokenGroups) > 0 {
+		r.Raw["tokenGroups"] = r.TokenGroups
+	}
+	for _, name := range []string{"sAMAccountName", "userPrincipalName", "displayName", "msDS-ResultantPSO"} {
+		if s := e.GetAttributeValue(name); s != "" {
+			r.Raw[name] = s
+		}
+	}
+	if len(r.MemberOf) > 0 {
+		r.Raw["memberOf"] = r.MemberOf
+	}
+	return r, nil
+}
+
+// state is one reason an account cannot log on now.
+type state struct {
+	cause        smbcheck.Cause
+	summary, fix string
+}
+
+// judge turns an account's attributes into a cause, a dated summary and
+// fix, and the failure budget. It is pure: now and loc come from outside.
+func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, now time.Time, margin int, loc *time.Location) *User {
+	if loc == nil {
+		loc = time.UTC
+	}
+	who := r.SAM
+	if dom.NetBIOS != "" {
+		who = dom.NetBIOS + `\` + r.SAM
+	}
+	when := func(x time.Time) string { return fmtWhen(x, now, loc) }
+	day := func(x time.Time) string { return fmtDay(x, now, loc) }
+	u := &User{
+		Typed: t.Typed, Workstation: ws, Found: true, MatchedBy: how, DN: r.DN, SAM: r.SAM, UPN: r.UPN,
+		NetBIOSDomain: dom.NetBIOS, DNSDomain: dom.DNS, Enabled: r.UAC&uacAccountDisable == 0,
+		LockoutThreshold: pol.Threshold, Workstations: r.Workstations, Groups: groupNames(r.MemberOf),
+		Policy: pol.evidence(), Evidence: r.Raw,
+	}
+	if u.Workstations == nil {
+		u.Workstations = []string{}
+	}
+	if r.SID != "" {
+		u.SIDs = append(u.SIDs, r.SID)
+	}
+	for _, g := range r.TokenGroups {
+		if !slices.Contains(u.SIDs, g) {
+			u.SIDs = append(u.SIDs, g)
+		}
+	}
+	u.Evidence["matched_by"] = how
+	u.Evidence["policy"] = u.Policy
+
+	// Bad passwords as the DC counts them: the count restarts once the
+	// observation window has passed since the last bad password.
+	u.BadPwdCount = r.BadPwdCount
+	if r.BadPasswordTime > 0 {
+		bt := fileTime(r.BadPasswordTime)
+		u.LastBadPassword = &bt
+		if pol.Window > 0 && now.Sub(bt) >= pol.Window {
+			u.BadPwdCount = 0
+		}
+	}
+
+	var states []state
+
+	// Disabled.
+	if !u.Enabled {
+		states = append(states, state{smbcheck.CauseAccountDisabled,
+			fmt.Sprintf("%s is disabled (userAccountControl %s)", who, uacString(r.UAC)),
+			fmt.Sprintf("Enable %s in Active Directory Users and Computers (or Enable-ADAccount %s), then check the MFP's stored password.", r.SAM, r.SAM)})
+	}
+
+	// Locked out.
+	if r.LockoutTime > 0 {
+		since := fileTime(r.LockoutTime)
+		u.LockedSince = &since
+		var until *time.Time
+		if !pol.UntilUnlocked {
+			x := since.Add(pol.Duration)
+			until = &x
+		}
+		if r.HasUACComputed {
+			u.Locked = r.UACComputed&uacLockout != 0
+		} else {
+			u.Locked = until == nil || now.Before(*until)
+		}
+		if u.Locked {
+			u.LockedUntil = until
+			attempts := "too many bad passwords"
+			if r.BadPwdCount > 0 {
+				attempts = fmt.Sprintf("%d bad attempts", r.BadPwdCount)
+			}
+			sum := fmt.Sprintf("%s is locked out since %s after %s (threshold %d)", who, when(since), attempts, pol.Threshold)
+			wait := "wait for the lockout to expire"
+			if until != nil {
+				sum += ", unlocks " + when(*until)
+				wait = "wait until " + when(*until)
+			} else {
+				sum += "; it stays locked until an administrator unlocks it"
+				wait = "an administrator must unlock it"
+			}
+			states = append(states, state{smbcheck.CauseAccountLocked, sum,
+				fmt.Sprintf("Fix the password stored on the MFP first (Login Password in the address book): it keeps retrying the old one. Then unlock %s (Active Directory Users and Computers → Account → Unlock account, or Unlock-ADAccount %s) or %s.", r.SAM, r.SAM, wait)})
+		}
+	}
+
+	// Account expiry.
+	if r.AccountExpires != 0 && r.AccountExpires != fileTimeNever {
+		exp := fileTime(r.AccountExpires)
+		u.AccountExpires = &exp
+		if !now.Before(exp) {
+			states = append(states, state{smbcheck.CauseAccountExpired,
+				fmt.Sprintf("%s expired on %s (accountExpires)", who, day(exp)),
+				fmt.Sprintf("Extend or clear the expiry date of %s (Active Directory Users and Computers → Account → Account expires, or Set-ADAccountExpiration %s).", r.SAM, r.SAM)})
+		}
+	}
+
+	// Password: must change, expired, or when it will expire.
+	if r.PwdLastSet > 0 {
+		set := fileTime(r.PwdLastSet)
+		u.PasswordLastSet = &set
+	}
+	u.PasswordNeverExpires = r.UAC&(uacDontExpirePassword|uacSmartcardRequired) != 0
+	switch {
+	case r.HasPwdExpiry && r.PwdExpiry == fileTimeNever:
+		u.PasswordNeverExpires = true
+	case r.HasPwdExpiry && r.PwdExpiry > 0:
+		x := fileTime(r.PwdExpiry)
+		u.PasswordExpires = &x
+	case !r.HasPwdExpiry && !u.PasswordNeverExpires && r.PwdLastSet > 0 && !pol.PwdNeverExpire:
+		x := fileTime(r.PwdLastSet).Add(pol.MaxPwdAge)
+		u.PasswordExpires = &x
+	case !r.HasPwdExpiry && pol.PwdNeverExpire:
+		u.PasswordNeverExpires = true
+	}
+	if u.PasswordNeverExpires {
+		u.PasswordExpires = nil
+	}
+	u.MustChangePassword = r.PwdLastSet == 0 && !u.PasswordNeverExpires
+	expired := u.PasswordExpires != nil && !now.Before(*u.PasswordExpires)
+	if r.HasUACComputed && r.UACComputed&uacPasswordExpired != 0 && !u.MustChangePassword {
+		expired = true
+	}
+	switch {
+	case u.MustChangePassword:
+		states = append(states, state{smbcheck.CausePasswordMustChange,
+			fmt.Sprintf("%s must change its password at next logon (pwdLastSet=0), which an MFP cannot do", who),
+			fmt.Sprintf("Clear \"User must change password at next logon\" for %s (or set a new password without it) and enter the password on the MFP.", r.SAM)})
+	case expired:
+		sum := fmt.Sprintf("the password of %s expired", who)
+		if u.PasswordExpires != nil {
+			sum += " on " + day(*u.PasswordExpires)
+		}
+		if u.PasswordLastSet != nil {
+			sum += " (set " + day(*u.PasswordLastSet)
+			if !pol.PwdNeverExpire {
+				sum += fmt.Sprintf(", maximum age %s", fmtDays(pol.MaxPwdAge))
+			}
+			sum += ")"
+		}
+		states = append(states, state{smbcheck.CausePasswordExpired, sum,
+			fmt.Sprintf("Set a new password for %s and enter it on the MFP (Login Password); for a scan account consider a password that does not expire (a fine-grained password policy), and keep the MFP in step whenever it changes.", r.SAM)})
+	}
+
+	// Log on to (userWorkstations), compared with the NetBIOS name the MFP sends.
+	if len(r.Workstations) > 0 && !slices.ContainsFunc(r.Workstations, func(w string) bool { return strings.EqualFold(w, ws) }) {
+		list := strings.Join(r.Workstations, ", ")
+		states = append(states, state{smbcheck.CauseWorkstationRestricted,
+			fmt.Sprintf("%s may log on only to %s — the MFP sends %s", who, list, ws),
+			fmt.Sprintf("Add %s to the \"Log On To\" list of %s (Active Directory Users and Computers → Account → Log On To), or remove the restriction; %s is the NetBIOS name the MFP sends (its host name).", ws, r.SAM, ws)})
+	}
+
+	// Logon hours (UTC bitmap).
+	u.LogonHours = "all"
+	if r.HasLogonHours && r.LogonHours.valid() {
+		u.LogonHours = r.LogonHours.String()
+		if !r.LogonHours.allowed(now) {
+			sum := fmt.Sprintf("%s may not log on at this hour (%s %s); its logon hours allow ", who, now.In(loc).Format("Mon"), now.In(loc).Format("15:04"))
+			if next, ok := r.LogonHours.next(now); ok {
+				sum += u.LogonHours + "; next allowed " + next.In(loc).Format("Mon 2 Jan 15:04")
+			} else {
+				sum += "no hour at all"
+			}
+			states = append(states, state{smbcheck.CauseLogonHours, sum,
+				fmt.Sprintf("Widen the logon hours of %s (Active Directory Users and Computers → Account → Logon Hours) to cover scanning times.", r.SAM)})
+		}
+	} else if r.HasLogonHours {
+		u.Evidence["logonHours_note"] = fmt.Sprintf("%d bytes, want 21: not judged", len(r.LogonHours))
+	}
+
+	u.Budget = budget(pol.Threshold, u.BadPwdCount, margin, u.Locked)
+
+	// How the typed name found the account.
+	prefix := ""
+	switch how {
+	case "upn-prefix":
+		prefix = fmt.Sprintf("%q is not a sAMAccountName: it matched the UPN prefix of %s (%s). ", t.Typed, who, r.UPN)
+	case "implicit-upn":
+		prefix = fmt.Sprintf("%q matched %s as its implicit UPN (sAMAccountName@%s). ", t.Typed, who, dom.DNS)
+	}
+	if t.Form == "domain" && !t.domainPrefix(dom) {
+		u.Evidence["typed_domain_note"] = fmt.Sprintf("the typed prefix %q is not the domain %s (%s): a Windows server reads it as a local account of that computer", t.Prefix, dom.NetBIOS, dom.DNS)
+	}
+
+	if len(states) == 0 {
+		u.Cause, u.Causes = smbcheck.CauseOK, []smbcheck.Cause{smbcheck.CauseOK}
+		u.Summary = prefix + okSummary(u, who, now, day, pol)
+		u.Fix = "Nothing to fix in the account."
+		if u.PasswordExpires != nil && u.PasswordExpires.Sub(now) < 14*24*time.Hour {
+			u.Fix = fmt.Sprintf("Set a new password for %s before %s and enter it on the MFP at the same time.", r.SAM, day(*u.PasswordExpires))
+		}
+		return u
+	}
+	// Several states: the order is the one a Samba DC checks them in.
+	for _, s := range states {
+		u.Causes = append(u.Causes, s.cause)
+	}
+	u.Cause, u.Certain = states[0].cause, true
+	u.Summary = prefix + states[0].summary
+	if len(states) > 1 {
+		var also []string
+		for _, s := range states[1:] {
+			also = append(also, s.summary)
+		}
+		u.Summary += "; also " + strings.Join(also, "; ")
+	}
+	u.Fix = states[0].fix
+	return u
+}
+
+// budget is how many more failed logons a check may cause: the lockout
+// threshold less the bad passwords already counted less a safety margin, at
+// least 0; −1 when the domain has no lockout policy; 0 while locked.
+func budget(threshold, bad, margin int, locked bool) int {
+	switch {
+	case threshold <= 0:
+		return -1
+	case locked:
+		return 0
+	}
+	return max(0, threshold-bad-max(margin, 1))
+}
+
+func okSummary(u *User, who string, now time.Time, day func(time.Time) string, pol policy) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s can log on now", who)
+	if pol.Threshold > 0 {
+		fmt.Fprintf(&b, ": %d of %d bad attempts", u.BadPwdCount, pol.Threshold)
+	} else {
+		b.WriteString(": no lockout policy")
+	}
+	switch {
+	case u.PasswordNeverExpires:
+		b.WriteString(", password does not expire")
+	case u.PasswordExpires != nil:
+		fmt.Fprintf(&b, ", password expires %s", day(*u.PasswordExpires))
+		if left := u.PasswordExpires.Sub(now); left < 14*24*time.Hour {
+			fmt.Fprintf(&b, " (in %s: the MFP will fail then unless it gets the new one)", fmtDays(left))
+		}
+	}
+	if len(u.Workstations) > 0 {
+		fmt.Fprintf(&b, ", may log on only to %s (the MFP sends %s)", strings.Join(u.Workstations, ", "), u.Workstation)
+	}
+	if u.LogonHours != "all" {
+		fmt.Fprintf(&b, ", logon hours %s", u.LogonHours)
+	}
+	return b.String()
+}
+
+// groupNames turns memberOf DNs into their names, sorted.
+func groupNames(dns []string) []string {
+	out := []string{}
+	for _, dn := range dns {
+		name := dn
+		if p, err := ldap.ParseDN(dn); err == nil && len(p.RDNs) > 0 && len(p.RDNs[0].Attributes) > 0 {
+			name = p.RDNs[0].Attributes[0].Value
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fmtWhen shows a moment briefly: "09:12" today, "1 Dec 09:12" this year,
+// else with the year.
+func fmtWhen(t, now time.Time, loc *time.Location) string {
+	t, now = t.In(loc), now.In(loc)
+	switch {
+	case t.YearDay() == now.YearDay() && t.Year() == now.Year():
+		return t.Format("15:04")
+	case t.Year() == now.Year():
+		return t.Format("2 Jan 15:04")
+	}
+	return t.Format("2 Jan 2006 15:04")
+}
+
+// fmtDay shows a date: "12 Nov", with the year when it is not this year's.
+func fmtDay(t, now time.Time, loc *time.Location) string {
+	t, now = t.In(loc), now.In(loc)
+	if t.Year() == now.Year() {
+		return t.Format("2 Jan")
+	}
+	return t.Format("2 Jan 2006")
+}
+
+// fmtDays shows a long duration in days (or hours when under two days).
+func fmtDays(d time.Duration) string {
+	if d < 48*time.Hour {
+		return fmt.Sprintf("%d hours", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}

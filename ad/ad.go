@@ -1,0 +1,151 @@
+// Package ad answers what smbcheck asks Active Directory: the state of the
+// scan account (and why it cannot log on, since when, until when), the
+// domain's lockout policy turned into a failure budget, the account's SIDs
+// for judging a folder's ACL, and the target host's operating system.
+//
+// It reads AD over LDAP (go-ldap) with a read-only service account, over
+// LDAPS or StartTLS unless plain LDAP is explicitly allowed. Every call opens
+// its own connection, bound and closed within the caller's context.
+package ad
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// Config says how to reach and read the directory.
+type Config struct {
+	// URL of a DC: ldaps://dc1.example.com (port 636) or ldap://dc1 (port
+	// 389, upgraded with StartTLS). Empty: discover DCs from the DNS SRV
+	// record _ldap._tcp.<Domain> and use StartTLS on them.
+	URL string
+	// Domain is the DNS domain for SRV discovery (e.g. kyolab.test).
+	Domain string
+	// BindUser is the read-only service account: a UPN
+	// (svc@example.com), DOMAIN\user or a DN. Simple bind.
+	BindUser string
+	Password scanwarden.Secret
+	// CAFile is a PEM file of the CAs to trust for the DC's certificate;
+	// empty means the system's roots.
+	CAFile string
+	// AllowPlain allows ldap:// without StartTLS: the service account's
+	// password then crosses the network in clear. Off by default.
+	AllowPlain bool
+	// Timeout bounds one question (connect, bind, searches) when the
+	// caller's context has no earlier deadline. Default 10 s.
+	Timeout time.Duration
+	// Margin is the number of failed logons kept in reserve below the
+	// lockout threshold (at least 1; default 1).
+	Margin int
+	// Location is the time zone of dated summaries (default time.Local).
+	Location *time.Location
+	// Now overrides the clock (tests). By default the DC's own clock
+	// (RootDSE currentTime) is used, falling back to the local one.
+	Now func() time.Time
+	// Resolver looks up SRV records and reverse names (default net.DefaultResolver).
+	Resolver *net.Resolver
+	Logger   *slog.Logger
+}
+
+const (
+	defaultTimeout = 10 * time.Second
+	defaultMargin  = 1
+)
+
+// Validate names the first field that cannot be used.
+func (c *Config) Validate() error {
+	switch {
+	case c.URL == "" && c.Domain == "":
+		return errors.New("ad url: empty, and no domain to discover a DC from (give --ad-url or --ad-domain)")
+	case strings.TrimSpace(c.BindUser) == "":
+		return errors.New("ad bind user: empty (a read-only service account: UPN, DOMAIN\\user or DN)")
+	case c.Password.IsZero():
+		return errors.New("ad password: empty (the service account's password, from a file or SCANWARDEN_AD_PASSWORD)")
+	case c.Margin < 0:
+		return fmt.Errorf("ad margin %d: must be at least 1", c.Margin)
+	case c.Timeout < 0:
+		return fmt.Errorf("ad timeout %s: negative", c.Timeout)
+	}
+	if c.URL != "" {
+		u, err := url.Parse(c.URL)
+		if err != nil {
+			return fmt.Errorf("ad url %q: %w", c.URL, err)
+		}
+		switch {
+		case u.Scheme != "ldap" && u.Scheme != "ldaps":
+			return fmt.Errorf("ad url %q: scheme %q, want ldaps:// or ldap:// (StartTLS)", c.URL, u.Scheme)
+		case u.Hostname() == "":
+			return fmt.Errorf("ad url %q: no host", c.URL)
+		case u.Path != "" && u.Path != "/":
+			return fmt.Errorf("ad url %q: a path (base DN) is not used; the base comes from the DC's RootDSE", c.URL)
+		}
+	}
+	if strings.ContainsAny(c.Domain, " /\\") {
+		return fmt.Errorf("ad domain %q: not a DNS domain", c.Domain)
+	}
+	return nil
+}
+
+// Directory reads AD. It implements smbcheck.Directory.
+type Directory struct {
+	cfg   Config
+	roots *x509.CertPool // nil: system roots
+	log   *slog.Logger
+}
+
+var _ smbcheck.Directory = (*Directory)(nil)
+
+// New checks cfg, loads the CA file and returns a Directory. It does not
+// connect: each question does.
+func New(cfg Config) (*Directory, error) {
+	if cfg.Margin == 0 {
+		cfg.Margin = defaultMargin
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = defaultTimeout
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	d := &Directory{cfg: cfg, log: cfg.Logger}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	d.log = d.log.With("component", "ad")
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("ad ca file: %w", err)
+		}
+		d.roots = x509.NewCertPool()
+		if !d.roots.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ad ca file %s: no PEM certificate in it", cfg.CAFile)
+		}
+	}
+	if d.Plain() {
+		d.log.Warn("plain LDAP allowed: the service account's password crosses the network in clear", "url", cfg.URL)
+	}
+	return d, nil
+}
+
+// Plain reports whether the directory is read over unencrypted LDAP: only
+// when allowed, and never for an ldaps:// URL.
+func (d *Directory) Plain() bool {
+	return d.cfg.AllowPlain && !strings.HasPrefix(strings.ToLower(d.cfg.URL), "ldaps://")
+}
