@@ -7,26 +7,38 @@ package testlab
 import (
 	"net"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 )
 
 // Lab describes the running lab, from the variables `testlab/lab exec` exports.
 type Lab struct {
-	Dir           string // SCANWARDEN_LAB: the lab's state folder
-	DCIP          string // Samba AD DC
-	DCHost        string // its FQDN, e.g. dc1.kyolab.test
-	Realm         string // KYOLAB.TEST
-	Domain        string // NetBIOS domain, KYOLAB
-	DNSDomain     string // kyolab.test
-	Password      string // password of every lab account
-	AdminPassword string // Administrator's password
-	CA            string // PEM file of the lab CA that signed the DC's certificate
-	SMB1IP        string // SMB1-only standalone smbd
-	SMB2IP        string // SMB2+-only, NTLMv2-only standalone smbd
-	SignIP        string // signing-mandatory standalone smbd
-	GhostIP       string // nothing listens
-	TarpitIP      string // accepts TCP and never answers
+	Dir           string    // SCANWARDEN_LAB: the lab's state folder
+	DCIP          string    // Samba AD DC
+	DCHost        string    // its FQDN, e.g. dc1.kyolab.test
+	Realm         string    // KYOLAB.TEST
+	Domain        string    // NetBIOS domain, KYOLAB
+	DNSDomain     string    // kyolab.test
+	Password      string    // password of every lab account
+	AdminPassword string    // Administrator's password
+	CA            string    // PEM file of the lab CA that signed the DC's certificate
+	SMB1IP        string    // SMB1-only standalone smbd
+	SMB2IP        string    // SMB2+-only, NTLMv2-only standalone smbd
+	SignIP        string    // signing-mandatory standalone smbd
+	GhostIP       string    // nothing listens
+	TarpitIP      string    // accepts TCP and never answers
+	UpAt          time.Time // SWLAB_UP_AT: when `lab up` finished (erin's lockout ends 30 min later)
+}
+
+// LockoutLeft is how long erin stays locked out: the lab locks her at `lab up`
+// and the DC's 30-minute lockout duration unlocks her afterwards. A test that
+// needs her locked should skip when this is small (re-run `lab up`).
+func (l *Lab) LockoutLeft() time.Duration {
+	if l.UpAt.IsZero() {
+		return 0
+	}
+	return time.Until(l.UpAt.Add(30 * time.Minute))
 }
 
 // Getenv returns one lab variable (for peers a package adds to the lab, e.g.
@@ -67,6 +79,9 @@ func Load() (*Lab, string) {
 		SignIP:        os.Getenv("SWLAB_SIGN_IP"),
 		GhostIP:       os.Getenv("SWLAB_GHOST_IP"),
 		TarpitIP:      os.Getenv("SWLAB_TARPIT_IP"),
+	}
+	if s, err := strconv.ParseInt(os.Getenv("SWLAB_UP_AT"), 10, 64); err == nil {
+		l.UpAt = time.Unix(s, 0)
 	}
 	if l.DCIP == "" {
 		return nil, "SCANWARDEN_LAB is set but SWLAB_DC_IP is not: " + HowToRun
