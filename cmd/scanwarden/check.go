@@ -193,25 +193,6 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 	fmt.Fprintf(w, "fix: %s\n", v.Fix)
 }
 
-// parseInterspersed parses flags before and after positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
 // readPassword takes a secret from a file ("-": stdin), an environment
 // variable, or — with a warning — the command line.
 func readPassword(env environ, file, argv, envName string) (scanwarden.Secret, error) {

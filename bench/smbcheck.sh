@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Benchmark: N full `scanwarden check` runs against the lab's DC share versus
+# the equivalent smbclient sequence (list shares, cd to the folder, put a
+# canary, rm it), in the same run, alternating. Prints both medians and the
+# ratio (target: scanwarden <= 0.3 x smbclient).
+#
+#   sudo testlab/lab up && sudo testlab/lab exec bench/smbcheck.sh [N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n="${1:-30}"
+[ "$n" -ge 1 ] && [ "$n" -le 500 ] || { echo "N must be 1..500" >&2; exit 2; }
+: "${SWLAB_DC_HOST:?run inside the lab: sudo testlab/lab exec bench/smbcheck.sh}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/scanwarden" ./cmd/scanwarden
+printf '%s\n' "$SWLAB_PASSWORD" >"$work/pw"
+chmod 600 "$work/pw"
+head -c 65536 /dev/urandom >"$work/canary.tmp"
+auth="$work/auth"
+printf 'username = alice\npassword = %s\ndomain = %s\n' "$SWLAB_PASSWORD" "$SWLAB_DOMAIN" >"$auth"
+chmod 600 "$auth"
+host="$SWLAB_DC_HOST"
+
+now() { date +%s%N; }
+sw=() sc=()
+for i in $(seq "$n"); do
+	t0=$(now)
+	"$work/scanwarden" check "//$host/scans" --user "$SWLAB_DOMAIN\\alice" --password-file "$work/pw" \
+		--state-dir "$work/state" >/dev/null
+	t1=$(now)
+	smbclient -L "//$host" -A "$auth" >/dev/null 2>&1
+	smbclient "//$host/scans" -A "$auth" -c "lcd $work; put canary.tmp bench-canary-$i.tmp; rm bench-canary-$i.tmp" >/dev/null 2>&1
+	t2=$(now)
+	sw+=($(((t1 - t0) / 1000)))
+	sc+=($(((t2 - t1) / 1000)))
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+msw=$(median "${sw[@]}")
+msc=$(median "${sc[@]}")
+awk -v a="$msw" -v b="$msc" -v n="$n" 'BEGIN {
+	printf "runs: %d each, alternating, against %s\n", n, ENVIRON["SWLAB_DC_HOST"]
+	printf "scanwarden check (name, tcp, negotiate, session, tree, path, write): median %.1f ms\n", a/1000
+	printf "smbclient -L + put/rm canary:                                      median %.1f ms\n", b/1000
+	printf "ratio scanwarden/smbclient: %.2f (target <= 0.30)\n", a/b
+}'
