@@ -258,7 +258,7 @@ func lookupPlan(t typedName, dom *domainInfo) []attempt {
 func notFound(t typedName, ws string, dom *domainInfo, entries []*ldap.Entry, tried []string) *User {
 	u := &User{Typed: t.Typed, Workstation: ws, NetBIOSDomain: dom.NetBIOS, DNSDomain: dom.DNS,
 		Cause: smbcheck.CauseUnknownUser, Causes: []smbcheck.Cause{smbcheck.CauseUnknownUser}, Budget: -1,
-		Evidence: smbcheck.Evidence{}}
+		Workstations: []string{}, Groups: []string{}, SIDs: []string{}, Evidence: smbcheck.Evidence{}}
 	u.Policy = dom.Policy.evidence()
 	u.LockoutThreshold = dom.Policy.Threshold
 	switch {
@@ -435,7 +435,7 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 		Typed: t.Typed, Workstation: ws, Found: true, MatchedBy: how, DN: r.DN, SAM: r.SAM, UPN: r.UPN,
 		NetBIOSDomain: dom.NetBIOS, DNSDomain: dom.DNS, Enabled: r.UAC&uacAccountDisable == 0,
 		LockoutThreshold: pol.Threshold, Workstations: r.Workstations, Groups: groupNames(r.MemberOf),
-		Policy: pol.evidence(), Evidence: r.Raw,
+		SIDs: []string{}, Policy: pol.evidence(), Evidence: r.Raw,
 	}
 	if u.Workstations == nil {
 		u.Workstations = []string{}
@@ -595,7 +595,7 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 	prefix := ""
 	switch how {
 	case "upn-prefix":
-		prefix = fmt.Sprintf("%q is not a sAMAccountName: it matched the UPN prefix of %s (%s). ", t.Typed, who, r.UPN)
+		prefix = fmt.Sprintf("%q is not a sAMAccountName: it matched the UPN prefix of %s (%s), so the MFP must send %s or %s. ", t.Typed, who, r.UPN, r.UPN, who)
 	case "implicit-upn":
 		prefix = fmt.Sprintf("%q matched %s as its implicit UPN (sAMAccountName@%s). ", t.Typed, who, dom.DNS)
 	}

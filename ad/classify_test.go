@@ -1,0 +1,99 @@
+package ad
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/go-ldap/ldap/v3"
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// adBindError is a result 49 as AD and Samba word it.
+func adBindError(sub string) error {
+	return &ldap.Error{ResultCode: ldap.LDAPResultInvalidCredentials,
+		Err: fmt.Errorf("80090308: LdapErr: DSID-0C09041C, comment: AcceptSecurityContext error, data %s, v4563", sub)}
+}
+
+func TestBindCause(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want smbcheck.Cause
+		sub  string
+	}{
+		{"525 no such user", adBindError("525"), smbcheck.CauseUnknownUser, "525"},
+		{"52e wrong password", adBindError("52e"), smbcheck.CauseBadCredentials, "52e"},
+		{"530 logon hours", adBindError("530"), smbcheck.CauseLogonHours, "530"},
+		{"531 workstation", adBindError("531"), smbcheck.CauseWorkstationRestricted, "531"},
+		{"532 password expired", adBindError("532"), smbcheck.CausePasswordExpired, "532"},
+		{"533 disabled", adBindError("533"), smbcheck.CauseAccountDisabled, "533"},
+		{"701 account expired", adBindError("701"), smbcheck.CauseAccountExpired, "701"},
+		{"773 must change", adBindError("773"), smbcheck.CausePasswordMustChange, "773"},
+		{"775 locked", adBindError("775"), smbcheck.CauseAccountLocked, "775"},
+		{"upper-case hex", adBindError("52E"), smbcheck.CauseBadCredentials, "52e"},
+		{"unknown sub-code is a bad password", adBindError("568"), smbcheck.CauseBadCredentials, "568"},
+		{"49 without a sub-code (OpenLDAP style)", &ldap.Error{ResultCode: 49, Err: errors.New("invalid credentials")}, smbcheck.CauseBadCredentials, ""},
+		{"wrapped", fmt.Errorf("bind: %w", adBindError("775")), smbcheck.CauseAccountLocked, "775"},
+		{"not a bind result", &ldap.Error{ResultCode: ldap.LDAPResultUnwillingToPerform, Err: errors.New("no")}, smbcheck.CauseUnknown, ""},
+		{"a word containing data is not a sub-code", &ldap.Error{ResultCode: 49, Err: errors.New("metadata 775x")}, smbcheck.CauseBadCredentials, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, sub := BindCause(tc.err)
+			if c != tc.want || sub != tc.sub {
+				t.Errorf("BindCause = %s, %q; want %s, %q", c, sub, tc.want, tc.sub)
+			}
+			if !c.Valid() {
+				t.Errorf("cause %q is not in the vocabulary", c)
+			}
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want smbcheck.Cause
+	}{
+		{"nil", nil, smbcheck.CauseOK},
+		{"deadline", fmt.Errorf("search: %w", context.DeadlineExceeded), smbcheck.CauseTimeout},
+		{"dial refused", fmt.Errorf("connect to DC: %w", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}), smbcheck.CauseHostUnreachable},
+		{"dns", &net.DNSError{Err: "no such host", Name: "dc9.kyolab.test", IsNotFound: true}, smbcheck.CauseNameUnresolved},
+		{"dns timeout", &net.DNSError{Err: "timeout", Name: "x", IsTimeout: true}, smbcheck.CauseTimeout},
+		{"bind error", newBindError("dc:636", "svc", adBindError("533")), smbcheck.CauseAccountDisabled},
+		{"ldap network", &ldap.Error{ResultCode: ldap.ErrorNetwork, Err: errors.New("closed")}, smbcheck.CauseHostUnreachable},
+		{"ldap 49 unwrapped", adBindError("701"), smbcheck.CauseAccountExpired},
+		{"tls", fmt.Errorf("TLS: %w", x509.UnknownAuthorityError{}), smbcheck.CauseUnknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Classify(tc.err); got != tc.want {
+				t.Errorf("Classify(%v) = %s, want %s", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBindErrorText(t *testing.T) {
+	be := newBindError("10.77.0.10:636", "svc@kyolab.test", adBindError("775"))
+	msg := be.Error()
+	for _, want := range []string{"svc@kyolab.test", "10.77.0.10:636", "49", "data 775", "account locked out", "account-locked", "unlock"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+	var le *ldap.Error
+	if !errors.As(be, &le) || be.Code != 49 || be.SubCode != "775" {
+		t.Errorf("BindError does not keep the LDAP error: %+v", be)
+	}
+	strong := newBindError("dc:389", "svc", &ldap.Error{ResultCode: ldap.LDAPResultStrongAuthRequired, Err: errors.New("BindSimple: Transport encryption required.")})
+	if !strings.Contains(strong.Error(), "TLS") {
+		t.Errorf("strong auth hint missing: %s", strong)
+	}
+}
