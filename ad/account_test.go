@@ -119,7 +119,7 @@ func TestJudge(t *testing.T) {
 			},
 			cause: smbcheck.CauseAccountLocked, certain: true, budget: 0, summary: []string{"unlocks 09:50"}},
 		{name: "the DC's computed flag wins over lockoutTime",
-			mod: func(r *record, _ *policy) { r.LockoutTime = ft(tNow.Add(-time.Minute)) },
+			mod:   func(r *record, _ *policy) { r.LockoutTime = ft(tNow.Add(-time.Minute)) },
 			cause: smbcheck.CauseOK, budget: 2},
 		{name: "must change password",
 			mod: func(r *record, _ *policy) {
@@ -155,7 +155,7 @@ func TestJudge(t *testing.T) {
 			},
 			cause: smbcheck.CausePasswordExpired, certain: true, budget: 2, summary: []string{"expired on 12 Nov"}},
 		{name: "password expiring soon",
-			mod: func(r *record, _ *policy) { r.PwdExpiry = ft(tNow.Add(3*24*time.Hour + time.Hour)) },
+			mod:   func(r *record, _ *policy) { r.PwdExpiry = ft(tNow.Add(3*24*time.Hour + time.Hour)) },
 			cause: smbcheck.CauseOK, budget: 2,
 			summary: []string{"password expires 20 Nov (in 3 days"}, fix: []string{"before 20 Nov"}},
 		{name: "account expired",

@@ -149,3 +149,24 @@ func New(cfg Config) (*Directory, error) {
 func (d *Directory) Plain() bool {
 	return d.cfg.AllowPlain && !strings.HasPrefix(strings.ToLower(d.cfg.URL), "ldaps://")
 }
+
+// DNSDomain is the domain's DNS name as far as it is known without asking
+// the DC: the configured domain, else the DC's name less its first label
+// (dc1.kyolab.test → kyolab.test), else "".
+func (d *Directory) DNSDomain() string {
+	if d.cfg.Domain != "" {
+		return strings.ToLower(d.cfg.Domain)
+	}
+	u, err := url.Parse(d.cfg.URL)
+	if err != nil || net.ParseIP(u.Hostname()) != nil {
+		return ""
+	}
+	if _, rest, ok := strings.Cut(u.Hostname(), "."); ok && rest != "" {
+		return strings.ToLower(rest)
+	}
+	return ""
+}
+
+// Close releases the directory. Each question has its own connection, so
+// there is nothing to end; it exists for the caller's defer.
+func (d *Directory) Close() error { return nil }

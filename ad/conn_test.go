@@ -256,3 +256,23 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("missing CA file: %v", err)
 	}
 }
+
+func TestDNSDomain(t *testing.T) {
+	tests := []struct{ url, domain, want string }{
+		{"ldaps://dc1.kyolab.test", "", "kyolab.test"},
+		{"ldap://DC1.KyoLab.Test:389", "", "kyolab.test"},
+		{"ldaps://10.77.0.10", "", ""},
+		{"ldaps://dc1", "", ""},
+		{"ldaps://10.77.0.10", "KYOLAB.TEST", "kyolab.test"},
+		{"", "kyolab.test", "kyolab.test"},
+	}
+	for _, tc := range tests {
+		d, err := New(Config{URL: tc.url, Domain: tc.domain, BindUser: "svc", Password: scanwarden.NewSecret("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.DNSDomain(); got != tc.want {
+			t.Errorf("DNSDomain(%q, %q) = %q, want %q", tc.url, tc.domain, got, tc.want)
+		}
+	}
+}

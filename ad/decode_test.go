@@ -31,7 +31,7 @@ func TestInterval(t *testing.T) {
 		want    time.Duration
 		forever bool
 	}{
-		{-18000000000, 30 * time.Minute, false},    // lockoutDuration 30 min
+		{-18000000000, 30 * time.Minute, false},   // lockoutDuration 30 min
 		{-25920000000000, 720 * time.Hour, false}, // maxPwdAge 30 days
 		{0, 0, false},
 		{math.MinInt64, 0, true},

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+const adUsage = `usage:
+  scanwarden ad user NAME [--workstation MFP] [--json] [AD flags]
+  scanwarden ad host NAME [--json] [AD flags]
+
+user: reads the account a user name typed on the MFP refers to (user,
+DOMAIN\user, user@upn, .\user, HOST\user) and says whether it can log on now
+from the MFP, and if not why and since when: disabled, locked (until when),
+password expired or must change, account expired, "log on to" list, logon
+hours, or no such account (unknown-user). Also the failure budget a check
+may spend before the domain would lock the account.
+Exit status: 0 the account can log on now, 1 it cannot (or does not exist),
+2 the directory could not be read.
+
+host: reads the computer object of the scan target and warns about its
+operating system (a Windows client edition: 20 inbound sessions; Windows 11
+24H2: signing required, no guest logons).
+Exit status: 0 found without warnings, 1 not found or with warnings, 2 the
+directory could not be read.
+
+The service account's password comes from --ad-password-file FILE ("-" for
+stdin) or SCANWARDEN_AD_PASSWORD.
+
+flags:
+`
+
+func runAD(ctx context.Context, env environ, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.stderr, adUsage)
+		return exitUsage
+	}
+	sub := args[0]
+	switch sub {
+	case "user", "host":
+	case "-h", "--help", "help":
+		fmt.Fprint(env.stdout, adUsage)
+		return exitOK
+	default:
+		fmt.Fprintf(env.stderr, "scanwarden ad: unknown subcommand %q\n\n%s", sub, adUsage)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("ad "+sub, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	adf := registerADFlags(fs)
+	asJSON := fs.Bool("json", false, "print the answer as JSON")
+	var workstation *string
+	if sub == "user" {
+		workstation = fs.String("workstation", "", "NetBIOS name the MFP sends (its host name), judged against the account's \"log on to\" list (default "+smbcheck.DefaultWorkstation+")")
+	}
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, adUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err == nil && len(pos) != 1 {
+		err = fmt.Errorf("want exactly one NAME")
+	}
+	if err == nil && !adf.configured() {
+		err = errors.New("no directory: give --ad-url URL or --ad-domain DOMAIN, and --ad-bind-user")
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden ad %s: %v\n", sub, err)
+		return exitUsage
+	}
+	dir, err := adf.open(ctx, env)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden ad %s: %v\n", sub, err)
+		return exitUsage
+	}
+	defer dir.Close()
+
+	var answer any
+	code := exitOK
+	if sub == "user" {
+		u, err := dir.User(ctx, pos[0], *workstation)
+		if err != nil {
+			return adFailed(env, sub, err)
+		}
+		answer = u
+		if u.Cause != smbcheck.CauseOK {
+			code = exitFinding
+		}
+		if !*asJSON {
+			printADUser(env.stdout, u)
+		}
+	} else {
+		c, err := dir.Computer(ctx, pos[0])
+		if err != nil {
+			return adFailed(env, sub, err)
+		}
+		answer = c
+		if !c.Found || len(c.Warnings) > 0 {
+			code = exitFinding
+		}
+		if !*asJSON {
+			printADHost(env.stdout, c)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(answer); err != nil {
+			fmt.Fprintf(env.stderr, "scanwarden ad %s: %v\n", sub, err)
+			return exitUsage
+		}
+	}
+	return code
+}
+
+// adFailed reports a directory that could not be read: exit 2.
+func adFailed(env environ, sub string, err error) int {
+	fmt.Fprintf(env.stderr, "scanwarden ad %s: %v [%s]\n", sub, err, ad.Classify(err))
+	return exitUsage
+}
+
+// adFlags are the Active Directory flags, shared by `ad` and `check`.
+type adFlags struct {
+	url, domain, bindUser string
+	passwordFile, caFile  string
+	insecurePlain         bool
+	timeout               time.Duration
+	margin                int
+}
+
+// registerADFlags adds the --ad-* flags to fs.
+func registerADFlags(fs *flag.FlagSet) *adFlags {
+	f := &adFlags{}
+	fs.StringVar(&f.url, "ad-url", "", "a domain controller: ldaps://HOST (port 636) or ldap://HOST (389, with StartTLS)")
+	fs.StringVar(&f.domain, "ad-domain", "", "the AD DNS domain, to find a DC by DNS SRV _ldap._tcp.DOMAIN when --ad-url is not given")
+	fs.StringVar(&f.bindUser, "ad-bind-user", "", "read-only service account: user@domain (UPN), DOMAIN\\user or a DN")
+	fs.StringVar(&f.passwordFile, "ad-password-file", "", "file holding the service account's password (first line; - for stdin); else SCANWARDEN_AD_PASSWORD")
+	fs.StringVar(&f.caFile, "ad-ca", "", "PEM file of the CA(s) that signed the DC's certificate (default: the system's roots)")
+	fs.BoolVar(&f.insecurePlain, "ad-insecure-plain", false, "allow ldap:// without StartTLS: the service account's password crosses the network in clear")
+	fs.DurationVar(&f.timeout, "ad-timeout", 10*time.Second, "time limit of one directory question")
+	fs.IntVar(&f.margin, "ad-margin", 1, "failed logons kept in reserve below the lockout threshold (at least 1)")
+	return f
+}
+
+// configured reports whether any directory flag was given.
+func (f *adFlags) configured() bool {
+	return f.url != "" || f.domain != "" || f.bindUser != ""
+}
+
+// open builds the directory from the flags. It does not connect: a DC
+// that is down shows in the answer (or the check's ad step), not here.
+func (f *adFlags) open(_ context.Context, env environ) (*ad.Directory, error) {
+	if f.margin < 1 {
+		return nil, fmt.Errorf("--ad-margin %d: must be at least 1", f.margin)
+	}
+	pw, err := readADPassword(env, f.passwordFile)
+	if err != nil {
+		return nil, err
+	}
+	d, err := ad.New(ad.Config{
+		URL: f.url, Domain: f.domain, BindUser: f.bindUser, Password: pw, CAFile: f.caFile,
+		AllowPlain: f.insecurePlain, Timeout: f.timeout, Margin: f.margin,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if d.Plain() {
+		fmt.Fprintln(env.stderr, "warning: plain LDAP (--ad-insecure-plain): the service account's password crosses the network in clear; prefer ldaps:// or StartTLS")
+	}
+	return d, nil
+}
+
+const adPasswordEnv = "SCANWARDEN_AD_PASSWORD"
+
+// readADPassword takes the service account's password from a file ("-":
+// stdin) or SCANWARDEN_AD_PASSWORD.
+func readADPassword(env environ, file string) (scanwarden.Secret, error) {
+	if file == "" {
+		if v := env.getenv(adPasswordEnv); v != "" {
+			return scanwarden.NewSecret(v), nil
+		}
+		return scanwarden.Secret{}, fmt.Errorf("no service account password: give --ad-password-file FILE or set %s", adPasswordEnv)
+	}
+	var b []byte
+	var err error
+	if file == "-" {
+		b, err = io.ReadAll(io.LimitReader(env.stdin, 64<<10))
+	} else {
+		b, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return scanwarden.Secret{}, fmt.Errorf("--ad-password-file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimSuffix(line, "\r")
+	if line == "" {
+		return scanwarden.Secret{}, fmt.Errorf("--ad-password-file %s: empty first line", file)
+	}
+	return scanwarden.NewSecret(line), nil
+}
+
+func printADUser(w io.Writer, u *ad.User) {
+	name := u.Typed
+	if u.Found {
+		name = u.NetBIOSDomain + `\` + u.SAM
+		if u.UPN != "" {
+			name += " (" + u.UPN + ")"
+		}
+	}
+	fmt.Fprintf(w, "%s: %s\n  %s\n", name, u.Cause, u.Summary)
+	if u.Found {
+		yn := func(b bool) string {
+			if b {
+				return "yes"
+			}
+			return "no"
+		}
+		budget := fmt.Sprint(u.Budget)
+		if u.Budget < 0 {
+			budget = "no lockout policy"
+		}
+		fmt.Fprintf(w, "  enabled %s, locked %s, bad passwords %d of %d, failure budget %s\n",
+			yn(u.Enabled), yn(u.Locked), u.BadPwdCount, u.LockoutThreshold, budget)
+		if u.LockedUntil != nil {
+			fmt.Fprintf(w, "  locked until %s\n", u.LockedUntil.Local().Format("2 Jan 2006 15:04"))
+		}
+		switch {
+		case u.MustChangePassword:
+			fmt.Fprintln(w, "  password: must change at next logon")
+		case u.PasswordNeverExpires:
+			fmt.Fprintln(w, "  password: does not expire")
+		case u.PasswordExpires != nil:
+			fmt.Fprintf(w, "  password expires %s\n", u.PasswordExpires.Local().Format("2 Jan 2006 15:04"))
+		}
+		ws := "any"
+		if len(u.Workstations) > 0 {
+			ws = strings.Join(u.Workstations, ", ")
+		}
+		fmt.Fprintf(w, "  log on to: %s (the MFP sends %s); logon hours: %s\n", ws, u.Workstation, u.LogonHours)
+		if len(u.Groups) > 0 {
+			fmt.Fprintf(w, "  groups: %s\n", strings.Join(u.Groups, ", "))
+		}
+	}
+	fmt.Fprintf(w, "fix: %s\n", u.Fix)
+}
+
+func printADHost(w io.Writer, c *ad.Computer) {
+	fmt.Fprintf(w, "%s: %s\n", c.Name, c.Summary)
+	for _, x := range c.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", x)
+	}
+}
