@@ -6,9 +6,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/go-ldap/ldap/v3"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -155,7 +157,7 @@ func (e *BindError) hint() string {
 	case e.Cause == smbcheck.CauseOK || e.Cause == smbcheck.CauseUnknown:
 		return ""
 	}
-	return "the service account itself cannot log on: " + e.Cause.Info().Fix
+	return "the service account itself cannot log on (" + string(e.Cause) + "): fix it in Active Directory, or give another read-only account"
 }
 
 func newBindError(server, user string, err error) *BindError {
@@ -198,6 +200,8 @@ func tlsHint(err error, host, caFile string) error {
 		return &hintError{err, "the DC's certificate is expired, not yet valid or not for server authentication"}
 	case errors.As(err, &record):
 		return &hintError{err, "the DC does not speak TLS on this port: ldaps:// is port 636, ldap:// (StartTLS) port 389"}
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF):
+		return &hintError{err, "the DC closed the connection during the TLS handshake: on this port it may not speak TLS (ldaps:// is port 636, ldap:// with StartTLS port 389)"}
 	}
 	return err
 }

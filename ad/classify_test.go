@@ -83,7 +83,7 @@ func TestClassify(t *testing.T) {
 func TestBindErrorText(t *testing.T) {
 	be := newBindError("10.77.0.10:636", "svc@kyolab.test", adBindError("775"))
 	msg := be.Error()
-	for _, want := range []string{"svc@kyolab.test", "10.77.0.10:636", "49", "data 775", "account locked out", "account-locked", "unlock"} {
+	for _, want := range []string{"svc@kyolab.test", "10.77.0.10:636", "49", "data 775", "account locked out", "account-locked", "service account itself cannot log on"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("%q lacks %q", msg, want)
 		}
