@@ -599,7 +599,10 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 	case "implicit-upn":
 		prefix = fmt.Sprintf("%q matched %s as its implicit UPN (sAMAccountName@%s). ", t.Typed, who, dom.DNS)
 	}
-	if t.Form == "domain" && !t.domainPrefix(dom) {
+	switch {
+	case t.Form == "local":
+		u.Evidence["typed_domain_note"] = fmt.Sprintf(`".\" names a local account of the target server; the domain account %s of the same name was judged`, who)
+	case t.Form == "domain" && !t.domainPrefix(dom):
 		u.Evidence["typed_domain_note"] = fmt.Sprintf("the typed prefix %q is not the domain %s (%s): a Windows server reads it as a local account of that computer", t.Prefix, dom.NetBIOS, dom.DNS)
 	}
 

@@ -96,7 +96,8 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Directory reads AD. It implements smbcheck.Directory.
+// Directory reads AD. It implements smbcheck.Directory and is safe for
+// concurrent use: it holds no connection between questions.
 type Directory struct {
 	cfg   Config
 	roots *x509.CertPool // nil: system roots

@@ -2,11 +2,13 @@ package ad
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-ldap/ldap/v3"
@@ -95,5 +97,35 @@ func TestBindErrorText(t *testing.T) {
 	strong := newBindError("dc:389", "svc", &ldap.Error{ResultCode: ldap.LDAPResultStrongAuthRequired, Err: errors.New("BindSimple: Transport encryption required.")})
 	if !strings.Contains(strong.Error(), "TLS") {
 		t.Errorf("strong auth hint missing: %s", strong)
+	}
+}
+
+func TestTLSHint(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		ca   string
+		want string
+	}{
+		{"unknown CA, file", x509.UnknownAuthorityError{}, "/etc/lab-ca.pem", "not signed by a CA in /etc/lab-ca.pem: give the CA that issued it with --ad-ca"},
+		{"unknown CA, system", x509.UnknownAuthorityError{}, "", "not signed by a CA in the system's roots"},
+		{"hostname", x509.HostnameError{Certificate: &x509.Certificate{}, Host: "10.77.0.99"}, "", "does not name dc9.kyolab.test"},
+		{"expired", x509.CertificateInvalidError{Reason: x509.Expired}, "", "expired"},
+		{"not TLS", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, "", "ldaps:// is port 636"},
+		{"reset", &net.OpError{Op: "read", Err: syscall.ECONNRESET}, "", "closed the connection during the TLS handshake"},
+		{"other", errors.New("boom"), "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := fmt.Errorf("handshake: %w", tc.err)
+			got := tlsHint(in, "dc9.kyolab.test", tc.ca)
+			h, ok := got.(*hintError)
+			switch {
+			case tc.want == "" && ok:
+				t.Errorf("hint for %v: %v", tc.err, got)
+			case tc.want != "" && (!ok || h.Unwrap() != in || !strings.Contains(got.Error(), tc.want)):
+				t.Errorf("tlsHint = %q, want %q with the error kept", got, tc.want)
+			}
+		})
 	}
 }
