@@ -280,10 +280,11 @@ type MailListener struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	srv *smtp.Server
-	ln  net.Listener
-	wg  sync.WaitGroup
-	sem chan struct{}
+	srv    *smtp.Server
+	ln     net.Listener
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	sem    chan struct{}
 
 	mu                     sync.Mutex
 	messages, bad, events  int
@@ -322,6 +323,7 @@ func (m *MailListener) Open(ctx context.Context) error {
 		return fmt.Errorf("mail listener: listen %s: %w", m.cfg.Addr, err)
 	}
 	m.ln = ln
+	ctx, m.cancel = context.WithCancel(ctx)
 	srv := smtp.NewServer(&mailBackend{m: m, ctx: ctx})
 	srv.Domain = m.cfg.Domain
 	srv.ReadTimeout = m.cfg.Timeout
@@ -353,6 +355,7 @@ func (m *MailListener) Close() error {
 	if m.srv == nil {
 		return nil
 	}
+	m.cancel()
 	err := m.srv.Close()
 	m.wg.Wait()
 	m.srv = nil
