@@ -147,7 +147,7 @@ func TestRulesMatch(t *testing.T) {
 		{SourceMail, "", "Result: OK", ""},
 		{SourceAlert, oidPrtAlertDescription, "Toner is low. (K)", ""},
 		{SourceAlert, oidPrtAlertDescription, "Replace the toner. 1101 pages left", ""}, // no send/error word
-		{SourceConsole, oidPrtConsoleDisplayText, "Error 7990", ""},                    // not in the code book
+		{SourceConsole, oidPrtConsoleDisplayText, "Error 7990", ""},                     // not in the code book
 		{SourceConsole, oidPrtConsoleDisplayText, "Ready to print. 2025", ""},
 		{SourceJob, oidJmAttrValueAsOctets + ".1.58.6.1", "1102", "1102"},
 		{SourceConsole, oidPrtConsoleDisplayText, "1102", ""}, // bare number only counts in a failed job
