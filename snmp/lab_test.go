@@ -1,0 +1,51 @@
+package snmp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/testlab"
+)
+
+// TestLabSNMP runs against the lab's snmpsim (10.77.0.40) and v3 snmpd
+// (10.77.0.41), started by testlab/snmp.sh; skipped when the lab is not up.
+func TestLabSNMP(t *testing.T) {
+	lab := testlab.Require(t)
+	simIP, d3IP := lab.Getenv("SWLAB_SNMPSIM_IP"), lab.Getenv("SWLAB_SNMPD_IP")
+	if simIP == "" || d3IP == "" {
+		t.Skip("lab is up but testlab/snmp.sh did not export SWLAB_SNMPSIM_IP/SWLAB_SNMPD_IP")
+	}
+	rules := DefaultRules(DefaultCodeBook())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for community, code := range map[string]string{"kyocera-idle": "", "kyocera-job1102": "1102", "kyocera-console1102": "1102", "kyocera-toner": ""} {
+		r, err := Probe(ctx, Target{Host: simIP, Community: NewSecret(community)}, rules, ProbeOptions{})
+		if err != nil || !r.Answered || !r.Kyocera {
+			t.Errorf("%s: %+v %v", community, r, err)
+			continue
+		}
+		got := ""
+		for _, f := range r.SendFailures {
+			got = f.Code
+		}
+		if got != code {
+			t.Errorf("%s: send failure %q, want %q", community, got, code)
+		}
+	}
+	v3 := Target{Host: d3IP, Version: V3, V3: &V3Auth{
+		User: lab.Getenv("SWLAB_SNMP_V3_USER"), AuthProto: lab.Getenv("SWLAB_SNMP_V3_AUTH_PROTO"), PrivProto: lab.Getenv("SWLAB_SNMP_V3_PRIV_PROTO"),
+		AuthPass: NewSecret(lab.Getenv("SWLAB_SNMP_V3_AUTH")), PrivPass: NewSecret(lab.Getenv("SWLAB_SNMP_V3_PRIV")),
+	}}
+	r, err := Probe(ctx, v3, rules, ProbeOptions{})
+	if err != nil || !r.Answered || r.SysName != "snmpd3" {
+		t.Errorf("v3 authPriv: %+v %v", r, err)
+	}
+	// The poller across the lab: one status cycle.
+	p, _ := NewPoller(PollerConfig{Workers: 4}, rules, NewMemorySink(0, 0), nil)
+	p.SetTargets([]Target{{Host: simIP, Community: NewSecret("kyocera-job1102")}, v3})
+	st, err := p.Cycle(ctx)
+	if err != nil || st.Answered != 2 || st.NewEvents != 1 {
+		t.Errorf("lab cycle: %+v %v", st, err)
+	}
+}
