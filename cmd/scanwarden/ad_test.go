@@ -12,13 +12,18 @@ import (
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
+type adResult struct {
+	code           int
+	stdout, stderr string
+}
+
 // runADCLI runs `scanwarden ad ARGS` with its own environment variables.
-func runADCLI(t *testing.T, vars map[string]string, args ...string) result {
+func runADCLI(t *testing.T, vars map[string]string, args ...string) adResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := environ{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }}
 	code := runAD(context.Background(), env, args)
-	return result{code, out.String(), errb.String()}
+	return adResult{code, out.String(), errb.String()}
 }
 
 func TestADBadArguments(t *testing.T) {
@@ -63,7 +68,7 @@ func TestADLab(t *testing.T) {
 	lab := testlab.Require(t)
 	vars := map[string]string{adPasswordEnv: lab.Password}
 	conn := []string{"--ad-url", "ldaps://" + lab.DCIP, "--ad-bind-user", "ldapreader@" + lab.DNSDomain, "--ad-ca", lab.CA}
-	user := func(name string, extra ...string) (result, map[string]any) {
+	user := func(name string, extra ...string) (adResult, map[string]any) {
 		t.Helper()
 		r := runADCLI(t, vars, append(append([]string{"user", name, "--json"}, conn...), extra...)...)
 		var m map[string]any
