@@ -2,6 +2,7 @@ package snmp
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,11 +17,19 @@ func TestLabSNMP(t *testing.T) {
 	if simIP == "" || d3IP == "" {
 		t.Skip("lab is up but testlab/snmp.sh did not export SWLAB_SNMPSIM_IP/SWLAB_SNMPD_IP")
 	}
+	var port uint16 = DefaultPort
+	if p := lab.Getenv("SWLAB_SNMP_PORT"); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			t.Fatalf("SWLAB_SNMP_PORT=%q", p)
+		}
+		port = uint16(n)
+	}
 	rules := DefaultRules(DefaultCodeBook())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for community, code := range map[string]string{"kyocera-idle": "", "kyocera-job1102": "1102", "kyocera-console1102": "1102", "kyocera-toner": ""} {
-		r, err := Probe(ctx, Target{Host: simIP, Community: NewSecret(community)}, rules, ProbeOptions{})
+		r, err := Probe(ctx, Target{Host: simIP, Port: port, Community: NewSecret(community)}, rules, ProbeOptions{})
 		if err != nil || !r.Answered || !r.Kyocera {
 			t.Errorf("%s: %+v %v", community, r, err)
 			continue
@@ -33,7 +42,7 @@ func TestLabSNMP(t *testing.T) {
 			t.Errorf("%s: send failure %q, want %q", community, got, code)
 		}
 	}
-	v3 := Target{Host: d3IP, Version: V3, V3: &V3Auth{
+	v3 := Target{Host: d3IP, Port: port, Version: V3, V3: &V3Auth{
 		User: lab.Getenv("SWLAB_SNMP_V3_USER"), AuthProto: lab.Getenv("SWLAB_SNMP_V3_AUTH_PROTO"), PrivProto: lab.Getenv("SWLAB_SNMP_V3_PRIV_PROTO"),
 		AuthPass: NewSecret(lab.Getenv("SWLAB_SNMP_V3_AUTH")), PrivPass: NewSecret(lab.Getenv("SWLAB_SNMP_V3_PRIV")),
 	}}
@@ -43,7 +52,7 @@ func TestLabSNMP(t *testing.T) {
 	}
 	// The poller across the lab: one status cycle.
 	p, _ := NewPoller(PollerConfig{Workers: 4}, rules, NewMemorySink(0, 0), nil)
-	p.SetTargets([]Target{{Host: simIP, Community: NewSecret("kyocera-job1102")}, v3})
+	p.SetTargets([]Target{{Host: simIP, Port: port, Community: NewSecret("kyocera-job1102")}, v3})
 	st, err := p.Cycle(ctx)
 	if err != nil || st.Answered != 2 || st.NewEvents != 1 {
 		t.Errorf("lab cycle: %+v %v", st, err)

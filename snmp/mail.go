@@ -160,6 +160,9 @@ func collectText(ctype, cte string, body io.Reader, out *[][]byte, depth int) er
 type newlineStripper struct{ r io.Reader }
 
 func (n newlineStripper) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	for {
 		k, err := n.r.Read(p)
 		j := 0
