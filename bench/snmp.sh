@@ -38,11 +38,16 @@ mkdir -p "$work/cache"
 	echo "--cache-dir=$work/cache"
 	echo "--logging-method=null"
 	for ((i = 0; i < count; i++)); do echo "--agent-udpv4-endpoint=127.0.0.1:$((base + i))"; done
-	if [ "$(id -u)" = 0 ]; then echo "--process-user=nobody"; echo "--process-group=nogroup"; fi
 } >"$work/args"
-[ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$work/cache"
+# As root snmpsimd must drop privileges (these must be on the command line:
+# it checks them before reading --args-from-file).
+drop=()
+if [ "$(id -u)" = 0 ]; then
+	chown -R nobody:nogroup "$work/cache"
+	drop=(--process-user=nobody --process-group=nogroup)
+fi
 t0=$(date +%s.%N)
-snmpsimd --args-from-file="$work/args" </dev/null >"$work/snmpsimd.log" 2>&1 &
+snmpsimd "${drop[@]}" --args-from-file="$work/args" </dev/null >"$work/snmpsimd.log" 2>&1 &
 simpid=$!
 last=$((base + count - 1))
 for _ in $(seq 1 150); do # at most 30 s
