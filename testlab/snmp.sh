@@ -27,9 +27,12 @@ v3user=swlab-v3
 
 log() { echo "snmp.sh: $*" >&2; }
 
-inns() {
-	if [ -n "$SWLAB_NS_SRV" ]; then ip netns exec "$SWLAB_NS_SRV" "$@"; else "$@"; fi
-}
+# ns is the command prefix that runs inside the server namespace. It is an
+# array, not a function, so that `"${ns[@]}" daemon &` leaves $! = the
+# daemon's pid (ip netns exec execs it).
+ns=()
+if [ -n "$SWLAB_NS_SRV" ]; then ns=(ip netns exec "$SWLAB_NS_SRV"); fi
+inns() { "${ns[@]}" "$@"; }
 
 stop_pidfile() { # FILE NAME
 	local f=$1 pid
@@ -63,7 +66,7 @@ up() {
 	mkdir -p "$simdir/cache"
 	chown -R nobody:nogroup "$simdir/cache"
 	chmod -R a+rX "$here/snmp"
-	inns snmpsimd --v2c-arch --data-dir="$here/snmp" --cache-dir="$simdir/cache" \
+	"${ns[@]}" snmpsimd --v2c-arch --data-dir="$here/snmp" --cache-dir="$simdir/cache" \
 		--agent-udpv4-endpoint="$SWLAB_SNMPSIM_IP:$SWLAB_SNMP_PORT" \
 		--process-user=nobody --process-group=nogroup \
 		--logging-method=file:"$simdir/snmpsimd.log" </dev/null >/dev/null 2>&1 &
@@ -84,7 +87,7 @@ up() {
 	# createUser in the (0600) main config: the keys are derived at each start.
 	echo "createUser $v3user SHA \"$V3_AUTH\" AES \"$V3_PRIV\"" >>"$snmpddir/snmpd.conf"
 	chmod 600 "$snmpddir/snmpd.conf"
-	inns env SNMP_PERSISTENT_DIR="$snmpddir/persist" MIBS= \
+	"${ns[@]}" env SNMP_PERSISTENT_DIR="$snmpddir/persist" MIBS= \
 		snmpd -f -C -c "$snmpddir/snmpd.conf" -Lf "$snmpddir/snmpd.log" -p "$snmpddir/snmpd.pid" \
 		</dev/null >/dev/null 2>&1 &
 	echo $! >"$snmpddir/snmpd.pid.launch"
