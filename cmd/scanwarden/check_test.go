@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scanwarden/scanwarden/testlab"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, _ map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestCheckBadArguments(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("x\n"), 0o600)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no destination", []string{"check", "--user", "a", "--password-file", pw}, "destination"},
+		{"bad destination", []string{"check", "fs1/scans", "--user", "a", "--password-file", pw}, "//HOST"},
+		{"no share", []string{"check", "//fs1", "--user", "a", "--password-file", pw}, "share"},
+		{"no user", []string{"check", "//fs1/scans", "--password-file", pw}, "user"},
+		{"no password", []string{"check", "//fs1/scans", "--user", "a"}, "password"},
+		{"missing password file", []string{"check", "//fs1/scans", "--user", "a", "--password-file", filepath.Join(dir, "nope")}, "--password-file"},
+		{"negative budget", []string{"check", "//fs1/scans", "--user", "a", "--password-file", pw, "--max-failures", "-1"}, "--max-failures"},
+		{"unknown flag", []string{"check", "//fs1/scans", "--frobnicate"}, "frobnicate"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SCANWARDEN_PASSWORD", "")
+			t.Setenv("SCANWARDEN_STATE_DIR", t.TempDir())
+			r := runCLI(t, nil, "", tc.args...)
+			if r.code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr %s", r.code, exitUsage, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr does not name %q: %s", tc.want, r.stderr)
+			}
+		})
+	}
+}
+
+func TestCheckPasswordOnCommandLineWarns(t *testing.T) {
+	t.Setenv("SCANWARDEN_STATE_DIR", t.TempDir())
+	// Loopback port 1: the check runs (exit 1) and sends nothing off this machine.
+	r := runCLI(t, nil, "", "check", "//127.0.0.1:1/scans", "--user", "a", "--password", "Hunter2-Secret", "--no-write")
+	if !strings.Contains(r.stderr, "visible to other users") {
+		t.Errorf("no warning for a password in argv: %s", r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "Hunter2-Secret") {
+		t.Error("the password was printed")
+	}
+}
+
+func TestCheckLab(t *testing.T) {
+	lab := testlab.Require(t)
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte(lab.Password+"\n"), 0o600)
+	state := filepath.Join(dir, "state")
+	dest := "//" + lab.DCHost + "/scans"
+
+	ok := runCLI(t, nil, "", "check", dest, "--user", lab.Domain+`\alice`, "--password-file", pw, "--state-dir", state)
+	if ok.code != exitOK {
+		t.Fatalf("exit %d: %s %s", ok.code, ok.stdout, ok.stderr)
+	}
+	for _, want := range []string{"name", "tcp", "negotiate", "session", "tree", "write", "verdict: ok", "fix:"} {
+		if !strings.Contains(ok.stdout, want) {
+			t.Errorf("human output lacks %q:\n%s", want, ok.stdout)
+		}
+	}
+
+	js := runCLI(t, nil, lab.Password+"\n", "check", dest+"/nosuchfolder", "--json", "--user", "john.doe", "--password-file", "-", "--state-dir", state)
+	if js.code != exitFinding {
+		t.Fatalf("exit %d: %s %s", js.code, js.stdout, js.stderr)
+	}
+	var rep struct {
+		Target  map[string]any   `json:"target"`
+		Steps   []map[string]any `json:"steps"`
+		Verdict map[string]any   `json:"verdict"`
+		Working map[string]any   `json:"working_form"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &rep); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, js.stdout)
+	}
+	if rep.Verdict["cause"] != "wrong-user-format" || rep.Verdict["kyocera_code"] != "1102" {
+		t.Errorf("verdict %v", rep.Verdict)
+	}
+	if rep.Working["typed"] != "john.doe@"+lab.DNSDomain {
+		t.Errorf("working_form %v", rep.Working)
+	}
+	for _, s := range rep.Steps {
+		for _, k := range []string{"id", "status", "evidence", "ms"} {
+			if _, ok := s[k]; !ok {
+				t.Errorf("step %v lacks %s", s["id"], k)
+			}
+		}
+	}
+	if strings.Contains(js.stdout+ok.stdout, lab.Password) {
+		t.Fatal("the password is in the output")
+	}
+}
