@@ -66,38 +66,39 @@ func Run(ctx context.Context, t Target, o Options) Report {
 func (c *checker) run(ctx context.Context) {
 	addrs := c.stepName(ctx)
 	if addrs == nil {
-		c.skip(StepTCP, StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite)
+		c.skip(StepTCP, StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 		return
 	}
 	if !c.stepTCP(ctx, addrs) {
-		c.skip(StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite)
+		c.skip(StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 		return
 	}
 	if !c.stepNegotiate(ctx) {
-		c.skip(StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite)
+		c.skip(StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 		return
 	}
 	if c.o.Directory != nil {
 		if !c.stepAD(ctx) {
-			c.skip(StepSession, StepForms, StepTree, StepPath, StepWrite)
+			c.skip(StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 			return
 		}
 	}
 	if !c.stepSession(ctx) {
-		c.skip(StepTree, StepPath, StepWrite)
+		c.skip(StepTree, StepPath, StepWrite, StepACL)
 		return
 	}
 	share, ok := c.stepTree(ctx)
 	if !ok {
-		c.skip(StepPath, StepWrite)
+		c.skip(StepPath, StepWrite, StepACL)
 		return
 	}
 	defer share.close()
 	if !c.stepPath(ctx, share) {
-		c.skip(StepWrite)
+		c.skip(StepWrite, StepACL)
 		return
 	}
 	c.stepWrite(ctx, share)
+	c.stepACL(ctx, share)
 }
 
 // --- step bookkeeping --------------------------------------------------
@@ -135,7 +136,7 @@ func (c *checker) fail(s *stepState, cause Cause, detail, fix string) {
 
 func (c *checker) skip(ids ...string) {
 	for _, id := range ids {
-		if id == StepAD && c.o.Directory == nil {
+		if (id == StepAD || id == StepACL) && c.o.Directory == nil {
 			continue
 		}
 		if c.r.Step(id) != nil {

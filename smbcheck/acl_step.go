@@ -1,0 +1,128 @@
+package smbcheck
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	smb2 "github.com/cloudsoda/go-smb2"
+)
+
+// stepACL is the permission truth: it reads the folder's security
+// descriptor over SMB, evaluates its DACL for the account's SIDs from the
+// directory, names the ACE that decides, and compares the result with what
+// the canary write saw. A disagreement points away from the folder's NTFS
+// permissions — to the share's permissions or a filter driver. It runs only
+// when the directory gave the account's SIDs.
+func (c *checker) stepACL(ctx context.Context, sh *share) {
+	if c.account == nil || !c.account.Found || len(c.account.SIDs) == 0 {
+		return
+	}
+	s := c.begin(StepACL)
+	folder := strings.Join(c.t.pathParts(), `\`)
+	shown := c.t.Share
+	if folder != "" {
+		shown += `\` + folder
+	}
+	actx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	raw, err := sh.s.WithContext(actx).SecurityInfoRaw(folder,
+		smb2.OwnerSecurityInformation|smb2.GroupSecurityInformation|smb2.DACLSecurityInformation)
+	if err != nil {
+		_, ev := classify(StepACL, err)
+		for k, v := range ev {
+			s.Evidence[k] = v
+		}
+		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be read (%v): permissions judged by the canary only", shown, err))
+		return
+	}
+	acc, err := EvaluateSD(raw, c.account.SIDs)
+	if err != nil {
+		s.Evidence["error"] = err.Error()
+		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be parsed: %v", shown, err))
+		return
+	}
+	for k, v := range acc.Evidence {
+		s.Evidence[k] = v
+	}
+	s.Evidence["acl_add_file"] = acc.AddFile
+	s.Evidence["acl_write_data"] = acc.WriteData
+	s.Evidence["acl_delete"] = acc.CanDelete()
+	for k, v := range acc.Decisive {
+		s.Evidence["ace_"+k] = v
+	}
+	aclWrite := acc.AddFile && acc.WriteData
+	deciding := acc.Decisive[RightAddFile]
+	if acc.AddFile && !acc.WriteData {
+		deciding = acc.Decisive[RightWriteData]
+	}
+	who := c.form.Typed
+
+	w := c.r.Step(StepWrite)
+	if w == nil || w.Status == StatusSkipped {
+		// No canary (--no-write): the ACL is the only judge.
+		switch {
+		case !aclWrite:
+			c.fail(s, CauseNoWritePermission, fmt.Sprintf("the ACL of %s does not let %s create files (%s)", shown, who, deciding),
+				fmt.Sprintf("Grant %s 'Modify' on %s (Security tab); the deciding entry is %s.", who, shown, deciding))
+		case !acc.CanDelete():
+			c.warn(s, fmt.Sprintf("the ACL of %s lets %s create and write files but not delete them (%s)", shown, who, acc.Decisive[RightDelete]))
+		default:
+			c.ok(s, fmt.Sprintf("the ACL of %s lets %s create, write and delete files (%s)", shown, who, deciding))
+		}
+		return
+	}
+	canaryWrite := w.Status == StatusOK || w.Status == StatusWarn || w.Cause == CauseNoDeletePermission || w.Cause == CauseDiskFull
+	canaryDelete := w.Status == StatusOK || w.Status == StatusWarn
+	if w.Cause == CauseDiskFull {
+		canaryDelete = acc.CanDelete() // not observed
+	}
+	s.Evidence["canary_write"] = canaryWrite
+	s.Evidence["canary_delete"] = canaryDelete
+	switch {
+	case aclWrite == canaryWrite && acc.CanDelete() == canaryDelete:
+		detail := fmt.Sprintf("the ACL of %s agrees with the canary: create %s, delete %s", shown, yesNo(aclWrite), yesNo(acc.CanDelete()))
+		if !aclWrite {
+			detail += " — decided by " + deciding
+			c.refineFix(CauseNoWritePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", deciding))
+		} else if !acc.CanDelete() {
+			detail += " — decided by " + acc.Decisive[RightDelete]
+			c.refineFix(CauseNoDeletePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", acc.Decisive[RightDelete]))
+		}
+		c.ok(s, detail)
+	case aclWrite && !canaryWrite:
+		s.Evidence["disagree"] = true
+		c.warn(s, fmt.Sprintf("the ACL of %s lets %s create files (%s), yet the server refused the canary: the refusal comes from the share level (share permissions, 'read only', 'write list') or a filter driver, not from the folder's NTFS permissions", shown, who, deciding))
+		c.replaceFix(CauseNoWritePermission, fmt.Sprintf("The folder's NTFS permissions already allow %s to write; give it Change on the share's permissions (Windows: share → Advanced Sharing → Permissions) or, on Samba, remove 'read only = yes' / add it to 'write list' for share %s.", who, c.t.Share))
+	case !aclWrite && canaryWrite:
+		s.Evidence["disagree"] = true
+		c.warn(s, fmt.Sprintf("the ACL of %s does not let %s create files (%s), yet the canary was written: a privilege, an ownership rule or the server's own permission layer decides otherwise", shown, who, deciding))
+	default:
+		s.Evidence["disagree"] = true
+		c.warn(s, fmt.Sprintf("the ACL of %s and the canary disagree on deleting: ACL %s (%s), canary %s", shown, yesNo(acc.CanDelete()), acc.Decisive[RightDelete], yesNo(canaryDelete)))
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// refineFix appends to the fix of the first failure when it has cause.
+func (c *checker) refineFix(cause Cause, extra string) {
+	if c.firstFx != nil && c.firstFx.cause == cause {
+		if c.firstFx.fix == "" {
+			c.firstFx.fix = cause.Info().Fix
+		}
+		c.firstFx.fix += extra
+	}
+}
+
+// replaceFix sets the fix of the first failure when it has cause.
+func (c *checker) replaceFix(cause Cause, fix string) {
+	if c.firstFx != nil && c.firstFx.cause == cause {
+		c.firstFx.fix = fix
+	}
+}
