@@ -5,6 +5,8 @@
 # ratio (target: scanwarden <= 0.3 x smbclient).
 #
 #   sudo testlab/lab up && sudo testlab/lab exec bench/smbcheck.sh [N]
+#   BENCH_HOST=smb2srv.kyolab.test BENCH_USER=scanuser BENCH_DOMAIN=SMB2SRV \
+#     sudo testlab/lab exec bench/smbcheck.sh      # a standalone Samba file server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-30}"
@@ -17,15 +19,17 @@ printf '%s\n' "$SWLAB_PASSWORD" >"$work/pw"
 chmod 600 "$work/pw"
 head -c 65536 /dev/urandom >"$work/canary.tmp"
 auth="$work/auth"
-printf 'username = alice\npassword = %s\ndomain = %s\n' "$SWLAB_PASSWORD" "$SWLAB_DOMAIN" >"$auth"
+host="${BENCH_HOST:-$SWLAB_DC_HOST}"
+user="${BENCH_USER:-alice}"
+domain="${BENCH_DOMAIN:-$SWLAB_DOMAIN}"
+printf 'username = %s\npassword = %s\ndomain = %s\n' "$user" "$SWLAB_PASSWORD" "$domain" >"$auth"
 chmod 600 "$auth"
-host="$SWLAB_DC_HOST"
 
 now() { date +%s%N; }
 sw=() sc=()
 for i in $(seq "$n"); do
 	t0=$(now)
-	"$work/scanwarden" check "//$host/scans" --user "$SWLAB_DOMAIN\\alice" --password-file "$work/pw" \
+	"$work/scanwarden" check "//$host/scans" --user "$domain\\$user" --password-file "$work/pw" \
 		--state-dir "$work/state" >/dev/null
 	t1=$(now)
 	smbclient -L "//$host" -A "$auth" >/dev/null 2>&1
@@ -37,8 +41,8 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 msw=$(median "${sw[@]}")
 msc=$(median "${sc[@]}")
-awk -v a="$msw" -v b="$msc" -v n="$n" 'BEGIN {
-	printf "runs: %d each, alternating, against %s\n", n, ENVIRON["SWLAB_DC_HOST"]
+awk -v a="$msw" -v b="$msc" -v n="$n" -v host="$host" 'BEGIN {
+	printf "runs: %d each, alternating, against %s\n", n, host
 	printf "scanwarden check (name, tcp, negotiate, session, tree, path, write): median %.1f ms\n", a/1000
 	printf "smbclient -L + put/rm canary:                                      median %.1f ms\n", b/1000
 	printf "ratio scanwarden/smbclient: %.2f (target <= 0.30)\n", a/b

@@ -1,8 +1,10 @@
 package smbcheck
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -26,11 +28,23 @@ type smbSession struct {
 	guest bool // the server logged the session on as guest
 }
 
+// A gate is asked, with what the server told so far (dialect, signing, the
+// NTLM CHALLENGE's target info), right before the NTLM AUTHENTICATE — the
+// only message that can fail a logon — leaves. An error keeps it from
+// leaving: nothing that could count toward a lockout is sent.
+type gate func(info *ServerInfo) error
+
+// errGateClosed marks a logon the gate stopped.
+var errGateClosed = errors.New("logon not sent")
+
 // logon negotiates SMB2/3 over conn and sets up a session with form, as the
 // MFP would: NTLM User and Domain from the form, the MFP's NetBIOS name as
 // Workstation. host is the name the MFP stores (used in tree connect paths).
-// On failure conn is left open for the caller to close.
-func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string) (*smbSession, error) {
+// g, when not nil, is asked before the AUTHENTICATE is sent; it runs on the
+// caller's goroutine. logon returns what the server told in negotiate and
+// session setup (nil when it said nothing). On failure conn is left open for
+// the caller to close.
+func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
@@ -38,7 +52,7 @@ func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, pa
 	defer stop()
 	if port == 139 {
 		if err := nbssSessionRequest(conn, host); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	d := &smb2.Dialer{Initiator: &smb2.NTLMInitiator{
@@ -47,67 +61,157 @@ func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, pa
 		Domain:      f.Domain,
 		Workstation: workstation,
 	}}
-	sc := &sniffConn{Conn: conn}
-	s, err := d.DialConn(ctx, sc, host)
-	if err != nil {
-		if _, ok := ntStatusOf(err); !ok {
+	sc := &sniffConn{Conn: conn, asks: make(chan gateAsk), quit: make(chan struct{})}
+	if g == nil {
+		sc.asks = nil
+	}
+	defer close(sc.quit)
+	type result struct {
+		s   *smb2.Session
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := d.DialConn(ctx, sc, host)
+		done <- result{s, err}
+	}()
+	var res result
+	var gateErr error
+wait:
+	for {
+		select {
+		case a := <-sc.asks:
+			gateErr = g(a.info)
+			a.answer <- gateErr
+		case res = <-done:
+			break wait
+		}
+	}
+	sc.stopSniffing()
+	info := sc.serverInfo()
+	if res.err != nil {
+		if gateErr != nil {
+			return nil, info, fmt.Errorf("session setup as %s: %w: %w", f.Typed, errGateClosed, gateErr)
+		}
+		if _, ok := ntStatusOf(res.err); !ok {
 			// The library folds some statuses into a message; the
 			// sniffer saw the real one on the wire.
 			if st := sc.failure(); st != 0 {
-				return nil, fmt.Errorf("session setup as %s: %w (%v)", f.Typed, st, err)
+				return nil, info, fmt.Errorf("session setup as %s: %w (%v)", f.Typed, st, res.err)
 			}
 		}
-		return nil, fmt.Errorf("session setup as %s: %w", f.Typed, err)
+		return nil, info, fmt.Errorf("session setup as %s: %w", f.Typed, res.err)
 	}
 	conn.SetDeadline(time.Time{})
-	return &smbSession{conn: sc, s: s, guest: sc.guest()}, nil
+	return &smbSession{conn: sc, s: res.s, guest: sc.guest()}, info, nil
 }
 
-// sniffConn watches the SMB2 headers a server sends during negotiate and
-// session setup, to keep the exact NT status of a failure and the session
-// flags, which the SMB library does not pass on.
+// close logs off (bounded) and closes the connection.
+func (s *smbSession) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	s.s.WithContext(ctx).Logoff()
+	s.conn.Close()
+}
+
+type gateAsk struct {
+	info   *ServerInfo
+	answer chan error
+}
+
+// sniffConn reads along the SMB2 responses of negotiate and session setup —
+// dialect, signing, the NTLM CHALLENGE, the exact NT status of a failure,
+// the session flags — which the SMB library does not pass on, and holds the
+// NTLM AUTHENTICATE until the gate allows it.
 type sniffConn struct {
 	net.Conn
+	asks chan gateAsk  // nil: no gate
+	quit chan struct{} // closed when logon no longer answers asks
+
 	mu       sync.Mutex
-	hdr      []byte // start of the frame being read (up to 72 bytes)
-	remain   int    // bytes of the current frame still to skip
+	off      bool   // sniffing stopped once the session is up
+	hdr      []byte // transport header of the frame being read
+	body     []byte // the frame's first bytes (at most maxFrame)
+	remain   int    // bytes of the current frame still to read
+	keep     int    // bytes of the current frame to keep
 	status   NTStatus
 	flags    uint16
 	sawSetup bool
+	info     ServerInfo
+	sawNeg   bool
+	asked    bool
+}
+
+var ntlmAuthenticate = []byte("NTLMSSP\x00\x03\x00\x00\x00")
+
+func (c *sniffConn) Write(p []byte) (int, error) {
+	if c.asks != nil && bytes.Contains(p, ntlmAuthenticate) {
+		c.mu.Lock()
+		first := !c.asked
+		c.asked = true
+		info := c.info
+		c.mu.Unlock()
+		if first {
+			a := gateAsk{info: &info, answer: make(chan error, 1)}
+			select {
+			case c.asks <- a:
+			case <-c.quit:
+				return 0, errGateClosed
+			}
+			if err := <-a.answer; err != nil {
+				return 0, err
+			}
+		}
+	}
+	return c.Conn.Write(p)
 }
 
 func (c *sniffConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.mu.Lock()
-		c.feed(p[:n])
+		if !c.off {
+			c.feed(p[:n])
+		}
 		c.mu.Unlock()
 	}
 	return n, err
 }
 
-// sniffHeader is how much of a frame the sniffer looks at: the 4-byte
-// transport header, the 64-byte SMB2 header and 4 bytes of the body.
-const sniffHeader = 4 + 64 + 4
+func (c *sniffConn) stopSniffing() {
+	c.mu.Lock()
+	c.off = true
+	c.hdr, c.body = nil, nil
+	c.mu.Unlock()
+}
 
+// feed follows the frame boundaries of the byte stream, keeping each
+// frame's first bytes (all of a negotiate or session setup response).
 func (c *sniffConn) feed(b []byte) {
 	for len(b) > 0 {
+		if len(c.hdr) < 4 {
+			k := min(4-len(c.hdr), len(b))
+			c.hdr = append(c.hdr, b[:k]...)
+			b = b[k:]
+			if len(c.hdr) < 4 {
+				return
+			}
+			c.remain = frameLen(c.hdr)
+			c.keep = min(c.remain, maxFrame)
+			c.body = c.body[:0]
+		}
 		if c.remain > 0 {
 			k := min(c.remain, len(b))
+			if want := c.keep - len(c.body); want > 0 {
+				c.body = append(c.body, b[:min(want, k)]...)
+			}
 			c.remain -= k
 			b = b[k:]
-			continue
 		}
-		need := 4 // the transport header first, then as much of the frame as is useful
-		if len(c.hdr) >= 4 {
-			need = min(sniffHeader, 4+frameLen(c.hdr))
-		}
-		k := min(need-len(c.hdr), len(b))
-		c.hdr = append(c.hdr, b[:k]...)
-		b = b[k:]
-		if len(c.hdr) >= 4 && len(c.hdr) == min(sniffHeader, 4+frameLen(c.hdr)) {
-			c.inspect(c.hdr)
-			c.remain = 4 + frameLen(c.hdr) - len(c.hdr)
+		if c.remain == 0 {
+			if c.hdr[0] == 0 {
+				c.inspect(c.body)
+			}
 			c.hdr = c.hdr[:0]
 		}
 	}
@@ -115,11 +219,10 @@ func (c *sniffConn) feed(b []byte) {
 
 func frameLen(h []byte) int { return int(h[1])<<16 | int(h[2])<<8 | int(h[3]) }
 
-func (c *sniffConn) inspect(h []byte) {
-	if len(h) < 4+64 || string(h[4:8]) != "\xfeSMB" {
+func (c *sniffConn) inspect(m []byte) {
+	if len(m) < 64 || string(m[:4]) != "\xfeSMB" {
 		return
 	}
-	m := h[4:]
 	status := NTStatus(binary.LittleEndian.Uint32(m[8:]))
 	cmd := binary.LittleEndian.Uint16(m[12:])
 	if cmd > 1 { // only NEGOTIATE and SESSION_SETUP
@@ -128,9 +231,25 @@ func (c *sniffConn) inspect(h []byte) {
 	if status != StatusSuccess && status != StatusMoreProcessingRequired && status != 0x00000103 /* STATUS_PENDING */ {
 		c.status = status
 	}
-	if cmd == 1 && status == StatusSuccess && len(m) >= 64+4 {
-		c.sawSetup = true
-		c.flags = binary.LittleEndian.Uint16(m[66:])
+	switch cmd {
+	case 0:
+		if n, err := parseSMB2Negotiate(m); err == nil && n.Status == 0 && n.Dialect != 0x02ff {
+			c.sawNeg = true
+			c.info.SMB2 = true
+			n.apply(&c.info)
+		}
+	case 1:
+		if status == StatusMoreProcessingRequired {
+			if _, blob, err := parseSMB2SessionSetup(m); err == nil {
+				if ch, err := parseNTLMChallenge(blob); err == nil {
+					ch.apply(&c.info)
+				}
+			}
+		}
+		if status == StatusSuccess && len(m) >= 64+4 {
+			c.sawSetup = true
+			c.flags = binary.LittleEndian.Uint16(m[66:])
+		}
 	}
 }
 
@@ -140,18 +259,21 @@ func (c *sniffConn) failure() NTStatus {
 	return c.status
 }
 
+// serverInfo is what the server told, or nil when it did not negotiate.
+func (c *sniffConn) serverInfo() *ServerInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sawNeg {
+		return nil
+	}
+	info := c.info
+	return &info
+}
+
 // guest reports whether the server marked the session as a guest (or null)
 // session: the password was not really checked.
 func (c *sniffConn) guest() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sawSetup && c.flags&0x0003 != 0
-}
-
-// close logs off (bounded) and closes the connection.
-func (s *smbSession) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	s.s.WithContext(ctx).Logoff()
-	s.conn.Close()
 }

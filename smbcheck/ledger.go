@@ -3,6 +3,7 @@ package smbcheck
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -29,6 +30,9 @@ type Ledger interface {
 	// account's ledger; a logon failure keeps it with its cause; Cancel
 	// drops it (no logon decision was made, e.g. the server never answered).
 	Resolve(ctx context.Context, id int64, o Outcome) error
+	// Key is the secret that fingerprints passwords in form keys (see
+	// FormKey); it stays with the ledger.
+	Key(ctx context.Context) ([]byte, error)
 }
 
 // Attempt is one logon about to be sent.
@@ -138,6 +142,20 @@ type MemoryLedger struct {
 	mu      sync.Mutex
 	next    int64
 	entries map[int64]LedgerEntry
+	key     []byte
+}
+
+// Key implements Ledger with a random key made on first use.
+func (m *MemoryLedger) Key(context.Context) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.key == nil {
+		m.key = make([]byte, 32)
+		if _, err := rand.Read(m.key); err != nil {
+			return nil, err
+		}
+	}
+	return m.key, nil
 }
 
 // Reserve implements Ledger.

@@ -10,7 +10,6 @@ package smbcheck
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -34,6 +33,10 @@ type checker struct {
 	budget    int          // failed logons allowed in this window
 	firstFx   *verdictNote // the first failure's specific summary and fix
 	ledgerHit *LedgerEntry // last observation used instead of a replay
+	// negotiated is set once the negotiate step is recorded; stopped when
+	// the negotiate or ad step ended the check.
+	negotiated bool
+	stopped    bool
 }
 
 type verdictNote struct {
@@ -73,18 +76,17 @@ func (c *checker) run(ctx context.Context) {
 		c.skip(StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 		return
 	}
-	if !c.stepNegotiate(ctx) {
-		c.skip(StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
-		return
-	}
-	if c.o.Directory != nil {
-		if !c.stepAD(ctx) {
-			c.skip(StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
+	if c.o.Device.SMB1Only {
+		// The MFP offers only SMB1: ask the server the same way first.
+		if !c.stepProbe(ctx, nil) {
+			c.skip(StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 			return
 		}
 	}
+	// The negotiate and ad steps are taken inside the first logon, right
+	// before its AUTHENTICATE would leave (see attempt).
 	if !c.stepSession(ctx) {
-		c.skip(StepTree, StepPath, StepWrite, StepACL)
+		c.skip(StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 		return
 	}
 	share, ok := c.stepTree(ctx)
@@ -134,7 +136,9 @@ func (c *checker) fail(s *stepState, cause Cause, detail, fix string) {
 	c.end(s, StatusFail, detail)
 }
 
-func (c *checker) skip(ids ...string) {
+func (c *checker) skip(ids ...string) { c.skipWhy("not run: an earlier step failed", ids...) }
+
+func (c *checker) skipWhy(why string, ids ...string) {
 	for _, id := range ids {
 		if (id == StepAD || id == StepACL) && c.o.Directory == nil {
 			continue
@@ -144,7 +148,7 @@ func (c *checker) skip(ids ...string) {
 		}
 		s := c.begin(id)
 		s.Duration = 0
-		c.end(s, StatusSkipped, "not run: an earlier step failed")
+		c.end(s, StatusSkipped, why)
 	}
 }
 
@@ -164,7 +168,8 @@ func (c *checker) finish() {
 	v.KyoceraCode, v.Summary, v.Fix = info.KyoceraCode, info.Summary, info.Fix
 	if c.firstFx != nil && c.firstFx.cause == v.Cause {
 		if c.firstFx.summary != "" {
-			v.Summary = info.Summary + " " + upperFirst(c.firstFx.summary) + "."
+			// What the check saw says more than the cause's generic line.
+			v.Summary = upperFirst(c.firstFx.summary) + "."
 		}
 		if c.firstFx.fix != "" {
 			v.Fix = c.firstFx.fix
@@ -271,13 +276,19 @@ func describeDialError(err error) string {
 
 // --- negotiate -----------------------------------------------------------
 
-func (c *checker) stepNegotiate(ctx context.Context) bool {
+// stepProbe is the negotiate step by the hand-written probe on one extra
+// connection: for an SMB1-only MFP (SMB1 offered alone), and to explain a
+// logon whose SMB2 negotiation failed (SMB1-only server, not SMB at all).
+// cause is the SMB library's error when the probe explains one.
+func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 	s := c.begin(StepNegotiate)
+	c.negotiated = true
 	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	conn, err := dialTCP(pctx, c.addr, c.t.port())
+	var si *ServerInfo
 	if err == nil {
-		c.server, err = probe(pctx, conn, c.t.port(), c.t.Host, c.o.Device.SMB1Only)
+		si, err = probe(pctx, conn, c.t.port(), c.t.Host, c.o.Device.SMB1Only)
 		conn.Close()
 	}
 	if err != nil {
@@ -287,20 +298,41 @@ func (c *checker) stepNegotiate(ctx context.Context) bool {
 			c.fail(s, CauseSMB1Refused, "the MFP speaks SMB1 only and the server refuses SMB1", "")
 			return false
 		}
-		cause, ev := classify(StepNegotiate, err)
+		failed, ev := classify(StepNegotiate, err)
 		for k, v := range ev {
 			s.Evidence[k] = v
 		}
 		detail := "SMB negotiation failed: " + err.Error()
-		if cause == CauseTimeout {
+		if failed == CauseTimeout {
 			detail = fmt.Sprintf("the server accepted TCP but did not answer the SMB negotiate within %s", c.o.StepTimeout)
 		}
-		c.fail(s, cause, detail, "")
+		c.fail(s, failed, detail, "")
 		return false
 	}
-	si := c.server
-	s.Evidence["smb1"] = si.SMB1
+	c.server = si
+	if !si.SMB2 && !c.o.Device.SMB1Only {
+		c.negotiateEvidence(s, si)
+		c.fail(s, CauseSMB1OnlyServer, fmt.Sprintf("the server offers only SMB1 (%s)", si.Dialect), "")
+		return false
+	}
+	if cause != nil {
+		// The probe saw a working SMB2 server, yet the library failed.
+		c.negotiateEvidence(s, si)
+		_, ev := classify(StepNegotiate, cause)
+		for k, v := range ev {
+			s.Evidence["library_"+k] = v
+		}
+		c.fail(s, CauseUnknown, "the server negotiates SMB2 with a raw probe, but the SMB library's negotiation failed: "+cause.Error(), "")
+		return false
+	}
+	return c.judgeNegotiate(s, si)
+}
+
+func (c *checker) negotiateEvidence(s *stepState, si *ServerInfo) {
 	s.Evidence["smb2"] = si.SMB2
+	if si.SMB1 || c.o.Device.SMB1Only {
+		s.Evidence["smb1"] = si.SMB1
+	}
 	s.Evidence["dialect"] = si.Dialect
 	s.Evidence["signing_required"] = si.SigningRequired
 	for k, v := range map[string]string{"netbios_computer": si.NetBIOSComputer, "netbios_domain": si.NetBIOSDomain,
@@ -309,10 +341,12 @@ func (c *checker) stepNegotiate(ctx context.Context) bool {
 			s.Evidence[k] = v
 		}
 	}
-	if !si.SMB2 && !c.o.Device.SMB1Only {
-		c.fail(s, CauseSMB1OnlyServer, fmt.Sprintf("the server offers only SMB1 (%s)", si.Dialect), "")
-		return false
-	}
+}
+
+// judgeNegotiate ends the negotiate step from what the server told:
+// signing, Windows edition, the MFP's own limits.
+func (c *checker) judgeNegotiate(s *stepState, si *ServerInfo) bool {
+	c.negotiateEvidence(s, si)
 	var warns []string
 	if si.SigningRequired {
 		if c.o.Device.NoSigning {
@@ -338,6 +372,25 @@ func (c *checker) stepNegotiate(ctx context.Context) bool {
 		c.warn(s, what+"; "+strings.Join(warns, "; "))
 	} else {
 		c.ok(s, what)
+	}
+	return true
+}
+
+// afterNegotiate records the negotiate step from what the first logon's
+// server told, then the ad step; it runs inside that logon, before its
+// AUTHENTICATE leaves. It reports whether the check may go on.
+func (c *checker) afterNegotiate(ctx context.Context, si *ServerInfo, started time.Time) bool {
+	if !c.negotiated {
+		c.negotiated = true
+		c.server = si
+		s := c.begin(StepNegotiate)
+		s.start = started
+		if !c.judgeNegotiate(s, si) {
+			return false
+		}
+	}
+	if c.o.Directory != nil && c.r.Step(StepAD) == nil {
+		return c.stepAD(ctx)
 	}
 	return true
 }
@@ -414,85 +467,114 @@ func (c *checker) computeBudget() {
 	}
 }
 
-// ledgerKey is the per-ledger secret for password fingerprints.
-func (c *checker) formKey(f Form) string {
-	k := c.o.LedgerKey
-	if k == nil {
-		k = sessionKey
-	}
-	return FormKey(f, c.t.Password.Reveal(), k)
-}
-
-// sessionKey fingerprints passwords for a ledger that lives only in memory.
-var sessionKey = func() []byte {
-	b := make([]byte, 32)
-	rand.Read(b)
-	return b
-}()
-
 type attemptResult struct {
+	gateAt  time.Time // when the AUTHENTICATE was let go (zero: never)
 	sess    *smbSession
-	refused *Refusal
+	info    *ServerInfo // what the server told (nil: it did not negotiate)
+	refused *Refusal    // the ledger kept the logon back
+	stopped bool        // the negotiate or ad step ended the check
 	cause   Cause
 	status  NTStatus
 	err     error
 }
 
-// attempt sends one logon with form, within the budget. conn may be nil:
-// then a fresh connection is dialed (and closed on failure).
+// errStopped closes the gate when the negotiate or ad step failed.
+var errStopped = errors.New("check stopped before the logon")
+
+// attempt sends one logon with form. conn may be nil: then a fresh
+// connection is dialed (and closed on failure). The failure ledger is asked
+// at the last moment, right before the AUTHENTICATE would leave; on the
+// first logon, the negotiate and ad steps are taken there too.
 func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult {
-	a := Attempt{Account: c.accountKey(), Form: c.formKey(f), Typed: f.Typed, At: c.o.Now()}
-	id, refusal, err := c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
-	if err != nil {
-		return attemptResult{err: fmt.Errorf("failure ledger: %w", err)}
-	}
-	if refusal != nil {
-		if conn != nil {
-			conn.Close()
-		}
-		return attemptResult{refused: refusal}
-	}
+	started := time.Now()
 	lctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	if conn == nil {
+		var err error
 		conn, err = dialTCP(lctx, c.addr, c.t.port())
 		if err != nil {
-			c.ledger.Resolve(context.WithoutCancel(ctx), id, Outcome{Kind: Cancelled})
 			return attemptResult{err: err, cause: CauseHostUnreachable}
 		}
 	}
-	sess, err := logon(lctx, conn, c.t.port(), c.t.Host, f, c.t.Password.Reveal(), c.t.workstation())
+	var res attemptResult
+	var id int64
+	g := func(info *ServerInfo) error {
+		if !c.afterNegotiate(ctx, info, started) {
+			res.stopped = true
+			return errStopped
+		}
+		c.computeBudget()
+		key, err := c.ledger.Key(ctx)
+		if err != nil {
+			return fmt.Errorf("failure ledger: %w", err)
+		}
+		a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key), Typed: f.Typed, At: c.o.Now()}
+		id, res.refused, err = c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
+		if err != nil {
+			return fmt.Errorf("failure ledger: %w", err)
+		}
+		if res.refused != nil {
+			return errors.New(res.refused.Reason)
+		}
+		res.gateAt = time.Now()
+		return nil
+	}
+	sess, info, err := logon(lctx, conn, c.t.port(), c.t.Host, f, c.t.Password.Reveal(), c.t.workstation(), g)
+	res.info = info
 	rctx := context.WithoutCancel(ctx)
 	if err == nil {
 		if rerr := c.ledger.Resolve(rctx, id, Outcome{Kind: Succeeded}); rerr != nil {
 			c.o.Logger.Warn("failure ledger", "err", rerr)
 		}
-		return attemptResult{sess: sess}
+		res.sess = sess
+		return res
 	}
 	conn.Close()
-	cause, _ := classify(StepSession, err)
-	st, _ := ntStatusOf(err)
-	out := Outcome{Kind: Failed, Cause: cause, Status: st.String()}
-	if st == 0 && !isTimeout(err) {
+	res.err = err
+	if res.stopped || res.refused != nil {
+		return res
+	}
+	res.cause, _ = classify(StepSession, err)
+	res.status, _ = ntStatusOf(err)
+	if id == 0 {
+		// The gate was never reached: no AUTHENTICATE was sent.
+		return res
+	}
+	out := Outcome{Kind: Failed, Cause: res.cause, Status: res.status.String()}
+	if res.status == 0 && !isTimeout(err) {
 		// No NT status and no timeout: the server never judged the
-		// password (negotiation failed, connection dropped early).
+		// password (the connection dropped before an answer).
 		out = Outcome{Kind: Cancelled}
 	}
 	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
 		c.o.Logger.Warn("failure ledger", "err", rerr)
 	}
-	return attemptResult{cause: cause, status: st, err: err}
+	return res
 }
 
 func (c *checker) stepSession(ctx context.Context) bool {
-	s := c.begin(StepSession)
-	c.computeBudget()
-	s.Evidence["budget"] = c.budget
-	s.Evidence["workstation"] = c.t.workstation()
 	stored := storedForm(c.t.User)
-	s.Evidence["form"] = formEvidence(stored)
 	res := c.attempt(ctx, c.conn, stored)
 	c.conn = nil // handed over to the attempt
+	if res.stopped {
+		return false
+	}
+	if !c.negotiated {
+		// The logon failed before the server's CHALLENGE: say why at the
+		// negotiate layer first.
+		if !c.explainNegotiation(ctx, res) {
+			return false
+		}
+	}
+	s := c.begin(StepSession)
+	if !res.gateAt.IsZero() {
+		s.start = res.gateAt // the logon proper: AUTHENTICATE to its answer
+	}
+	s.Evidence["workstation"] = c.t.workstation()
+	s.Evidence["form"] = formEvidence(stored)
+	if c.negotiated {
+		s.Evidence["budget"] = c.budget
+	}
 	switch {
 	case res.sess != nil:
 		c.sess, c.form = res.sess, stored
@@ -502,11 +584,11 @@ func (c *checker) stepSession(ctx context.Context) bool {
 		} else {
 			c.ok(s, fmt.Sprintf("logged on as %s", describeForm(stored)))
 		}
-		c.skip(StepForms)
+		c.skipWhy("not needed: the stored user name logged on", StepForms)
 		return true
 	case res.refused != nil:
 		c.refused(s, res.refused)
-		c.skip(StepForms)
+		c.skipWhy("not run: nothing more may be replayed now", StepForms)
 		return false
 	}
 	for k, v := range errEvidence(res) {
@@ -529,6 +611,37 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	}
 	c.fail(s, cause, detail, c.accountFix(cause))
 	c.skip(StepForms)
+	return false
+}
+
+// explainNegotiation records the negotiate (and ad) step for a first logon
+// that failed before the server's CHALLENGE. It reports whether the session
+// step should follow (the failure then belongs to it).
+func (c *checker) explainNegotiation(ctx context.Context, res attemptResult) bool {
+	if res.info != nil {
+		// The server negotiated and then refused the session setup.
+		if !c.afterNegotiate(ctx, res.info, time.Now()) {
+			return false
+		}
+		return true
+	}
+	if c.o.Device.SMB1Only {
+		// The probe already said SMB1 is accepted; the session step
+		// explains the rest.
+		return true
+	}
+	if res.err != nil && isTimeout(res.err) {
+		s := c.begin(StepNegotiate)
+		c.negotiated = true
+		_, ev := classify(StepNegotiate, res.err)
+		for k, v := range ev {
+			s.Evidence[k] = v
+		}
+		c.fail(s, CauseTimeout, fmt.Sprintf("the server accepted TCP but did not answer the SMB negotiate within %s", c.o.StepTimeout), "")
+		return false
+	}
+	// One extra connection: why did SMB2 negotiation fail?
+	c.stepProbe(ctx, res.err)
 	return false
 }
 

@@ -138,9 +138,6 @@ type Options struct {
 	Device    Device
 	// StepTimeout bounds each network step (default 10 s).
 	StepTimeout time.Duration
-	// LedgerKey fingerprints passwords in the ledger (see FormKey); the
-	// ledger's owner keeps it. Nil uses a key that lives for this process.
-	LedgerKey []byte
 	// Resolver resolves the host name (default: the system resolver).
 	Resolver Resolver
 	// DNSDomains are domains a bare host name is tried under when it does

@@ -111,8 +111,9 @@ func (c *checker) stepPath(ctx context.Context, sh *share) bool {
 // canaryPrefix starts every test file's name, so an admin recognises one.
 const canaryPrefix = "scanwarden-check-"
 
-// canarySize is what the write step writes: enough to cross a full disk.
-const canarySize = 64 << 10
+// canarySize is what the write step writes: enough to meet a full disk
+// (the free space is reported too, and warned about below 100 MiB).
+const canarySize = 8 << 10
 
 // stepWrite creates a uniquely named file in the folder, writes it, reads it
 // back and deletes it — as the MFP stores a scan. The file is removed even
@@ -179,15 +180,17 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		c.writeFailed(s, "write", err, p)
 		return
 	}
+	if interrupted() {
+		f.Close()
+		return
+	}
+	if err := readBack(f, payload); err != nil {
+		f.Close()
+		c.writeFailed(s, "read back", err, p)
+		return
+	}
 	if err := f.Close(); err != nil {
 		c.writeFailed(s, "write", err, p)
-		return
-	}
-	if interrupted() {
-		return
-	}
-	if err := readBack(fs, p, payload); err != nil {
-		c.writeFailed(s, "read back", err, p)
 		return
 	}
 	if st, err := fs.Statfs(folderOf(p)); err == nil {
@@ -248,15 +251,11 @@ func canaryPayload(name string) []byte {
 	return b
 }
 
-func readBack(fs *smb2.Share, p string, want []byte) error {
-	f, err := fs.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+// readBack reads the canary through its own handle and compares.
+func readBack(f io.ReaderAt, want []byte) error {
 	got := make([]byte, len(want)+1)
-	n, err := io.ReadFull(f, got)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	n, err := f.ReadAt(got, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	if !bytes.Equal(got[:n], want) {

@@ -86,24 +86,15 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintln(env.stderr, "scanwarden check:", err)
 		return exitUsage
 	}
-	st, err := store.OpenDir(ctx, dir)
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
-		return exitUsage
-	}
-	defer st.Close()
-	ledger := st.Ledger()
-	key, err := ledger.Key(ctx)
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
-		return exitUsage
-	}
+	// The state store opens while the first network steps run: the ledger
+	// is first needed right before the first logon.
+	ledger := openStoreLedger(ctx, dir)
+	defer ledger.Close()
 
 	opts := smbcheck.Options{
 		NoWrite:     *noWrite,
 		MaxFailures: *maxFailures,
 		Ledger:      ledger,
-		LedgerKey:   key,
 		StepTimeout: *timeout,
 		Device:      smbcheck.Device{SMB1Only: *smb1Only, NoSigning: *noSigning},
 	}
@@ -127,6 +118,10 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
 	rep := smbcheck.Run(ctx, t, opts)
+	if _, err := ledger.wait(ctx); err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
+		return exitUsage
+	}
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
@@ -177,12 +172,13 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 	if v.FromLedger {
 		fmt.Fprintln(w, "  (from an earlier observation: not replayed now to protect the account)")
 	}
-	if len(v.Also) > 0 {
-		also := make([]string, len(v.Also))
-		for i, c := range v.Also {
-			also[i] = string(c)
+	for _, c := range v.Also {
+		for _, s := range r.Steps {
+			if s.Cause == c {
+				fmt.Fprintf(w, "  also found: %s — %s\n", c, s.Detail)
+				break
+			}
 		}
-		fmt.Fprintf(w, "  also found: %s\n", strings.Join(also, ", "))
 	}
 	if r.WorkingForm != nil {
 		fmt.Fprintf(w, "  working user name: %s\n", r.WorkingForm.Typed)
@@ -244,4 +240,67 @@ func resolveStateDir(flagValue string, getenv func(string) string) (string, erro
 		home = h
 	}
 	return filepath.Join(home, ".local", "state", "scanwarden"), nil
+}
+
+// storeLedger is the failed-logon ledger of the state store, opened in the
+// background.
+type storeLedger struct {
+	ready chan struct{}
+	st    *store.Store
+	l     *store.Ledger
+	err   error
+}
+
+func openStoreLedger(ctx context.Context, dir string) *storeLedger {
+	s := &storeLedger{ready: make(chan struct{})}
+	go func() {
+		defer close(s.ready)
+		s.st, s.err = store.OpenDir(ctx, dir)
+		if s.err == nil {
+			s.l = s.st.Ledger()
+		}
+	}()
+	return s
+}
+
+func (s *storeLedger) wait(ctx context.Context) (*store.Ledger, error) {
+	select {
+	case <-s.ready:
+		return s.l, s.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *storeLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
+	l, err := s.wait(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	return l.Reserve(ctx, a, since, budget)
+}
+
+func (s *storeLedger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) error {
+	l, err := s.wait(ctx)
+	if err != nil {
+		return err
+	}
+	return l.Resolve(ctx, id, o)
+}
+
+func (s *storeLedger) Key(ctx context.Context) ([]byte, error) {
+	l, err := s.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Key(ctx)
+}
+
+// Close waits for the store and closes it.
+func (s *storeLedger) Close() error {
+	<-s.ready
+	if s.st != nil {
+		return s.st.Close()
+	}
+	return nil
 }
