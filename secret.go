@@ -2,6 +2,8 @@
 package scanwarden
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 )
@@ -36,3 +38,13 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
 // LogValue keeps the value out of slog output.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// UnmarshalJSON reads a secret from a JSON string (configuration files).
+func (s *Secret) UnmarshalJSON(b []byte) error {
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return errors.New("secret: want a JSON string")
+	}
+	s.v = v
+	return nil
+}

@@ -85,15 +85,11 @@ func (u *User) Account() *smbcheck.Account {
 func (d *Directory) User(ctx context.Context, typed, workstation string) (*User, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
-	s, err := d.connect(ctx)
+	s, dom, err := d.connectDomain(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	dom, err := s.domain()
-	if err != nil {
-		return nil, err
-	}
 	now := d.now(dom)
 	t := parseTyped(typed)
 	ws := normWorkstation(workstation)

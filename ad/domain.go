@@ -1,6 +1,7 @@
 package ad
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -104,6 +105,21 @@ func (p policy) evidence() map[string]any {
 
 // domain reads the RootDSE, the domain object's policy and the domain's
 // NetBIOS name from the Partitions container.
+// connectDomain connects, binds and reads the domain's names and policy;
+// the caller closes the session.
+func (d *Directory) connectDomain(ctx context.Context) (*session, *domainInfo, error) {
+	s, err := d.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	dom, err := s.domain()
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	return s, dom, nil
+}
+
 func (s *session) domain() (*domainInfo, error) {
 	root, err := s.base("read RootDSE", "", "defaultNamingContext", "configurationNamingContext", "dnsHostName", "currentTime")
 	if err != nil {

@@ -76,15 +76,11 @@ func (d *Directory) Computer(ctx context.Context, name string) (*Computer, error
 		return nil, fmt.Errorf("ad host: empty name")
 	}
 
-	s, err := d.connect(ctx)
+	s, dom, err := d.connectDomain(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	dom, err := s.domain()
-	if err != nil {
-		return nil, err
-	}
 	c.Evidence["dc"], c.Evidence["transport"] = s.ep.addr(), s.transport
 	filter := computerFilter(names)
 	c.Evidence["filter"] = filter

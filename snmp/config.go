@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden"
 	"io"
 	"net/netip"
 	"strings"
@@ -33,16 +34,16 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // Config is the snmp part of scanwarden's configuration: one typed struct
 // with defaults (Defaults) and a validation that names the bad field.
 type Config struct {
-	Community   Secret   `json:"community"`    // v1/v2c community for polled devices
-	Version     Version  `json:"version"`      // 1, 2c (default) or 3
-	V3          *V3Auth  `json:"v3,omitempty"` // v3 user for polled devices
-	Timeout     Duration `json:"timeout"`      // per request (default 2s)
-	Retries     int      `json:"retries"`      // per request (default 1)
-	Hosts       []string `json:"hosts"`        // HOST[:PORT] entries
-	Networks    []string `json:"networks"`     // CIDRs to sweep for devices (bounded)
-	MaxSweep    int      `json:"max_sweep"`    // most addresses a sweep may try (default 1024)
-	SweepRate   int      `json:"sweep_rate"`   // sweep requests per second (default 50)
-	DedupWindow Duration `json:"dedup_window"` // default 30m
+	Community   scanwarden.Secret `json:"community"`    // v1/v2c community for polled devices
+	Version     Version           `json:"version"`      // 1, 2c (default) or 3
+	V3          *V3Auth           `json:"v3,omitempty"` // v3 user for polled devices
+	Timeout     Duration          `json:"timeout"`      // per request (default 2s)
+	Retries     int               `json:"retries"`      // per request (default 1)
+	Hosts       []string          `json:"hosts"`        // HOST[:PORT] entries
+	Networks    []string          `json:"networks"`     // CIDRs to sweep for devices (bounded)
+	MaxSweep    int               `json:"max_sweep"`    // most addresses a sweep may try (default 1024)
+	SweepRate   int               `json:"sweep_rate"`   // sweep requests per second (default 50)
+	DedupWindow Duration          `json:"dedup_window"` // default 30m
 
 	Poller struct {
 		Workers        int      `json:"workers"`
@@ -54,8 +55,8 @@ type Config struct {
 	} `json:"poller"`
 
 	Traps struct {
-		Addr        string   `json:"addr"` // "" = off; e.g. ":162"
-		Communities []Secret `json:"communities"`
+		Addr        string              `json:"addr"` // "" = off; e.g. ":162"
+		Communities []scanwarden.Secret `json:"communities"`
 	} `json:"traps"`
 
 	Mail struct {
@@ -69,7 +70,7 @@ type Config struct {
 // Defaults returns a Config with every default filled in.
 func Defaults() Config {
 	var c Config
-	c.Community = NewSecret("public")
+	c.Community = scanwarden.NewSecret("public")
 	c.Version = V2c
 	c.Timeout = Duration(DefaultTimeout)
 	c.Retries = DefaultRetries

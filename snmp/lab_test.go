@@ -2,6 +2,7 @@ package snmp
 
 import (
 	"context"
+	"github.com/scanwarden/scanwarden"
 	"strconv"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestLabSNMP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for community, code := range map[string]string{"kyocera-idle": "", "kyocera-job1102": "1102", "kyocera-console1102": "1102", "kyocera-toner": ""} {
-		r, err := Probe(ctx, Target{Host: simIP, Port: port, Community: NewSecret(community)}, rules, ProbeOptions{})
+		r, err := Probe(ctx, Target{Host: simIP, Port: port, Community: scanwarden.NewSecret(community)}, rules, ProbeOptions{})
 		if err != nil || !r.Answered || !r.Kyocera {
 			t.Errorf("%s: %+v %v", community, r, err)
 			continue
@@ -44,7 +45,7 @@ func TestLabSNMP(t *testing.T) {
 	}
 	v3 := Target{Host: d3IP, Port: port, Version: V3, V3: &V3Auth{
 		User: lab.Getenv("SWLAB_SNMP_V3_USER"), AuthProto: lab.Getenv("SWLAB_SNMP_V3_AUTH_PROTO"), PrivProto: lab.Getenv("SWLAB_SNMP_V3_PRIV_PROTO"),
-		AuthPass: NewSecret(lab.Getenv("SWLAB_SNMP_V3_AUTH")), PrivPass: NewSecret(lab.Getenv("SWLAB_SNMP_V3_PRIV")),
+		AuthPass: scanwarden.NewSecret(lab.Getenv("SWLAB_SNMP_V3_AUTH")), PrivPass: scanwarden.NewSecret(lab.Getenv("SWLAB_SNMP_V3_PRIV")),
 	}}
 	r, err := Probe(ctx, v3, rules, ProbeOptions{})
 	if err != nil || !r.Answered || r.SysName != "snmpd3" {
@@ -52,7 +53,7 @@ func TestLabSNMP(t *testing.T) {
 	}
 	// The poller across the lab: one status cycle.
 	p, _ := NewPoller(PollerConfig{Workers: 4}, rules, NewMemorySink(0, 0), nil)
-	p.SetTargets([]Target{{Host: simIP, Port: port, Community: NewSecret("kyocera-job1102")}, v3})
+	p.SetTargets([]Target{{Host: simIP, Port: port, Community: scanwarden.NewSecret("kyocera-job1102")}, v3})
 	st, err := p.Cycle(ctx)
 	if err != nil || st.Answered != 2 || st.NewEvents != 1 {
 		t.Errorf("lab cycle: %+v %v", st, err)

@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"fmt"
+	"github.com/scanwarden/scanwarden"
 	"net"
 	"net/netip"
 	"net/smtp"
@@ -17,9 +18,9 @@ import (
 func startTraps(t *testing.T, communities ...string) (*TrapListener, *MemorySink) {
 	t.Helper()
 	sink := NewMemorySink(time.Hour, 0)
-	var cs []Secret
+	var cs []scanwarden.Secret
 	for _, c := range communities {
-		cs = append(cs, NewSecret(c))
+		cs = append(cs, scanwarden.NewSecret(c))
 	}
 	l, err := NewTrapListener(TrapListenerConfig{Addr: "127.0.0.1:0", Communities: cs}, DefaultRules(DefaultCodeBook()), sink, nil)
 	if err != nil {

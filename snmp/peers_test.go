@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"fmt"
+	"github.com/scanwarden/scanwarden"
 	"net"
 	"os"
 	"os/exec"
@@ -78,7 +79,7 @@ func startSnmpsim(t *testing.T, n int) []int {
 		t.Fatalf("start snmpsimd: %v", err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitAnswer(t, Target{Host: "127.0.0.1", Port: uint16(ports[0]), Community: NewSecret("kyocera-idle")}, 20*time.Second)
+	waitAnswer(t, Target{Host: "127.0.0.1", Port: uint16(ports[0]), Community: scanwarden.NewSecret("kyocera-idle")}, 20*time.Second)
 	return ports
 }
 
@@ -136,13 +137,13 @@ createUser tester SHA "%s" AES "%s"
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	tg := Target{Host: "127.0.0.1", Port: uint16(port), Version: V3, Timeout: time.Second,
-		V3: &V3Auth{User: "tester", AuthProto: "SHA", AuthPass: NewSecret(auth), PrivProto: "AES", PrivPass: NewSecret(priv)}}
+		V3: &V3Auth{User: "tester", AuthProto: "SHA", AuthPass: scanwarden.NewSecret(auth), PrivProto: "AES", PrivPass: scanwarden.NewSecret(priv)}}
 	waitAnswer(t, tg, 10*time.Second)
 	return tg
 }
 
 func simTarget(port int, community string) Target {
-	return Target{Host: "127.0.0.1", Port: uint16(port), Community: NewSecret(community), Timeout: time.Second, Retries: 1}
+	return Target{Host: "127.0.0.1", Port: uint16(port), Community: scanwarden.NewSecret(community), Timeout: time.Second, Retries: 1}
 }
 
 // snmpVarbindsOf is used by the fuzz seeds.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/scanwarden/scanwarden"
 	"os"
 	"sort"
 	"strings"
@@ -254,7 +255,7 @@ func TestV3AuthPriv(t *testing.T) {
 	}
 	bad := tg
 	v3 := *tg.V3
-	v3.AuthPass = NewSecret("wrong-passphrase-xyz")
+	v3.AuthPass = scanwarden.NewSecret("wrong-passphrase-xyz")
 	bad.V3, bad.Timeout, bad.Retries = &v3, 300*time.Millisecond, 0
 	r, err = Probe(context.Background(), bad, rules, ProbeOptions{})
 	if err != nil || r.Answered || r.Error == "" || strings.Contains(r.Error, "wrong-passphrase") {

@@ -3,6 +3,7 @@ package snmp
 import (
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden"
 	"net"
 	"strconv"
 	"strings"
@@ -21,24 +22,24 @@ const (
 
 // Target is one device to ask, with how to ask it.
 type Target struct {
-	Host      string        `json:"host"`
-	Port      uint16        `json:"port"`
-	Version   Version       `json:"version"`
-	Community Secret        `json:"community"` // v1/v2c
-	V3        *V3Auth       `json:"v3,omitempty"`
-	Timeout   time.Duration `json:"timeout"` // per request
-	Retries   int           `json:"retries"`
+	Host      string            `json:"host"`
+	Port      uint16            `json:"port"`
+	Version   Version           `json:"version"`
+	Community scanwarden.Secret `json:"community"` // v1/v2c
+	V3        *V3Auth           `json:"v3,omitempty"`
+	Timeout   time.Duration     `json:"timeout"` // per request
+	Retries   int               `json:"retries"`
 }
 
 // V3Auth is an SNMPv3 USM user at authPriv (or authNoPriv when PrivPass is
 // empty).
 type V3Auth struct {
-	User        string `json:"user"`
-	AuthProto   string `json:"auth_proto"` // SHA (default), SHA224, SHA256, SHA384, SHA512, MD5
-	AuthPass    Secret `json:"auth_pass"`
-	PrivProto   string `json:"priv_proto"` // AES (default), AES192, AES256, AES192C, AES256C, DES
-	PrivPass    Secret `json:"priv_pass"`
-	ContextName string `json:"context_name,omitempty"`
+	User        string            `json:"user"`
+	AuthProto   string            `json:"auth_proto"` // SHA (default), SHA224, SHA256, SHA384, SHA512, MD5
+	AuthPass    scanwarden.Secret `json:"auth_pass"`
+	PrivProto   string            `json:"priv_proto"` // AES (default), AES192, AES256, AES192C, AES256C, DES
+	PrivPass    scanwarden.Secret `json:"priv_pass"`
+	ContextName string            `json:"context_name,omitempty"`
 }
 
 // Defaults for a Target.

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -21,7 +22,7 @@ import (
 type Trap struct {
 	Peer      netip.AddrPort
 	Version   Version
-	Community Secret // checked against the allowed list, never logged
+	Community scanwarden.Secret // checked against the allowed list, never logged
 	Inform    bool
 	TrapOID   string // snmpTrapOID.0, or enterprise.0.specific for v1
 	UpTime    int64  // sysUpTime.0 / v1 timestamp
@@ -69,7 +70,7 @@ func DecodeTrap(b []byte, peer netip.AddrPort) (tr Trap, err error) {
 	if pkt == nil {
 		return Trap{}, fmt.Errorf("trap from %s: malformed packet", peer)
 	}
-	tr = Trap{Peer: peer, Community: NewSecret(pkt.Community), packet: pkt}
+	tr = Trap{Peer: peer, Community: scanwarden.NewSecret(pkt.Community), packet: pkt}
 	switch pkt.Version {
 	case gosnmp.Version1:
 		tr.Version = V1
@@ -208,8 +209,8 @@ func renderVars(vars []TrapVar) string {
 
 // TrapListenerConfig configures the trap listener.
 type TrapListenerConfig struct {
-	Addr        string   `json:"addr"`        // e.g. ":162" or "127.0.0.1:1162"
-	Communities []Secret `json:"communities"` // accepted communities; empty accepts any
+	Addr        string              `json:"addr"`        // e.g. ":162" or "127.0.0.1:1162"
+	Communities []scanwarden.Secret `json:"communities"` // accepted communities; empty accepts any
 	// DeviceFor maps a sender address to the device key used in events
 	// (default: the sender's IP with port 161, matching Target.Addr).
 	DeviceFor func(netip.Addr) string `json:"-"`
@@ -344,7 +345,7 @@ func (l *TrapListener) handle(ctx context.Context, b []byte, peer netip.AddrPort
 	}
 }
 
-func (l *TrapListener) communityOK(c Secret) bool {
+func (l *TrapListener) communityOK(c scanwarden.Secret) bool {
 	if len(l.cfg.Communities) == 0 {
 		return true
 	}

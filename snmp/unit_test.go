@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/scanwarden/scanwarden"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -87,8 +88,8 @@ func TestCodeBookFamilyAndErrors(t *testing.T) {
 	}
 }
 
-func TestSecretNeverPrints(t *testing.T) {
-	s := NewSecret("hunter2-community")
+func TestTargetNeverPrintsSecrets(t *testing.T) {
+	s := scanwarden.NewSecret("hunter2-community")
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	log.Info("x", "community", s, "target", Target{Host: "h", Community: s, V3: &V3Auth{User: "u", AuthPass: s, PrivPass: s}})
@@ -106,7 +107,7 @@ func TestSecretNeverPrints(t *testing.T) {
 	if !strings.Contains(string(j), "[redacted]") {
 		t.Errorf("json: %s", j)
 	}
-	var back Secret
+	var back scanwarden.Secret
 	if err := json.Unmarshal([]byte(`"abc"`), &back); err != nil || back.Reveal() != "abc" {
 		t.Errorf("unmarshal: %v %q", err, back.Reveal())
 	}

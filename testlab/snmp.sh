@@ -88,7 +88,7 @@ up() {
 	echo "createUser $v3user SHA \"$V3_AUTH\" AES \"$V3_PRIV\"" >>"$snmpddir/snmpd.conf"
 	chmod 600 "$snmpddir/snmpd.conf"
 	"${ns[@]}" env SNMP_PERSISTENT_DIR="$snmpddir/persist" MIBS= \
-		snmpd -f -C -c "$snmpddir/snmpd.conf" -Lf "$snmpddir/snmpd.log" -p "$snmpddir/snmpd.pid" \
+		snmpd -f -C -I -smux -c "$snmpddir/snmpd.conf" -Lf "$snmpddir/snmpd.log" -p "$snmpddir/snmpd.pid" \
 		</dev/null >/dev/null 2>&1 &
 	echo $! >"$snmpddir/snmpd.pid.launch"
 

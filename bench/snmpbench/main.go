@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/scanwarden/scanwarden"
 	"os"
 	"strconv"
 	"strings"
@@ -39,7 +40,7 @@ func main() {
 	defer cancel()
 	var targets []snmp.Target
 	for i := 0; i < *count; i++ {
-		targets = append(targets, snmp.Target{Host: *host, Port: uint16(*base + i), Community: snmp.NewSecret(*community),
+		targets = append(targets, snmp.Target{Host: *host, Port: uint16(*base + i), Community: scanwarden.NewSecret(*community),
 			Timeout: *timeout, Retries: 1})
 	}
 	sink := snmp.NewMemorySink(time.Hour, 0)

@@ -7,11 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -167,9 +165,9 @@ func (f *adFlags) open(_ context.Context, env environ) (*ad.Directory, error) {
 	if f.margin < 1 {
 		return nil, fmt.Errorf("--ad-margin %d: must be at least 1", f.margin)
 	}
-	pw, err := readADPassword(env, f.passwordFile)
+	pw, err := readSecret(env, f.passwordFile, "--ad-password-file", adPasswordEnv)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("no service account password: %w", err)
 	}
 	d, err := ad.New(ad.Config{
 		URL: f.url, Domain: f.domain, BindUser: f.bindUser, Password: pw, CAFile: f.caFile,
@@ -185,33 +183,6 @@ func (f *adFlags) open(_ context.Context, env environ) (*ad.Directory, error) {
 }
 
 const adPasswordEnv = "SCANWARDEN_AD_PASSWORD"
-
-// readADPassword takes the service account's password from a file ("-":
-// stdin) or SCANWARDEN_AD_PASSWORD.
-func readADPassword(env environ, file string) (scanwarden.Secret, error) {
-	if file == "" {
-		if v := env.getenv(adPasswordEnv); v != "" {
-			return scanwarden.NewSecret(v), nil
-		}
-		return scanwarden.Secret{}, fmt.Errorf("no service account password: give --ad-password-file FILE or set %s", adPasswordEnv)
-	}
-	var b []byte
-	var err error
-	if file == "-" {
-		b, err = io.ReadAll(io.LimitReader(env.stdin, 64<<10))
-	} else {
-		b, err = os.ReadFile(file)
-	}
-	if err != nil {
-		return scanwarden.Secret{}, fmt.Errorf("--ad-password-file: %w", err)
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	line = strings.TrimSuffix(line, "\r")
-	if line == "" {
-		return scanwarden.Secret{}, fmt.Errorf("--ad-password-file %s: empty first line", file)
-	}
-	return scanwarden.NewSecret(line), nil
-}
 
 func printADUser(w io.Writer, u *ad.User) {
 	name := u.Typed

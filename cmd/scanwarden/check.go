@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
@@ -70,7 +69,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintln(env.stderr, "scanwarden check: --max-failures must be 0 or more")
 		return exitUsage
 	}
-	pw, err := readPassword(env, *passwordFile, *password, "SCANWARDEN_PASSWORD")
+	pw, err := readPassword(env, *passwordFile, *password)
 	if err != nil {
 		fmt.Fprintln(env.stderr, "scanwarden check:", err)
 		return exitUsage
@@ -189,35 +188,21 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 	fmt.Fprintf(w, "fix: %s\n", v.Fix)
 }
 
-// readPassword takes a secret from a file ("-": stdin), an environment
-// variable, or — with a warning — the command line.
-func readPassword(env environ, file, argv, envName string) (scanwarden.Secret, error) {
-	switch {
-	case file != "":
-		var b []byte
-		var err error
-		if file == "-" {
-			b, err = io.ReadAll(io.LimitReader(env.stdin, 64<<10))
-		} else {
-			b, err = os.ReadFile(file)
-		}
-		if err != nil {
-			return scanwarden.Secret{}, fmt.Errorf("--password-file: %w", err)
-		}
-		line, _, _ := strings.Cut(string(b), "\n")
-		line = strings.TrimSuffix(line, "\r")
-		if line == "" {
-			return scanwarden.Secret{}, fmt.Errorf("--password-file %s: empty first line", file)
-		}
-		return scanwarden.NewSecret(line), nil
-	case argv != "":
-		fmt.Fprintln(env.stderr, "warning: a password on the command line is visible to other users of this machine (ps, shell history); use --password-file or "+envName)
+// readPassword takes the login password from --password-file, from
+// SCANWARDEN_PASSWORD or — with a warning — from the command line.
+func readPassword(env environ, file, argv string) (scanwarden.Secret, error) {
+	if argv != "" && file == "" {
+		fmt.Fprintln(env.stderr, "warning: a password on the command line is visible to other users of this machine (ps, shell history); use --password-file or "+passwordEnv)
 		return scanwarden.NewSecret(argv), nil
-	case env.getenv(envName) != "":
-		return scanwarden.NewSecret(env.getenv(envName)), nil
 	}
-	return scanwarden.Secret{}, fmt.Errorf("no password: give --password-file FILE or set %s", envName)
+	pw, err := readSecret(env, file, "--password-file", passwordEnv)
+	if err != nil {
+		return pw, fmt.Errorf("no password: %w", err)
+	}
+	return pw, nil
 }
+
+const passwordEnv = "SCANWARDEN_PASSWORD"
 
 // resolveStateDir picks the state directory: the flag, SCANWARDEN_STATE_DIR,
 // $XDG_STATE_HOME/scanwarden, or ~/.local/state/scanwarden.

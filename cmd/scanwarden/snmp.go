@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/scanwarden/scanwarden"
 	"io"
 	"log/slog"
 	"os"
@@ -75,7 +76,7 @@ func (f *snmpFlags) register(fs *flag.FlagSet) {
 }
 
 // target builds the Target; errors are usage errors.
-func (f *snmpFlags) target(hostport string) (snmp.Target, error) {
+func (f *snmpFlags) target(env environ, hostport string) (snmp.Target, error) {
 	host, port, err := snmp.ParseHostPort(hostport)
 	if err != nil {
 		return snmp.Target{}, err
@@ -88,13 +89,13 @@ func (f *snmpFlags) target(hostport string) (snmp.Target, error) {
 		if f.v3User == "" || f.v3AuthFile == "" {
 			return snmp.Target{}, errors.New("v3 needs --v3-user and --v3-auth-file (and --v3-priv-file for authPriv)")
 		}
-		auth, err := readSecretFile(f.v3AuthFile, "--v3-auth-file")
+		auth, err := readSecretFile(env.stdin, f.v3AuthFile, "--v3-auth-file")
 		if err != nil {
 			return snmp.Target{}, err
 		}
 		a := &snmp.V3Auth{User: f.v3User, AuthProto: f.v3AuthProto, AuthPass: auth, PrivProto: f.v3PrivProto, ContextName: f.v3Context}
 		if f.v3PrivFile != "" {
-			if a.PrivPass, err = readSecretFile(f.v3PrivFile, "--v3-priv-file"); err != nil {
+			if a.PrivPass, err = readSecretFile(env.stdin, f.v3PrivFile, "--v3-priv-file"); err != nil {
 				return snmp.Target{}, err
 			}
 		}
@@ -104,15 +105,15 @@ func (f *snmpFlags) target(hostport string) (snmp.Target, error) {
 		case f.community != "" && f.communityFile != "":
 			return snmp.Target{}, errors.New("give --community or --community-file, not both")
 		case f.communityFile != "":
-			c, err := readSecretFile(f.communityFile, "--community-file")
+			c, err := readSecretFile(env.stdin, f.communityFile, "--community-file")
 			if err != nil {
 				return snmp.Target{}, err
 			}
 			t.Community = c
 		case f.community != "":
-			t.Community = snmp.NewSecret(f.community)
+			t.Community = scanwarden.NewSecret(f.community)
 		default:
-			t.Community = snmp.NewSecret("public")
+			t.Community = scanwarden.NewSecret("public")
 		}
 	}
 	return t, t.Validate()
@@ -136,39 +137,6 @@ func (f *snmpFlags) rules() (*snmp.Rules, error) {
 	return snmp.NewRules(snmp.DefaultCodeBook(), extra)
 }
 
-// readSecretFile reads a one-line secret; the error never shows the content.
-func readSecretFile(path, flagName string) (snmp.Secret, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return snmp.Secret{}, fmt.Errorf("%s: %w", flagName, err)
-	}
-	s := strings.TrimRight(string(b), "\r\n")
-	if s == "" || strings.ContainsAny(s, "\r\n") {
-		return snmp.Secret{}, fmt.Errorf("%s %s: want exactly one non-empty line", flagName, path)
-	}
-	return snmp.NewSecret(s), nil
-}
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-		if len(pos) > 8 {
-			return nil, errors.New("too many arguments")
-		}
-	}
-}
-
 func runSNMPProbe(ctx context.Context, env environ, args []string) int {
 	fs := flag.NewFlagSet("snmp probe", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
@@ -186,7 +154,7 @@ func runSNMPProbe(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
 		return exitUsage
 	}
-	t, err := f.target(pos[0])
+	t, err := f.target(env, pos[0])
 	if err != nil {
 		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
 		return exitUsage
@@ -273,7 +241,7 @@ func runSNMPWalk(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", err)
 		return exitUsage
 	}
-	t, err := f.target(pos[0])
+	t, err := f.target(env, pos[0])
 	if err != nil {
 		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", err)
 		return exitUsage
