@@ -21,6 +21,9 @@ import (
 type fakeWindows struct {
 	ln     net.Listener
 	status NTStatus // answer to the AUTHENTICATE leg
+	// vanish, when set, hangs up instead of answering the AUTHENTICATE: a
+	// server that goes away in the middle of a logon.
+	vanish bool
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  int
@@ -79,6 +82,8 @@ func (f *fakeWindows) session(c net.Conn) {
 			case 1:
 				if len(req) > 64+24 && containsNTLMType(req, 1) {
 					writeFrame(c, fakeSessionSetupResponse(msgID, StatusMoreProcessingRequired, spnegoResp(windowsChallenge())))
+				} else if f.vanish {
+					return
 				} else {
 					writeFrame(c, fakeErrorResponse(msgID, 1, f.status))
 				}

@@ -221,6 +221,9 @@ func TestLabCauses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.want == CauseAccountLocked && lab.LockoutLeft() <= 0 {
+				t.Skip("erin's lockout has expired since lab up: bring the lab up again")
+			}
 			runLab(t, lab, c)
 		})
 	}

@@ -396,3 +396,20 @@ func TestSniffConnAnyChunking(t *testing.T) {
 func framed(m []byte) []byte {
 	return append([]byte{0, byte(len(m) >> 16), byte(len(m) >> 8), byte(len(m))}, m...)
 }
+
+// TestServerVanishesMidLogon: a server that hangs up in the middle of the
+// logon gives a report that says so and counts no failure.
+func TestServerVanishesMidLogon(t *testing.T) {
+	f := startFakeWindows(t, 0)
+	f.vanish = true
+	led := &MemoryLedger{}
+	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
+		Options{StepTimeout: 5 * time.Second, Ledger: led})
+	s := rep.Step(StepSession)
+	if rep.OK() || s == nil || s.Status != StatusFail || !strings.Contains(s.Detail, "EOF") {
+		t.Fatalf("verdict %s:%s", rep.Verdict.Cause, stepsString(rep))
+	}
+	if n := len(led.entries); n != 0 {
+		t.Errorf("a logon the server never judged was counted as a failure (%d entries)", n)
+	}
+}
