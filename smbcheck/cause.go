@@ -45,9 +45,8 @@ type CauseInfo struct {
 	Cause Cause
 	// KyoceraCode is the panel's send error most likely shown ("" when the
 	// device shows none, e.g. for ok). Kyocera publishes no machine-readable
-	// list; these follow the operation guides' error tables (1101 host,
-	// 1102 login/permission, 1103 path, 2101 connection, 2102 timeout, 2231
-	// transfer/disk) and field reports, and may differ per firmware.
+	// list; snmp/codebook.json holds what is known, with sources and
+	// certainty, and a test keeps the two in step.
 	KyoceraCode string
 	Summary     string
 	Fix         string
@@ -92,7 +91,7 @@ var causes = []CauseInfo{
 		"Grant the account delete rights on the folder if the MFP or users must replace files; remove the leftover canary file."},
 	{CauseConnectionLimit, "1102", "The server refuses new connections: its connection limit is reached.",
 		"On a Windows 10/11 PC, 20 inbound sessions is the maximum: close idle sessions (lower AutoDisconnect) or move the folder to a server; on Samba raise 'max connections'."},
-	{CauseServerResources, "1102", "The server is short of resources and refuses the request.", "Check the server's memory, handles and event log; restart the Server service if needed."},
+	{CauseServerResources, "3101", "The server is short of resources and refuses the request.", "Check the server's memory, handles and event log; restart the Server service if needed."},
 	{CauseDiskFull, "2231", "The folder's disk is full.", "Free space on the server's volume (or raise the user's quota)."},
 	{CauseTimeout, "2102", "The server accepts the connection but does not answer in time.",
 		"Check the server's load and network path (MTU, firewall that drops rather than refuses), then retry."},
