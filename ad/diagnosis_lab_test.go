@@ -215,3 +215,24 @@ func TestLabDiagnosisACL(t *testing.T) {
 		})
 	}
 }
+
+// TestLabDiagnosisLocalAccountAndHost: on a server in no domain the account
+// is local, so AD is not asked about it (no unknown-user); the server's
+// computer object still is, and a Windows client edition is warned about
+// even though the check passes.
+func TestLabDiagnosisLocalAccountAndHost(t *testing.T) {
+	lab := testlab.Require(t)
+	dir := labDir(t, lab, nil)
+	dest := "//smb2srv." + lab.DNSDomain + "/scans"
+	r := diagnose(t, lab, dir, dest, "scanuser", "", "", &sentLedger{}, true)
+	s := r.Step(smbcheck.StepAD)
+	if !r.OK() || s == nil || s.Status != smbcheck.StatusOK || !strings.Contains(s.Detail, "local") {
+		t.Fatalf("verdict %s, ad step %+v%s", r.Verdict.Cause, s, reportString(r))
+	}
+	labComputer(t, lab, "SMB2SRV", "Windows 11 Pro", "10.0 (26100)")
+	r = diagnose(t, lab, dir, dest, `SMB2SRV\scanuser`, "", "", &sentLedger{}, true)
+	s = r.Step(smbcheck.StepAD)
+	if !r.OK() || s == nil || s.Status != smbcheck.StatusWarn || !strings.Contains(s.Detail, "20") || !strings.Contains(r.Verdict.Summary, "20") {
+		t.Fatalf("verdict %s %q, ad step %+v%s", r.Verdict.Cause, r.Verdict.Summary, s, reportString(r))
+	}
+}

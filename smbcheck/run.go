@@ -401,29 +401,31 @@ func (c *checker) stepAD(ctx context.Context) bool {
 	s := c.begin(StepAD)
 	actx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
-	acct, err := c.o.Directory.Account(actx, c.t.User, c.t.workstation())
-	var hostWarn []string
-	if err == nil {
-		name := c.t.Host
-		if c.server != nil && c.server.DNSComputer != "" {
-			name = c.server.DNSComputer
-		}
-		if h, herr := c.o.Directory.Host(actx, name); herr == nil && h != nil && h.Found {
-			s.Evidence["host_os"] = strings.TrimSpace(h.OS + " " + h.OSVersion)
-			hostWarn = h.Warnings
-		} else if herr != nil {
-			s.Evidence["host_error"] = herr.Error()
-		}
-	}
+	hostWarn, err := c.adHost(actx, s)
 	if err != nil {
 		s.Evidence["error"] = err.Error()
 		c.warn(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it")
 		return true
 	}
-	c.account = acct
+	if local, why := c.localAccount(); local {
+		s.Evidence["account"] = "local to the server"
+		c.adEnd(s, why+": the directory is not asked about it", hostWarn)
+		return true
+	}
+	acct, err := c.o.Directory.Account(actx, c.t.User, c.t.workstation())
+	if err != nil {
+		s.Evidence["error"] = err.Error()
+		c.warn(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it")
+		return true
+	}
 	for k, v := range acct.Evidence {
 		s.Evidence[k] = v
 	}
+	if acct.Found && c.server != nil && c.server.DomainJoined() && acct.NetBIOSDomain != "" && !strings.EqualFold(acct.NetBIOSDomain, c.server.NetBIOSDomain) {
+		c.adEnd(s, fmt.Sprintf("the server belongs to domain %s, the directory is %s: its answer about the account does not apply", c.server.NetBIOSDomain, acct.NetBIOSDomain), hostWarn)
+		return true
+	}
+	c.account = acct
 	if !acct.Found {
 		c.fail(s, CauseUnknownUser, fmt.Sprintf("no account %q in the directory", c.t.User), acct.Fix)
 		return false
@@ -437,12 +439,57 @@ func (c *checker) stepAD(ctx context.Context) bool {
 	if acct.Summary != "" {
 		detail = acct.Summary
 	}
+	c.adEnd(s, detail, hostWarn)
+	return true
+}
+
+func (c *checker) adEnd(s *stepState, detail string, hostWarn []string) {
 	if len(hostWarn) > 0 {
 		c.warn(s, detail+"; "+strings.Join(hostWarn, "; "))
-	} else {
-		c.ok(s, detail)
+		return
 	}
-	return true
+	c.ok(s, detail)
+}
+
+// adHost looks up the target's computer object — by the name the MFP
+// stores, else by the server's own NetBIOS name — and returns its warnings.
+func (c *checker) adHost(ctx context.Context, s *stepState) ([]string, error) {
+	var names []string
+	if net.ParseIP(strings.Trim(c.t.Host, "[]")) == nil {
+		names = append(names, c.t.Host)
+	}
+	if c.server != nil && c.server.NetBIOSComputer != "" {
+		names = append(names, c.server.NetBIOSComputer)
+	}
+	for _, n := range names {
+		h, err := c.o.Directory.Host(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if h != nil && h.Found {
+			s.Evidence["host"] = h.Name
+			s.Evidence["host_os"] = strings.TrimSpace(h.OS + " " + h.OSVersion)
+			return h.Warnings, nil
+		}
+	}
+	s.Evidence["host"] = "no computer object"
+	return nil, nil
+}
+
+// localAccount tells when the account the MFP uses is local to the server,
+// so that the directory has nothing to say about it.
+func (c *checker) localAccount() (bool, string) {
+	si := c.server
+	if si == nil || si.NetBIOSComputer == "" {
+		return false, ""
+	}
+	if d, _, ok := strings.Cut(c.t.User, `\`); ok && (d == "." || strings.EqualFold(d, si.NetBIOSComputer)) {
+		return true, fmt.Sprintf("%q names an account local to %s", c.t.User, si.NetBIOSComputer)
+	}
+	if !si.DomainJoined() {
+		return true, fmt.Sprintf("%s is in no domain (its NTLM domain is its own name), so %q is one of its local accounts", si.NetBIOSComputer, c.t.User)
+	}
+	return false, ""
 }
 
 // --- session and forms -----------------------------------------------------
