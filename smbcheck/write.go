@@ -189,12 +189,13 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		c.writeFailed(s, "read back", err, p)
 		return
 	}
+	// The volume's free space, asked through the canary's own handle.
+	if st, err := f.Statfs(); err == nil {
+		s.Evidence["free_bytes"] = st.AvailableBlockCount() * st.BlockSize()
+	}
 	if err := f.Close(); err != nil {
 		c.writeFailed(s, "write", err, p)
 		return
-	}
-	if st, err := fs.Statfs(folderOf(p)); err == nil {
-		s.Evidence["free_bytes"] = st.AvailableBlockCount() * st.BlockSize()
 	}
 	// Delete it ourselves to see whether the account may.
 	if err := fs.Remove(p); err != nil {
@@ -262,11 +263,4 @@ func readBack(f io.ReaderAt, want []byte) error {
 		return fmt.Errorf("read back %d bytes that differ from the %d written", n, len(want))
 	}
 	return nil
-}
-
-func folderOf(p string) string {
-	if i := strings.LastIndex(p, `\`); i >= 0 {
-		return p[:i]
-	}
-	return ""
 }
