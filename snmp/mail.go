@@ -249,6 +249,15 @@ func (d *DeviceIndex) Add(inv Inventory) {
 	}
 }
 
+// ByIP returns the device indexed under ip (a device's polled address or
+// its inventory), or false.
+func (d *DeviceIndex) ByIP(ip netip.Addr) (string, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	dev, ok := d.ips[ip.Unmap()]
+	return dev, ok
+}
+
 // Lookup returns the device and how it was matched ("sender", "serial",
 // "ip"), or ("", "").
 func (d *DeviceIndex) Lookup(from string, ip netip.Addr, serial string) (string, string) {
@@ -369,7 +378,13 @@ func (m *MailListener) Close() error {
 }
 
 // MailStats are the listener's counters.
-type MailStats struct{ Messages, Malformed, Unmatched, Events, NewEvents int }
+type MailStats struct {
+	Messages  int `json:"messages"`
+	Malformed int `json:"malformed"` // refused with 554: not a mail we understand
+	Unmatched int `json:"unmatched"` // matched to no known device
+	Events    int `json:"events"`
+	NewEvents int `json:"new_events"`
+}
 
 // Stats returns the counters.
 func (m *MailListener) Stats() MailStats {

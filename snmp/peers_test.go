@@ -14,73 +14,15 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/scanwarden/scanwarden/snmp/snmptest"
 )
-
-// freeUDPPorts returns n UDP ports on 127.0.0.1 that were free a moment ago.
-func freeUDPPorts(t *testing.T, n int) []int {
-	t.Helper()
-	var conns []net.PacketConn
-	var ports []int
-	for i := 0; i < n; i++ {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-		ports = append(ports, c.LocalAddr().(*net.UDPAddr).Port)
-	}
-	for _, c := range conns {
-		c.Close()
-	}
-	return ports
-}
 
 // startSnmpsim runs snmpsimd over testlab/snmp on n loopback ports (every
 // port serves every fixture, the community picks the fixture) and stops it
 // when the test ends. It skips when snmpsimd is not installed.
 func startSnmpsim(t *testing.T, n int) []int {
 	t.Helper()
-	bin, err := exec.LookPath("snmpsimd")
-	if err != nil {
-		t.Skip("snmpsimd not installed (apt-get install snmpsim): skipping the snmpsim tests")
-	}
-	data, err := filepath.Abs("../testlab/snmp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Not t.TempDir(): its parent is 0700 and snmpsimd runs as nobody.
-	dir, err := os.MkdirTemp("", "swsnmpsim")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	cache := filepath.Join(dir, "cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ports := freeUDPPorts(t, n)
-	args := []string{"--v2c-arch", "--data-dir=" + data, "--cache-dir=" + cache, "--logging-method=null"}
-	for _, p := range ports {
-		args = append(args, fmt.Sprintf("--agent-udpv4-endpoint=127.0.0.1:%d", p))
-	}
-	if os.Geteuid() == 0 {
-		// As root snmpsimd must drop privileges; its cache must be nobody's
-		// and the data readable by nobody.
-		if err := exec.Command("chown", "-R", "nobody:nogroup", dir).Run(); err != nil {
-			t.Fatalf("chown cache: %v", err)
-		}
-		os.Chmod(dir, 0o755)
-		args = append(args, "--process-user=nobody", "--process-group=nogroup")
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start snmpsimd: %v", err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitAnswer(t, Target{Host: "127.0.0.1", Port: uint16(ports[0]), Community: scanwarden.NewSecret("kyocera-idle")}, 20*time.Second)
-	return ports
+	return snmptest.StartSim(t, "../testlab/snmp", n)
 }
 
 // waitAnswer polls sysName.0 until the agent answers (bounded).
@@ -117,7 +59,7 @@ func startSnmpd(t *testing.T) Target {
 		bin = "/usr/sbin/snmpd"
 	}
 	dir := t.TempDir()
-	port := freeUDPPorts(t, 1)[0]
+	port := snmptest.FreeUDPPorts(t, 1)[0]
 	auth, priv := "auth-"+strconv.FormatInt(time.Now().UnixNano(), 36), "priv-"+strconv.FormatInt(time.Now().UnixNano()/7, 36)
 	conf := fmt.Sprintf(`agentAddress udp:127.0.0.1:%d
 rouser tester priv

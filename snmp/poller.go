@@ -295,6 +295,35 @@ func (p *Poller) backoff(ds *deviceState, err error) {
 	ds.nextPoll = p.now().Add(d)
 }
 
+// Run polls a cycle at once and then every Interval, until ctx ends or,
+// when cycles > 0, that many cycles have run. After each cycle (a cancelled
+// one included) it calls after, when not nil, with the cycle's figures. It
+// returns nil when the cycles are done and ctx.Err() when ctx ended.
+func (p *Poller) Run(ctx context.Context, cycles int, after func(CycleStats)) error {
+	t := time.NewTicker(p.cfg.Interval)
+	defer t.Stop()
+	for n := 1; ; n++ {
+		st, err := p.Cycle(ctx)
+		if err != nil && ctx.Err() == nil {
+			p.log.Error("cycle", "err", err)
+		}
+		if after != nil {
+			after(st)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if cycles > 0 && n >= cycles {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
 // Open starts polling every Interval until Close or ctx ends.
 func (p *Poller) Open(ctx context.Context) error {
 	if p.cancel != nil {
@@ -304,18 +333,7 @@ func (p *Poller) Open(ctx context.Context) error {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		t := time.NewTicker(p.cfg.Interval)
-		defer t.Stop()
-		for {
-			if _, err := p.Cycle(ctx); err != nil && ctx.Err() == nil {
-				p.log.Error("cycle", "err", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		p.Run(ctx, 0, nil)
 	}()
 	return nil
 }

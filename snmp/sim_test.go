@@ -262,3 +262,39 @@ func TestV3AuthPriv(t *testing.T) {
 		t.Errorf("bad v3: %+v %v", r, err)
 	}
 }
+
+// TestPollerRun: Run polls at once, then every Interval, calls after with
+// each cycle's figures and returns nil after the asked number of cycles;
+// cancelled, it returns the context's error without waiting for the tick.
+func TestPollerRun(t *testing.T) {
+	port := startSnmpsim(t, 1)[0]
+	sink := NewMemorySink(time.Hour, 0)
+	p, err := NewPoller(PollerConfig{Workers: 1, Interval: time.Second}, DefaultRules(DefaultCodeBook()), sink, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetTargets([]Target{simTarget(port, "kyocera-console1102")}); err != nil {
+		t.Fatal(err)
+	}
+	var got []CycleStats
+	start := time.Now()
+	if err := p.Run(context.Background(), 2, func(st CycleStats) { got = append(got, st) }); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < time.Second || d > 10*time.Second {
+		t.Errorf("two cycles 1s apart took %s", d)
+	}
+	if len(got) != 2 || got[0].NewEvents != 1 || got[1].Events != 1 || got[1].NewEvents != 0 {
+		t.Errorf("cycles %+v", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	start = time.Now()
+	err = p.Run(ctx, 0, func(CycleStats) { n++; cancel() })
+	if err != context.Canceled || n != 1 {
+		t.Errorf("cancelled run: err %v after %d cycles", err, n)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancel took %s", d)
+	}
+}

@@ -218,7 +218,11 @@ type TrapListenerConfig struct {
 
 // TrapStats are the listener's counters.
 type TrapStats struct {
-	Packets, Malformed, Refused, Events, NewEvents int64
+	Packets   int64 `json:"packets"`
+	Malformed int64 `json:"malformed"` // not a notification we can decode
+	Refused   int64 `json:"refused"`   // a community not accepted
+	Events    int64 `json:"events"`
+	NewEvents int64 `json:"new_events"`
 }
 
 // TrapListener receives traps on UDP and records their events.

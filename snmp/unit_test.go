@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/scanwarden/scanwarden"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -291,6 +292,19 @@ func TestFixturesAreSortedSnmprec(t *testing.T) {
 		}
 		if !sort.SliceIsSorted(oids, func(i, j int) bool { return oidLess(oids[i], oids[j]) }) {
 			t.Errorf("%s: OIDs are not in order (snmpsim needs them sorted)", f)
+		}
+	}
+}
+
+func TestDeviceIndexByIP(t *testing.T) {
+	idx := NewDeviceIndex()
+	idx.Add(Inventory{Address: "127.0.0.1:1161"})
+	idx.Add(Inventory{Address: "[::1]:161", Serial: "W4X0A20002"})
+	idx.Add(Inventory{Address: "mfp09.kyolab.test:161"}) // a name: not indexed by IP
+	for ip, want := range map[string]string{"127.0.0.1": "127.0.0.1:1161", "::ffff:127.0.0.1": "127.0.0.1:1161", "::1": "[::1]:161", "10.0.0.9": ""} {
+		got, ok := idx.ByIP(netip.MustParseAddr(ip))
+		if got != want || ok != (want != "") {
+			t.Errorf("ByIP(%s) = %q %v, want %q", ip, got, ok, want)
 		}
 	}
 }

@@ -17,13 +17,22 @@ import (
 )
 
 const snmpUsage = `usage:
-  scanwarden snmp probe HOST[:PORT] [--community C | --community-file F | --v3-user U --v3-auth-file F --v3-priv-file F] [--json]
+  scanwarden snmp probe HOST[:PORT] [--community-file F | --v3-user U --v3-auth-file F --v3-priv-file F] [--json]
   scanwarden snmp walk HOST[:PORT] --out FILE.snmprec [credentials flags]
+  scanwarden snmp watch (HOST[:PORT]... | --hosts FILE | --cidr CIDR [--port N]) [--interval 60s]
+                        [--trap-listen ADDR:PORT [--trap-community-file F]] [--smtp-listen ADDR:PORT]
+                        [credentials flags] [--rules FILE] [--state-dir DIR] [--json] [--cycles N]
   scanwarden snmp codes [--json]
 
 probe shows inventory, status, alerts and recent send failures; exit 0 when
 the device answered, 1 when it did not, 2 on bad arguments.
 walk records the device's relevant subtrees in snmpsim's .snmprec format.
+watch polls the devices every interval, takes their traps and job-log
+e-mails, keeps every new send failure in the state store and prints it with
+its explanation, until interrupted; exit 0 when stopped, 2 on bad arguments
+or a listener that cannot bind ("scanwarden snmp watch -h" for its flags).
+Secrets come from files or SCANWARDEN_SNMP_COMMUNITY, SCANWARDEN_SNMP_V3_AUTH,
+SCANWARDEN_SNMP_V3_PRIV, SCANWARDEN_TRAP_COMMUNITY.
 `
 
 // runSNMP is the shell over package snmp.
@@ -39,6 +48,8 @@ func runSNMP(ctx context.Context, env environ, args []string) int {
 		return runSNMPWalk(ctx, env, args[1:])
 	case "codes":
 		return runSNMPCodes(env, args[1:])
+	case "watch":
+		return runSNMPWatch(ctx, env, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(env.stdout, snmpUsage)
 		return exitOK
@@ -61,12 +72,12 @@ type snmpFlags struct {
 }
 
 func (f *snmpFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.community, "community", "", "v1/v2c community (default public; prefer --community-file)")
-	fs.StringVar(&f.communityFile, "community-file", "", "file holding the community")
+	fs.StringVar(&f.community, "community", "", "v1/v2c community on the command line (visible to other users: prefer --community-file)")
+	fs.StringVar(&f.communityFile, "community-file", "", "file holding the v1/v2c community (first line; - for stdin); else "+communityEnv+", else public")
 	fs.StringVar(&f.version, "version", "", "SNMP version: 1, 2c (default), 3 (implied by --v3-user)")
 	fs.StringVar(&f.v3User, "v3-user", "", "SNMPv3 user (authPriv)")
-	fs.StringVar(&f.v3AuthFile, "v3-auth-file", "", "file holding the v3 auth passphrase")
-	fs.StringVar(&f.v3PrivFile, "v3-priv-file", "", "file holding the v3 privacy passphrase")
+	fs.StringVar(&f.v3AuthFile, "v3-auth-file", "", "file holding the v3 auth passphrase; else "+v3AuthEnv)
+	fs.StringVar(&f.v3PrivFile, "v3-priv-file", "", "file holding the v3 privacy passphrase; else "+v3PrivEnv)
 	fs.StringVar(&f.v3AuthProto, "v3-auth-proto", "SHA", "v3 auth protocol: SHA, SHA224, SHA256, SHA384, SHA512, MD5")
 	fs.StringVar(&f.v3PrivProto, "v3-priv-proto", "AES", "v3 privacy protocol: AES, AES192, AES256, AES192C, AES256C, DES")
 	fs.StringVar(&f.v3Context, "v3-context", "", "v3 context name")
@@ -75,48 +86,70 @@ func (f *snmpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.rulesFile, "rules", "", `JSON file of extra matching rules ({"rules":[…]}), tried before the defaults`)
 }
 
+// Environment variables that may hold the SNMP secrets.
+const (
+	communityEnv = "SCANWARDEN_SNMP_COMMUNITY"
+	v3AuthEnv    = "SCANWARDEN_SNMP_V3_AUTH"
+	v3PrivEnv    = "SCANWARDEN_SNMP_V3_PRIV"
+)
+
 // target builds the Target; errors are usage errors.
 func (f *snmpFlags) target(env environ, hostport string) (snmp.Target, error) {
 	host, port, err := snmp.ParseHostPort(hostport)
 	if err != nil {
 		return snmp.Target{}, err
 	}
-	t := snmp.Target{Host: host, Port: port, Timeout: f.timeout, Retries: f.retries, Version: snmp.Version(f.version)}
+	t, err := f.credentials(env)
+	if err != nil {
+		return snmp.Target{}, err
+	}
+	t.Host, t.Port = host, port
+	return t, t.Validate()
+}
+
+// credentials builds a Target without host from the flags, reading each
+// secret once: from its file, else (v1/v2c: the command line, with a
+// warning) from the environment. Errors are usage errors.
+func (f *snmpFlags) credentials(env environ) (snmp.Target, error) {
+	t := snmp.Target{Timeout: f.timeout, Retries: f.retries, Version: snmp.Version(f.version)}
 	if f.v3User != "" || t.Version == snmp.V3 {
 		if f.community != "" || f.communityFile != "" {
 			return snmp.Target{}, errors.New("--community and --v3-user exclude each other")
 		}
-		if f.v3User == "" || f.v3AuthFile == "" {
+		if f.v3User == "" {
 			return snmp.Target{}, errors.New("v3 needs --v3-user and --v3-auth-file (and --v3-priv-file for authPriv)")
 		}
-		auth, err := readSecretFile(env.stdin, f.v3AuthFile, "--v3-auth-file")
+		auth, err := readSecret(env, f.v3AuthFile, "--v3-auth-file", v3AuthEnv)
 		if err != nil {
-			return snmp.Target{}, err
+			return snmp.Target{}, fmt.Errorf("v3 needs an auth passphrase: %w", err)
 		}
 		a := &snmp.V3Auth{User: f.v3User, AuthProto: f.v3AuthProto, AuthPass: auth, PrivProto: f.v3PrivProto, ContextName: f.v3Context}
-		if f.v3PrivFile != "" {
-			if a.PrivPass, err = readSecretFile(env.stdin, f.v3PrivFile, "--v3-priv-file"); err != nil {
+		if f.v3PrivFile != "" || env.getenv(v3PrivEnv) != "" {
+			if a.PrivPass, err = readSecret(env, f.v3PrivFile, "--v3-priv-file", v3PrivEnv); err != nil {
 				return snmp.Target{}, err
 			}
 		}
 		t.Version, t.V3 = snmp.V3, a
-	} else {
-		switch {
-		case f.community != "" && f.communityFile != "":
-			return snmp.Target{}, errors.New("give --community or --community-file, not both")
-		case f.communityFile != "":
-			c, err := readSecretFile(env.stdin, f.communityFile, "--community-file")
-			if err != nil {
-				return snmp.Target{}, err
-			}
-			t.Community = c
-		case f.community != "":
-			t.Community = scanwarden.NewSecret(f.community)
-		default:
-			t.Community = scanwarden.NewSecret("public")
-		}
+		return t, nil
 	}
-	return t, t.Validate()
+	switch {
+	case f.community != "" && f.communityFile != "":
+		return snmp.Target{}, errors.New("give --community or --community-file, not both")
+	case f.communityFile != "":
+		c, err := readSecretFile(env.stdin, f.communityFile, "--community-file")
+		if err != nil {
+			return snmp.Target{}, err
+		}
+		t.Community = c
+	case f.community != "":
+		fmt.Fprintln(env.stderr, "warning: a community on the command line is visible to other users of this machine (ps, shell history); use --community-file or "+communityEnv)
+		t.Community = scanwarden.NewSecret(f.community)
+	case env.getenv(communityEnv) != "":
+		t.Community = scanwarden.NewSecret(env.getenv(communityEnv))
+	default:
+		t.Community = scanwarden.NewSecret("public")
+	}
+	return t, nil
 }
 
 func (f *snmpFlags) rules() (*snmp.Rules, error) {

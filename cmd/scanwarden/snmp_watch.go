@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+const snmpWatchUsage = `usage: scanwarden snmp watch (HOST[:PORT]... | --hosts FILE | --cidr CIDR [--port N]) [flags]
+
+Watches Kyocera MFPs for send failures until interrupted or --cycles N poll
+cycles have run: polls the devices every --interval (a --cidr is swept first,
+bounded to 1,024 addresses at 50 a second, and its Kyocera devices watched),
+and with --trap-listen / --smtp-listen also takes their SNMP traps and job-log
+e-mails. Every new send failure is kept in the state store and printed with
+its code book explanation; after each poll cycle a summary goes to stderr.
+With --json, stdout carries one JSON object a line, "type" start, event,
+cycle or stop.
+
+Secrets come from files or the environment: --community-file or
+SCANWARDEN_SNMP_COMMUNITY (default public), --v3-auth-file/--v3-priv-file or
+SCANWARDEN_SNMP_V3_AUTH/_PRIV, --trap-community-file or
+SCANWARDEN_TRAP_COMMUNITY (without one, traps with any community are taken).
+
+Exit status: 0 stopped cleanly, 1 nothing to watch (no Kyocera answered the
+sweep), 2 bad arguments, the state store or a listener could not be opened.
+
+flags:
+`
+
+// Bounds of a watch.
+const (
+	maxWatchHosts    = 65536 // HOST entries from arguments and --hosts
+	maxSweepAddrs    = 1024  // addresses of every --cidr together (Sweep's default)
+	trapCommunityEnv = "SCANWARDEN_TRAP_COMMUNITY"
+)
+
+// watchArgs is a checked watch command line.
+type watchArgs struct {
+	targets  []snmp.Target // from HOST arguments and --hosts
+	prefixes []netip.Prefix
+	tmpl     snmp.Target // credentials, for the sweep
+	port     uint16      // SNMP port of swept addresses
+	interval time.Duration
+	cycles   int
+	trapAddr string
+	trapComm []scanwarden.Secret
+	smtpAddr string
+	rules    *snmp.Rules
+	stateDir string
+	json     bool
+}
+
+// errShown is a usage error the flag package has already printed.
+type errShown struct{ error }
+
+func runSNMPWatch(ctx context.Context, env environ, args []string) int {
+	a, err := parseWatchArgs(env, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		if !errors.As(err, new(errShown)) {
+			fmt.Fprintf(env.stderr, "scanwarden snmp watch: %v\n", err)
+		}
+		return exitUsage
+	}
+	w, err := openWatch(ctx, env, a)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden snmp watch: %v\n", err)
+		return exitUsage
+	}
+	defer w.close()
+	return w.run(ctx)
+}
+
+func parseWatchArgs(env environ, args []string) (watchArgs, error) {
+	fs := flag.NewFlagSet("snmp watch", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	var f snmpFlags
+	f.register(fs)
+	hostsFile := fs.String("hosts", "", "file of devices, one HOST[:PORT] a line (# comments)")
+	var cidrs, trapCommFiles []string
+	fs.Func("cidr", "sweep this network for Kyocera devices (repeatable; at most 1,024 addresses in all)", func(s string) error {
+		cidrs = append(cidrs, s)
+		return nil
+	})
+	port := fs.Uint("port", snmp.DefaultPort, "SNMP port of the --cidr addresses")
+	interval := fs.Duration("interval", time.Minute, "time between poll cycles (at least 1s)")
+	cycles := fs.Int("cycles", 0, "stop after this many poll cycles (0: run until interrupted)")
+	trapAddr := fs.String("trap-listen", "", "take SNMP traps on this UDP ADDR:PORT (e.g. :162, 127.0.0.1:0)")
+	fs.Func("trap-community-file", "file holding a community traps must carry (first line; repeatable); else "+trapCommunityEnv, func(s string) error {
+		trapCommFiles = append(trapCommFiles, s)
+		return nil
+	})
+	smtpAddr := fs.String("smtp-listen", "", "take the devices' job-log e-mails over SMTP on this TCP ADDR:PORT (e.g. :2525)")
+	stateDir := fs.String("state-dir", "", "directory of the state store (default $SCANWARDEN_STATE_DIR, else the user's state dir)")
+	asJSON := fs.Bool("json", false, "print one JSON object a line on stdout")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, snmpWatchUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return watchArgs{}, err
+		}
+		return watchArgs{}, errShown{err}
+	}
+	a := watchArgs{interval: *interval, cycles: *cycles, trapAddr: *trapAddr, smtpAddr: *smtpAddr, json: *asJSON}
+	if err := (snmp.PollerConfig{Interval: a.interval}).Validate(); err != nil || a.interval == 0 {
+		return a, fmt.Errorf("--interval %s: at least 1s", a.interval)
+	}
+	if a.cycles < 0 {
+		return a, fmt.Errorf("--cycles %d: 0 (until interrupted) or more", a.cycles)
+	}
+	if *port < 1 || *port > 65535 {
+		return a, fmt.Errorf("--port %d: 1..65535", *port)
+	}
+	a.port = uint16(*port)
+	portSet := false
+	fs.Visit(func(fl *flag.Flag) { portSet = portSet || fl.Name == "port" })
+	if portSet && len(cidrs) == 0 {
+		return a, errors.New("--port is the SNMP port of --cidr addresses; give a device's port as HOST:PORT")
+	}
+	for _, l := range []struct{ flag, addr string }{{"--trap-listen", a.trapAddr}, {"--smtp-listen", a.smtpAddr}} {
+		if l.addr == "" {
+			continue
+		}
+		if _, p, err := net.SplitHostPort(l.addr); err != nil {
+			return a, fmt.Errorf("%s %q: want ADDR:PORT: %w", l.flag, l.addr, err)
+		} else if n, err := strconv.ParseUint(p, 10, 16); err != nil || (n == 0 && p != "0") {
+			return a, fmt.Errorf("%s %q: port must be 0..65535", l.flag, l.addr)
+		}
+	}
+	hosts := pos
+	if *hostsFile != "" {
+		more, err := readHostsFile(*hostsFile)
+		if err != nil {
+			return a, err
+		}
+		hosts = append(hosts, more...)
+	}
+	if len(hosts) > maxWatchHosts {
+		return a, fmt.Errorf("%d devices: at most %d", len(hosts), maxWatchHosts)
+	}
+	left := maxSweepAddrs
+	for _, c := range cidrs {
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			return a, fmt.Errorf("--cidr %q: %w", c, err)
+		}
+		as, err := snmp.ExpandPrefix(p, left)
+		if err != nil {
+			return a, fmt.Errorf("--cidr: %w (all --cidr together may hold %d)", err, maxSweepAddrs)
+		}
+		left -= len(as)
+		a.prefixes = append(a.prefixes, p)
+	}
+	if len(hosts) == 0 && len(a.prefixes) == 0 && a.trapAddr == "" && a.smtpAddr == "" {
+		return a, errors.New("nothing to watch: give HOST[:PORT]..., --hosts FILE or --cidr CIDR (or a listener: --trap-listen, --smtp-listen)")
+	}
+	if len(trapCommFiles) > 0 && a.trapAddr == "" {
+		return a, errors.New("--trap-community-file needs --trap-listen")
+	}
+	if a.tmpl, err = f.credentials(env); err != nil {
+		return a, err
+	}
+	for _, h := range hosts {
+		host, p, err := snmp.ParseHostPort(h)
+		if err != nil {
+			return a, err
+		}
+		t := a.tmpl
+		t.Host, t.Port = host, p
+		if err := t.Validate(); err != nil {
+			return a, err
+		}
+		a.targets = append(a.targets, t)
+	}
+	if len(a.prefixes) > 0 {
+		t := a.tmpl
+		t.Host, t.Port = a.prefixes[0].Addr().String(), a.port
+		if err := t.Validate(); err != nil {
+			return a, err
+		}
+	}
+	for _, file := range trapCommFiles {
+		c, err := readSecretFile(env.stdin, file, "--trap-community-file")
+		if err != nil {
+			return a, err
+		}
+		a.trapComm = append(a.trapComm, c)
+	}
+	if len(trapCommFiles) == 0 && a.trapAddr != "" && env.getenv(trapCommunityEnv) != "" {
+		a.trapComm = []scanwarden.Secret{scanwarden.NewSecret(env.getenv(trapCommunityEnv))}
+	}
+	if a.rules, err = f.rules(); err != nil {
+		return a, err
+	}
+	if a.stateDir, err = resolveStateDir(*stateDir, env.getenv); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// readHostsFile reads HOST[:PORT] entries, one a line; blank lines and
+// what follows a # are skipped. Errors name the file and line.
+func readHostsFile(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--hosts: %w", err)
+	}
+	defer f.Close()
+	var hosts []string
+	sc := bufio.NewScanner(io.LimitReader(f, 16<<20))
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.ContainsAny(line, " \t") {
+			return nil, fmt.Errorf("--hosts %s:%d: one HOST[:PORT] a line", path, n)
+		}
+		if _, _, err := snmp.ParseHostPort(line); err != nil {
+			return nil, fmt.Errorf("--hosts %s:%d: %w", path, n, err)
+		}
+		if hosts = append(hosts, line); len(hosts) > maxWatchHosts {
+			return nil, fmt.Errorf("--hosts %s: more than %d devices", path, maxWatchHosts)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--hosts %s: %w", path, err)
+	}
+	return hosts, nil
+}
+
+// watch is one running watch: the store, the poller and the listeners,
+// all writing through one sink that persists and prints.
+type watch struct {
+	a      watchArgs
+	env    environ
+	out    *watchOutput
+	st     *store.Store
+	index  *snmp.DeviceIndex
+	sink   *watchSink
+	poller *snmp.Poller
+	traps  *snmp.TrapListener
+	mail   *snmp.MailListener
+	cycles int
+}
+
+// openWatch opens the store and binds the listeners; errors are "could not
+// run" and name what failed (the flag and the address for a listener).
+func openWatch(ctx context.Context, env environ, a watchArgs) (_ *watch, err error) {
+	w := &watch{a: a, env: env, out: newWatchOutput(env.stdout, env.stderr, a.json, a.rules.Book()), index: snmp.NewDeviceIndex()}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	var h slog.Handler = slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if a.json {
+		h = slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	}
+	log := slog.New(h)
+	if w.st, err = store.OpenDir(ctx, a.stateDir); err != nil {
+		return nil, fmt.Errorf("state store: %w", err)
+	}
+	w.sink = &watchSink{next: w.st.SNMP(store.DefaultDedupWindow), index: w.index, out: w.out, devices: map[string]snmp.Inventory{}}
+	for _, t := range a.targets {
+		w.index.Add(snmp.Inventory{Address: t.Addr()})
+	}
+	if w.poller, err = snmp.NewPoller(snmp.PollerConfig{Interval: a.interval}, a.rules, w.sink, log); err != nil {
+		return nil, err
+	}
+	if a.trapAddr != "" {
+		cfg := snmp.TrapListenerConfig{Addr: a.trapAddr, Communities: a.trapComm, DeviceFor: w.trapDevice}
+		if w.traps, err = snmp.NewTrapListener(cfg, a.rules, w.sink, log); err == nil {
+			err = w.traps.Open(ctx)
+		}
+		if err != nil {
+			w.traps = nil
+			return nil, fmt.Errorf("--trap-listen %s: %w%s", a.trapAddr, err, bindHint(err))
+		}
+	}
+	if a.smtpAddr != "" {
+		if w.mail, err = snmp.NewMailListener(snmp.MailListenerConfig{Addr: a.smtpAddr}, a.rules, w.sink, w.index, log); err == nil {
+			err = w.mail.Open(ctx)
+		}
+		if err != nil {
+			w.mail = nil
+			return nil, fmt.Errorf("--smtp-listen %s: %w%s", a.smtpAddr, err, bindHint(err))
+		}
+	}
+	return w, nil
+}
+
+// bindHint tells the operator what to do about a refused privileged port.
+func bindHint(err error) string {
+	if errors.Is(err, os.ErrPermission) {
+		return " (ports below 1024 need root or CAP_NET_BIND_SERVICE; or use a high port and forward to it)"
+	}
+	return ""
+}
+
+// trapDevice names the device a trap comes from: the watched device at
+// that IP, else IP:161.
+func (w *watch) trapDevice(ip netip.Addr) string {
+	if dev, ok := w.index.ByIP(ip); ok {
+		return dev
+	}
+	return netip.AddrPortFrom(ip.Unmap(), snmp.DefaultPort).String()
+}
+
+// run sweeps, then polls until ctx ends or the cycles are done. The exit
+// status is 0 for a clean stop, 1 when nothing is left to watch.
+func (w *watch) run(ctx context.Context) int {
+	targets := w.a.targets
+	var skipped []snmp.Inventory
+	if len(w.a.prefixes) > 0 {
+		found, err := snmp.Sweep(ctx, w.a.prefixes, w.a.tmpl, snmp.SweepOptions{Port: w.a.port, Max: maxSweepAddrs})
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(w.env.stderr, "scanwarden snmp watch: %v\n", err)
+			return exitUsage
+		}
+		sort.Slice(found, func(i, j int) bool { return found[i].Address < found[j].Address })
+		for _, inv := range found {
+			if err := w.sink.RecordDevice(ctx, inv); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(w.env.stderr, "scanwarden snmp watch: %v\n", err)
+			}
+			if !inv.Kyocera {
+				skipped = append(skipped, inv)
+				continue
+			}
+			host, port, err := snmp.ParseHostPort(inv.Address)
+			if err != nil {
+				continue // Sweep writes host:port
+			}
+			t := w.a.tmpl
+			t.Host, t.Port = host, port
+			targets = append(targets, t)
+		}
+		if ctx.Err() != nil {
+			w.out.stop(0, w.sink.fresh.Load(), "interrupted")
+			return exitOK
+		}
+		if len(targets) == 0 && w.traps == nil && w.mail == nil {
+			fmt.Fprintf(w.env.stderr, "scanwarden snmp watch: nothing to watch: no Kyocera answered in %v (%d other SNMP devices)\n", w.a.prefixes, len(skipped))
+			return exitFinding
+		}
+	}
+	if err := w.poller.SetTargets(targets); err != nil {
+		fmt.Fprintf(w.env.stderr, "scanwarden snmp watch: %v\n", err)
+		return exitUsage
+	}
+	start := watchStart{Type: "start", Interval: snmp.Duration(w.a.interval), Cycles: w.a.cycles, State: w.st.Path()}
+	for _, t := range targets {
+		start.Devices = append(start.Devices, t.Addr())
+	}
+	for _, inv := range skipped {
+		start.NotKyocera = append(start.NotKyocera, inv.Address)
+	}
+	if w.traps != nil {
+		start.TrapListen = w.traps.Addr().String()
+		start.TrapCommunities = len(w.a.trapComm)
+	}
+	if w.mail != nil {
+		start.SMTPListen = w.mail.Addr().String()
+	}
+	w.out.start(start)
+	err := w.poller.Run(ctx, w.a.cycles, func(st snmp.CycleStats) {
+		w.cycles++
+		c := watchCycle{Type: "cycle", Cycle: w.cycles, CycleStats: st}
+		if w.traps != nil {
+			ts := w.traps.Stats()
+			c.Traps = &ts
+		}
+		if w.mail != nil {
+			ms := w.mail.Stats()
+			c.Mail = &ms
+		}
+		w.out.cycle(c)
+	})
+	reason := "cycles done"
+	if err != nil {
+		reason = "interrupted"
+	}
+	w.out.stop(w.cycles, w.sink.fresh.Load(), reason)
+	return exitOK
+}
+
+// close shuts the listeners, then the store.
+func (w *watch) close() {
+	if w.mail != nil {
+		w.mail.Close()
+	}
+	if w.traps != nil {
+		w.traps.Close()
+	}
+	if w.st != nil {
+		w.st.Close()
+	}
+}
