@@ -31,6 +31,8 @@ usage:
   scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]   replay a scan destination's logon, layer by layer
   scanwarden ad user NAME | ad host NAME [flags]                    read an account or a computer from Active Directory
   scanwarden snmp probe HOST[:PORT] | snmp walk HOST [flags]        ask an MFP for inventory, status and send failures
+  scanwarden snmp watch HOST... | --hosts FILE | --cidr CIDR [flags] poll MFPs, take their traps and e-mails, store send failures
+  scanwarden snmp codes                                             the Kyocera send-error code book
   scanwarden help COMMAND                                           flags of one command
 
 Run "scanwarden COMMAND -h" for a command's flags.
