@@ -657,7 +657,7 @@ func (c *checker) stepSession(ctx context.Context) bool {
 		return false
 	}
 	c.fail(s, cause, detail, c.accountFix(cause))
-	c.skipWhy("not tried: the server judged the account itself, not the way its name is written", StepForms)
+	c.skipWhy("not tried: this failure is not about how the user name is written", StepForms)
 	return false
 }
 
