@@ -236,3 +236,23 @@ func TestLabDiagnosisLocalAccountAndHost(t *testing.T) {
 		t.Fatalf("verdict %s %q, ad step %+v%s", r.Verdict.Cause, r.Verdict.Summary, s, reportString(r))
 	}
 }
+
+// TestLabDiagnosisSilentDC: a DC that accepts the connection and never
+// answers (the lab's tarpit) takes the directory's whole timeout; that time
+// must not count against the SMB logon it was asked within.
+func TestLabDiagnosisSilentDC(t *testing.T) {
+	lab := testlab.Require(t)
+	silent := labDir(t, lab, func(c *Config) { c.URL = "ldaps://" + lab.TarpitIP + ":445"; c.Timeout = 3 * time.Second })
+	tg, err := smbcheck.ParseDestination("//" + lab.DCHost + "/scans")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.User, tg.Password = "alice", scanwarden.NewSecret(lab.Password)
+	r := smbcheck.Run(context.Background(), tg, smbcheck.Options{Directory: silent, StepTimeout: 2 * time.Second, NoWrite: true})
+	if !r.OK() {
+		t.Fatalf("a silent DC spoiled the check: %s%s", r.Verdict.Cause, reportString(r))
+	}
+	if s := r.Step(smbcheck.StepAD); s == nil || s.Status != smbcheck.StatusWarn {
+		t.Errorf("ad step: %+v", s)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 )
@@ -25,7 +26,7 @@ type checker struct {
 
 	addr      string       // the address the MFP would connect to
 	conn      net.Conn     // the tcp step's connection, used for the first logon
-	server    *ServerInfo  // from the negotiate probe
+	server    *ServerInfo  // what the server told in negotiate (or the probe)
 	account   *Account     // from the directory
 	sess      *smbSession  // the one session
 	form      Form         // the form that logged on
@@ -33,10 +34,8 @@ type checker struct {
 	budget    int          // failed logons allowed in this window
 	firstFx   *verdictNote // the first failure's specific summary and fix
 	ledgerHit *LedgerEntry // last observation used instead of a replay
-	// negotiated is set once the negotiate step is recorded; stopped when
-	// the negotiate or ad step ended the check.
+	// negotiated is set once the negotiate step is recorded.
 	negotiated bool
-	stopped    bool
 }
 
 type verdictNote struct {
@@ -534,8 +533,12 @@ var errStopped = errors.New("check stopped before the logon")
 // first logon, the negotiate and ad steps are taken there too.
 func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult {
 	started := time.Now()
-	lctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
-	defer cancel()
+	// The logon has StepTimeout to answer; the time the gate spends (the
+	// directory, the ledger) does not count against it.
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(c.o.StepTimeout, func() { cancel(os.ErrDeadlineExceeded) })
+	defer timer.Stop()
 	if conn == nil {
 		var err error
 		conn, err = dialTCP(lctx, c.addr, c.t.port())
@@ -546,6 +549,8 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	var res attemptResult
 	var id int64
 	g := func(info *ServerInfo) error {
+		timer.Stop()
+		defer timer.Reset(c.o.StepTimeout)
 		if !c.afterNegotiate(ctx, info, started) {
 			res.stopped = true
 			return errStopped
@@ -567,6 +572,9 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 		return nil
 	}
 	sess, info, err := logon(lctx, conn, c.t.port(), c.t.Host, f, c.t.Password.Reveal(), c.t.workstation(), g)
+	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: no answer within %s: %w", err, c.o.StepTimeout, os.ErrDeadlineExceeded)
+	}
 	res.info = info
 	rctx := context.WithoutCancel(ctx)
 	if err == nil {
