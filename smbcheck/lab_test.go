@@ -164,6 +164,12 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("no signing warning: %v / %s", s.Evidence, r.Verdict.Summary)
 			}
 		}},
+		{name: "guest-session", dest: "//guestsrv." + lab.DNSDomain + "/scans", user: "nosuchuser", pw: "whatever", want: CauseOK, check: func(t *testing.T, r Report) {
+			s := stepIs(t, r, StepSession, StatusWarn)
+			if s.Evidence["guest"] != true || !strings.Contains(r.Verdict.Summary, "GUEST") {
+				t.Errorf("guest session not reported: %v / %s", s.Evidence, r.Verdict.Summary)
+			}
+		}},
 		{name: "signing-required", dest: "//" + lab.SignIP + "/scans", user: "scanuser", opts: Options{Device: Device{NoSigning: true}}, want: CauseSigningRequired},
 		{name: "wrong-user-format", dest: dc + "/scans", user: "john.doe", want: CauseWrongUserFormat, check: func(t *testing.T, r Report) {
 			if r.WorkingForm == nil || r.WorkingForm.Typed != "john.doe@"+lab.DNSDomain {

@@ -26,6 +26,7 @@ type Lab struct {
 	SMB1IP        string    // SMB1-only standalone smbd
 	SMB2IP        string    // SMB2+-only, NTLMv2-only standalone smbd
 	SignIP        string    // signing-mandatory standalone smbd
+	GuestIP       string    // standalone smbd mapping unknown users to guest
 	GhostIP       string    // nothing listens
 	TarpitIP      string    // accepts TCP and never answers
 	UpAt          time.Time // SWLAB_UP_AT: when `lab up` finished (erin's lockout ends 30 min later)
@@ -77,6 +78,7 @@ func Load() (*Lab, string) {
 		SMB1IP:        os.Getenv("SWLAB_SMB1_IP"),
 		SMB2IP:        os.Getenv("SWLAB_SMB2_IP"),
 		SignIP:        os.Getenv("SWLAB_SIGN_IP"),
+		GuestIP:       os.Getenv("SWLAB_GUEST_IP"),
 		GhostIP:       os.Getenv("SWLAB_GHOST_IP"),
 		TarpitIP:      os.Getenv("SWLAB_TARPIT_IP"),
 	}
