@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"syscall"
 
 	smb2 "github.com/cloudsoda/go-smb2"
@@ -75,13 +74,11 @@ func classify(step string, err error) (Cause, Evidence) {
 		}
 		return CauseTimeout, ev
 	}
+	// A status the library folds into a message is recovered from the wire
+	// by the sniffer in dial.go; here only the message is kept.
 	var inv *smb2.InvalidResponseError
 	if errors.As(err, &inv) {
 		ev["invalid_response"] = inv.Message
-		if st, ok := statusInText(inv.Message); ok {
-			ev["nt_status"] = st.String()
-			return causeForStatus(step, st), ev
-		}
 	}
 	return CauseUnknown, ev
 }
@@ -103,22 +100,6 @@ func ntStatusOf(err error) (NTStatus, bool) {
 	var st NTStatus
 	if errors.As(err, &st) {
 		return st, true
-	}
-	return 0, false
-}
-
-// statusInText recovers a status the library only put in a message, e.g.
-// "expected status: ... got STATUS_LOGON_FAILURE" during session setup.
-func statusInText(msg string) (NTStatus, bool) {
-	i := strings.LastIndex(msg, "got ")
-	if i < 0 {
-		return 0, false
-	}
-	name := strings.TrimSpace(msg[i+4:])
-	for st, info := range ntTable {
-		if info.name == name {
-			return st, true
-		}
 	}
 	return 0, false
 }

@@ -3,6 +3,7 @@ package smbcheck
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -111,7 +112,7 @@ func (c *checker) stepName(ctx context.Context) []string {
 		}
 	}
 	detail := fmt.Sprintf("%s does not resolve", host)
-	if dnsErr, ok := err.(*net.DNSError); ok && dnsErr.IsTimeout {
+	if dnsErr := (*net.DNSError)(nil); errors.As(err, &dnsErr) && dnsErr.IsTimeout {
 		detail = fmt.Sprintf("%s: the DNS server did not answer", host)
 	}
 	c.fail(s, cause, detail, "")

@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf16"
 )
@@ -133,7 +134,7 @@ func head(b []byte, n int) []byte {
 }
 
 func isPeerClose(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errConnReset)
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // smb2Dance sends the real SMB2 NEGOTIATE after a multi-protocol one.
@@ -204,8 +205,6 @@ func ntlmOverSMB1(conn net.Conn, info *ServerInfo) error {
 
 // --- framing -----------------------------------------------------------
 
-var errConnReset = errors.New("connection reset by peer")
-
 func writeFrame(w io.Writer, msg []byte) error {
 	if len(msg) >= 1<<24 {
 		return errors.New("frame too large")
@@ -223,7 +222,7 @@ func readFrame(r io.Reader) ([]byte, error) {
 	for range 8 {
 		var h [4]byte
 		if _, err := io.ReadFull(r, h[:]); err != nil {
-			return nil, mapReset(err)
+			return nil, err
 		}
 		n := int(h[1])<<16 | int(h[2])<<8 | int(h[3])
 		if h[0] == 0x85 && n == 0 { // NBSS keep-alive
@@ -237,19 +236,11 @@ func readFrame(r io.Reader) ([]byte, error) {
 		}
 		b := make([]byte, n)
 		if _, err := io.ReadFull(r, b); err != nil {
-			return nil, mapReset(err)
+			return nil, err
 		}
 		return b, nil
 	}
 	return nil, errors.New("server sent only keep-alives")
-}
-
-func mapReset(err error) error {
-	var op *net.OpError
-	if errors.As(err, &op) && strings.Contains(op.Err.Error(), "reset") {
-		return fmt.Errorf("%w: %w", errConnReset, err)
-	}
-	return err
 }
 
 // nbssSessionRequest opens a NetBIOS session (TCP 139) to the file server
@@ -267,7 +258,7 @@ func nbssSessionRequest(conn net.Conn, host string) error {
 	}
 	var h [4]byte
 	if _, err := io.ReadFull(conn, h[:]); err != nil {
-		return fmt.Errorf("NetBIOS session request: %w", mapReset(err))
+		return fmt.Errorf("NetBIOS session request: %w", err)
 	}
 	switch h[0] {
 	case 0x82:
@@ -427,7 +418,6 @@ var probeDialects = []uint16{0x0202, 0x0210, 0x0300, 0x0302, 0x0311}
 
 func smb2NegotiateRequest(msgID uint64) []byte {
 	b := smb2Header(0, msgID)
-	bodyStart := len(b)
 	b = binary.LittleEndian.AppendUint16(b, 36)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(probeDialects)))
 	b = binary.LittleEndian.AppendUint16(b, 1) // signing enabled
@@ -446,7 +436,6 @@ func smb2NegotiateRequest(msgID uint64) []byte {
 	}
 	binary.LittleEndian.PutUint32(b[ctxOffsetAt:], uint32(len(b)))
 	binary.LittleEndian.PutUint16(b[ctxOffsetAt+4:], 2)
-	_ = bodyStart
 	// SMB2_PREAUTH_INTEGRITY_CAPABILITIES: SHA-512 and a salt.
 	salt := make([]byte, 32)
 	rand.Read(salt)

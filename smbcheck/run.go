@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -265,9 +266,9 @@ func describeDialError(err error) string {
 	switch {
 	case isTimeout(err):
 		return "no answer (timeout: host down or a firewall drops the traffic)"
-	case strings.Contains(err.Error(), "refused"):
+	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused (the host is up, nothing listens)"
-	case strings.Contains(err.Error(), "no route"), strings.Contains(err.Error(), "unreachable"):
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return "no route to host"
 	}
 	return err.Error()
@@ -522,6 +523,7 @@ type attemptResult struct {
 	cause   Cause
 	status  NTStatus
 	err     error
+	ev      Evidence // the classified error's evidence
 }
 
 // errStopped closes the gate when the negotiate or ad step failed.
@@ -589,7 +591,7 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	if res.stopped || res.refused != nil {
 		return res
 	}
-	res.cause, _ = classify(StepSession, err)
+	res.cause, res.ev = classify(StepSession, err)
 	res.status, _ = ntStatusOf(err)
 	if id == 0 {
 		// The gate was never reached: no AUTHENTICATE was sent.
@@ -646,7 +648,7 @@ func (c *checker) stepSession(ctx context.Context) bool {
 		c.skipWhy("not run: nothing more may be replayed now", StepForms)
 		return false
 	}
-	for k, v := range errEvidence(res) {
+	for k, v := range res.ev {
 		s.Evidence[k] = v
 	}
 	if res.status.IsLogonFailure() {
@@ -800,12 +802,4 @@ func errText(res attemptResult) string {
 		return res.err.Error()
 	}
 	return string(res.cause)
-}
-
-func errEvidence(res attemptResult) Evidence {
-	ev := Evidence{}
-	if res.err != nil {
-		_, ev = classify(StepSession, res.err)
-	}
-	return ev
 }
