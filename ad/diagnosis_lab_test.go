@@ -235,6 +235,12 @@ func TestLabDiagnosisLocalAccountAndHost(t *testing.T) {
 	if !r.OK() || s == nil || s.Status != smbcheck.StatusWarn || !strings.Contains(s.Detail, "20") || !strings.Contains(r.Verdict.Summary, "20") {
 		t.Fatalf("verdict %s %q, ad step %+v%s", r.Verdict.Cause, r.Verdict.Summary, s, reportString(r))
 	}
+	// Stored as an address without reverse DNS: found by the NetBIOS name
+	// the server gives in NTLM, in the same question.
+	r = diagnose(t, lab, dir, "//"+lab.SMB2IP+"/scans", "scanuser", "", "", &sentLedger{}, true)
+	if s = r.Step(smbcheck.StepAD); !r.OK() || s == nil || s.Status != smbcheck.StatusWarn || s.Evidence["host"] != "smb2srv."+lab.DNSDomain {
+		t.Fatalf("by address: verdict %s, ad step %+v%s", r.Verdict.Cause, s, reportString(r))
+	}
 }
 
 // TestLabDiagnosisSilentDC: a DC that accepts the connection and never

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,8 +29,8 @@ type Computer struct {
 }
 
 // Host implements smbcheck.Directory.
-func (d *Directory) Host(ctx context.Context, name string) (*smbcheck.Host, error) {
-	c, err := d.Computer(ctx, name)
+func (d *Directory) Host(ctx context.Context, name string, aliases ...string) (*smbcheck.Host, error) {
+	c, err := d.Computer(ctx, name, aliases...)
 	if err != nil {
 		return nil, err
 	}
@@ -50,29 +51,40 @@ func (c *Computer) hostName() string {
 var computerAttrs = []string{"cn", "sAMAccountName", "dNSHostName", "operatingSystem", "operatingSystemVersion", "operatingSystemServicePack"}
 
 // Computer looks up the computer object of a host by DNS name, NetBIOS name
-// or (through reverse DNS) address, and warns about what its operating
-// system means for scanning to it.
-func (d *Directory) Computer(ctx context.Context, name string) (*Computer, error) {
+// or (through reverse DNS) address — or by any of its aliases, in the same
+// search — and warns about what its operating system means for scanning to
+// it.
+func (d *Directory) Computer(ctx context.Context, name string, aliases ...string) (*Computer, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	c := &Computer{Name: name, Warnings: []string{}, Evidence: smbcheck.Evidence{}}
-	names := []string{strings.TrimSuffix(strings.TrimLeft(strings.TrimSpace(name), `\/`), ".")}
+	clean := func(n string) string { return strings.TrimSuffix(strings.TrimLeft(strings.TrimSpace(n), `\/`), ".") }
+	names := []string{clean(name)}
 	if ip := net.ParseIP(names[0]); ip != nil {
+		names = names[:0]
 		ptr, err := d.cfg.Resolver.LookupAddr(ctx, ip.String())
 		if err != nil || len(ptr) == 0 {
-			c.Summary = fmt.Sprintf("%s is an address without a reverse DNS name: its computer object cannot be found", name)
 			if err != nil {
 				c.Evidence["reverse_dns"] = err.Error()
 			}
-			return c, nil
+			if len(aliases) == 0 {
+				c.Summary = fmt.Sprintf("%s is an address without a reverse DNS name: its computer object cannot be found", name)
+				return c, nil
+			}
 		}
-		names = names[:0]
 		for _, p := range ptr {
 			names = append(names, strings.TrimSuffix(p, "."))
 		}
-		c.Evidence["reverse_dns"] = names
+		if len(names) > 0 {
+			c.Evidence["reverse_dns"] = slices.Clone(names)
+		}
 	}
-	if names[0] == "" {
+	for _, a := range aliases {
+		if a = clean(a); a != "" && !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, a) }) {
+			names = append(names, a)
+		}
+	}
+	if len(names) == 0 || names[0] == "" {
 		return nil, fmt.Errorf("ad host: empty name")
 	}
 

@@ -8,9 +8,10 @@ type Directory interface {
 	// Account looks up the account that the user name typed on the MFP (any
 	// form) refers to, judged for a logon from workstation.
 	Account(ctx context.Context, typed, workstation string) (*Account, error)
-	// Host looks up the computer object of the target host (DNS or NetBIOS
-	// name, or an address when the name is not known).
-	Host(ctx context.Context, name string) (*Host, error)
+	// Host looks up, in one question, the computer object of the target
+	// host by its name as stored (DNS or NetBIOS name, or an address) or any
+	// of its aliases (e.g. the NetBIOS name the server gives in NTLM).
+	Host(ctx context.Context, name string, aliases ...string) (*Host, error)
 }
 
 // Account is what the directory knows of the scan account.

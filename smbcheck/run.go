@@ -452,28 +452,24 @@ func (c *checker) adEnd(s *stepState, detail string, hostWarn []string) {
 }
 
 // adHost looks up the target's computer object — by the name the MFP
-// stores, else by the server's own NetBIOS name — and returns its warnings.
+// stores or the server's own NetBIOS name, in one question — and returns
+// its warnings.
 func (c *checker) adHost(ctx context.Context, s *stepState) ([]string, error) {
-	var names []string
-	if net.ParseIP(strings.Trim(c.t.Host, "[]")) == nil {
-		names = append(names, c.t.Host)
-	}
+	var aliases []string
 	if c.server != nil && c.server.NetBIOSComputer != "" {
-		names = append(names, c.server.NetBIOSComputer)
+		aliases = append(aliases, c.server.NetBIOSComputer)
 	}
-	for _, n := range names {
-		h, err := c.o.Directory.Host(ctx, n)
-		if err != nil {
-			return nil, err
-		}
-		if h != nil && h.Found {
-			s.Evidence["host"] = h.Name
-			s.Evidence["host_os"] = strings.TrimSpace(h.OS + " " + h.OSVersion)
-			return h.Warnings, nil
-		}
+	h, err := c.o.Directory.Host(ctx, strings.Trim(c.t.Host, "[]"), aliases...)
+	if err != nil {
+		return nil, err
 	}
-	s.Evidence["host"] = "no computer object"
-	return nil, nil
+	if h == nil || !h.Found {
+		s.Evidence["host"] = "no computer object"
+		return nil, nil
+	}
+	s.Evidence["host"] = h.Name
+	s.Evidence["host_os"] = strings.TrimSpace(h.OS + " " + h.OSVersion)
+	return h.Warnings, nil
 }
 
 // localAccount tells when the account the MFP uses is local to the server,
