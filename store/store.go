@@ -144,7 +144,29 @@ func (s *Store) migrate(ctx context.Context) error {
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
+	// Only what is missing takes a write transaction: every CLI run opens
+	// the store, and the schema is nearly always current.
+	applied := map[int]bool{}
+	rows, err := s.db.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
 	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
 		if err := s.apply(ctx, m); err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
@@ -152,6 +174,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// apply runs one migration in its own transaction, unless another process
+// applied it meanwhile.
 func (s *Store) apply(ctx context.Context, m migration) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
