@@ -65,7 +65,8 @@ def main():
            maxPwdAge=interval(30 * 86400))
 
     users = ["alice", "bob"] + ["badpw%d" % i for i in range(1, 7)] + \
-            ["dave", "erin", "frank", "heidi", "ivan", "judy", "jdoe", "ldapreader", "labcheck"]
+            ["dave", "erin", "frank", "heidi", "ivan", "judy", "jdoe", "ldapreader", "labcheck",
+             "dotdisabled", "dotlocked"]
     for u in users:
         db.newuser(u, pw)
 
@@ -75,6 +76,7 @@ def main():
     db.add_remove_group_members("finance", ["bob"], add_members_operation=True)
 
     db.disable_account("(sAMAccountName=dave)")
+    db.disable_account("(sAMAccountName=dotdisabled)")
     modify(db, user_dn(db, "frank"), pwdLastSet="0")
     modify(db, user_dn(db, "heidi"), accountExpires=nttime(time.time() - 86400))
     modify(db, user_dn(db, "ivan"), userWorkstations="MFP01")
@@ -82,6 +84,7 @@ def main():
     modify(db, user_dn(db, "jdoe"), userPrincipalName="john.doe@kyolab.test")
     modify(db, user_dn(db, "ldapreader"), description="read-only LDAP bind account")
     modify(db, user_dn(db, "labcheck"), description="wrong-password checks of testlab/lab selftest")
+    modify(db, user_dn(db, "dotlocked"), description="locked by smbcheck's own test (.\\user on a DC)")
 
     zone = os.environ["SWLAB_DNS_DOMAIN"]
     base = ",".join("DC=%s" % p for p in zone.split("."))
