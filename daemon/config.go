@@ -1,0 +1,508 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	toml "github.com/pelletier/go-toml/v2"
+
+	"github.com/scanwarden/scanwarden"
+)
+
+// Config is `scanwarden serve`'s configuration: one TOML file, every key
+// with a default (Defaults), so that no file at all is a working setup.
+// Relative paths are taken from the working directory.
+type Config struct {
+	DataDir  string `toml:"data_dir"`
+	Listen   string `toml:"listen"`
+	LogLevel string `toml:"log_level"` // debug, info, warn, error
+
+	Checks    ChecksConfig    `toml:"checks"`
+	Incidents IncidentsConfig `toml:"incidents"`
+	SNMP      SNMPConfig      `toml:"snmp"`
+	AD        ADConfig        `toml:"ad"`
+	Notify    NotifyConfig    `toml:"notify"`
+
+	// File is the file the config was read from ("" for defaults only);
+	// FileKeys the keys it set ("checks.interval"): where both the file and
+	// a setting stored through the web page set a key, the file wins.
+	File     string   `toml:"-"`
+	FileKeys []string `toml:"-"`
+}
+
+// ChecksConfig is [checks]: the scheduler.
+type ChecksConfig struct {
+	Interval Duration `toml:"interval"` // every destination is checked this often
+	Jitter   Duration `toml:"jitter"`   // each check lands up to this much later, spreading the load
+	// MaxConcurrent is the cap on checks running at once; at most one runs
+	// at a time per file server whatever this says.
+	MaxConcurrent int `toml:"max_concurrent"`
+	// MaxFailures is the failed-logon budget per account and 30 minutes, as
+	// `check --max-failures`; 0 replays nothing that can fail.
+	MaxFailures int      `toml:"max_failures"`
+	Timeout     Duration `toml:"timeout"`  // per network step
+	NoWrite     bool     `toml:"no_write"` // skip the canary write
+	// EventGap: device failures for one destination within this span of its
+	// last event-triggered check trigger no further check (a burst of 1102s
+	// is one check).
+	EventGap Duration `toml:"event_gap"`
+}
+
+// IncidentsConfig is [incidents].
+type IncidentsConfig struct {
+	CloseAfter Duration `toml:"close_after"` // green this long, with no device failure, closes an incident
+}
+
+// SNMPConfig is [snmp]: the watch loop over the registry's devices.
+type SNMPConfig struct {
+	Interval          Duration `toml:"interval"`
+	CommunityFile     string   `toml:"community_file"` // "" = community "public"
+	TrapListen        string   `toml:"trap_listen"`    // "" = off, e.g. ":162"
+	TrapCommunityFile string   `toml:"trap_community_file"`
+	SMTPListen        string   `toml:"smtp_listen"` // "" = off, e.g. ":2525"
+	CIDR              []string `toml:"cidr"`        // networks swept for Kyocera devices
+	RulesFile         string   `toml:"rules_file"`
+
+	Community     scanwarden.Secret `toml:"-"`
+	TrapCommunity scanwarden.Secret `toml:"-"`
+}
+
+// ADConfig is [ad]; off while url is empty.
+type ADConfig struct {
+	URL           string   `toml:"url"`
+	BindUser      string   `toml:"bind_user"`
+	PasswordFile  string   `toml:"password_file"`
+	CA            string   `toml:"ca"`
+	InsecurePlain bool     `toml:"insecure_plain"`
+	Margin        int      `toml:"margin"`
+	Timeout       Duration `toml:"timeout"`
+
+	Password scanwarden.Secret `toml:"-"`
+}
+
+// NotifyConfig is [notify]; a channel is on when its address is set.
+type NotifyConfig struct {
+	WebhookURL          string   `toml:"webhook_url"`
+	WebhookSecretFile   string   `toml:"webhook_secret_file"`
+	WebhookSecretHeader string   `toml:"webhook_secret_header"`
+	WebhookAttempts     int      `toml:"webhook_attempts"`
+	WebhookBackoff      Duration `toml:"webhook_backoff"`
+	SMTPHost            string   `toml:"smtp_host"`
+	SMTPPort            int      `toml:"smtp_port"`
+	SMTPTLS             string   `toml:"smtp_tls"` // starttls, tls, none
+	SMTPUser            string   `toml:"smtp_user"`
+	SMTPPasswordFile    string   `toml:"smtp_password_file"`
+	SMTPFrom            string   `toml:"smtp_from"`
+	MailTo              []string `toml:"mail_to"`
+
+	WebhookSecret scanwarden.Secret `toml:"-"`
+	SMTPPassword  scanwarden.Secret `toml:"-"`
+}
+
+// Duration is a time.Duration written "15m", "90s" in the file.
+type Duration time.Duration
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (write it like \"90s\", \"15m\", \"3h\")", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// D is the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Defaults returns the configuration used for every key the file leaves out.
+func Defaults() Config {
+	return Config{
+		DataDir:  "./scanwarden-data",
+		Listen:   "127.0.0.1:8080",
+		LogLevel: "info",
+		Checks: ChecksConfig{Interval: Duration(15 * time.Minute), Jitter: Duration(90 * time.Second), MaxConcurrent: 4,
+			MaxFailures: 2, Timeout: Duration(10 * time.Second), EventGap: Duration(time.Minute)},
+		Incidents: IncidentsConfig{CloseAfter: Duration(3 * time.Hour)},
+		SNMP:      SNMPConfig{Interval: Duration(time.Minute)},
+		AD:        ADConfig{Margin: 1, Timeout: Duration(10 * time.Second)},
+		Notify: NotifyConfig{WebhookSecretHeader: "X-Scanwarden-Secret", WebhookAttempts: 5, WebhookBackoff: Duration(2 * time.Second),
+			SMTPPort: 587, SMTPTLS: "starttls"},
+	}
+}
+
+// ConfigError is a bad key or value: the file, the key (dotted,
+// "checks.interval"), its line (0 when not from a file), the value as
+// written and the reason. The CLI, the web page and the log each word it.
+type ConfigError struct {
+	File   string
+	Line   int
+	Key    string
+	Value  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("config")
+	if e.File != "" {
+		b.WriteString(" " + e.File)
+		if e.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(e.Line))
+		}
+	}
+	if e.Key != "" {
+		b.WriteString(": " + e.Key)
+	}
+	if e.Value != "" {
+		b.WriteString(" = " + e.Value)
+	}
+	b.WriteString(": " + e.Reason)
+	return b.String()
+}
+
+// ConfigErrors is every problem found in one file.
+type ConfigErrors []*ConfigError
+
+func (es ConfigErrors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// LoadConfig reads file (none: the defaults) and the secret files it names.
+func LoadConfig(file string) (Config, error) {
+	if file == "" {
+		c := Defaults()
+		return c, c.finish("")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	c, err := ParseConfig(file, b)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, c.finish(file)
+}
+
+// ParseConfig decodes TOML over the defaults and validates the values
+// (not the secret files). Errors are ConfigErrors naming key and line.
+func ParseConfig(file string, b []byte) (Config, error) {
+	c := Defaults()
+	c.File = file
+	lines := keyLines(b)
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		var sm *toml.StrictMissingError
+		var de *toml.DecodeError
+		switch {
+		case errors.As(err, &sm):
+			var es ConfigErrors
+			for _, e := range sm.Errors {
+				row, _ := e.Position()
+				es = append(es, &ConfigError{File: file, Line: row, Key: strings.Join(e.Key(), "."), Reason: "unknown key"})
+			}
+			return Config{}, es
+		case errors.As(err, &de):
+			row, _ := de.Position()
+			reason := de.Error()
+			reason = strings.TrimPrefix(reason, "toml: ")
+			if strings.HasPrefix(reason, "cannot decode TOML ") {
+				reason = "wrong type: " + typeHint(reason)
+			}
+			return Config{}, ConfigErrors{{File: file, Line: row, Key: strings.Join(de.Key(), "."), Reason: reason}}
+		default:
+			return Config{}, ConfigErrors{{File: file, Reason: err.Error()}}
+		}
+	}
+	for k := range lines {
+		c.FileKeys = append(c.FileKeys, k)
+	}
+	sort.Strings(c.FileKeys)
+	if es := c.validate(); len(es) > 0 {
+		for _, e := range es {
+			e.File, e.Line = file, lines[e.Key]
+		}
+		return Config{}, es
+	}
+	return c, nil
+}
+
+// typeHint turns go-toml's "cannot decode TOML string into struct field
+// X.Y of type int" into "want a number, not a string".
+func typeHint(msg string) string {
+	from := ""
+	if f := strings.Fields(strings.TrimPrefix(msg, "cannot decode TOML ")); len(f) > 0 {
+		from = f[0]
+	}
+	want := ""
+	if i := strings.LastIndex(msg, " of type "); i >= 0 {
+		want = msg[i+len(" of type "):]
+	}
+	switch {
+	case strings.HasPrefix(want, "int"):
+		want = "a whole number"
+	case want == "bool":
+		want = "true or false"
+	case want == "string" || strings.HasSuffix(want, "Duration"):
+		want = "a quoted string"
+	case strings.HasPrefix(want, "[]"):
+		want = "a list such as [\"a\", \"b\"]"
+	}
+	if from == "" || want == "" {
+		return msg
+	}
+	return "want " + want + ", not a " + from
+}
+
+// keyLines maps each dotted key a TOML file sets to its line. It reads
+// only well-formed files (the decoder has accepted this one): table
+// headers and key = value lines; continuation lines of arrays are skipped.
+func keyLines(b []byte) map[string]int {
+	out := map[string]int{}
+	table := ""
+	depth := 0 // open [ of a multi-line array
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if depth > 0 {
+			depth += strings.Count(line, "[") - strings.Count(line, "]")
+			continue
+		}
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] == '[' {
+			name, _, _ := strings.Cut(strings.Trim(line, "[]"), "]")
+			table = strings.TrimSpace(strings.Trim(name, "[]"))
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k = strings.Trim(strings.TrimSpace(k), `"'`)
+		if table != "" {
+			k = table + "." + k
+		}
+		out[k] = n
+		v = strings.TrimSpace(v)
+		if strings.HasPrefix(v, "[") {
+			depth = strings.Count(v, "[") - strings.Count(v, "]")
+		}
+	}
+	return out
+}
+
+func (c *Config) validate() ConfigErrors {
+	var es ConfigErrors
+	bad := func(key string, value any, reason string) {
+		es = append(es, &ConfigError{Key: key, Value: fmt.Sprint(value), Reason: reason})
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		bad("data_dir", `""`, "empty")
+	}
+	if err := checkListen(c.Listen, false); err != nil {
+		bad("listen", strconv.Quote(c.Listen), err.Error())
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level", strconv.Quote(c.LogLevel), "debug, info, warn or error")
+	}
+	ck := c.Checks
+	if ck.Interval.D() < 10*time.Second {
+		bad("checks.interval", ck.Interval.D(), "at least 10s")
+	}
+	if ck.Jitter.D() < 0 || ck.Jitter.D() > ck.Interval.D() {
+		bad("checks.jitter", ck.Jitter.D(), "0 up to checks.interval")
+	}
+	if ck.MaxConcurrent < 1 || ck.MaxConcurrent > 64 {
+		bad("checks.max_concurrent", ck.MaxConcurrent, "1..64")
+	}
+	if ck.MaxFailures < 0 || ck.MaxFailures > 10 {
+		bad("checks.max_failures", ck.MaxFailures, "0 (replay nothing that can fail) .. 10")
+	}
+	if ck.Timeout.D() < time.Second || ck.Timeout.D() > 2*time.Minute {
+		bad("checks.timeout", ck.Timeout.D(), "1s..2m")
+	}
+	if ck.EventGap.D() < 0 {
+		bad("checks.event_gap", ck.EventGap.D(), "0 or more")
+	}
+	if c.Incidents.CloseAfter.D() < 0 {
+		bad("incidents.close_after", c.Incidents.CloseAfter.D(), "0 or more")
+	}
+	s := c.SNMP
+	if s.Interval.D() < time.Second {
+		bad("snmp.interval", s.Interval.D(), "at least 1s")
+	}
+	for _, l := range []struct{ key, v string }{{"snmp.trap_listen", s.TrapListen}, {"snmp.smtp_listen", s.SMTPListen}} {
+		if l.v == "" {
+			continue
+		}
+		if err := checkListen(l.v, true); err != nil {
+			bad(l.key, strconv.Quote(l.v), err.Error())
+		}
+	}
+	if s.TrapCommunityFile != "" && s.TrapListen == "" {
+		bad("snmp.trap_community_file", strconv.Quote(s.TrapCommunityFile), "needs snmp.trap_listen")
+	}
+	for _, cidr := range s.CIDR {
+		p, err := netip.ParsePrefix(strings.TrimSpace(cidr))
+		if err != nil {
+			bad("snmp.cidr", strconv.Quote(cidr), "not a network such as 192.168.10.0/24")
+		} else if p.Addr().Is4() && p.Bits() < 22 || p.Addr().Is6() && p.Bits() < 118 {
+			bad("snmp.cidr", strconv.Quote(cidr), "at most 1,024 addresses")
+		}
+	}
+	a := c.AD
+	if a.URL != "" {
+		u, err := url.Parse(a.URL)
+		if err != nil || (u.Scheme != "ldap" && u.Scheme != "ldaps") || u.Host == "" {
+			bad("ad.url", strconv.Quote(a.URL), "want ldaps://HOST or ldap://HOST")
+		}
+		if a.BindUser == "" {
+			bad("ad.bind_user", `""`, "needed with ad.url")
+		}
+		if a.PasswordFile == "" {
+			bad("ad.password_file", `""`, "needed with ad.url")
+		}
+	}
+	if a.Margin < 0 || a.Margin > 5 {
+		bad("ad.margin", a.Margin, "0..5")
+	}
+	if a.Timeout.D() < time.Second {
+		bad("ad.timeout", a.Timeout.D(), "at least 1s")
+	}
+	n := c.Notify
+	if n.WebhookURL != "" {
+		u, err := url.Parse(n.WebhookURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("notify.webhook_url", "(hidden)", "want http(s)://HOST/PATH")
+		}
+	}
+	if n.WebhookAttempts < 1 || n.WebhookAttempts > 20 {
+		bad("notify.webhook_attempts", n.WebhookAttempts, "1..20")
+	}
+	if n.WebhookBackoff.D() < 0 {
+		bad("notify.webhook_backoff", n.WebhookBackoff.D(), "0 or more")
+	}
+	if n.WebhookSecretHeader == "" || strings.ContainsAny(n.WebhookSecretHeader, " :\r\n") {
+		bad("notify.webhook_secret_header", strconv.Quote(n.WebhookSecretHeader), "an HTTP header name")
+	}
+	if n.SMTPPort < 1 || n.SMTPPort > 65535 {
+		bad("notify.smtp_port", n.SMTPPort, "1..65535")
+	}
+	switch n.SMTPTLS {
+	case "starttls", "tls", "none":
+	default:
+		bad("notify.smtp_tls", strconv.Quote(n.SMTPTLS), "starttls, tls or none")
+	}
+	if n.SMTPHost != "" {
+		if n.SMTPFrom == "" {
+			bad("notify.smtp_from", `""`, "needed with notify.smtp_host")
+		}
+		if len(n.MailTo) == 0 {
+			bad("notify.mail_to", "[]", "needed with notify.smtp_host")
+		}
+	}
+	for _, to := range n.MailTo {
+		if !strings.Contains(to, "@") {
+			bad("notify.mail_to", strconv.Quote(to), "not an e-mail address")
+		}
+	}
+	if n.SMTPUser != "" && n.SMTPPasswordFile == "" {
+		bad("notify.smtp_password_file", `""`, "needed with notify.smtp_user")
+	}
+	return es
+}
+
+// checkListen accepts HOST:PORT (port 0 lets the system choose).
+func checkListen(addr string, emptyHostOK bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want HOST:PORT, e.g. 127.0.0.1:8080")
+	}
+	if host == "" && !emptyHostOK {
+		return errors.New("name the address to listen on (0.0.0.0:8080 for every interface)")
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
+		return errors.New("port must be 0..65535")
+	}
+	return nil
+}
+
+// finish reads the secret files the config names. Errors name the key.
+func (c *Config) finish(file string) error {
+	var es ConfigErrors
+	lines := map[string]int{}
+	if file != "" {
+		if b, err := os.ReadFile(file); err == nil {
+			lines = keyLines(b)
+		}
+	}
+	read := func(key, path string, dst *scanwarden.Secret) {
+		if path == "" {
+			return
+		}
+		s, err := readSecretFile(path)
+		if err != nil {
+			es = append(es, &ConfigError{File: file, Line: lines[key], Key: key, Value: strconv.Quote(path), Reason: err.Error()})
+			return
+		}
+		*dst = s
+	}
+	c.SNMP.Community = scanwarden.NewSecret("public")
+	read("snmp.community_file", c.SNMP.CommunityFile, &c.SNMP.Community)
+	read("snmp.trap_community_file", c.SNMP.TrapCommunityFile, &c.SNMP.TrapCommunity)
+	read("ad.password_file", c.AD.PasswordFile, &c.AD.Password)
+	read("notify.webhook_secret_file", c.Notify.WebhookSecretFile, &c.Notify.WebhookSecret)
+	read("notify.smtp_password_file", c.Notify.SMTPPasswordFile, &c.Notify.SMTPPassword)
+	if len(es) > 0 {
+		return es
+	}
+	return nil
+}
+
+// readSecretFile reads a one-line secret; errors never hold the content.
+func readSecretFile(path string) (scanwarden.Secret, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return scanwarden.Secret{}, pe.Err
+		}
+		return scanwarden.Secret{}, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return scanwarden.Secret{}, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimSuffix(line, "\r")
+	if line == "" {
+		return scanwarden.Secret{}, errors.New("the first line of the file is empty")
+	}
+	return scanwarden.NewSecret(line), nil
+}

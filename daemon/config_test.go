@@ -1,0 +1,148 @@
+package daemon
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsRun(t *testing.T) {
+	c, err := LoadConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "./scanwarden-data" || c.Listen != "127.0.0.1:8080" || c.Checks.Interval.D() != 15*time.Minute ||
+		c.Checks.MaxConcurrent != 4 || c.Incidents.CloseAfter.D() != 3*time.Hour || c.SNMP.Community.Reveal() != "public" {
+		t.Fatalf("defaults: %+v", c)
+	}
+	if es := c.validate(); len(es) > 0 {
+		t.Fatalf("defaults invalid: %v", es)
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	full := `# a full file
+data_dir = "/var/lib/scanwarden"
+listen = "0.0.0.0:8443"
+
+[checks]
+interval = "5m"
+jitter = "30s"
+max_concurrent = 2
+max_failures = 0   # zero means zero: replay nothing that can fail
+
+[incidents]
+close_after = "1h"
+
+[snmp]
+interval = "30s"
+trap_listen = ":162"
+cidr = [
+  "192.168.10.0/24",
+  "192.168.11.0/24",
+]
+
+[notify]
+webhook_url = "https://hooks.example/x"
+smtp_host = "mail.office.test"
+smtp_from = "scanwarden@office.test"
+mail_to = ["admin@office.test"]
+`
+	c, err := ParseConfig("s.toml", []byte(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Checks.MaxFailures != 0 || c.Checks.Interval.D() != 5*time.Minute || c.Incidents.CloseAfter.D() != time.Hour ||
+		len(c.SNMP.CIDR) != 2 || c.Notify.SMTPPort != 587 || c.Checks.Timeout.D() != 10*time.Second {
+		t.Fatalf("%+v", c)
+	}
+	if !contains(c.FileKeys, "checks.max_failures") || !contains(c.FileKeys, "snmp.cidr") || contains(c.FileKeys, "checks.timeout") {
+		t.Fatalf("file keys %v", c.FileKeys)
+	}
+
+	tests := []struct {
+		name, in, key string
+		line          int
+		reason        string
+	}{
+		{"unknown key", "listen = \"127.0.0.1:1\"\n[checks]\nintervall = \"5m\"\n", "checks.intervall", 3, "unknown key"},
+		{"unknown table", "\n\n[chekcs]\ninterval = \"5m\"\n", "chekcs", 3, "unknown key"},
+		{"bad duration", "[checks]\n\ninterval = \"5 minutes\"\n", "checks.interval", 3, "not a duration"},
+		{"wrong type", "[checks]\nmax_concurrent = \"four\"\n", "checks.max_concurrent", 2, "want a whole number, not a string"},
+		{"out of range", "[checks]\nmax_concurrent = 0\n", "checks.max_concurrent", 2, "1..64"},
+		{"negative budget", "[checks]\nmax_failures = -1\n", "checks.max_failures", 2, "0 (replay nothing"},
+		{"interval too short", "[checks]\ninterval = \"1s\"\n", "checks.interval", 2, "at least 10s"},
+		{"listen without host", "listen = \":8080\"\n", "listen", 1, "name the address"},
+		{"listen no port", "listen = \"localhost\"\n", "listen", 1, "HOST:PORT"},
+		{"trap port", "[snmp]\ntrap_listen = \":99999\"\n", "snmp.trap_listen", 2, "0..65535"},
+		{"cidr too big", "[snmp]\ncidr = [\"10.0.0.0/8\"]\n", "snmp.cidr", 2, "1,024"},
+		{"cidr junk", "[snmp]\n\ncidr = [\"office\"]\n", "snmp.cidr", 3, "not a network"},
+		{"ad without user", "[ad]\nurl = \"ldaps://dc1\"\npassword_file = \"x\"\n", "ad.bind_user", 0, "needed with ad.url"},
+		{"ad scheme", "[ad]\nurl = \"http://dc1\"\nbind_user = \"u\"\npassword_file = \"x\"\n", "ad.url", 2, "ldaps://"},
+		{"webhook scheme", "[notify]\nwebhook_url = \"ftp://x?token=SECRET\"\n", "notify.webhook_url", 2, "http(s)"},
+		{"mail without from", "[notify]\nsmtp_host = \"m\"\nmail_to = [\"a@b\"]\n", "notify.smtp_from", 0, "needed"},
+		{"tls mode", "[notify]\nsmtp_tls = \"ssl\"\n", "notify.smtp_tls", 2, "starttls, tls or none"},
+		{"log level", "log_level = \"verbose\"\n", "log_level", 1, "debug, info"},
+		{"syntax", "[checks\ninterval = \"5m\"\n", "", 1, "expected"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig("s.toml", []byte(tc.in))
+			var es ConfigErrors
+			if !errors.As(err, &es) || len(es) == 0 {
+				t.Fatalf("want ConfigErrors, got %T %v", err, err)
+			}
+			e := es[0]
+			if e.Key != tc.key || e.Line != tc.line || !strings.Contains(e.Reason, tc.reason) || e.File != "s.toml" {
+				t.Fatalf("got key %q line %d reason %q; want %q %d %q", e.Key, e.Line, e.Reason, tc.key, tc.line, tc.reason)
+			}
+			if strings.Contains(err.Error(), "SECRET") {
+				t.Fatalf("error shows the webhook URL's token: %v", err)
+			}
+			if tc.line > 0 && !strings.Contains(err.Error(), "s.toml:") {
+				t.Fatalf("error does not name file:line: %v", err)
+			}
+		})
+	}
+}
+
+func TestUnknownKeysAllNamed(t *testing.T) {
+	_, err := ParseConfig("s.toml", []byte("lisen = \"x\"\n[snmp]\ncommunity = \"public\"\n"))
+	var es ConfigErrors
+	if !errors.As(err, &es) || len(es) != 2 || es[0].Line != 1 || es[1].Key != "snmp.community" || es[1].Line != 3 {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestSecretFiles(t *testing.T) {
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "hook.secret")
+	os.WriteFile(hook, []byte("s3cret-value\n"), 0o600)
+	cfg := filepath.Join(dir, "s.toml")
+	os.WriteFile(cfg, []byte("[notify]\nwebhook_url = \"http://127.0.0.1:9/\"\nwebhook_secret_file = \""+hook+"\"\n\n[snmp]\ncommunity_file = \""+filepath.Join(dir, "missing")+"\"\n"), 0o600)
+	_, err := LoadConfig(cfg)
+	var es ConfigErrors
+	if !errors.As(err, &es) || len(es) != 1 || es[0].Key != "snmp.community_file" || es[0].Line != 6 || !strings.Contains(es[0].Reason, "no such file") {
+		t.Fatalf("%v", err)
+	}
+	os.WriteFile(cfg, []byte("[notify]\nwebhook_url = \"http://127.0.0.1:9/\"\nwebhook_secret_file = \""+hook+"\"\n"), 0o600)
+	c, err := LoadConfig(cfg)
+	if err != nil || c.Notify.WebhookSecret.Reveal() != "s3cret-value" {
+		t.Fatalf("%v %v", err, c.Notify.WebhookSecret)
+	}
+	if _, err := LoadConfig(filepath.Join(dir, "nope.toml")); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
