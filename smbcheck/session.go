@@ -1,0 +1,432 @@
+package smbcheck
+
+// The exported dialer: a session on a destination's folder that another part
+// (the receiver's forwarder) writes through, logged on exactly as a check
+// replays the MFP's logon — the stored user name form, the MFP's NetBIOS
+// name as NTLM workstation — behind the same failure ledger.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	smb2 "github.com/cloudsoda/go-smb2"
+)
+
+// DialOptions tune Dial. Zero values mean zero: the caller fills its
+// defaults where its configuration is read.
+type DialOptions struct {
+	// Ledger is asked right before the NTLM AUTHENTICATE leaves, as in a
+	// check; nil keeps the attempt in a ledger private to this call.
+	Ledger Ledger
+	// MaxFailures is the failed-logon budget per account and Window: 0
+	// sends no logon at all (every logon could fail).
+	MaxFailures int
+	// Window is the budget's observation window (0: DefaultWindow).
+	Window time.Duration
+	// Timeout bounds the connection, the logon and each later operation
+	// (0: DefaultTimeout).
+	Timeout time.Duration
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Defaults of DialOptions' durations.
+const (
+	DefaultWindow  = defaultWindow
+	DefaultTimeout = defaultStepTimeout
+)
+
+// Error is what Dial and the Session's operations return: the operation,
+// the path within the destination folder, the cause from the vocabulary
+// and the underlying error (errors.Is(err, os.ErrNotExist) and
+// os.ErrPermission work through it).
+type Error struct {
+	Op     string   // "connect", "logon", "tree connect", "folder", "create", "write", "read", "rename", "stat", "remove", "list", "close"
+	Path   string   // relative to the destination folder; "" for the folder itself
+	Cause  Cause    // CauseUnknown when nothing more is known
+	Status NTStatus // the NT status, when the server sent one
+	// Refusal is set when the ledger kept the logon back: nothing was sent.
+	Refusal *Refusal
+	Err     error
+}
+
+func (e *Error) Error() string {
+	s := e.Op
+	if e.Path != "" {
+		s += " " + e.Path
+	}
+	return fmt.Sprintf("%s: %v (%s)", s, e.Err, e.Cause)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// opStep maps an operation to the check step whose statuses it shares.
+var opStep = map[string]string{
+	"connect": StepTCP, "logon": StepSession, "tree connect": StepTree, "folder": StepPath,
+	"create": StepWrite, "write": StepWrite, "read": StepPath, "rename": StepWrite,
+	"stat": StepPath, "remove": "delete", "list": StepPath, "close": StepWrite,
+}
+
+// opError wraps err (nil stays nil).
+func opError(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return newError(op, path, err)
+}
+
+func newError(op, path string, err error) *Error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	cause, _ := classify(opStep[op], err)
+	st, _ := ntStatusOf(err)
+	return &Error{Op: op, Path: path, Cause: cause, Status: st, Err: err}
+}
+
+// Session is a logged-on tree connection to a destination's folder: every
+// name given to its methods is relative to that folder (Target.Path) and
+// must be a plain file name or a relative path without "..". It is safe
+// for use by one goroutine at a time; Close logs off.
+type Session struct {
+	t       Target
+	timeout time.Duration
+	guest   bool
+	dialect string
+	sess    *smbSession
+	share   *smb2.Share
+	folder  string // Target.Path with backslashes, "" for the share root
+
+	closeOnce sync.Once
+}
+
+// Dial connects to t's host, logs on exactly as the MFP stores the
+// destination (see Target), connects the share and checks that the folder
+// exists. The ledger gate applies as in Run: a refused logon is an *Error
+// with Refusal set and nothing sent.
+func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Ledger == nil {
+		o.Ledger = &MemoryLedger{}
+	}
+	if err := t.Validate(); err != nil {
+		return nil, &Error{Op: "connect", Cause: CauseUnknown, Err: err}
+	}
+	host := strings.Trim(t.Host, "[]")
+	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	conn, err := dialTCP(dctx, host, t.port())
+	cancel()
+	if err != nil {
+		e := newError("connect", "", err)
+		if e.Cause == CauseUnknown {
+			e.Cause = CauseHostUnreachable
+		}
+		return nil, e
+	}
+	f := storedForm(t.User)
+	var id int64
+	var refusal *Refusal
+	g := func(info *ServerInfo) error {
+		key, err := o.Ledger.Key(ctx)
+		if err != nil {
+			return fmt.Errorf("failure ledger: %w", err)
+		}
+		authority := host
+		if info != nil && info.NetBIOSDomain != "" {
+			authority = info.NetBIOSDomain
+		}
+		user, _ := baseUser(t.User)
+		a := Attempt{Account: AccountKey(authority, user), Form: FormKey(f, t.Password.Reveal(), key), Typed: f.Typed, At: o.Now()}
+		id, refusal, err = o.Ledger.Reserve(ctx, a, a.At.Add(-o.Window), o.MaxFailures)
+		if err != nil {
+			return fmt.Errorf("failure ledger: %w", err)
+		}
+		if refusal != nil {
+			return errors.New(refusal.Reason)
+		}
+		return nil
+	}
+	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
+	sess, info, err := logon(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), g)
+	lcancel()
+	rctx := context.WithoutCancel(ctx)
+	if err != nil {
+		conn.Close()
+		e := newError("logon", "", err)
+		if refusal != nil {
+			e.Refusal = refusal
+			if refusal.Last != nil && refusal.Last.Cause != "" {
+				e.Cause = refusal.Last.Cause
+			}
+			return nil, e
+		}
+		if info == nil && e.Status == 0 && !isTimeout(err) {
+			// The server did not negotiate SMB2/3 (an SMB1-only server
+			// hangs up on it).
+			e.Op = "connect"
+		}
+		if id != 0 {
+			out := Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()}
+			if e.Status == 0 && !isTimeout(err) {
+				out = Outcome{Kind: Cancelled}
+			}
+			o.Ledger.Resolve(rctx, id, out)
+		}
+		return nil, e
+	}
+	if id != 0 {
+		o.Ledger.Resolve(rctx, id, Outcome{Kind: Succeeded})
+	}
+	s := &Session{t: t, timeout: o.Timeout, sess: sess, guest: sess.guest, folder: strings.Join(t.pathParts(), `\`)}
+	if info != nil {
+		s.dialect = info.Dialect
+	}
+	tctx, tcancel := context.WithTimeout(ctx, o.Timeout)
+	defer tcancel()
+	sh, err := sess.s.WithContext(tctx).Mount(fmt.Sprintf(`\\%s\%s`, t.Host, t.Share))
+	if err != nil {
+		sess.close()
+		return nil, opError("tree connect", "", err)
+	}
+	s.share = sh
+	if s.folder != "" {
+		fi, err := sh.WithContext(tctx).Stat(s.folder)
+		if err == nil && !fi.IsDir() {
+			err = &Error{Op: "folder", Cause: CausePathNotFound, Err: fmt.Errorf("%s is a file, not a folder", s.folder)}
+		}
+		if err != nil {
+			s.Close()
+			return nil, opError("folder", "", err)
+		}
+	}
+	return s, nil
+}
+
+// Guest reports whether the server logged the session on as guest: it did
+// not check the password.
+func (s *Session) Guest() bool { return s.guest }
+
+// Dialect is the SMB dialect in use ("3.1.1").
+func (s *Session) Dialect() string { return s.dialect }
+
+// rel turns a name relative to the folder into a share path.
+func (s *Session) rel(name string) (string, error) {
+	var parts []string
+	for _, p := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if p == "." {
+			continue
+		}
+		if p == ".." {
+			return "", fmt.Errorf("%q: contains ..", name)
+		}
+		parts = append(parts, p)
+	}
+	if s.folder != "" {
+		parts = append([]string{s.folder}, parts...)
+	}
+	return strings.Join(parts, `\`), nil
+}
+
+// op runs fn on the share under ctx bounded by the session's timeout.
+func (s *Session) op(ctx context.Context, op, name string, fn func(sh *smb2.Share, p string) error) error {
+	p, err := s.rel(name)
+	if err != nil {
+		return &Error{Op: op, Path: name, Cause: CauseUnknown, Err: err}
+	}
+	octx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return opError(op, name, fn(s.share.WithContext(octx), p))
+}
+
+// Create makes a new file name in the folder, failing when it exists
+// (os.ErrExist), opened for writing and reading back. ctx bounds the whole
+// life of the file; each operation on it is also bounded by the timeout.
+func (s *Session) Create(ctx context.Context, name string) (*File, error) {
+	return s.openFile(ctx, "create", name, os.O_RDWR|os.O_CREATE|os.O_EXCL)
+}
+
+// Open opens an existing file of the folder for reading.
+func (s *Session) Open(ctx context.Context, name string) (*File, error) {
+	return s.openFile(ctx, "read", name, os.O_RDONLY)
+}
+
+func (s *Session) openFile(ctx context.Context, op, name string, flag int) (*File, error) {
+	p, err := s.rel(name)
+	if err != nil {
+		return nil, &Error{Op: op, Path: name, Cause: CauseUnknown, Err: err}
+	}
+	// The handle's context outlives this call; a watchdog cancels it when
+	// one operation takes longer than the timeout.
+	fctx, cancel := context.WithCancel(ctx)
+	w := &watchdog{cancel: cancel, timeout: s.timeout}
+	w.arm()
+	f, err := s.share.WithContext(fctx).OpenFile(p, flag, 0o666)
+	w.disarm()
+	if err != nil {
+		cancel()
+		return nil, opError(op, name, err)
+	}
+	return &File{f: f, name: name, w: w}, nil
+}
+
+// Rename renames a file of the folder. It fails with os.ErrExist when to
+// exists (checked right before: the SMB library's rename would replace it,
+// so a file created by someone else in between is replaced).
+func (s *Session) Rename(ctx context.Context, from, to string) error {
+	pto, err := s.rel(to)
+	if err != nil {
+		return &Error{Op: "rename", Path: to, Cause: CauseUnknown, Err: err}
+	}
+	return s.op(ctx, "rename", from, func(sh *smb2.Share, p string) error {
+		if _, err := sh.Stat(pto); err == nil {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return sh.Rename(p, pto)
+	})
+}
+
+// Stat describes a file of the folder ("" is the folder itself).
+func (s *Session) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	var fi fs.FileInfo
+	err := s.op(ctx, "stat", name, func(sh *smb2.Share, p string) error {
+		var err error
+		fi, err = sh.Stat(p)
+		return err
+	})
+	return fi, err
+}
+
+// Remove deletes a file of the folder.
+func (s *Session) Remove(ctx context.Context, name string) error {
+	return s.op(ctx, "remove", name, func(sh *smb2.Share, p string) error { return sh.Remove(p) })
+}
+
+// ReadDir lists a folder below the destination folder ("" for itself).
+func (s *Session) ReadDir(ctx context.Context, name string) ([]fs.FileInfo, error) {
+	var list []fs.FileInfo
+	err := s.op(ctx, "list", name, func(sh *smb2.Share, p string) error {
+		var err error
+		list, err = sh.ReadDir(p)
+		return err
+	})
+	return list, err
+}
+
+// Close disconnects the share, logs off and closes the connection (each
+// bounded); files still open are abandoned.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		if s.share != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			s.share.WithContext(ctx).Umount()
+			cancel()
+		}
+		s.sess.close()
+	})
+	return nil
+}
+
+// File is an open file of a Session's folder.
+type File struct {
+	f    *smb2.File
+	name string
+	w    *watchdog
+}
+
+// Name is the file's name as given to Create or Open.
+func (f *File) Name() string { return f.name }
+
+// Write writes p at the current offset (io.Writer).
+func (f *File) Write(p []byte) (int, error) {
+	f.w.arm()
+	defer f.w.disarm()
+	n, err := f.f.Write(p)
+	return n, opError("write", f.name, err)
+}
+
+// Read reads from the current offset (io.Reader); io.EOF at the end.
+func (f *File) Read(p []byte) (int, error) {
+	f.w.arm()
+	defer f.w.disarm()
+	n, err := f.f.Read(p)
+	if errors.Is(err, io.EOF) {
+		return n, io.EOF
+	}
+	return n, opError("read", f.name, err)
+}
+
+// ReadAt reads at off (io.ReaderAt).
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	f.w.arm()
+	defer f.w.disarm()
+	n, err := f.f.ReadAt(p, off)
+	if errors.Is(err, io.EOF) {
+		return n, io.EOF
+	}
+	return n, opError("read", f.name, err)
+}
+
+// Seek sets the offset of the next Read or Write (io.Seeker).
+func (f *File) Seek(off int64, whence int) (int64, error) {
+	n, err := f.f.Seek(off, whence)
+	return n, opError("read", f.name, err)
+}
+
+// Sync asks the server to flush the file to disk.
+func (f *File) Sync() error {
+	f.w.arm()
+	defer f.w.disarm()
+	return opError("write", f.name, f.f.Sync())
+}
+
+// Stat describes the open file.
+func (f *File) Stat() (fs.FileInfo, error) {
+	f.w.arm()
+	defer f.w.disarm()
+	fi, err := f.f.Stat()
+	return fi, opError("stat", f.name, err)
+}
+
+// Close closes the handle; a write the server could not store may show
+// only here.
+func (f *File) Close() error {
+	f.w.arm()
+	err := f.f.Close()
+	f.w.disarm()
+	f.w.cancel()
+	return opError("close", f.name, err)
+}
+
+// watchdog cancels a handle's context when one operation outlasts timeout.
+type watchdog struct {
+	cancel  context.CancelFunc
+	timeout time.Duration
+	t       *time.Timer
+}
+
+func (w *watchdog) arm() {
+	if w.t == nil {
+		w.t = time.AfterFunc(w.timeout, w.cancel)
+		return
+	}
+	w.t.Reset(w.timeout)
+}
+
+func (w *watchdog) disarm() { w.t.Stop() }

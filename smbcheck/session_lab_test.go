@@ -1,0 +1,202 @@
+package smbcheck
+
+// The exported dialer against the lab's real Samba peers.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/testlab"
+)
+
+func dialLab(t *testing.T, lab *testlab.Lab, dest, user, pw, ws string, o DialOptions) (*Session, error) {
+	t.Helper()
+	tg := labTarget(t, lab, dest, user, pw)
+	tg.Workstation = ws
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return Dial(ctx, tg, o)
+}
+
+// TestLabDialForward streams a file to a temporary name, renames it, reads
+// it back and verifies it, as the receiver's forwarder does, on the DC's
+// share and on a standalone server.
+func TestLabDialForward(t *testing.T) {
+	lab := testlab.Require(t)
+	for _, tc := range []struct{ name, dest, user string }{
+		{"dc", "//" + lab.DCHost + "/scans", lab.Domain + `\alice`},
+		{"standalone", "//" + lab.SMB2IP + "/scans", "scanuser"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			led := &countingLedger{Ledger: &MemoryLedger{}}
+			s, err := dialLab(t, lab, tc.dest, tc.user, "", "MFP01", DialOptions{Ledger: led, MaxFailures: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if led.sent != 1 {
+				t.Errorf("ledger let %d logons through, want 1", led.sent)
+			}
+			if s.Guest() || s.Dialect() == "" {
+				t.Errorf("guest %v, dialect %q", s.Guest(), s.Dialect())
+			}
+			ctx := context.Background()
+			var rnd [4]byte
+			rand.Read(rnd[:])
+			tmp := "dialtest-" + string(rune('a'+rnd[0]%26)) + time.Now().Format("150405.000000") + ".part"
+			final := tmp[:len(tmp)-len(".part")] + ".pdf"
+			// 1 MiB + 1, through a small buffer: more than one SMB write.
+			data := make([]byte, 1<<20+1)
+			rand.Read(data)
+			f, err := s.Create(ctx, tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Remove(ctx, tmp)
+			defer s.Remove(ctx, final)
+			if _, err := io.CopyBuffer(struct{ io.Writer }{f}, bytes.NewReader(data), make([]byte, 64<<10)); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Create(ctx, tmp); !errors.Is(err, os.ErrExist) {
+				t.Errorf("Create over an existing file: %v, want os.ErrExist", err)
+			}
+			if err := s.Rename(ctx, tmp, final); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := s.Stat(ctx, final)
+			if err != nil || fi.Size() != int64(len(data)) {
+				t.Fatalf("stat %s: %v, size %v", final, err, fi)
+			}
+			r, err := s.Open(ctx, final)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, r); err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			if want := sha256.Sum256(data); !bytes.Equal(h.Sum(nil), want[:]) {
+				t.Fatal("read back differs")
+			}
+			// A rename onto an existing name is refused, not a replace.
+			g, err := s.Create(ctx, tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Write([]byte("other"))
+			g.Close()
+			if err := s.Rename(ctx, tmp, final); !errors.Is(err, os.ErrExist) {
+				t.Errorf("rename onto an existing file: %v, want os.ErrExist", err)
+			}
+			list, err := s.ReadDir(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := 0
+			for _, e := range list {
+				if e.Name() == tmp || e.Name() == final {
+					seen++
+				}
+			}
+			if seen != 2 {
+				t.Errorf("ReadDir shows %d of the 2 files", seen)
+			}
+			for _, n := range []string{tmp, final} {
+				if err := s.Remove(ctx, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Stat(ctx, final); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("stat after remove: %v", err)
+			}
+			if _, err := s.Stat(ctx, "../x"); err == nil {
+				t.Error("a name with .. was accepted")
+			}
+		})
+	}
+}
+
+// TestLabDialCauses: each refusal Dial can meet carries its cause.
+func TestLabDialCauses(t *testing.T) {
+	lab := testlab.Require(t)
+	smb2 := "//" + lab.SMB2IP + "/scans"
+	for _, tc := range []struct {
+		name, dest, user, pw, ws string
+		o                        DialOptions
+		op                       string
+		want                     Cause
+	}{
+		{"wrong password", smb2, "scanuser", wrongPassword, "", DialOptions{MaxFailures: 1}, "logon", CauseBadCredentials},
+		{"workstation", "//" + lab.DCHost + "/scans", lab.Domain + `\ivan`, "", "SCANWARDEN", DialOptions{MaxFailures: 1}, "logon", CauseWorkstationRestricted},
+		{"no share", smb2 + "x", "scanuser", "", "", DialOptions{MaxFailures: 1}, "tree connect", CauseShareNotFound},
+		{"no folder", smb2 + "/no/such", "scanuser", "", "", DialOptions{MaxFailures: 1}, "folder", CausePathNotFound},
+		{"refused share", "//" + lab.DCHost + "/restricted", lab.Domain + `\alice`, "", "", DialOptions{MaxFailures: 1}, "tree connect", CauseShareAccessDenied},
+		{"nothing listens", "//" + lab.GhostIP + "/scans", "scanuser", "", "", DialOptions{MaxFailures: 1}, "connect", CauseHostUnreachable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := dialLab(t, lab, tc.dest, tc.user, tc.pw, tc.ws, tc.o)
+			if err == nil {
+				s.Close()
+				t.Fatal("dial succeeded")
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Op != tc.op || e.Cause != tc.want {
+				t.Fatalf("error %v (%#v), want op %q cause %s", err, e, tc.op, tc.want)
+			}
+		})
+	}
+	t.Run("ivan from MFP01", func(t *testing.T) {
+		s, err := dialLab(t, lab, "//"+lab.DCHost+"/scans", lab.Domain+`\ivan`, "", "mfp01", DialOptions{MaxFailures: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	})
+}
+
+// TestLabDialLedger: the gate is the check's: budget 0 sends nothing, a
+// failed form is not sent twice, the failure is shared with Run.
+func TestLabDialLedger(t *testing.T) {
+	lab := testlab.Require(t)
+	dest := "//" + lab.SMB2IP + "/scans"
+	led := &countingLedger{Ledger: &MemoryLedger{}}
+	_, err := dialLab(t, lab, dest, "scanuser", "", "", DialOptions{Ledger: led, MaxFailures: 0})
+	var e *Error
+	if !errors.As(err, &e) || e.Refusal == nil || led.sent != 0 {
+		t.Fatalf("budget 0: %v, %d sent", err, led.sent)
+	}
+	_, err = dialLab(t, lab, dest, "scanuser", wrongPassword, "", DialOptions{Ledger: led, MaxFailures: 2})
+	if !errors.As(err, &e) || e.Cause != CauseBadCredentials || led.sent != 1 {
+		t.Fatalf("wrong password: %v, %d sent", err, led.sent)
+	}
+	_, err = dialLab(t, lab, dest, "scanuser", wrongPassword, "", DialOptions{Ledger: led, MaxFailures: 2})
+	if !errors.As(err, &e) || e.Refusal == nil || e.Cause != CauseBadCredentials || led.sent != 1 {
+		t.Fatalf("same wrong password again: %v, %d sent", err, led.sent)
+	}
+	// A check sees the dialer's failure in the shared ledger.
+	tg := labTarget(t, lab, dest, "scanuser", wrongPassword)
+	r := Run(context.Background(), tg, Options{Ledger: led, MaxFailures: 2, StepTimeout: 5 * time.Second})
+	if r.Verdict.Cause != CauseBadCredentials || !r.Verdict.FromLedger || led.sent != 1 {
+		t.Fatalf("check after the dialer: %s from ledger %v, %d sent%s", r.Verdict.Cause, r.Verdict.FromLedger, led.sent, stepsString(r))
+	}
+	s, err := Dial(context.Background(), Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}, DialOptions{Ledger: led, MaxFailures: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
