@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden/seal"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -34,6 +35,7 @@ type Store struct {
 	db   *sql.DB
 	path string
 	now  func() time.Time
+	key  *seal.Key // set by UnlockKey; seals and opens secret columns
 }
 
 // Open opens (creating when needed) the database at path, checks that the

@@ -1,0 +1,254 @@
+// Package registry is scanwarden's list of devices (the MFPs) and scan
+// destinations (their SMB address-book contacts), as pure data: the types,
+// the step from a stored destination to an smbcheck.Target, the Kyocera
+// address-book import and fallback export, and Match, which finds the
+// destination a device's send-failure text names. Package store keeps them
+// (secrets sealed); nothing here speaks SQL or touches the network.
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// Device is an MFP.
+type Device struct {
+	Name    string // unique, chosen by the admin
+	Address string // HOST[:PORT] it answers SNMP on ("" when not polled)
+	SNMP    SNMP
+	// What SNMP learnt (filled in by the poller or by hand).
+	Serial  string
+	Model   string
+	SysName string // the NetBIOS name it sends as NTLM workstation
+	// Workstation overrides SysName as the name its destinations are
+	// replayed with.
+	Workstation string
+	Created     time.Time
+	Updated     time.Time
+}
+
+// SNMP are a device's SNMP credentials. Secrets are sealed at rest.
+type SNMP struct {
+	Version     string            // "1", "2c" or "3"; "" for the poller's default
+	Community   scanwarden.Secret // v1/v2c
+	V3User      string
+	V3AuthProto string // MD5, SHA, SHA256, … as snmp takes them
+	V3Auth      scanwarden.Secret
+	V3PrivProto string // DES, AES, …
+	V3Priv      scanwarden.Secret
+}
+
+// WorkstationName is the NetBIOS name the device sends: the override, else
+// its sysName ("" when unknown: smbcheck then sends its default).
+func (d Device) WorkstationName() string {
+	if d.Workstation != "" {
+		return d.Workstation
+	}
+	return d.SysName
+}
+
+// Source tells how a destination came into the registry.
+type Source string
+
+// Sources.
+const (
+	SourceImported Source = "imported" // from a device's address-book export
+	SourceAdded    Source = "added"    // by hand (CLI, web)
+)
+
+// Destination is one scan-to-folder destination exactly as the MFP stores
+// it.
+type Destination struct {
+	Name     string // unique (case-insensitively), see ValidName
+	Host     string // as stored on the device
+	Port     int    // 0 = 445
+	Share    string
+	Path     string // folder below the share, "/" separated; "" = share root
+	User     string // login user name exactly as stored ("" = anonymous)
+	Password scanwarden.Secret
+	Device   string // the device's name; "" when not tied to one
+	// Workstation overrides the device's name for this destination.
+	Workstation   string
+	AddressBookID string // the contact's Id in the device's address book
+	DisplayName   string // the contact's DisplayName
+	Source        Source
+	Created       time.Time
+	Updated       time.Time
+}
+
+// Folder is the destination's folder name on the fallback share (receiver)
+// and in exports: Folder(Name).
+func (d Destination) Folder() string { return Folder(d.Name) }
+
+// URL is //HOST[:PORT]/SHARE[/PATH].
+func (d Destination) URL() string {
+	s := "//" + d.Host
+	if d.Port != 0 && d.Port != 445 {
+		s += fmt.Sprintf(":%d", d.Port)
+	}
+	s += "/" + d.Share
+	if d.Path != "" {
+		s += "/" + d.Path
+	}
+	return s
+}
+
+// Target is what smbcheck replays: the stored fields, and as workstation the
+// destination's override, else the device's (dev may be nil).
+func (d Destination) Target(dev *Device) smbcheck.Target {
+	ws := d.Workstation
+	if ws == "" && dev != nil {
+		ws = dev.WorkstationName()
+	}
+	return smbcheck.Target{
+		Host: d.Host, Port: d.Port, Share: d.Share, Path: d.Path,
+		User: d.User, Password: d.Password, Workstation: ws,
+	}
+}
+
+// maxName is the longest destination or device name.
+const maxName = 64
+
+// ValidName reports whether name can name a destination or a device: 1 to
+// 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit. Such a name is
+// also a safe folder name and needs no quoting on a command line.
+func ValidName(name string) error {
+	if name == "" {
+		return errors.New("name: empty")
+	}
+	if len(name) > maxName {
+		return fmt.Errorf("name %q: longer than %d characters", name, maxName)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case (c == '.' || c == '_' || c == '-') && i > 0:
+		default:
+			return fmt.Errorf("name %q: use letters, digits, . _ - (starting with a letter or digit)", name)
+		}
+	}
+	return nil
+}
+
+// Folder makes a destination name safe as one folder name on the fallback
+// share: a valid name (ValidName) is kept as it is; anything else becomes
+// its slug. Stable: the same name always gives the same folder.
+func Folder(name string) string {
+	if ValidName(name) == nil {
+		return name
+	}
+	if s := Slug(name); s != "" {
+		return s
+	}
+	return "destination"
+}
+
+// Validate names the first field of a destination that cannot be stored.
+func (d Destination) Validate() error {
+	if err := ValidName(d.Name); err != nil {
+		return err
+	}
+	t := d.Target(nil)
+	t.User = "x" // an empty login is stored as the device stores it (guest)
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"user", d.User}, {"display name", d.DisplayName}, {"address-book id", d.AddressBookID}, {"path", d.Path}} {
+		if len(f.v) > 1024 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\r\n") {
+			return fmt.Errorf("%s: too long, not UTF-8 or has control characters", f.name)
+		}
+	}
+	switch d.Source {
+	case SourceImported, SourceAdded:
+	default:
+		return fmt.Errorf("source %q: want %q or %q", d.Source, SourceImported, SourceAdded)
+	}
+	return nil
+}
+
+// Validate names the first field of a device that cannot be stored.
+func (d Device) Validate() error {
+	if err := ValidName(d.Name); err != nil {
+		return err
+	}
+	if strings.ContainsAny(d.Address, " \t/\\") {
+		return fmt.Errorf("address %q: want HOST[:PORT]", d.Address)
+	}
+	switch d.SNMP.Version {
+	case "", "1", "2c", "3":
+	default:
+		return fmt.Errorf("snmp version %q: want 1, 2c or 3", d.SNMP.Version)
+	}
+	return nil
+}
+
+// Slug makes a readable, command-line friendly name out of free text (a
+// contact's display name): lower case ASCII letters and digits, runs of
+// anything else as one "-", common accented letters folded, at most 48
+// characters. "" when nothing is left.
+func Slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		var out string
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			out = string(r)
+		case r >= 'A' && r <= 'Z':
+			out = string(r + 'a' - 'A')
+		default:
+			out = fold[r]
+		}
+		if out == "" {
+			dash = b.Len() > 0
+			continue
+		}
+		if dash {
+			b.WriteByte('-')
+			dash = false
+		}
+		b.WriteString(out)
+		if b.Len() >= 48 {
+			break
+		}
+	}
+	s = b.String()
+	if len(s) > 48 {
+		s = s[:48]
+	}
+	return strings.TrimRight(s, "-")
+}
+
+var fold = func() map[rune]string {
+	m := map[rune]string{'ß': "ss", 'æ': "ae", 'Æ': "ae", 'œ': "oe", 'Œ': "oe", 'ø': "o", 'Ø': "o", 'đ': "d", 'Đ': "d", 'ł': "l", 'Ł': "l", 'þ': "th", 'Þ': "th"}
+	for base, letters := range map[string]string{
+		"a": "àáâãäåāăąÀÁÂÃÄÅĀĂĄ", "c": "çćčÇĆČ", "e": "èéêëēėęěÈÉÊËĒĖĘĚ", "i": "ìíîïīįıÌÍÎÏĪĮİ",
+		"n": "ñńňÑŃŇ", "o": "òóôõöōőÒÓÔÕÖŌŐ", "u": "ùúûüūůűųÙÚÛÜŪŮŰŲ", "y": "ýÿÝŸ", "s": "śšşŚŠŞ",
+		"z": "źżžŹŻŽ", "r": "řŘ", "t": "ťţŤŢ", "g": "ğĞ", "d": "ďĎ", "l": "ľĺĽĹ",
+	} {
+		for _, r := range letters {
+			m[r] = base
+		}
+	}
+	return m
+}()
+
+// Report is one check of a destination as kept in its history.
+type Report struct {
+	ID          int64
+	Destination string
+	At          time.Time
+	Cause       smbcheck.Cause
+	KyoceraCode string
+	Summary     string
+	// Report is the whole report; JSON is it as stored (what --json printed).
+	Report smbcheck.Report
+	JSON   []byte
+}

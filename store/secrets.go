@@ -1,0 +1,256 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/scanwarden/scanwarden/seal"
+)
+
+// ErrLocked is returned by methods that read or write a secret before
+// UnlockKey.
+var ErrLocked = errors.New("secrets are locked: no key loaded")
+
+// KeyError says why the data dir's key cannot be used; its message tells
+// the operator what to do.
+type KeyError struct {
+	Path     string // the key file looked for
+	WantID   string // the id of the key the data dir's secrets are sealed with
+	GotID    string // the id of the key file found ("" when missing)
+	Database string
+}
+
+func (e *KeyError) Error() string {
+	if e.GotID == "" {
+		return fmt.Sprintf("key file %s is missing, but the secrets in %s are sealed with key %s: restore that key file "+
+			"(or point --key-file / %s at it); a new key cannot open them, so none is made", e.Path, e.Database, e.WantID, seal.EnvKeyFile)
+	}
+	return fmt.Sprintf("key file %s holds key %s, but the secrets in %s are sealed with key %s: use the right key file "+
+		"(--key-file / %s)", e.Path, e.GotID, e.Database, e.WantID, seal.EnvKeyFile)
+}
+
+const settingKeyID = "seal_key_id"
+
+// UnlockKey loads the key that seals this data dir's secrets from keyPath
+// (seal.Resolve picks it) and keeps it for the store's secret columns. On
+// first use — no key recorded and no sealed value stored — a missing key
+// file is created (mode 0600) and its id recorded. A missing or different
+// key for a data dir that already has one is a *KeyError: the data dir is
+// never re-keyed behind the operator's back. A rotation interrupted after
+// its commit (the new key still in keyPath+".new") is finished here.
+func (s *Store) UnlockKey(ctx context.Context, keyPath string) (*seal.Key, error) {
+	want, err := s.keyID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k, err := seal.Load(keyPath)
+	switch {
+	case errors.Is(err, seal.ErrNoKey) && want == "":
+		n, err := s.sealedCount(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			return nil, fmt.Errorf("unlock secrets: %s holds %d sealed values but no key id; refusing to make a new key", s.path, n)
+		}
+		k, err = seal.Create(keyPath)
+		if errors.Is(err, os.ErrExist) { // another process made it first
+			k, err = seal.Load(keyPath)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("unlock secrets: %w", err)
+		}
+	case errors.Is(err, seal.ErrNoKey):
+		if nk, nerr := seal.Load(keyPath + ".new"); nerr == nil && nk.ID() == want {
+			if k, err = finishRotation(keyPath); err != nil {
+				return nil, err
+			}
+			break
+		}
+		return nil, &KeyError{Path: keyPath, WantID: want, Database: s.path}
+	case err != nil:
+		return nil, fmt.Errorf("unlock secrets: %w", err)
+	}
+	if want != "" && k.ID() != want {
+		nk, nerr := seal.Load(keyPath + ".new")
+		if nerr != nil || nk.ID() != want {
+			return nil, &KeyError{Path: keyPath, WantID: want, GotID: k.ID(), Database: s.path}
+		}
+		if k, err = finishRotation(keyPath); err != nil {
+			return nil, err
+		}
+	}
+	if want == "" {
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			var cur []byte
+			err := tx.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", settingKeyID).Scan(&cur)
+			if err == nil {
+				if string(cur) != k.ID() {
+					return &KeyError{Path: keyPath, WantID: string(cur), GotID: k.ID(), Database: s.path}
+				}
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, "INSERT INTO settings(key, value) VALUES (?, ?)", settingKeyID, []byte(k.ID()))
+			return err
+		})
+		if err != nil {
+			var ke *KeyError
+			if errors.As(err, &ke) {
+				return nil, ke
+			}
+			return nil, fmt.Errorf("unlock secrets: record key id: %w", err)
+		}
+	}
+	s.key = k
+	return k, nil
+}
+
+// Key is the key loaded by UnlockKey (nil before).
+func (s *Store) Key() *seal.Key { return s.key }
+
+// finishRotation puts KEY.new in place of KEY and loads it.
+func finishRotation(keyPath string) (*seal.Key, error) {
+	if err := os.Rename(keyPath+".new", keyPath); err != nil {
+		return nil, fmt.Errorf("finish the key rotation: %w", err)
+	}
+	k, err := seal.Load(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("finish the key rotation: %w", err)
+	}
+	return k, nil
+}
+
+func (s *Store) keyID(ctx context.Context) (string, error) {
+	var v []byte
+	err := s.db.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", settingKeyID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("unlock secrets: read key id: %w", err)
+	}
+	return string(v), nil
+}
+
+// sealedColumns lists every column that holds a sealed value, with its
+// seal label: rotation walks it, and a test checks it against the schema.
+var sealedColumns = []struct{ table, column, label string }{
+	{"destinations", "password_sealed", "destination.password"},
+	{"devices", "snmp_community", "device.snmp_community"},
+	{"devices", "snmp_v3_auth", "device.snmp_v3_auth"},
+	{"devices", "snmp_v3_priv", "device.snmp_v3_priv"},
+}
+
+func (s *Store) sealedCount(ctx context.Context) (int, error) {
+	total := 0
+	for _, c := range sealedColumns {
+		var n int
+		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL", c.table, c.column)
+		if err := s.db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return 0, fmt.Errorf("count sealed values: %w", err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// RotateKey re-encrypts every sealed value under a new key in one
+// transaction. The new key is written to KEY.new first, the database
+// committed, then KEY.new renamed over KEY; a crash in between is finished
+// by the next UnlockKey. It returns the old and new key ids and how many
+// values were re-sealed.
+func (s *Store) RotateKey(ctx context.Context) (oldID, newID string, n int, err error) {
+	old := s.key
+	if old == nil {
+		return "", "", 0, ErrLocked
+	}
+	path := old.Path()
+	if path == "" {
+		return "", "", 0, errors.New("rotate key: the key has no file")
+	}
+	nk, err := seal.New()
+	if err != nil {
+		return "", "", 0, err
+	}
+	tmp := path + ".new"
+	if stale, err := seal.Load(tmp); err == nil && stale.ID() != old.ID() {
+		os.Remove(tmp) // left by a rotation that never committed
+	} else if err != nil && !errors.Is(err, seal.ErrNoKey) {
+		return "", "", 0, fmt.Errorf("rotate key: %w", err)
+	}
+	if err := nk.WriteFile(tmp); err != nil {
+		return "", "", 0, fmt.Errorf("rotate key: %w", err)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		for _, c := range sealedColumns {
+			rows, err := tx.QueryContext(ctx, fmt.Sprintf("SELECT id, %s FROM %s WHERE %s IS NOT NULL", c.column, c.table, c.column))
+			if err != nil {
+				return err
+			}
+			type row struct {
+				id int64
+				v  []byte
+			}
+			var all []row
+			for rows.Next() {
+				var r row
+				if err := rows.Scan(&r.id, &r.v); err != nil {
+					rows.Close()
+					return err
+				}
+				all = append(all, r)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, r := range all {
+				pt, err := old.Open(r.v, c.label)
+				if err != nil {
+					return fmt.Errorf("%s.%s row %d: %w", c.table, c.column, r.id, err)
+				}
+				if _, err := tx.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE id = ?", c.table, c.column),
+					nk.Seal(pt, c.label), r.id); err != nil {
+					return err
+				}
+				n++
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?, ?)
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, settingKeyID, []byte(nk.ID()))
+		return err
+	})
+	if err != nil {
+		os.Remove(tmp)
+		return "", "", 0, fmt.Errorf("rotate key: %w", err)
+	}
+	if nk, err = finishRotation(path); err != nil {
+		return "", "", 0, err
+	}
+	s.key = nk
+	return old.ID(), nk.ID(), n, nil
+}
+
+func (s *Store) sealSecret(v string, label string) ([]byte, error) {
+	if s.key == nil {
+		return nil, ErrLocked
+	}
+	return s.key.Seal([]byte(v), label), nil
+}
+
+func (s *Store) openSecret(b []byte, label string) (string, error) {
+	if s.key == nil {
+		return "", ErrLocked
+	}
+	pt, err := s.key.Open(b, label)
+	if err != nil {
+		return "", err
+	}
+	return string(pt), nil
+}
