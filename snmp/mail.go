@@ -293,7 +293,7 @@ type MailListener struct {
 	now   func() time.Time
 
 	srv    *smtp.Server
-	ln     net.Listener
+	ln     *trackingListener
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	sem    chan struct{}
@@ -329,12 +329,15 @@ func NewMailListener(cfg MailListenerConfig, rules *Rules, sink Sink, index *Dev
 
 // Open binds and serves until Close or ctx ends.
 func (m *MailListener) Open(ctx context.Context) error {
+	if m.srv != nil {
+		return errors.New("mail listener already open")
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", m.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("mail listener: listen %s: %w", m.cfg.Addr, err)
 	}
-	m.ln = ln
+	m.ln = &trackingListener{Listener: ln, conns: map[*trackedConn]struct{}{}}
 	ctx, m.cancel = context.WithCancel(ctx)
 	srv := smtp.NewServer(&mailBackend{m: m, ctx: ctx})
 	srv.Domain = m.cfg.Domain
@@ -347,14 +350,14 @@ func (m *MailListener) Open(ctx context.Context) error {
 	m.wg.Add(2)
 	go func() {
 		defer m.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, smtp.ErrServerClosed) && ctx.Err() == nil {
+		if err := srv.Serve(m.ln); err != nil && !errors.Is(err, smtp.ErrServerClosed) && ctx.Err() == nil {
 			m.log.Error("serve", "err", err)
 		}
 	}()
 	go func() {
 		defer m.wg.Done()
 		<-ctx.Done()
-		srv.Close()
+		m.ln.shut()
 	}()
 	return nil
 }
@@ -362,18 +365,82 @@ func (m *MailListener) Open(ctx context.Context) error {
 // Addr is the bound address.
 func (m *MailListener) Addr() net.Addr { return m.ln.Addr() }
 
-// Close stops the server.
+// Close stops the server: the socket and every session are closed (even
+// ones the server has not registered yet, and even when Serve has not
+// started), and Close waits for the sessions to end.
 func (m *MailListener) Close() error {
 	if m.srv == nil {
 		return nil
 	}
 	m.cancel()
-	err := m.srv.Close()
+	m.srv.Close()
+	m.ln.shut()
 	m.wg.Wait()
+	m.ln.wait()
 	m.srv = nil
-	if errors.Is(err, smtp.ErrServerClosed) {
-		return nil
+	return nil
+}
+
+// trackingListener owns the accepted connections: shut closes the socket
+// and every connection, wait returns once each was closed.
+type trackingListener struct {
+	net.Listener
+	mu     sync.Mutex
+	closed bool
+	conns  map[*trackedConn]struct{}
+	wg     sync.WaitGroup
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	tc := &trackedConn{Conn: c, l: l}
+	l.conns[tc] = struct{}{}
+	l.wg.Add(1)
+	return tc, nil
+}
+
+// shut closes the socket and every open connection; it may be called more
+// than once.
+func (l *trackingListener) shut() {
+	l.mu.Lock()
+	l.closed = true
+	conns := make([]*trackedConn, 0, len(l.conns))
+	for c := range l.conns {
+		conns = append(conns, c)
+	}
+	l.mu.Unlock()
+	l.Listener.Close()
+	for _, c := range conns {
+		c.Conn.Close()
+	}
+}
+
+func (l *trackingListener) wait() { l.wg.Wait() }
+
+// trackedConn leaves its listener's set when closed.
+type trackedConn struct {
+	net.Conn
+	l    *trackingListener
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		delete(c.l.conns, c)
+		c.l.mu.Unlock()
+		c.l.wg.Done()
+	})
 	return err
 }
 

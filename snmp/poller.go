@@ -92,7 +92,6 @@ type Poller struct {
 	mu      sync.Mutex
 	devices map[string]*deviceState
 	order   []string
-	last    CycleStats
 	clients []*client
 
 	cycleMu sync.Mutex // one cycle at a time
@@ -151,26 +150,6 @@ func (p *Poller) SetTargets(ts []Target) error {
 	p.devices, p.order = next, order
 	p.mu.Unlock()
 	return nil
-}
-
-// LastCycle returns the figures of the last finished cycle.
-func (p *Poller) LastCycle() CycleStats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.last
-}
-
-// Inventory returns what is known of each device.
-func (p *Poller) Inventory() []Inventory {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []Inventory
-	for _, a := range p.order {
-		if inv := p.devices[a].inv; inv != nil {
-			out = append(out, *inv)
-		}
-	}
-	return out
 }
 
 // Cycle polls every device that is not in back-off once, and returns the
@@ -261,9 +240,6 @@ func (p *Poller) Cycle(ctx context.Context) (CycleStats, error) {
 	}
 	stats.Duration = p.now().Sub(start)
 	stats.Cancelled = ctx.Err() != nil
-	p.mu.Lock()
-	p.last = stats
-	p.mu.Unlock()
 	p.log.Debug("cycle", "devices", stats.Devices, "polled", stats.Polled, "answered", stats.Answered,
 		"silent", stats.Silent, "pdus", stats.PDUs, "duration", stats.Duration, "new_events", stats.NewEvents)
 	if stats.Cancelled {

@@ -213,3 +213,8 @@ func validOID(s string) bool {
 	}
 	return true
 }
+
+// NewRules compiles the admin rules followed by the embedded defaults.
+func NewRules(book *CodeBook, admin []Rule) (*Rules, error) {
+	return ParseRules(strings.NewReader(string(rulesJSON)), book, admin)
+}

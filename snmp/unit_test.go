@@ -187,30 +187,6 @@ func TestAdminRules(t *testing.T) {
 	}
 }
 
-func TestConfig(t *testing.T) {
-	c, err := ParseConfig(strings.NewReader(`{"community":"s3cret","hosts":["10.77.0.40","mfp1:1161"],
-		"networks":["127.0.0.0/30"],"poller":{"interval":"30s","workers":8},
-		"rules":[{"id":"r1","pattern":"Sendefehler (?P<code>\\d{4})"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Community.Reveal() != "s3cret" || time.Duration(c.Poller.Interval) != 30*time.Second || c.Poller.Workers != 8 || c.Poller.MaxRepetitions != 8 {
-		t.Errorf("config: %+v", c)
-	}
-	for field, doc := range map[string]string{
-		"networks[0]": `{"networks":["10.0.0.0/8"]}`,
-		"hosts[0]":    `{"hosts":["mfp:99999"]}`,
-		"workers":     `{"poller":{"workers":5000}}`,
-		"pattern":     `{"rules":[{"id":"r","pattern":"("}]}`,
-		"unknown":     `{"comunity":"x"}`,
-		"interval":    `{"poller":{"interval":"10ms"}}`,
-	} {
-		if _, err := ParseConfig(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), field) {
-			t.Errorf("%s: err = %v", field, err)
-		}
-	}
-}
-
 func TestExpandPrefix(t *testing.T) {
 	as, err := ExpandPrefix(mustPrefix(t, "127.0.0.0/29"), 16)
 	if err != nil || len(as) != 6 || as[0].String() != "127.0.0.1" {

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -80,13 +79,7 @@ func runSNMPWatch(ctx context.Context, env environ, args []string) int {
 		}
 		return exitUsage
 	}
-	w, err := openWatch(ctx, env, a)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden snmp watch: %v\n", err)
-		return exitUsage
-	}
-	defer w.close()
-	return w.run(ctx)
+	return watch(ctx, env, a)
 }
 
 func parseWatchArgs(env environ, args []string) (watchArgs, error) {
@@ -251,65 +244,78 @@ func readHostsFile(path string) ([]string, error) {
 	return hosts, nil
 }
 
-// watch is one running watch: the store, the poller and the listeners,
-// all writing through one sink that persists and prints.
-type watch struct {
-	a      watchArgs
-	env    environ
-	out    *watchOutput
-	st     *store.Store
-	index  *snmp.DeviceIndex
-	sink   *watchSink
-	poller *snmp.Poller
-	traps  *snmp.TrapListener
-	mail   *snmp.MailListener
-	cycles int
-}
-
-// openWatch opens the store and binds the listeners; errors are "could not
-// run" and name what failed (the flag and the address for a listener).
-func openWatch(ctx context.Context, env environ, a watchArgs) (_ *watch, err error) {
-	w := &watch{a: a, env: env, out: newWatchOutput(env.stdout, env.stderr, a.json, a.rules.Book()), index: snmp.NewDeviceIndex()}
-	defer func() {
-		if err != nil {
-			w.close()
+// runWatch opens the store and the watcher, prints what it finds until ctx
+// ends or the watcher is done, and closes both. Errors opening are "could
+// not run" and name what failed (the flag and the address for a listener).
+func watch(ctx context.Context, env environ, a watchArgs) int {
+	fail := func(err error) int {
+		if ctx.Err() != nil {
+			// Interrupted while opening: a clean stop.
+			newWatchOutput(env.stdout, env.stderr, a.json, a.rules.Book()).stop(0, 0, "interrupted")
+			return exitOK
 		}
-	}()
+		fmt.Fprintf(env.stderr, "scanwarden snmp watch: %v\n", err)
+		return exitUsage
+	}
+	out := newWatchOutput(env.stdout, env.stderr, a.json, a.rules.Book())
 	var h slog.Handler = slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
 	if a.json {
 		h = slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
 	}
-	log := slog.New(h)
-	if w.st, err = store.OpenDir(ctx, a.stateDir); err != nil {
-		return nil, fmt.Errorf("state store: %w", err)
+	st, err := store.OpenDir(ctx, a.stateDir)
+	if err != nil {
+		return fail(fmt.Errorf("state store: %w", err))
 	}
-	w.sink = &watchSink{next: w.st.SNMP(store.DefaultDedupWindow), index: w.index, out: w.out, devices: map[string]snmp.Inventory{}}
-	for _, t := range a.targets {
-		w.index.Add(snmp.Inventory{Address: t.Addr()})
-	}
-	if w.poller, err = snmp.NewPoller(snmp.PollerConfig{Interval: a.interval}, a.rules, w.sink, log); err != nil {
-		return nil, err
-	}
+	defer st.Close()
+	sink := &watchSink{next: st.SNMP(store.DefaultDedupWindow), out: out, devices: map[string]snmp.Inventory{}}
+	cfg := snmp.DefaultWatcherConfig()
+	cfg.Targets, cfg.Networks, cfg.SweepTarget = a.targets, a.prefixes, a.tmpl
+	cfg.Sweep.Port, cfg.Sweep.Max = a.port, maxSweepAddrs
+	cfg.Poller.Interval, cfg.Cycles = a.interval, a.cycles
+	cfg.Rules, cfg.Sink, cfg.Log = a.rules, sink, slog.New(h)
 	if a.trapAddr != "" {
-		cfg := snmp.TrapListenerConfig{Addr: a.trapAddr, Communities: a.trapComm, DeviceFor: w.trapDevice}
-		if w.traps, err = snmp.NewTrapListener(cfg, a.rules, w.sink, log); err == nil {
-			err = w.traps.Open(ctx)
-		}
-		if err != nil {
-			w.traps = nil
-			return nil, fmt.Errorf("--trap-listen %s: %w%s", a.trapAddr, err, bindHint(err))
-		}
+		cfg.Traps = &snmp.TrapListenerConfig{Addr: a.trapAddr, Communities: a.trapComm}
 	}
 	if a.smtpAddr != "" {
-		if w.mail, err = snmp.NewMailListener(snmp.MailListenerConfig{Addr: a.smtpAddr}, a.rules, w.sink, w.index, log); err == nil {
-			err = w.mail.Open(ctx)
-		}
-		if err != nil {
-			w.mail = nil
-			return nil, fmt.Errorf("--smtp-listen %s: %w%s", a.smtpAddr, err, bindHint(err))
-		}
+		cfg.Mail = &snmp.MailListenerConfig{Addr: a.smtpAddr}
 	}
-	return w, nil
+	cfg.OnStart = func(s snmp.WatchStart) {
+		out.start(watchStart{Type: "start", Devices: s.Devices, NotKyocera: s.NotKyocera, Interval: snmp.Duration(a.interval),
+			Cycles: a.cycles, TrapListen: s.TrapListen, TrapCommunities: s.TrapCommunities, SMTPListen: s.SMTPListen, State: st.Path()})
+	}
+	cfg.OnCycle = func(c snmp.WatchCycle) {
+		out.cycle(watchCycle{Type: "cycle", Cycle: c.Cycle, CycleStats: c.CycleStats, Traps: c.Traps, Mail: c.Mail})
+	}
+	w, err := snmp.NewWatcher(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	if err := w.Open(ctx); err != nil {
+		var le *snmp.ListenError
+		if errors.As(err, &le) {
+			flagName := map[string]string{"traps": "--trap-listen", "mail": "--smtp-listen"}[le.Listener]
+			err = fmt.Errorf("%s %s: %w%s", flagName, le.Addr, le.Err, bindHint(le.Err))
+		}
+		return fail(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-w.Done():
+	}
+	w.Close()
+	stats := w.Stats()
+	switch err := w.Err(); {
+	case errors.Is(err, snmp.ErrNothingToWatch):
+		fmt.Fprintf(env.stderr, "scanwarden snmp watch: %v\n", err)
+		return exitFinding
+	case err == nil:
+		out.stop(stats.Cycles, stats.NewEvents, "cycles done")
+	case ctx.Err() != nil:
+		out.stop(stats.Cycles, stats.NewEvents, "interrupted")
+	default:
+		return fail(err)
+	}
+	return exitOK
 }
 
 // bindHint tells the operator what to do about a refused privileged port.
@@ -318,103 +324,4 @@ func bindHint(err error) string {
 		return " (ports below 1024 need root or CAP_NET_BIND_SERVICE; or use a high port and forward to it)"
 	}
 	return ""
-}
-
-// trapDevice names the device a trap comes from: the watched device at
-// that IP, else IP:161.
-func (w *watch) trapDevice(ip netip.Addr) string {
-	if dev, ok := w.index.ByIP(ip); ok {
-		return dev
-	}
-	return netip.AddrPortFrom(ip.Unmap(), snmp.DefaultPort).String()
-}
-
-// run sweeps, then polls until ctx ends or the cycles are done. The exit
-// status is 0 for a clean stop, 1 when nothing is left to watch.
-func (w *watch) run(ctx context.Context) int {
-	targets := w.a.targets
-	var skipped []snmp.Inventory
-	if len(w.a.prefixes) > 0 {
-		found, err := snmp.Sweep(ctx, w.a.prefixes, w.a.tmpl, snmp.SweepOptions{Port: w.a.port, Max: maxSweepAddrs})
-		if err != nil && ctx.Err() == nil {
-			fmt.Fprintf(w.env.stderr, "scanwarden snmp watch: %v\n", err)
-			return exitUsage
-		}
-		sort.Slice(found, func(i, j int) bool { return found[i].Address < found[j].Address })
-		for _, inv := range found {
-			if err := w.sink.RecordDevice(ctx, inv); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(w.env.stderr, "scanwarden snmp watch: %v\n", err)
-			}
-			if !inv.Kyocera {
-				skipped = append(skipped, inv)
-				continue
-			}
-			host, port, err := snmp.ParseHostPort(inv.Address)
-			if err != nil {
-				continue // Sweep writes host:port
-			}
-			t := w.a.tmpl
-			t.Host, t.Port = host, port
-			targets = append(targets, t)
-		}
-		if ctx.Err() != nil {
-			w.out.stop(0, w.sink.fresh.Load(), "interrupted")
-			return exitOK
-		}
-		if len(targets) == 0 && w.traps == nil && w.mail == nil {
-			fmt.Fprintf(w.env.stderr, "scanwarden snmp watch: nothing to watch: no Kyocera answered in %v (%d other SNMP devices)\n", w.a.prefixes, len(skipped))
-			return exitFinding
-		}
-	}
-	if err := w.poller.SetTargets(targets); err != nil {
-		fmt.Fprintf(w.env.stderr, "scanwarden snmp watch: %v\n", err)
-		return exitUsage
-	}
-	start := watchStart{Type: "start", Interval: snmp.Duration(w.a.interval), Cycles: w.a.cycles, State: w.st.Path()}
-	for _, t := range targets {
-		start.Devices = append(start.Devices, t.Addr())
-	}
-	for _, inv := range skipped {
-		start.NotKyocera = append(start.NotKyocera, inv.Address)
-	}
-	if w.traps != nil {
-		start.TrapListen = w.traps.Addr().String()
-		start.TrapCommunities = len(w.a.trapComm)
-	}
-	if w.mail != nil {
-		start.SMTPListen = w.mail.Addr().String()
-	}
-	w.out.start(start)
-	err := w.poller.Run(ctx, w.a.cycles, func(st snmp.CycleStats) {
-		w.cycles++
-		c := watchCycle{Type: "cycle", Cycle: w.cycles, CycleStats: st}
-		if w.traps != nil {
-			ts := w.traps.Stats()
-			c.Traps = &ts
-		}
-		if w.mail != nil {
-			ms := w.mail.Stats()
-			c.Mail = &ms
-		}
-		w.out.cycle(c)
-	})
-	reason := "cycles done"
-	if err != nil {
-		reason = "interrupted"
-	}
-	w.out.stop(w.cycles, w.sink.fresh.Load(), reason)
-	return exitOK
-}
-
-// close shuts the listeners, then the store.
-func (w *watch) close() {
-	if w.mail != nil {
-		w.mail.Close()
-	}
-	if w.traps != nil {
-		w.traps.Close()
-	}
-	if w.st != nil {
-		w.st.Close()
-	}
 }

@@ -7,21 +7,17 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/scanwarden/scanwarden/snmp"
 )
 
-// watchSink is the sink the poller and both listeners write to: it
-// persists through the store sink, keeps the device index (mail and traps
-// are matched with it) and each device's inventory, and prints every event
-// the store holds as new.
+// watchSink is the sink the watcher writes to: it persists through the
+// store sink, keeps each device's inventory, and prints every event the
+// store holds as new.
 type watchSink struct {
-	next  snmp.Sink
-	index *snmp.DeviceIndex
-	out   *watchOutput
-	fresh atomic.Int64
+	next snmp.Sink
+	out  *watchOutput
 
 	mu      sync.Mutex
 	devices map[string]snmp.Inventory
@@ -29,7 +25,6 @@ type watchSink struct {
 
 // RecordDevice implements snmp.Sink.
 func (s *watchSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
-	s.index.Add(inv)
 	s.mu.Lock()
 	s.devices[inv.Address] = inv
 	s.mu.Unlock()
@@ -42,7 +37,6 @@ func (s *watchSink) RecordEvent(ctx context.Context, ev snmp.Event) (bool, error
 	if err != nil || !fresh {
 		return fresh, err
 	}
-	s.fresh.Add(1)
 	s.mu.Lock()
 	inv := s.devices[ev.Device]
 	s.mu.Unlock()

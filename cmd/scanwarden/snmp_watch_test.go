@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/smtp"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -529,5 +532,59 @@ func TestSNMPWatchLab(t *testing.T) {
 	evs := ofType(jsonLines(t, out), "event")
 	if len(evs) != 1 || evs[0]["code"] != "1102" || evs[0]["device"] != net.JoinHostPort(ip, port) || evs[0]["sys_name"] != "MFP02" || evs[0]["meaning"] == "" {
 		t.Errorf("events %v\n%s", evs, errs)
+	}
+}
+
+// `snmp watch` with both listeners and a silent device stops within 2 s of
+// SIGTERM, exit 0, in each of 100 runs; the signal arrives at a different
+// point of the start-up each time (store open, listener binding, the first
+// poll), which is where Close once left the SMTP Accept blocked. The whole
+// A signal before Go's handler is installed kills the process, which counts
+// as stopped. The whole test is bounded: 100 runs, each killed after 10 s.
+func TestSNMPWatchStopsOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 100 process starts")
+	}
+	state := t.TempDir()
+	const runs = 100
+	var slow []string
+	for i := range runs {
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "snmp", "watch", "127.0.0.1:9", "--state-dir", state,
+			"--interval", "1s", "--timeout", "5s", "--trap-listen", "127.0.0.1:0", "--smtp-listen", "127.0.0.1:0", "--json")
+		cmd.Env = append(os.Environ(), mainEnv+"=1")
+		var stdout, stderr syncBuffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// 0 to ~200 ms after the start: before, during and after start-up.
+		time.Sleep(time.Duration(i*i%211) * time.Millisecond)
+		sent := time.Now()
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			took := time.Since(sent)
+			if took > 2*time.Second {
+				slow = append(slow, fmt.Sprintf("run %d: %s", i, took))
+			}
+			// Killed by the signal itself: it came before Go's handler was
+			// installed, and stopping is what was asked.
+			var ee *exec.ExitError
+			killed := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGTERM
+			if err != nil && !killed {
+				t.Errorf("run %d (signal after %d ms): %v\nstdout:\n%s\nstderr:\n%s", i, i*i%211, err, stdout.String(), stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("run %d (signal after %d ms): still running 10 s after SIGTERM\nstdout:\n%s\nstderr:\n%s", i, i*i%211, stdout.String(), stderr.String())
+		}
+	}
+	if len(slow) > 0 {
+		t.Errorf("%d of %d runs took over 2 s to stop: %v", len(slow), runs, slow)
 	}
 }

@@ -1,0 +1,381 @@
+package snmp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// WatcherConfig holds every setting of a Watcher. Zero means zero: nothing
+// here is filled in behind the caller's back; DefaultWatcherConfig gives the
+// usual values to start from.
+type WatcherConfig struct {
+	// Targets are the devices polled every Poller.Interval.
+	Targets []Target
+	// Networks are swept once, right after Open, with SweepTarget's
+	// credentials; the Kyocera devices found join Targets.
+	Networks    []netip.Prefix
+	SweepTarget Target       // credentials, timeout and retries for the sweep (Host and Port unused)
+	Sweep       SweepOptions // port, bound, rate and workers of the sweep
+	// Poller tunes the poll cycles; Workers and Interval must be set.
+	Poller PollerConfig
+	// Cycles stops polling after that many cycles (Done is closed); 0 polls
+	// until Close.
+	Cycles int
+	// Traps and Mail are the listeners; nil leaves one off.
+	Traps *TrapListenerConfig
+	Mail  *MailListenerConfig
+
+	Rules *Rules       // required
+	Sink  Sink         // required: where devices and events go (persist, de-duplicate, route)
+	Log   *slog.Logger // nil: discard
+
+	// OnStart, when set, is called once the sweep (if any) is done and
+	// polling begins; OnCycle after each poll cycle (a cancelled one too).
+	OnStart func(WatchStart)
+	OnCycle func(WatchCycle)
+}
+
+// DefaultWatcherConfig returns the usual values: a poll a minute with 32
+// workers, a sweep of at most 1,024 addresses at 50 a second on port 161.
+func DefaultWatcherConfig() WatcherConfig {
+	return WatcherConfig{
+		Poller: PollerConfig{Workers: 32, Interval: time.Minute, MaxRepetitions: 8, IdentifyEvery: 24 * time.Hour,
+			BackoffMax: 30 * time.Minute, RescanEvery: 10},
+		Sweep: SweepOptions{Port: DefaultPort, Max: 1024, Rate: 50, Workers: 16},
+	}
+}
+
+// Validate names the first bad field.
+func (c WatcherConfig) Validate() error {
+	switch {
+	case c.Rules == nil:
+		return errors.New("watch: rules are required")
+	case c.Sink == nil:
+		return errors.New("watch: sink is required")
+	case c.Poller.Workers < 1:
+		return fmt.Errorf("watch: poller workers %d: at least 1", c.Poller.Workers)
+	case c.Poller.Interval < time.Second:
+		return fmt.Errorf("watch: poller interval %s: at least 1s", c.Poller.Interval)
+	case c.Cycles < 0:
+		return fmt.Errorf("watch: cycles %d: 0 (until closed) or more", c.Cycles)
+	}
+	if err := c.Poller.Validate(); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	for _, t := range c.Targets {
+		if err := t.Validate(); err != nil {
+			return fmt.Errorf("watch: %w", err)
+		}
+	}
+	if len(c.Networks) > 0 {
+		if c.Sweep.Max < 1 || c.Sweep.Rate < 1 || c.Sweep.Workers < 1 || c.Sweep.Port == 0 {
+			return fmt.Errorf("watch: sweep port %d, max %d, rate %d, workers %d: each at least 1",
+				c.Sweep.Port, c.Sweep.Max, c.Sweep.Rate, c.Sweep.Workers)
+		}
+		left := c.Sweep.Max
+		for _, p := range c.Networks {
+			as, err := ExpandPrefix(p, left)
+			if err != nil {
+				return fmt.Errorf("watch: networks: %w (all together may hold %d)", err, c.Sweep.Max)
+			}
+			left -= len(as)
+		}
+	}
+	if len(c.Targets) == 0 && len(c.Networks) == 0 && c.Traps == nil && c.Mail == nil {
+		return errors.New("watch: nothing to watch: no targets, networks or listeners")
+	}
+	return nil
+}
+
+// WatchStart says what a watch covers, once polling begins.
+type WatchStart struct {
+	Devices         []string // polled addresses (host:port)
+	NotKyocera      []string // answered the sweep but are not Kyocera: not polled
+	TrapListen      string   // bound trap address, "" when off
+	TrapCommunities int      // accepted trap communities
+	SMTPListen      string   // bound SMTP address, "" when off
+}
+
+// WatchCycle is one poll cycle's figures with the listeners' totals.
+type WatchCycle struct {
+	Cycle int
+	CycleStats
+	Traps *TrapStats // totals since Open; nil when off
+	Mail  *MailStats // totals since Open; nil when off
+}
+
+// ErrNothingToWatch ends a watch whose sweep found no Kyocera device when
+// no listener runs either.
+var ErrNothingToWatch = errors.New("nothing to watch")
+
+// Watcher is the whole watch over a fleet: the poller, the trap listener
+// and the mail listener, all writing through one Sink. Open binds the
+// listeners and starts the sweep and the polling; Close stops everything and
+// waits for it. `scanwarden snmp watch` and the daemon share it.
+type Watcher struct {
+	cfg    WatcherConfig
+	log    *slog.Logger
+	index  *DeviceIndex
+	sink   *watchSink
+	poller *Poller
+	traps  *TrapListener
+	mail   *MailListener
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	done   chan struct{}
+	err    error // set before done is closed
+	cycles atomic.Int64
+}
+
+// NewWatcher checks cfg and builds the parts; Open starts them.
+func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w := &Watcher{cfg: cfg, log: log, index: NewDeviceIndex(), done: make(chan struct{})}
+	w.sink = &watchSink{next: cfg.Sink, index: w.index}
+	for _, t := range cfg.Targets {
+		w.index.Add(Inventory{Address: t.Addr()})
+	}
+	var err error
+	if w.poller, err = NewPoller(cfg.Poller, cfg.Rules, w.sink, log); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	if cfg.Traps != nil {
+		tc := *cfg.Traps
+		if tc.DeviceFor == nil {
+			tc.DeviceFor = w.trapDevice
+		}
+		if w.traps, err = NewTrapListener(tc, cfg.Rules, w.sink, log); err != nil {
+			return nil, fmt.Errorf("watch: %w", err)
+		}
+	}
+	if cfg.Mail != nil {
+		if w.mail, err = NewMailListener(*cfg.Mail, cfg.Rules, w.sink, w.index, log); err != nil {
+			return nil, fmt.Errorf("watch: %w", err)
+		}
+	}
+	return w, nil
+}
+
+// ListenError is a listener that could not bind; Listener is "traps" or
+// "mail", Addr the configured address.
+type ListenError struct {
+	Listener, Addr string
+	Err            error
+}
+
+func (e *ListenError) Error() string { return e.Listener + " " + e.Addr + ": " + e.Err.Error() }
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// Open binds the listeners (a *ListenError when one cannot) and starts the
+// sweep and the polling in the background. It returns at once; Done is
+// closed when polling ends by itself (Cycles done, nothing to watch).
+func (w *Watcher) Open(ctx context.Context) (err error) {
+	if w.cancel != nil {
+		return errors.New("watch already open")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		if err != nil {
+			cancel()
+			w.closeListeners()
+		}
+	}()
+	if w.traps != nil {
+		if err := w.traps.Open(ctx); err != nil {
+			return &ListenError{Listener: "traps", Addr: w.traps.cfg.Addr, Err: err}
+		}
+	}
+	if w.mail != nil {
+		if err := w.mail.Open(ctx); err != nil {
+			return &ListenError{Listener: "mail", Addr: w.mail.cfg.Addr, Err: err}
+		}
+	}
+	w.cancel = cancel
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.err = w.run(ctx)
+		close(w.done)
+	}()
+	return nil
+}
+
+// Done is closed when polling has ended: the cycles are done, the sweep
+// found nothing to watch, ctx ended or Close was called. Err says why.
+func (w *Watcher) Done() <-chan struct{} { return w.done }
+
+// Err is nil when the cycles are done, ErrNothingToWatch, or the context's
+// error; valid once Done is closed.
+func (w *Watcher) Err() error {
+	select {
+	case <-w.done:
+		return w.err
+	default:
+		return nil
+	}
+}
+
+// Close stops the polling and the listeners and waits for them; the Sink
+// is not called after Close returns.
+func (w *Watcher) Close() error {
+	if w.cancel == nil {
+		return nil
+	}
+	w.cancel()
+	w.wg.Wait()
+	w.closeListeners()
+	w.cancel = nil
+	return nil
+}
+
+func (w *Watcher) closeListeners() {
+	if w.mail != nil {
+		w.mail.Close()
+	}
+	if w.traps != nil {
+		w.traps.Close()
+	}
+}
+
+// SetTargets replaces the polled devices (the daemon's registry changed);
+// what is known of devices that stay is kept.
+func (w *Watcher) SetTargets(ts []Target) error {
+	for _, t := range ts {
+		if err := t.Validate(); err != nil {
+			return fmt.Errorf("watch: %w", err)
+		}
+	}
+	if err := w.poller.SetTargets(ts); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	for _, t := range ts {
+		w.index.Add(Inventory{Address: t.Addr()})
+	}
+	return nil
+}
+
+// WatchStats are a watch's totals since Open.
+type WatchStats struct {
+	Cycles    int
+	NewEvents int64 // fresh events from every source
+	Traps     *TrapStats
+	Mail      *MailStats
+}
+
+// Stats returns the totals so far.
+func (w *Watcher) Stats() WatchStats {
+	st := WatchStats{Cycles: int(w.cycles.Load()), NewEvents: w.sink.fresh.Load()}
+	if w.traps != nil {
+		ts := w.traps.Stats()
+		st.Traps = &ts
+	}
+	if w.mail != nil {
+		ms := w.mail.Stats()
+		st.Mail = &ms
+	}
+	return st
+}
+
+// trapDevice names the device a trap comes from: the watched device at
+// that IP, else IP:161.
+func (w *Watcher) trapDevice(ip netip.Addr) string {
+	if dev, ok := w.index.ByIP(ip); ok {
+		return dev
+	}
+	return netip.AddrPortFrom(ip.Unmap(), DefaultPort).String()
+}
+
+// run sweeps, then polls until ctx ends or the cycles are done.
+func (w *Watcher) run(ctx context.Context) error {
+	targets := append([]Target(nil), w.cfg.Targets...)
+	var notKyocera []string
+	if len(w.cfg.Networks) > 0 {
+		found, err := Sweep(ctx, w.cfg.Networks, w.cfg.SweepTarget, w.cfg.Sweep)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("watch: %w", err)
+		}
+		sort.Slice(found, func(i, j int) bool { return found[i].Address < found[j].Address })
+		for _, inv := range found {
+			if err := w.sink.RecordDevice(ctx, inv); err != nil && ctx.Err() == nil {
+				w.log.Error("record device", "device", inv.Address, "err", err)
+			}
+			if !inv.Kyocera {
+				notKyocera = append(notKyocera, inv.Address)
+				continue
+			}
+			host, port, err := ParseHostPort(inv.Address)
+			if err != nil {
+				continue // Sweep writes host:port
+			}
+			t := w.cfg.SweepTarget
+			t.Host, t.Port = host, port
+			targets = append(targets, t)
+		}
+		if len(targets) == 0 && w.traps == nil && w.mail == nil {
+			return fmt.Errorf("%w: no Kyocera answered in %v (%d other SNMP devices)", ErrNothingToWatch, w.cfg.Networks, len(notKyocera))
+		}
+	}
+	if err := w.SetTargets(targets); err != nil {
+		return err
+	}
+	if w.cfg.OnStart != nil {
+		st := WatchStart{NotKyocera: notKyocera}
+		for _, t := range targets {
+			st.Devices = append(st.Devices, t.Addr())
+		}
+		if w.traps != nil {
+			st.TrapListen = w.traps.Addr().String()
+			st.TrapCommunities = len(w.cfg.Traps.Communities)
+		}
+		if w.mail != nil {
+			st.SMTPListen = w.mail.Addr().String()
+		}
+		w.cfg.OnStart(st)
+	}
+	return w.poller.Run(ctx, w.cfg.Cycles, func(cs CycleStats) {
+		n := w.cycles.Add(1)
+		if w.cfg.OnCycle == nil {
+			return
+		}
+		st := w.Stats()
+		w.cfg.OnCycle(WatchCycle{Cycle: int(n), CycleStats: cs, Traps: st.Traps, Mail: st.Mail})
+	})
+}
+
+// watchSink keeps the device index (traps and mail are matched with it)
+// and counts fresh events on the way to the caller's Sink.
+type watchSink struct {
+	next  Sink
+	index *DeviceIndex
+	fresh atomic.Int64
+}
+
+func (s *watchSink) RecordDevice(ctx context.Context, inv Inventory) error {
+	s.index.Add(inv)
+	return s.next.RecordDevice(ctx, inv)
+}
+
+func (s *watchSink) RecordEvent(ctx context.Context, ev Event) (bool, error) {
+	fresh, err := s.next.RecordEvent(ctx, ev)
+	if err == nil && fresh {
+		s.fresh.Add(1)
+	}
+	return fresh, err
+}
