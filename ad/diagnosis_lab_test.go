@@ -8,6 +8,7 @@ package ad
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -260,5 +261,63 @@ func TestLabDiagnosisSilentDC(t *testing.T) {
 	}
 	if s := r.Step(smbcheck.StepAD); s == nil || s.Status != smbcheck.StatusWarn {
 		t.Errorf("ad step: %+v", s)
+	}
+}
+
+// TestLabDiagnosisDotUserOnDC: a DC has no local accounts, so .\user and
+// DC1\user typed on the MFP are domain accounts there: AD is asked, and a
+// disabled or locked account is reported without a single logon sent (the
+// DC's badPwdCount does not move).
+func TestLabDiagnosisDotUserOnDC(t *testing.T) {
+	lab := testlab.Require(t)
+	dir := labDir(t, lab, nil)
+	dest := "//" + lab.DCHost + "/scans"
+	badPwd := func(sam string) (int, bool) {
+		t.Helper()
+		u, err := dir.User(context.Background(), sam, "")
+		if err != nil || !u.Found {
+			t.Fatalf("AD does not know %s (lab older than this test? bring it up again): %v", sam, err)
+		}
+		return u.BadPwdCount, u.Locked
+	}
+	if _, locked := badPwd("dotlocked"); !locked {
+		// Three bad binds lock it for the lockout duration (30 min).
+		for i := range 3 {
+			if err := bindAs(t, lab, "dotlocked@"+lab.DNSDomain, fmt.Sprintf("wrong-%d-%s", i, lab.Password)); err == nil {
+				t.Fatal("a wrong password bound")
+			}
+		}
+		if _, locked := badPwd("dotlocked"); !locked {
+			t.Fatal("dotlocked is not locked after three bad binds")
+		}
+	}
+	tests := []struct {
+		user, pw string
+		want     smbcheck.Cause
+	}{
+		{user: `.\dotdisabled`, pw: "Wrong-" + lab.Password, want: smbcheck.CauseAccountDisabled},
+		{user: `DC1\dotdisabled`, pw: "Wrong-" + lab.Password, want: smbcheck.CauseAccountDisabled},
+		{user: `.\dotlocked`, want: smbcheck.CauseAccountLocked},
+		{user: `.\dotlocked`, pw: "Wrong-" + lab.Password, want: smbcheck.CauseAccountLocked},
+	}
+	for _, tc := range tests {
+		t.Run(tc.user, func(t *testing.T) {
+			sam := tc.user[strings.Index(tc.user, `\`)+1:]
+			before, _ := badPwd(sam)
+			led := &sentLedger{}
+			r := diagnose(t, lab, dir, dest, tc.user, tc.pw, "", led, true)
+			if r.Verdict.Cause != tc.want {
+				t.Fatalf("verdict %s, want %s%s", r.Verdict.Cause, tc.want, reportString(r))
+			}
+			if led.sent != 0 {
+				t.Errorf("%d logons sent", led.sent)
+			}
+			if s := r.Step(smbcheck.StepAD); s == nil || s.Evidence["host_dc"] != true {
+				t.Errorf("the ad step did not find the DC's computer object:%s", reportString(r))
+			}
+			if after, _ := badPwd(sam); after != before {
+				t.Errorf("badPwdCount %d → %d: a logon reached the DC", before, after)
+			}
+		})
 	}
 }

@@ -14,18 +14,22 @@ import (
 
 // Computer is what AD says of the target host: the `ad host --json` answer.
 type Computer struct {
-	Name          string            `json:"name"` // as asked
-	Found         bool              `json:"found"`
-	DN            string            `json:"dn,omitempty"`
-	SAM           string            `json:"sam,omitempty"`
-	DNSHostName   string            `json:"dns_host_name,omitempty"`
-	OS            string            `json:"os"`
-	OSVersion     string            `json:"os_version"`
-	Build         int               `json:"build,omitempty"`
-	ClientEdition bool              `json:"client_edition"`
-	Summary       string            `json:"summary"`
-	Warnings      []string          `json:"warnings"`
-	Evidence      smbcheck.Evidence `json:"evidence"`
+	Name          string `json:"name"` // as asked
+	Found         bool   `json:"found"`
+	DN            string `json:"dn,omitempty"`
+	SAM           string `json:"sam,omitempty"`
+	DNSHostName   string `json:"dns_host_name,omitempty"`
+	OS            string `json:"os"`
+	OSVersion     string `json:"os_version"`
+	Build         int    `json:"build,omitempty"`
+	ClientEdition bool   `json:"client_edition"`
+	// DomainController is true for a DC's computer object
+	// (userAccountControl SERVER_TRUST_ACCOUNT): on a DC, .\user and
+	// HOST\user are domain accounts.
+	DomainController bool              `json:"domain_controller"`
+	Summary          string            `json:"summary"`
+	Warnings         []string          `json:"warnings"`
+	Evidence         smbcheck.Evidence `json:"evidence"`
 }
 
 // Host implements smbcheck.Directory.
@@ -35,7 +39,7 @@ func (d *Directory) Host(ctx context.Context, name string, aliases ...string) (*
 		return nil, err
 	}
 	return &smbcheck.Host{Found: c.Found, Name: c.hostName(), OS: c.OS, OSVersion: c.OSVersion,
-		Warnings: c.Warnings, Evidence: c.Evidence}, nil
+		DomainController: c.DomainController, Warnings: c.Warnings, Evidence: c.Evidence}, nil
 }
 
 func (c *Computer) hostName() string {
@@ -48,7 +52,10 @@ func (c *Computer) hostName() string {
 	return c.Name
 }
 
-var computerAttrs = []string{"cn", "sAMAccountName", "dNSHostName", "operatingSystem", "operatingSystemVersion", "operatingSystemServicePack"}
+var computerAttrs = []string{"cn", "sAMAccountName", "dNSHostName", "operatingSystem", "operatingSystemVersion", "operatingSystemServicePack", "userAccountControl"}
+
+// uacServerTrust marks a domain controller's computer account.
+const uacServerTrust = 0x2000
 
 // Computer looks up the computer object of a host by DNS name, NetBIOS name
 // or (through reverse DNS) address — or by any of its aliases, in the same
@@ -143,6 +150,9 @@ func (c *Computer) fill(e *ldap.Entry) {
 	c.OS = e.GetAttributeValue("operatingSystem")
 	c.OSVersion = e.GetAttributeValue("operatingSystemVersion")
 	c.Build = osBuild(c.OSVersion)
+	if uac, err := strconv.ParseUint(e.GetAttributeValue("userAccountControl"), 10, 32); err == nil {
+		c.DomainController = uac&uacServerTrust != 0
+	}
 	for _, a := range computerAttrs {
 		if v := e.GetAttributeValue(a); v != "" {
 			c.Evidence[a] = v

@@ -48,6 +48,9 @@ type Host struct {
 	Name      string
 	OS        string // operatingSystem, e.g. "Windows 11 Pro"
 	OSVersion string // operatingSystemVersion, e.g. "10.0 (26100)"
+	// DomainController is true when the host is a DC: it has no local
+	// accounts, so .\user and HOST\user name domain accounts there.
+	DomainController bool
 	// Warnings are worth showing even when the check passes: a Windows
 	// client edition allows 20 inbound sessions; 24H2 requires signing.
 	Warnings []string

@@ -29,6 +29,7 @@ type checker struct {
 	conn      net.Conn     // the tcp step's connection, used for the first logon
 	server    *ServerInfo  // what the server told in negotiate (or the probe)
 	account   *Account     // from the directory
+	host      *Host        // the target's computer object, from the directory
 	sess      *smbSession  // the one session
 	form      Form         // the form that logged on
 	ledger    Ledger       // o.Ledger or a per-check memory ledger
@@ -467,16 +468,21 @@ func (c *checker) adHost(ctx context.Context, s *stepState) ([]string, error) {
 		s.Evidence["host"] = "no computer object"
 		return nil, nil
 	}
+	c.host = h
 	s.Evidence["host"] = h.Name
+	if h.DomainController {
+		s.Evidence["host_dc"] = true
+	}
 	s.Evidence["host_os"] = strings.TrimSpace(h.OS + " " + h.OSVersion)
 	return h.Warnings, nil
 }
 
 // localAccount tells when the account the MFP uses is local to the server,
-// so that the directory has nothing to say about it.
+// so that the directory has nothing to say about it. A domain controller has
+// no local accounts: there .\user and HOST\user are the domain's.
 func (c *checker) localAccount() (bool, string) {
 	si := c.server
-	if si == nil || si.NetBIOSComputer == "" {
+	if si == nil || si.NetBIOSComputer == "" || (c.host != nil && c.host.DomainController) {
 		return false, ""
 	}
 	if d, _, ok := strings.Cut(c.t.User, `\`); ok && (d == "." || strings.EqualFold(d, si.NetBIOSComputer)) {
