@@ -11,6 +11,7 @@ const (
 	CauseOK                    Cause = "ok"
 	CauseNameUnresolved        Cause = "name-unresolved"
 	CauseHostUnreachable       Cause = "host-unreachable"
+	CauseNotSMBPort            Cause = "not-smb-port"
 	CauseSMB1OnlyServer        Cause = "smb1-only-server"
 	CauseSMB1Refused           Cause = "smb1-refused"
 	CauseSigningRequired       Cause = "signing-required"
@@ -58,6 +59,8 @@ var causes = []CauseInfo{
 		"Enter the server's IP address or its full DNS name in the destination's Host Name (Command Center RX → Address Book → Host Name), or fix the DNS record / the MFP's DNS server and domain."},
 	{CauseHostUnreachable, "2101", "Nothing answers on the SMB port of the stored host.",
 		"Check that the server is on, that file sharing is enabled, and that its firewall allows TCP 445 (or 139) from the MFP; check the Port Number stored for the destination."},
+	{CauseNotSMBPort, "2101", "Something answers on the stored port, but it is not an SMB server.",
+		"Set the destination's Port Number on the MFP to 445 (or 139), the ports a Windows or Samba file server answers on, and check that the Host Name is the file server."},
 	{CauseSMB1OnlyServer, "1102", "The server speaks only SMB1, which current MFP firmware does not use by default.",
 		"Enable SMB2/SMB3 on the server (server min protocol / Windows SMB 2 feature); only as a stop-gap enable the SMB1 client on the MFP."},
 	{CauseSMB1Refused, "1102", "The MFP uses SMB1 (and NTLMv1), which the server refuses.",

@@ -12,6 +12,7 @@ package smbcheck
 import (
 	"encoding/binary"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -202,4 +203,38 @@ func windowsChallenge() []byte {
 	m = append(m, 0, 0, 0, 15)
 	m = append(m, target...)
 	return append(m, ti...)
+}
+
+// FAKE PEER. bannerPeer is a service that greets first in its own protocol
+// (an SSH or FTP server on the port stored for the destination); the lab's
+// non-SMB ports (DNS, LDAP, Kerberos on the DC) all hang up instead, which
+// lab_test.go covers.
+func TestNotSMBPortBanner(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n"))
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			c.Read(make([]byte, 512))
+			c.Close()
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	port := ln.Addr().(*net.TCPAddr).Port
+	tg := Target{Host: "127.0.0.1", Port: port, Share: "scans", User: "alice"}
+	r := Run(t.Context(), tg, Options{StepTimeout: 2 * time.Second})
+	if r.Verdict.Cause != CauseNotSMBPort {
+		t.Fatalf("verdict %s: %s", r.Verdict.Cause, r.Verdict.Summary)
+	}
+	if !strings.Contains(r.Verdict.Summary, "another protocol") || !strings.Contains(r.Verdict.Fix, "445 (or 139)") {
+		t.Errorf("verdict %+v", r.Verdict)
+	}
 }

@@ -144,6 +144,9 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("tcp evidence %v", s.Evidence)
 			}
 		}},
+		{name: "not-smb-port-ldap", dest: "//" + lab.DCIP + ":389/scans", user: "alice", want: CauseNotSMBPort, check: notSMBPortAt(389, 445)},
+		{name: "not-smb-port-dns", dest: "//" + lab.DCIP + ":53/scans", user: "alice", want: CauseNotSMBPort, check: notSMBPortAt(53, 445)},
+		{name: "not-smb-port-smb1-device", dest: "//" + lab.DCIP + ":389/scans", user: "alice", opts: Options{Device: Device{SMB1Only: true}}, want: CauseNotSMBPort, check: notSMBPortAt(389, 445)},
 		{name: "timeout", dest: "//" + lab.TarpitIP + "/scans", user: "alice", opts: Options{StepTimeout: 1500 * time.Millisecond}, want: CauseTimeout, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepNegotiate, StatusFail)
 		}},
@@ -232,6 +235,24 @@ func TestLabCauses(t *testing.T) {
 			}
 			runLab(t, lab, c)
 		})
+	}
+}
+
+// notSMBPortAt checks a not-smb-port verdict for stored port that names
+// the SMB port that answers.
+func notSMBPortAt(stored, smb int) func(t *testing.T, r Report) {
+	return func(t *testing.T, r Report) {
+		s := stepIs(t, r, StepNegotiate, StatusFail)
+		if ev := fmt.Sprint(s.Evidence[fmt.Sprintf("port_%d", smb)]); !strings.HasPrefix(ev, "smb ") {
+			t.Errorf("port %d evidence %q", smb, ev)
+		}
+		if want := fmt.Sprintf("Port Number on the MFP to %d", smb); !strings.Contains(r.Verdict.Fix, want) {
+			t.Errorf("fix does not say %q: %s", want, r.Verdict.Fix)
+		}
+		if want := fmt.Sprintf("on port %d, but not as an SMB server", stored); !strings.Contains(r.Verdict.Summary, want) {
+			t.Errorf("summary does not say %q: %s", want, r.Verdict.Summary)
+		}
+		stepIs(t, r, StepSession, StatusSkipped)
 	}
 }
 

@@ -61,6 +61,10 @@ const maxFrame = 1 << 16
 
 var errNoSMB1 = errors.New("the server refused every SMB1 dialect")
 
+// errNotSMB marks a peer that answered the negotiate in another protocol,
+// or hung up on it without a word of SMB.
+var errNotSMB = errors.New("not an SMB server")
+
 // probe runs the negotiate probe over conn (already connected; for port 139
 // the NetBIOS session is set up here). smb1Only offers only SMB1, as an
 // SMB1-only MFP does.
@@ -87,6 +91,10 @@ func probe(ctx context.Context, conn net.Conn, port int, host string, smb1Only b
 	if err != nil {
 		if smb1Only && isPeerClose(err) {
 			return nil, fmt.Errorf("SMB1 negotiate: server hung up: %w", errNoSMB1)
+		}
+		if isPeerClose(err) {
+			// An SMB server answers this negotiate (SMB2 servers too).
+			return nil, fmt.Errorf("negotiate: the server hung up without an SMB answer (%w): %w", err, errNotSMB)
 		}
 		return nil, fmt.Errorf("SMB1 negotiate: %w", err)
 	}
@@ -122,7 +130,7 @@ func probe(ctx context.Context, conn net.Conn, port int, host string, smb1Only b
 		}
 		return info, nil
 	default:
-		return nil, fmt.Errorf("negotiate: the server answered something that is not SMB (% x)", head(resp, 8))
+		return nil, fmt.Errorf("negotiate: the server answered something that is not SMB (% x): %w", head(resp, 8), errNotSMB)
 	}
 }
 
@@ -229,7 +237,7 @@ func readFrame(r io.Reader) ([]byte, error) {
 			continue
 		}
 		if h[0] != 0 {
-			return nil, fmt.Errorf("unexpected NetBIOS message type 0x%02x", h[0])
+			return nil, fmt.Errorf("unexpected NetBIOS message type 0x%02x (% x): %w", h[0], h[:], errNotSMB)
 		}
 		if n > maxFrame {
 			return nil, fmt.Errorf("server frame of %d bytes exceeds the probe's limit of %d", n, maxFrame)
@@ -271,7 +279,7 @@ func nbssSessionRequest(conn net.Conn, host string) error {
 		}
 		return fmt.Errorf("NetBIOS session refused (error 0x%02x)", code[0])
 	default:
-		return fmt.Errorf("NetBIOS session request: unexpected answer 0x%02x", h[0])
+		return fmt.Errorf("NetBIOS session request: unexpected answer 0x%02x: %w", h[0], errNotSMB)
 	}
 }
 

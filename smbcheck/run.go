@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -296,6 +297,12 @@ func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 		if errors.Is(err, errNoSMB1) {
 			s.Evidence["smb1"] = false
 			s.Evidence["error"] = err.Error()
+			if !slices.Contains(smbPorts, c.t.port()) {
+				if answers := c.huntSMB(ctx); smbElsewhere(answers) {
+					c.failNotSMB(ctx, s, "it hangs up on the SMB negotiate", answers)
+					return false
+				}
+			}
 			c.fail(s, CauseSMB1Refused, "the MFP speaks SMB1 only and the server refuses SMB1", "")
 			return false
 		}
@@ -303,11 +310,19 @@ func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 		for k, v := range ev {
 			s.Evidence[k] = v
 		}
-		detail := "SMB negotiation failed: " + err.Error()
-		if failed == CauseTimeout {
-			detail = fmt.Sprintf("the server accepted TCP but did not answer the SMB negotiate within %s", c.o.StepTimeout)
+		if errors.Is(err, errNotSMB) {
+			how := "it answers in another protocol"
+			if isPeerClose(err) {
+				how = "it hangs up on the SMB negotiate"
+			}
+			c.failNotSMB(ctx, s, how, nil)
+			return false
 		}
-		c.fail(s, failed, detail, "")
+		if failed == CauseTimeout {
+			c.negotiateTimeout(ctx, s)
+			return false
+		}
+		c.fail(s, failed, "SMB negotiation failed: "+err.Error(), "")
 		return false
 	}
 	c.server = si
@@ -696,12 +711,25 @@ func (c *checker) explainNegotiation(ctx context.Context, res attemptResult) boo
 		for k, v := range ev {
 			s.Evidence[k] = v
 		}
-		c.fail(s, CauseTimeout, fmt.Sprintf("the server accepted TCP but did not answer the SMB negotiate within %s", c.o.StepTimeout), "")
+		c.negotiateTimeout(ctx, s)
 		return false
 	}
 	// One extra connection: why did SMB2 negotiation fail?
 	c.stepProbe(ctx, res.err)
 	return false
+}
+
+// negotiateTimeout ends the negotiate step of a server that accepted TCP
+// and said nothing: on a port that is not an SMB port, an SMB server
+// answering on 445 or 139 shows the stored port is another service.
+func (c *checker) negotiateTimeout(ctx context.Context, s *stepState) {
+	if !slices.Contains(smbPorts, c.t.port()) {
+		if answers := c.huntSMB(ctx); smbElsewhere(answers) {
+			c.failNotSMB(ctx, s, fmt.Sprintf("it says nothing to the SMB negotiate within %s", c.o.StepTimeout), answers)
+			return
+		}
+	}
+	c.fail(s, CauseTimeout, fmt.Sprintf("the server accepted TCP but did not answer the SMB negotiate within %s", c.o.StepTimeout), "")
 }
 
 // accountFix dates an account cause's fix from the directory, when known.
