@@ -4,14 +4,14 @@
 # canary, rm it), in the same run, alternating. Prints both medians and the
 # ratio (target: scanwarden <= 0.3 x smbclient).
 #
-#   sudo testlab/lab up && sudo testlab/lab exec bench/smbcheck.sh [N]
+#   testlab/lab up && testlab/lab exec bench/smbcheck.sh [N]   # as root (or each through sudo)
 #   BENCH_HOST=smb2srv.kyolab.test BENCH_USER=scanuser BENCH_DOMAIN=SMB2SRV \
-#     sudo testlab/lab exec bench/smbcheck.sh      # a standalone Samba file server
+#     testlab/lab exec bench/smbcheck.sh           # a standalone Samba file server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-30}"
 [ "$n" -ge 1 ] && [ "$n" -le 500 ] || { echo "N must be 1..500" >&2; exit 2; }
-: "${SWLAB_DC_HOST:?run inside the lab: sudo testlab/lab exec bench/smbcheck.sh}"
+: "${SWLAB_DC_HOST:?run inside the lab: testlab/lab exec bench/smbcheck.sh (as root)}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/scanwarden" ./cmd/scanwarden

@@ -47,7 +47,7 @@ func (l *Lab) LockoutLeft() time.Duration {
 func (l *Lab) Getenv(name string) string { return os.Getenv(name) }
 
 // HowToRun is the hint printed when a lab test is skipped.
-const HowToRun = "lab not up: run `sudo testlab/lab up` then `sudo testlab/lab exec go test ./...` (or the README's test command)"
+const HowToRun = "lab not up: as root run `testlab/lab up` then `testlab/lab exec go test ./...` (prefix sudo when not root), or the README's test command"
 
 // Require returns the lab or skips the test.
 func Require(tb testing.TB) *Lab {
