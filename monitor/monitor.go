@@ -1,0 +1,586 @@
+// Package monitor is the scheduler of `scanwarden serve`: it checks every
+// destination on an interval (with jitter), checks a destination at once
+// when a device reports a send failure for it, stores every report, feeds
+// the incident rules and hands their changes to the notifier. At most
+// MaxConcurrent checks run at once and at most one at a time per file
+// server (a Windows client edition allows 20 sessions). The lockout budget
+// is the checker's: every check goes through the same ledger and directory
+// as `scanwarden check`, so however many events arrive a stored wrong
+// password never locks the account.
+//
+// It declares the small interfaces it needs and speaks no SQL.
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/snmp"
+)
+
+// Destination is what the monitor needs of a registered destination.
+type Destination struct {
+	Name   string
+	Device string // the device it belongs to ("" when none)
+	Target smbcheck.Target
+}
+
+// server is the per-server cap's key.
+func (d Destination) server() string { return strings.ToLower(strings.TrimSpace(d.Target.Host)) }
+
+func key(name string) string { return strings.ToLower(name) }
+
+// Registry lists destinations and finds the ones a device's send failure
+// is about.
+type Registry interface {
+	Destinations(ctx context.Context) ([]Destination, error)
+	// Match returns the destination the event names, or all of the
+	// device's destinations when it names none; none when it matches
+	// nothing registered.
+	Match(ctx context.Context, ev snmp.Event) ([]Destination, error)
+}
+
+// Checker runs one check (smbcheck.Run with the ledger and directory).
+type Checker interface {
+	Check(ctx context.Context, t smbcheck.Target, progress func(smbcheck.Step)) smbcheck.Report
+}
+
+// Reports keeps every report; the id goes on the incident's timeline (0
+// when the store gives none).
+type Reports interface {
+	AddReport(ctx context.Context, destination string, rep smbcheck.Report) (int64, error)
+}
+
+// Incidents applies the rules to a destination's latest incident in one
+// transaction (store.UpdateIncident).
+type Incidents interface {
+	UpdateIncident(ctx context.Context, destination string, fn func(cur *incident.Incident) incident.Result) (incident.Result, error)
+}
+
+// Notifier tells the admin about a change; it records what it sent.
+type Notifier interface {
+	Notify(ctx context.Context, ch incident.Change, inc incident.Incident)
+}
+
+// Config tunes the monitor. Zero means zero where it can (Jitter,
+// EventGap, CloseAfter); Interval and MaxConcurrent must be set.
+type Config struct {
+	Interval      time.Duration // each destination checked this often
+	Jitter        time.Duration // up to this much later, at random
+	MaxConcurrent int
+	CloseAfter    time.Duration // incident.Next's close_after
+	// EventGap: a device failure within this span of the destination's
+	// last event-triggered check is put on the incident without a new check.
+	EventGap time.Duration
+	// Refresh is how often the destination list is re-read (0: 30 s).
+	Refresh time.Duration
+	// Tick is how often due checks are looked for (0: 1 s).
+	Tick time.Duration
+	// NotifyTimeout bounds one notification (all its retries; 0: 5 min).
+	NotifyTimeout time.Duration
+	// OnCheck is called after each completed check (metrics).
+	OnCheck func(d Destination, rep smbcheck.Report, took time.Duration, reason string)
+
+	Log  *slog.Logger
+	Now  func() time.Time
+	Rand func(n int64) int64 // [0, n); nil: math/rand/v2
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	switch {
+	case c.Interval <= 0:
+		return fmt.Errorf("monitor: interval %s: must be positive", c.Interval)
+	case c.Jitter < 0:
+		return fmt.Errorf("monitor: jitter %s: 0 or more", c.Jitter)
+	case c.MaxConcurrent < 1:
+		return fmt.Errorf("monitor: max_concurrent %d: at least 1", c.MaxConcurrent)
+	case c.CloseAfter < 0 || c.EventGap < 0:
+		return errors.New("monitor: close_after and event_gap: 0 or more")
+	}
+	return nil
+}
+
+// Reasons a check runs.
+const (
+	ReasonSchedule = "schedule"
+	ReasonEvent    = "event"
+	ReasonManual   = "manual"
+)
+
+// Result is what a requested check gives back.
+type Result struct {
+	Report   smbcheck.Report
+	Incident *incident.Incident // the destination's incident after the check, nil when none
+	Err      error
+}
+
+type job struct {
+	dest     Destination
+	reason   string
+	inputs   []incident.Input // device failures to fold in before the check's result
+	waiters  []chan Result
+	progress []func(smbcheck.Step)
+}
+
+// Stats are the monitor's counters.
+type Stats struct {
+	Destinations int
+	Pending      int
+	Running      int
+	Checks       int64
+	EventChecks  int64
+	Unmatched    int64 // device failures that matched no destination
+	Faults       int64 // store or registry errors
+	LastFault    string
+}
+
+// Monitor is the scheduler. New, then Open; Close drains.
+type Monitor struct {
+	cfg       Config
+	reg       Registry
+	checker   Checker
+	reports   Reports
+	incidents Incidents
+	notifier  Notifier
+	log       *slog.Logger
+
+	mu        sync.Mutex
+	dests     map[string]Destination
+	loadedAt  time.Time
+	pending   []*job
+	byDest    map[string]*job
+	busy      map[string]bool // server → a check runs
+	running   int
+	nextDue   map[string]time.Time
+	lastEvent map[string]time.Time // last event-triggered check
+	stats     Stats
+	closing   bool
+
+	wake     chan struct{}
+	ctx      context.Context // checks run under it: cancelled when the drain gives up
+	cancel   context.CancelFunc
+	loopStop context.CancelFunc
+	wg       sync.WaitGroup // loop, checks
+	notifyWG sync.WaitGroup
+}
+
+// New checks cfg; notifier may be nil (nothing sent).
+func New(cfg Config, reg Registry, checker Checker, reports Reports, incidents Incidents, notifier Notifier) (*Monitor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if reg == nil || checker == nil || reports == nil || incidents == nil {
+		return nil, errors.New("monitor: registry, checker, reports and incidents are required")
+	}
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = 30 * time.Second
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.NotifyTimeout <= 0 {
+		cfg.NotifyTimeout = 5 * time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Int64N
+	}
+	return &Monitor{cfg: cfg, reg: reg, checker: checker, reports: reports, incidents: incidents, notifier: notifier,
+		log: cfg.Log.With("component", "monitor"), dests: map[string]Destination{}, byDest: map[string]*job{},
+		busy: map[string]bool{}, nextDue: map[string]time.Time{}, lastEvent: map[string]time.Time{},
+		wake: make(chan struct{}, 1)}, nil
+}
+
+// Open starts the scheduling loop. Checks run under a context of their own,
+// not ctx, so that Close can let running checks finish.
+func (m *Monitor) Open(ctx context.Context) error {
+	if m.cancel != nil {
+		return errors.New("monitor: already open")
+	}
+	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	loopCtx, stop := context.WithCancel(ctx)
+	m.loopStop = stop
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.loop(loopCtx)
+	}()
+	return nil
+}
+
+// Close stops scheduling, waits up to drain for running checks to finish,
+// then cancels what still runs and waits for it (a cancelled check ends
+// within its step timeout). Pending requests get an error.
+func (m *Monitor) Close() error { return m.Shutdown(8 * time.Second) }
+
+// Shutdown is Close with its own drain time.
+func (m *Monitor) Shutdown(drain time.Duration) error {
+	if m.cancel == nil {
+		return nil
+	}
+	m.mu.Lock()
+	m.closing = true
+	pending := m.pending
+	m.pending, m.byDest = nil, map[string]*job{}
+	m.mu.Unlock()
+	for _, j := range pending {
+		for _, w := range j.waiters {
+			w <- Result{Err: errors.New("scanwarden is stopping")}
+		}
+	}
+	m.loopStop()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	t := time.NewTimer(drain)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		m.log.Warn("checks still running at shutdown: cancelling them")
+		m.cancel()
+		<-done
+	}
+	m.cancel()
+	m.notifyWG.Wait()
+	return nil
+}
+
+// Stats returns the counters.
+func (m *Monitor) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.stats
+	s.Destinations, s.Pending, s.Running = len(m.dests), len(m.pending), m.running
+	return s
+}
+
+func (m *Monitor) fault(what string, err error) {
+	m.log.Error(what, "err", err)
+	m.mu.Lock()
+	m.stats.Faults++
+	m.stats.LastFault = what + ": " + err.Error()
+	m.mu.Unlock()
+}
+
+func (m *Monitor) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop enqueues due checks; it wakes every Tick (or when poked).
+func (m *Monitor) loop(ctx context.Context) {
+	t := time.NewTicker(m.cfg.Tick)
+	defer t.Stop()
+	for {
+		m.schedule(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.wake:
+		}
+	}
+}
+
+func (m *Monitor) jitter() time.Duration {
+	if m.cfg.Jitter <= 0 {
+		return 0
+	}
+	return time.Duration(m.cfg.Rand(int64(m.cfg.Jitter) + 1))
+}
+
+// refresh re-reads the destination list when it is older than Refresh.
+func (m *Monitor) refresh(ctx context.Context, force bool) {
+	m.mu.Lock()
+	stale := force || m.cfg.Now().Sub(m.loadedAt) >= m.cfg.Refresh
+	m.mu.Unlock()
+	if !stale {
+		return
+	}
+	ds, err := m.reg.Destinations(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			m.fault("read destinations", err)
+		}
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loadedAt = m.cfg.Now()
+	m.dests = make(map[string]Destination, len(ds))
+	for _, d := range ds {
+		m.dests[key(d.Name)] = d
+	}
+	for k := range m.nextDue {
+		if _, ok := m.dests[k]; !ok {
+			delete(m.nextDue, k)
+			delete(m.lastEvent, k)
+		}
+	}
+}
+
+// Reload makes the next scheduling round re-read the destination list
+// (after an import, an edit in the web page).
+func (m *Monitor) Reload() {
+	m.mu.Lock()
+	m.loadedAt = time.Time{}
+	m.mu.Unlock()
+	m.poke()
+}
+
+func (m *Monitor) schedule(ctx context.Context) {
+	m.refresh(ctx, false)
+	now := m.cfg.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return
+	}
+	names := make([]string, 0, len(m.dests))
+	for k := range m.dests {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		due, ok := m.nextDue[k]
+		if !ok {
+			// First sight: spread the first round over the jitter.
+			m.nextDue[k] = now.Add(m.jitter())
+			continue
+		}
+		if now.Before(due) {
+			continue
+		}
+		m.nextDue[k] = now.Add(m.cfg.Interval + m.jitter())
+		if _, queued := m.byDest[k]; queued {
+			continue
+		}
+		m.enqueueLocked(&job{dest: m.dests[k], reason: ReasonSchedule})
+	}
+	m.dispatchLocked()
+}
+
+func (m *Monitor) enqueueLocked(j *job) {
+	m.pending = append(m.pending, j)
+	m.byDest[key(j.dest.Name)] = j
+}
+
+// dispatchLocked starts pending jobs, in order, while the caps allow.
+func (m *Monitor) dispatchLocked() {
+	if m.closing {
+		return
+	}
+	kept := m.pending[:0]
+	for _, j := range m.pending {
+		srv := j.dest.server()
+		if m.running >= m.cfg.MaxConcurrent || m.busy[srv] {
+			kept = append(kept, j)
+			continue
+		}
+		delete(m.byDest, key(j.dest.Name))
+		m.busy[srv] = true
+		m.running++
+		m.wg.Add(1)
+		go m.run(j)
+	}
+	for i := len(kept); i < len(m.pending); i++ {
+		m.pending[i] = nil
+	}
+	m.pending = kept
+}
+
+// run checks one destination and feeds the result on.
+func (m *Monitor) run(j *job) {
+	defer m.wg.Done()
+	start := m.cfg.Now()
+	progress := func(s smbcheck.Step) {
+		for _, p := range j.progress {
+			p(s)
+		}
+	}
+	log := m.log.With("destination", j.dest.Name, "reason", j.reason)
+	rep := m.checker.Check(m.ctx, j.dest.Target, progress)
+	took := m.cfg.Now().Sub(start)
+	res := Result{Report: rep}
+	if m.ctx.Err() != nil {
+		// Interrupted by the shutdown: not a finding about the destination.
+		res.Err = errors.New("check interrupted: scanwarden is stopping")
+		log.Warn("check interrupted by shutdown")
+		if len(j.inputs) > 0 {
+			res.Incident, _ = m.apply(context.Background(), j.dest, j.inputs)
+		}
+	} else {
+		log.Info("checked", "cause", rep.Verdict.Cause, "ms", took.Milliseconds())
+		ctx := context.WithoutCancel(m.ctx)
+		id, err := m.reports.AddReport(ctx, j.dest.Name, rep)
+		if err != nil {
+			m.fault("store report of "+j.dest.Name, err)
+		}
+		in := incident.Input{Kind: incident.KindCheck, At: m.cfg.Now(), Destination: j.dest.Name, Device: j.dest.Device,
+			Verdict: rep.Verdict, ReportID: id}
+		res.Incident, err = m.apply(ctx, j.dest, append(j.inputs, in))
+		if err != nil {
+			res.Err = err
+		}
+		m.mu.Lock()
+		m.stats.Checks++
+		if j.reason == ReasonEvent {
+			m.stats.EventChecks++
+		}
+		m.mu.Unlock()
+		if m.cfg.OnCheck != nil {
+			m.cfg.OnCheck(j.dest, rep, took, j.reason)
+		}
+	}
+	for _, w := range j.waiters {
+		w <- res
+	}
+	m.mu.Lock()
+	m.running--
+	delete(m.busy, j.dest.server())
+	m.dispatchLocked()
+	m.mu.Unlock()
+}
+
+// apply folds inputs into the destination's incident and notifies every
+// change (in the background).
+func (m *Monitor) apply(ctx context.Context, d Destination, ins []incident.Input) (*incident.Incident, error) {
+	now := m.cfg.Now()
+	res, err := m.incidents.UpdateIncident(ctx, d.Name, func(cur *incident.Incident) incident.Result {
+		return incident.Fold(cur, ins, now, m.cfg.CloseAfter)
+	})
+	if err != nil {
+		m.fault("update incident of "+d.Name, err)
+		return nil, err
+	}
+	if res.Incident == nil {
+		return nil, nil
+	}
+	inc := *res.Incident
+	for _, ch := range res.Changes {
+		m.log.Info("incident "+string(ch), "destination", d.Name, "incident", inc.ID, "cause", inc.Cause)
+		if m.notifier == nil {
+			continue
+		}
+		m.notifyWG.Add(1)
+		go func(ch incident.Change) {
+			defer m.notifyWG.Done()
+			nctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), m.cfg.NotifyTimeout)
+			defer cancel()
+			m.notifier.Notify(nctx, ch, inc)
+		}(ch)
+	}
+	return &inc, nil
+}
+
+// Event takes a fresh device send failure: it is put on the incident of
+// each destination it matches, and each of those is checked at once (the
+// check's result folded in with it) unless one was checked for an event
+// within EventGap. It does not block on the check.
+func (m *Monitor) Event(ctx context.Context, ev snmp.Event) {
+	ds, err := m.reg.Match(ctx, ev)
+	if err != nil {
+		m.fault("match event of "+ev.Device, err)
+		return
+	}
+	if len(ds) == 0 {
+		m.mu.Lock()
+		m.stats.Unmatched++
+		m.mu.Unlock()
+		m.log.Info("send failure matches no registered destination", "device", ev.Device, "code", ev.Code, "destination_text", ev.Destination)
+		return
+	}
+	now := m.cfg.Now()
+	for _, d := range ds {
+		in := incident.Input{Kind: incident.KindDeviceFailure, At: ev.Time, Destination: d.Name, Device: d.Device,
+			Code: ev.Code, Text: ev.Text}
+		if in.At.IsZero() {
+			in.At = now
+		}
+		k := key(d.Name)
+		m.mu.Lock()
+		if m.closing {
+			m.mu.Unlock()
+			return
+		}
+		if j, ok := m.byDest[k]; ok {
+			j.inputs = append(j.inputs, in) // a check is already waiting: it takes this one along
+			m.mu.Unlock()
+			continue
+		}
+		if last, ok := m.lastEvent[k]; ok && now.Sub(last) < m.cfg.EventGap {
+			m.mu.Unlock()
+			if _, err := m.apply(context.WithoutCancel(ctx), d, []incident.Input{in}); err != nil {
+				m.log.Warn("device failure not recorded on incident", "destination", d.Name, "err", err)
+			}
+			continue
+		}
+		m.lastEvent[k] = now
+		m.enqueueLocked(&job{dest: d, reason: ReasonEvent, inputs: []incident.Input{in}})
+		m.dispatchLocked()
+		m.mu.Unlock()
+	}
+}
+
+// ErrUnknownDestination is CheckNow's answer for a name not registered.
+var ErrUnknownDestination = errors.New("no such destination")
+
+// CheckNow checks the named destination now (behind the caps, like any
+// other check), streaming each step to progress, and returns the report
+// once stored and applied. A check already waiting for that destination is
+// joined instead of a second one.
+func (m *Monitor) CheckNow(ctx context.Context, name string, progress func(smbcheck.Step)) (Result, error) {
+	k := key(name)
+	m.mu.Lock()
+	d, ok := m.dests[k]
+	m.mu.Unlock()
+	if !ok {
+		m.refresh(ctx, true)
+		m.mu.Lock()
+		d, ok = m.dests[k]
+		m.mu.Unlock()
+		if !ok {
+			return Result{}, fmt.Errorf("%q: %w", name, ErrUnknownDestination)
+		}
+	}
+	done := make(chan Result, 1)
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return Result{}, errors.New("scanwarden is stopping")
+	}
+	j, queued := m.byDest[k]
+	if !queued {
+		j = &job{dest: d, reason: ReasonManual}
+		m.enqueueLocked(j)
+	}
+	j.waiters = append(j.waiters, done)
+	if progress != nil {
+		j.progress = append(j.progress, progress)
+	}
+	m.dispatchLocked()
+	m.mu.Unlock()
+	select {
+	case r := <-done:
+		return r, r.Err
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+}

@@ -1,0 +1,327 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// fakeRegistry is a fixed list; Match names by the event's destination
+// text, else all of the device's.
+type fakeRegistry struct {
+	mu    sync.Mutex
+	dests []Destination
+}
+
+func (r *fakeRegistry) Destinations(context.Context) ([]Destination, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Destination(nil), r.dests...), nil
+}
+
+func (r *fakeRegistry) Match(_ context.Context, ev snmp.Event) ([]Destination, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Destination
+	for _, d := range r.dests {
+		if ev.Destination != "" && strings.EqualFold(ev.Destination, `\\`+d.Target.Host+`\`+d.Target.Share) ||
+			ev.Destination == "" && d.Device == ev.Device {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// fakeChecker is a struct of function fields; it counts concurrency per server.
+type fakeChecker struct {
+	mu        sync.Mutex
+	perServer map[string]int
+	maxServer int
+	running   int
+	maxAll    int
+	calls     atomic.Int64
+	fn        func(ctx context.Context, t smbcheck.Target) smbcheck.Verdict
+}
+
+func (c *fakeChecker) Check(ctx context.Context, t smbcheck.Target, progress func(smbcheck.Step)) smbcheck.Report {
+	c.calls.Add(1)
+	c.mu.Lock()
+	if c.perServer == nil {
+		c.perServer = map[string]int{}
+	}
+	c.perServer[t.Host]++
+	c.running++
+	c.maxServer = max(c.maxServer, c.perServer[t.Host])
+	c.maxAll = max(c.maxAll, c.running)
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.perServer[t.Host]--
+		c.running--
+		c.mu.Unlock()
+	}()
+	v := smbcheck.Verdict{Cause: smbcheck.CauseOK}
+	if c.fn != nil {
+		v = c.fn(ctx, t)
+	}
+	if progress != nil {
+		progress(smbcheck.Step{ID: smbcheck.StepSession, Status: smbcheck.StatusOK})
+	}
+	return smbcheck.Report{Target: t.Info(), Verdict: v}
+}
+
+type fakeReports struct {
+	mu   sync.Mutex
+	reps map[string][]smbcheck.Report
+}
+
+func (r *fakeReports) AddReport(_ context.Context, dest string, rep smbcheck.Report) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reps == nil {
+		r.reps = map[string][]smbcheck.Report{}
+	}
+	r.reps[dest] = append(r.reps[dest], rep)
+	return int64(len(r.reps[dest])), nil
+}
+
+func (r *fakeReports) count(dest string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reps[dest])
+}
+
+type sent struct {
+	ch  incident.Change
+	inc incident.Incident
+}
+
+type fakeNotifier struct {
+	mu   sync.Mutex
+	sent []sent
+}
+
+func (n *fakeNotifier) Notify(_ context.Context, ch incident.Change, inc incident.Incident) {
+	n.mu.Lock()
+	n.sent = append(n.sent, sent{ch, inc})
+	n.mu.Unlock()
+}
+
+func (n *fakeNotifier) all() []sent {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]sent(nil), n.sent...)
+}
+
+func dest(name, host, device string) Destination {
+	return Destination{Name: name, Device: device, Target: smbcheck.Target{Host: host, Share: "scans", Path: name, User: "scan"}}
+}
+
+type rig struct {
+	m   *Monitor
+	reg *fakeRegistry
+	chk *fakeChecker
+	rep *fakeReports
+	st  *store.Store
+	not *fakeNotifier
+}
+
+func newRig(t *testing.T, cfg Config, fn func(context.Context, smbcheck.Target) smbcheck.Verdict, dests ...Destination) *rig {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := &rig{reg: &fakeRegistry{dests: dests}, chk: &fakeChecker{fn: fn}, rep: &fakeReports{}, st: st, not: &fakeNotifier{}}
+	if cfg.Interval == 0 {
+		cfg.Interval = time.Hour
+	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = 4
+	}
+	if cfg.CloseAfter == 0 {
+		cfg.CloseAfter = time.Hour
+	}
+	cfg.Tick = 5 * time.Millisecond
+	r.m, err = New(cfg, r.reg, r.chk, r.rep, st, r.not)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.m.Close() })
+	return r
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// Every destination is checked on schedule; never two at once on one file
+// server; never more than MaxConcurrent in all.
+func TestScheduleAndCaps(t *testing.T) {
+	var dests []Destination
+	for i, host := range []string{"fs1", "fs1", "fs1", "fs2", "fs2", "fs3", "fs4", "fs5", "fs6"} {
+		dests = append(dests, dest(string(rune('a'+i)), host, "MFP01"))
+	}
+	r := newRig(t, Config{Interval: 50 * time.Millisecond, MaxConcurrent: 3}, func(ctx context.Context, _ smbcheck.Target) smbcheck.Verdict {
+		time.Sleep(5 * time.Millisecond)
+		return smbcheck.Verdict{Cause: smbcheck.CauseOK}
+	}, dests...)
+	waitFor(t, "two rounds", func() bool {
+		if r.m.Stats().Checks < int64(2*len(dests)) {
+			return false
+		}
+		for _, d := range dests {
+			if r.rep.count(d.Name) < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	r.chk.mu.Lock()
+	defer r.chk.mu.Unlock()
+	if r.chk.maxServer != 1 || r.chk.maxAll > 3 || r.chk.maxAll < 2 {
+		t.Fatalf("per server %d (want 1), all %d (want 2..3)", r.chk.maxServer, r.chk.maxAll)
+	}
+	if s := r.m.Stats(); s.Destinations != len(dests) || s.Checks < int64(2*len(dests)) {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// A device failure checks the destination it names at once; the incident
+// opens with the check's cause and one notification goes out.
+func TestEventOpensIncident(t *testing.T) {
+	acct := dest("accounts", "fs1", "MFP01")
+	acct.Target.Share = "acct"
+	r := newRig(t, Config{EventGap: time.Hour, Jitter: time.Hour}, func(_ context.Context, t smbcheck.Target) smbcheck.Verdict {
+		if t.Path == "reception" {
+			return smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "refused", Fix: "re-enter"}
+		}
+		return smbcheck.Verdict{Cause: smbcheck.CauseOK}
+	}, dest("reception", "fs1", "MFP01"), acct, dest("other", "fs2", "MFP02"))
+	ev := snmp.Event{Device: "MFP01", Code: "1102", Text: "Send error. 1102", Destination: `\\FS1\scans`, Source: snmp.SourceJob, Time: time.Now()}
+	r.m.Event(context.Background(), ev)
+	waitFor(t, "notification", func() bool { return len(r.not.all()) == 1 })
+	n := r.not.all()[0]
+	if n.ch != incident.Opened || n.inc.Cause != smbcheck.CauseBadCredentials || n.inc.AffectedJobs != 1 || n.inc.Destination != "reception" {
+		t.Fatalf("notified %+v", n)
+	}
+	// A burst of the same failure within the gap: no new check, jobs counted.
+	for i := 0; i < 10; i++ {
+		r.m.Event(context.Background(), ev)
+	}
+	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{State: incident.StateOpen})
+	if len(incs) != 1 || incs[0].AffectedJobs != 11 {
+		t.Fatalf("incidents %+v stats %+v", incs, r.m.Stats())
+	}
+	if got := r.rep.count("reception"); got != 1 {
+		t.Fatalf("%d checks of reception, want 1", got)
+	}
+	if r.rep.count("accounts") != 0 || r.rep.count("other") != 0 {
+		t.Fatal("a destination the event does not name was checked")
+	}
+	if len(r.not.all()) != 1 {
+		t.Fatalf("notifications %+v", r.not.all())
+	}
+	// An event naming no destination: all of that device's.
+	r.m.Event(context.Background(), snmp.Event{Device: "MFP02", Code: "1102", Time: time.Now()})
+	waitFor(t, "check of other", func() bool { return r.rep.count("other") == 1 })
+	// An event of an unknown device: counted, nothing checked.
+	r.m.Event(context.Background(), snmp.Event{Device: "MFP99", Code: "1102"})
+	if s := r.m.Stats(); s.Unmatched != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// CheckNow streams steps and returns the stored report; the incident
+// closes after close_after of green checks.
+func TestCheckNowAndClose(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	verdict := smbcheck.CauseBadCredentials
+	r := newRig(t, Config{CloseAfter: time.Hour, Now: clock, Jitter: time.Hour}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+		mu.Lock()
+		defer mu.Unlock()
+		return smbcheck.Verdict{Cause: verdict}
+	}, dest("reception", "fs1", "MFP01"))
+	var steps int
+	res, err := r.m.CheckNow(context.Background(), "Reception", func(smbcheck.Step) { steps++ })
+	if err != nil || res.Report.Verdict.Cause != smbcheck.CauseBadCredentials || steps != 1 || res.Incident == nil || !res.Incident.Open() {
+		t.Fatalf("check now: %+v %v steps %d", res, err, steps)
+	}
+	mu.Lock()
+	verdict = smbcheck.CauseOK
+	mu.Unlock()
+	for _, d := range []time.Duration{time.Minute, 30 * time.Minute, 30 * time.Minute} {
+		advance(d)
+		if res, err = r.m.CheckNow(context.Background(), "reception", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// (a scheduled check may have come first and closed it: ask the store)
+	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{})
+	if len(incs) != 1 || incs[0].State != incident.StateClosed {
+		t.Fatalf("not closed after an hour of green: %+v", incs)
+	}
+	waitFor(t, "closed notification", func() bool { return len(r.not.all()) == 2 })
+	if r.not.all()[1].ch != incident.Closed {
+		t.Fatalf("%+v", r.not.all())
+	}
+	if _, err := r.m.CheckNow(context.Background(), "nope", nil); !errors.Is(err, ErrUnknownDestination) {
+		t.Fatalf("unknown: %v", err)
+	}
+}
+
+// Shutdown lets a running check finish within the drain time, cancels it
+// after that, and an interrupted check is not taken as a finding.
+func TestShutdownDuringCheck(t *testing.T) {
+	started := make(chan struct{})
+	r := newRig(t, Config{Jitter: time.Hour}, func(ctx context.Context, _ smbcheck.Target) smbcheck.Verdict {
+		close(started)
+		<-ctx.Done()
+		return smbcheck.Verdict{Cause: smbcheck.CauseTimeout}
+	}, dest("reception", "fs1", "MFP01"))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.m.CheckNow(context.Background(), "reception", nil)
+		errc <- err
+	}()
+	<-started
+	t0 := time.Now()
+	r.m.Shutdown(100 * time.Millisecond)
+	if d := time.Since(t0); d < 100*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "stopping") {
+		t.Fatalf("check now: %v", err)
+	}
+	if r.rep.count("reception") != 0 {
+		t.Fatal("an interrupted check was stored as a finding")
+	}
+	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{})
+	if len(incs) != 0 {
+		t.Fatalf("incident from an interrupted check: %+v", incs)
+	}
+}
