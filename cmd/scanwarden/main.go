@@ -33,6 +33,7 @@ usage:
   scanwarden snmp probe HOST[:PORT] | snmp walk HOST [flags]        ask an MFP for inventory, status and send failures
   scanwarden snmp watch HOST... | --hosts FILE | --cidr CIDR [flags] poll MFPs, take their traps and e-mails, store send failures
   scanwarden snmp codes                                             the Kyocera send-error code book
+  scanwarden admin set-password | admin token create NAME [flags]    the web admin's password and API tokens
   scanwarden help COMMAND                                           flags of one command
 
 Run "scanwarden COMMAND -h" for a command's flags.
@@ -56,6 +57,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runAD(ctx, env, rest)
 	case "snmp":
 		return runSNMP(ctx, env, rest)
+	case "admin":
+		return runAdmin(ctx, env, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/web"
+)
+
+const adminUsage = `usage:
+  scanwarden admin set-password [--data-dir DIR] --password-file FILE   set the web admin's password (argon2id); ends every session
+  scanwarden admin token create NAME [--data-dir DIR]                   make an API token (printed once, stored hashed)
+  scanwarden admin token list [--data-dir DIR]                          list the API tokens
+  scanwarden admin token revoke NAME [--data-dir DIR]                   revoke an API token
+
+The password file's first line is the password ("-" reads stdin); it needs at least 10 characters.
+--data-dir is the daemon's data directory (default ./scanwarden-data, or SCANWARDEN_DATA_DIR).
+`
+
+// defaultDataDir is serve's data directory when none is configured.
+const defaultDataDir = "scanwarden-data"
+
+func runAdmin(ctx context.Context, env environ, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.stderr, adminUsage)
+		return exitUsage
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "set-password":
+	case "token":
+		if len(rest) == 0 {
+			fmt.Fprint(env.stderr, adminUsage)
+			return exitUsage
+		}
+		sub, rest = "token "+rest[0], rest[1:]
+		switch sub {
+		case "token create", "token list", "token revoke":
+		default:
+			fmt.Fprintf(env.stderr, "scanwarden admin: unknown subcommand %q\n\n%s", sub, adminUsage)
+			return exitUsage
+		}
+	case "-h", "--help", "help":
+		fmt.Fprint(env.stdout, adminUsage)
+		return exitOK
+	default:
+		fmt.Fprintf(env.stderr, "scanwarden admin: unknown subcommand %q\n\n%s", sub, adminUsage)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() { fmt.Fprint(env.stderr, adminUsage); fs.PrintDefaults() }
+	dataDir := fs.String("data-dir", "", "the daemon's data directory (default ./"+defaultDataDir+" or SCANWARDEN_DATA_DIR)")
+	var pwFile *string
+	if sub == "set-password" {
+		pwFile = fs.String("password-file", "", `file whose first line is the new password ("-": stdin)`)
+	}
+	pos, err := parseInterspersed(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	wantPos := 1
+	if sub == "set-password" || sub == "token list" {
+		wantPos = 0
+	}
+	if err == nil && len(pos) != wantPos {
+		err = fmt.Errorf("want %d argument(s), got %d", wantPos, len(pos))
+	}
+	if err == nil && pwFile != nil && *pwFile == "" {
+		err = errors.New("give --password-file FILE (\"-\" for stdin)")
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "scanwarden admin %s: %v\n", sub, err)
+		return exitUsage
+	}
+	dir := *dataDir
+	if dir == "" {
+		dir = env.getenv("SCANWARDEN_DATA_DIR")
+	}
+	if dir == "" {
+		dir = defaultDataDir
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(env.stderr, "scanwarden admin %s: %v\n", sub, err)
+		return exitUsage
+	}
+	var pw string
+	if pwFile != nil {
+		sec, err := readSecretFile(env.stdin, *pwFile, "--password-file")
+		if err != nil {
+			return fail(err)
+		}
+		pw = sec.Reveal()
+	}
+	st, err := store.OpenDir(ctx, dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	audit := func(action, target string) {
+		web.AuditCLI(ctx, st, time.Now(), action, target)
+	}
+	switch sub {
+	case "set-password":
+		if err := web.SetPassword(ctx, st, pw); err != nil {
+			return fail(err)
+		}
+		audit("password.set", "admin")
+		fmt.Fprintln(env.stdout, "The admin password is set; every web session has ended.")
+	case "token create":
+		tok, err := web.CreateToken(ctx, st, pos[0], time.Now())
+		if err != nil {
+			return fail(err)
+		}
+		audit("token.create", pos[0])
+		fmt.Fprintf(env.stderr, "API token %q (shown once; only its hash is kept):\n", pos[0])
+		fmt.Fprintln(env.stdout, tok)
+	case "token list":
+		toks, err := st.Tokens(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		for _, t := range toks {
+			used := "never used"
+			if !t.LastUsed.IsZero() {
+				used = "last used " + t.LastUsed.Local().Format(time.DateTime)
+			}
+			fmt.Fprintf(env.stdout, "%s\tmade %s\t%s\n", t.Name, t.Created.Local().Format(time.DateTime), used)
+		}
+	case "token revoke":
+		if err := st.DeleteToken(ctx, pos[0]); err != nil {
+			return fail(err)
+		}
+		audit("token.delete", pos[0])
+		fmt.Fprintf(env.stdout, "Token %q revoked.\n", pos[0])
+	}
+	return exitOK
+}

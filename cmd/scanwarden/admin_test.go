@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scanwarden/scanwarden/store"
+)
+
+func TestAdminCLI(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("a long admin password\n"), 0o600)
+
+	for _, args := range [][]string{
+		{"admin"},
+		{"admin", "nope"},
+		{"admin", "token"},
+		{"admin", "token", "create"},
+		{"admin", "token", "create", "bad name!", "--data-dir", dir},
+		{"admin", "set-password", "--data-dir", dir},
+	} {
+		if r := runCLI(t, nil, "", args...); r.code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", args, r.code)
+		}
+	}
+	if r := runCLI(t, nil, "short\n", "admin", "set-password", "--data-dir", dir, "--password-file", "-"); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "at least 10") {
+		t.Errorf("short password: %+v", r)
+	}
+	r := runCLI(t, nil, "", "admin", "set-password", "--data-dir", dir, "--password-file", pw)
+	if r.code != exitOK {
+		t.Fatalf("set-password: %+v", r)
+	}
+	r = runCLI(t, nil, "", "admin", "token", "create", "prometheus", "--data-dir", dir)
+	tok := strings.TrimSpace(r.stdout)
+	if r.code != exitOK || !strings.HasPrefix(tok, "swt_") || !strings.Contains(r.stderr, "shown once") {
+		t.Fatalf("token create: %+v", r)
+	}
+	if r := runCLI(t, nil, "", "admin", "token", "create", "prometheus", "--data-dir", dir); r.code != exitUsage {
+		t.Errorf("duplicate token: %+v", r)
+	}
+	r = runCLI(t, nil, "", "admin", "token", "list", "--data-dir", dir)
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, "prometheus\t") || strings.Contains(r.stdout, tok) {
+		t.Errorf("token list: %+v", r)
+	}
+
+	// What is stored: an argon2id hash, the token's SHA-256, the audit.
+	st, err := store.OpenDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := st.AdminPassword(context.Background())
+	if !strings.HasPrefix(h, "$argon2id$") || strings.Contains(h, "a long admin password") {
+		t.Errorf("stored password %q", h)
+	}
+	toks, _ := st.Tokens(context.Background())
+	if len(toks) != 1 || toks[0].Hash == tok || len(toks[0].Hash) != 64 {
+		t.Errorf("stored token %+v", toks)
+	}
+	log, _ := st.Audit(context.Background(), 10)
+	if len(log) != 2 || log[0].Action != "token.create" || log[0].Actor != "cli" {
+		t.Errorf("audit %+v", log)
+	}
+	st.Close()
+
+	if r := runCLI(t, nil, "", "admin", "token", "revoke", "prometheus", "--data-dir", dir); r.code != exitOK {
+		t.Errorf("revoke: %+v", r)
+	}
+	if r := runCLI(t, nil, "", "admin", "token", "revoke", "prometheus", "--data-dir", dir); r.code != exitUsage {
+		t.Errorf("revoke twice: %+v", r)
+	}
+}

@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Settings stored from the web page (migration 0007). The store keeps what
+// it is given: a secret's value must arrive sealed.
+
+// StoredSetting is one stored setting.
+type StoredSetting struct {
+	Section, Key, Value string
+	Secret              bool
+}
+
+// SetSettings stores a section's values in one transaction.
+func (s *Store) SetSettings(ctx context.Context, vals []StoredSetting) error {
+	now := formatTime(s.now())
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, v := range vals {
+			_, err := tx.ExecContext(ctx, `INSERT INTO stored_settings(section, key, value, secret, updated_at) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT(section, key) DO UPDATE SET value = excluded.value, secret = excluded.secret, updated_at = excluded.updated_at`,
+				v.Section, v.Key, v.Value, snmpBool(v.Secret), now)
+			if err != nil {
+				return fmt.Errorf("store setting %s.%s: %w", v.Section, v.Key, err)
+			}
+		}
+		return nil
+	})
+}
+
+// StoredSettings returns every stored setting, by section and key.
+func (s *Store) StoredSettings(ctx context.Context) ([]StoredSetting, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT section, key, value, secret FROM stored_settings ORDER BY section, key")
+	if err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	defer rows.Close()
+	var out []StoredSetting
+	for rows.Next() {
+		var v StoredSetting
+		var secret int
+		if err := rows.Scan(&v.Section, &v.Key, &v.Value, &secret); err != nil {
+			return nil, fmt.Errorf("read settings: %w", err)
+		}
+		v.Secret = secret != 0
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// DeleteSetting removes a stored setting (back to the default).
+func (s *Store) DeleteSetting(ctx context.Context, section, key string) error {
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM stored_settings WHERE section = ? AND key = ?", section, key); err != nil {
+		return fmt.Errorf("delete setting %s.%s: %w", section, key, err)
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/web"
+)
+
+// The store is the web server's AuthStore.
+var _ web.AuthStore = (*Store)(nil)
+
+func TestWebAuthTables(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return t0 }
+
+	if h, err := s.AdminPassword(ctx); err != nil || h != "" {
+		t.Fatalf("no admin yet: %q %v", h, err)
+	}
+	for _, h := range []string{"$argon2id$one", "$argon2id$two"} {
+		if err := s.SetAdminPassword(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h, _ := s.AdminPassword(ctx); h != "$argon2id$two" {
+		t.Fatalf("admin password %q", h)
+	}
+
+	old := scanwarden.Session{IDHash: "old", Created: t0.Add(-48 * time.Hour), Expires: t0.Add(-time.Hour), LastSeen: t0.Add(-2 * time.Hour)}
+	live := scanwarden.Session{IDHash: "live", Created: t0, Expires: t0.Add(24 * time.Hour), LastSeen: t0, Client: "10.0.0.1"}
+	for _, se := range []scanwarden.Session{old, live} {
+		if err := s.CreateSession(ctx, se); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, _ := s.Session(ctx, "old"); ok {
+		t.Error("an expired session is not pruned when a new one starts")
+	}
+	got, ok, err := s.Session(ctx, "live")
+	if err != nil || !ok || !got.Expires.Equal(live.Expires) || got.Client != "10.0.0.1" {
+		t.Fatalf("session %+v %v %v", got, ok, err)
+	}
+	if err := s.TouchSession(ctx, "live", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ = s.Session(ctx, "live"); !got.LastSeen.Equal(t0.Add(time.Hour)) {
+		t.Errorf("touch: %v", got.LastSeen)
+	}
+	if err := s.DeleteSession(ctx, "live"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Session(ctx, "live"); ok {
+		t.Error("deleted session still there")
+	}
+	s.CreateSession(ctx, live)
+	if err := s.DeleteSessions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Session(ctx, "live"); ok {
+		t.Error("DeleteSessions left one")
+	}
+
+	if err := s.CreateToken(ctx, scanwarden.APIToken{Name: "prom", Hash: "h1", Created: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateToken(ctx, scanwarden.APIToken{Name: "prom", Hash: "h2", Created: t0}); !errors.Is(err, ErrTokenExists) {
+		t.Errorf("duplicate name: %v", err)
+	}
+	tok, ok, err := s.TokenByHash(ctx, "h1")
+	if err != nil || !ok || tok.Name != "prom" || !tok.LastUsed.IsZero() {
+		t.Fatalf("token %+v %v %v", tok, ok, err)
+	}
+	s.TouchToken(ctx, "prom", t0.Add(time.Minute))
+	toks, err := s.Tokens(ctx)
+	if err != nil || len(toks) != 1 || !toks[0].LastUsed.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("tokens %+v %v", toks, err)
+	}
+	if err := s.DeleteToken(ctx, "prom"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteToken(ctx, "prom"); !errors.Is(err, ErrNoToken) {
+		t.Errorf("revoke twice: %v", err)
+	}
+	if _, ok, _ := s.TokenByHash(ctx, "h1"); ok {
+		t.Error("revoked token still found")
+	}
+
+	hostile := `<img src=x onerror=alert(1)>'; DROP TABLE audit_log; --`
+	for i := 0; i < 3; i++ {
+		if err := s.AddAudit(ctx, scanwarden.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Actor: "admin", Client: "127.0.0.1",
+			Action: "scan.download", Target: hostile}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, err := s.Audit(ctx, 2)
+	if err != nil || len(log) != 2 || log[0].ID != 3 || log[0].Target != hostile || !log[0].At.Equal(t0.Add(2*time.Second)) {
+		t.Fatalf("audit %+v %v", log, err)
+	}
+
+	if err := s.SetSettings(ctx, []StoredSetting{{Section: "ad", Key: "url", Value: "ldaps://dc1"}, {Section: "ad", Key: "password", Value: "sealed:xyz", Secret: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetSettings(ctx, []StoredSetting{{Section: "ad", Key: "url", Value: "ldaps://dc2"}}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := s.StoredSettings(ctx)
+	if err != nil || len(set) != 2 || set[0].Key != "password" || !set[0].Secret || set[1].Value != "ldaps://dc2" {
+		t.Fatalf("settings %+v %v", set, err)
+	}
+	if err := s.DeleteSetting(ctx, "ad", "url"); err != nil {
+		t.Fatal(err)
+	}
+	if set, _ = s.StoredSettings(ctx); len(set) != 1 {
+		t.Errorf("after delete: %+v", set)
+	}
+}
+
+func TestAuditPruned(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.db.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 10099)
+		INSERT INTO audit_log(id, at, actor, action) SELECT i, '2026-01-01T00:00:00Z', 'admin', 'x' FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAudit(ctx, scanwarden.AuditEntry{Actor: "admin", Action: "y"}); err != nil { // id 10100
+		t.Fatal(err)
+	}
+	var n int
+	s.db.QueryRowContext(ctx, "SELECT count(*) FROM audit_log").Scan(&n)
+	if n != auditKeep {
+		t.Errorf("audit rows %d, want %d", n, auditKeep)
+	}
+}

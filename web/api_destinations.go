@@ -1,0 +1,39 @@
+package web
+
+import "net/http"
+
+// GET /api/v1/destinations — each with its last verdict.
+func (s *Server) apiDestinations(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Fleet == nil {
+		s.apiFail(w, r, errNotRunning)
+		return
+	}
+	list, err := s.cfg.Fleet.Destinations(r.Context())
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"destinations": nonNil(list)})
+}
+
+// GET /api/v1/destinations/{name} — with its last report and history.
+func (s *Server) apiDestination(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Fleet == nil {
+		s.apiFail(w, r, errNotRunning)
+		return
+	}
+	d, err := s.cfg.Fleet.Destination(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	h, err := s.cfg.Fleet.History(r.Context(), d.Name, limitParam(r, 20, 200))
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Destination
+		History []CheckRecord `json:"history"`
+	}{d, nonNil(h)})
+}

@@ -1,0 +1,31 @@
+package web
+
+import "net/http"
+
+// GET /api/v1/devices
+func (s *Server) apiDevices(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Fleet == nil {
+		s.apiFail(w, r, errNotRunning)
+		return
+	}
+	list, err := s.cfg.Fleet.Devices(r.Context())
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"devices": nonNil(list)})
+}
+
+// GET /api/v1/devices/{name}
+func (s *Server) apiDevice(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Fleet == nil {
+		s.apiFail(w, r, errNotRunning)
+		return
+	}
+	d, err := s.cfg.Fleet.Device(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}

@@ -1,0 +1,303 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// The interfaces the web server calls. The daemon implements them over the
+// registry, the monitor, the receiver and the store; tests use fakes. Each is
+// small and may be nil in Config: the pages of a missing part say so (503 for
+// the API) instead of failing.
+//
+// Every string in these types that a device, a file server or an address
+// book provided is data: the templates escape it, nothing uses it as a path.
+
+// ErrNotFound is returned (wrapped or not) by a backend for an unknown name
+// or id; the server answers 404.
+var ErrNotFound = errors.New("not found")
+
+// Fleet reads the devices and destinations.
+type Fleet interface {
+	Devices(ctx context.Context) ([]Device, error)
+	// Device returns one device by name with its destinations.
+	Device(ctx context.Context, name string) (Device, error)
+	// Destinations returns every destination with its last verdict.
+	Destinations(ctx context.Context) ([]Destination, error)
+	// Destination returns one destination by name with its last report.
+	Destination(ctx context.Context, name string) (Destination, error)
+	// History returns the destination's stored reports, newest first.
+	History(ctx context.Context, name string, limit int) ([]CheckRecord, error)
+}
+
+// Checker runs a check of a stored destination now. progress is called
+// with each step as it completes (from the checking goroutine), before Check
+// returns the whole report. The report is stored by the checker as any
+// scheduled check's is. An error means the check could not run (unknown
+// destination: ErrNotFound).
+type Checker interface {
+	Check(ctx context.Context, destination string, progress func(smbcheck.Step)) (smbcheck.Report, error)
+}
+
+// Incidents reads incidents and their timelines.
+type Incidents interface {
+	// Incidents lists incidents, newest first; state "open", "closed" or ""
+	// (all). Timelines may be left empty in a list.
+	Incidents(ctx context.Context, state string, limit int) ([]Incident, error)
+	// Incident returns one incident with its whole timeline.
+	Incident(ctx context.Context, id int64) (Incident, error)
+}
+
+// Events reads the devices' send failures. device "" means every device.
+type Events interface {
+	Events(ctx context.Context, device string, limit int) ([]Event, error)
+}
+
+// Receiver is the fallback share's catalogue and forwarder.
+type Receiver interface {
+	Status(ctx context.Context) (ReceiverStatus, error)
+	// Scans lists scans in one state ("" for all), newest first.
+	Scans(ctx context.Context, state string, limit int) ([]Scan, error)
+	Scan(ctx context.Context, id int64) (Scan, error)
+	// Open reads a held scan's bytes (from the inbox; ErrNotFound when it
+	// has none).
+	Open(ctx context.Context, id int64) (io.ReadCloser, error)
+	// Deliver asks the forwarder to deliver a held scan now.
+	Deliver(ctx context.Context, id int64) error
+	// Force delivers an incomplete scan as it is.
+	Force(ctx context.Context, id int64) error
+}
+
+// Importer reads a device's address-book export. With dryRun nothing is
+// stored: the result is the preview.
+type Importer interface {
+	Import(ctx context.Context, device string, export []byte, dryRun bool) (ImportResult, error)
+}
+
+// Settings are the settings an admin changes in the page, stored; the
+// configuration file wins at start where both set a key (Field.FromFile).
+type Settings interface {
+	Settings(ctx context.Context) ([]SettingsSection, error)
+	// Set stores a section's values. A value for a secret field that is ""
+	// leaves the stored secret as it is. A bad value is a *FieldError.
+	Set(ctx context.Context, section string, values map[string]string) error
+	// SendTest sends a test through a section's channel (notifications:
+	// "webhook", "mail") and says what happened.
+	SendTest(ctx context.Context, channel string) (string, error)
+}
+
+// Status tells the daemon's own faults (a listener that could not bind, the
+// DC down, a full disk).
+type Status interface {
+	Faults(ctx context.Context) ([]Fault, error)
+}
+
+// AuthStore keeps the admin password hash, the sessions, the API tokens and
+// the audit log. The store implements it.
+type AuthStore interface {
+	// AdminPassword returns the admin's password hash, "" when none is set.
+	AdminPassword(ctx context.Context) (string, error)
+	SetAdminPassword(ctx context.Context, hash string) error
+
+	CreateSession(ctx context.Context, s scanwarden.Session) error
+	// Session returns the session with the hash (ErrNotFound-like error
+	// when there is none; any error refuses the request).
+	Session(ctx context.Context, idHash string) (scanwarden.Session, bool, error)
+	TouchSession(ctx context.Context, idHash string, at time.Time) error
+	DeleteSession(ctx context.Context, idHash string) error
+	// DeleteSessions ends every session (a password change).
+	DeleteSessions(ctx context.Context) error
+
+	CreateToken(ctx context.Context, t scanwarden.APIToken) error
+	// TokenByHash finds a token; ok false when there is none.
+	TokenByHash(ctx context.Context, hash string) (scanwarden.APIToken, bool, error)
+	TouchToken(ctx context.Context, name string, at time.Time) error
+	Tokens(ctx context.Context) ([]scanwarden.APIToken, error)
+	DeleteToken(ctx context.Context, name string) error
+
+	AddAudit(ctx context.Context, e scanwarden.AuditEntry) error
+	Audit(ctx context.Context, limit int) ([]scanwarden.AuditEntry, error)
+}
+
+// FieldError says which setting is wrong and why.
+type FieldError struct {
+	Section, Field, Value, Reason string
+}
+
+func (e *FieldError) Error() string {
+	return e.Section + "." + e.Field + ": " + e.Reason
+}
+
+// --- data the backends return ---------------------------------------------
+
+// Device is an MFP.
+type Device struct {
+	Name      string    `json:"name"`
+	Address   string    `json:"address"` // host[:port] it is polled at
+	SysName   string    `json:"sys_name"`
+	Model     string    `json:"model"`
+	Serial    string    `json:"serial"`
+	Firmware  string    `json:"firmware"`
+	Location  string    `json:"location"`
+	MAC       string    `json:"mac"`
+	Status    string    `json:"status"` // the device's own status words ("idle", "error: …")
+	Reachable bool      `json:"reachable"`
+	LastSeen  time.Time `json:"last_seen"` // zero: never answered
+	// Fault is why the device is not polled or not answering, "" when fine.
+	Fault        string        `json:"fault,omitempty"`
+	Destinations []Destination `json:"destinations,omitempty"` // in Device(name)
+}
+
+// Destination is one SMB scan destination as the device stores it. It never
+// carries the password: PasswordSet says whether one is stored.
+type Destination struct {
+	Name        string `json:"name"`
+	Device      string `json:"device"`
+	DisplayName string `json:"display_name"`
+	Host        string `json:"host"`
+	Port        int    `json:"port"`
+	Share       string `json:"share"`
+	Path        string `json:"path"`
+	User        string `json:"user"`
+	Workstation string `json:"workstation"`
+	PasswordSet bool   `json:"password_set"`
+	Source      string `json:"source"` // imported | added
+	// Last is the newest check, nil when never checked.
+	Last *CheckRecord `json:"last_check,omitempty"`
+	// Report is the newest report in full (Destination(name) only).
+	Report *smbcheck.Report `json:"report,omitempty"`
+	// OpenIncident is the open incident's id, 0 when none.
+	OpenIncident int64 `json:"open_incident,omitempty"`
+}
+
+// CheckRecord is one stored check: when, and its verdict.
+type CheckRecord struct {
+	At          time.Time        `json:"at"`
+	Duration    time.Duration    `json:"-"`
+	Verdict     smbcheck.Verdict `json:"verdict"`
+	WorkingForm string           `json:"working_form,omitempty"`
+	Trigger     string           `json:"trigger,omitempty"` // schedule | event | manual
+	Report      *smbcheck.Report `json:"report,omitempty"`  // History may fill it
+}
+
+// Incident is one destination's trouble from open to close.
+type Incident struct {
+	ID           int64           `json:"id"`
+	Destination  string          `json:"destination"`
+	Device       string          `json:"device"`
+	State        string          `json:"state"` // open | closed
+	Cause        smbcheck.Cause  `json:"cause"`
+	KyoceraCode  string          `json:"kyocera_code"`
+	Summary      string          `json:"summary"`
+	Fix          string          `json:"fix"`
+	OpenedAt     time.Time       `json:"opened_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+	ClosedAt     *time.Time      `json:"closed_at"`
+	Flaps        int             `json:"flaps"`
+	AffectedJobs int             `json:"affected_jobs"`
+	Timeline     []TimelineEntry `json:"timeline"`
+}
+
+// TimelineEntry is one thing that happened to an incident.
+type TimelineEntry struct {
+	At    time.Time      `json:"at"`
+	Kind  string         `json:"kind"` // event | check | cause | delivery | notification | opened | closed | reopened
+	Text  string         `json:"text"`
+	Cause smbcheck.Cause `json:"cause,omitempty"`
+}
+
+// Event is one send failure a device reported.
+type Event struct {
+	ID          int64     `json:"id"`
+	Device      string    `json:"device"`
+	FirstSeen   time.Time `json:"first_seen"`
+	LastSeen    time.Time `json:"last_seen"`
+	Count       int       `json:"count"`
+	Code        string    `json:"code"`
+	Text        string    `json:"text"`
+	Destination string    `json:"destination,omitempty"`
+	Source      string    `json:"source"`
+}
+
+// ReceiverStatus is the fallback share at a glance.
+type ReceiverStatus struct {
+	Enabled bool           `json:"enabled"`
+	Counts  map[string]int `json:"counts"` // scans per state
+	// Warnings are standing ones (SMB1/NTLMv1 enabled for old firmware).
+	Warnings []string `json:"warnings,omitempty"`
+	Fault    string   `json:"fault,omitempty"`
+}
+
+// Scan states, as the receiver names them.
+const (
+	ScanReceived   = "received"
+	ScanHeld       = "held"
+	ScanDelivering = "delivering"
+	ScanDelivered  = "delivered"
+	ScanFailed     = "failed"
+	ScanIncomplete = "incomplete"
+)
+
+// Scan is one file the fallback share received.
+type Scan struct {
+	ID          int64     `json:"id"`
+	Destination string    `json:"destination"`
+	Name        string    `json:"name"` // the file name the MFP chose: data
+	Size        int64     `json:"size"`
+	SHA256      string    `json:"sha256,omitempty"`
+	State       string    `json:"state"`
+	ReceivedAt  time.Time `json:"received_at"`
+	DeliveredAt time.Time `json:"delivered_at,omitzero"`
+	Attempts    int       `json:"attempts"`
+	Error       string    `json:"error,omitempty"`
+}
+
+// ImportResult is an address-book import, or its preview.
+type ImportResult struct {
+	Device  string      `json:"device"`
+	DryRun  bool        `json:"dry_run"`
+	Entries []ImportRow `json:"entries"`
+}
+
+// ImportRow is one address-book contact and what the import does with it.
+type ImportRow struct {
+	Name        string `json:"name"`         // the destination's name in the registry
+	DisplayName string `json:"display_name"` // the contact's name in the address book
+	Target      string `json:"target"`       // //host[:port]/share/path
+	User        string `json:"user"`
+	Action      string `json:"action"` // add | update | unchanged | skip
+	Reason      string `json:"reason,omitempty"`
+}
+
+// SettingsSection is one group of settings (ad, snmp, receiver, notify).
+type SettingsSection struct {
+	Name   string  `json:"name"`
+	Title  string  `json:"title"`
+	Fields []Field `json:"fields"`
+	// Tests are the channels "send test" can try ("webhook", "mail").
+	Tests []string `json:"tests,omitempty"`
+}
+
+// Field is one setting. A secret's Value is always "": Set says whether one
+// is stored.
+type Field struct {
+	Key      string `json:"key"`
+	Label    string `json:"label"`
+	Value    string `json:"value"`
+	Secret   bool   `json:"secret,omitempty"`
+	Set      bool   `json:"set,omitempty"`
+	FromFile bool   `json:"from_file,omitempty"` // the config file sets it and wins at start
+	Help     string `json:"help,omitempty"`
+}
+
+// Fault is one of the daemon's own parts not working.
+type Fault struct {
+	Part    string    `json:"part"` // snmp.trap, ad, receiver, store, …
+	Message string    `json:"message"`
+	Since   time.Time `json:"since"`
+}

@@ -1,0 +1,77 @@
+package web
+
+import (
+	"net/http"
+	"sort"
+
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+type dashboardView struct {
+	Devices      []Device
+	Destinations []Destination
+	Failing      int
+	Incidents    []Incident
+	Receiver     *ReceiverStatus
+	Faults       []Fault
+	Problems     []string // parts that could not be read
+}
+
+// dashboard is the fleet at a glance: failing destinations first.
+func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
+	ctx := r.Context()
+	var v dashboardView
+	problem := func(what string, err error) {
+		s.log.Error("dashboard", "part", what, "err", err)
+		v.Problems = append(v.Problems, "Could not read "+what+".")
+	}
+	if f := s.cfg.Fleet; f != nil {
+		var err error
+		if v.Devices, err = f.Devices(ctx); err != nil {
+			problem("the devices", err)
+		}
+		if v.Destinations, err = f.Destinations(ctx); err != nil {
+			problem("the destinations", err)
+		}
+	}
+	sort.SliceStable(v.Destinations, func(i, j int) bool {
+		return rank(v.Destinations[i]) < rank(v.Destinations[j])
+	})
+	for _, d := range v.Destinations {
+		if rank(d) == 0 {
+			v.Failing++
+		}
+	}
+	if in := s.cfg.Incidents; in != nil {
+		var err error
+		if v.Incidents, err = in.Incidents(ctx, "open", 50); err != nil {
+			problem("the incidents", err)
+		}
+	}
+	if rc := s.cfg.Receiver; rc != nil {
+		st, err := rc.Status(ctx)
+		if err != nil {
+			problem("the receiver", err)
+		} else {
+			v.Receiver = &st
+		}
+	}
+	if st := s.cfg.Status; st != nil {
+		var err error
+		if v.Faults, err = st.Faults(ctx); err != nil {
+			problem("the daemon's faults", err)
+		}
+	}
+	s.render(w, http.StatusOK, "dashboard", pageData{Title: "Overview", Nav: "overview", LoggedIn: true, Data: v})
+}
+
+// rank orders destinations: failing, never checked, fine.
+func rank(d Destination) int {
+	switch {
+	case d.Last == nil:
+		return 1
+	case d.Last.Verdict.Cause != smbcheck.CauseOK:
+		return 0
+	}
+	return 2
+}

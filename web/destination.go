@@ -1,0 +1,36 @@
+package web
+
+import (
+	"net/http"
+)
+
+type destinationView struct {
+	Destination Destination
+	History     []CheckRecord
+	CanCheck    bool
+}
+
+// destinationPage shows one destination: the last report step by step, its
+// history, and Run check now.
+func (s *Server) destinationPage(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Fleet == nil {
+		s.fail(w, r, "destination", errNotRunning)
+		return
+	}
+	name := r.PathValue("name")
+	d, err := s.cfg.Fleet.Destination(r.Context(), name)
+	if err != nil {
+		s.fail(w, r, "destination", err)
+		return
+	}
+	v := destinationView{Destination: d, CanCheck: s.cfg.Checker != nil}
+	if v.History, err = s.cfg.Fleet.History(r.Context(), d.Name, 20); err != nil {
+		s.log.Error("destination history", "destination", d.Name, "err", err)
+	}
+	flash := ""
+	if r.URL.Query().Get("checked") != "" {
+		flash = "The check ran; its report is below."
+	}
+	s.render(w, http.StatusOK, "destination", pageData{Title: "Destination " + d.Name, Nav: "overview", LoggedIn: true,
+		Flash: flash, Data: v})
+}

@@ -1,0 +1,32 @@
+package web
+
+import (
+	"net/http"
+)
+
+type deviceView struct {
+	Device Device
+	Events []Event
+}
+
+// devicePage shows one MFP: inventory, recent send failures explained from
+// the code book, its destinations.
+func (s *Server) devicePage(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Fleet == nil {
+		s.fail(w, r, "device", errNotRunning)
+		return
+	}
+	name := r.PathValue("name")
+	d, err := s.cfg.Fleet.Device(r.Context(), name)
+	if err != nil {
+		s.fail(w, r, "device", err)
+		return
+	}
+	v := deviceView{Device: d}
+	if s.cfg.Events != nil {
+		if v.Events, err = s.cfg.Events.Events(r.Context(), d.Name, 50); err != nil {
+			s.log.Error("device events", "device", d.Name, "err", err)
+		}
+	}
+	s.render(w, http.StatusOK, "device", pageData{Title: "Device " + d.Name, Nav: "overview", LoggedIn: true, Data: v})
+}

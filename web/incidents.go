@@ -1,0 +1,31 @@
+package web
+
+import "net/http"
+
+type incidentsView struct {
+	State     string
+	Incidents []Incident
+}
+
+// incidentsPage lists incidents, open ones by default.
+func (s *Server) incidentsPage(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Incidents == nil {
+		s.fail(w, r, "incidents", errNotRunning)
+		return
+	}
+	state := r.URL.Query().Get("state")
+	if state != "closed" && state != "all" {
+		state = "open"
+	}
+	q := state
+	if q == "all" {
+		q = ""
+	}
+	list, err := s.cfg.Incidents.Incidents(r.Context(), q, 200)
+	if err != nil {
+		s.fail(w, r, "incidents", err)
+		return
+	}
+	s.render(w, http.StatusOK, "incidents", pageData{Title: "Incidents", Nav: "incidents", LoggedIn: true,
+		Data: incidentsView{State: state, Incidents: list}})
+}

@@ -1,0 +1,38 @@
+package web
+
+import "net/http"
+
+// passwordChange sets a new admin password (the current one is asked) and
+// ends every session but a new one for this browser.
+func (s *Server) passwordChange(w http.ResponseWriter, r *http.Request, a actor) {
+	cur, p1, p2 := r.PostFormValue("current"), r.PostFormValue("password"), r.PostFormValue("confirm")
+	hash, err := s.cfg.Auth.AdminPassword(r.Context())
+	if err != nil {
+		s.fail(w, r, "admin account", err)
+		return
+	}
+	addr := clientAddr(r)
+	if ok, _ := s.limiter.allow(addr); !ok {
+		s.renderSettings(w, r, http.StatusTooManyRequests, settingsView{}, "", "Too many wrong passwords from this address; try later.")
+		return
+	}
+	if !checkPassword(hash, cur) {
+		s.limiter.fail(addr)
+		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "The current password is wrong.")
+		return
+	}
+	if p1 != p2 {
+		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "The two new passwords differ.")
+		return
+	}
+	if err := SetPassword(r.Context(), s.cfg.Auth, p1); err != nil {
+		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "Not changed: "+err.Error())
+		return
+	}
+	s.audit(r.Context(), a, r, "password.set", "admin", "settings page")
+	if err := s.startSession(w, r); err != nil {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, "/settings?done=password", http.StatusSeeOther)
+}

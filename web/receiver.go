@@ -1,0 +1,38 @@
+package web
+
+import "net/http"
+
+type receiverView struct {
+	Status ReceiverStatus
+	State  string
+	States []string
+	Scans  []Scan
+}
+
+// receiverPage lists the fallback share's scans by state.
+func (s *Server) receiverPage(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Receiver == nil {
+		s.fail(w, r, "receiver", errNotRunning)
+		return
+	}
+	st, err := s.cfg.Receiver.Status(r.Context())
+	if err != nil {
+		s.fail(w, r, "receiver", err)
+		return
+	}
+	v := receiverView{Status: st, State: r.URL.Query().Get("state"),
+		States: []string{ScanHeld, ScanIncomplete, ScanFailed, ScanDelivering, ScanReceived, ScanDelivered}}
+	known := v.State == ""
+	for _, x := range v.States {
+		known = known || x == v.State
+	}
+	if !known {
+		v.State = ""
+	}
+	if v.Scans, err = s.cfg.Receiver.Scans(r.Context(), v.State, 500); err != nil {
+		s.fail(w, r, "scans", err)
+		return
+	}
+	flash := map[string]string{"deliver": "Delivery was asked for.", "force": "The incomplete scan will be delivered as it is."}[r.URL.Query().Get("done")]
+	s.render(w, http.StatusOK, "receiver", pageData{Title: "Held scans", Nav: "receiver", LoggedIn: true, Flash: flash, Data: v})
+}

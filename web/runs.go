@@ -1,0 +1,139 @@
+package web
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// A run is one check started from the page. It runs on the server's own
+// context (not the request's: leaving the page does not cut a logon in
+// half), its steps are kept so a stream that connects late replays them, and
+// a second click on the same destination joins the running check instead
+// of starting another.
+type run struct {
+	id, dest string
+
+	mu       sync.Mutex
+	steps    []smbcheck.Step
+	report   *smbcheck.Report
+	err      error
+	done     bool
+	finished time.Time
+	changed  chan struct{} // closed and replaced on every change
+}
+
+// snapshot returns the steps from index i on, whether the run is over, and
+// a channel closed at the next change.
+func (r *run) snapshot(i int) ([]smbcheck.Step, bool, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var steps []smbcheck.Step
+	if i < len(r.steps) {
+		steps = append(steps, r.steps[i:]...)
+	}
+	return steps, r.done, r.changed
+}
+
+func (r *run) result() (*smbcheck.Report, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.report, r.err
+}
+
+func (r *run) update(fn func()) {
+	r.mu.Lock()
+	fn()
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// runs holds the checks started from the page. Finished runs are kept
+// runKeep for a late stream, at most maxRuns in all.
+type runs struct {
+	mu     sync.Mutex
+	byID   map[string]*run
+	byDest map[string]*run // running ones
+	now    func() time.Time
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+const (
+	runKeep    = 10 * time.Minute
+	maxRuns    = 200
+	runTimeout = 5 * time.Minute
+)
+
+func newRuns(now func() time.Time) *runs {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &runs{byID: map[string]*run{}, byDest: map[string]*run{}, now: now, ctx: ctx, cancel: cancel}
+}
+
+// start begins a check of dest, or returns the one already running.
+func (rs *runs) start(dest string, c Checker) (*run, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if r := rs.byDest[dest]; r != nil {
+		return r, false
+	}
+	rs.prune()
+	if len(rs.byID) >= maxRuns || rs.ctx.Err() != nil {
+		return nil, false
+	}
+	r := &run{id: randomString(12), dest: dest, changed: make(chan struct{})}
+	rs.byID[r.id] = r
+	rs.byDest[dest] = r
+	rs.wg.Add(1)
+	go func() {
+		defer rs.wg.Done()
+		ctx, cancel := context.WithTimeout(rs.ctx, runTimeout)
+		defer cancel()
+		rep, err := c.Check(ctx, dest, func(st smbcheck.Step) {
+			r.update(func() { r.steps = append(r.steps, st) })
+		})
+		rs.mu.Lock()
+		delete(rs.byDest, dest)
+		rs.mu.Unlock()
+		r.update(func() {
+			if err != nil {
+				r.err = err
+			} else {
+				r.report = &rep
+				// A checker that reported no progress still shows its steps.
+				if len(r.steps) == 0 {
+					r.steps = rep.Steps
+				}
+			}
+			r.done, r.finished = true, rs.now()
+		})
+	}()
+	return r, true
+}
+
+func (rs *runs) get(id string) *run {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.byID[id]
+}
+
+func (rs *runs) prune() {
+	now := rs.now()
+	for id, r := range rs.byID {
+		r.mu.Lock()
+		old := r.done && now.Sub(r.finished) > runKeep
+		r.mu.Unlock()
+		if old {
+			delete(rs.byID, id)
+		}
+	}
+}
+
+func (rs *runs) close() {
+	rs.cancel()
+	rs.wg.Wait()
+}

@@ -1,0 +1,39 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// scanDeliver asks for a held scan to be delivered now.
+func (s *Server) scanDeliver(w http.ResponseWriter, r *http.Request, a actor) {
+	s.scanAction(w, r, a, "deliver")
+}
+
+// scanForce delivers an incomplete scan as it is.
+func (s *Server) scanForce(w http.ResponseWriter, r *http.Request, a actor) {
+	s.scanAction(w, r, a, "force")
+}
+
+func (s *Server) scanAction(w http.ResponseWriter, r *http.Request, a actor, action string) {
+	if s.cfg.Receiver == nil {
+		s.fail(w, r, "receiver", errNotRunning)
+		return
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		s.fail(w, r, "scan", ErrNotFound)
+		return
+	}
+	if action == "force" {
+		err = s.cfg.Receiver.Force(r.Context(), id)
+	} else {
+		err = s.cfg.Receiver.Deliver(r.Context(), id)
+	}
+	if err != nil {
+		s.fail(w, r, "scan", err)
+		return
+	}
+	s.audit(r.Context(), a, r, "scan."+action, strconv.FormatInt(id, 10), "")
+	http.Redirect(w, r, "/receiver?done="+action, http.StatusSeeOther)
+}

@@ -1,0 +1,228 @@
+// Package web serves scanwarden's admin pages, its JSON API, the live stream
+// of a running check (SSE), /metrics and /healthz.
+//
+// It is one http.Handler over small interfaces the daemon implements
+// (backend.go); it never imports the store, the daemon or the CLI. Pages are
+// html/template views from an embedded file system, every one parsed at
+// start-up and rendered into a buffer before a byte is sent. Every route but
+// /login, /setup, /healthz and /static/ needs the admin's session (pages) or
+// a session or bearer token (API, /metrics); every state-changing request is
+// refused when it comes from another origin.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"sync"
+	"time"
+)
+
+// Config is what the server is built from. Auth is required; a nil backend
+// makes its pages say the part is not running.
+type Config struct {
+	Auth      AuthStore
+	Fleet     Fleet
+	Checker   Checker
+	Incidents Incidents
+	Events    Events
+	Receiver  Receiver
+	Importer  Importer
+	Settings  Settings
+	Status    Status
+	// Metrics is the Prometheus handler, mounted at /metrics behind auth.
+	Metrics http.Handler
+
+	// TLS marks the session cookie Secure (set it when serving HTTPS).
+	TLS bool
+	// SessionIdle ends a session unused this long (default 2 h);
+	// SessionMax ends any session this long after login (default 24 h).
+	SessionIdle, SessionMax time.Duration
+	// LoginFailures failed logins per client address within LoginWindow
+	// (default 5 per 15 min) lock that address out until the window ends.
+	LoginFailures int
+	LoginWindow   time.Duration
+
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Server is the web server. Handler gives its http.Handler.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	views    *views
+	limiter  *limiter
+	runs     *runs
+	imports  *pendingImports
+	setup    setupToken
+	touched  sync.Map  // token name → time.Time of the last stored use
+	patterns *[]string // every registered pattern
+	handler  http.Handler
+}
+
+// New builds the server and parses every view; a template error is returned
+// here, not at the first request.
+func New(cfg Config) (*Server, error) {
+	if cfg.Auth == nil {
+		return nil, errors.New("web: Config.Auth is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = 2 * time.Hour
+	}
+	if cfg.SessionMax <= 0 {
+		cfg.SessionMax = 24 * time.Hour
+	}
+	if cfg.LoginFailures <= 0 {
+		cfg.LoginFailures = 5
+	}
+	if cfg.LoginWindow <= 0 {
+		cfg.LoginWindow = 15 * time.Minute
+	}
+	v, err := parseViews()
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "web"),
+		now:     cfg.Now,
+		views:   v,
+		limiter: newLimiter(cfg.LoginFailures, cfg.LoginWindow, cfg.Now),
+		runs:    newRuns(cfg.Now),
+		imports: newPendingImports(cfg.Now),
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the whole site.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close stops the checks started from the page and waits for them.
+func (s *Server) Close() { s.runs.close() }
+
+func (s *Server) routes() http.Handler {
+	mux := &recordingMux{ServeMux: http.NewServeMux()}
+	s.patterns = &mux.patterns
+
+	// Anonymous.
+	mux.Handle("GET /static/", staticHandler())
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /login", s.loginForm)
+	mux.HandleFunc("POST /login", s.login)
+	mux.HandleFunc("GET /setup", s.setupForm)
+	mux.HandleFunc("POST /setup", s.setupSubmit)
+
+	// Pages: the admin's session.
+	page := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
+		mux.Handle(pattern, s.requireSession(h))
+	}
+	page("POST /logout", s.logout)
+	page("GET /{$}", s.dashboard)
+	page("GET /devices/{name}", s.devicePage)
+	page("GET /destinations/{name}", s.destinationPage)
+	page("POST /destinations/{name}/check", s.checkNow)
+	page("GET /runs/{id}/events", s.runEvents)
+	page("GET /incidents", s.incidentsPage)
+	page("GET /incidents/{id}", s.incidentPage)
+	page("GET /events", s.eventsPage)
+	page("GET /receiver", s.receiverPage)
+	page("GET /receiver/scans/{id}/download", s.scanDownload)
+	page("POST /receiver/scans/{id}/deliver", s.scanDeliver)
+	page("POST /receiver/scans/{id}/force", s.scanForce)
+	page("GET /import", s.importForm)
+	page("POST /import", s.importPreview)
+	page("POST /import/confirm", s.importConfirm)
+	page("GET /settings", s.settingsPage)
+	page("POST /settings/{section}", s.settingsSave)
+	page("POST /settings/test/{channel}", s.settingsTest)
+	page("POST /settings/tokens", s.tokenCreate)
+	page("POST /settings/tokens/{name}/delete", s.tokenDelete)
+	page("POST /settings/password", s.passwordChange)
+	page("GET /audit", s.auditPage)
+	page("GET /debug/pprof/", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Index(w, r) })
+	page("GET /debug/pprof/cmdline", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Cmdline(w, r) })
+	page("GET /debug/pprof/profile", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Profile(w, r) })
+	page("GET /debug/pprof/symbol", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Symbol(w, r) })
+	page("GET /debug/pprof/trace", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Trace(w, r) })
+
+	// API and metrics: a session or a bearer token.
+	api := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
+		mux.Handle(pattern, s.requireToken(h))
+	}
+	api("GET /metrics", s.metrics)
+	api("GET /api/v1/devices", s.apiDevices)
+	api("GET /api/v1/devices/{name}", s.apiDevice)
+	api("GET /api/v1/destinations", s.apiDestinations)
+	api("GET /api/v1/destinations/{name}", s.apiDestination)
+	api("POST /api/v1/destinations/{name}/check", s.apiCheck)
+	api("GET /api/v1/incidents", s.apiIncidents)
+	api("GET /api/v1/incidents/{id}", s.apiIncident)
+	api("GET /api/v1/events", s.apiEvents)
+	api("GET /api/v1/scans", s.apiScans)
+	api("GET /api/v1/audit", s.apiAudit)
+	api("/api/", func(w http.ResponseWriter, r *http.Request, _ actor) {
+		writeAPIError(w, http.StatusNotFound, "no such API route")
+	})
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+	}))
+	return securityHeaders(cop.Handler(mux))
+}
+
+// recordingMux remembers its patterns (the route tests walk them).
+type recordingMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *recordingMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *recordingMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
+}
+
+// securityHeaders sets the headers every answer carries. Pages load only
+// their own script and style files: no inline script, no frames.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+			"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprintln(w, "ok")
+}
+
+// audit records an admin action; a failure to record is logged, not shown.
+func (s *Server) audit(ctx context.Context, a actor, r *http.Request, action, target, detail string) {
+	e := auditEntry(s.now(), a, clientAddr(r), action, target, detail)
+	if err := s.cfg.Auth.AddAudit(context.WithoutCancel(ctx), e); err != nil {
+		s.log.Error("audit", "action", action, "err", err)
+	}
+}

@@ -1,0 +1,31 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+)
+
+// tokenCreate makes an API token and shows it once.
+func (s *Server) tokenCreate(w http.ResponseWriter, r *http.Request, a actor) {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	tok, err := CreateToken(r.Context(), s.cfg.Auth, name, s.now())
+	if err != nil {
+		s.renderSettings(w, r, http.StatusBadRequest, settingsView{TokenName: name}, "", "The token was not made: "+err.Error())
+		return
+	}
+	s.audit(r.Context(), a, r, "token.create", name, "")
+	s.renderSettings(w, r, http.StatusOK, settingsView{NewToken: tok, TokenName: name}, "", "")
+}
+
+// tokenDelete revokes a token.
+func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, a actor) {
+	name := r.PathValue("name")
+	if err := s.cfg.Auth.DeleteToken(r.Context(), name); err != nil {
+		s.log.Error("delete token", "token", name, "err", err)
+		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "The token "+name+" could not be revoked (is it still listed?).")
+		return
+	}
+	s.touched.Delete(name)
+	s.audit(r.Context(), a, r, "token.delete", name, "")
+	http.Redirect(w, r, "/settings?done=revoked#tokens", http.StatusSeeOther)
+}
