@@ -34,6 +34,7 @@ usage:
   scanwarden snmp watch HOST... | --hosts FILE | --cidr CIDR [flags] poll MFPs, take their traps and e-mails, store send failures
   scanwarden snmp codes                                             the Kyocera send-error code book
   scanwarden admin set-password | admin token create NAME [flags]    the web admin's password and API tokens
+  scanwarden receiver run|list|deliver|force|status [flags]         the fallback scan share: hold scans, deliver them verified
   scanwarden help COMMAND                                           flags of one command
 
 Run "scanwarden COMMAND -h" for a command's flags.
@@ -59,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runSNMP(ctx, env, rest)
 	case "admin":
 		return runAdmin(ctx, env, rest)
+	case "receiver":
+		return runReceiver(ctx, env, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -1,0 +1,186 @@
+package receiver
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// auditTail follows smbd's log, where the share's full_audit module writes
+// one line per create, write, close, rename and disconnect with the
+// client's user, address, NetBIOS name and protocol (prefix %U|%I|%m|%R),
+// under a header that names the smbd process (one per client connection).
+// It tells who wrote a file and when that writer's session ended.
+type auditTail struct {
+	path string
+	f    *os.File
+	ino  uint64
+	off  int64
+	part []byte // an unfinished last line
+	pid  int    // pid of the header line just read
+
+	byPid  map[int]*auditSession
+	byPath map[string]*auditFile
+	buf    []byte
+}
+
+type auditSession struct {
+	writer string
+	paths  map[string]bool
+}
+
+type auditFile struct {
+	writer string
+	pid    int
+	ended  bool // the session that last wrote it has disconnected
+}
+
+func newAuditTail(path string) *auditTail {
+	return &auditTail{path: path, byPid: map[int]*auditSession{}, byPath: map[string]*auditFile{}, buf: make([]byte, 64<<10)}
+}
+
+// poll reads what smbd appended since the last call; ended lists the files
+// whose writer's session ended in it.
+func (a *auditTail) poll(fromEnd bool) (ended []string) {
+	if a.f == nil || a.rotated() {
+		if a.f != nil {
+			a.drain(&ended) // what the old file still holds
+			a.f.Close()
+			a.f = nil
+		}
+		f, err := os.Open(a.path)
+		if err != nil {
+			return ended
+		}
+		var st syscall.Stat_t
+		if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+			f.Close()
+			return ended
+		}
+		a.f, a.ino, a.off, a.part = f, st.Ino, 0, nil
+		if fromEnd {
+			a.off = st.Size
+		}
+	}
+	a.drain(&ended)
+	return ended
+}
+
+func (a *auditTail) rotated() bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(a.path, &st); err != nil {
+		return false
+	}
+	return st.Ino != a.ino || st.Size < a.off
+}
+
+func (a *auditTail) drain(ended *[]string) {
+	for {
+		n, err := a.f.ReadAt(a.buf, a.off)
+		if n > 0 {
+			a.off += int64(n)
+			data := a.buf[:n]
+			for {
+				i := bytes.IndexByte(data, '\n')
+				if i < 0 {
+					if len(a.part) < 64<<10 {
+						a.part = append(a.part, data...)
+					}
+					break
+				}
+				line := data[:i]
+				if len(a.part) > 0 {
+					line = append(a.part, line...)
+					a.part = nil
+				}
+				a.line(string(line), ended)
+				data = data[i+1:]
+			}
+		}
+		if err == io.EOF || n < len(a.buf) || err != nil {
+			return
+		}
+	}
+}
+
+// line handles one log line: a header "[date, level, pid=N] ..." or an
+// audit record "user|ip|machine|proto|op|ok|args...".
+func (a *auditTail) line(l string, ended *[]string) {
+	if strings.HasPrefix(l, "[") {
+		if i := strings.Index(l, "pid="); i >= 0 {
+			j := i + 4
+			for j < len(l) && l[j] >= '0' && l[j] <= '9' {
+				j++
+			}
+			a.pid, _ = strconv.Atoi(l[i+4 : j])
+		}
+		return
+	}
+	f := strings.Split(strings.TrimSpace(l), "|")
+	if len(f) < 6 || f[5] != "ok" {
+		return
+	}
+	writer := strings.Join(f[:4], "|")
+	switch op := f[4]; op {
+	case "create_file", "pwrite_send", "ftruncate", "fntimes", "renameat":
+		if len(f) < 7 {
+			return
+		}
+		p := f[len(f)-1]
+		if op == "create_file" && len(f) >= 9 && f[7] != "file" {
+			return // a directory opened
+		}
+		if op == "create_file" && len(f) >= 9 && f[8] == "open" {
+			return // opened to read; it writes nothing
+		}
+		a.touch(p, writer)
+	case "disconnect":
+		s := a.byPid[a.pid]
+		if s == nil {
+			return
+		}
+		for p := range s.paths {
+			if af := a.byPath[p]; af != nil && af.pid == a.pid {
+				af.ended = true
+				*ended = append(*ended, p)
+			}
+		}
+		delete(a.byPid, a.pid)
+	}
+}
+
+func (a *auditTail) touch(p, writer string) {
+	af := a.byPath[p]
+	if af == nil {
+		if len(a.byPath) > 100000 { // bounded: forget the oldest knowledge wholesale
+			a.byPath = map[string]*auditFile{}
+		}
+		af = &auditFile{}
+		a.byPath[p] = af
+	}
+	af.writer, af.pid, af.ended = writer, a.pid, false
+	s := a.byPid[a.pid]
+	if s == nil {
+		s = &auditSession{writer: writer, paths: map[string]bool{}}
+		a.byPid[a.pid] = s
+	}
+	if len(s.paths) < 10000 {
+		s.paths[p] = true
+	}
+}
+
+// file is what the log says about p (nil when nothing).
+func (a *auditTail) file(p string) *auditFile { return a.byPath[p] }
+
+// forget drops p once it left the inbox.
+func (a *auditTail) forget(p string) {
+	if af := a.byPath[p]; af != nil {
+		if s := a.byPid[af.pid]; s != nil {
+			delete(s.paths, p)
+		}
+		delete(a.byPath, p)
+	}
+}

@@ -1,0 +1,334 @@
+package receiver_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+const mfpPassword = "Mfp.Test-25"
+
+func requireSmbd(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("running a real smbd needs root")
+	}
+	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/smbclient", "/usr/bin/testparm"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skip("samba/smbclient not installed: " + p)
+		}
+	}
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type staticDests []receiver.Destination
+
+func (d staticDests) Destinations(context.Context) ([]receiver.Destination, error) { return d, nil }
+
+type env struct {
+	t     testing.TB
+	dir   string
+	st    *store.Store
+	r     *receiver.Receiver
+	cfg   receiver.Config
+	dests staticDests
+}
+
+type opts struct {
+	smb1   bool
+	quiet  time.Duration
+	remote receiver.Remote
+	dests  staticDests
+	keep   bool
+}
+
+func newEnv(t testing.TB, o opts) *env {
+	t.Helper()
+	requireSmbd(t)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	st, err := store.OpenDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if o.quiet == 0 {
+		o.quiet = 3 * time.Second
+	}
+	if o.dests == nil {
+		o.dests = staticDests{{Name: "Reception desk", Folder: "reception"}}
+	}
+	cfg := receiver.Config{DataDir: dir, Listen: netip.MustParseAddr("127.0.0.1"), Port: freePort(t), Share: "scans",
+		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}}, SMB1: o.smb1,
+		Watch:     receiver.WatchConfig{Quiet: o.quiet, QuietAfterLogoff: 200 * time.Millisecond, Rescan: 2 * time.Second},
+		Forward:   receiver.ForwardConfig{Retry: 200 * time.Millisecond, MaxRetry: time.Second, Retention: time.Hour, Poll: 100 * time.Millisecond},
+		KeepSamba: o.keep}
+	e := &env{t: t, dir: dir, st: st, cfg: cfg, dests: o.dests}
+	e.open(o.remote)
+	t.Cleanup(func() {
+		e.r.Close()
+		if o.keep {
+			e.r.Samba().Stop(context.Background())
+		}
+	})
+	return e
+}
+
+func (e *env) open(remote receiver.Remote) {
+	e.t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	r, err := receiver.New(e.cfg, e.st.Scans(), e.dests, remote, log)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := r.Open(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.r = r
+}
+
+// put uploads data as name with smbclient, as an MFP would; it logs off at the end.
+func (e *env) put(name string, data []byte, smb1 bool) error {
+	src := filepath.Join(e.t.TempDir(), "src")
+	if err := os.WriteFile(src, data, 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return smbput(e.cfg, src, name, smb1)
+}
+
+func smbput(cfg receiver.Config, src, name string, smb1 bool) error {
+	dir, base := filepath.Split(name)
+	cmd := fmt.Sprintf("put \"%s\" \"%s\"", src, base)
+	if dir != "" {
+		cmd = fmt.Sprintf("cd \"%s\"; %s", strings.TrimSuffix(dir, "/"), cmd)
+	}
+	out, err := exec.Command("smbclient", smbArgs(cfg, smb1, cmd)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("smbclient %s: %v: %s", cmd, err, out)
+	}
+	if bytes.Contains(out, []byte("NT_STATUS_")) {
+		return fmt.Errorf("smbclient %s: %s", cmd, out)
+	}
+	return nil
+}
+
+func smbArgs(cfg receiver.Config, smb1 bool, cmd string) []string {
+	args := []string{"//" + cfg.Listen.String() + "/" + cfg.Share, "-U", "swmfp%" + mfpPassword, "-p", strconv.Itoa(cfg.Port),
+		"--use-kerberos=disabled", "-c", cmd}
+	if smb1 {
+		// as old Kyocera firmware: SMB1, NTLMv1, no SPNEGO
+		return append(args, "-m", "NT1", "--option=client min protocol=NT1", "--option=client ntlmv2 auth=no", "--option=client use spnego=no")
+	}
+	return append(args, "-m", "SMB3")
+}
+
+func pdf(body string) []byte {
+	return []byte("%PDF-1.4\n1 0 obj\n<< /Body (" + body + ") >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n")
+}
+
+func sum(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
+
+// waitScans waits until cond holds over the catalogue.
+func (e *env) waitScans(d time.Duration, what string, cond func([]receiver.Scan) bool) []receiver.Scan {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		rows, err := e.st.Scans().Scans(context.Background(), receiver.ScanQuery{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if cond(rows) {
+			return rows
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: not within %v; catalogue: %+v", what, d, rows)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func count(rows []receiver.Scan, st receiver.State) int {
+	n := 0
+	for _, r := range rows {
+		if r.State == st {
+			n++
+		}
+	}
+	return n
+}
+
+func TestReceiveSMB3(t *testing.T) {
+	e := newEnv(t, opts{})
+	a, b := pdf("first"), pdf("second, longer")
+	start := time.Now()
+	if err := e.put("reception/scan.pdf", a, false); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(5*time.Second, "first scan held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("logged-off upload took %v to be held (quiet window after logoff should apply)", el)
+	}
+	sc := rows[0]
+	if sc.Destination != "Reception desk" || sc.File != "scan.pdf" || sc.SHA256 != sum(a) || sc.Size != int64(len(a)) {
+		t.Fatalf("catalogued %+v", sc)
+	}
+	if !strings.Contains(sc.Writer, "swmfp|127.0.0.1") {
+		t.Errorf("writer from the audit log: %q", sc.Writer)
+	}
+	got, err := os.ReadFile(filepath.Join(e.dir, sc.HeldPath))
+	if err != nil || !bytes.Equal(got, a) {
+		t.Fatalf("held copy: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "inbox", "reception", "scan.pdf")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("inbox copy still there: %v", err)
+	}
+	// the same name again: both kept
+	if err := e.put("reception/scan.pdf", b, false); err != nil {
+		t.Fatal(err)
+	}
+	rows = e.waitScans(5*time.Second, "second scan held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 2 })
+	if rows[1].SHA256 != sum(b) || rows[0].HeldPath == rows[1].HeldPath {
+		t.Fatalf("second scan: %+v", rows[1])
+	}
+	// unsorted and junk
+	if err := e.put("loose.pdf", pdf("loose"), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []string{"reception/Thumbs.db", "reception/._scan.pdf", "reception/~$x.docx", "reception/a.tmp"} {
+		if err := e.put(j, []byte("junk"), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.put("reception/empty.pdf", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	rows = e.waitScans(5*time.Second, "loose scan held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 3 })
+	time.Sleep(500 * time.Millisecond)
+	rows = e.waitScans(time.Second, "", func([]receiver.Scan) bool { return true })
+	if len(rows) != 3 || rows[2].Destination != "" || rows[2].Folder != receiver.Unsorted {
+		t.Fatalf("junk catalogued or loose file misfiled: %+v", rows)
+	}
+	st, err := e.r.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.SmbdUp || st.Counts[receiver.Held] != 3 || st.Inbox != 5 || st.SMB1 || len(st.Warnings) != 0 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestCutPDFStaysIncomplete(t *testing.T) {
+	e := newEnv(t, opts{})
+	full := pdf(strings.Repeat("page ", 2000))
+	if err := e.put("reception/cut.pdf", full[:len(full)/2], false); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(5*time.Second, "cut PDF incomplete", func(r []receiver.Scan) bool { return count(r, receiver.Incomplete) == 1 })
+	if !strings.Contains(rows[0].Error, "%%EOF") {
+		t.Errorf("incomplete without reason: %+v", rows[0])
+	}
+	time.Sleep(time.Second)
+	rows = e.waitScans(time.Second, "", func([]receiver.Scan) bool { return true })
+	if len(rows) != 1 || rows[0].State != receiver.Incomplete {
+		t.Fatalf("cut PDF became %+v", rows)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "inbox", "reception", "cut.pdf")); err != nil {
+		t.Fatalf("incomplete scan left the inbox: %v", err)
+	}
+	// the MFP sends it again, whole, under the same name: the same row, now held
+	if err := e.put("reception/cut.pdf", full, false); err != nil {
+		t.Fatal(err)
+	}
+	rows = e.waitScans(5*time.Second, "rewritten PDF held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
+	if len(rows) != 1 || rows[0].SHA256 != sum(full) {
+		t.Fatalf("%+v", rows)
+	}
+	// force an incomplete one
+	if err := e.put("reception/cut2.pdf", full[:100], false); err != nil {
+		t.Fatal(err)
+	}
+	rows = e.waitScans(5*time.Second, "cut2 incomplete", func(r []receiver.Scan) bool { return count(r, receiver.Incomplete) == 1 })
+	var id int64
+	for _, r := range rows {
+		if r.State == receiver.Incomplete {
+			id = r.ID
+		}
+	}
+	sc, err := e.r.Force(context.Background(), id)
+	if err != nil || sc.State != receiver.Held || !sc.Forced {
+		t.Fatalf("force: %+v %v", sc, err)
+	}
+}
+
+func TestReceiveSMB1NTLMv1(t *testing.T) {
+	e := newEnv(t, opts{smb1: true})
+	if err := e.put("reception/old.pdf", pdf("old firmware"), true); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(5*time.Second, "SMB1 scan held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
+	if !strings.Contains(rows[0].Writer, "NT1") {
+		t.Errorf("writer %q: want the NT1 protocol", rows[0].Writer)
+	}
+	st, _ := e.r.Status(context.Background())
+	if !st.SMB1 || len(st.Warnings) == 0 || st.Warnings[0] != receiver.SMB1Warning {
+		t.Fatalf("SMB1 on without its warning: %+v", st)
+	}
+}
+
+func TestReceiveSMB1RefusedByDefault(t *testing.T) {
+	e := newEnv(t, opts{})
+	if err := e.put("reception/old.pdf", pdf("old"), true); err == nil {
+		t.Fatal("an SMB1 client got in with SMB1 off")
+	}
+}
+
+// A file the writer keeps open, writing now and then, is not taken.
+func TestQuietWindowResetByWrites(t *testing.T) {
+	e := newEnv(t, opts{quiet: 1500 * time.Millisecond})
+	p := filepath.Join(e.dir, "inbox", "reception", "slow.pdf")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 6; i++ {
+		f.WriteString("%PDF-1.4 page\n%%EOF\n")
+		f.Sync()
+		time.Sleep(500 * time.Millisecond) // below the quiet window
+		rows := e.waitScans(time.Second, "", func([]receiver.Scan) bool { return true })
+		if len(rows) != 0 {
+			t.Fatalf("taken while still being written: %+v", rows)
+		}
+	}
+	f.Close()
+	e.waitScans(5*time.Second, "held after quiet", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
+}

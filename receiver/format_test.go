@@ -1,0 +1,76 @@
+package receiver
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func tiffFile(stripLen int, cut int) []byte {
+	var b bytes.Buffer
+	b.WriteString("II*\x00")
+	binary.Write(&b, binary.LittleEndian, uint32(8))
+	ents := [][3]uint32{{256, 4, 10}, {257, 4, 10}, {273, 4, 8 + 2 + 3*12 + 4}, {279, 4, uint32(stripLen)}}
+	ents = ents[:4]
+	binary.Write(&b, binary.LittleEndian, uint16(len(ents)))
+	for _, e := range ents {
+		binary.Write(&b, binary.LittleEndian, uint16(e[0]))
+		binary.Write(&b, binary.LittleEndian, uint16(e[1]))
+		binary.Write(&b, binary.LittleEndian, uint32(1))
+		binary.Write(&b, binary.LittleEndian, e[2])
+	}
+	binary.Write(&b, binary.LittleEndian, uint32(0))
+	// fix the strip offset: header 8 + 2 + 4*12 + 4
+	out := b.Bytes()
+	binary.LittleEndian.PutUint32(out[8+2+2*12+8:], uint32(len(out)))
+	out = append(out, bytes.Repeat([]byte{0x55}, stripLen)...)
+	return out[:len(out)-cut]
+}
+
+func TestCheckFormat(t *testing.T) {
+	pdf := []byte("%PDF-1.7\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n")
+	loopTIFF := []byte("II*\x00\x08\x00\x00\x00\x00\x00\x08\x00\x00\x00")
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want Format
+	}{
+		{"pdf", pdf, FormatComplete},
+		{"pdf-cut", pdf[:len(pdf)-8], FormatIncomplete},
+		{"pdf-eof-then-garbage", append(append([]byte{}, pdf...), bytes.Repeat([]byte{' '}, 100)...), FormatComplete},
+		{"pdf-eof-far-from-end", append(append([]byte{}, pdf...), bytes.Repeat([]byte{'x'}, 2000)...), FormatIncomplete},
+		{"jpeg", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9}, FormatComplete},
+		{"jpeg-padded", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9, 0, 0}, FormatComplete},
+		{"jpeg-cut", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3}, FormatIncomplete},
+		{"tiff", tiffFile(100, 0), FormatComplete},
+		{"tiff-cut", tiffFile(100, 10), FormatIncomplete},
+		{"tiff-header-only", []byte("II*\x00\x08\x00\x00\x00"), FormatIncomplete},
+		{"tiff-loop", loopTIFF, FormatIncomplete},
+		{"text", []byte("hello"), FormatUnknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "f")
+			os.WriteFile(p, tc.data, 0o600)
+			f, _ := os.Open(p)
+			defer f.Close()
+			got, why, err := checkFormat(f, int64(len(tc.data)))
+			if err != nil || got != tc.want {
+				t.Fatalf("got %v (%s, %v), want %v", got, why, err, tc.want)
+			}
+			if got == FormatIncomplete && why == "" {
+				t.Fatal("incomplete without a reason")
+			}
+		})
+	}
+}
+
+func TestJunk(t *testing.T) {
+	for name, junk := range map[string]bool{"._scan.pdf": true, "Thumbs.db": true, "~$doc.docx": true, "x.TMP": true,
+		"scan.pdf": false, "a/._b": true, "doc_001.tif": false} {
+		if got := junkReason(name) != ""; got != junk {
+			t.Errorf("%s: junk=%v", name, got)
+		}
+	}
+}

@@ -1,0 +1,405 @@
+package receiver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// Destination is a registered scan destination as the receiver needs it.
+type Destination struct {
+	Name   string          // unique registry name
+	Folder string          // its folder on the fallback share (stable, safe)
+	Target smbcheck.Target // the real folder, as the MFP stores it
+}
+
+// Destinations lists the registered destinations (the registry).
+type Destinations interface {
+	Destinations(ctx context.Context) ([]Destination, error)
+}
+
+// Remote opens a destination's real folder: smbcheck's dialer, with the
+// failure ledger's gate, in the daemon.
+type Remote interface {
+	Open(ctx context.Context, t smbcheck.Target) (Folder, error)
+}
+
+// ErrLogon marks a Remote's error as a failed or refused logon: such a
+// delivery is not retried on the back-off timer (each try could count
+// toward the account's lockout); the next green check or an on-demand
+// delivery tries again.
+var ErrLogon = errors.New("logon failed")
+
+// Folder is a logged-on destination folder; names are relative to it.
+type Folder interface {
+	// Create makes a new file, failing with os.ErrExist when it exists.
+	Create(ctx context.Context, name string) (RemoteFile, error)
+	Open(ctx context.Context, name string) (RemoteFile, error)
+	// Rename fails with os.ErrExist when to exists.
+	Rename(ctx context.Context, from, to string) error
+	Stat(ctx context.Context, name string) (fs.FileInfo, error)
+	Remove(ctx context.Context, name string) error
+	// Close logs off.
+	Close() error
+}
+
+// RemoteFile is an open file of a Folder.
+type RemoteFile interface {
+	io.Reader
+	io.Writer
+	io.Closer
+	Sync() error
+}
+
+// ForwardConfig tunes delivery. Zero means zero; defaults in DefaultForward.
+type ForwardConfig struct {
+	Retry     time.Duration // first retry after a failed delivery
+	MaxRetry  time.Duration // the back-off's ceiling
+	Retention time.Duration // how long a delivered scan's local copy is kept
+	Poll      time.Duration // how often due scans are looked for
+}
+
+// DefaultForward is the forwarder's default tuning.
+var DefaultForward = ForwardConfig{Retry: 30 * time.Second, MaxRetry: 30 * time.Minute, Retention: 30 * 24 * time.Hour, Poll: time.Second}
+
+// forwarder delivers held scans: temporary name → rename → read back and
+// verify size and SHA-256 → delivered. Every step is safe to repeat after a
+// crash.
+type forwarder struct {
+	cfg     ForwardConfig
+	dataDir string
+	cat     Catalogue
+	dests   Destinations
+	remote  Remote
+	claim   string // this process's claim on rows it delivers
+	log     *slog.Logger
+	now     func() time.Time
+	buf     []byte
+
+	lastErr   string
+	lastErrAt time.Time
+}
+
+// tempPrefix starts the temporary name of a file being delivered.
+const tempPrefix = ".scanwarden-"
+
+func tempName(id int64) string { return tempPrefix + strconv.FormatInt(id, 10) + ".tmp" }
+
+// DeliveryError is why one scan was not delivered.
+type DeliveryError struct {
+	Scan int64
+	Op   string
+	Err  error
+}
+
+func (e *DeliveryError) Error() string { return fmt.Sprintf("scan %d: %s: %v", e.Scan, e.Op, e.Err) }
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// due returns the destinations with scans to deliver now (or all held ones
+// when now is zero, for an on-demand delivery of only).
+func (fw *forwarder) due(ctx context.Context, now time.Time, only *string) (map[string][]Scan, error) {
+	q := ScanQuery{States: []State{Held, Failed}, Destination: only}
+	if !now.IsZero() {
+		q.DueBefore = now
+	}
+	rows, err := fw.cat.Scans(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Scan{}
+	for _, r := range rows {
+		if r.Destination == "" || r.HeldPath == "" {
+			continue
+		}
+		out[r.Destination] = append(out[r.Destination], r)
+	}
+	return out, nil
+}
+
+// deliverDue delivers the due scans of every destination (one session per
+// destination); force=true ignores the back-off. It returns how many were
+// delivered and the first error.
+func (fw *forwarder) deliverDue(ctx context.Context, only *string, force bool) (int, error) {
+	now := fw.now()
+	t := now
+	if force {
+		t = time.Time{}
+	}
+	byDest, err := fw.due(ctx, t, only)
+	if err != nil {
+		return 0, err
+	}
+	if len(byDest) == 0 {
+		return 0, nil
+	}
+	dests, err := fw.dests.Destinations(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("destinations: %w", err)
+	}
+	known := map[string]Destination{}
+	for _, d := range dests {
+		known[d.Name] = d
+	}
+	var n int
+	var first error
+	for name, scans := range byDest {
+		d, ok := known[name]
+		if !ok {
+			continue // destination removed: the scans stay held
+		}
+		k, err := fw.deliverTo(ctx, d, scans)
+		n += k
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return n, first
+}
+
+func (fw *forwarder) deliverTo(ctx context.Context, d Destination, scans []Scan) (int, error) {
+	folder, err := fw.remote.Open(ctx, d.Target)
+	if err != nil {
+		fw.failAll(ctx, scans, err)
+		return 0, fmt.Errorf("destination %s: %w", d.Name, err)
+	}
+	defer folder.Close()
+	var n int
+	for _, sc := range scans {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		if err := fw.deliver(ctx, folder, sc); err != nil {
+			return n, fmt.Errorf("destination %s: %w", d.Name, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// failAll records a failed attempt on scans that could not even start.
+func (fw *forwarder) failAll(ctx context.Context, scans []Scan, cause error) {
+	for _, sc := range scans {
+		fw.fail(ctx, sc, sc.State, cause)
+	}
+}
+
+func (fw *forwarder) backoff(attempts int) time.Duration {
+	d := fw.cfg.Retry
+	for i := 1; i < attempts && d < fw.cfg.MaxRetry; i++ {
+		d *= 2
+	}
+	return min(d, fw.cfg.MaxRetry)
+}
+
+func (fw *forwarder) fail(ctx context.Context, sc Scan, from State, cause error) {
+	sc.State = Failed
+	sc.Attempts++
+	sc.Error = cause.Error()
+	sc.Claim = ""
+	next := fw.backoff(sc.Attempts)
+	if errors.Is(cause, ErrLogon) {
+		// a logon failure is not retried blindly: it would eat the
+		// account's lockout budget. The next green check delivers.
+		next = fw.cfg.MaxRetry
+	}
+	sc.NextAttempt = fw.now().Add(next)
+	fw.cat.UpdateScan(context.WithoutCancel(ctx), sc, from)
+	fw.lastErr, fw.lastErrAt = sc.Error, fw.now()
+}
+
+// deliver copies one scan: claim → temporary file → rename to a free name
+// (a file already there with the same content counts as delivered) → read
+// back and compare → delivered.
+func (fw *forwarder) deliver(ctx context.Context, folder Folder, sc Scan) error {
+	from := sc.State
+	sc.State, sc.Claim = Delivering, fw.claim
+	if ok, err := fw.cat.UpdateScan(ctx, sc, from); err != nil {
+		return err
+	} else if !ok {
+		return nil // someone else took it
+	}
+	name, err := fw.copyScan(ctx, folder, sc)
+	if err != nil {
+		fw.fail(ctx, sc, Delivering, err)
+		return err
+	}
+	sc.State, sc.Claim, sc.Error, sc.RemoteName = Delivered, "", "", name
+	sc.DeliveredAt = fw.now().UTC()
+	if ok, err := fw.cat.UpdateScan(context.WithoutCancel(ctx), sc, Delivering); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("scan %d: left delivering by another", sc.ID)
+	}
+	fw.log.Info("scan delivered", "id", sc.ID, "destination", sc.Destination, "file", name, "size", sc.Size)
+	return nil
+}
+
+func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (string, error) {
+	local, err := os.Open(filepath.Join(fw.dataDir, sc.HeldPath))
+	if err != nil {
+		return "", &DeliveryError{sc.ID, "open held copy", err}
+	}
+	defer local.Close()
+	tmp := tempName(sc.ID)
+	// A temporary file left by a crash goes first.
+	if err := folder.Remove(ctx, tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", &DeliveryError{sc.ID, "remove stale " + tmp, err}
+	}
+	// Already there (a crash after the rename)? Then it is delivered.
+	name, done, err := fw.findName(ctx, folder, sc)
+	if err != nil || done {
+		return name, err
+	}
+	w, err := folder.Create(ctx, tmp)
+	if err != nil {
+		return "", &DeliveryError{sc.ID, "create " + tmp, err}
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(w, io.TeeReader(local, h), fw.buf)
+	if err == nil && n != sc.Size {
+		err = fmt.Errorf("held copy is %d bytes, catalogued %d", n, sc.Size)
+	}
+	if err == nil && hex.EncodeToString(h.Sum(nil)) != sc.SHA256 {
+		err = errors.New("held copy does not match its catalogued SHA-256")
+	}
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		folder.Remove(context.WithoutCancel(ctx), tmp)
+		return "", &DeliveryError{sc.ID, "write " + tmp, err}
+	}
+	for range 100 {
+		err = folder.Rename(ctx, tmp, name)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			folder.Remove(context.WithoutCancel(ctx), tmp)
+			return "", &DeliveryError{sc.ID, "rename to " + name, err}
+		}
+		// someone took the name meanwhile: the next free one
+		var done bool
+		if name, done, err = fw.findName(ctx, folder, sc); err != nil || done {
+			folder.Remove(context.WithoutCancel(ctx), tmp)
+			return name, err
+		}
+	}
+	if err != nil {
+		folder.Remove(context.WithoutCancel(ctx), tmp)
+		return "", &DeliveryError{sc.ID, "rename", err}
+	}
+	if err := fw.verify(ctx, folder, name, sc); err != nil {
+		return "", &DeliveryError{sc.ID, "verify " + name, err}
+	}
+	return name, nil
+}
+
+// findName returns the name to deliver under: the scan's own, or with a
+// suffix " (2)", " (3)", … when a different file has it. done is true when
+// one of those names already holds this very scan (same size and SHA-256).
+func (fw *forwarder) findName(ctx context.Context, folder Folder, sc Scan) (string, bool, error) {
+	ext := filepath.Ext(sc.File)
+	base := strings.TrimSuffix(sc.File, ext)
+	for i := 1; i < 1000; i++ {
+		name := sc.File
+		if i > 1 {
+			name = fmt.Sprintf("%s (%d)%s", base, i, ext)
+		}
+		fi, err := folder.Stat(ctx, name)
+		if errors.Is(err, os.ErrNotExist) {
+			return name, false, nil
+		}
+		if err != nil {
+			return "", false, &DeliveryError{sc.ID, "stat " + name, err}
+		}
+		if fi.Size() == sc.Size && fw.verify(ctx, folder, name, sc) == nil {
+			return name, true, nil
+		}
+	}
+	return "", false, &DeliveryError{sc.ID, "find a free name", errors.New("999 files of that name")}
+}
+
+// verify reads name back and compares size and SHA-256 with the catalogue.
+func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc Scan) error {
+	r, err := folder.Open(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sum, n, err := hashFile(r, fw.buf)
+	if err != nil {
+		return err
+	}
+	if n != sc.Size || sum != sc.SHA256 {
+		return fmt.Errorf("read back %d bytes sha256 %s, want %d bytes %s", n, sum, sc.Size, sc.SHA256)
+	}
+	return nil
+}
+
+// purge removes the local copies of scans delivered longer ago than the
+// retention.
+func (fw *forwarder) purge(ctx context.Context) (int, error) {
+	rows, err := fw.cat.Scans(ctx, ScanQuery{States: []State{Delivered}})
+	if err != nil {
+		return 0, err
+	}
+	cut := fw.now().Add(-fw.cfg.Retention)
+	var n int
+	for _, sc := range rows {
+		if sc.DeliveredAt.After(cut) {
+			continue
+		}
+		p := filepath.Join(fw.dataDir, sc.HeldPath)
+		sc.State = Purged
+		if ok, err := fw.cat.UpdateScan(ctx, sc, Delivered); err != nil || !ok {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fw.log.Warn("purge: cannot remove held copy", "id", sc.ID, "err", err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// newClaim is this process's claim: its pid and a random tag, so a row left
+// Delivering by a dead process can be told from one in flight.
+func newClaim() string {
+	var r [6]byte
+	rand.Read(r[:])
+	return strconv.Itoa(os.Getpid()) + ":" + hex.EncodeToString(r[:])
+}
+
+// claimAlive says whether the process that made claim may still run.
+func claimAlive(claim, own string) bool {
+	if claim == own {
+		return true
+	}
+	pidS, _, _ := strings.Cut(claim, ":")
+	pid, err := strconv.Atoi(pidS)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return false // our pid, another claim: an earlier life of this process id
+	}
+	_, err = os.Stat("/proc/" + pidS)
+	return err == nil && !isZombie(pid)
+}

@@ -1,0 +1,306 @@
+package receiver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// snapshot is what a file looked like when last seen.
+type snapshot struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+func statSnap(path string) (snapshot, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return snapshot{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return snapshot{}, fmt.Errorf("%s: not a regular file", path)
+	}
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	return snapshot{size: fi.Size(), mtime: fi.ModTime(), ino: ino}, nil
+}
+
+// hashBuf is the fixed buffer a scan is hashed through: memory does not
+// grow with file size.
+const hashBuf = 128 << 10
+
+// hashFile streams r through SHA-256.
+func hashFile(r io.Reader, buf []byte) (string, int64, error) {
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, buf)
+	if err != nil {
+		return "", n, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// outcome of one ingest attempt.
+type outcome int
+
+const (
+	ingested   outcome = iota // catalogued and moved to the held area
+	incomplete                // catalogued as incomplete, left in the inbox
+	changed                   // the file changed while we looked: wait again
+	gone                      // the file is no longer there
+	unchangedIncomplete
+)
+
+// ingester catalogues complete files: hash, row, atomic move.
+type ingester struct {
+	dataDir string // held area lies below it, on the inbox's filesystem
+	inbox   string
+	cat     Catalogue
+	now     func() time.Time
+	buf     []byte
+	dest    func(folder string) string // folder → destination name ("" = none)
+}
+
+func (g *ingester) heldDir() string { return filepath.Join(g.dataDir, "held") }
+
+// ingest takes in the file at path (absolute, inside the inbox) whose last
+// look was snap. A row is committed before the file leaves the inbox; the
+// move is a rename within one filesystem followed by fsync of the file and
+// both folders.
+func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, writer string, force bool) (outcome, Scan, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return gone, Scan{}, nil
+	}
+	if err != nil {
+		return changed, Scan{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	now, err := fstatSnap(f)
+	if err != nil {
+		return changed, Scan{}, err
+	}
+	if now != snap {
+		return changed, Scan{}, nil
+	}
+	folder, file := g.split(path)
+	sc := Scan{Destination: g.dest(folder), Folder: folder, File: file, Size: snap.size, ReceivedAt: g.now().UTC(),
+		InboxPath: g.rel(path), Writer: writer}
+	state, why := Held, ""
+	if !force {
+		fmtState, reason, err := checkFormat(f, snap.size)
+		if err != nil {
+			return changed, Scan{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		if fmtState == FormatIncomplete {
+			state, why = Incomplete, reason
+		}
+	}
+	// fsync before the hash and the commit: what the row says is on disk.
+	if err := f.Sync(); err != nil {
+		return changed, Scan{}, fmt.Errorf("fsync %s: %w", path, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return changed, Scan{}, err
+	}
+	sum, n, err := hashFile(f, g.buf)
+	if err != nil {
+		return changed, Scan{}, fmt.Errorf("hash %s: %w", path, err)
+	}
+	if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size {
+		return changed, Scan{}, nil
+	}
+	sc.SHA256, sc.State, sc.Error = sum, state, why
+	if state == Incomplete {
+		return g.recordIncomplete(ctx, sc)
+	}
+	held, err := g.newHeldPath(file)
+	if err != nil {
+		return changed, Scan{}, err
+	}
+	sc.HeldPath = g.rel(held)
+	if old, ok, err := g.incompleteRow(ctx, sc.InboxPath); err != nil {
+		return changed, Scan{}, err
+	} else if ok {
+		// it was incomplete and now checks out (or is forced): the same row
+		sc.ID, sc.ReceivedAt, sc.Forced = old.ID, old.ReceivedAt, force
+		if ok, err := g.cat.UpdateScan(ctx, sc, Incomplete); err != nil || !ok {
+			return changed, Scan{}, err
+		}
+	} else {
+		if sc.ID, err = g.cat.AddScan(ctx, sc); err != nil {
+			return changed, Scan{}, err
+		}
+	}
+	if err := moveDurable(path, held); err != nil {
+		// The row is committed and the file is still in the inbox:
+		// recovery (or the next rescan) finishes the move.
+		return ingested, sc, fmt.Errorf("move %s into the held area: %w", path, err)
+	}
+	return ingested, sc, nil
+}
+
+func fstatSnap(f *os.File) (snapshot, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return snapshot{}, err
+	}
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	return snapshot{size: fi.Size(), mtime: fi.ModTime(), ino: ino}, nil
+}
+
+func (g *ingester) incompleteRow(ctx context.Context, inboxRel string) (Scan, bool, error) {
+	rows, err := g.cat.Scans(ctx, ScanQuery{States: []State{Incomplete}})
+	if err != nil {
+		return Scan{}, false, err
+	}
+	for _, r := range rows {
+		if r.InboxPath == inboxRel {
+			return r, true, nil
+		}
+	}
+	return Scan{}, false, nil
+}
+
+func (g *ingester) recordIncomplete(ctx context.Context, sc Scan) (outcome, Scan, error) {
+	old, ok, err := g.incompleteRow(ctx, sc.InboxPath)
+	if err != nil {
+		return changed, Scan{}, err
+	}
+	if ok {
+		if old.SHA256 == sc.SHA256 {
+			return unchangedIncomplete, old, nil
+		}
+		sc.ID, sc.ReceivedAt = old.ID, old.ReceivedAt
+		if _, err := g.cat.UpdateScan(ctx, sc, Incomplete); err != nil {
+			return changed, Scan{}, err
+		}
+		return incomplete, sc, nil
+	}
+	if sc.ID, err = g.cat.AddScan(ctx, sc); err != nil {
+		return changed, Scan{}, err
+	}
+	return incomplete, sc, nil
+}
+
+// newHeldPath is a fresh, unique file in the held area; the scan's own name
+// stays in the catalogue only (it may be anything a client sent).
+func (g *ingester) newHeldPath(file string) (string, error) {
+	dir := filepath.Join(g.heldDir(), time.Now().UTC().Format("2006-01-02"))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("held area: %w", err)
+	}
+	var r [8]byte
+	rand.Read(r[:])
+	ext := strings.ToLower(filepath.Ext(file))
+	if len(ext) > 8 || strings.ContainsAny(ext, " /\\") {
+		ext = ""
+	}
+	return filepath.Join(dir, hex.EncodeToString(r[:])+ext), nil
+}
+
+// moveDurable renames from to to (same filesystem) and makes the rename
+// durable: fsync of the file and of both folders.
+func moveDurable(from, to string) error {
+	if err := os.Rename(from, to); err != nil {
+		return err
+	}
+	if err := fsyncPath(to); err != nil {
+		return err
+	}
+	if err := fsyncPath(filepath.Dir(to)); err != nil {
+		return err
+	}
+	return fsyncPath(filepath.Dir(from))
+}
+
+func fsyncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", p, err)
+	}
+	return nil
+}
+
+func (g *ingester) rel(p string) string {
+	r, err := filepath.Rel(g.dataDir, p)
+	if err != nil {
+		return p
+	}
+	return r
+}
+
+// split gives the share folder a file arrived in and its name below that
+// folder, made safe.
+func (g *ingester) split(path string) (folder, file string) {
+	r, err := filepath.Rel(g.inbox, path)
+	if err != nil {
+		return Unsorted, SafeName(filepath.Base(path))
+	}
+	parts := strings.Split(r, string(filepath.Separator))
+	if len(parts) == 1 {
+		return Unsorted, SafeName(parts[0])
+	}
+	// deeper folders are flattened into the name: the destination folder
+	// is one level
+	return parts[0], SafeName(strings.Join(parts[1:], "_"))
+}
+
+// maxName bounds a delivered file name (bytes), below every SMB server's limit.
+const maxName = 200
+
+// SafeName makes a client-provided file name safe to keep and to deliver:
+// no path separators or characters Windows refuses, no control characters,
+// no leading/trailing dots or spaces, at most maxName bytes (the extension
+// kept), never empty.
+func SafeName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r == utf8.RuneError, unicode.IsControl(r), strings.ContainsRune(`/\:*?"<>|`, r):
+			b.WriteRune('_')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	s := strings.Trim(b.String(), " .")
+	if s == "" {
+		s = "scan"
+	}
+	if len(s) > maxName {
+		ext := filepath.Ext(s)
+		if len(ext) > 16 {
+			ext = ""
+		}
+		base := s[:maxName-len(ext)]
+		for !utf8.ValidString(base) {
+			base = base[:len(base)-1]
+		}
+		s = base + ext
+	}
+	switch strings.ToUpper(strings.TrimSuffix(s, filepath.Ext(s))) {
+	case "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "LPT1", "LPT2", "LPT3":
+		s = "_" + s
+	}
+	return s
+}

@@ -1,0 +1,532 @@
+// Package receiver is scanwarden's fallback scan share: its own smbd takes
+// scans while a destination's real folder is broken, a watcher decides when
+// each file is complete, the catalogue holds it (hashed, moved atomically),
+// and a forwarder delivers it, verified, once the real folder works again.
+package receiver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Config is the receiver's whole configuration. Zero means zero: fill
+// defaults (DefaultShare, port 445, DefaultWatch, DefaultForward) where the
+// config is read.
+type Config struct {
+	// DataDir holds inbox/ (the share), held/ (catalogued scans) and smbd/.
+	DataDir  string
+	Listen   netip.Addr // the one address the share binds
+	Port     int
+	Share    string
+	Accounts []Account
+	// SMB1 lets SMB1/NTLMv1 firmware in, on this share only (a standing
+	// security warning in Status).
+	SMB1 bool
+	// ExternalSamba: smbd runs under its own unit from the config written
+	// here; the receiver validates and writes the config and asks that smbd
+	// to reload, but never starts or stops it.
+	ExternalSamba bool
+	// KeepSamba leaves smbd running at Close (a daemon restart does not cut
+	// transfers in flight). Without it Close stops smbd.
+	KeepSamba bool
+	Watch     WatchConfig
+	Forward   ForwardConfig
+	// SambaBin names the Samba programs (zero: found in PATH).
+	SambaBin SambaBin
+}
+
+// Validate names the first field that cannot be used.
+func (c Config) Validate() error {
+	if c.DataDir == "" || !filepath.IsAbs(c.DataDir) {
+		return &ConfigError{"data_dir", c.DataDir, "must be an absolute path"}
+	}
+	if c.Watch.Quiet <= 0 {
+		return &ConfigError{"quiet", c.Watch.Quiet.String(), "must be positive"}
+	}
+	if c.Watch.Rescan <= 0 {
+		return &ConfigError{"rescan", c.Watch.Rescan.String(), "must be positive"}
+	}
+	if c.Forward.Retry <= 0 || c.Forward.MaxRetry < c.Forward.Retry {
+		return &ConfigError{"retry", c.Forward.Retry.String(), "must be positive and at most max_retry"}
+	}
+	if c.Forward.Poll <= 0 {
+		return &ConfigError{"poll", c.Forward.Poll.String(), "must be positive"}
+	}
+	return c.samba().Validate()
+}
+
+func (c Config) samba() SambaConfig {
+	return SambaConfig{Dir: filepath.Join(c.DataDir, "smbd"), Inbox: Inbox(c.DataDir), Listen: c.Listen, Port: c.Port,
+		Share: c.Share, Accounts: c.Accounts, SMB1: c.SMB1, Bin: c.SambaBin}
+}
+
+// Inbox is the share's folder in a data dir.
+func Inbox(dataDir string) string { return filepath.Join(dataDir, "inbox") }
+
+// Receiver runs the fallback share: smbd, watcher, forwarder.
+type Receiver struct {
+	cfg    Config
+	cat    Catalogue
+	dests  Destinations
+	remote Remote
+	log    *slog.Logger
+	samba  *Samba
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	kick   chan *string
+	fw     *forwarder
+	w      *watcher
+
+	mu      sync.Mutex
+	folders map[string]string // share folder → destination
+	stats   runStats
+}
+
+type runStats struct {
+	junk    int
+	lastErr string
+	errAt   time.Time
+}
+
+// New checks the config; nothing starts before Open.
+func New(cfg Config, cat Catalogue, dests Destinations, remote Remote, log *slog.Logger) (*Receiver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s, err := NewSamba(cfg.samba())
+	if err != nil {
+		return nil, err
+	}
+	r := &Receiver{cfg: cfg, cat: cat, dests: dests, remote: remote, log: log.With("component", "receiver"), samba: s,
+		kick: make(chan *string, 16), folders: map[string]string{}}
+	return r, nil
+}
+
+// runInfo is what `receiver status` reads from another process (no secret).
+type runInfo struct {
+	Listen string `json:"listen"`
+	Port   int    `json:"port"`
+	Share  string `json:"share"`
+	SMB1   bool   `json:"smb1"`
+	Pid    int    `json:"pid"`
+}
+
+// Open starts (or finds) smbd, lays out the share, finishes what a crash
+// left half done, and starts the watcher and the forwarder.
+func (r *Receiver) Open(ctx context.Context) error {
+	for _, d := range []string{r.cfg.DataDir, filepath.Join(r.cfg.DataDir, "held")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("receiver: %w", err)
+		}
+	}
+	if err := os.MkdirAll(Inbox(r.cfg.DataDir), 0o750); err != nil {
+		return fmt.Errorf("receiver: %w", err)
+	}
+	if err := r.layout(ctx); err != nil {
+		return err
+	}
+	if r.cfg.ExternalSamba {
+		changed, err := r.samba.WriteConfig(ctx)
+		if err != nil {
+			return err
+		}
+		if err := r.samba.SetAccounts(ctx); err != nil {
+			return err
+		}
+		if pid := r.samba.Find(); pid != 0 {
+			r.samba.pid = pid
+			if changed {
+				r.samba.Reload()
+			}
+		}
+	} else if err := r.samba.Start(ctx); err != nil {
+		return err
+	}
+	r.writeRunInfo()
+	if err := r.recover(ctx); err != nil {
+		return err
+	}
+	g := r.ingester()
+	w := newWatcher(r.cfg.Watch, Inbox(r.cfg.DataDir), g, newAuditTail(r.samba.AuditLog()), r.samba.OpenFiles, r.log)
+	if err := w.start(); err != nil {
+		return err
+	}
+	w.onScan = func(sc Scan, out outcome) {
+		if out == ingested && sc.Destination != "" {
+			select {
+			case r.kick <- nil:
+			default:
+			}
+		}
+	}
+	r.w = w
+	r.fw = r.forwarder()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	r.wg.Add(2)
+	go func() {
+		defer r.wg.Done()
+		defer w.close()
+		r.watchLoop(ctx)
+	}()
+	go func() {
+		defer r.wg.Done()
+		r.forwardLoop(ctx)
+	}()
+	return nil
+}
+
+func (r *Receiver) ingester() *ingester {
+	return &ingester{dataDir: r.cfg.DataDir, inbox: Inbox(r.cfg.DataDir), cat: r.cat, now: time.Now, buf: make([]byte, hashBuf),
+		dest: r.destOf}
+}
+
+func (r *Receiver) forwarder() *forwarder {
+	return &forwarder{cfg: r.cfg.Forward, dataDir: r.cfg.DataDir, cat: r.cat, dests: r.dests, remote: r.remote,
+		claim: newClaim(), log: r.log, now: time.Now, buf: make([]byte, hashBuf)}
+}
+
+func (r *Receiver) destOf(folder string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.folders[folder]
+}
+
+func (r *Receiver) writeRunInfo() {
+	b, _ := json.Marshal(runInfo{Listen: r.cfg.Listen.String(), Port: r.cfg.Port, Share: r.cfg.Share, SMB1: r.cfg.SMB1, Pid: r.samba.Pid()})
+	tmp := filepath.Join(r.cfg.DataDir, "receiver.json.new")
+	if os.WriteFile(tmp, b, 0o600) == nil {
+		os.Rename(tmp, filepath.Join(r.cfg.DataDir, "receiver.json"))
+	}
+}
+
+// layout makes one folder per registered destination plus _unsorted.
+func (r *Receiver) layout(ctx context.Context) error {
+	var dests []Destination
+	if r.dests != nil {
+		var err error
+		if dests, err = r.dests.Destinations(ctx); err != nil {
+			return fmt.Errorf("receiver: destinations: %w", err)
+		}
+	}
+	folders := map[string]string{}
+	for _, d := range append(dests, Destination{Folder: Unsorted}) {
+		if d.Folder == "" || d.Folder != filepath.Base(d.Folder) || d.Folder == "." || d.Folder == ".." {
+			r.log.Warn("destination has no usable folder name; its scans go to _unsorted", "destination", d.Name)
+			continue
+		}
+		if err := os.MkdirAll(filepath.Join(Inbox(r.cfg.DataDir), d.Folder), 0o750); err != nil {
+			return fmt.Errorf("receiver: folder %s: %w", d.Folder, err)
+		}
+		if d.Name != "" {
+			folders[d.Folder] = d.Name
+		}
+	}
+	r.mu.Lock()
+	r.folders = folders
+	r.mu.Unlock()
+	return nil
+}
+
+// recover finishes what a crash interrupted: rows left delivering by a dead
+// process go back to held; a row committed whose file did not leave the
+// inbox gets its move; purged rows lose a held copy left behind.
+func (r *Receiver) recover(ctx context.Context) error {
+	rows, err := r.cat.Scans(ctx, ScanQuery{States: []State{Held, Failed, Delivering, Purged}})
+	if err != nil {
+		return fmt.Errorf("receiver: recover: %w", err)
+	}
+	g := r.ingester()
+	own := "" // no claim of ours exists yet
+	for _, sc := range rows {
+		held := filepath.Join(r.cfg.DataDir, sc.HeldPath)
+		switch sc.State {
+		case Purged:
+			os.Remove(held)
+			continue
+		case Delivering:
+			if claimAlive(sc.Claim, own) {
+				continue
+			}
+			from := sc.State
+			sc.State, sc.Claim, sc.NextAttempt = Held, "", time.Time{}
+			if _, err := r.cat.UpdateScan(ctx, sc, from); err != nil {
+				return fmt.Errorf("receiver: recover: %w", err)
+			}
+		}
+		if _, err := os.Stat(held); err == nil || sc.HeldPath == "" {
+			continue
+		}
+		inbox := filepath.Join(r.cfg.DataDir, sc.InboxPath)
+		snap, err := statSnap(inbox)
+		if err == nil && snap.size == sc.Size {
+			f, ferr := os.Open(inbox)
+			if ferr == nil {
+				sum, _, herr := hashFile(f, g.buf)
+				f.Close()
+				if herr == nil && sum == sc.SHA256 {
+					os.MkdirAll(filepath.Dir(held), 0o700)
+					if err := moveDurable(inbox, held); err != nil {
+						return fmt.Errorf("receiver: recover scan %d: %w", sc.ID, err)
+					}
+					r.log.Info("recovered: moved a catalogued scan out of the inbox", "id", sc.ID, "file", sc.File)
+					continue
+				}
+			}
+		}
+		from := sc.State
+		sc.State, sc.Error = Failed, "held copy missing (removed from "+filepath.Dir(held)+" by hand?)"
+		sc.NextAttempt = time.Now().Add(100 * 365 * 24 * time.Hour)
+		r.cat.UpdateScan(ctx, sc, from)
+		r.log.Error("catalogued scan has no held copy", "id", sc.ID, "file", sc.File)
+	}
+	return nil
+}
+
+func (r *Receiver) watchLoop(ctx context.Context) {
+	// the watcher runs its own loop; destinations are re-read on each rescan
+	refresh := time.NewTicker(max(r.cfg.Watch.Rescan, time.Second))
+	defer refresh.Stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.w.run(ctx)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			<-done
+			return
+		case <-refresh.C:
+			if err := r.layout(ctx); err != nil {
+				r.log.Warn("share layout", "err", err)
+			}
+			if !r.cfg.ExternalSamba && !r.samba.Alive() {
+				r.log.Error("smbd is gone; starting it again")
+				if err := r.samba.Start(ctx); err != nil {
+					r.log.Error("smbd restart failed", "err", err)
+				} else {
+					r.writeRunInfo()
+				}
+			}
+		}
+	}
+}
+
+func (r *Receiver) forwardLoop(ctx context.Context) {
+	if r.remote == nil || r.dests == nil {
+		<-ctx.Done()
+		return
+	}
+	poll := time.NewTicker(r.cfg.Forward.Poll)
+	defer poll.Stop()
+	purge := time.NewTicker(time.Hour)
+	defer purge.Stop()
+	r.fw.purge(ctx)
+	for {
+		var only *string
+		force := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+		case only = <-r.kick:
+			force = only != nil
+		case <-purge.C:
+			r.fw.purge(ctx)
+			continue
+		}
+		if _, err := r.fw.deliverDue(ctx, only, force); err != nil && ctx.Err() == nil {
+			r.log.Warn("delivery failed; retrying later", "err", err)
+		}
+	}
+}
+
+// Kick asks for an early delivery of destination's held scans (its check
+// just turned green), past the back-off.
+func (r *Receiver) Kick(destination string) {
+	select {
+	case r.kick <- &destination:
+	default:
+	}
+}
+
+// Deliver delivers destination's held scans now ("" = every destination's)
+// in the caller's goroutine, past the back-off, and says how many.
+func (r *Receiver) Deliver(ctx context.Context, destination string) (int, error) {
+	fw := r.fw
+	if fw == nil {
+		fw = r.forwarder()
+	}
+	var only *string
+	if destination != "" {
+		only = &destination
+	}
+	return fw.deliverDue(ctx, only, true)
+}
+
+// Close stops the watcher and the forwarder; smbd stops too unless
+// KeepSamba or ExternalSamba.
+func (r *Receiver) Close() error {
+	if r.cancel != nil {
+		r.cancel()
+		r.wg.Wait()
+		r.cancel = nil
+	}
+	if !r.cfg.KeepSamba && !r.cfg.ExternalSamba {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		return r.samba.Stop(ctx)
+	}
+	return nil
+}
+
+// Samba is the managed smbd.
+func (r *Receiver) Samba() *Samba { return r.samba }
+
+// Force lets an incomplete scan be delivered as it is: it is catalogued as
+// held (marked forced) and leaves the inbox.
+func (r *Receiver) Force(ctx context.Context, id int64) (Scan, error) {
+	return Force(ctx, r.cfg.DataDir, r.cat, id)
+}
+
+// Force does Receiver.Force without a running receiver (the CLI).
+func Force(ctx context.Context, dataDir string, cat Catalogue, id int64) (Scan, error) {
+	sc, err := cat.Scan(ctx, id)
+	if err != nil {
+		return Scan{}, err
+	}
+	if sc.State != Incomplete {
+		return Scan{}, fmt.Errorf("scan %d is %s, not incomplete", id, sc.State)
+	}
+	p := filepath.Join(dataDir, sc.InboxPath)
+	snap, err := statSnap(p)
+	if err != nil {
+		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
+	}
+	g := &ingester{dataDir: dataDir, inbox: Inbox(dataDir), cat: cat, now: time.Now, buf: make([]byte, hashBuf),
+		dest: func(string) string { return sc.Destination }}
+	out, got, err := g.ingest(ctx, p, snap, sc.Writer, true)
+	if err != nil {
+		return Scan{}, err
+	}
+	if out != ingested {
+		return Scan{}, fmt.Errorf("scan %d changed while being forced; try again", id)
+	}
+	return got, nil
+}
+
+// Status is the receiver's state for `receiver status` and the web page.
+type Status struct {
+	SmbdUp     bool           `json:"smbd_up"`
+	SmbdPid    int            `json:"smbd_pid,omitempty"`
+	Listen     string         `json:"listen"`
+	Port       int            `json:"port"`
+	Share      string         `json:"share"`
+	SMB1       bool           `json:"smb1"`
+	Warnings   []string       `json:"warnings"`
+	Inbox      int            `json:"inbox"`       // files in the inbox not yet catalogued (incomplete ones included)
+	InboxBytes int64          `json:"inbox_bytes"` // their bytes
+	Counts     map[State]int  `json:"counts"`
+	HeldBytes  int64          `json:"held_bytes"` // bytes of held (undelivered) scans
+	OldestHeld *time.Time     `json:"oldest_held"`
+	LastError  *DeliveryState `json:"last_delivery_error"`
+}
+
+// DeliveryState is the last failed delivery.
+type DeliveryState struct {
+	Scan    int64     `json:"scan"`
+	Error   string    `json:"error"`
+	RetryAt time.Time `json:"retry_at"`
+}
+
+// SMB1Warning is the standing warning while SMB1 is on.
+const SMB1Warning = "SMB1/NTLMv1 is ON for the fallback share: old firmware can log on, and so can anything that breaks SMB1 or cracks NTLMv1 responses on this network; switch it off once the MFPs are updated"
+
+// Status reads the receiver's state from disk and the catalogue; it works
+// from another process (the CLI) as well.
+func (r *Receiver) Status(ctx context.Context) (Status, error) {
+	return ReadStatus(ctx, r.cfg.DataDir, r.cat)
+}
+
+// ReadStatus is Status for a data dir, without a running receiver.
+func ReadStatus(ctx context.Context, dataDir string, cat Catalogue) (Status, error) {
+	st := Status{Counts: map[State]int{}, Warnings: []string{}}
+	var info runInfo
+	if b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json")); err == nil {
+		json.Unmarshal(b, &info)
+	}
+	st.Listen, st.Port, st.Share, st.SMB1 = info.Listen, info.Port, info.Share, info.SMB1
+	if st.SMB1 {
+		st.Warnings = append(st.Warnings, SMB1Warning)
+	}
+	if info.Listen != "" {
+		if ip, err := netip.ParseAddr(info.Listen); err == nil {
+			s := &Samba{cfg: SambaConfig{Dir: filepath.Join(dataDir, "smbd")}}
+			if pid := s.Find(); pid != 0 {
+				st.SmbdUp, st.SmbdPid = true, pid
+			}
+			if st.SmbdUp && !listening(ip, info.Port) {
+				st.SmbdUp = false
+				st.Warnings = append(st.Warnings, "smbd runs but does not answer on its port")
+			}
+		}
+	}
+	filepath.WalkDir(Inbox(dataDir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				st.Inbox++
+				st.InboxBytes += fi.Size()
+			}
+		}
+		return nil
+	})
+	rows, err := cat.Scans(ctx, ScanQuery{})
+	if err != nil {
+		return st, err
+	}
+	for _, sc := range rows {
+		st.Counts[sc.State]++
+		switch sc.State {
+		case Held, Failed, Delivering:
+			st.HeldBytes += sc.Size
+			if st.OldestHeld == nil || sc.ReceivedAt.Before(*st.OldestHeld) {
+				t := sc.ReceivedAt
+				st.OldestHeld = &t
+			}
+		}
+		if sc.State == Failed && sc.Error != "" && (st.LastError == nil || sc.ID > st.LastError.Scan) {
+			st.LastError = &DeliveryState{Scan: sc.ID, Error: sc.Error, RetryAt: sc.NextAttempt}
+		}
+	}
+	return st, nil
+}
+
+// ErrNoReceiver is returned where a running receiver is needed.
+var ErrNoReceiver = errors.New("no receiver runs on this data dir")
+
+// DeliverNow delivers held scans of destination ("" = all) now, without a
+// running receiver (the CLI); claims keep it from delivering a scan that a
+// running receiver is delivering.
+func DeliverNow(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, destination string) (int, error) {
+	fw := &forwarder{cfg: DefaultForward, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(),
+		log: slog.New(slog.DiscardHandler), now: time.Now, buf: make([]byte, hashBuf)}
+	var only *string
+	if destination != "" {
+		only = &destination
+	}
+	return fw.deliverDue(ctx, only, true)
+}

@@ -1,0 +1,732 @@
+package receiver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+)
+
+// SambaConfig is what scanwarden's own smbd serves. Zero means zero: the
+// caller fills defaults (DefaultShare, port 445) where it reads its config.
+type SambaConfig struct {
+	Dir      string     // smbd's folders (pid, lock, state, cache, private, log) and smb.conf
+	Inbox    string     // the share's folder
+	Listen   netip.Addr // the one address smbd binds (bind interfaces only)
+	Port     int        // SMB port; 139 is served too when SMB1 is on and Port is 445
+	Share    string     // share name
+	Accounts []Account  // the MFP accounts, local to this smbd
+	// SMB1 lets old firmware in: SMB1 (NT1) and NTLMv1, for this instance
+	// only. A standing security warning while on.
+	SMB1 bool
+	// ForceUser owns every file the MFPs write (the daemon's own user, so
+	// the watcher may move them); "" = the user running scanwarden.
+	ForceUser string
+	// Bin names the Samba programs; zero = found in PATH and /usr/sbin.
+	Bin SambaBin
+}
+
+// Account is one MFP login on the fallback share.
+type Account struct {
+	Name     string
+	Password scanwarden.Secret
+}
+
+// SambaBin names the Samba programs.
+type SambaBin struct{ Smbd, Testparm, Smbpasswd string }
+
+// DefaultShare is the share's name when the config gives none.
+const DefaultShare = "scans"
+
+// ConfigError is a setting that cannot be used: its field, value and why.
+type ConfigError struct {
+	Field, Value, Reason string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("%s: %s", e.Field, e.Reason)
+	}
+	return fmt.Sprintf("%s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Validate names the first setting that cannot be used.
+func (c SambaConfig) Validate() error {
+	switch {
+	case c.Dir == "" || !filepath.IsAbs(c.Dir):
+		return &ConfigError{"dir", c.Dir, "must be an absolute path"}
+	case c.Inbox == "" || !filepath.IsAbs(c.Inbox):
+		return &ConfigError{"inbox", c.Inbox, "must be an absolute path"}
+	case !c.Listen.IsValid() || c.Listen.IsUnspecified():
+		return &ConfigError{"listen", c.Listen.String(), "must be one address of this machine (the share binds only there)"}
+	case c.Port < 1 || c.Port > 65535:
+		return &ConfigError{"port", strconv.Itoa(c.Port), "must be 1–65535"}
+	case !validShareName(c.Share):
+		return &ConfigError{"share", c.Share, "must be 1–80 letters, digits, '-', '_' or '.'"}
+	}
+	seen := map[string]bool{}
+	for _, a := range c.Accounts {
+		if !validAccountName(a.Name) {
+			return &ConfigError{"account", a.Name, "must be 1–32 lower-case letters, digits, '-', '_' starting with a letter"}
+		}
+		if seen[a.Name] {
+			return &ConfigError{"account", a.Name, "given twice"}
+		}
+		seen[a.Name] = true
+		if a.Password.IsZero() || strings.ContainsAny(a.Password.Reveal(), "\r\n") {
+			return &ConfigError{"password", "", "empty or contains a line break"}
+		}
+	}
+	return nil
+}
+
+func validShareName(s string) bool {
+	if s == "" || len(s) > 80 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func validAccountName(s string) bool {
+	if s == "" || len(s) > 32 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c SambaConfig) confPath() string  { return filepath.Join(c.Dir, "smb.conf") }
+func (c SambaConfig) pidFile() string   { return filepath.Join(c.Dir, "run", "smbd.pid") }
+func (c SambaConfig) logFile() string   { return filepath.Join(c.Dir, "log", "smbd.log") }
+func (c SambaConfig) auditLog() string  { return c.logFile() }
+func (c SambaConfig) outputLog() string { return filepath.Join(c.Dir, "log", "smbd.out") }
+
+func (c SambaConfig) ports() []int {
+	if c.SMB1 && c.Port == 445 {
+		return []int{445, 139} // old firmware may know only 139
+	}
+	return []int{c.Port}
+}
+
+// Conf renders the complete smb.conf. Every path smbd writes is under Dir;
+// nothing of the host's /etc/samba is read.
+func (c SambaConfig) Conf() (string, error) {
+	if err := c.Validate(); err != nil {
+		return "", err
+	}
+	force := c.ForceUser
+	if force == "" {
+		u, err := user.Current()
+		if err != nil {
+			return "", fmt.Errorf("smb.conf: current user: %w", err)
+		}
+		force = u.Username
+	}
+	var ports []string
+	for _, p := range c.ports() {
+		ports = append(ports, strconv.Itoa(p))
+	}
+	var users []string
+	for _, a := range c.Accounts {
+		users = append(users, a.Name)
+	}
+	d := func(name string) string { return filepath.Join(c.Dir, name) }
+	var b strings.Builder
+	w := func(k, v string) { fmt.Fprintf(&b, "\t%s = %s\n", k, v) }
+	b.WriteString("# Written by scanwarden; every change here is overwritten at the next start.\n[global]\n")
+	w("netbios name", "SCANWARDEN")
+	w("workgroup", "WORKGROUP")
+	w("server role", "standalone server")
+	w("security", "user")
+	w("interfaces", c.Listen.String())
+	w("bind interfaces only", "yes")
+	w("smb ports", strings.Join(ports, " "))
+	w("disable netbios", "yes")
+	w("pid directory", d("run"))
+	w("lock directory", d("lock"))
+	w("state directory", d("state"))
+	w("cache directory", d("cache"))
+	w("private dir", d("private"))
+	w("ncalrpc dir", d("ncalrpc"))
+	w("binddns dir", d("bind-dns"))
+	w("passdb backend", "tdbsam:"+d("private/passdb.tdb"))
+	w("log file", c.logFile())
+	w("max log size", "10000")
+	w("log level", "1")
+	w("debug pid", "yes")
+	w("map to guest", "never")
+	w("restrict anonymous", "2")
+	w("load printers", "no")
+	w("printing", "bsd")
+	w("printcap name", "/dev/null")
+	w("disable spoolss", "yes")
+	w("usershare path", "")
+	w("server signing", "auto")
+	if c.SMB1 {
+		w("server min protocol", "NT1")
+		w("ntlm auth", "ntlmv1-permitted")
+	} else {
+		w("server min protocol", "SMB2_02")
+		w("ntlm auth", "ntlmv2-only")
+	}
+	fmt.Fprintf(&b, "\n[%s]\n", c.Share)
+	w("path", c.Inbox)
+	w("read only", "no")
+	w("browseable", "yes")
+	if len(users) > 0 {
+		w("valid users", strings.Join(users, " "))
+	} else {
+		w("valid users", "+nogroup-scanwarden-none")
+	}
+	w("force user", force)
+	w("create mask", "0640")
+	w("directory mask", "0750")
+	w("vfs objects", "full_audit")
+	w("full_audit:prefix", "%U|%I|%m|%R")
+	w("full_audit:success", "create_file pwrite_send renameat unlinkat close ftruncate fntimes disconnect")
+	w("full_audit:failure", "none")
+	w("full_audit:syslog", "false")
+	w("full_audit:log_secdesc", "false")
+	return b.String(), nil
+}
+
+// ErrSambaMissing says Samba is not installed.
+var ErrSambaMissing = errors.New("samba is not installed (Debian: apt-get install samba)")
+
+func (c SambaConfig) bin() (SambaBin, error) {
+	b := c.Bin
+	find := func(name, given string) (string, error) {
+		if given != "" {
+			return given, nil
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+		for _, dir := range []string{"/usr/sbin", "/usr/bin", "/usr/local/samba/sbin"} {
+			if p := filepath.Join(dir, name); isExec(p) {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("%s not found: %w", name, ErrSambaMissing)
+	}
+	var err error
+	if b.Smbd, err = find("smbd", b.Smbd); err != nil {
+		return b, err
+	}
+	if b.Testparm, err = find("testparm", b.Testparm); err != nil {
+		return b, err
+	}
+	if b.Smbpasswd, err = find("smbpasswd", b.Smbpasswd); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// Samba manages scanwarden's own smbd: it writes and validates its config,
+// keeps its passdb, starts it in its own session (so the daemon's crash does
+// not cut transfers in flight) and finds it again by its pid file.
+type Samba struct {
+	cfg SambaConfig
+	bin SambaBin
+	pid int
+}
+
+// NewSamba checks the config and finds the Samba programs.
+func NewSamba(cfg SambaConfig) (*Samba, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := cfg.bin()
+	if err != nil {
+		return nil, err
+	}
+	return &Samba{cfg: cfg, bin: b}, nil
+}
+
+// Config is the config the instance was made with.
+func (s *Samba) Config() SambaConfig { return s.cfg }
+
+// ConfPath is the smb.conf scanwarden writes.
+func (s *Samba) ConfPath() string { return s.cfg.confPath() }
+
+// AuditLog is smbd's log file, where full_audit writes.
+func (s *Samba) AuditLog() string { return s.cfg.auditLog() }
+
+// Pid is the running smbd's pid (0 when none is known).
+func (s *Samba) Pid() int { return s.pid }
+
+// WriteConfig renders smb.conf, validates it with testparm and only then
+// puts it in place; when validation fails the file in place (and the smbd
+// running with it) is kept. It reports whether the file changed.
+func (s *Samba) WriteConfig(ctx context.Context) (bool, error) {
+	conf, err := s.cfg.Conf()
+	if err != nil {
+		return false, err
+	}
+	for _, d := range []string{"", "run", "lock", "state", "cache", "private", "ncalrpc", "bind-dns", "log"} {
+		mode := os.FileMode(0o700)
+		if d == "" || d == "lock" {
+			mode = 0o755 // smbd wants lock dir 0755
+		}
+		if err := os.MkdirAll(filepath.Join(s.cfg.Dir, d), mode); err != nil {
+			return false, fmt.Errorf("smbd dirs: %w", err)
+		}
+		os.Chmod(filepath.Join(s.cfg.Dir, d), mode)
+	}
+	if err := os.MkdirAll(s.cfg.Inbox, 0o750); err != nil {
+		return false, fmt.Errorf("inbox: %w", err)
+	}
+	old, _ := os.ReadFile(s.cfg.confPath())
+	if string(old) == conf {
+		return false, nil
+	}
+	tmp := s.cfg.confPath() + ".new"
+	if err := os.WriteFile(tmp, []byte(conf), 0o644); err != nil {
+		return false, fmt.Errorf("write smb.conf: %w", err)
+	}
+	if err := s.testparm(ctx, tmp); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	if err := os.Rename(tmp, s.cfg.confPath()); err != nil {
+		return false, fmt.Errorf("write smb.conf: %w", err)
+	}
+	return true, nil
+}
+
+// TestparmError is a config testparm refused; Output is what it said.
+type TestparmError struct{ Output string }
+
+func (e *TestparmError) Error() string {
+	return "testparm refused the generated smb.conf: " + strings.TrimSpace(e.Output)
+}
+
+func (s *Samba) testparm(ctx context.Context, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.bin.Testparm, "-s", path)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	text := out.String()
+	var bad []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "Unknown parameter") || strings.Contains(l, "Ignoring invalid value") ||
+			strings.Contains(l, "Error loading services") || strings.HasPrefix(l, "ERROR") {
+			bad = append(bad, l)
+		}
+	}
+	if err != nil || len(bad) > 0 {
+		if len(bad) == 0 {
+			bad = []string{text, err.Error()}
+		}
+		return &TestparmError{Output: strings.Join(bad, "\n")}
+	}
+	return nil
+}
+
+// SetAccounts creates the MFP accounts in smbd's own passdb (and the Unix
+// users they need, without a home or a shell, when missing), non-interactively.
+func (s *Samba) SetAccounts(ctx context.Context) error {
+	for _, a := range s.cfg.Accounts {
+		if _, err := user.Lookup(a.Name); err != nil {
+			if os.Geteuid() != 0 {
+				return fmt.Errorf("account %s: no Unix user of that name, and only root can add one: %w", a.Name, err)
+			}
+			out, err := exec.CommandContext(ctx, "useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", a.Name).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("account %s: useradd: %v: %s", a.Name, err, strings.TrimSpace(string(out)))
+			}
+		}
+		cmd := exec.CommandContext(ctx, s.bin.Smbpasswd, "-c", s.cfg.confPath(), "-s", "-a", a.Name)
+		pw := a.Password.Reveal()
+		cmd.Stdin = strings.NewReader(pw + "\n" + pw + "\n")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("account %s: smbpasswd: %v: %s", a.Name, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// Find returns the pid of the smbd this config runs, from its pid file,
+// or 0 when none runs.
+func (s *Samba) Find() int {
+	b, err := os.ReadFile(s.cfg.pidFile())
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return 0
+	}
+	if !s.isOurs(pid) {
+		return 0
+	}
+	return pid
+}
+
+// isOurs says whether pid is a live smbd started with this config.
+func (s *Samba) isOurs(pid int) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	if len(args) == 0 || !strings.HasSuffix(args[0], "smbd") {
+		return false
+	}
+	for i, a := range args {
+		if a == s.cfg.confPath() || a == "--configfile="+s.cfg.confPath() || (a == "-s" && i+1 < len(args) && args[i+1] == s.cfg.confPath()) {
+			return !isZombie(pid)
+		}
+	}
+	return false
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+
+// Alive reports whether the smbd last started or found still runs.
+func (s *Samba) Alive() bool { return s.pid != 0 && s.isOurs(s.pid) }
+
+// PortError says the port is taken; Owner names the program when it can be read.
+type PortError struct {
+	Addr  string
+	Owner string
+	Err   error
+}
+
+func (e *PortError) Error() string {
+	if e.Owner != "" {
+		return fmt.Sprintf("port %s is taken by %s", e.Addr, e.Owner)
+	}
+	return fmt.Sprintf("port %s is taken: %v", e.Addr, e.Err)
+}
+
+func (e *PortError) Unwrap() error { return e.Err }
+
+// Start makes sure smbd runs with the current config: it writes and
+// validates smb.conf and the passdb, finds a running smbd by its pid file
+// (reloading it when the config changed, restarting it when its addresses
+// changed) or starts one in its own session. smbd outlives scanwarden.
+func (s *Samba) Start(ctx context.Context) error {
+	old, _ := os.ReadFile(s.cfg.confPath())
+	changed, err := s.WriteConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.SetAccounts(ctx); err != nil {
+		return err
+	}
+	if pid := s.Find(); pid != 0 {
+		s.pid = pid
+		if !changed {
+			return nil
+		}
+		if sameListen(string(old), s.cfg) {
+			if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+				return fmt.Errorf("reload smbd %d: %w", pid, err)
+			}
+			return nil
+		}
+		if err := s.Stop(ctx); err != nil {
+			return err
+		}
+	}
+	return s.spawn(ctx)
+}
+
+// sameListen says whether the old config binds the same addresses (a
+// reload cannot move smbd's sockets).
+func sameListen(old string, c SambaConfig) bool {
+	n, err := c.Conf()
+	if err != nil {
+		return false
+	}
+	pick := func(conf string) string {
+		var keep []string
+		for _, l := range strings.Split(conf, "\n") {
+			l = strings.TrimSpace(l)
+			if strings.HasPrefix(l, "interfaces =") || strings.HasPrefix(l, "smb ports =") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	return pick(old) == pick(n)
+}
+
+func (s *Samba) spawn(ctx context.Context) error {
+	for _, p := range s.cfg.ports() {
+		if err := portFree(s.cfg.Listen, p); err != nil {
+			return err
+		}
+	}
+	os.Remove(s.cfg.pidFile())
+	out, err := os.OpenFile(s.cfg.outputLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("start smbd: %w", err)
+	}
+	defer out.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return fmt.Errorf("start smbd: %w", err)
+	}
+	defer devnull.Close()
+	cmd := exec.Command(s.bin.Smbd, "--foreground", "--no-process-group", "-s", s.cfg.confPath())
+	// stdin /dev/null: in foreground mode smbd exits on EOF of a pipe; it
+	// must outlive us. Its own session: our crash or process-group kill
+	// does not reach it, and its exit signal to its group does not reach us.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "NOTIFY_SOCKET=") && !strings.HasPrefix(e, "LISTEN_") && !strings.HasPrefix(e, "WATCHDOG_") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = env
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start smbd: %w", err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // reaps it if it dies while we live
+	deadline := time.NewTimer(15 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("smbd exited at start (%v): %s", err, tail(s.cfg.outputLog(), s.cfg.logFile()))
+		case <-deadline.C:
+			syscall.Kill(pid, syscall.SIGTERM)
+			return fmt.Errorf("smbd did not listen on %s within 15 s: %s", net.JoinHostPort(s.cfg.Listen.String(), strconv.Itoa(s.cfg.Port)), tail(s.cfg.outputLog(), s.cfg.logFile()))
+		case <-ctx.Done():
+			syscall.Kill(pid, syscall.SIGTERM)
+			return ctx.Err()
+		case <-tick.C:
+			if listening(s.cfg.Listen, s.cfg.Port) {
+				s.pid = pid
+				return nil
+			}
+		}
+	}
+}
+
+func listening(ip netip.Addr, port int) bool {
+	c, err := net.DialTimeout("tcp", netip.AddrPortFrom(ip, uint16(port)).String(), 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// portFree binds ip:port for a moment; when that fails it names the owner.
+func portFree(ip netip.Addr, port int) error {
+	addr := netip.AddrPortFrom(ip, uint16(port)).String()
+	l, err := net.Listen("tcp", addr)
+	if err == nil {
+		l.Close()
+		return nil
+	}
+	if errors.Is(err, syscall.EADDRNOTAVAIL) {
+		return &ConfigError{"listen", ip.String(), "is not an address of this machine"}
+	}
+	if errors.Is(err, syscall.EACCES) {
+		return fmt.Errorf("port %s: %w (binding a port below 1024 needs root or CAP_NET_BIND_SERVICE)", addr, err)
+	}
+	return &PortError{Addr: addr, Owner: portOwner(port), Err: err}
+}
+
+// portOwner names the process listening on port, from /proc (best effort).
+func portOwner(port int) string {
+	inodes := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || fields[3] != "0A" { // LISTEN
+				continue
+			}
+			_, hexPort, ok := strings.Cut(fields[1], ":")
+			if p, err := strconv.ParseInt(hexPort, 16, 32); ok && err == nil && int(p) == port {
+				inodes[fields[9]] = true
+			}
+		}
+		fh.Close()
+	}
+	if len(inodes) == 0 {
+		return ""
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+			if err != nil || !strings.HasPrefix(link, "socket:[") {
+				continue
+			}
+			if inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
+				comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+				return fmt.Sprintf("%s (pid %d)", strings.TrimSpace(string(comm)), pid)
+			}
+		}
+	}
+	return ""
+}
+
+// tail is the last lines of smbd's output and log, for a start error.
+func tail(files ...string) string {
+	var lines []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		ls := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(ls) > 6 {
+			ls = ls[len(ls)-6:]
+		}
+		lines = append(lines, ls...)
+	}
+	return strings.Join(lines, " | ")
+}
+
+// Stop ends the smbd (TERM, then KILL after 10 s) and its children.
+func (s *Samba) Stop(ctx context.Context) error {
+	pid := s.pid
+	if pid == 0 {
+		pid = s.Find()
+	}
+	if pid == 0 {
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop smbd %d: %w", pid, err)
+	}
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.isOurs(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			syscall.Kill(pid, syscall.SIGKILL)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	s.pid = 0
+	return nil
+}
+
+// Reload asks the running smbd to re-read its config (after WriteConfig).
+func (s *Samba) Reload() error {
+	if s.pid == 0 {
+		return errors.New("reload smbd: not running")
+	}
+	return syscall.Kill(s.pid, syscall.SIGHUP)
+}
+
+// OpenFiles is the set of files any smbd process of this instance (its
+// session) holds open: a file still open is not complete, whatever inotify
+// said. known is false when /proc cannot tell (not root, no smbd).
+func (s *Samba) OpenFiles() (open map[string]bool, known bool) {
+	if s.pid == 0 {
+		return nil, false
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	open = map[string]bool{}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || !inSession(pid, s.pid) {
+			continue
+		}
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, false
+			}
+			continue
+		}
+		for _, fd := range fds {
+			if link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(link, "/") {
+				open[link] = true
+			}
+		}
+	}
+	return open, true
+}
+
+// inSession says whether pid belongs to the session sid (field 6 of stat).
+func inSession(pid, sid int) bool {
+	if pid == sid {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// state ppid pgrp session ...
+	return len(f) > 3 && f[3] == strconv.Itoa(sid)
+}

@@ -1,0 +1,115 @@
+package receiver
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+)
+
+func TestSambaConfValidates(t *testing.T) {
+	if _, err := exec.LookPath("testparm"); err != nil {
+		if _, err := os.Stat("/usr/bin/testparm"); err != nil {
+			t.Skip("samba not installed")
+		}
+	}
+	dir := t.TempDir()
+	for _, smb1 := range []bool{false, true} {
+		cfg := SambaConfig{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"),
+			Port: 445, Share: "scans", SMB1: smb1, Accounts: []Account{{Name: "mfp", Password: scanwarden.NewSecret("x")}}}
+		s, err := NewSamba(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(s.ConfPath())
+		if _, err := s.WriteConfig(context.Background()); err != nil {
+			t.Fatalf("smb1=%v: %v", smb1, err)
+		}
+		b, _ := os.ReadFile(s.ConfPath())
+		if got := strings.Contains(string(b), "ntlmv1-permitted"); got != smb1 {
+			t.Errorf("smb1=%v: ntlmv1 in conf = %v", smb1, got)
+		}
+		if smb1 && !strings.Contains(string(b), "smb ports = 445 139") {
+			t.Errorf("smb1 on 445 must also serve 139")
+		}
+	}
+}
+
+func TestSambaConfigErrors(t *testing.T) {
+	good := SambaConfig{Dir: "/x", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}
+	for _, tc := range []struct {
+		field string
+		mod   func(*SambaConfig)
+	}{
+		{"dir", func(c *SambaConfig) { c.Dir = "rel" }},
+		{"listen", func(c *SambaConfig) { c.Listen = netip.MustParseAddr("0.0.0.0") }},
+		{"port", func(c *SambaConfig) { c.Port = 0 }},
+		{"share", func(c *SambaConfig) { c.Share = "a b" }},
+		{"account", func(c *SambaConfig) { c.Accounts = []Account{{Name: "Bad Name", Password: scanwarden.NewSecret("x")}} }},
+		{"password", func(c *SambaConfig) { c.Accounts = []Account{{Name: "mfp"}} }},
+	} {
+		c := good
+		tc.mod(&c)
+		err := c.Validate()
+		ce, ok := err.(*ConfigError)
+		if !ok || ce.Field != tc.field {
+			t.Errorf("%s: got %v", tc.field, err)
+		}
+	}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A config testparm refuses leaves the one in place.
+func TestSambaBadConfigKeepsOld(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/testparm"); err != nil {
+		t.Skip("samba not installed")
+	}
+	dir := t.TempDir()
+	cfg := SambaConfig{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}
+	s, err := NewSamba(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteConfig(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(s.ConfPath())
+	s.cfg.ForceUser = "no-such-user-\x01"
+	fake := filepath.Join(dir, "testparm")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho 'WARNING: Ignoring invalid value 'x' for parameter 'y''\nexit 1\n"), 0o755)
+	s.bin.Testparm = fake
+	_, err = s.WriteConfig(context.Background())
+	if _, ok := err.(*TestparmError); !ok {
+		t.Fatalf("want TestparmError, got %v", err)
+	}
+	after, _ := os.ReadFile(s.ConfPath())
+	if string(before) != string(after) {
+		t.Fatal("refused config replaced the old one")
+	}
+	_ = time.Second
+}
+
+// requireRoot skips tests that run a real smbd (it must be root to become
+// the logged-on user) or that need smbclient.
+func requireSmbd(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("running a real smbd needs root")
+	}
+	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/smbclient", "/usr/bin/testparm"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skip("samba/smbclient not installed: " + p)
+		}
+	}
+}
+
+func strconvI(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,332 @@
+package receiver
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// WatchConfig tunes completeness detection. Zero means zero; the defaults
+// are DefaultWatch.
+type WatchConfig struct {
+	// Quiet is how long a file must see no write before it may be complete:
+	// scanners close and reopen a PDF after each page, 0.2–4 s apart.
+	Quiet time.Duration
+	// QuietAfterLogoff replaces Quiet once the writer's SMB session ended
+	// (smbd's audit log says so): nobody can reopen it.
+	QuietAfterLogoff time.Duration
+	// Rescan is how often the whole inbox is walked, for events missed.
+	Rescan time.Duration
+}
+
+// DefaultWatch is the watcher's default tuning.
+var DefaultWatch = WatchConfig{Quiet: 10 * time.Second, QuietAfterLogoff: 300 * time.Millisecond, Rescan: time.Minute}
+
+// pending is a file the watcher waits on.
+type pending struct {
+	changed time.Time // the last event or size/mtime change seen
+	closed  bool      // a close-write came after the last write
+	snap    snapshot
+	junk    string // why it was reported as junk (then it is left alone until it changes)
+	incompl bool   // catalogued incomplete; re-examined only when it changes
+}
+
+// watcher follows the inbox with inotify (close-write, writes, renames,
+// deletes; subfolders as they appear), waits for each file's quiet window
+// and hands complete files to the ingester.
+type watcher struct {
+	cfg    WatchConfig
+	inbox  string
+	g      *ingester
+	audit  *auditTail
+	open   func() (map[string]bool, bool) // files smbd holds open
+	log    *slog.Logger
+	onScan func(Scan, outcome) // observers (tests, the forwarder's wake-up)
+
+	fd      int
+	wds     map[int32]string
+	files   map[string]*pending
+	junk    int
+	lastErr error
+}
+
+func newWatcher(cfg WatchConfig, inbox string, g *ingester, audit *auditTail, open func() (map[string]bool, bool), log *slog.Logger) *watcher {
+	return &watcher{cfg: cfg, inbox: inbox, g: g, audit: audit, open: open, log: log, fd: -1,
+		wds: map[int32]string{}, files: map[string]*pending{}}
+}
+
+const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM |
+	unix.IN_DELETE | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
+
+func (w *watcher) start() error {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return &os.SyscallError{Syscall: "inotify_init1", Err: err}
+	}
+	w.fd = fd
+	return nil
+}
+
+func (w *watcher) close() {
+	if w.fd >= 0 {
+		unix.Close(w.fd)
+		w.fd = -1
+	}
+}
+
+func (w *watcher) addWatch(dir string) {
+	wd, err := unix.InotifyAddWatch(w.fd, dir, watchMask)
+	if err != nil {
+		w.log.Warn("cannot watch folder; the periodic rescan covers it", "dir", dir, "err", err)
+		return
+	}
+	w.wds[int32(wd)] = dir
+}
+
+// run is the watcher's loop until ctx ends.
+func (w *watcher) run(ctx context.Context) {
+	w.rescan(ctx, true)
+	w.audit.poll(false)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	rescan := time.NewTicker(max(w.cfg.Rescan, time.Second))
+	defer rescan.Stop()
+	buf := make([]byte, 64<<10)
+	for {
+		w.readEvents(ctx, buf)
+		for _, p := range w.audit.poll(false) {
+			if pf := w.files[p]; pf != nil {
+				_ = pf // the quiet window shortens; evaluated below
+			}
+		}
+		w.evaluate(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-rescan.C:
+			w.rescan(ctx, false)
+		case <-tick.C:
+		}
+	}
+}
+
+// readEvents drains inotify (non-blocking).
+func (w *watcher) readEvents(ctx context.Context, buf []byte) {
+	for {
+		n, err := unix.Read(w.fd, buf)
+		if err != nil || n <= 0 {
+			return
+		}
+		now := time.Now()
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := ""
+			if ev.Len > 0 {
+				b := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+				name = strings.TrimRight(string(b), "\x00")
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				w.log.Warn("inotify queue overflowed; rescanning the inbox")
+				w.rescan(ctx, false)
+				continue
+			}
+			dir, ok := w.wds[ev.Wd]
+			if !ok {
+				continue
+			}
+			if ev.Mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF) != 0 {
+				delete(w.wds, ev.Wd)
+				continue
+			}
+			if name == "" {
+				continue
+			}
+			p := filepath.Join(dir, name)
+			switch {
+			case ev.Mask&unix.IN_ISDIR != 0:
+				if ev.Mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+					w.addWatch(p)
+					w.walk(ctx, p, false)
+				}
+			case ev.Mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0:
+				w.dropped(ctx, p)
+			case ev.Mask&unix.IN_CLOSE_WRITE != 0:
+				pf := w.track(p, now)
+				pf.closed = true
+			case ev.Mask&(unix.IN_CREATE|unix.IN_MODIFY|unix.IN_MOVED_TO|unix.IN_ATTRIB) != 0:
+				pf := w.track(p, now)
+				pf.closed = false
+			}
+		}
+	}
+}
+
+// track notes activity on p: its quiet window restarts.
+func (w *watcher) track(p string, now time.Time) *pending {
+	pf := w.files[p]
+	if pf == nil {
+		pf = &pending{}
+		w.files[p] = pf
+	}
+	pf.changed, pf.junk, pf.incompl = now, "", false
+	pf.snap = snapshot{}
+	return pf
+}
+
+// dropped: p left the inbox (deleted or renamed away by the client).
+func (w *watcher) dropped(ctx context.Context, p string) {
+	pf := w.files[p]
+	delete(w.files, p)
+	w.audit.forget(p)
+	if pf != nil && pf.incompl {
+		if row, ok, err := w.g.incompleteRow(ctx, w.g.rel(p)); err == nil && ok {
+			w.g.cat.DeleteScan(ctx, row.ID, Incomplete)
+		}
+	}
+}
+
+// rescan walks the inbox for files no event told about (missed events, a
+// restart); at start every folder gets its watch.
+func (w *watcher) rescan(ctx context.Context, first bool) {
+	w.walk(ctx, w.inbox, first)
+}
+
+func (w *watcher) walk(ctx context.Context, root string, first bool) {
+	open, known := w.open()
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || ctx.Err() != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if _, watched := w.dirWatched(p); !watched {
+				w.addWatch(p)
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if _, ok := w.files[p]; ok {
+			return nil
+		}
+		snap, err := statSnap(p)
+		if err != nil {
+			return nil
+		}
+		pf := &pending{changed: time.Now()}
+		if known && !open[p] {
+			// smbd does not hold it: its quiet time counts from its mtime
+			pf.changed = snap.mtime
+			pf.closed = true
+		}
+		w.files[p] = pf
+		return nil
+	})
+}
+
+func (w *watcher) dirWatched(p string) (int32, bool) {
+	for wd, d := range w.wds {
+		if d == p {
+			return wd, true
+		}
+	}
+	return 0, false
+}
+
+// evaluate hands every file whose quiet window has passed to the ingester.
+func (w *watcher) evaluate(ctx context.Context) {
+	now := time.Now()
+	var open map[string]bool
+	var known, asked bool
+	for p, pf := range w.files {
+		if ctx.Err() != nil {
+			return
+		}
+		if pf.junk != "" || pf.incompl {
+			continue
+		}
+		window := w.cfg.Quiet
+		writer := ""
+		if af := w.audit.file(p); af != nil {
+			writer = af.writer
+			if af.ended {
+				window = w.cfg.QuietAfterLogoff
+			}
+		}
+		if now.Sub(pf.changed) < window {
+			continue
+		}
+		if !asked {
+			open, known = w.open()
+			asked = true
+		}
+		if known && open[p] {
+			continue // still open in smbd
+		}
+		if !known && !pf.closed && now.Sub(pf.changed) < 2*w.cfg.Quiet {
+			continue // no close seen and no way to ask: wait longer
+		}
+		snap, err := statSnap(p)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				w.dropped(ctx, p)
+			}
+			continue
+		}
+		if pf.snap == (snapshot{}) || snap != pf.snap {
+			// first look, or it moved: re-check after a short settle
+			if pf.snap != (snapshot{}) {
+				pf.changed = now
+			}
+			pf.snap = snap
+			if pf.snap.mtime.After(pf.changed) && now.Sub(pf.snap.mtime) < window {
+				pf.changed = pf.snap.mtime
+			}
+			continue
+		}
+		rel, _ := filepath.Rel(w.inbox, p)
+		if why := junkReason(rel); why != "" || snap.size == 0 {
+			if why == "" {
+				why = "empty file"
+			}
+			pf.junk = why
+			w.junk++
+			w.log.Info("ignored junk in the inbox", "file", rel, "why", why)
+			continue
+		}
+		out, sc, err := w.g.ingest(ctx, p, snap, writer, false)
+		if err != nil {
+			w.lastErr = err
+			w.log.Error("ingest failed", "file", rel, "err", err)
+			pf.changed = now // try again after another window
+			continue
+		}
+		switch out {
+		case ingested:
+			delete(w.files, p)
+			w.audit.forget(p)
+			w.log.Info("scan held", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "size", sc.Size, "writer", writer)
+		case incomplete:
+			pf.incompl = true
+			w.log.Warn("scan incomplete: kept, not delivered", "id", sc.ID, "file", sc.File, "why", sc.Error)
+		case unchangedIncomplete:
+			pf.incompl = true
+		case gone:
+			w.dropped(ctx, p)
+		case changed:
+			pf.changed, pf.snap = now, snapshot{}
+		}
+		if w.onScan != nil && (out == ingested || out == incomplete) {
+			w.onScan(sc, out)
+		}
+	}
+}

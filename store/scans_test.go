@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/receiver"
+)
+
+func TestScansConditionalUpdate(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenDir(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := s.Scans()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	id, err := c.AddScan(ctx, receiver.Scan{Destination: "d", Folder: "d", File: "a.pdf", Size: 3, SHA256: "x", State: receiver.Held, ReceivedAt: now, HeldPath: "held/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := c.Scan(ctx, id)
+	if err != nil || sc.File != "a.pdf" || !sc.ReceivedAt.Equal(now) || !sc.DeliveredAt.IsZero() {
+		t.Fatalf("%+v %v", sc, err)
+	}
+	sc.State, sc.Claim = receiver.Delivering, "1:a"
+	if ok, err := c.UpdateScan(ctx, sc, receiver.Held); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	// a second claimer loses
+	if ok, err := c.UpdateScan(ctx, sc, receiver.Held); ok || err != nil {
+		t.Fatalf("second claim: %v %v", ok, err)
+	}
+	d := "d"
+	due, err := c.Scans(ctx, receiver.ScanQuery{States: []receiver.State{receiver.Delivering}, Destination: &d, DueBefore: now})
+	if err != nil || len(due) != 1 || due[0].Claim != "1:a" {
+		t.Fatalf("%+v %v", due, err)
+	}
+	if ok, _ := c.DeleteScan(ctx, id, receiver.Held); ok {
+		t.Fatal("deleted a row in another state")
+	}
+	if _, err := c.Scan(ctx, 99); err == nil {
+		t.Fatal("missing row found")
+	}
+}
