@@ -18,6 +18,10 @@ func (c *checker) stepACL(ctx context.Context, sh *share) {
 	if c.account == nil || !c.account.Found || len(c.account.SIDs) == 0 {
 		return
 	}
+	if sh.s == nil {
+		c.skipWhy("not run: the folder's security descriptor is read over SMB2/3 only", StepACL)
+		return
+	}
 	s := c.begin(StepACL)
 	folder := strings.Join(c.t.pathParts(), `\`)
 	shown := c.t.Share

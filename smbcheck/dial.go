@@ -20,12 +20,13 @@ func dialTCP(ctx context.Context, addr string, port int) (net.Conn, error) {
 	return d.DialContext(ctx, "tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
 }
 
-// smbSession is an SMB2/3 session set up by logon; the SMB library stays
-// behind it.
+// smbSession is an SMB2/3 session set up by logon — the SMB library stays
+// behind it — or an SMB1 session set up by logonSMB1.
 type smbSession struct {
 	conn  net.Conn
-	s     *smb2.Session
-	guest bool // the server logged the session on as guest
+	s     *smb2.Session // nil over SMB1
+	v1    *smb1Conn     // set over SMB1
+	guest bool          // the server logged the session on as guest
 }
 
 // A gate is asked, with what the server told so far (dialect, signing, the
@@ -108,6 +109,10 @@ wait:
 
 // close logs off (bounded) and closes the connection.
 func (s *smbSession) close() {
+	if s.v1 != nil {
+		s.v1.logoff()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	s.s.WithContext(ctx).Logoff()

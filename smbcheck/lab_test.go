@@ -156,10 +156,9 @@ func TestLabCauses(t *testing.T) {
 			}
 		}},
 		{name: "smb1-refused", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: Options{Device: Device{SMB1Only: true}}, want: CauseSMB1Refused},
-		{name: "smb1-device-ok-on-smb1-server", dest: "//" + lab.SMB1IP + "/scans", user: "scanuser", opts: Options{Device: Device{SMB1Only: true}, NoWrite: true},
-			// The server accepts the device's SMB1; the logon replay needs
-			// SMB2, which this server lacks: the session step says so.
-			want: CauseSMB1OnlyServer},
+		{name: "smb1-device-ok-on-smb1-server", dest: "//" + lab.SMB1IP + "/scans", user: "scanuser", opts: Options{Device: Device{SMB1Only: true}},
+			// The pair works over SMB1: replayed over SMB1 to the canary.
+			want: CauseOK},
 		{name: "smb2-only-server-ok", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", want: CauseOK},
 		{name: "signing-warn", dest: "//" + lab.SignIP + "/scans", user: "scanuser", want: CauseOK, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepNegotiate, StatusWarn)

@@ -1,6 +1,9 @@
 package smbcheck
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // NTStatus is an NT status code [MS-ERREF] as a server sent it. It is our
 // own table: the SMB library's is internal and incomplete for diagnosis.
@@ -131,4 +134,18 @@ func ntError(code uint32) error { return NTStatus(code) }
 // Samba answers STATUS_NOT_FOUND for a UPN with a wrong password.
 func (s NTStatus) IsLogonFailure() bool {
 	return s == StatusLogonFailure || s == StatusNoSuchUser || s == StatusWrongPassword || s == StatusNotFound
+}
+
+// Is lets errors.Is see a status the way it sees the SMB library's errors:
+// os.ErrNotExist, os.ErrPermission, os.ErrExist.
+func (s NTStatus) Is(target error) bool {
+	switch target {
+	case os.ErrNotExist:
+		return s == StatusObjectNameNotFound || s == StatusObjectPathNotFound
+	case os.ErrPermission:
+		return s == StatusAccessDenied
+	case os.ErrExist:
+		return s == StatusObjectNameCollision
+	}
+	return false
 }

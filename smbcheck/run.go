@@ -39,6 +39,9 @@ type checker struct {
 	ledgerHit *LedgerEntry // last observation used instead of a replay
 	// negotiated is set once the negotiate step is recorded.
 	negotiated bool
+	// smb1 replays the logon and what follows over SMB1: the MFP speaks
+	// only SMB1, or the server does.
+	smb1 bool
 }
 
 type verdictNote struct {
@@ -79,15 +82,17 @@ func (c *checker) run(ctx context.Context) {
 		return
 	}
 	if c.o.Device.SMB1Only {
-		// The MFP offers only SMB1: ask the server the same way first.
+		// The MFP offers only SMB1: ask the server the same way first,
+		// then replay over SMB1.
 		if !c.stepProbe(ctx, nil) {
 			c.skip(StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 			return
 		}
+		c.smb1 = true
 	}
 	// The negotiate and ad steps are taken inside the first logon, right
 	// before its AUTHENTICATE would leave (see attempt).
-	if !c.stepSession(ctx) {
+	if !c.stepSession(ctx) && !c.replaySMB1(ctx) {
 		c.skip(StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
 		return
 	}
@@ -103,6 +108,18 @@ func (c *checker) run(ctx context.Context) {
 	}
 	c.stepWrite(ctx, share)
 	c.stepACL(ctx, share)
+}
+
+// replaySMB1 goes on over SMB1 after the negotiate step found a server that
+// speaks only SMB1: the rest of the check is what an MFP with SMB1 enabled
+// would meet. It reports whether the session step then succeeded.
+func (c *checker) replaySMB1(ctx context.Context) bool {
+	neg := c.r.Step(StepNegotiate)
+	if c.smb1 || neg == nil || neg.Cause != CauseSMB1OnlyServer || c.r.Step(StepSession) != nil {
+		return false
+	}
+	c.smb1 = true
+	return c.stepSession(ctx)
 }
 
 // --- step bookkeeping --------------------------------------------------
@@ -328,7 +345,7 @@ func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 	c.server = si
 	if !si.SMB2 && !c.o.Device.SMB1Only {
 		c.negotiateEvidence(s, si)
-		c.fail(s, CauseSMB1OnlyServer, fmt.Sprintf("the server offers only SMB1 (%s)", si.Dialect), "")
+		c.fail(s, CauseSMB1OnlyServer, fmt.Sprintf("the server offers only SMB1 (%s): an MFP using SMB2/3 cannot connect; the steps below replay the destination over SMB1, as an MFP with SMB1 enabled would", si.Dialect), "")
 		return false
 	}
 	if cause != nil {
@@ -375,7 +392,7 @@ func (c *checker) judgeNegotiate(s *stepState, si *ServerInfo) bool {
 		warns = append(warns, fmt.Sprintf("%s allows only 20 inbound SMB sessions: many MFPs and PCs connecting can exhaust it (lower AutoDisconnect, or move the folder to a server)", si.Windows))
 	}
 	if c.o.Device.SMB1Only {
-		warns = append(warns, "the MFP uses SMB1; the logon below is replayed over SMB2/3, which the SMB library speaks")
+		warns = append(warns, "the MFP uses SMB1, an unsafe protocol (update its firmware and use SMB2/3 when possible); the steps below replay it over SMB1 with NTLMv2, as the MFP does")
 	}
 	what := fmt.Sprintf("SMB %s", si.Dialect)
 	if si.NetBIOSComputer != "" {
@@ -590,7 +607,11 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 		res.gateAt = time.Now()
 		return nil
 	}
-	sess, info, err := logon(lctx, conn, c.t.port(), c.t.Host, f, c.t.Password.Reveal(), c.t.workstation(), g)
+	logonFn := logon
+	if c.smb1 {
+		logonFn = logonSMB1
+	}
+	sess, info, err := logonFn(lctx, conn, c.t.port(), c.t.Host, f, c.t.Password.Reveal(), c.t.workstation(), g)
 	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {
 		err = fmt.Errorf("%w: no answer within %s: %w", err, c.o.StepTimeout, os.ErrDeadlineExceeded)
 	}
@@ -649,6 +670,9 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	if c.negotiated {
 		s.Evidence["budget"] = c.budget
 	}
+	if c.smb1 {
+		s.Evidence["protocol"] = "SMB1 (NT LM 0.12), NTLMv2"
+	}
 	switch {
 	case res.sess != nil:
 		c.sess, c.form = res.sess, stored
@@ -675,14 +699,6 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	}
 	cause := res.cause
 	detail := fmt.Sprintf("logon as %s failed: %s", describeForm(stored), errText(res))
-	if c.o.Device.SMB1Only && res.status == 0 && c.server != nil && c.server.SMB1 {
-		// The probe offered only SMB1 and the server took it; it hangs
-		// up on SMB2/3, so it speaks SMB1 alone.
-		c.fail(s, CauseSMB1OnlyServer, "the server answers the MFP's SMB1 but hangs up on SMB2/3: it speaks only SMB1, an unsafe protocol whose logon scanwarden cannot replay",
-			"Enable SMB2/SMB3 on the server and switch the MFP's SMB client to SMB2/SMB3 (firmware update if needed); then check again.")
-		c.skip(StepForms)
-		return false
-	}
 	c.fail(s, cause, detail, c.accountFix(cause))
 	c.skipWhy("not tried: this failure is not about how the user name is written", StepForms)
 	return false

@@ -15,15 +15,62 @@ import (
 	smb2 "github.com/cloudsoda/go-smb2"
 )
 
-// share is a tree connection of the check's session.
+// share is a tree connection of the check's session: SMB2/3 through the
+// SMB library, or SMB1 through smb1Conn.
 type share struct {
-	s *smb2.Share
+	s  *smb2.Share // nil over SMB1
+	v1 *smb1Conn   // set over SMB1 (the tree is disconnected at log-off)
 }
 
 func (sh *share) close() {
+	if sh.s == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	sh.s.WithContext(ctx).Umount()
+}
+
+// remoteFS is what the path and write steps do in a share.
+type remoteFS interface {
+	Stat(name string) (os.FileInfo, error)
+	OpenFile(name string, flag int, perm os.FileMode) (remoteFile, error)
+	Remove(name string) error
+}
+
+type remoteFile interface {
+	io.Writer
+	io.ReaderAt
+	Close() error
+	freeBytes() (uint64, bool)
+}
+
+// fs is the share under ctx.
+func (sh *share) fs(ctx context.Context) remoteFS {
+	if sh.v1 != nil {
+		return smb1FS{c: sh.v1, ctx: ctx}
+	}
+	return smb2FS{sh.s.WithContext(ctx)}
+}
+
+type smb2FS struct{ *smb2.Share }
+
+func (s smb2FS) OpenFile(name string, flag int, perm os.FileMode) (remoteFile, error) {
+	f, err := s.Share.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return smb2File{f}, nil
+}
+
+type smb2File struct{ *smb2.File }
+
+func (f smb2File) freeBytes() (uint64, bool) {
+	st, err := f.Statfs()
+	if err != nil {
+		return 0, false
+	}
+	return st.AvailableBlockCount() * st.BlockSize(), true
 }
 
 func (c *checker) stepTree(ctx context.Context) (*share, bool) {
@@ -32,10 +79,19 @@ func (c *checker) stepTree(ctx context.Context) (*share, bool) {
 	defer cancel()
 	unc := fmt.Sprintf(`\\%s\%s`, c.t.Host, c.t.Share)
 	s.Evidence["unc"] = unc
-	m, err := c.sess.s.WithContext(tctx).Mount(unc)
+	var sh *share
+	var err error
+	if c.sess.v1 != nil {
+		err = c.sess.v1.treeConnect(tctx, c.t.Host, c.t.Share)
+		sh = &share{v1: c.sess.v1}
+	} else {
+		var m *smb2.Share
+		m, err = c.sess.s.WithContext(tctx).Mount(unc)
+		sh = &share{s: m}
+	}
 	if err == nil {
 		c.ok(s, "connected to share "+c.t.Share)
-		return &share{s: m}, true
+		return sh, true
 	}
 	cause, ev := classify(StepTree, err)
 	for k, v := range ev {
@@ -69,7 +125,7 @@ func (c *checker) stepPath(ctx context.Context, sh *share) bool {
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
-	fs := sh.s.WithContext(pctx)
+	fs := sh.fs(pctx)
 	for i := range parts {
 		p := strings.Join(parts[:i+1], `\`)
 		fi, err := fs.Stat(p)
@@ -138,7 +194,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	// caller's cancellation is honoured between operations instead.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.o.StepTimeout)
 	defer cancel()
-	fs := sh.s.WithContext(wctx)
+	fs := sh.fs(wctx)
 	interrupted := func() bool {
 		if ctx.Err() != nil {
 			c.writeFailed(s, "write", fmt.Errorf("check interrupted: %w", ctx.Err()), p)
@@ -156,7 +212,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		// canary goes: a fresh, short context that ignores cancellation.
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer dcancel()
-		if err := sh.s.WithContext(dctx).Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := sh.fs(dctx).Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			c.r.Canary = c.t.Share + `\` + p
 		}
 	}()
@@ -190,8 +246,8 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		return
 	}
 	// The volume's free space, asked through the canary's own handle.
-	if st, err := f.Statfs(); err == nil {
-		s.Evidence["free_bytes"] = st.AvailableBlockCount() * st.BlockSize()
+	if free, ok := f.freeBytes(); ok {
+		s.Evidence["free_bytes"] = free
 	}
 	if err := f.Close(); err != nil {
 		c.writeFailed(s, "write", err, p)

@@ -1,0 +1,650 @@
+package smbcheck
+
+// The SMB1 replay: just enough of SMB1 (NT LM 0.12) [MS-CIFS, MS-SMB] to
+// replay what an SMB1-only MFP does with a scan destination — negotiate,
+// an NTLM logon through SESSION_SETUP_ANDX with extended security, tree
+// connect, opening each folder, creating, writing, reading back, closing
+// and deleting a file, logging off. The SMB library speaks no SMB1, and
+// driving smbclient would hide the exact NT status, the gate before the
+// AUTHENTICATE and the NTLM workstation behind a text interface.
+//
+// Every length and offset a server sends is checked against the message;
+// a server frame is at most maxFrame bytes.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// SMB1 commands used by the replay.
+const (
+	smb1CmdClose          = 0x04
+	smb1CmdDelete         = 0x06
+	smb1CmdTrans2         = 0x32
+	smb1CmdTreeDisconnect = 0x71
+	smb1CmdNegotiate      = 0x72
+	smb1CmdSessionSetup   = 0x73
+	smb1CmdLogoff         = 0x74
+	smb1CmdTreeConnect    = 0x75
+	smb1CmdReadAndX       = 0x2e
+	smb1CmdWriteAndX      = 0x2f
+	smb1CmdNTCreate       = 0xa2
+)
+
+// smb1Conn is one SMB1 connection with at most one session and one tree.
+type smb1Conn struct {
+	conn    net.Conn
+	uid     uint16
+	tid     uint16
+	mid     uint16
+	maxBuf  int  // the server's MaxBufferSize
+	guest   bool // the session was logged on as guest
+	neg     smb1NegotiateResponse
+	info    ServerInfo
+	timeout time.Duration // per request when ctx has no deadline
+}
+
+// smb1NegotiateResponse is the part of the server's NEGOTIATE answer the
+// replay uses.
+type smb1NegotiateResponse struct {
+	Status       uint32
+	DialectIndex int // -1: no dialect accepted
+	SecurityMode byte
+	MaxBuffer    uint32
+	Capabilities uint32
+	ExtendedSec  bool
+	Challenge    []byte // non-extended security only
+	Blob         []byte // extended security: the SPNEGO init token (may be empty)
+}
+
+const smb1CapExtendedSecurity = 0x80000000
+
+// parseSMB1NegotiateResponse decodes an NT LM 0.12 NEGOTIATE response.
+func parseSMB1NegotiateResponse(b []byte) (smb1NegotiateResponse, error) {
+	var n smb1NegotiateResponse
+	words, data, err := smb1Parse(b, smb1CmdNegotiate)
+	if err != nil {
+		return n, fmt.Errorf("SMB1 negotiate response: %w", err)
+	}
+	n.Status = binary.LittleEndian.Uint32(b[5:])
+	n.DialectIndex = -1
+	if len(words) < 2 {
+		return n, nil
+	}
+	if idx := binary.LittleEndian.Uint16(words); idx != 0xffff {
+		n.DialectIndex = int(idx)
+	}
+	if n.DialectIndex < 0 {
+		return n, nil
+	}
+	if len(words) < 34 {
+		return n, fmt.Errorf("SMB1 negotiate response: %d parameter bytes, want 34 for NT LM 0.12", len(words))
+	}
+	n.SecurityMode = words[2]
+	n.MaxBuffer = binary.LittleEndian.Uint32(words[7:])
+	n.Capabilities = binary.LittleEndian.Uint32(words[19:])
+	n.ExtendedSec = n.Capabilities&smb1CapExtendedSecurity != 0
+	chLen := int(words[33])
+	if n.ExtendedSec {
+		if len(data) < 16 {
+			return n, errors.New("SMB1 negotiate response: no server GUID")
+		}
+		n.Blob = data[16:]
+	} else {
+		if chLen > len(data) {
+			return n, fmt.Errorf("SMB1 negotiate response: challenge of %d bytes overruns %d", chLen, len(data))
+		}
+		n.Challenge = data[:chLen]
+	}
+	return n, nil
+}
+
+// smb1Parse checks an SMB1 response's header and command and returns its
+// parameter words and data bytes.
+func smb1Parse(b []byte, cmd byte) (words, data []byte, err error) {
+	if len(b) < 35 || string(b[:4]) != "\xffSMB" {
+		return nil, nil, fmt.Errorf("%d bytes, not an SMB1 message", len(b))
+	}
+	if b[4] != cmd {
+		return nil, nil, fmt.Errorf("command 0x%02x, want 0x%02x", b[4], cmd)
+	}
+	wc := int(b[32])
+	if 33+2*wc+2 > len(b) {
+		return nil, nil, fmt.Errorf("word count %d overruns the %d-byte message", wc, len(b))
+	}
+	words = b[33 : 33+2*wc]
+	bc := int(binary.LittleEndian.Uint16(b[33+2*wc:]))
+	start := 33 + 2*wc + 2
+	if start+bc > len(b) {
+		return nil, nil, fmt.Errorf("byte count %d overruns the %d-byte message", bc, len(b))
+	}
+	return words, b[start : start+bc], nil
+}
+
+func smb1Status(b []byte) NTStatus { return NTStatus(binary.LittleEndian.Uint32(b[5:])) }
+
+// request builds a request of cmd with parameter words and data bytes.
+// Data that must be 2-aligned from the header start (Unicode strings) is
+// given with align set; the pad byte is added here.
+func (c *smb1Conn) request(cmd byte, words []byte, data []byte, align bool) []byte {
+	h := smb1Header(cmd)
+	binary.LittleEndian.PutUint16(h[24:], c.tid)
+	binary.LittleEndian.PutUint16(h[28:], c.uid)
+	c.mid++
+	binary.LittleEndian.PutUint16(h[30:], c.mid)
+	b := append(h, byte(len(words)/2))
+	b = append(b, words...)
+	if align && (len(b)+2)%2 == 1 {
+		data = append([]byte{0}, data...)
+	}
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(data)))
+	return append(b, data...)
+}
+
+// roundTrip sends msg and reads the answer to it, within ctx.
+func (c *smb1Conn) roundTrip(ctx context.Context, msg []byte) ([]byte, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(c.timeout)
+	}
+	c.conn.SetDeadline(dl)
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := writeFrame(c.conn, msg); err != nil {
+		return nil, err
+	}
+	mid := binary.LittleEndian.Uint16(msg[30:])
+	for range 16 {
+		resp, err := readFrame(c.conn)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w: %w", err, ctx.Err())
+			}
+			return nil, err
+		}
+		if len(resp) < 32 || string(resp[:4]) != "\xffSMB" {
+			return nil, fmt.Errorf("answer is not SMB1 (% x)", head(resp, 8))
+		}
+		if binary.LittleEndian.Uint16(resp[30:]) != mid || resp[4] != msg[4] {
+			continue // an oplock break or a late answer: not ours
+		}
+		return resp, nil
+	}
+	return nil, errors.New("no answer to the request among 16 server messages")
+}
+
+// call sends a request and returns its words and data when the status is
+// success (or MORE_PROCESSING_REQUIRED); otherwise the status as error.
+func (c *smb1Conn) call(ctx context.Context, cmd byte, words, data []byte, align bool) (resp, rw, rd []byte, err error) {
+	resp, err = c.roundTrip(ctx, c.request(cmd, words, data, align))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st := smb1Status(resp)
+	if st != StatusSuccess && st != StatusMoreProcessingRequired {
+		return resp, nil, nil, st
+	}
+	rw, rd, err = smb1Parse(resp, cmd)
+	if err != nil {
+		return resp, nil, nil, fmt.Errorf("SMB1 answer to 0x%02x: %w", cmd, err)
+	}
+	return resp, rw, rd, nil
+}
+
+// negotiate offers NT LM 0.12 alone, as an SMB1-only MFP does.
+func (c *smb1Conn) negotiate(ctx context.Context) error {
+	resp, err := c.roundTrip(ctx, smb1NegotiateRequest([]string{"NT LM 0.12"}))
+	if err != nil {
+		if isPeerClose(err) {
+			return fmt.Errorf("SMB1 negotiate: server hung up: %w", errNoSMB1)
+		}
+		return fmt.Errorf("SMB1 negotiate: %w", err)
+	}
+	n, err := parseSMB1NegotiateResponse(resp)
+	if err != nil {
+		return err
+	}
+	if n.Status != 0 || n.DialectIndex != 0 {
+		return fmt.Errorf("SMB1 negotiate: status 0x%08X, dialect index %d: %w", n.Status, n.DialectIndex, errNoSMB1)
+	}
+	c.neg = n
+	c.maxBuf = int(n.MaxBuffer)
+	c.info = ServerInfo{SMB1: true, Dialect: "NT LM 0.12",
+		SigningEnabled: n.SecurityMode&0x04 != 0, SigningRequired: n.SecurityMode&0x08 != 0}
+	return nil
+}
+
+// sessionSetup logs on with NTLM inside SESSION_SETUP_ANDX (extended
+// security). g, when not nil, is asked with what the server told right
+// before the AUTHENTICATE leaves.
+func (c *smb1Conn) sessionSetup(ctx context.Context, cr ntlmCredentials, g gate) error {
+	if !c.neg.ExtendedSec {
+		return fmt.Errorf("SMB1 session setup: the server does not offer extended security (NTLMSSP): %w", errSMB1NoExtSec)
+	}
+	init := spnegoInit(ntlmNegotiateSMB1())
+	resp, rw, rd, err := c.call(ctx, smb1CmdSessionSetup, sessionSetupWords(len(init)), sessionSetupData(init), false)
+	if err != nil {
+		return fmt.Errorf("SMB1 session setup (NTLM negotiate): %w", err)
+	}
+	blob, err := sessionSetupBlob(rw, rd)
+	if err != nil {
+		return err
+	}
+	ch, err := parseNTLMServerChallenge(blob)
+	if err != nil {
+		return err
+	}
+	if full, err := parseNTLMChallenge(blob); err == nil {
+		full.apply(&c.info)
+	}
+	c.uid = binary.LittleEndian.Uint16(resp[28:])
+	if g != nil {
+		info := c.info
+		if err := g(&info); err != nil {
+			return fmt.Errorf("%w: %w", errGateClosed, err)
+		}
+	}
+	var cc [8]byte
+	rand.Read(cc[:])
+	tok := spnegoAuth(ntlmAuthenticateMessage(ch, cr, cc, time.Now()))
+	resp, rw, _, err = c.call(ctx, smb1CmdSessionSetup, sessionSetupWords(len(tok)), sessionSetupData(tok), false)
+	if err != nil {
+		return err
+	}
+	if smb1Status(resp) != StatusSuccess {
+		return fmt.Errorf("SMB1 session setup: %w", smb1Status(resp))
+	}
+	if len(rw) >= 6 {
+		c.guest = binary.LittleEndian.Uint16(rw[4:])&0x0001 != 0
+	}
+	return nil
+}
+
+var errSMB1NoExtSec = errors.New("no extended security")
+
+func sessionSetupWords(blobLen int) []byte {
+	b := []byte{0xff, 0, 0, 0}                     // no AndX
+	b = binary.LittleEndian.AppendUint16(b, 16644) // MaxBufferSize
+	b = binary.LittleEndian.AppendUint16(b, 2)     // MaxMpxCount
+	b = binary.LittleEndian.AppendUint16(b, 1)     // VcNumber
+	b = binary.LittleEndian.AppendUint32(b, 0)     // SessionKey
+	b = binary.LittleEndian.AppendUint16(b, uint16(blobLen))
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	return binary.LittleEndian.AppendUint32(b, 0x800000d4) // extended security, NT status, Unicode, large files, NT SMBs
+}
+
+func sessionSetupData(blob []byte) []byte {
+	d := append([]byte{}, blob...)
+	// 32 header + 1 + 24 words + 2 count = 59: the strings after the blob
+	// are aligned to 2 from the header start.
+	if (59+len(d))%2 == 1 {
+		d = append(d, 0)
+	}
+	d = append(d, utf16z("Unix")...)
+	return append(d, utf16z("scanwarden")...)
+}
+
+// sessionSetupBlob takes the security blob out of a session setup answer.
+func sessionSetupBlob(words, data []byte) ([]byte, error) {
+	if len(words) < 8 {
+		return nil, fmt.Errorf("SMB1 session setup response: %d parameter bytes", len(words))
+	}
+	n := int(binary.LittleEndian.Uint16(words[6:]))
+	if n > len(data) {
+		return nil, fmt.Errorf("SMB1 session setup response: security blob of %d bytes overruns %d", n, len(data))
+	}
+	return data[:n], nil
+}
+
+// treeConnect connects \\host\share.
+func (c *smb1Conn) treeConnect(ctx context.Context, host, share string) error {
+	w := []byte{0xff, 0, 0, 0}
+	w = binary.LittleEndian.AppendUint16(w, 0) // flags
+	w = binary.LittleEndian.AppendUint16(w, 1) // password length
+	// 32 + 1 + 8 + 2 + 1 password byte = 44: the path is aligned.
+	d := []byte{0}
+	d = append(d, utf16z(`\\`+strings.ToUpper(host)+`\`+share)...)
+	d = append(d, "?????\x00"...)
+	resp, _, _, err := c.call(ctx, smb1CmdTreeConnect, w, d, false)
+	if err != nil {
+		return err
+	}
+	c.tid = binary.LittleEndian.Uint16(resp[24:])
+	return nil
+}
+
+// Access masks, dispositions and options of NT_CREATE_ANDX.
+const (
+	accessReadAttributes = 0x00000080
+	dispositionOpen      = 1
+	dispositionCreate    = 2
+	optionNonDirectory   = 0x00000040
+)
+
+// smb1Open is an open file or folder.
+type smb1Open struct {
+	fid   uint16
+	dir   bool
+	size  int64
+	mtime time.Time
+}
+
+func (c *smb1Conn) ntCreate(ctx context.Context, path string, access, disposition, options uint32) (smb1Open, error) {
+	name := toUTF16(path)
+	w := []byte{0xff, 0, 0, 0, 0}
+	w = binary.LittleEndian.AppendUint16(w, uint16(len(name)))
+	w = binary.LittleEndian.AppendUint32(w, 0) // flags: no oplock
+	w = binary.LittleEndian.AppendUint32(w, 0) // root FID
+	w = binary.LittleEndian.AppendUint32(w, access)
+	w = binary.LittleEndian.AppendUint64(w, 0)    // allocation size
+	w = binary.LittleEndian.AppendUint32(w, 0x80) // FILE_ATTRIBUTE_NORMAL
+	w = binary.LittleEndian.AppendUint32(w, 7)    // share read, write, delete
+	w = binary.LittleEndian.AppendUint32(w, disposition)
+	w = binary.LittleEndian.AppendUint32(w, options)
+	w = binary.LittleEndian.AppendUint32(w, 2) // impersonation
+	w = append(w, 0)                           // security flags
+	_, rw, _, err := c.call(ctx, smb1CmdNTCreate, w, append(name, 0, 0), true)
+	if err != nil {
+		return smb1Open{}, err
+	}
+	if len(rw) < 68 {
+		return smb1Open{}, fmt.Errorf("SMB1 create response: %d parameter bytes", len(rw))
+	}
+	o := smb1Open{fid: binary.LittleEndian.Uint16(rw[5:]), dir: rw[67] != 0,
+		size: int64(binary.LittleEndian.Uint64(rw[55:]))}
+	if ft := binary.LittleEndian.Uint64(rw[27:]); ft > 116444736000000000 {
+		o.mtime = time.Unix(0, int64(ft-116444736000000000)*100)
+	}
+	return o, nil
+}
+
+func (c *smb1Conn) close(ctx context.Context, fid uint16) error {
+	w := binary.LittleEndian.AppendUint16(nil, fid)
+	w = binary.LittleEndian.AppendUint32(w, 0xffffffff)
+	_, _, _, err := c.call(ctx, smb1CmdClose, w, nil, false)
+	return err
+}
+
+// ioChunk is the largest read or write the replay sends in one request.
+func (c *smb1Conn) ioChunk() int {
+	n := c.maxBuf - 128
+	if n > 60<<10 {
+		n = 60 << 10
+	}
+	if n < 512 {
+		n = 512
+	}
+	return n
+}
+
+func (c *smb1Conn) write(ctx context.Context, fid uint16, off int64, p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		chunk := p[done:min(len(p), done+c.ioChunk())]
+		w := []byte{0xff, 0, 0, 0}
+		w = binary.LittleEndian.AppendUint16(w, fid)
+		w = binary.LittleEndian.AppendUint32(w, uint32(off+int64(done)))
+		w = binary.LittleEndian.AppendUint32(w, 0) // timeout
+		w = binary.LittleEndian.AppendUint16(w, 0) // write mode
+		w = binary.LittleEndian.AppendUint16(w, 0) // remaining
+		w = binary.LittleEndian.AppendUint16(w, uint16(len(chunk)>>16))
+		w = binary.LittleEndian.AppendUint16(w, uint16(len(chunk)))
+		w = binary.LittleEndian.AppendUint16(w, 64) // data offset: 32+1+28+2+1 pad
+		w = binary.LittleEndian.AppendUint32(w, uint32((off+int64(done))>>32))
+		_, rw, _, err := c.call(ctx, smb1CmdWriteAndX, w, append([]byte{0}, chunk...), false)
+		if err != nil {
+			return done, err
+		}
+		if len(rw) < 10 {
+			return done, fmt.Errorf("SMB1 write response: %d parameter bytes", len(rw))
+		}
+		n := int(binary.LittleEndian.Uint16(rw[4:])) | int(binary.LittleEndian.Uint16(rw[8:]))<<16
+		if n <= 0 || n > len(chunk) {
+			return done, fmt.Errorf("SMB1 write: server took %d of %d bytes", n, len(chunk))
+		}
+		done += n
+	}
+	return done, nil
+}
+
+func (c *smb1Conn) read(ctx context.Context, fid uint16, off int64, p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		want := min(len(p)-done, c.ioChunk())
+		w := []byte{0xff, 0, 0, 0}
+		w = binary.LittleEndian.AppendUint16(w, fid)
+		w = binary.LittleEndian.AppendUint32(w, uint32(off+int64(done)))
+		w = binary.LittleEndian.AppendUint16(w, uint16(want))
+		w = binary.LittleEndian.AppendUint16(w, 0)
+		w = binary.LittleEndian.AppendUint32(w, 0)
+		w = binary.LittleEndian.AppendUint16(w, 0)
+		w = binary.LittleEndian.AppendUint32(w, uint32((off+int64(done))>>32))
+		resp, rw, _, err := c.call(ctx, smb1CmdReadAndX, w, nil, false)
+		if err != nil {
+			return done, err
+		}
+		data, err := readAndXData(resp, rw)
+		if err != nil {
+			return done, err
+		}
+		if len(data) > want {
+			return done, fmt.Errorf("SMB1 read: server sent %d bytes for %d", len(data), want)
+		}
+		copy(p[done:], data)
+		done += len(data)
+		if len(data) == 0 {
+			return done, io.EOF
+		}
+	}
+	return done, nil
+}
+
+// readAndXData finds the data of a READ_ANDX answer in the whole message.
+func readAndXData(resp, words []byte) ([]byte, error) {
+	if len(words) < 14 {
+		return nil, fmt.Errorf("SMB1 read response: %d parameter bytes", len(words))
+	}
+	n := int(binary.LittleEndian.Uint16(words[10:]))
+	if len(words) >= 16 {
+		n |= int(binary.LittleEndian.Uint16(words[14:])) << 16
+	}
+	off := int(binary.LittleEndian.Uint16(words[12:]))
+	if n == 0 {
+		return nil, nil
+	}
+	if off < 32 || off > len(resp) || n > len(resp)-off {
+		return nil, fmt.Errorf("SMB1 read response: data %d+%d outside the %d-byte message", off, n, len(resp))
+	}
+	return resp[off : off+n], nil
+}
+
+func (c *smb1Conn) delete(ctx context.Context, path string) error {
+	w := binary.LittleEndian.AppendUint16(nil, 0x0006) // hidden and system files too
+	// 32 + 1 + 2 + 2 + 1 buffer format = 38: the name is aligned.
+	d := append([]byte{0x04}, utf16z(path)...)
+	_, _, _, err := c.call(ctx, smb1CmdDelete, w, d, false)
+	return err
+}
+
+// freeBytes asks TRANS2_QUERY_FS_INFORMATION (SMB_QUERY_FS_SIZE_INFO).
+func (c *smb1Conn) freeBytes(ctx context.Context) (uint64, error) {
+	params := binary.LittleEndian.AppendUint16(nil, 0x0103)
+	w := binary.LittleEndian.AppendUint16(nil, uint16(len(params))) // total parameter count
+	w = binary.LittleEndian.AppendUint16(w, 0)                      // total data count
+	w = binary.LittleEndian.AppendUint16(w, 2)                      // max parameter count
+	w = binary.LittleEndian.AppendUint16(w, 64)                     // max data count
+	w = append(w, 0, 0)                                             // max setup count, reserved
+	w = binary.LittleEndian.AppendUint16(w, 0)                      // flags
+	w = binary.LittleEndian.AppendUint32(w, 0)                      // timeout
+	w = binary.LittleEndian.AppendUint16(w, 0)                      // reserved
+	w = binary.LittleEndian.AppendUint16(w, uint16(len(params)))    // parameter count
+	// 32 + 1 + 30 words + 2 count = 65, +3 pad (name "" and alignment) = 68.
+	w = binary.LittleEndian.AppendUint16(w, 68) // parameter offset
+	w = binary.LittleEndian.AppendUint16(w, 0)  // data count
+	w = binary.LittleEndian.AppendUint16(w, 70) // data offset
+	w = append(w, 1, 0)                         // setup count, reserved
+	w = binary.LittleEndian.AppendUint16(w, 3)  // TRANS2_QUERY_FS_INFORMATION
+	d := append([]byte{0, 0, 0}, params...)
+	resp, rw, _, err := c.call(ctx, smb1CmdTrans2, w, d, false)
+	if err != nil {
+		return 0, err
+	}
+	if len(rw) < 20 {
+		return 0, fmt.Errorf("SMB1 trans2 response: %d parameter bytes", len(rw))
+	}
+	n := int(binary.LittleEndian.Uint16(rw[12:]))
+	off := int(binary.LittleEndian.Uint16(rw[14:]))
+	if n < 24 || off < 32 || off > len(resp) || n > len(resp)-off {
+		return 0, fmt.Errorf("SMB1 trans2 response: data %d+%d outside the %d-byte message", off, n, len(resp))
+	}
+	d = resp[off : off+n]
+	avail := binary.LittleEndian.Uint64(d[8:])
+	spu := uint64(binary.LittleEndian.Uint32(d[16:]))
+	bps := uint64(binary.LittleEndian.Uint32(d[20:]))
+	return avail * spu * bps, nil
+}
+
+// logoff disconnects the tree and logs off (bounded), then closes.
+func (c *smb1Conn) logoff() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if c.tid != 0 && c.tid != 0xffff {
+		c.call(ctx, smb1CmdTreeDisconnect, nil, nil, false)
+	}
+	if c.uid != 0 {
+		c.call(ctx, smb1CmdLogoff, []byte{0xff, 0, 0, 0}, nil, false)
+	}
+	c.conn.Close()
+}
+
+// logonSMB1 negotiates SMB1 over conn and logs on with form, as an
+// SMB1-only MFP does; the counterpart of logon (same gate, same result).
+func logonSMB1(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
+	if port == 139 {
+		if dl, ok := ctx.Deadline(); ok {
+			conn.SetDeadline(dl)
+		}
+		if err := nbssSessionRequest(conn, host); err != nil {
+			return nil, nil, err
+		}
+	}
+	c := &smb1Conn{conn: conn, tid: 0xffff, timeout: defaultStepTimeout}
+	if err := c.negotiate(ctx); err != nil {
+		return nil, nil, err
+	}
+	info := c.info
+	cr := ntlmCredentials{User: f.User, Domain: f.Domain, Password: password, Workstation: workstation}
+	if err := c.sessionSetup(ctx, cr, g); err != nil {
+		info = c.info
+		return nil, &info, fmt.Errorf("session setup as %s: %w", f.Typed, err)
+	}
+	info = c.info
+	conn.SetDeadline(time.Time{})
+	return &smbSession{conn: conn, v1: c, guest: c.guest}, &info, nil
+}
+
+// --- the folder operations of the check over SMB1 -----------------------
+
+// smb1FS is a tree of an SMB1 session under one context.
+type smb1FS struct {
+	c   *smb1Conn
+	ctx context.Context
+}
+
+type smb1FileInfo struct {
+	name string
+	o    smb1Open
+}
+
+func (i smb1FileInfo) Name() string { return i.name }
+func (i smb1FileInfo) Size() int64  { return i.o.size }
+func (i smb1FileInfo) Mode() fs.FileMode {
+	if i.o.dir {
+		return fs.ModeDir | 0o755
+	}
+	return 0o644
+}
+func (i smb1FileInfo) ModTime() time.Time { return i.o.mtime }
+func (i smb1FileInfo) IsDir() bool        { return i.o.dir }
+func (i smb1FileInfo) Sys() any           { return nil }
+
+func (s smb1FS) Stat(name string) (fs.FileInfo, error) {
+	o, err := s.c.ntCreate(s.ctx, name, accessReadAttributes, dispositionOpen, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	s.c.close(s.ctx, o.fid)
+	base := name
+	if i := strings.LastIndex(name, `\`); i >= 0 {
+		base = name[i+1:]
+	}
+	return smb1FileInfo{name: base, o: o}, nil
+}
+
+func (s smb1FS) OpenFile(name string, flag int, _ os.FileMode) (remoteFile, error) {
+	access := uint32(genericRead)
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		access |= genericWrite | accessDelete
+	}
+	disp := uint32(dispositionOpen)
+	if flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0 {
+		disp = dispositionCreate
+	}
+	o, err := s.c.ntCreate(s.ctx, name, access, disp, optionNonDirectory)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &smb1File{fs: s, o: o, name: name}, nil
+}
+
+func (s smb1FS) Remove(name string) error {
+	if err := s.c.delete(s.ctx, name); err != nil {
+		return &os.PathError{Op: "remove", Path: name, Err: err}
+	}
+	return nil
+}
+
+type smb1File struct {
+	fs   smb1FS
+	o    smb1Open
+	name string
+	off  int64
+}
+
+func (f *smb1File) Write(p []byte) (int, error) {
+	n, err := f.fs.c.write(f.fs.ctx, f.o.fid, f.off, p)
+	f.off += int64(n)
+	if err != nil {
+		return n, &os.PathError{Op: "write", Path: f.name, Err: err}
+	}
+	return n, nil
+}
+
+func (f *smb1File) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.fs.c.read(f.fs.ctx, f.o.fid, off, p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, &os.PathError{Op: "read", Path: f.name, Err: err}
+	}
+	return n, err
+}
+
+func (f *smb1File) Close() error {
+	if err := f.fs.c.close(f.fs.ctx, f.o.fid); err != nil {
+		return &os.PathError{Op: "close", Path: f.name, Err: err}
+	}
+	return nil
+}
+
+func (f *smb1File) freeBytes() (uint64, bool) {
+	n, err := f.fs.c.freeBytes(f.fs.ctx)
+	return n, err == nil
+}
