@@ -72,6 +72,7 @@ func Run(ctx context.Context, t Target, o Options) Report {
 }
 
 func (c *checker) run(ctx context.Context) {
+	defer c.noteSMB1Replay()
 	addrs := c.stepName(ctx)
 	if addrs == nil {
 		c.skip(StepTCP, StepNegotiate, StepAD, StepSession, StepForms, StepTree, StepPath, StepWrite, StepACL)
@@ -120,6 +121,21 @@ func (c *checker) replaySMB1(ctx context.Context) bool {
 	}
 	c.smb1 = true
 	return c.stepSession(ctx)
+}
+
+// noteSMB1Replay says in the verdict what the SMB1 replay of an SMB1-only
+// server proved when no later step failed.
+func (c *checker) noteSMB1Replay() {
+	if !c.smb1 || c.o.Device.SMB1Only || c.firstFx == nil || c.firstFx.cause != CauseSMB1OnlyServer {
+		return
+	}
+	for _, s := range c.r.Steps {
+		if s.ID != StepNegotiate && s.Status == StatusFail {
+			return
+		}
+	}
+	c.firstFx.summary = "the server speaks only SMB1; replayed over SMB1, every later step passes: only an MFP with its SMB1 client enabled can store scans here"
+	c.firstFx.fix = "Enable SMB2/SMB3 on the server (Samba: server min protocol = SMB2_02; Windows: the SMB 2 feature); until then the MFP's SMB1 client must stay enabled (Command Center RX → Network Settings → Protocol → SMB)."
 }
 
 // --- step bookkeeping --------------------------------------------------
