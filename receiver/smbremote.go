@@ -1,0 +1,65 @@
+package receiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// SMBRemote opens destination folders through smbcheck's dialer: the
+// logon the MFP would make, behind the failure ledger's gate, logged off at
+// Close.
+type SMBRemote struct {
+	Ledger      smbcheck.Ledger // the store's ledger; nil: a private one
+	MaxFailures int             // failed-logon budget per account and window (0: no logon that could fail)
+	Timeout     time.Duration   // per operation (0: smbcheck's default)
+}
+
+// Open implements Remote.
+func (r SMBRemote) Open(ctx context.Context, t smbcheck.Target) (Folder, error) {
+	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Timeout: r.Timeout})
+	if err != nil {
+		var se *smbcheck.Error
+		if errors.As(err, &se) && (se.Refusal != nil || se.Op == "logon" && se.Status.IsLogonFailure()) {
+			return nil, fmt.Errorf("%w: %w", ErrLogon, err)
+		}
+		return nil, err
+	}
+	if s.Guest() {
+		s.Close()
+		return nil, errors.New("the server logged the destination's account on as guest: it does not know the account, so the scans are not delivered there")
+	}
+	return smbFolder{s}, nil
+}
+
+type smbFolder struct{ s *smbcheck.Session }
+
+func (f smbFolder) Create(ctx context.Context, name string) (RemoteFile, error) {
+	file, err := f.s.Create(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+func (f smbFolder) Open(ctx context.Context, name string) (RemoteFile, error) {
+	file, err := f.s.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+func (f smbFolder) Rename(ctx context.Context, from, to string) error {
+	return f.s.Rename(ctx, from, to)
+}
+func (f smbFolder) Remove(ctx context.Context, name string) error { return f.s.Remove(ctx, name) }
+func (f smbFolder) Close() error                                  { return f.s.Close() }
+
+func (f smbFolder) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	return f.s.Stat(ctx, name)
+}
