@@ -50,9 +50,12 @@ type ChecksConfig struct {
 	MaxConcurrent int `toml:"max_concurrent"`
 	// MaxFailures is the failed-logon budget per account and 30 minutes, as
 	// `check --max-failures`; 0 replays nothing that can fail.
-	MaxFailures int      `toml:"max_failures"`
-	Timeout     Duration `toml:"timeout"`  // per network step
-	NoWrite     bool     `toml:"no_write"` // skip the canary write
+	MaxFailures int `toml:"max_failures"`
+	// FailureWindow is the budget's window: set it to the domain's lockout
+	// observation window when that is longer than 30 minutes.
+	FailureWindow Duration `toml:"failure_window"`
+	Timeout       Duration `toml:"timeout"`  // per network step
+	NoWrite       bool     `toml:"no_write"` // skip the canary write
 	// EventGap: device failures for one destination within this span of its
 	// last event-triggered check trigger no further check (a burst of 1102s
 	// is one check).
@@ -136,7 +139,7 @@ func Defaults() Config {
 		Listen:   "127.0.0.1:8080",
 		LogLevel: "info",
 		Checks: ChecksConfig{Interval: Duration(15 * time.Minute), Jitter: Duration(90 * time.Second), MaxConcurrent: 4,
-			MaxFailures: 2, Timeout: Duration(10 * time.Second), EventGap: Duration(time.Minute)},
+			MaxFailures: 2, FailureWindow: Duration(30 * time.Minute), Timeout: Duration(10 * time.Second), EventGap: Duration(time.Minute)},
 		Incidents: IncidentsConfig{CloseAfter: Duration(3 * time.Hour)},
 		SNMP:      SNMPConfig{Interval: Duration(time.Minute)},
 		AD:        ADConfig{Margin: 1, Timeout: Duration(10 * time.Second)},
@@ -343,6 +346,9 @@ func (c *Config) validate() ConfigErrors {
 	if ck.MaxFailures < 0 || ck.MaxFailures > 10 {
 		bad("checks.max_failures", ck.MaxFailures, "0 (replay nothing that can fail) .. 10")
 	}
+	if ck.FailureWindow.D() < time.Second {
+		bad("checks.failure_window", ck.FailureWindow.D(), "at least 1s (the domain's lockout observation window)")
+	}
 	if ck.Timeout.D() < time.Second || ck.Timeout.D() > 2*time.Minute {
 		bad("checks.timeout", ck.Timeout.D(), "1s..2m")
 	}
@@ -388,8 +394,8 @@ func (c *Config) validate() ConfigErrors {
 			bad("ad.password_file", `""`, "needed with ad.url")
 		}
 	}
-	if a.Margin < 0 || a.Margin > 5 {
-		bad("ad.margin", a.Margin, "0..5")
+	if a.Margin < 1 || a.Margin > 5 {
+		bad("ad.margin", a.Margin, "1..5 (failed logons kept in reserve below the lockout threshold)")
 	}
 	if a.Timeout.D() < time.Second {
 		bad("ad.timeout", a.Timeout.D(), "at least 1s")

@@ -28,6 +28,7 @@ func main() {
 const usage = `scanwarden — find out why a Kyocera MFP cannot scan to its SMB folder
 
 usage:
+  scanwarden serve [--config FILE]                                  run the appliance: scheduled checks, SNMP watch, incidents, notifications, web
   scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]   replay a scan destination's logon, layer by layer
   scanwarden ad user NAME | ad host NAME [flags]                    read an account or a computer from Active Directory
   scanwarden snmp probe HOST[:PORT] | snmp walk HOST [flags]        ask an MFP for inventory, status and send failures
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	env := environ{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	switch cmd {
+	case "serve":
+		return runServe(ctx, env, rest)
 	case "check":
 		return runCheck(ctx, env, rest)
 	case "ad":

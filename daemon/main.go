@@ -1,0 +1,644 @@
+// Package daemon is `scanwarden serve`: it builds, opens and closes the
+// parts — store, registry, monitor, the SNMP watch loop, notifications,
+// metrics, the web site — from one Config, and keeps running when one of
+// them fails (the fault is stated: log, status, metric). Wiring only: the
+// rules live in monitor, incident and notify.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/monitor"
+	"github.com/scanwarden/scanwarden/notify"
+	"github.com/scanwarden/scanwarden/seal"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// Main is the whole daemon. Set Config (LoadConfig), then Run, or Open and
+// Close. A test runs it on port 0 with a temporary data dir.
+type Main struct {
+	Config Config
+	// Stderr receives the log (default os.Stderr).
+	Stderr io.Writer
+	// Getenv reads the environment (default os.Getenv): NOTIFY_SOCKET,
+	// WATCHDOG_USEC, the key file variables.
+	Getenv func(string) string
+	// KeyFile is the sealing key's path ("" : seal.Resolve's choice).
+	KeyFile string
+	// Drain is how long Close lets running checks finish (default 7 s, so
+	// that SIGTERM ends the process within 10 s).
+	Drain time.Duration
+
+	log     *slog.Logger
+	level   *slog.LevelVar
+	st      *store.Store
+	faults  *faults
+	metrics *metrics
+	sd      *sdNotifier
+	ln      net.Listener
+	srv     *http.Server
+
+	mu sync.RWMutex
+	p  *parts
+
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	opened bool
+}
+
+// parts are what a reload rebuilds.
+type parts struct {
+	cfg      Config
+	dir      *ad.Directory
+	notifier *notify.Notifier
+	mon      *monitor.Monitor
+	watch    *snmp.Watcher
+	targets  string // the watch's device list, to see a change
+	rules    *snmp.Rules
+}
+
+// Addr is the web listener's address (nil before Open or while its port
+// cannot be bound).
+func (m *Main) Addr() net.Addr {
+	if m.ln == nil {
+		return nil
+	}
+	return m.ln.Addr()
+}
+
+// Store is the open store (tests, commands that run beside the daemon).
+func (m *Main) Store() *store.Store { return m.st }
+
+// Monitor is the running scheduler.
+func (m *Main) Monitor() *monitor.Monitor {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.p == nil {
+		return nil
+	}
+	return m.p.mon
+}
+
+// Faults lists the parts that do not work now.
+func (m *Main) Faults() []Fault { return m.faults.list() }
+
+func (m *Main) getenv(k string) string {
+	if m.Getenv != nil {
+		return m.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+// Run opens the daemon, reloads the config on SIGHUP, and closes it when
+// ctx ends (SIGTERM, SIGINT in cmd). The error is "could not start".
+func (m *Main) Run(ctx context.Context) error {
+	if err := m.Open(ctx); err != nil {
+		return err
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return m.Close()
+		case <-hup:
+			m.Reload(ctx)
+		}
+	}
+}
+
+// Open starts everything. Only what makes running pointless is an error:
+// a data dir that cannot be opened or whose key is wrong. Every other part
+// that fails is a fault and the rest runs.
+func (m *Main) Open(ctx context.Context) error {
+	if m.opened {
+		return errors.New("daemon already open")
+	}
+	cfg := m.Config
+	if cfg.Listen == "" {
+		def := Defaults()
+		def.File = cfg.File
+		cfg = def
+		if err := cfg.finish(""); err != nil {
+			return err
+		}
+	}
+	if m.Stderr == nil {
+		m.Stderr = os.Stderr
+	}
+	if m.Drain <= 0 {
+		m.Drain = 7 * time.Second
+	}
+	m.level = new(slog.LevelVar)
+	m.level.Set(logLevel(cfg.LogLevel))
+	m.log = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.level}))
+	m.faults = newFaults(time.Now)
+	m.sd = newSDNotifier(m.getenv)
+
+	dataDir := filepath.Clean(cfg.DataDir)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("data_dir %s: %w", dataDir, err)
+	}
+	st, err := store.OpenDir(ctx, dataDir)
+	if err != nil {
+		return fmt.Errorf("data_dir: %w", err)
+	}
+	keyPath := seal.Resolve(m.KeyFile, m.getenv, dataDir)
+	if _, err := st.UnlockKey(ctx, keyPath); err != nil {
+		st.Close()
+		return err
+	}
+	m.st = st
+	m.metrics = newMetrics(st, m.faults, m.Monitor, m.devicesUp)
+	m.seedMetrics(ctx)
+
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	m.stop = stop
+	m.opened = true
+
+	p := m.openParts(runCtx, cfg)
+	m.mu.Lock()
+	m.p = p
+	m.mu.Unlock()
+
+	m.srv = &http.Server{Handler: m.handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(m.log.With("component", "http").Handler(), slog.LevelWarn)}
+	if err := m.listen(cfg.Listen); err != nil {
+		m.faults.set("web", fmt.Sprintf("listen %s: %v (retrying every 10 s)", cfg.Listen, err))
+		m.log.Error("web listener", "addr", cfg.Listen, "err", err)
+		m.wg.Add(1)
+		go m.retryListen(runCtx, cfg.Listen)
+	}
+	m.wg.Add(1)
+	go m.background(runCtx)
+
+	m.log.Info("scanwarden serve started", "data_dir", dataDir, "listen", m.Addr(), "config", cfg.File)
+	m.sd.Send("READY=1", "STATUS="+m.status())
+	return nil
+}
+
+func logLevel(s string) slog.Level {
+	switch s {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+func (m *Main) status() string {
+	n := len(m.faults.list())
+	if n == 0 {
+		return "running"
+	}
+	return fmt.Sprintf("running with %d fault(s)", n)
+}
+
+func (m *Main) listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	m.ln = ln
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.faults.set("web", err.Error())
+			m.log.Error("web server", "err", err)
+		}
+	}()
+	return nil
+}
+
+func (m *Main) retryListen(ctx context.Context, addr string) {
+	defer m.wg.Done()
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := m.listen(addr); err == nil {
+				m.faults.clear("web")
+				m.log.Info("web listener bound", "addr", m.Addr())
+				return
+			}
+		}
+	}
+}
+
+// background keeps the watch's device list in step with the registry and
+// pets systemd's watchdog.
+func (m *Main) background(ctx context.Context) {
+	defer m.wg.Done()
+	wd, err := watchdogInterval(m.getenv)
+	if err != nil {
+		m.log.Warn("systemd watchdog", "err", err)
+	}
+	var wdC <-chan time.Time
+	if wd > 0 {
+		t := time.NewTicker(wd)
+		defer t.Stop()
+		wdC = t.C
+	}
+	devTick := time.NewTicker(30 * time.Second)
+	defer devTick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wdC:
+			m.sd.Send("WATCHDOG=1", "STATUS="+m.status())
+		case <-devTick.C:
+			m.syncDevices(ctx)
+		}
+	}
+}
+
+// SyncDevices re-reads the registry's devices now (after an import) and
+// makes the monitor re-read the destinations.
+func (m *Main) SyncDevices(ctx context.Context) {
+	m.syncDevices(ctx)
+	if mon := m.Monitor(); mon != nil {
+		mon.Reload()
+	}
+}
+
+func (m *Main) syncDevices(ctx context.Context) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.p == nil {
+		return
+	}
+	targets, key, err := m.watchTargets(ctx, m.p.cfg)
+	if err != nil {
+		m.faults.set("store", err.Error())
+		return
+	}
+	if key == m.p.targets {
+		return
+	}
+	m.p.targets = key
+	if m.p.watch != nil {
+		if err := m.p.watch.SetTargets(targets); err != nil {
+			m.faults.set("snmp", err.Error())
+		}
+		return
+	}
+	m.p.watch = m.openWatch(ctx, m.p.cfg, m.p.rules, targets)
+}
+
+// Reload re-reads the config file: a bad file keeps the running config
+// (the error is logged and stated as the "config" fault); a good one
+// rebuilds the parts. data_dir and listen need a restart.
+func (m *Main) Reload(ctx context.Context) error {
+	m.mu.RLock()
+	old := m.p.cfg
+	m.mu.RUnlock()
+	cfg, err := LoadConfig(old.File)
+	if err != nil {
+		m.faults.set("config", "reload refused, running config kept: "+err.Error())
+		m.log.Error("config reload refused; the running config is kept", "err", err)
+		return err
+	}
+	m.faults.clear("config")
+	if cfg.DataDir != old.DataDir || cfg.Listen != old.Listen {
+		m.log.Warn("data_dir and listen change only at restart", "data_dir", old.DataDir, "listen", old.Listen)
+		cfg.DataDir, cfg.Listen = old.DataDir, old.Listen
+	}
+	m.level.Set(logLevel(cfg.LogLevel))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closeParts(m.p)
+	m.p = m.openParts(context.WithoutCancel(ctx), cfg)
+	m.log.Info("config reloaded", "file", cfg.File)
+	m.sd.Send("STATUS=" + m.status())
+	return nil
+}
+
+// openParts builds directory, notifier, monitor and watch from cfg; a part
+// that fails is a fault, never an error.
+func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
+	p := &parts{cfg: cfg}
+	for _, part := range []string{"ad", "snmp", "snmp.traps", "snmp.mail", "snmp.rules", "notify.webhook", "notify.mail", "monitor"} {
+		m.faults.clear(part)
+	}
+	book := snmp.DefaultCodeBook()
+	p.rules = snmp.DefaultRules(book)
+	if cfg.SNMP.RulesFile != "" {
+		if f, err := os.Open(cfg.SNMP.RulesFile); err != nil {
+			m.faults.set("snmp.rules", err.Error())
+		} else {
+			r, err := snmp.ParseRules(f, book, nil)
+			f.Close()
+			if err != nil {
+				m.faults.set("snmp.rules", "default rules used: "+err.Error())
+			} else {
+				p.rules = r
+			}
+		}
+	}
+
+	opts := smbcheck.Options{MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Ledger: m.st.Ledger(),
+		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: m.log.With("component", "check")}
+	if opts.MaxFailures == 0 {
+		opts.MaxFailures = -1 // zero means zero: replay nothing that can fail
+	}
+	if cfg.AD.URL != "" {
+		d, err := ad.New(ad.Config{URL: cfg.AD.URL, BindUser: cfg.AD.BindUser, Password: cfg.AD.Password, CAFile: cfg.AD.CA,
+			AllowPlain: cfg.AD.InsecurePlain, Timeout: cfg.AD.Timeout.D(), Margin: cfg.AD.Margin})
+		if err != nil {
+			m.faults.set("ad", err.Error())
+			m.log.Error("Active Directory not used", "err", err)
+		} else {
+			p.dir = d
+			opts.Directory = d
+			if dom := d.DNSDomain(); dom != "" {
+				opts.DNSDomains = []string{dom}
+			}
+		}
+	}
+
+	var senders []notify.Sender
+	n := cfg.Notify
+	if n.WebhookURL != "" {
+		w, err := notify.NewWebhook(notify.WebhookConfig{URL: n.WebhookURL, Secret: n.WebhookSecret, SecretHeader: n.WebhookSecretHeader,
+			Attempts: n.WebhookAttempts, Backoff: n.WebhookBackoff.D(), MaxBackoff: 5 * time.Minute, Timeout: 10 * time.Second})
+		if err != nil {
+			m.faults.set("notify.webhook", err.Error())
+		} else {
+			senders = append(senders, w)
+		}
+	}
+	if n.SMTPHost != "" {
+		ml, err := notify.NewMail(notify.MailConfig{Host: n.SMTPHost, Port: n.SMTPPort, TLS: n.SMTPTLS, User: n.SMTPUser,
+			Password: n.SMTPPassword, From: n.SMTPFrom, To: n.MailTo, Timeout: 30 * time.Second})
+		if err != nil {
+			m.faults.set("notify.mail", err.Error())
+		} else {
+			senders = append(senders, ml)
+		}
+	}
+	p.notifier = notify.New(senders...)
+	in := &incidentNotifier{n: p.notifier, st: m.st, metrics: m.metrics, faults: m.faults, log: m.log.With("component", "notify"), now: time.Now}
+
+	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
+		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
+		OnCheck: m.metrics.observe, Log: m.log}, fleet{m.st}, checker{opts}, reports{m.st}, m.st, in)
+	if err == nil {
+		err = mon.Open(ctx)
+	}
+	if err != nil {
+		m.faults.set("monitor", err.Error())
+		m.log.Error("monitor not running", "err", err)
+	} else {
+		p.mon = mon
+	}
+
+	targets, key, err := m.watchTargets(ctx, cfg)
+	if err != nil {
+		m.faults.set("store", err.Error())
+	}
+	p.targets = key
+	p.watch = m.openWatch(ctx, cfg, p.rules, targets)
+	return p
+}
+
+// watchTargets are the registry's devices that have an SNMP address, with
+// their credentials (the config's community when a device has none).
+func (m *Main) watchTargets(ctx context.Context, cfg Config) ([]snmp.Target, string, error) {
+	devs, err := m.st.Devices(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	var ts []snmp.Target
+	var keys []string
+	for _, d := range devs {
+		if d.Address == "" {
+			continue
+		}
+		host, port, err := snmp.ParseHostPort(d.Address)
+		if err != nil {
+			m.log.Warn("device address not polled", "device", d.Name, "err", err)
+			continue
+		}
+		t := snmp.Target{Host: host, Port: port, Version: snmp.V2c, Community: cfg.SNMP.Community,
+			Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
+		switch d.SNMP.Version {
+		case "1":
+			t.Version = snmp.V1
+		case "3":
+			t.Version = snmp.V3
+			t.V3 = &snmp.V3Auth{User: d.SNMP.V3User, AuthProto: d.SNMP.V3AuthProto, AuthPass: d.SNMP.V3Auth,
+				PrivProto: d.SNMP.V3PrivProto, PrivPass: d.SNMP.V3Priv}
+		}
+		if !d.SNMP.Community.IsZero() {
+			t.Community = d.SNMP.Community
+		}
+		if err := t.Validate(); err != nil {
+			m.log.Warn("device not polled", "device", d.Name, "err", err)
+			continue
+		}
+		ts = append(ts, t)
+		keys = append(keys, t.Addr()+"/"+string(t.Version)+"/"+d.SNMP.V3User)
+	}
+	return ts, strings.Join(keys, ","), nil
+}
+
+// openWatch starts the SNMP watch loop (nil when there is nothing to
+// watch yet). A listener that cannot bind is a fault; the watch then runs
+// without it.
+func (m *Main) openWatch(ctx context.Context, cfg Config, rules *snmp.Rules, targets []snmp.Target) *snmp.Watcher {
+	wc := snmp.DefaultWatcherConfig()
+	wc.Targets = targets
+	wc.Poller.Interval = cfg.SNMP.Interval.D()
+	wc.SweepTarget = snmp.Target{Version: snmp.V2c, Community: cfg.SNMP.Community, Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
+	for _, c := range cfg.SNMP.CIDR {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil {
+			wc.Networks = append(wc.Networks, p)
+		}
+	}
+	if cfg.SNMP.TrapListen != "" {
+		tc := &snmp.TrapListenerConfig{Addr: cfg.SNMP.TrapListen}
+		if !cfg.SNMP.TrapCommunity.IsZero() {
+			tc.Communities = append(tc.Communities, cfg.SNMP.TrapCommunity)
+		}
+		wc.Traps = tc
+	}
+	if cfg.SNMP.SMTPListen != "" {
+		wc.Mail = &snmp.MailListenerConfig{Addr: cfg.SNMP.SMTPListen}
+	}
+	wc.Rules = rules
+	wc.Sink = &eventSink{next: m.st.SNMP(store.DefaultDedupWindow), faults: m.faults, events: m.event}
+	wc.Log = m.log.With("component", "snmp")
+	wc.OnCycle = m.metrics.cycle
+	for attempt := 0; attempt < 3; attempt++ {
+		if len(wc.Targets) == 0 && len(wc.Networks) == 0 && wc.Traps == nil && wc.Mail == nil {
+			return nil
+		}
+		w, err := snmp.NewWatcher(wc)
+		if err == nil {
+			err = w.Open(ctx)
+		}
+		if err == nil {
+			m.faults.clear("snmp")
+			return w
+		}
+		var le *snmp.ListenError
+		switch {
+		case errors.As(err, &le) && le.Listener == "traps":
+			m.faults.set("snmp.traps", err.Error())
+			m.log.Error("SNMP trap listener not running", "err", err)
+			wc.Traps = nil
+		case errors.As(err, &le):
+			m.faults.set("snmp.mail", err.Error())
+			m.log.Error("SMTP listener for device mail not running", "err", err)
+			wc.Mail = nil
+		default:
+			m.faults.set("snmp", err.Error())
+			m.log.Error("SNMP watch not running", "err", err)
+			return nil
+		}
+	}
+	return nil
+}
+
+// event hands a fresh send failure to the monitor.
+func (m *Main) event(ctx context.Context, ev snmp.Event) {
+	m.log.Info("send failure", "device", ev.Device, "code", ev.Code, "source", ev.Source, "destination_text", ev.Destination)
+	if mon := m.Monitor(); mon != nil {
+		mon.Event(ctx, ev)
+	}
+}
+
+func (m *Main) closeParts(p *parts) {
+	if p == nil {
+		return
+	}
+	if p.watch != nil {
+		p.watch.Close()
+	}
+	if p.mon != nil {
+		p.mon.Shutdown(m.Drain)
+	}
+	if p.dir != nil {
+		p.dir.Close()
+	}
+}
+
+// Close stops the daemon: systemd hears STOPPING, the web server stops
+// taking requests, the watch stops, running checks get Drain to finish
+// (then are cancelled), and the store closes. It returns within ~10 s.
+func (m *Main) Close() error {
+	if !m.opened {
+		return nil
+	}
+	m.opened = false
+	m.sd.Send("STOPPING=1")
+	m.log.Info("stopping")
+	if m.srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		m.srv.Shutdown(sctx)
+		cancel()
+	}
+	m.mu.Lock()
+	m.closeParts(m.p)
+	m.p = nil
+	m.mu.Unlock()
+	m.stop()
+	m.wg.Wait()
+	err := m.st.Close()
+	m.log.Info("stopped")
+	return err
+}
+
+// devicesUp says, per registered device with an address, whether it
+// answered SNMP within two poll intervals (metrics).
+func (m *Main) devicesUp(ctx context.Context) map[string]bool {
+	devs, err := m.st.Devices(ctx)
+	if err != nil {
+		return nil
+	}
+	inv, err := m.st.SNMPDevices(ctx)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]time.Time{}
+	for _, i := range inv {
+		seen[strings.ToLower(i.Address)] = i.SeenAt
+	}
+	m.mu.RLock()
+	interval := time.Minute
+	if m.p != nil {
+		interval = m.p.cfg.SNMP.Interval.D()
+	}
+	m.mu.RUnlock()
+	out := map[string]bool{}
+	for _, d := range devs {
+		if d.Address == "" {
+			continue
+		}
+		addr := d.Address
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			addr = net.JoinHostPort(addr, "161")
+		}
+		t, ok := seen[strings.ToLower(addr)]
+		out[d.Name] = ok && time.Since(t) < 2*interval+10*time.Second
+	}
+	return out
+}
+
+// seedMetrics loads each destination's last verdict.
+func (m *Main) seedMetrics(ctx context.Context) {
+	ds, err := m.st.Destinations(ctx, "")
+	if err != nil {
+		return
+	}
+	for _, d := range ds {
+		r, ok, err := m.st.LatestReport(ctx, d.Name)
+		if err != nil || !ok {
+			continue
+		}
+		m.metrics.setVerdict(d.Name, d.Device, r.Report.Verdict, r.At)
+	}
+}
+
+// handler is the site. Until package web serves the pages and the API,
+// it answers /healthz only; /metrics is mounted by web behind its auth.
+func (m *Main) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", m.healthz)
+	return mux
+}
+
+func (m *Main) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if n := len(m.faults.list()); n > 0 {
+		fmt.Fprintf(w, "ok, %d fault(s)\n", n)
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}

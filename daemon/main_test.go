@@ -1,0 +1,300 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/notify"
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// hookPeer is a webhook receiver (a real HTTP server on loopback).
+type hookPeer struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	msgs []notify.Message
+	hdr  []string
+}
+
+func newHookPeer(t *testing.T) *hookPeer {
+	h := &hookPeer{}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m notify.Message
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		h.mu.Lock()
+		h.msgs = append(h.msgs, m)
+		h.hdr = append(h.hdr, r.Header.Get("X-Scanwarden-Secret"))
+		h.mu.Unlock()
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hookPeer) events() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, m := range h.msgs {
+		out = append(out, m.Event+":"+m.Incident.Cause)
+	}
+	return out
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testConfig(t *testing.T, extra string) Config {
+	t.Helper()
+	dir := t.TempDir()
+	text := "data_dir = \"" + filepath.Join(dir, "data") + "\"\nlisten = \"127.0.0.1:0\"\n" + extra
+	file := filepath.Join(dir, "serve.toml")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The whole daemon on port 0 without the lab: a destination whose server
+// refuses connections (a closed loopback port: a real refusal) is checked on
+// schedule, an incident opens, the webhook hears it with the secret header,
+// /healthz answers, and Close returns promptly.
+func TestMainPortZero(t *testing.T) {
+	hook := newHookPeer(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hook.secret"), []byte("hook-s3cret\n"), 0o600)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedPort := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+
+	cfg := testConfig(t, `
+[checks]
+interval = "10s"
+jitter = "0s"
+timeout = "2s"
+[notify]
+webhook_url = "`+hook.srv.URL+`/hook"
+webhook_secret_file = "`+filepath.Join(dir, "hook.secret")+`"
+webhook_backoff = "10ms"
+`)
+	// Register before start: the store is the registry.
+	st, err := store.OpenDir(context.Background(), cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(cfg.DataDir, "secret.key")
+	if _, err := st.UnlockKey(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutDevice(context.Background(), registry.Device{Name: "MFP01"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutDestination(context.Background(), registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort,
+		Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw-never-shown"), Device: "MFP01", Source: registry.SourceAdded}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	var logs syncBuffer
+	m := &Main{Config: cfg, Stderr: &logs, Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			m.Close()
+		}
+	}()
+	base := "http://" + m.Addr().String()
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "ok") {
+		t.Fatalf("healthz %d %q", resp.StatusCode, body)
+	}
+
+	waitUntil(t, 15*time.Second, "incident.opened at the webhook", func() bool { return len(hook.events()) > 0 })
+	if ev := hook.events(); ev[0] != "incident.opened:host-unreachable" {
+		t.Fatalf("webhook got %v", ev)
+	}
+	hook.mu.Lock()
+	if hook.hdr[0] != "hook-s3cret" {
+		t.Fatalf("secret header %q", hook.hdr[0])
+	}
+	hook.mu.Unlock()
+	incs, err := m.Store().Incidents(context.Background(), store.IncidentFilter{State: incident.StateOpen})
+	if err != nil || len(incs) != 1 || incs[0].Destination != "reception" {
+		t.Fatalf("incidents %+v %v", incs, err)
+	}
+	tl, _ := m.Store().Timeline(context.Background(), incs[0].ID, 0)
+	waitUntil(t, 5*time.Second, "notification on the timeline", func() bool {
+		tl, _ = m.Store().Timeline(context.Background(), incs[0].ID, 0)
+		return len(tl) > 0 && tl[len(tl)-1].Kind == incident.EntryNotification
+	})
+	// metrics
+	rec := httptest.NewRecorder()
+	m.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`scanwarden_destination_ok{destination="reception",device="MFP01"} 0`,
+		`scanwarden_incidents_open 1`, `scanwarden_notifications_total{channel="webhook",event="incident.opened",result="ok"} 1`,
+		`scanwarden_checks_total{cause="host-unreachable",reason="schedule"}`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	t0 := time.Now()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Fatalf("close took %v", d)
+	}
+	if strings.Contains(logs.String(), "pw-never-shown") || strings.Contains(logs.String(), "hook-s3cret") {
+		t.Fatal("a secret reached the log")
+	}
+}
+
+// A reload with a bad file keeps the running config and states the fault;
+// a good one takes effect.
+func TestReload(t *testing.T) {
+	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\n")
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	good, _ := os.ReadFile(cfg.File)
+	os.WriteFile(cfg.File, append(append([]byte(nil), good...), []byte("max_concurent = 3\n")...), 0o600)
+	if err := m.Reload(context.Background()); err == nil {
+		t.Fatal("bad reload accepted")
+	}
+	if m.p.cfg.Checks.Interval.D() != time.Hour || len(m.Faults()) != 1 || m.Faults()[0].Part != "config" ||
+		!strings.Contains(m.Faults()[0].Message, "checks.max_concurent") {
+		t.Fatalf("after bad reload: %+v faults %+v", m.p.cfg.Checks, m.Faults())
+	}
+	os.WriteFile(cfg.File, bytes.Replace(good, []byte(`"1h"`), []byte(`"30m"`), 1), 0o600)
+	if err := m.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if m.p.cfg.Checks.Interval.D() != 30*time.Minute || len(m.Faults()) != 0 || m.Monitor() == nil {
+		t.Fatalf("after good reload: %+v faults %+v", m.p.cfg.Checks, m.Faults())
+	}
+}
+
+// A listener port taken by another process is a fault; the daemon runs.
+func TestPortTakenIsAFault(t *testing.T) {
+	busy, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyTCP, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer busyTCP.Close()
+	cfg := testConfig(t, "[snmp]\ntrap_listen = \""+busy.LocalAddr().String()+"\"\nsmtp_listen = \""+busyTCP.Addr().String()+"\"\n")
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	parts := map[string]bool{}
+	for _, f := range m.Faults() {
+		parts[f.Part] = true
+	}
+	if !parts["snmp.traps"] || !parts["snmp.mail"] || m.Monitor() == nil {
+		t.Fatalf("faults %+v", m.Faults())
+	}
+	resp, err := http.Get("http://" + m.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "2 fault") {
+		t.Fatalf("healthz %q", b)
+	}
+}
+
+// systemd hears READY=1 at start and STOPPING=1 at stop.
+func TestSDNotify(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	env := map[string]string{"NOTIFY_SOCKET": sock, "WATCHDOG_USEC": "200000"}
+	m := &Main{Config: testConfig(t, ""), Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string {
+		buf := make([]byte, 512)
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := conn.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(buf[:n])
+	}
+	if got := read(); !strings.HasPrefix(got, "READY=1\nSTATUS=") {
+		t.Fatalf("first message %q", got)
+	}
+	if got := read(); !strings.HasPrefix(got, "WATCHDOG=1") {
+		t.Fatalf("second message %q", got)
+	}
+	m.Close()
+	for {
+		if got := read(); got == "STOPPING=1" {
+			break
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package daemon
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/scanwarden/scanwarden/monitor"
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// fleet reads the registry from the store for the monitor.
+type fleet struct{ st *store.Store }
+
+func (f fleet) devices(ctx context.Context) (map[string]registry.Device, error) {
+	ds, err := f.st.Devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]registry.Device, len(ds))
+	for _, d := range ds {
+		m[strings.ToLower(d.Name)] = d
+	}
+	return m, nil
+}
+
+func toMonitor(d registry.Destination, devs map[string]registry.Device) monitor.Destination {
+	var dev *registry.Device
+	if x, ok := devs[strings.ToLower(d.Device)]; ok {
+		dev = &x
+	}
+	return monitor.Destination{Name: d.Name, Device: d.Device, Target: d.Target(dev)}
+}
+
+// Destinations implements monitor.Registry.
+func (f fleet) Destinations(ctx context.Context) ([]monitor.Destination, error) {
+	devs, err := f.devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := f.st.Destinations(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]monitor.Destination, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, toMonitor(d, devs))
+	}
+	return out, nil
+}
+
+// Match implements monitor.Registry: the event's device is the registered
+// device polled at that address; the destination it names is matched by
+// host, share and path (see matchDestination); an event that names none
+// concerns every destination of its device.
+func (f fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination, error) {
+	devs, err := f.devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	devName := ""
+	for _, d := range devs {
+		if d.Address != "" && sameAddress(d.Address, ev.Device) {
+			devName = d.Name
+			break
+		}
+	}
+	all, err := f.st.Destinations(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var mine []registry.Destination
+	for _, d := range all {
+		if devName != "" && strings.EqualFold(d.Device, devName) {
+			mine = append(mine, d)
+		}
+	}
+	var out []monitor.Destination
+	if ev.Destination == "" {
+		for _, d := range mine {
+			out = append(out, toMonitor(d, devs))
+		}
+		return out, nil
+	}
+	// The device's own destinations first; a destination text that names
+	// another device's destination still concerns that one.
+	for _, set := range [][]registry.Destination{mine, all} {
+		for _, d := range matchDestination(ev.Destination, set) {
+			out = append(out, toMonitor(d, devs))
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+	return nil, nil
+}
+
+// sameAddress compares HOST[:PORT] forms, 161 being the default port.
+func sameAddress(a, b string) bool {
+	norm := func(s string) string {
+		h, p, err := net.SplitHostPort(s)
+		if err != nil {
+			h, p = strings.Trim(s, "[]"), strconv.Itoa(snmp.DefaultPort)
+		}
+		return strings.ToLower(h) + ":" + p
+	}
+	return norm(a) == norm(b)
+}
+
+// unc splits \\host\share\path, //host/share/path or smb://host/share/path
+// into lower-case host, share and path parts.
+func unc(s string) (host, share string, path []string, ok bool) {
+	s = strings.TrimSpace(s)
+	if low := strings.ToLower(s); strings.HasPrefix(low, "smb://") {
+		s = "//" + s[len("smb://"):]
+	}
+	s = strings.ReplaceAll(s, `\`, "/")
+	if !strings.HasPrefix(s, "//") {
+		return "", "", nil, false
+	}
+	parts := strings.FieldsFunc(strings.ToLower(s[2:]), func(r rune) bool { return r == '/' })
+	if len(parts) < 2 {
+		return "", "", nil, false
+	}
+	host = parts[0]
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return host, parts[1], parts[2:], true
+}
+
+// sameHost: equal, or equal first labels when one side is a bare name
+// (the MFP may store fs01 where the device reports fs01.example.com).
+func sameHost(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if strings.Contains(a, ".") == strings.Contains(b, ".") || net.ParseIP(a) != nil || net.ParseIP(b) != nil {
+		return false
+	}
+	la, _, _ := strings.Cut(a, ".")
+	lb, _, _ := strings.Cut(b, ".")
+	return la == lb
+}
+
+// matchDestination returns the destinations text names: host, share and
+// the whole path equal (case-insensitive, \ or /); failing that, the ones
+// with the same host and share whose path is the longest prefix of the
+// named path. Nothing when the text is not a UNC path or URL.
+func matchDestination(text string, ds []registry.Destination) []registry.Destination {
+	host, share, path, ok := unc(text)
+	if !ok {
+		return nil
+	}
+	var exact, best []registry.Destination
+	bestLen := -1
+	for _, d := range ds {
+		dh, dshare, dpath, ok := unc(registry.Destination{Host: d.Host, Share: d.Share, Path: d.Path}.URL())
+		if !ok || !sameHost(host, dh) || share != dshare {
+			continue
+		}
+		if strings.Join(dpath, "/") == strings.Join(path, "/") {
+			exact = append(exact, d)
+			continue
+		}
+		if len(dpath) <= len(path) && strings.Join(dpath, "/") == strings.Join(path[:len(dpath)], "/") {
+			switch {
+			case len(dpath) > bestLen:
+				best, bestLen = []registry.Destination{d}, len(dpath)
+			case len(dpath) == bestLen:
+				best = append(best, d)
+			}
+		}
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	return best
+}
+
+// checker runs smbcheck with the daemon's ledger and directory.
+type checker struct {
+	opts smbcheck.Options
+}
+
+// Check implements monitor.Checker.
+func (c checker) Check(ctx context.Context, t smbcheck.Target, progress func(smbcheck.Step)) smbcheck.Report {
+	o := c.opts
+	o.Progress = progress
+	return smbcheck.Run(ctx, t, o)
+}
+
+// reports adapts the store's report history to monitor.Reports.
+type reports struct{ st *store.Store }
+
+func (r reports) AddReport(ctx context.Context, dest string, rep smbcheck.Report) (int64, error) {
+	if err := r.st.AddReport(ctx, dest, rep); err != nil {
+		return 0, err
+	}
+	latest, ok, err := r.st.LatestReport(ctx, dest)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return latest.ID, nil
+}

@@ -1,0 +1,63 @@
+package daemon
+
+import (
+	"errors"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// notifier speaks systemd's notify protocol (sd_notify(3)) on
+// $NOTIFY_SOCKET: READY=1, STOPPING=1, WATCHDOG=1, STATUS=…. Without the
+// variable every call does nothing.
+type sdNotifier struct {
+	addr *net.UnixAddr
+}
+
+func newSDNotifier(getenv func(string) string) *sdNotifier {
+	path := getenv("NOTIFY_SOCKET")
+	if path == "" {
+		return &sdNotifier{}
+	}
+	if path[0] == '@' { // abstract socket
+		path = "\x00" + path[1:]
+	}
+	return &sdNotifier{addr: &net.UnixAddr{Name: path, Net: "unixgram"}}
+}
+
+// Enabled reports whether systemd listens.
+func (n *sdNotifier) Enabled() bool { return n.addr != nil }
+
+// Send writes one datagram of state lines.
+func (n *sdNotifier) Send(state ...string) error {
+	if n.addr == nil {
+		return nil
+	}
+	conn, err := net.DialUnix("unixgram", nil, n.addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, err = conn.Write([]byte(strings.Join(state, "\n")))
+	return err
+}
+
+// watchdogInterval is half of $WATCHDOG_USEC when the watchdog is meant for
+// this process ($WATCHDOG_PID unset or ours), else 0.
+func watchdogInterval(getenv func(string) string) (time.Duration, error) {
+	s := getenv("WATCHDOG_USEC")
+	if s == "" {
+		return 0, nil
+	}
+	if pid := getenv("WATCHDOG_PID"); pid != "" && pid != strconv.Itoa(os.Getpid()) {
+		return 0, nil
+	}
+	us, err := strconv.ParseUint(s, 10, 63)
+	if err != nil || us == 0 {
+		return 0, errors.New("WATCHDOG_USEC: not a positive number")
+	}
+	return time.Duration(us) * time.Microsecond / 2, nil
+}
