@@ -37,7 +37,10 @@ const (
 	KeyFile    = "/etc/scanwarden/secret.key"
 	StateDir   = "/var/lib/scanwarden"
 	LogsDir    = "/var/log/scanwarden"
-	SMBConf    = "/var/lib/scanwarden/receiver/smb.conf"
-	UnitDir    = "/usr/lib/systemd/system"
-	Binary     = "/usr/bin/scanwarden"
+	// ReceiverDir is the receiver's data dir (inbox/, held/, smbd/): the
+	// daemon gives the receiver data_dir/receiver.
+	ReceiverDir = "/var/lib/scanwarden/receiver"
+	SMBConf     = ReceiverDir + "/smbd/smb.conf"
+	UnitDir     = "/usr/lib/systemd/system"
+	Binary      = "/usr/bin/scanwarden"
 )

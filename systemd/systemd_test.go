@@ -316,7 +316,7 @@ func TestSysusersTmpfiles(t *testing.T) {
 		uid, gid int
 	}{
 		{StateDir, 0o750, uid, gid},
-		{filepath.Dir(SMBConf), 0o750, uid, gid},
+		{ReceiverDir, 0o750, uid, gid},
 		{LogsDir, 0o750, uid, gid},
 		{filepath.Dir(ConfigFile), 0o755, 0, 0},
 	} {

@@ -36,6 +36,7 @@ usage:
   scanwarden snmp codes                                             the Kyocera send-error code book
   scanwarden admin set-password | admin token create NAME [flags]    the web admin's password and API tokens
   scanwarden receiver run|list|deliver|force|status [flags]         the fallback scan share: hold scans, deliver them verified
+  scanwarden version                                                the version of this binary
   scanwarden help COMMAND                                           flags of one command
 
 Run "scanwarden COMMAND -h" for a command's flags.
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runAdmin(ctx, env, rest)
 	case "receiver":
 		return runReceiver(ctx, env, rest)
+	case "version", "--version":
+		return runVersion(env, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

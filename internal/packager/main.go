@@ -1,0 +1,144 @@
+//go:build packager
+
+// Command packager writes scanwarden's Debian package with nfpm. It is built
+// only with -tags packager (scripts/package does), so nfpm and its
+// dependencies stay out of `go build ./...` and `go test ./...`.
+//
+//	go run -tags packager ./internal/packager -version 0.1.0 -binary dist/build/scanwarden -out dist
+//
+// prints the path of dist/scanwarden_<version>_<arch>.deb.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/goreleaser/nfpm/v2"
+	_ "github.com/goreleaser/nfpm/v2/deb"
+	"github.com/goreleaser/nfpm/v2/files"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "packager:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fl := flag.NewFlagSet("packager", flag.ContinueOnError)
+	version := fl.String("version", "", "Debian version of the package (required)")
+	binary := fl.String("binary", "", "the scanwarden binary to ship (required)")
+	arch := fl.String("arch", runtime.GOARCH, "Go architecture of the binary")
+	src := fl.String("src", ".", "the repository's root")
+	out := fl.String("out", "dist", "folder the .deb is written to")
+	mtime := fl.Int64("mtime", 0, "Unix time stamped on every file (default: the binary's mtime), for reproducible packages")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if *version == "" || *binary == "" {
+		return errors.New("-version and -binary are required")
+	}
+	st, err := os.Stat(*binary)
+	if err != nil {
+		return err
+	}
+	mt := st.ModTime()
+	if *mtime != 0 {
+		mt = time.Unix(*mtime, 0)
+	}
+	info := describe(*version, *arch, *binary, *src, mt)
+	pkg, err := nfpm.Get("deb")
+	if err != nil {
+		return err
+	}
+	info = nfpm.WithDefaults(info)
+	if err := nfpm.Validate(info); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(*out, pkg.ConventionalFileName(info))
+	tmp, err := os.CreateTemp(*out, ".scanwarden-*.deb")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := pkg.Package(info, tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("package: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	fmt.Println(path)
+	return nil
+}
+
+// describe is the package: what it ships, where, with which owner and mode,
+// what it needs, and the maintainer scripts (systemd/deb/).
+func describe(version, arch, binary, src string, mtime time.Time) *nfpm.Info {
+	in := func(p string) string { return filepath.Join(src, p) }
+	file := func(from, to string, mode os.FileMode) *files.Content {
+		return &files.Content{Source: from, Destination: to,
+			FileInfo: &files.ContentFileInfo{Owner: "root", Group: "root", Mode: mode, MTime: mtime}}
+	}
+	contents := files.Contents{
+		file(binary, "/usr/bin/scanwarden", 0o755),
+		file(in("systemd/sysusers.d/scanwarden.conf"), "/usr/lib/sysusers.d/scanwarden.conf", 0o644),
+		file(in("systemd/tmpfiles.d/scanwarden.conf"), "/usr/lib/tmpfiles.d/scanwarden.conf", 0o644),
+		file(in("README.md"), "/usr/share/doc/scanwarden/README.md", 0o644),
+		file(in("systemd/deb/copyright"), "/usr/share/doc/scanwarden/copyright", 0o644),
+	}
+	for _, u := range []string{"scanwarden.service", "scanwarden-smbd.service",
+		"scanwarden-smbd-reload.path", "scanwarden-smbd-reload.service"} {
+		contents = append(contents, file(in("systemd/"+u), "/usr/lib/systemd/system/"+u, 0o644))
+	}
+	// The default configuration is a conffile: dpkg keeps the admin's edits
+	// across upgrades and asks before replacing an edited one.
+	conf := file(in("systemd/scanwarden.toml"), "/etc/scanwarden/scanwarden.toml", 0o644)
+	conf.Type = files.TypeConfig
+	contents = append(contents, conf)
+
+	return &nfpm.Info{
+		Name:          "scanwarden",
+		Arch:          arch,
+		Platform:      "linux",
+		Version:       version,
+		VersionSchema: "none",
+		Section:       "net",
+		Priority:      "optional",
+		Maintainer:    "scanwarden maintainers <scanwarden@localhost>",
+		Description: "finds out why a Kyocera MFP cannot scan to its SMB folder\n" +
+			"scanwarden replays an MFP's scan-to-folder (SMB) destinations as the\n" +
+			"device stores them, asks Active Directory why an account cannot log on,\n" +
+			"watches the MFPs over SNMP, and holds scans on a fallback share until\n" +
+			"their real folder works again.",
+		MTime: mtime,
+		Overridables: nfpm.Overridables{
+			Depends:    []string{"samba", "systemd-sysusers", "systemd-tmpfiles", "init-system-helpers"},
+			Recommends: []string{"smbclient"},
+			Contents:   contents,
+			Umask:      0o022,
+			Scripts: nfpm.Scripts{
+				PostInstall: in("systemd/deb/postinst"),
+				PreRemove:   in("systemd/deb/prerm"),
+				PostRemove:  in("systemd/deb/postrm"),
+			},
+			Deb: nfpm.Deb{Compression: "gzip"},
+		},
+	}
+}

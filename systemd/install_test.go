@@ -1,0 +1,291 @@
+package systemd
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDebInstall installs the Debian package that scripts/package builds into
+// a throwaway Debian 12 root (scripts/debroot: mmdebstrap, cached under
+// /var/cache/scanwarden-test), with dpkg -i and the package's own maintainer
+// scripts, and checks files, owners, modes, enablement, the systemd checks on
+// the installed units, an upgrade from version N to N+1 that keeps the
+// admin's config, the data and the key, then remove and purge.
+func TestDebInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the Debian install test builds two packages")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the Debian install test needs root (chroot, device nodes, file owners)")
+	}
+	for _, tool := range []string{"unshare", "chroot", "tar"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed: Debian install test skipped", tool)
+		}
+	}
+	tarball := debRoot(t)
+
+	dir := t.TempDir()
+	start := time.Now()
+	v1, v2 := "0.0.1~test1", "0.0.1~test2"
+	deb1 := buildPackage(t, v1, filepath.Join(dir, "v1"))
+	deb2 := buildPackage(t, v2, filepath.Join(dir, "v2"))
+	t.Logf("two packages built in %v", time.Since(start).Round(time.Second))
+
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if out, err := exec.Command("tar", "-C", root, "-xf", tarball).CombinedOutput(); err != nil {
+		t.Fatalf("unpack %s: %v\n%s", tarball, err, out)
+	}
+	t.Logf("root unpacked in %v", time.Since(start).Round(time.Millisecond))
+	for _, deb := range []string{deb1, deb2} {
+		b, err := os.ReadFile(deb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(root, "tmp", filepath.Base(deb)), b, 0o644)
+	}
+	r := debianRoot{t: t, dir: root}
+
+	// --- install N
+	r.run("dpkg", "-i", "/tmp/"+filepath.Base(deb1))
+	if got := r.run("dpkg-query", "-W", "-f=${Status} ${Version}", "scanwarden"); got != "install ok installed "+v1 {
+		t.Fatalf("after dpkg -i: %q", got)
+	}
+	if got := r.run("/usr/bin/scanwarden", "version"); got != "scanwarden "+v1 {
+		t.Errorf("scanwarden version = %q", got)
+	}
+	fields := r.run("dpkg-query", "-W", "-f=${Depends}|${Recommends}", "scanwarden")
+	if !regexp.MustCompile(`(^|, )samba(,|\||$)`).MatchString(fields) || !strings.Contains(fields, "|smbclient") {
+		t.Errorf("Depends|Recommends = %q, want samba and smbclient", fields)
+	}
+	if got := r.run("dpkg-query", "-W", "-f=${Conffiles}", "scanwarden"); !strings.Contains(got, ConfigFile+" ") {
+		t.Errorf("conffiles = %q, want %s", got, ConfigFile)
+	}
+	uid, gid := r.user(User)
+	r.check(Binary, 0o755, 0, 0, false)
+	for _, u := range Units() {
+		r.check(filepath.Join(UnitDir, u), 0o644, 0, 0, false)
+	}
+	r.check("/usr/lib/sysusers.d/scanwarden.conf", 0o644, 0, 0, false)
+	r.check("/usr/lib/tmpfiles.d/scanwarden.conf", 0o644, 0, 0, false)
+	r.check(ConfigFile, 0o644, 0, 0, false)
+	r.check(filepath.Dir(ConfigFile), 0o755, 0, 0, true)
+	r.check(KeyFile, 0o600, 0, 0, false)
+	r.check(StateDir, 0o750, uid, gid, true)
+	r.check(LogsDir, 0o750, uid, gid, true)
+	key := r.read(KeyFile)
+	if !regexp.MustCompile(`^[0-9a-f]{64}\n$`).Match(key) {
+		t.Errorf("%s is not 64 hex digits and a newline: %d bytes", KeyFile, len(key))
+	}
+	for _, u := range []string{Service, SMBService, "scanwarden-smbd-reload.path"} {
+		link := filepath.Join("/etc/systemd/system/multi-user.target.wants", u)
+		if target, err := os.Readlink(filepath.Join(root, link)); err != nil || filepath.Base(target) != u {
+			t.Errorf("%s not enabled: %s → %q, %v", u, link, target, err)
+		}
+	}
+	r.analyze()
+
+	// --- the admin edits the config; the daemon has data
+	conf := append(r.read(ConfigFile), []byte("\n# edited by the admin\n")...)
+	r.write(ConfigFile, conf, 0o644, 0, 0)
+	data := []byte("precious scans and history\n")
+	r.write(filepath.Join(StateDir, "scanwarden.db"), data, 0o600, uid, gid)
+
+	// --- upgrade to N+1: no question asked, config, data, key and user kept
+	r.run("dpkg", "-i", "/tmp/"+filepath.Base(deb2))
+	if got := r.run("dpkg-query", "-W", "-f=${Status} ${Version}", "scanwarden"); got != "install ok installed "+v2 {
+		t.Fatalf("after the upgrade: %q", got)
+	}
+	if got := r.run("/usr/bin/scanwarden", "version"); got != "scanwarden "+v2 {
+		t.Errorf("after the upgrade scanwarden version = %q", got)
+	}
+	if got := r.read(ConfigFile); !bytes.Equal(got, conf) {
+		t.Errorf("the upgrade changed the admin's %s:\n%s", ConfigFile, got)
+	}
+	if got := r.read(KeyFile); !bytes.Equal(got, key) {
+		t.Errorf("the upgrade replaced the sealing key")
+	}
+	if got := r.read(filepath.Join(StateDir, "scanwarden.db")); !bytes.Equal(got, data) {
+		t.Errorf("the upgrade changed the data: %q", got)
+	}
+	r.check(filepath.Join(StateDir, "scanwarden.db"), 0o600, uid, gid, false)
+	r.check(StateDir, 0o750, uid, gid, true)
+	if u2, g2 := r.user(User); u2 != uid || g2 != gid {
+		t.Errorf("the upgrade changed %s from %d:%d to %d:%d", User, uid, gid, u2, g2)
+	}
+
+	// --- remove: program and units go, config and data stay, units masked
+	r.run("dpkg", "-r", "scanwarden")
+	r.gone(Binary, filepath.Join(UnitDir, Service))
+	r.check(ConfigFile, 0o644, 0, 0, false)
+	r.check(filepath.Join(StateDir, "scanwarden.db"), 0o600, uid, gid, false)
+	if target, err := os.Readlink(filepath.Join(root, "/etc/systemd/system", Service)); err != nil || target != "/dev/null" {
+		t.Errorf("after dpkg -r %s is not masked: %q, %v", Service, target, err)
+	}
+
+	// --- purge: nothing of scanwarden's is left but its system user
+	r.run("dpkg", "-P", "scanwarden")
+	r.gone(filepath.Dir(ConfigFile), StateDir, LogsDir,
+		filepath.Join("/etc/systemd/system", Service),
+		filepath.Join("/etc/systemd/system/multi-user.target.wants", Service),
+		filepath.Join("/etc/systemd/system/multi-user.target.wants", SMBService))
+	left, _ := filepath.Glob(filepath.Join(root, "var/lib/systemd/deb-systemd-helper-*/*scanwarden*"))
+	more, _ := filepath.Glob(filepath.Join(root, "var/lib/systemd/deb-systemd-helper-*/*/*scanwarden*"))
+	if left = append(left, more...); len(left) > 0 {
+		t.Errorf("purge left deb-systemd-helper state: %q", left)
+	}
+	if got := r.run("sh", "-c", "dpkg-query -W -f='${Status}' scanwarden 2>&1 || true"); strings.Contains(got, "installed") && !strings.Contains(got, "not-installed") {
+		t.Errorf("after purge: %q", got)
+	}
+}
+
+// debRoot returns the cached root tarball, building it once when Debian's
+// archive can be reached, and skips with the reason when it cannot.
+func debRoot(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("../scripts/debroot")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return strings.TrimSpace(string(out))
+	case errors.As(err, &exit) && (exit.ExitCode() == 3 || exit.ExitCode() == 4):
+		t.Skipf("no cached Debian root and none can be built here — run scripts/debroot as root "+
+			"outside the lab namespace once (scripts/test does): %s", strings.TrimSpace(stderr.String()))
+	}
+	t.Fatalf("scripts/debroot: %v\n%s", err, stderr.Bytes())
+	return ""
+}
+
+func buildPackage(t *testing.T, version, out string) string {
+	t.Helper()
+	cmd := exec.Command("../scripts/package")
+	cmd.Env = append(os.Environ(), "VERSION="+version, "OUT="+out)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/package: %v\n%s", err, b)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	deb := lines[len(lines)-1]
+	if want := filepath.Join(out, "scanwarden_"+version+"_"); !strings.HasPrefix(deb, want) || !strings.HasSuffix(deb, ".deb") {
+		t.Fatalf("scripts/package wrote %q, want %s<arch>.deb", deb, want)
+	}
+	return deb
+}
+
+// debianRoot runs commands inside an unpacked Debian root: chroot in a
+// private mount namespace with its own /proc, which vanishes with it.
+type debianRoot struct {
+	t   *testing.T
+	dir string
+}
+
+func (r debianRoot) run(args ...string) string {
+	r.t.Helper()
+	script := `mount -t proc proc "$0/proc" && exec chroot "$0" "$@"`
+	cmd := exec.Command("unshare", append([]string{"--mount", "--fork", "sh", "-c", script, r.dir}, args...)...)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "DEBIAN_FRONTEND=noninteractive"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		r.t.Fatalf("in the Debian root: %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r debianRoot) read(path string) []byte {
+	r.t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.dir, path))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return b
+}
+
+func (r debianRoot) write(path string, b []byte, mode os.FileMode, uid, gid int) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, path)
+	if err := os.WriteFile(p, b, mode); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Chown(p, uid, gid); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// user reads a user's uid and gid from the root's /etc/passwd.
+func (r debianRoot) user(name string) (uid, gid int) {
+	r.t.Helper()
+	for _, line := range strings.Split(string(r.read("/etc/passwd")), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) == 7 && f[0] == name {
+			uid, _ = strconv.Atoi(f[2])
+			gid, _ = strconv.Atoi(f[3])
+			if f[6] != "/usr/sbin/nologin" || uid <= 0 || uid >= 1000 {
+				r.t.Errorf("passwd line %q: want a system uid and /usr/sbin/nologin", line)
+			}
+			return uid, gid
+		}
+	}
+	r.t.Fatalf("no user %s in the root's /etc/passwd", name)
+	return -1, -1
+}
+
+func (r debianRoot) check(path string, mode os.FileMode, uid, gid int, dir bool) {
+	r.t.Helper()
+	st, err := os.Lstat(filepath.Join(r.dir, path))
+	if err != nil {
+		r.t.Errorf("%s: %v", path, err)
+		return
+	}
+	if st.Mode().Perm() != mode || st.IsDir() != dir || (!dir && !st.Mode().IsRegular()) {
+		r.t.Errorf("%s: mode %v, want %04o (dir %v)", path, st.Mode(), mode, dir)
+	}
+	if u, g := owner(st); u != uid || g != gid {
+		r.t.Errorf("%s: owner %d:%d, want %d:%d", path, u, g, uid, gid)
+	}
+}
+
+func (r debianRoot) gone(paths ...string) {
+	r.t.Helper()
+	for _, p := range paths {
+		if _, err := os.Lstat(filepath.Join(r.dir, p)); !errors.Is(err, os.ErrNotExist) {
+			r.t.Errorf("%s is still there (%v)", p, err)
+		}
+	}
+}
+
+// analyze runs systemd-analyze verify and security on the units as installed.
+func (r debianRoot) analyze() {
+	r.t.Helper()
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		r.t.Log("systemd-analyze not installed: installed units not verified")
+		return
+	}
+	for _, u := range Units() {
+		if out, err := verify(analyze, r.dir, u); err != nil {
+			r.t.Errorf("installed %s: systemd-analyze verify: %v\n%s", u, err, out)
+		}
+	}
+	score, word := exposure(r.t, analyze, r.dir, Service)
+	r.t.Logf("installed %s: exposure %.1f %s", Service, score, word)
+	if score > maxExposure {
+		r.t.Errorf("installed %s: exposure %.1f, want at most %.1f", Service, score, maxExposure)
+	}
+}
