@@ -56,6 +56,7 @@ type User struct {
 	LogonHours           string            `json:"logon_hours"` // all, none, or "Mon 07-19, … UTC"
 	Groups               []string          `json:"groups"`      // memberOf, by name
 	SIDs                 []string          `json:"sids"`        // own SID first, then tokenGroups
+	SIDNames             map[string]string `json:"sid_names"`   // SID → DOMAIN\name of the account and its groups
 	Policy               map[string]any    `json:"policy"`
 	Evidence             smbcheck.Evidence `json:"evidence"`
 }
@@ -74,7 +75,7 @@ func (u *User) Account() *smbcheck.Account {
 	return &smbcheck.Account{
 		Found: u.Found, SAM: u.SAM, UPN: u.UPN, NetBIOSDomain: u.NetBIOSDomain, DNSDomain: u.DNSDomain,
 		Cause: u.Cause, Certain: u.Certain, Summary: u.Summary, Fix: u.Fix, Budget: u.Budget,
-		SIDs: slices.Clone(u.SIDs), Evidence: u.Evidence,
+		SIDs: slices.Clone(u.SIDs), SIDNames: u.SIDNames, Evidence: u.Evidence,
 	}
 }
 
@@ -143,11 +144,41 @@ func (d *Directory) User(ctx context.Context, typed, workstation string) (*User,
 		}
 	}
 	u := judge(rec, t, how, ws, dom, pol, now, d.cfg.Margin, d.cfg.Location)
+	u.SIDNames = s.sidNames(dom, u.SIDs)
 	for k, v := range ev {
 		u.Evidence[k] = v
 	}
 	u.Evidence["dc_time"] = now.Format(time.RFC3339)
 	return u, nil
+}
+
+// sidNames names the account's own and group SIDs (DOMAIN\sAMAccountName)
+// in one search; a SID the directory does not hold (well-known ones) is
+// left out. A failed search only costs the names.
+func (s *session) sidNames(dom *domainInfo, sids []string) map[string]string {
+	names := map[string]string{}
+	if len(sids) == 0 {
+		return names
+	}
+	var b strings.Builder
+	b.WriteString("(|")
+	for _, sid := range sids {
+		b.WriteString("(objectSid=" + ldap.EscapeFilter(sid) + ")")
+	}
+	b.WriteString(")")
+	req := ldap.NewSearchRequest(dom.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, len(sids), 0, false,
+		b.String(), []string{"sAMAccountName", "objectSid"}, nil)
+	res, err := s.search("name the account's groups", req)
+	if err != nil || res == nil {
+		return names
+	}
+	for _, e := range res.Entries {
+		sid, err := smbcheck.SIDString(e.GetRawAttributeValue("objectSid"))
+		if sam := e.GetAttributeValue("sAMAccountName"); err == nil && sam != "" {
+			names[sid] = dom.NetBIOS + `\` + sam
+		}
+	}
+	return names
 }
 
 // now is the DC's clock when known, so lockout and expiry compare with the
@@ -259,17 +290,17 @@ func notFound(t typedName, ws string, dom *domainInfo, entries []*ldap.Entry, tr
 	u.LockoutThreshold = dom.Policy.Threshold
 	switch {
 	case t.Form == "invalid":
-		u.Summary = fmt.Sprintf("%q is not a user name in any form Windows accepts (user, DOMAIN\\user, user@domain)", t.Typed)
+		u.Summary = fmt.Sprintf("%s is not a user name in any form Windows accepts (user, DOMAIN\\user, user@domain)", t.Typed)
 		u.Certain = true
 	case len(entries) > 1:
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.GetAttributeValue("sAMAccountName")+" ("+e.GetAttributeValue("userPrincipalName")+")")
 		}
-		u.Summary = fmt.Sprintf("%q matches more than one account of %s by UPN prefix: %s", t.Typed, dom.NetBIOS, strings.Join(names, ", "))
+		u.Summary = fmt.Sprintf("the user name %s matches more than one account of %s by UPN prefix: %s", t.Typed, dom.NetBIOS, strings.Join(names, ", "))
 		u.Evidence["candidates"] = names
 	default:
-		u.Summary = fmt.Sprintf("no account of %s (%s) has the name %q (searched %s)", dom.NetBIOS, dom.DNS, t.Typed, strings.Join(tried, ", "))
+		u.Summary = fmt.Sprintf("no account of %s (%s) has the name %s (searched %s)", dom.NetBIOS, dom.DNS, t.Typed, strings.Join(tried, ", "))
 		// A name qualified with the domain is the domain's to answer; a
 		// bare, .\ or HOST\ name may still be a local account of the
 		// target server.
@@ -497,7 +528,7 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 				wait = "an administrator must unlock it"
 			}
 			states = append(states, state{smbcheck.CauseAccountLocked, sum,
-				fmt.Sprintf("Fix the password stored on the MFP first (Login Password in the address book): it keeps retrying the old one. Then unlock %s (Active Directory Users and Computers → Account → Unlock account, or Unlock-ADAccount %s) or %s.", r.SAM, r.SAM, wait)})
+				fmt.Sprintf("Unlock %s (Active Directory Users and Computers → Account → Unlock account, or Unlock-ADAccount %s) or %s; then check again at once: if the Login Password stored on the MFP is wrong, its retries lock the account again.", r.SAM, r.SAM, wait)})
 		}
 	}
 
@@ -591,15 +622,15 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 	prefix := ""
 	switch how {
 	case "upn-prefix":
-		prefix = fmt.Sprintf("%q is not a sAMAccountName: it matched the UPN prefix of %s (%s), so the MFP must send %s or %s. ", t.Typed, who, r.UPN, r.UPN, who)
+		prefix = fmt.Sprintf("the user name %s is not a sAMAccountName: it matched the UPN prefix of %s (%s), so the MFP must send %s or %s. ", t.Typed, who, r.UPN, r.UPN, who)
 	case "implicit-upn":
-		prefix = fmt.Sprintf("%q matched %s as its implicit UPN (sAMAccountName@%s). ", t.Typed, who, dom.DNS)
+		prefix = fmt.Sprintf("the user name %s matched %s as its implicit UPN (sAMAccountName@%s). ", t.Typed, who, dom.DNS)
 	}
 	switch {
 	case t.Form == "local":
 		u.Evidence["typed_domain_note"] = fmt.Sprintf(`".\" names a local account of the target server; the domain account %s of the same name was judged`, who)
 	case t.Form == "domain" && !t.domainPrefix(dom):
-		u.Evidence["typed_domain_note"] = fmt.Sprintf("the typed prefix %q is not the domain %s (%s): a Windows server reads it as a local account of that computer", t.Prefix, dom.NetBIOS, dom.DNS)
+		u.Evidence["typed_domain_note"] = fmt.Sprintf("the typed prefix %s is not the domain %s (%s): a Windows server reads it as a local account of that computer", t.Prefix, dom.NetBIOS, dom.DNS)
 	}
 
 	if len(states) == 0 {

@@ -90,7 +90,7 @@ func TestLabAccountStates(t *testing.T) {
 		{typed: "ivan", ws: "mfp01", cause: smbcheck.CauseOK, summary: []string{"may log on only to MFP01 (the MFP sends MFP01)"}},
 		{typed: "judy", cause: smbcheck.CauseLogonHours, certain: true, summary: []string{"may not log on at this hour", "allow no hour at all"}},
 		{typed: "jdoe", cause: smbcheck.CauseOK, how: "sAMAccountName"},
-		{typed: "john.doe", cause: smbcheck.CauseOK, how: "upn-prefix", summary: []string{`"john.doe" is not a sAMAccountName: it matched the UPN prefix of KYOLAB\jdoe (john.doe@kyolab.test)`}},
+		{typed: "john.doe", cause: smbcheck.CauseOK, how: "upn-prefix", summary: []string{`the user name john.doe is not a sAMAccountName: it matched the UPN prefix of KYOLAB\jdoe (john.doe@kyolab.test)`}},
 		{typed: "john.doe@kyolab.test", cause: smbcheck.CauseOK, how: "userPrincipalName"},
 		{typed: "jdoe@kyolab.test", cause: smbcheck.CauseOK, how: "implicit-upn"},
 		{typed: `KYOLAB\alice`, cause: smbcheck.CauseOK, how: "sAMAccountName"},

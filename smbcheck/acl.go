@@ -125,10 +125,17 @@ var wellKnownSIDs = map[string]string{
 // not known here) and so never matches. A folder without inheritable ACEs
 // gives new files the creator's default DACL: full control for the creator.
 func EvaluateSD(raw []byte, sids []string) (Access, error) {
+	return EvaluateSDNamed(raw, sids, nil)
+}
+
+// EvaluateSDNamed is EvaluateSD naming the deciding ACE's trustee by the
+// account or group name in names (SID → DOMAIN\name) instead of its SID.
+func EvaluateSDNamed(raw []byte, sids []string, names map[string]string) (Access, error) {
 	sd, err := parseSD(raw)
 	if err != nil {
 		return Access{}, err
 	}
+	sd.names = names
 	tok := newToken(sids)
 	acc := Access{Decisive: map[string]string{}, Evidence: Evidence{}}
 
@@ -182,14 +189,20 @@ type ace struct {
 
 func (a ace) deny() bool { return a.typ == aceDenied || a.typ == aceDeniedCallback }
 
-// String is the ACE as Decisive and the evidence show it.
-func (a ace) String() string {
+// String is the ACE as the evidence shows it.
+func (a ace) String() string { return a.describe(nil) }
+
+// describe is the ACE with its trustee by name when names (or the
+// well-known table) knows it, by SID otherwise.
+func (a ace) describe(names map[string]string) string {
 	verb := "ALLOW"
 	if a.deny() {
 		verb = "DENY"
 	}
 	who := a.sid
-	if name, ok := wellKnownSIDs[a.sid]; ok {
+	if name, ok := names[a.sid]; ok && name != "" {
+		who = name
+	} else if name, ok := wellKnownSIDs[a.sid]; ok {
 		who += " (" + name + ")"
 	}
 	var b strings.Builder
@@ -228,6 +241,7 @@ type securityDescriptor struct {
 	dacl         []ace // allow and deny ACEs, in order
 	defaultDACL  bool  // a new file's DACL is the creator's default
 	ignored      []string
+	names        map[string]string // SID → account name, for what humans read
 }
 
 // Limits that keep a hostile descriptor cheap: Windows caps an ACL at 64 KiB.
@@ -502,7 +516,7 @@ func (sd *securityDescriptor) check(t token, owner string, right uint32) (bool, 
 		if a.callback && !a.deny() {
 			continue // an unevaluated condition grants nothing
 		}
-		return !a.deny(), a.String()
+		return !a.deny(), a.describe(sd.names)
 	}
 	if len(sd.dacl) == 0 {
 		return false, "empty DACL: nobody has any right"
@@ -513,7 +527,7 @@ func (sd *securityDescriptor) check(t token, owner string, right uint32) (bool, 
 // newFile returns the descriptor a file created in the folder by user would
 // get: the folder's object-inherit ACEs, made effective.
 func (sd *securityDescriptor) newFile(user string) *securityDescriptor {
-	f := &securityDescriptor{owner: user, dacl: []ace{}}
+	f := &securityDescriptor{owner: user, dacl: []ace{}, names: sd.names}
 	if sd.nullDACL {
 		f.defaultDACL = true
 		return f

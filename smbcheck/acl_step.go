@@ -40,7 +40,7 @@ func (c *checker) stepACL(ctx context.Context, sh *share) {
 		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be read (%v): permissions judged by the canary only", shown, err))
 		return
 	}
-	acc, err := EvaluateSD(raw, c.account.SIDs)
+	acc, err := EvaluateSDNamed(raw, c.account.SIDs, c.account.SIDNames)
 	if err != nil {
 		s.Evidence["error"] = err.Error()
 		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be parsed: %v", shown, err))
@@ -70,7 +70,8 @@ func (c *checker) stepACL(ctx context.Context, sh *share) {
 			c.fail(s, CauseNoWritePermission, fmt.Sprintf("the ACL of %s does not let %s create files (%s)", shown, who, deciding),
 				fmt.Sprintf("Grant %s 'Modify' on %s (Security tab); the deciding entry is %s.", who, shown, deciding))
 		case !acc.CanDelete():
-			c.warn(s, fmt.Sprintf("the ACL of %s lets %s create and write files but not delete them (%s)", shown, who, acc.Decisive[RightDelete]))
+			msg := fmt.Sprintf("the ACL of %s lets %s create and write files but not delete them (%s)", shown, who, acc.Decisive[RightDelete])
+			c.warnAction(s, msg, msg)
 		default:
 			c.ok(s, fmt.Sprintf("the ACL of %s lets %s create, write and delete files (%s)", shown, who, deciding))
 		}

@@ -73,7 +73,7 @@ var causes = []CauseInfo{
 		"Change the destination's Login User Name on the MFP to the form that worked."},
 	{CauseAccountDisabled, "1102", "The scan account is disabled.", "Enable the account in Active Directory Users and Computers (or samba-tool user enable)."},
 	{CauseAccountLocked, "1102", "The scan account is locked out after too many bad passwords.",
-		"Fix the password stored on the MFP first (it keeps retrying the old one), then unlock the account or wait for the lockout to expire."},
+		"Unlock the account or wait for the lockout to expire; then check again at once: if the password stored on the MFP is wrong, its retries lock the account again."},
 	{CausePasswordExpired, "1102", "The scan account's password has expired.",
 		"Set a new password for the account, enter it on the MFP, and consider a non-expiring password policy for scan accounts."},
 	{CausePasswordMustChange, "1102", "The scan account must change its password at next logon, which an MFP cannot do.",

@@ -38,7 +38,10 @@ type Account struct {
 	Budget int
 	// SIDs are the account's own SID and its groups' (tokenGroups), used to
 	// judge a folder's ACL.
-	SIDs     []string
+	SIDs []string
+	// SIDNames names those SIDs (DOMAIN\name), when the directory knows
+	// them, so that an ACL's deciding entry is shown by name.
+	SIDNames map[string]string
 	Evidence Evidence
 }
 

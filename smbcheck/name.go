@@ -78,10 +78,12 @@ func (c *checker) stepName(ctx context.Context) []string {
 				s.Evidence["bare_name_resolves"] = false
 				if suffix != "" {
 					s.Evidence["resolved_as"] = host + "." + suffix
-					c.warn(s, fmt.Sprintf("%s resolves only as %s.%s, through this machine's DNS search list: the MFP needs the DNS domain %s in its TCP/IP settings, or store the full name %s.%s",
-						host, host, suffix, suffix, host, suffix))
+					msg := fmt.Sprintf("%s resolves only as %s.%s, through this machine's DNS search list: the MFP needs the DNS domain %s in its TCP/IP settings, or store the full name %s.%s",
+						host, host, suffix, suffix, host, suffix)
+					c.warnAction(s, msg, msg)
 				} else {
-					c.warn(s, fmt.Sprintf("%s resolves only through this machine's DNS search list: make sure the MFP has the same DNS domain, or store the full name", host))
+					msg := fmt.Sprintf("%s resolves only through this machine's DNS search list: make sure the MFP has the same DNS domain, or store the full name", host)
+					c.warnAction(s, msg, msg)
 				}
 				return addrs
 			}

@@ -42,6 +42,9 @@ type checker struct {
 	// smb1 replays the logon and what follows over SMB1: the MFP speaks
 	// only SMB1, or the server does.
 	smb1 bool
+	// warnings are what an ok verdict must still say: things that need
+	// an admin's action (not information such as the dialect).
+	warnings []string
 }
 
 type verdictNote struct {
@@ -204,7 +207,7 @@ func (c *checker) finish() {
 	if c.firstFx != nil && c.firstFx.cause == v.Cause {
 		if c.firstFx.summary != "" {
 			// What the check saw says more than the cause's generic line.
-			v.Summary = upperFirst(c.firstFx.summary) + "."
+			v.Summary = c.upperFirst(c.firstFx.summary) + "."
 		}
 		if c.firstFx.fix != "" {
 			v.Fix = c.firstFx.fix
@@ -213,16 +216,8 @@ func (c *checker) finish() {
 	if c.ledgerHit != nil && c.ledgerHit.Cause == v.Cause {
 		v.FromLedger = true
 	}
-	if v.Cause == CauseOK {
-		var warns []string
-		for _, s := range c.r.Steps {
-			if s.Status == StatusWarn {
-				warns = append(warns, s.Detail)
-			}
-		}
-		if len(warns) > 0 {
-			v.Summary += " Warnings: " + strings.Join(warns, "; ") + "."
-		}
+	if v.Cause == CauseOK && len(c.warnings) > 0 {
+		v.Summary += " Warnings: " + strings.Join(c.warnings, "; ") + "."
 	}
 	c.r.Verdict = v
 	c.r.Server = c.server
@@ -237,12 +232,26 @@ func containsCause(cs []Cause, c Cause) bool {
 	return false
 }
 
-func upperFirst(s string) string {
+// upperFirst starts a sentence with a capital — unless it starts with a name
+// the admin typed or the server gave, which is printed exactly as it is.
+func (c *checker) upperFirst(s string) string {
 	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
-	if s == "" {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return s
 	}
+	for _, n := range []string{c.t.User, c.form.Typed, c.t.Host, c.t.Share, c.addr} {
+		if n != "" && strings.HasPrefix(s, n) {
+			return s
+		}
+	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// warnAction ends a step with a warning that needs an admin's action; the
+// verdict repeats it even when the destination works.
+func (c *checker) warnAction(s *stepState, detail, action string) {
+	c.warnings = append(c.warnings, action)
+	c.warn(s, detail)
 }
 
 func (c *checker) cleanup() {
@@ -397,19 +406,6 @@ func (c *checker) negotiateEvidence(s *stepState, si *ServerInfo) {
 func (c *checker) judgeNegotiate(s *stepState, si *ServerInfo) bool {
 	c.negotiateEvidence(s, si)
 	var warns []string
-	if si.SigningRequired {
-		if c.o.Device.NoSigning {
-			c.fail(s, CauseSigningRequired, "the server requires SMB signing and the MFP cannot sign", "")
-			return false
-		}
-		warns = append(warns, "the server requires SMB signing: MFPs whose firmware cannot sign fail with 1102 (update the firmware)")
-	}
-	if si.ClientEdition {
-		warns = append(warns, fmt.Sprintf("%s allows only 20 inbound SMB sessions: many MFPs and PCs connecting can exhaust it (lower AutoDisconnect, or move the folder to a server)", si.Windows))
-	}
-	if c.o.Device.SMB1Only {
-		warns = append(warns, "the MFP uses SMB1, an unsafe protocol (update its firmware and use SMB2/3 when possible); the steps below replay it over SMB1 with NTLMv2, as the MFP does")
-	}
 	what := fmt.Sprintf("SMB %s", si.Dialect)
 	if si.NetBIOSComputer != "" {
 		what += fmt.Sprintf(", server %s in %s", si.NetBIOSComputer, si.NetBIOSDomain)
@@ -417,8 +413,22 @@ func (c *checker) judgeNegotiate(s *stepState, si *ServerInfo) bool {
 	if si.Windows != "" {
 		what += ", " + si.Windows
 	}
+	if si.SigningRequired {
+		if c.o.Device.NoSigning {
+			c.fail(s, CauseSigningRequired, "the server requires SMB signing and the MFP cannot sign", "")
+			return false
+		}
+		// Information: an MFP that cannot sign is told with --device-no-signing.
+		what += ", signing required"
+	}
+	if si.ClientEdition {
+		warns = append(warns, fmt.Sprintf("%s allows only 20 inbound SMB sessions: many MFPs and PCs connecting can exhaust it (lower AutoDisconnect, or move the folder to a server)", si.Windows))
+	}
+	if c.o.Device.SMB1Only {
+		warns = append(warns, "the MFP uses SMB1, an unsafe protocol (update its firmware and use SMB2/3 when possible); the steps below replay it over SMB1 with NTLMv2, as the MFP does")
+	}
 	if len(warns) > 0 {
-		c.warn(s, what+"; "+strings.Join(warns, "; "))
+		c.warnAction(s, what+"; "+strings.Join(warns, "; "), strings.Join(warns, "; "))
 	} else {
 		c.ok(s, what)
 	}
@@ -453,7 +463,7 @@ func (c *checker) stepAD(ctx context.Context) bool {
 	hostWarn, err := c.adHost(actx, s)
 	if err != nil {
 		s.Evidence["error"] = err.Error()
-		c.warn(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it")
+		c.warnAction(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it", "Active Directory could not be asked")
 		return true
 	}
 	if local, why := c.localAccount(); local {
@@ -464,7 +474,7 @@ func (c *checker) stepAD(ctx context.Context) bool {
 	acct, err := c.o.Directory.Account(actx, c.t.User, c.t.workstation())
 	if err != nil {
 		s.Evidence["error"] = err.Error()
-		c.warn(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it")
+		c.warnAction(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it", "Active Directory could not be asked")
 		return true
 	}
 	for k, v := range acct.Evidence {
@@ -476,7 +486,7 @@ func (c *checker) stepAD(ctx context.Context) bool {
 	}
 	c.account = acct
 	if !acct.Found {
-		c.fail(s, CauseUnknownUser, fmt.Sprintf("no account %q in the directory", c.t.User), acct.Fix)
+		c.fail(s, CauseUnknownUser, fmt.Sprintf("the directory has no account %s", c.t.User), acct.Fix)
 		return false
 	}
 	s.Evidence["budget"] = acct.Budget
@@ -494,7 +504,7 @@ func (c *checker) stepAD(ctx context.Context) bool {
 
 func (c *checker) adEnd(s *stepState, detail string, hostWarn []string) {
 	if len(hostWarn) > 0 {
-		c.warn(s, detail+"; "+strings.Join(hostWarn, "; "))
+		c.warnAction(s, detail+"; "+strings.Join(hostWarn, "; "), strings.Join(hostWarn, "; "))
 		return
 	}
 	c.ok(s, detail)
@@ -534,10 +544,10 @@ func (c *checker) localAccount() (bool, string) {
 		return false, ""
 	}
 	if d, _, ok := strings.Cut(c.t.User, `\`); ok && (d == "." || strings.EqualFold(d, si.NetBIOSComputer)) {
-		return true, fmt.Sprintf("%q names an account local to %s", c.t.User, si.NetBIOSComputer)
+		return true, fmt.Sprintf(`the user name %s names an account local to %s`, c.t.User, si.NetBIOSComputer)
 	}
 	if !si.DomainJoined() {
-		return true, fmt.Sprintf("%s is in no domain (its NTLM domain is its own name), so %q is one of its local accounts", si.NetBIOSComputer, c.t.User)
+		return true, fmt.Sprintf("%s is in no domain (its NTLM domain is its own name), so %s is one of its local accounts", si.NetBIOSComputer, c.t.User)
 	}
 	return false, ""
 }
@@ -694,7 +704,8 @@ func (c *checker) stepSession(ctx context.Context) bool {
 		c.sess, c.form = res.sess, stored
 		if res.sess.guest {
 			s.Evidence["guest"] = true
-			c.warn(s, fmt.Sprintf("the server logged %s on as GUEST: it did not check the password (bad user names or passwords are mapped to guest); servers that require signing and Windows 11 24H2 refuse guest logons", describeForm(stored)))
+			c.warnAction(s, fmt.Sprintf("the server logged %s on as GUEST: it did not check the password (bad user names or passwords are mapped to guest); servers that require signing and Windows 11 24H2 refuse guest logons", describeForm(stored)),
+				"the server logged the MFP on as GUEST without checking its password: give the scan account a real logon on the server (guest logons are refused by servers that require signing and by Windows 11 24H2)")
 		} else {
 			c.ok(s, fmt.Sprintf("logged on as %s", describeForm(stored)))
 		}
@@ -823,7 +834,7 @@ func (c *checker) stepForms(ctx context.Context) bool {
 			c.r.WorkingForm = &wf
 			s.Evidence["tried"] = tried
 			s.Evidence["working_form"] = formEvidence(f)
-			c.fail(s, CauseWrongUserFormat, fmt.Sprintf("the password is right, but the server accepts the user name only as %s, not as %q", f.Typed, c.t.User),
+			c.fail(s, CauseWrongUserFormat, fmt.Sprintf("the password is right, but the server refuses the user name as typed (%s) and accepts it as %s", c.t.User, f.Typed),
 				fmt.Sprintf("On the MFP (Command Center RX → Address Book → the destination → Login User Name), type %s instead of %s.", f.Typed, c.t.User))
 			// The check goes on with the working session.
 			return true
@@ -839,6 +850,10 @@ func (c *checker) stepForms(ctx context.Context) bool {
 	s.Evidence["tried"] = tried
 	s.Evidence["failed"] = failed
 	detail := "no user name form was accepted: the password is wrong (or the account is unknown)"
+	if c.account != nil && c.account.Found {
+		// The directory knows the account: only the password is left.
+		detail = "no user name form was accepted: the password is wrong"
+	}
 	if len(tried) == 0 {
 		detail = "no other user name form was tried: " + fmt.Sprint(s.Evidence["not_replayed"])
 	} else if len(notTried) > 0 {
@@ -853,7 +868,10 @@ func formEvidence(f Form) map[string]string {
 }
 
 func describeForm(f Form) string {
-	return fmt.Sprintf("%q (NTLM user %q, domain %q)", f.Typed, f.User, f.Domain)
+	if f.Domain == "" {
+		return fmt.Sprintf("%s (NTLM user %s, no domain)", f.Typed, f.User)
+	}
+	return fmt.Sprintf("%s (NTLM user %s, domain %s)", f.Typed, f.User, f.Domain)
 }
 
 func errText(res attemptResult) string {

@@ -100,14 +100,14 @@ func (c *checker) stepTree(ctx context.Context) (*share, bool) {
 	var detail, fix string
 	switch cause {
 	case CauseShareNotFound:
-		detail = fmt.Sprintf("the server has no share %q", c.t.Share)
-		fix = fmt.Sprintf("Correct the share name in the destination's Path on the MFP (it starts with the share: %s\\...), or create the share %q on %s.", c.t.Share, c.t.Share, c.t.Host)
+		detail = fmt.Sprintf("the server has no share %s", c.t.Share)
+		fix = fmt.Sprintf("Correct the share name in the destination's Path on the MFP (it starts with the share: %s\\...), or create the share %s on %s.", c.t.Share, c.t.Share, c.t.Host)
 	case CauseShareAccessDenied:
-		detail = fmt.Sprintf("the server refuses %s access to share %q", c.form.Typed, c.t.Share)
-		fix = fmt.Sprintf("Give %s (or a group it belongs to) access to share %q: Share Permissions on Windows, 'valid users' / 'read only' on Samba.", c.form.Typed, c.t.Share)
+		detail = fmt.Sprintf("the server refuses %s access to share %s", c.form.Typed, c.t.Share)
+		fix = fmt.Sprintf("Give %s (or a group it belongs to) access to share %s: Share Permissions on Windows, 'valid users' / 'read only' on Samba.", c.form.Typed, c.t.Share)
 	case CauseConnectionLimit:
-		detail = fmt.Sprintf("share %q refuses another connection (%v): its connection limit is reached", c.t.Share, s.Evidence["nt_status"])
-		fix = fmt.Sprintf("Raise the share's connection limit ('max connections' on Samba, 'User limit' on Windows) or find what holds the connections to %q.", c.t.Share)
+		detail = fmt.Sprintf("share %s refuses another connection (%v): its connection limit is reached", c.t.Share, s.Evidence["nt_status"])
+		fix = fmt.Sprintf("Raise the share's connection limit ('max connections' on Samba, 'User limit' on Windows) or find what holds the connections to %s.", c.t.Share)
 	default:
 		detail = fmt.Sprintf("tree connect to %s failed: %v", unc, err)
 	}
@@ -131,7 +131,7 @@ func (c *checker) stepPath(ctx context.Context, sh *share) bool {
 		fi, err := fs.Stat(p)
 		if err == nil && !fi.IsDir() {
 			s.Evidence["not_a_folder"] = p
-			c.fail(s, CausePathNotFound, fmt.Sprintf("%q in share %s is a file, not a folder", p, c.t.Share),
+			c.fail(s, CausePathNotFound, fmt.Sprintf("%s\\%s is a file, not a folder", c.t.Share, p),
 				fmt.Sprintf("Correct the destination's Path on the MFP: %s\\%s is a file.", c.t.Share, p))
 			return false
 		}
@@ -150,17 +150,31 @@ func (c *checker) stepPath(ctx context.Context, sh *share) bool {
 		case CausePathNotFound:
 			s.Evidence["missing"] = parts[i]
 			s.Evidence["exists_up_to"] = parent
-			c.fail(s, cause, fmt.Sprintf("folder %q does not exist in %s (the first missing part of %s)", parts[i], parent, c.t.Path),
+			c.fail(s, cause, fmt.Sprintf("folder %s does not exist in %s (the first missing part of %s)", parts[i], parent, c.folder()),
 				fmt.Sprintf("Create the folder %s\\%s on the server, or correct the destination's Path on the MFP.", parent, parts[i]))
 		case CauseNoWritePermission:
-			c.fail(s, cause, fmt.Sprintf("%s may not open folder %s\\%s", c.form.Typed, parent, parts[i]),
-				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s\\%s and Modify on the scan folder.", c.form.Typed, parent, parts[i]))
+			// A folder the account may not enter refuses its children:
+			// blame the parent when it cannot be listed either.
+			blocked := parent + `\` + parts[i]
+			lister, canList := fs.(interface {
+				ReadDir(string) ([]os.FileInfo, error)
+			})
+			if i > 0 && canList {
+				if _, lerr := lister.ReadDir(strings.Join(parts[:i], `\`)); lerr != nil {
+					if lc, _ := classify(StepPath, lerr); lc == CauseNoWritePermission {
+						blocked = parent
+					}
+				}
+			}
+			s.Evidence["refused"] = blocked
+			c.fail(s, cause, fmt.Sprintf("the account %s may not open folder %s", c.form.Typed, blocked),
+				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s and Modify on the scan folder %s.", c.form.Typed, blocked, c.folder()))
 		default:
 			c.fail(s, cause, fmt.Sprintf("cannot open %s\\%s: %v", parent, parts[i], err), "")
 		}
 		return false
 	}
-	c.ok(s, fmt.Sprintf("folder %s\\%s exists", c.t.Share, strings.Join(parts, `\`)))
+	c.ok(s, fmt.Sprintf("folder %s exists", c.folder()))
 	return true
 }
 
@@ -262,7 +276,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		if cause == CauseNoDeletePermission {
 			created = false // a second try would fail the same way
 			c.r.Canary = c.t.Share + `\` + p
-			c.fail(s, cause, fmt.Sprintf("%s can create and write files in the folder but cannot delete them; the test file %s was left behind", c.form.Typed, p),
+			c.fail(s, cause, fmt.Sprintf("the account %s can create and write files in %s but cannot delete them; the test file %s was left behind", c.form.Typed, c.folder(), name),
 				fmt.Sprintf("Delete %s\\%s by hand; grant %s 'Delete' on the folder if files must be replaced.", c.t.Share, p, c.form.Typed))
 			return
 		}
@@ -270,9 +284,10 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		return
 	}
 	created = false
-	detail := fmt.Sprintf("created, wrote %d bytes, read them back and deleted %s", len(payload), name)
+	detail := fmt.Sprintf("created %s, wrote %d bytes, read them back and deleted it", name, len(payload))
 	if free, ok := s.Evidence["free_bytes"].(uint64); ok && free < 100<<20 {
-		c.warn(s, detail+fmt.Sprintf("; only %d MiB free on the folder's disk", free>>20))
+		low := fmt.Sprintf("only %d MiB free on the disk of %s", free>>20, c.folder())
+		c.warnAction(s, detail+"; "+low, low)
 		return
 	}
 	c.ok(s, detail)
@@ -284,13 +299,10 @@ func (c *checker) writeFailed(s *stepState, op string, err error, p string) {
 		s.Evidence[k] = v
 	}
 	s.Evidence["operation"] = op
-	folder := c.t.Share
-	if c.t.Path != "" {
-		folder += `\` + strings.Join(c.t.pathParts(), `\`)
-	}
+	folder := c.folder()
 	switch cause {
 	case CauseNoWritePermission:
-		c.fail(s, cause, fmt.Sprintf("%s may not %s a file in %s", c.form.Typed, op, folder),
+		c.fail(s, cause, fmt.Sprintf("the account %s may not %s a file in %s", c.form.Typed, op, folder),
 			fmt.Sprintf("Grant %s 'Modify' (create files / write data) on %s in the folder's Security tab (NTFS) — share permissions must allow Change too.", c.form.Typed, folder))
 	case CauseDiskFull:
 		c.fail(s, cause, fmt.Sprintf("the disk holding %s is full (%s failed)", folder, op), fmt.Sprintf("Free space on the volume of %s, or raise the quota.", folder))
@@ -299,13 +311,21 @@ func (c *checker) writeFailed(s *stepState, op string, err error, p string) {
 	}
 }
 
+// canaryPayload is exactly canarySize bytes: a line naming the file,
+// repeated, the last copy cut short.
 func canaryPayload(name string) []byte {
-	line := []byte("scanwarden write check " + name + " — this file is removed at once; if you see it, the account cannot delete.\r\n")
+	line := []byte("scanwarden write check " + name + " - this file is removed at once; if you see it, the account cannot delete.\r\n")
 	b := make([]byte, 0, canarySize)
-	for len(b)+len(line) <= canarySize {
-		b = append(b, line...)
+	for len(b) < canarySize {
+		b = append(b, line[:min(len(line), canarySize-len(b))]...)
 	}
 	return b
+}
+
+// folder is the destination folder as the panel's Path shows it: the share
+// and its folders, separated by backslashes.
+func (c *checker) folder() string {
+	return strings.Join(append([]string{c.t.Share}, c.t.pathParts()...), `\`)
 }
 
 // readBack reads the canary through its own handle and compares.

@@ -127,7 +127,7 @@ func runAD(ctx context.Context, env environ, args []string) int {
 
 // adFailed reports a directory that could not be read: exit 2.
 func adFailed(env environ, sub string, err error) int {
-	fmt.Fprintf(env.stderr, "scanwarden ad %s: %v [%s]\n", sub, err, ad.Classify(err))
+	humanf(env.stderr, "scanwarden ad %s: %s [%s]\n", sub, err.Error(), ad.Classify(err))
 	return exitUsage
 }
 
@@ -192,7 +192,7 @@ func printADUser(w io.Writer, u *ad.User) {
 			name += " (" + u.UPN + ")"
 		}
 	}
-	fmt.Fprintf(w, "%s: %s\n  %s\n", name, u.Cause, u.Summary)
+	humanf(w, "%s: %s\n  %s\n", name, u.Cause, u.Summary)
 	if u.Found {
 		yn := func(b bool) string {
 			if b {
@@ -204,10 +204,10 @@ func printADUser(w io.Writer, u *ad.User) {
 		if u.Budget < 0 {
 			budget = "no lockout policy"
 		}
-		fmt.Fprintf(w, "  enabled %s, locked %s, bad passwords %d of %d, failure budget %s\n",
+		humanf(w, "  enabled %s, locked %s, bad passwords %d of %d, failure budget %s\n",
 			yn(u.Enabled), yn(u.Locked), u.BadPwdCount, u.LockoutThreshold, budget)
 		if u.LockedUntil != nil {
-			fmt.Fprintf(w, "  locked until %s\n", u.LockedUntil.Local().Format("2 Jan 2006 15:04"))
+			humanf(w, "  locked until %s\n", u.LockedUntil.Local().Format("2 Jan 2006 15:04"))
 		}
 		switch {
 		case u.MustChangePassword:
@@ -215,23 +215,23 @@ func printADUser(w io.Writer, u *ad.User) {
 		case u.PasswordNeverExpires:
 			fmt.Fprintln(w, "  password: does not expire")
 		case u.PasswordExpires != nil:
-			fmt.Fprintf(w, "  password expires %s\n", u.PasswordExpires.Local().Format("2 Jan 2006 15:04"))
+			humanf(w, "  password expires %s\n", u.PasswordExpires.Local().Format("2 Jan 2006 15:04"))
 		}
 		ws := "any"
 		if len(u.Workstations) > 0 {
 			ws = strings.Join(u.Workstations, ", ")
 		}
-		fmt.Fprintf(w, "  log on to: %s (the MFP sends %s); logon hours: %s\n", ws, u.Workstation, u.LogonHours)
+		humanf(w, "  log on to: %s (the MFP sends %s); logon hours: %s\n", ws, u.Workstation, u.LogonHours)
 		if len(u.Groups) > 0 {
-			fmt.Fprintf(w, "  groups: %s\n", strings.Join(u.Groups, ", "))
+			humanf(w, "  groups: %s\n", strings.Join(u.Groups, ", "))
 		}
 	}
-	fmt.Fprintf(w, "fix: %s\n", u.Fix)
+	humanf(w, "fix: %s\n", u.Fix)
 }
 
 func printADHost(w io.Writer, c *ad.Computer) {
-	fmt.Fprintf(w, "%s: %s\n", c.Name, c.Summary)
+	humanf(w, "%s: %s\n", c.Name, c.Summary)
 	for _, x := range c.Warnings {
-		fmt.Fprintf(w, "  warning: %s\n", x)
+		humanf(w, "  warning: %s\n", x)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
@@ -113,7 +114,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 	}
 	if !*asJSON {
-		fmt.Fprintf(env.stdout, "checking %s as %q (workstation %s)\n", destString(t), t.User, t.Info().Workstation)
+		humanf(env.stdout, "checking %s as %s (workstation %s)\n", destString(t), t.User, t.Info().Workstation)
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
 	rep := smbcheck.Run(ctx, t, opts)
@@ -137,14 +138,13 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	return exitFinding
 }
 
+// destString is the destination as the panel shows it: \\HOST\SHARE\PATH
+// with one kind of separator, and the port when it is not 445.
 func destString(t smbcheck.Target) string {
-	s := "//" + t.Host
-	if t.Port != 0 {
-		s += fmt.Sprintf(":%d", t.Port)
-	}
-	s += "/" + t.Share
-	if t.Path != "" {
-		s += "/" + t.Path
+	parts := append([]string{`\\` + t.Host, t.Share}, strings.FieldsFunc(t.Path, func(r rune) bool { return r == '/' || r == '\\' })...)
+	s := strings.Join(parts, `\`)
+	if t.Port != 0 && t.Port != 445 {
+		s += fmt.Sprintf(" port %d", t.Port)
 	}
 	return s
 }
@@ -158,7 +158,7 @@ func printStep(w io.Writer, s smbcheck.Step) {
 	if s.Cause != "" {
 		line += "  [" + string(s.Cause) + "]"
 	}
-	fmt.Fprintln(w, line)
+	humanf(w, "%s\n", line)
 }
 
 func printVerdict(w io.Writer, r smbcheck.Report) {
@@ -167,25 +167,25 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 	if v.KyoceraCode != "" {
 		code = fmt.Sprintf(" (the panel most likely shows %s)", v.KyoceraCode)
 	}
-	fmt.Fprintf(w, "\nverdict: %s%s\n  %s\n", v.Cause, code, v.Summary)
+	humanf(w, "\nverdict: %s%s\n  %s\n", v.Cause, code, v.Summary)
 	if v.FromLedger {
 		fmt.Fprintln(w, "  (from an earlier observation: not replayed now to protect the account)")
 	}
 	for _, c := range v.Also {
 		for _, s := range r.Steps {
 			if s.Cause == c {
-				fmt.Fprintf(w, "  also found: %s — %s\n", c, s.Detail)
+				humanf(w, "  also found: %s — %s\n", c, s.Detail)
 				break
 			}
 		}
 	}
 	if r.WorkingForm != nil {
-		fmt.Fprintf(w, "  working user name: %s\n", r.WorkingForm.Typed)
+		humanf(w, "  working user name: %s\n", r.WorkingForm.Typed)
 	}
 	if r.Canary != "" {
-		fmt.Fprintf(w, "  left behind: %s\n", r.Canary)
+		humanf(w, "  left behind: %s\n", r.Canary)
 	}
-	fmt.Fprintf(w, "fix: %s\n", v.Fix)
+	humanf(w, "fix: %s\n", v.Fix)
 }
 
 // readPassword takes the login password from --password-file, from
