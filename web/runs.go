@@ -61,6 +61,8 @@ type runs struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// done is called when a run ends (the server drops its page cache).
+	done func()
 }
 
 const (
@@ -111,6 +113,9 @@ func (rs *runs) start(dest string, c Checker) (*run, bool) {
 			}
 			r.done, r.finished = true, rs.now()
 		})
+		if rs.done != nil {
+			rs.done()
+		}
 	}()
 	return r, true
 }

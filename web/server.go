@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"time"
 )
@@ -41,6 +42,10 @@ type Config struct {
 	// SessionIdle ends a session unused this long (default 2 h);
 	// SessionMax ends any session this long after login (default 24 h).
 	SessionIdle, SessionMax time.Duration
+	// PageCache is how long a rendered read-only page is served again
+	// (default 2 s; negative: never). Anything done through the site
+	// drops the cache at once.
+	PageCache time.Duration
 	// LoginFailures failed logins per client address within LoginWindow
 	// (default 5 per 15 min) lock that address out until the window ends.
 	LoginFailures int
@@ -59,6 +64,7 @@ type Server struct {
 	limiter  *limiter
 	runs     *runs
 	imports  *pendingImports
+	cache    *pageCache
 	setup    setupToken
 	touched  sync.Map  // token name → time.Time of the last stored use
 	patterns *[]string // every registered pattern
@@ -86,6 +92,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LoginFailures <= 0 {
 		cfg.LoginFailures = 5
 	}
+	if cfg.PageCache == 0 {
+		cfg.PageCache = 2 * time.Second
+	}
 	if cfg.LoginWindow <= 0 {
 		cfg.LoginWindow = 15 * time.Minute
 	}
@@ -101,7 +110,9 @@ func New(cfg Config) (*Server, error) {
 		limiter: newLimiter(cfg.LoginFailures, cfg.LoginWindow, cfg.Now),
 		runs:    newRuns(cfg.Now),
 		imports: newPendingImports(cfg.Now),
+		cache:   newPageCache(cfg.PageCache, cfg.Now),
 	}
+	s.runs.done = s.cache.invalidate
 	s.handler = s.routes()
 	return s, nil
 }
@@ -126,18 +137,25 @@ func (s *Server) routes() http.Handler {
 
 	// Pages: the admin's session.
 	page := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
+		if strings.HasPrefix(pattern, "POST ") {
+			h = s.invalidating(h)
+		}
 		mux.Handle(pattern, s.requireSession(h))
 	}
+	// cached: read-only pages, served from the page cache.
+	cached := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
+		page(pattern, s.cache.wrap(h))
+	}
 	page("POST /logout", s.logout)
-	page("GET /{$}", s.dashboard)
-	page("GET /devices/{name}", s.devicePage)
-	page("GET /destinations/{name}", s.destinationPage)
+	cached("GET /{$}", s.dashboard)
+	cached("GET /devices/{name}", s.devicePage)
+	cached("GET /destinations/{name}", s.destinationPage)
 	page("POST /destinations/{name}/check", s.checkNow)
 	page("GET /runs/{id}/events", s.runEvents)
-	page("GET /incidents", s.incidentsPage)
-	page("GET /incidents/{id}", s.incidentPage)
-	page("GET /events", s.eventsPage)
-	page("GET /receiver", s.receiverPage)
+	cached("GET /incidents", s.incidentsPage)
+	cached("GET /incidents/{id}", s.incidentPage)
+	cached("GET /events", s.eventsPage)
+	cached("GET /receiver", s.receiverPage)
 	page("GET /receiver/scans/{id}/download", s.scanDownload)
 	page("POST /receiver/scans/{id}/deliver", s.scanDeliver)
 	page("POST /receiver/scans/{id}/force", s.scanForce)
@@ -150,7 +168,7 @@ func (s *Server) routes() http.Handler {
 	page("POST /settings/tokens", s.tokenCreate)
 	page("POST /settings/tokens/{name}/delete", s.tokenDelete)
 	page("POST /settings/password", s.passwordChange)
-	page("GET /audit", s.auditPage)
+	cached("GET /audit", s.auditPage)
 	page("GET /debug/pprof/", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Index(w, r) })
 	page("GET /debug/pprof/cmdline", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Cmdline(w, r) })
 	page("GET /debug/pprof/profile", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Profile(w, r) })
@@ -159,6 +177,9 @@ func (s *Server) routes() http.Handler {
 
 	// API and metrics: a session or a bearer token.
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
+		if strings.HasPrefix(pattern, "POST ") {
+			h = s.invalidating(h)
+		}
 		mux.Handle(pattern, s.requireToken(h))
 	}
 	api("GET /metrics", s.metrics)
@@ -198,6 +219,14 @@ func (m *recordingMux) HandleFunc(pattern string, h func(http.ResponseWriter, *h
 	m.Handle(pattern, http.HandlerFunc(h))
 }
 
+// invalidating drops the page cache once a state-changing request is done.
+func (s *Server) invalidating(h func(http.ResponseWriter, *http.Request, actor)) func(http.ResponseWriter, *http.Request, actor) {
+	return func(w http.ResponseWriter, r *http.Request, a actor) {
+		defer s.cache.invalidate()
+		h(w, r, a)
+	}
+}
+
 // securityHeaders sets the headers every answer carries. Pages load only
 // their own script and style files: no inline script, no frames.
 func securityHeaders(next http.Handler) http.Handler {
@@ -213,9 +242,17 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
+// healthz answers 200 while the process serves; it names how many of the
+// daemon's parts are at fault (their details need a login).
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if s.cfg.Status != nil {
+		if f, err := s.cfg.Status.Faults(r.Context()); err == nil && len(f) > 0 {
+			fmt.Fprintf(w, "ok, %d fault(s)\n", len(f))
+			return
+		}
+	}
 	fmt.Fprintln(w, "ok")
 }
 

@@ -2,8 +2,10 @@ package web
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -878,5 +880,63 @@ func TestPagesRender(t *testing.T) {
 	}
 	if r, _ := s.get(s.anon(), "/healthz"); r.StatusCode != http.StatusOK {
 		t.Errorf("healthz: %s", r.Status)
+	}
+}
+
+func TestPageCache(t *testing.T) {
+	s := newSite(t)
+	c := s.login()
+	_, before := s.get(c, "/")
+	s.fleet.devices[0].SysName = "RENAMED01"
+	if _, body := s.get(c, "/"); body != before {
+		t.Fatal("the page was rendered again within the cache's time")
+	}
+	s.clock.Add(2 * time.Second)
+	if _, body := s.get(c, "/"); !strings.Contains(body, "RENAMED01") {
+		t.Fatal("the cache outlived its time")
+	}
+	s.fleet.devices[0].SysName = "AGAIN01"
+	s.post(c, "/receiver/scans/1/deliver", nil, nil) // anything done through the site
+	if _, body := s.get(c, "/"); !strings.Contains(body, "AGAIN01") {
+		t.Fatal("a POST did not drop the cache")
+	}
+	// Errors are not cached.
+	if r, _ := s.get(c, "/devices/newdev"); r.StatusCode != http.StatusNotFound {
+		t.Fatal(r.Status)
+	}
+	s.fleet.devices = append(s.fleet.devices, Device{Name: "newdev"})
+	if r, _ := s.get(c, "/devices/newdev"); r.StatusCode != http.StatusOK {
+		t.Fatalf("a 404 was cached: %s", r.Status)
+	}
+	// An anonymous request never sees a cached page.
+	if r, _ := s.get(s.anon(), "/"); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("anonymous: %s", r.Status)
+	}
+}
+
+func TestPageGzip(t *testing.T) {
+	s := newSite(t)
+	c := s.login()
+	c.Transport = &http.Transport{} // the default transport asks for gzip and decodes it
+	for i := 0; i < 2; i++ {        // first render and cached copy
+		req, _ := http.NewRequest("GET", s.ts.URL+"/", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil || resp.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("not gzipped: %v %v", resp.Header, err)
+		}
+		b, _ := io.ReadAll(zr)
+		resp.Body.Close()
+		if !strings.Contains(string(b), "<h1>Overview</h1>") {
+			t.Fatal("gzipped body")
+		}
+	}
+	resp, body := s.get(c, "/")
+	if resp.Header.Get("Content-Encoding") != "" || !strings.Contains(body, "<h1>Overview</h1>") {
+		t.Fatal("plain body for a client without gzip")
 	}
 }

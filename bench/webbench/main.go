@@ -1,0 +1,238 @@
+// Command webbench serves the web admin over an in-memory fleet of the
+// issue's size (300 destinations with reports, 100 devices, 100k events,
+// 10k scans) and prints a session cookie, for bench/web.sh to point wrk at
+// the dashboard and a destination page. It measures package web itself
+// (templates, auth, headers); the daemon's store-backed figures come from
+// the same script with the daemon.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/web"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "address")
+	dests := flag.Int("destinations", 300, "destinations")
+	devices := flag.Int("devices", 100, "devices")
+	events := flag.Int("events", 100000, "events")
+	scans := flag.Int("scans", 10000, "scans")
+	flag.Parse()
+
+	now := time.Now()
+	f := &fleet{byName: map[string]web.Destination{}, devByName: map[string]web.Device{}}
+	for i := 0; i < *devices; i++ {
+		d := web.Device{Name: fmt.Sprintf("mfp%03d", i), Address: fmt.Sprintf("10.1.%d.%d:161", i/250, i%250+1),
+			SysName: fmt.Sprintf("MFP%03d", i), Model: "TASKalfa 3253ci", Serial: fmt.Sprintf("W4X0A%05d", i), Reachable: i%10 != 0,
+			Status: "idle", LastSeen: now.Add(-time.Minute)}
+		f.devices = append(f.devices, d)
+		f.devByName[d.Name] = d
+	}
+	for i := 0; i < *dests; i++ {
+		rep := report(i, now)
+		d := web.Destination{Name: fmt.Sprintf("dest-%03d", i), Device: f.devices[i%*devices].Name, DisplayName: fmt.Sprintf("User %d", i),
+			Host: fmt.Sprintf("fs%d.example.test", i%7), Port: 445, Share: "scans", Path: fmt.Sprintf("users/u%d", i), User: fmt.Sprintf(`EXAMPLE\u%d`, i),
+			Workstation: "MFP", PasswordSet: true, Source: "imported",
+			Last: &web.CheckRecord{At: rep.Started, Verdict: rep.Verdict, Trigger: "schedule"}, Report: &rep}
+		f.dests = append(f.dests, d)
+		f.byName[d.Name] = d
+	}
+	ev := &eventLog{byDevice: map[string][]web.Event{}}
+	for i := 0; i < *events; i++ {
+		e := web.Event{ID: int64(i + 1), Device: f.devices[i%*devices].Name, FirstSeen: now.Add(-time.Duration(*events-i) * time.Second),
+			Count: 1, Code: "1102", Text: "Send error 1102", Destination: `\\fs1\scans`, Source: "job"}
+		e.LastSeen = e.FirstSeen
+		ev.all = append(ev.all, e)
+		ev.byDevice[e.Device] = append(ev.byDevice[e.Device], e)
+	}
+	rc := &receiver{}
+	states := []string{web.ScanDelivered, web.ScanDelivered, web.ScanDelivered, web.ScanHeld, web.ScanIncomplete}
+	for i := 0; i < *scans; i++ {
+		rc.scans = append(rc.scans, web.Scan{ID: int64(i + 1), Destination: f.dests[i%*dests].Name, Name: fmt.Sprintf("doc%05d.pdf", i),
+			Size: 200 << 10, State: states[i%len(states)], ReceivedAt: now.Add(-time.Duration(i) * time.Minute)})
+	}
+	auth := &memAuth{sessions: map[string]scanwarden.Session{}}
+	srv, err := web.New(web.Config{Auth: auth, Fleet: f, Events: ev, Receiver: rc, Incidents: incidents{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := web.SetPassword(context.Background(), auth, "benchmark password"); err != nil {
+		log.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	go http.Serve(ln, srv.Handler())
+	base := "http://" + ln.Addr().String()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.PostForm(base+"/login", url.Values{"user": {"admin"}, "password": {"benchmark password"}})
+	if err != nil || len(resp.Cookies()) == 0 {
+		log.Fatalf("login: %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	fmt.Printf("%s %s=%s\n", base, resp.Cookies()[0].Name, resp.Cookies()[0].Value)
+	os.Stdout.Sync()
+	select {}
+}
+
+func report(i int, now time.Time) smbcheck.Report {
+	st := []smbcheck.Step{
+		{ID: "name", Status: smbcheck.StatusOK, Detail: "resolves", Evidence: smbcheck.Evidence{"addrs": []string{"10.0.0.1"}}, Duration: 2 * time.Millisecond},
+		{ID: "tcp", Status: smbcheck.StatusOK, Detail: "port 445 answers", Duration: time.Millisecond},
+		{ID: "negotiate", Status: smbcheck.StatusOK, Detail: "SMB 3.1.1", Evidence: smbcheck.Evidence{"dialect": "3.1.1"}, Duration: 3 * time.Millisecond},
+		{ID: "session", Status: smbcheck.StatusOK, Detail: "logged on", Duration: 20 * time.Millisecond},
+		{ID: "tree", Status: smbcheck.StatusOK, Detail: "share opens", Duration: 2 * time.Millisecond},
+		{ID: "path", Status: smbcheck.StatusOK, Detail: "folder exists", Duration: 2 * time.Millisecond},
+		{ID: "write", Status: smbcheck.StatusOK, Detail: "wrote 8 KiB", Duration: 9 * time.Millisecond},
+	}
+	v := smbcheck.Verdict{Cause: smbcheck.CauseOK, Summary: "The destination works."}
+	if i%9 == 0 {
+		st[3] = smbcheck.Step{ID: "session", Status: smbcheck.StatusFail, Detail: "logon refused", Cause: smbcheck.CauseBadCredentials, Duration: 30 * time.Millisecond}
+		st = st[:4]
+		v = smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refused the password.", Fix: "Store the right password."}
+	}
+	return smbcheck.Report{Started: now.Add(-time.Duration(i) * time.Minute), Steps: st, Verdict: v}
+}
+
+type fleet struct {
+	devices   []web.Device
+	devByName map[string]web.Device
+	dests     []web.Destination
+	byName    map[string]web.Destination
+}
+
+func (f *fleet) Devices(context.Context) ([]web.Device, error) { return f.devices, nil }
+func (f *fleet) Device(_ context.Context, n string) (web.Device, error) {
+	d, ok := f.devByName[n]
+	if !ok {
+		return d, web.ErrNotFound
+	}
+	return d, nil
+}
+func (f *fleet) Destinations(context.Context) ([]web.Destination, error) {
+	out := make([]web.Destination, len(f.dests))
+	for i, d := range f.dests {
+		d.Report = nil
+		out[i] = d
+	}
+	return out, nil
+}
+func (f *fleet) Destination(_ context.Context, n string) (web.Destination, error) {
+	d, ok := f.byName[n]
+	if !ok {
+		return d, web.ErrNotFound
+	}
+	return d, nil
+}
+func (f *fleet) History(_ context.Context, n string, limit int) ([]web.CheckRecord, error) {
+	d := f.byName[n]
+	out := make([]web.CheckRecord, 0, limit)
+	for i := 0; i < limit; i++ {
+		r := *d.Last
+		r.At = r.At.Add(-time.Duration(i) * 15 * time.Minute)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+type eventLog struct {
+	all      []web.Event
+	byDevice map[string][]web.Event
+}
+
+func (e *eventLog) Events(_ context.Context, device string, limit int) ([]web.Event, error) {
+	src := e.all
+	if device != "" {
+		src = e.byDevice[device]
+	}
+	out := make([]web.Event, 0, limit)
+	for i := len(src) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, src[i])
+	}
+	return out, nil
+}
+
+type receiver struct{ scans []web.Scan }
+
+func (r *receiver) Status(context.Context) (web.ReceiverStatus, error) {
+	c := map[string]int{}
+	for _, s := range r.scans {
+		c[s.State]++
+	}
+	return web.ReceiverStatus{Enabled: true, Counts: c}, nil
+}
+func (r *receiver) Scans(_ context.Context, state string, limit int) ([]web.Scan, error) {
+	var out []web.Scan
+	for _, s := range r.scans {
+		if (state == "" || s.State == state) && len(out) < limit {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+func (r *receiver) Scan(_ context.Context, id int64) (web.Scan, error) { return r.scans[id-1], nil }
+func (r *receiver) Open(context.Context, int64) (io.ReadCloser, error) {
+	return io.NopCloser(strings.NewReader("")), nil
+}
+func (r *receiver) Deliver(context.Context, int64) error { return nil }
+func (r *receiver) Force(context.Context, int64) error   { return nil }
+
+type incidents struct{}
+
+func (incidents) Incidents(context.Context, string, int) ([]web.Incident, error) { return nil, nil }
+func (incidents) Incident(context.Context, int64) (web.Incident, error) {
+	return web.Incident{}, web.ErrNotFound
+}
+
+// memAuth keeps sessions in memory.
+type memAuth struct {
+	mu       sync.Mutex
+	hash     string
+	sessions map[string]scanwarden.Session
+}
+
+func (m *memAuth) AdminPassword(context.Context) (string, error) { return m.hash, nil }
+func (m *memAuth) SetAdminPassword(_ context.Context, h string) error {
+	m.hash = h
+	return nil
+}
+func (m *memAuth) CreateSession(_ context.Context, s scanwarden.Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sessions[s.IDHash] = s
+	return nil
+}
+func (m *memAuth) Session(_ context.Context, h string) (scanwarden.Session, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[h]
+	return s, ok, nil
+}
+func (m *memAuth) TouchSession(context.Context, string, time.Time) error  { return nil }
+func (m *memAuth) DeleteSession(context.Context, string) error            { return nil }
+func (m *memAuth) DeleteSessions(context.Context) error                   { return nil }
+func (m *memAuth) CreateToken(context.Context, scanwarden.APIToken) error { return nil }
+func (m *memAuth) TokenByHash(context.Context, string) (scanwarden.APIToken, bool, error) {
+	return scanwarden.APIToken{}, false, nil
+}
+func (m *memAuth) TouchToken(context.Context, string, time.Time) error         { return nil }
+func (m *memAuth) Tokens(context.Context) ([]scanwarden.APIToken, error)       { return nil, nil }
+func (m *memAuth) DeleteToken(context.Context, string) error                   { return nil }
+func (m *memAuth) AddAudit(context.Context, scanwarden.AuditEntry) error       { return nil }
+func (m *memAuth) Audit(context.Context, int) ([]scanwarden.AuditEntry, error) { return nil, nil }
