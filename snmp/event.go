@@ -33,6 +33,11 @@ type Event struct {
 	Rule        string            `json:"rule,omitempty"`   // the rule that found the code
 	Key         string            `json:"key"`              // de-duplication key
 	Detail      map[string]string `json:"detail,omitempty"` // job index, owner, trap OID, raw varbinds, message id …
+	// Unverified is set when the sender could not be verified as the device
+	// named (a mail from an allowed relay quoting no known device, a trap
+	// from an allowed network that is no watched device): kept, never shown
+	// as that device's failure.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // eventKey builds a de-duplication key from the parts that identify one

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/scanwarden/scanwarden"
 )
 
 // FuzzDecodeTrap feeds arbitrary datagrams to the trap path (decode,
@@ -64,7 +65,9 @@ func FuzzDecodeTrap(f *testing.F) {
 func FuzzTrapListenerHandle(f *testing.F) {
 	f.Add(encodeTrapV2(f, "public", trapVars("1.3.6.1.4.1.1347.0.1"), true))
 	f.Add([]byte{0x30, 0x03, 0x02, 0x01, 0x01})
-	l, err := NewTrapListener(TrapListenerConfig{Addr: "127.0.0.1:0"}, DefaultRules(DefaultCodeBook()), NewMemorySink(0, 100), nil)
+	cfg := DefaultTrapListenerConfig("127.0.0.1:0", scanwarden.NewSecret("public"))
+	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), NewMemorySink(0, 100), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

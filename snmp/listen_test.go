@@ -22,7 +22,9 @@ func startTraps(t *testing.T, communities ...string) (*TrapListener, *MemorySink
 	for _, c := range communities {
 		cs = append(cs, scanwarden.NewSecret(c))
 	}
-	l, err := NewTrapListener(TrapListenerConfig{Addr: "127.0.0.1:0", Communities: cs}, DefaultRules(DefaultCodeBook()), sink, nil)
+	cfg := DefaultTrapListenerConfig("127.0.0.1:0", cs...)
+	cfg.AllowFrom = func(a netip.Addr) bool { return a.IsLoopback() } // loopback plays the watched device
+	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), sink, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestTrapsFromSnmptrap(t *testing.T) {
 // TestTrapListenerSurvivesGarbage throws malformed and truncated packets
 // at the socket and then checks a good trap still gets through.
 func TestTrapListenerSurvivesGarbage(t *testing.T) {
-	l, sink := startTraps(t)
+	l, sink := startTraps(t, "public")
 	c, err := net.Dial("udp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -176,13 +178,16 @@ const kyoceraMail = "From: \"MFP02\" <mfp02@kyolab.test>\r\n" +
 	"<p>Error 2101</p>\r\n" +
 	"--b1--\r\n"
 
-// TestMailOverSMTP sends a job-log e-mail over SMTP on loopback; the device
-// is matched by the serial in the body.
+// TestMailOverSMTP sends a job-log e-mail over SMTP on loopback, an allowed
+// relay; the device is matched by the serial in the body, and a mail that
+// names no known device is kept unverified.
 func TestMailOverSMTP(t *testing.T) {
 	sink := NewMemorySink(time.Hour, 0)
 	idx := NewDeviceIndex()
 	idx.Add(Inventory{Address: "10.77.0.40:161", Serial: "W4X0A20002"})
-	m, err := NewMailListener(MailListenerConfig{Addr: "127.0.0.1:0", Timeout: 5 * time.Second}, DefaultRules(DefaultCodeBook()), sink, idx, nil)
+	cfg := DefaultMailListenerConfig("127.0.0.1:0")
+	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} // loopback plays the mail relay
+	m, err := NewMailListener(cfg, DefaultRules(DefaultCodeBook()), sink, idx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +224,7 @@ func TestMailOverSMTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs = sink.Snapshot()
-	if len(evs) != 2 || evs[1].Device != "mail:mfp02@kyolab.test" {
+	if len(evs) != 2 || evs[1].Device != "mail:mfp02@kyolab.test" || !evs[1].Unverified || evs[0].Unverified {
 		t.Errorf("unmatched: %+v", evs)
 	}
 	if st := m.Stats(); st.Messages != 4 || st.Malformed != 1 || st.Unmatched != 1 {

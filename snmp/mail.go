@@ -249,6 +249,13 @@ func (d *DeviceIndex) Add(inv Inventory) {
 	}
 }
 
+// AddIP indexes device under ip (a device given by name, resolved).
+func (d *DeviceIndex) AddIP(ip netip.Addr, device string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ips[ip.Unmap()] = device
+}
+
 // ByIP returns the device indexed under ip (a device's polled address or
 // its inventory), or false.
 func (d *DeviceIndex) ByIP(ip netip.Addr) (string, bool) {
@@ -275,56 +282,89 @@ func (d *DeviceIndex) Lookup(from string, ip netip.Addr, serial string) (string,
 	return "", ""
 }
 
-// MailListenerConfig configures the SMTP listener.
+// MailListenerConfig configures the SMTP listener. Zero means zero:
+// DefaultMailListenerConfig gives the usual values.
 type MailListenerConfig struct {
-	Addr     string `json:"addr"`   // e.g. ":2525"
-	Domain   string `json:"domain"` // EHLO name (default scanwarden)
-	Timeout  time.Duration
-	MaxConns int // concurrent sessions (default 16)
+	Addr   string `json:"addr"`   // e.g. ":2525"
+	Domain string `json:"domain"` // EHLO name
+	// Allow are networks (a mail relay) whose connections are taken besides
+	// AllowFrom's addresses; their mail is matched to a device by the
+	// sender or the serial it quotes, and stored as unverified when it
+	// matches none. Every other address is refused at connect (554).
+	Allow []netip.Prefix `json:"allow"`
+	// AllowFrom says whether an address is a watched device (the Watcher
+	// sets it): its mail is that device's. nil: no device.
+	AllowFrom func(netip.Addr) bool `json:"-"`
+	// Timeout bounds each command and reply; SessionTimeout the whole
+	// session, however busy the peer keeps it.
+	Timeout        time.Duration `json:"timeout"`
+	SessionTimeout time.Duration `json:"session_timeout"`
+	// MaxConns sessions at once, MaxConnsPerAddr of them from one address;
+	// more are answered 421 and closed.
+	MaxConns        int `json:"max_conns"`
+	MaxConnsPerAddr int `json:"max_conns_per_addr"`
 }
 
-// MailListener is an SMTP server that accepts the devices' job-log e-mails.
+// DefaultMailListenerConfig returns the usual values for a listener on addr.
+func DefaultMailListenerConfig(addr string) MailListenerConfig {
+	return MailListenerConfig{Addr: addr, Domain: "scanwarden", Timeout: 30 * time.Second, SessionTimeout: 2 * time.Minute,
+		MaxConns: 32, MaxConnsPerAddr: 4}
+}
+
+// Validate names the first bad field.
+func (c MailListenerConfig) Validate() error {
+	switch {
+	case c.Addr == "":
+		return errors.New("mail listener: addr is empty")
+	case c.Domain == "":
+		return errors.New("mail listener: domain is empty")
+	case c.Timeout <= 0:
+		return fmt.Errorf("mail listener: timeout %s: must be positive", c.Timeout)
+	case c.SessionTimeout < c.Timeout:
+		return fmt.Errorf("mail listener: session_timeout %s: at least timeout (%s)", c.SessionTimeout, c.Timeout)
+	case c.MaxConns < 1:
+		return fmt.Errorf("mail listener: max_conns %d: at least 1", c.MaxConns)
+	case c.MaxConnsPerAddr < 1 || c.MaxConnsPerAddr > c.MaxConns:
+		return fmt.Errorf("mail listener: max_conns_per_addr %d: 1..max_conns (%d)", c.MaxConnsPerAddr, c.MaxConns)
+	}
+	return nil
+}
+
+// MailListener is an SMTP server that accepts the devices' job-log
+// e-mails: only from allowed addresses, a bounded number of sessions (in
+// all and per address), each bounded in time and message size.
 type MailListener struct {
 	cfg   MailListenerConfig
 	rules *Rules
 	sink  Sink
 	index *DeviceIndex
 	log   *slog.Logger
+	junk  *logLimiter
 	now   func() time.Time
 
 	srv    *smtp.Server
 	ln     *trackingListener
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	sem    chan struct{}
 
-	mu                     sync.Mutex
-	messages, bad, events  int
-	unmatched, freshEvents int
+	mu    sync.Mutex
+	stats MailStats
 }
 
 // NewMailListener returns a listener; Open binds it.
 func NewMailListener(cfg MailListenerConfig, rules *Rules, sink Sink, index *DeviceIndex, log *slog.Logger) (*MailListener, error) {
-	if cfg.Addr == "" {
-		return nil, errors.New("mail listener: addr is empty")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if rules == nil || sink == nil || index == nil {
 		return nil, errors.New("mail listener: rules, sink and index are required")
 	}
-	if cfg.Domain == "" {
-		cfg.Domain = "scanwarden"
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
-	}
-	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = 16
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &MailListener{cfg: cfg, rules: rules, sink: sink, index: index, log: log.With("component", "snmp.mail"),
-		now: time.Now, sem: make(chan struct{}, cfg.MaxConns)}, nil
+	log = log.With("component", "snmp.mail")
+	return &MailListener{cfg: cfg, rules: rules, sink: sink, index: index, log: log, junk: newLogLimiter(log, 10*time.Second),
+		now: time.Now}, nil
 }
 
 // Open binds and serves until Close or ctx ends.
@@ -337,7 +377,7 @@ func (m *MailListener) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mail listener: listen %s: %w", m.cfg.Addr, err)
 	}
-	m.ln = &trackingListener{Listener: ln, conns: map[*trackedConn]struct{}{}}
+	m.ln = &trackingListener{Listener: ln, m: m, conns: map[*trackedConn]struct{}{}, perAddr: map[netip.Addr]int{}}
 	ctx, m.cancel = context.WithCancel(ctx)
 	srv := smtp.NewServer(&mailBackend{m: m, ctx: ctx})
 	srv.Domain = m.cfg.Domain
@@ -381,31 +421,52 @@ func (m *MailListener) Close() error {
 	return nil
 }
 
-// trackingListener owns the accepted connections: shut closes the socket
-// and every connection, wait returns once each was closed.
+// trackingListener admits connections (allowlist and caps, answered and
+// closed right here, before the SMTP server spends anything on them) and
+// owns the admitted ones: shut closes the socket and every connection, wait
+// returns once each was closed.
 type trackingListener struct {
 	net.Listener
-	mu     sync.Mutex
-	closed bool
-	conns  map[*trackedConn]struct{}
-	wg     sync.WaitGroup
+	m       *MailListener
+	mu      sync.Mutex
+	closed  bool
+	conns   map[*trackedConn]struct{}
+	perAddr map[netip.Addr]int
+	wg      sync.WaitGroup
 }
 
 func (l *trackingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		var peer netip.Addr
+		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+			peer = ap.Addr().Unmap()
+		}
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			c.Close()
+			return nil, net.ErrClosed
+		}
+		if reply := l.m.admit(peer, len(l.conns), l.perAddr[peer]); reply != "" {
+			l.mu.Unlock()
+			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			io.WriteString(c, reply+"\r\n")
+			c.Close()
+			continue
+		}
+		end := time.Now().Add(l.m.cfg.SessionTimeout)
+		tc := &trackedConn{Conn: c, l: l, peer: peer, end: end}
+		l.conns[tc] = struct{}{}
+		l.perAddr[peer]++
+		l.wg.Add(1)
+		l.mu.Unlock()
+		c.SetDeadline(end)
+		return tc, nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		c.Close()
-		return nil, net.ErrClosed
-	}
-	tc := &trackedConn{Conn: c, l: l}
-	l.conns[tc] = struct{}{}
-	l.wg.Add(1)
-	return tc, nil
 }
 
 // shut closes the socket and every open connection; it may be called more
@@ -426,18 +487,35 @@ func (l *trackingListener) shut() {
 
 func (l *trackingListener) wait() { l.wg.Wait() }
 
-// trackedConn leaves its listener's set when closed.
+// trackedConn leaves its listener's set when closed; no deadline the SMTP
+// server sets reaches past the session's end.
 type trackedConn struct {
 	net.Conn
 	l    *trackingListener
+	peer netip.Addr
+	end  time.Time
 	once sync.Once
 }
+
+func (c *trackedConn) clamp(t time.Time) time.Time {
+	if t.IsZero() || t.After(c.end) {
+		return c.end
+	}
+	return t
+}
+
+func (c *trackedConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.clamp(t)) }
+func (c *trackedConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.clamp(t)) }
+func (c *trackedConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.clamp(t)) }
 
 func (c *trackedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
 		c.l.mu.Lock()
 		delete(c.l.conns, c)
+		if c.l.perAddr[c.peer]--; c.l.perAddr[c.peer] <= 0 {
+			delete(c.l.perAddr, c.peer)
+		}
 		c.l.mu.Unlock()
 		c.l.wg.Done()
 	})
@@ -446,57 +524,129 @@ func (c *trackedConn) Close() error {
 
 // MailStats are the listener's counters.
 type MailStats struct {
-	Messages  int `json:"messages"`
-	Malformed int `json:"malformed"` // refused with 554: not a mail we understand
-	Unmatched int `json:"unmatched"` // matched to no known device
-	Events    int `json:"events"`
-	NewEvents int `json:"new_events"`
+	Connections int `json:"connections"` // sessions taken
+	NotAllowed  int `json:"not_allowed"` // connections refused: address not allowed (554)
+	Busy        int `json:"busy"`        // connections refused: too many at once, in all or from the address (421)
+	Messages    int `json:"messages"`
+	Oversize    int `json:"oversize"`   // refused with 552: larger than the limit
+	Malformed   int `json:"malformed"`  // refused with 554: not a mail we understand
+	Unmatched   int `json:"unmatched"`  // matched to no known device (stored as unverified)
+	Unverified  int `json:"unverified"` // events stored as unverified
+	Events      int `json:"events"`
+	NewEvents   int `json:"new_events"`
 }
 
 // Stats returns the counters.
 func (m *MailListener) Stats() MailStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return MailStats{m.messages, m.bad, m.unmatched, m.events, m.freshEvents}
+	return m.stats
+}
+
+func (m *MailListener) count(f func(*MailStats)) {
+	m.mu.Lock()
+	f(&m.stats)
+	m.mu.Unlock()
+}
+
+// admit says whether a connection from peer may open a session now with
+// open sessions in all and from peer; the refusal is an SMTP reply.
+func (m *MailListener) admit(peer netip.Addr, open, fromPeer int) string {
+	if !m.allowed(peer) {
+		m.count(func(s *MailStats) { s.NotAllowed++ })
+		m.junk.warn("not allowed", "SMTP connection from an address not allowed", "peer", peer.String())
+		return "554 5.7.1 scanwarden: this address may not send here"
+	}
+	if open >= m.cfg.MaxConns || fromPeer >= m.cfg.MaxConnsPerAddr {
+		m.count(func(s *MailStats) { s.Busy++ })
+		m.junk.warn("busy", "SMTP connection refused: too many sessions", "peer", peer.String(), "open", open, "from_peer", fromPeer)
+		return "421 4.7.0 scanwarden: too many connections, try again later"
+	}
+	m.count(func(s *MailStats) { s.Connections++ })
+	return ""
+}
+
+func (m *MailListener) isDevice(a netip.Addr) bool {
+	return m.cfg.AllowFrom != nil && m.cfg.AllowFrom(a)
+}
+
+func (m *MailListener) allowed(a netip.Addr) bool {
+	if m.isDevice(a) {
+		return true
+	}
+	for _, p := range m.cfg.Allow {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// match names the device a mail comes from and whether that is verified:
+// a watched device's own address is its proof (the device quoted, when it
+// has that address, else the device at the address); mail through an
+// allowed relay is matched by sender or serial; anything else is kept
+// under the sender's address, unverified.
+func (m *MailListener) match(sender string, peer netip.Addr, serial string) (device, how string, verified bool) {
+	dev, how := m.index.Lookup(sender, netip.Addr{}, serial)
+	if m.isDevice(peer) {
+		if dev != "" && sameIP(dev, peer) {
+			return dev, how, true
+		}
+		if d, ok := m.index.ByIP(peer); ok {
+			return d, "ip", true
+		}
+	}
+	if dev != "" && m.allowed(peer) {
+		return dev, how, true
+	}
+	return "mail:" + cleanString(sender), "none", false
+}
+
+// sameIP says whether the device address host:port is at ip.
+func sameIP(device string, ip netip.Addr) bool {
+	host, _, err := net.SplitHostPort(device)
+	if err != nil {
+		return false
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap() == ip.Unmap()
 }
 
 // Accept handles one message as received from peer with envelope sender
 // from (the SMTP session calls it; tests may too).
 func (m *MailListener) Accept(ctx context.Context, from string, peer netip.Addr, r io.Reader) error {
-	m.mu.Lock()
-	m.messages++
-	m.mu.Unlock()
+	m.count(func(s *MailStats) { s.Messages++ })
 	pm, err := ParseMail(r)
 	if err != nil {
-		m.mu.Lock()
-		m.bad++
-		m.mu.Unlock()
+		m.count(func(s *MailStats) { s.Malformed++ })
 		return fmt.Errorf("from %s (%s): %w", cleanString(from), peer, err)
 	}
 	sender := pm.From
 	if sender == "" {
 		sender = strings.ToLower(from)
 	}
-	device, how := m.index.Lookup(sender, peer, pm.Serial)
-	if device == "" {
-		m.mu.Lock()
-		m.unmatched++
-		m.mu.Unlock()
-		device = "mail:" + cleanString(sender)
-		how = "none"
+	device, how, verified := m.match(sender, peer, pm.Serial)
+	if how == "none" {
+		m.count(func(s *MailStats) { s.Unmatched++ })
 	}
 	for _, ev := range MailEvents(pm, device, m.rules, m.now()) {
 		ev.Detail["matched_by"] = how
+		ev.Detail["peer"] = peer.String()
+		ev.Unverified = !verified
 		fresh, err := m.sink.RecordEvent(ctx, ev)
 		if err != nil {
 			return fmt.Errorf("record mail event: %w", err)
 		}
-		m.mu.Lock()
-		m.events++
-		if fresh {
-			m.freshEvents++
-		}
-		m.mu.Unlock()
+		m.count(func(s *MailStats) {
+			s.Events++
+			if fresh {
+				s.NewEvents++
+			}
+			if !verified {
+				s.Unverified++
+			}
+		})
 	}
 	return nil
 }
@@ -507,11 +657,6 @@ type mailBackend struct {
 }
 
 func (b *mailBackend) NewSession(c *smtp.Conn) (smtp.Session, error) {
-	select {
-	case b.m.sem <- struct{}{}:
-	default:
-		return nil, &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 7, 0}, Message: "too many connections"}
-	}
 	var peer netip.Addr
 	if ap, err := netip.ParseAddrPort(c.Conn().RemoteAddr().String()); err == nil {
 		peer = ap.Addr().Unmap()
@@ -527,18 +672,27 @@ type mailSession struct {
 }
 
 func (s *mailSession) Reset()        { s.from = "" }
-func (s *mailSession) Logout() error { <-s.m.sem; return nil }
+func (s *mailSession) Logout() error { return nil }
 func (s *mailSession) Mail(from string, _ *smtp.MailOptions) error {
 	s.from = from
 	return nil
 }
 func (s *mailSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
 func (s *mailSession) Data(r io.Reader) error {
-	err := s.m.Accept(s.ctx, s.from, s.peer, r)
-	// Drain what the parser did not read: go-smtp requires it.
-	io.Copy(io.Discard, r)
+	// The whole message first (go-smtp stops it at maxMailBytes): an
+	// oversize one is refused with 552 and nothing of it is kept.
+	b, err := io.ReadAll(r)
+	if errors.Is(err, smtp.ErrDataTooLarge) {
+		s.m.count(func(st *MailStats) { st.Oversize++ })
+		s.m.junk.warn("oversize", "mail larger than the limit refused", "peer", s.peer.String(), "limit", maxMailBytes)
+		return smtp.ErrDataTooLarge
+	}
 	if err != nil {
-		s.m.log.Warn("mail not understood", "peer", s.peer.String(), "err", err)
+		return err
+	}
+	err = s.m.Accept(s.ctx, s.from, s.peer, bytes.NewReader(b))
+	if err != nil {
+		s.m.junk.warn("malformed", "mail not understood", "peer", s.peer.String(), "err", err)
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "message not understood"}
 	}
 	return nil

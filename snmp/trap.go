@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gosnmp/gosnmp"
@@ -207,43 +208,95 @@ func renderVars(vars []TrapVar) string {
 	return sb.String()
 }
 
-// TrapListenerConfig configures the trap listener.
+// TrapListenerConfig configures the trap listener. Zero means zero:
+// DefaultTrapListenerConfig gives the usual values.
 type TrapListenerConfig struct {
 	Addr        string              `json:"addr"`        // e.g. ":162" or "127.0.0.1:1162"
-	Communities []scanwarden.Secret `json:"communities"` // accepted communities; empty accepts any
+	Communities []scanwarden.Secret `json:"communities"` // accepted communities: at least one
+	// Allow are networks whose traps are taken besides AllowFrom's
+	// addresses; a trap from an allowed address that is no watched device is
+	// stored as unverified.
+	Allow []netip.Prefix `json:"allow"`
+	// AllowFrom says whether an address is a watched device (the Watcher
+	// sets it); its traps are verified. nil: no device.
+	AllowFrom func(netip.Addr) bool `json:"-"`
 	// DeviceFor maps a sender address to the device key used in events
-	// (default: the sender's IP with port 161, matching Target.Addr).
+	// (nil: the sender's IP with port 161, matching Target.Addr).
 	DeviceFor func(netip.Addr) string `json:"-"`
+	// QueueSize events wait for the sink at most; more are dropped and
+	// counted. BatchSize events go to the sink in one write at most.
+	QueueSize int `json:"queue_size"`
+	BatchSize int `json:"batch_size"`
+	// LogEvery is the least time between two log lines about junk of one
+	// kind (malformed, refused, not allowed, dropped); the lines carry how
+	// many were not logged.
+	LogEvery time.Duration `json:"log_every"`
+}
+
+// DefaultTrapListenerConfig returns the usual values for a listener on addr
+// that accepts communities.
+func DefaultTrapListenerConfig(addr string, communities ...scanwarden.Secret) TrapListenerConfig {
+	return TrapListenerConfig{Addr: addr, Communities: communities, QueueSize: 8192, BatchSize: 256, LogEvery: 10 * time.Second}
+}
+
+// Validate names the first bad field.
+func (c TrapListenerConfig) Validate() error {
+	switch {
+	case c.Addr == "":
+		return errors.New("trap listener: addr is empty")
+	case len(c.Communities) == 0:
+		return errors.New("trap listener: communities: at least one is required (traps with any community are not taken)")
+	case c.QueueSize < 1:
+		return fmt.Errorf("trap listener: queue_size %d: at least 1", c.QueueSize)
+	case c.BatchSize < 1:
+		return fmt.Errorf("trap listener: batch_size %d: at least 1", c.BatchSize)
+	case c.LogEvery < 0:
+		return fmt.Errorf("trap listener: log_every %s is negative", c.LogEvery)
+	}
+	for i, cm := range c.Communities {
+		if cm.IsZero() {
+			return fmt.Errorf("trap listener: communities[%d] is empty", i)
+		}
+	}
+	return nil
 }
 
 // TrapStats are the listener's counters.
 type TrapStats struct {
-	Packets   int64 `json:"packets"`
-	Malformed int64 `json:"malformed"` // not a notification we can decode
-	Refused   int64 `json:"refused"`   // a community not accepted
-	Events    int64 `json:"events"`
-	NewEvents int64 `json:"new_events"`
+	Packets    int64 `json:"packets"`
+	NotAllowed int64 `json:"not_allowed"` // from an address outside the allowlist: not decoded
+	Malformed  int64 `json:"malformed"`   // not a notification we can decode
+	Refused    int64 `json:"refused"`     // a community not accepted
+	Dropped    int64 `json:"dropped"`     // events lost to a full queue
+	Events     int64 `json:"events"`
+	NewEvents  int64 `json:"new_events"`
+	Unverified int64 `json:"unverified"` // events from an allowed network that is no watched device
 }
 
-// TrapListener receives traps on UDP and records their events.
+// TrapListener receives traps on UDP and records their events. One
+// goroutine reads and decodes; a bounded queue carries the events to a
+// second one that writes them to the sink in batches, so a flood costs
+// drops (counted), never memory, and a slow store never stalls the socket.
 type TrapListener struct {
 	cfg   TrapListenerConfig
 	rules *Rules
 	sink  Sink
 	log   *slog.Logger
+	junk  *logLimiter
 	now   func() time.Time
 
 	conn   *net.UDPConn
+	queue  chan Event
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	packets, malformed, refused, events, fresh atomic.Int64
+	packets, notAllowed, malformed, refused, dropped, events, fresh, unverified atomic.Int64
 }
 
 // NewTrapListener returns a listener; Open binds it.
 func NewTrapListener(cfg TrapListenerConfig, rules *Rules, sink Sink, log *slog.Logger) (*TrapListener, error) {
-	if cfg.Addr == "" {
-		return nil, errors.New("trap listener: addr is empty")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if rules == nil || sink == nil {
 		return nil, errors.New("trap listener: rules and sink are required")
@@ -254,30 +307,45 @@ func NewTrapListener(cfg TrapListenerConfig, rules *Rules, sink Sink, log *slog.
 	if cfg.DeviceFor == nil {
 		cfg.DeviceFor = func(a netip.Addr) string { return netip.AddrPortFrom(a, DefaultPort).String() }
 	}
-	return &TrapListener{cfg: cfg, rules: rules, sink: sink, log: log.With("component", "snmp.traps"), now: time.Now}, nil
+	log = log.With("component", "snmp.traps")
+	return &TrapListener{cfg: cfg, rules: rules, sink: sink, log: log, junk: newLogLimiter(log, cfg.LogEvery),
+		now: time.Now, queue: make(chan Event, cfg.QueueSize)}, nil
 }
+
+// trapReadBuffer is the socket receive buffer asked for: a burst of traps
+// waits there while the reader decodes.
+const trapReadBuffer = 16 << 20
 
 // Open binds the UDP socket and starts receiving.
 func (l *TrapListener) Open(ctx context.Context) error {
 	if l.cancel != nil {
 		return errors.New("trap listener already open")
 	}
-	var lc net.ListenConfig
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		c.Control(func(fd uintptr) { setReadBuffer(int(fd), trapReadBuffer) })
+		return nil
+	}}
 	pc, err := lc.ListenPacket(ctx, "udp", l.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("trap listener: listen %s: %w", l.cfg.Addr, err)
 	}
 	l.conn = pc.(*net.UDPConn)
 	ctx, l.cancel = context.WithCancel(ctx)
-	l.wg.Add(2)
+	l.wg.Add(3)
 	go func() {
 		defer l.wg.Done()
 		<-ctx.Done()
 		l.conn.Close()
 	}()
+	readerDone := make(chan struct{})
 	go func() {
 		defer l.wg.Done()
+		defer close(readerDone)
 		l.serve(ctx)
+	}()
+	go func() {
+		defer l.wg.Done()
+		l.write(ctx, readerDone)
 	}()
 	return nil
 }
@@ -287,11 +355,13 @@ func (l *TrapListener) Addr() net.Addr { return l.conn.LocalAddr() }
 
 // Stats returns the counters.
 func (l *TrapListener) Stats() TrapStats {
-	return TrapStats{Packets: l.packets.Load(), Malformed: l.malformed.Load(), Refused: l.refused.Load(),
-		Events: l.events.Load(), NewEvents: l.fresh.Load()}
+	return TrapStats{Packets: l.packets.Load(), NotAllowed: l.notAllowed.Load(), Malformed: l.malformed.Load(),
+		Refused: l.refused.Load(), Dropped: l.dropped.Load(), Events: l.events.Load(), NewEvents: l.fresh.Load(),
+		Unverified: l.unverified.Load()}
 }
 
-// Close stops the listener.
+// Close stops the listener; events still queued get one second to reach
+// the sink.
 func (l *TrapListener) Close() error {
 	if l.cancel == nil {
 		return nil
@@ -310,7 +380,7 @@ func (l *TrapListener) serve(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			l.log.Warn("read", "err", err)
+			l.junk.warn("read", "read", "err", err)
 			continue
 		}
 		l.packets.Add(1)
@@ -318,47 +388,193 @@ func (l *TrapListener) serve(ctx context.Context) {
 	}
 }
 
-// handle processes one datagram; it is what the fuzz target drives.
-func (l *TrapListener) handle(ctx context.Context, b []byte, peer netip.AddrPort) {
+// allowed says whether traps from a are taken and whether a is a watched
+// device (verified).
+func (l *TrapListener) allowed(a netip.Addr) (ok, device bool) {
+	if l.cfg.AllowFrom != nil && l.cfg.AllowFrom(a) {
+		return true, true
+	}
+	for _, p := range l.cfg.Allow {
+		if p.Contains(a) {
+			return true, false
+		}
+	}
+	return false, false
+}
+
+// handle processes one datagram; it is what the fuzz target drives. The
+// sender's address is checked before anything is decoded.
+func (l *TrapListener) handle(_ context.Context, b []byte, peer netip.AddrPort) {
 	peer = netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
+	ok, device := l.allowed(peer.Addr())
+	if !ok {
+		l.notAllowed.Add(1)
+		l.junk.warn("not allowed", "trap from an address not allowed", "peer", peer.String())
+		return
+	}
+	// The community is read off the message's first bytes and checked
+	// before the full decode: a flood of junk or guesses costs next to
+	// nothing.
+	comm, ok := peekCommunity(b)
+	if !ok {
+		l.malformed.Add(1)
+		l.junk.warn("malformed", "dropped trap", "peer", peer.String(), "err", "not an SNMPv1/v2c message")
+		return
+	}
+	if !l.communityOK(comm) {
+		l.refused.Add(1)
+		l.junk.warn("community", "trap with a community not accepted", "peer", peer.String())
+		return
+	}
 	tr, err := DecodeTrap(b, peer)
 	if err != nil {
 		l.malformed.Add(1)
-		l.log.Warn("dropped trap", "peer", peer.String(), "err", err)
+		l.junk.warn("malformed", "dropped trap", "peer", peer.String(), "err", err)
 		return
 	}
-	if !l.communityOK(tr.Community) {
+	if !l.communityOK(tr.Community.Reveal()) {
 		l.refused.Add(1)
-		l.log.Warn("trap with a community not accepted", "peer", peer.String())
+		l.junk.warn("community", "trap with a community not accepted", "peer", peer.String())
 		return
 	}
 	if tr.Inform {
 		l.respond(tr, peer)
 	}
-	device := l.cfg.DeviceFor(peer.Addr())
-	for _, ev := range TrapEvents(tr, device, l.rules, l.now()) {
-		l.events.Add(1)
-		fresh, err := l.sink.RecordEvent(ctx, ev)
-		if err != nil {
-			l.log.Error("record trap event", "device", device, "err", err)
-			continue
-		}
-		if fresh {
-			l.fresh.Add(1)
+	for _, ev := range TrapEvents(tr, l.cfg.DeviceFor(peer.Addr()), l.rules, l.now()) {
+		ev.Unverified = !device
+		select {
+		case l.queue <- ev:
+		default:
+			l.dropped.Add(1)
+			l.junk.warn("dropped", "trap queue full: event dropped", "peer", peer.String())
 		}
 	}
 }
 
-func (l *TrapListener) communityOK(c scanwarden.Secret) bool {
-	if len(l.cfg.Communities) == 0 {
-		return true
+// write takes events off the queue and records them in batches: it blocks
+// for the first event, then takes whatever else is waiting, up to
+// BatchSize. When the reader has stopped it flushes the rest with one
+// second to spare.
+func (l *TrapListener) write(ctx context.Context, readerDone <-chan struct{}) {
+	batch := make([]Event, 0, l.cfg.BatchSize)
+	for {
+		select {
+		case ev := <-l.queue:
+			batch = append(batch[:0], ev)
+		case <-readerDone:
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			defer cancel()
+			for {
+				batch = l.fill(batch[:0])
+				if len(batch) == 0 {
+					return
+				}
+				if !l.record(fctx, batch) {
+					return
+				}
+			}
+		}
+		batch = l.fill(batch)
+		l.record(ctx, batch)
 	}
+}
+
+// fill adds waiting events to batch, up to BatchSize, without blocking.
+func (l *TrapListener) fill(batch []Event) []Event {
+	for len(batch) < l.cfg.BatchSize {
+		select {
+		case ev := <-l.queue:
+			batch = append(batch, ev)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+func (l *TrapListener) record(ctx context.Context, batch []Event) bool {
+	fresh, err := recordEvents(ctx, l.sink, batch)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.log.Error("record trap events", "events", len(batch), "err", err)
+		}
+		return false
+	}
+	l.events.Add(int64(len(batch)))
+	for i, f := range fresh {
+		if batch[i].Unverified {
+			l.unverified.Add(1)
+		}
+		if f {
+			l.fresh.Add(1)
+		}
+	}
+	return true
+}
+
+func (l *TrapListener) communityOK(c string) bool {
 	for _, ok := range l.cfg.Communities {
-		if subtle.ConstantTimeCompare([]byte(ok.Reveal()), []byte(c.Reveal())) == 1 {
+		if subtle.ConstantTimeCompare([]byte(ok.Reveal()), []byte(c)) == 1 {
 			return true
 		}
 	}
 	return false
+}
+
+// peekCommunity reads the community of an SNMPv1/v2c message (SEQUENCE {
+// INTEGER version 0|1, OCTET STRING community, …}) without decoding the
+// rest; ok is false for anything else.
+func peekCommunity(b []byte) (string, bool) {
+	body, ok := berTLV(b, 0x30)
+	if !ok {
+		return "", false
+	}
+	v, ok := berTLV(body, 0x02)
+	if !ok || len(v) != 1 || v[0] > 1 {
+		return "", false
+	}
+	c, ok := berTLV(body[berHeaderLen(body):][len(v):], 0x04)
+	return string(c), ok
+}
+
+// berTLV returns the value of the BER element at the start of b when its
+// tag is tag and its (definite) length fits in b.
+func berTLV(b []byte, tag byte) ([]byte, bool) {
+	if len(b) < 2 || b[0] != tag {
+		return nil, false
+	}
+	h := berHeaderLen(b)
+	if h == 0 {
+		return nil, false
+	}
+	n := 0
+	if b[1] < 0x80 {
+		n = int(b[1])
+	} else {
+		for _, x := range b[2:h] {
+			n = n<<8 | int(x)
+		}
+	}
+	if n < 0 || n > len(b)-h {
+		return nil, false
+	}
+	return b[h : h+n], true
+}
+
+// berHeaderLen is the length of the tag and length octets at the start of
+// b (long form up to 3 length octets), or 0 when they do not fit.
+func berHeaderLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	if b[1] < 0x80 {
+		return 2
+	}
+	k := int(b[1] & 0x7f)
+	if k == 0 || k > 3 || len(b) < 2+k {
+		return 0
+	}
+	return 2 + k
 }
 
 // respond acknowledges an inform with the same variables.
@@ -368,10 +584,10 @@ func (l *TrapListener) respond(tr Trap, peer netip.AddrPort) {
 	p.Error, p.ErrorIndex = gosnmp.NoError, 0
 	b, err := p.MarshalMsg()
 	if err != nil {
-		l.log.Warn("inform response", "peer", peer.String(), "err", err)
+		l.junk.warn("inform", "inform response", "peer", peer.String(), "err", err)
 		return
 	}
 	if _, err := l.conn.WriteToUDPAddrPort(b, peer); err != nil {
-		l.log.Warn("inform response", "peer", peer.String(), "err", err)
+		l.junk.warn("inform", "inform response", "peer", peer.String(), "err", err)
 	}
 }

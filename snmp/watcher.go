@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"sort"
 	"sync"
@@ -158,12 +159,19 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		if tc.DeviceFor == nil {
 			tc.DeviceFor = w.trapDevice
 		}
+		if tc.AllowFrom == nil {
+			tc.AllowFrom = w.isDevice
+		}
 		if w.traps, err = NewTrapListener(tc, cfg.Rules, w.sink, log); err != nil {
 			return nil, fmt.Errorf("watch: %w", err)
 		}
 	}
 	if cfg.Mail != nil {
-		if w.mail, err = NewMailListener(*cfg.Mail, cfg.Rules, w.sink, w.index, log); err != nil {
+		mc := *cfg.Mail
+		if mc.AllowFrom == nil {
+			mc.AllowFrom = w.isDevice
+		}
+		if w.mail, err = NewMailListener(mc, cfg.Rules, w.sink, w.index, log); err != nil {
 			return nil, fmt.Errorf("watch: %w", err)
 		}
 	}
@@ -268,6 +276,29 @@ func (w *Watcher) SetTargets(ts []Target) error {
 	return nil
 }
 
+// resolveTargets adds the addresses of targets given by name to the device
+// index, so that their traps and mail are allowed and matched; a name that
+// does not resolve within two seconds is only polled.
+func (w *Watcher) resolveTargets(ctx context.Context, ts []Target) {
+	for _, t := range ts {
+		if _, err := netip.ParseAddr(t.Host); err == nil {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ips, err := net.DefaultResolver.LookupNetIP(rctx, "ip", t.Host)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("device name does not resolve: its traps and mail are not allowed", "device", t.Addr(), "err", err)
+			}
+			continue
+		}
+		for _, ip := range ips {
+			w.index.AddIP(ip, t.Addr())
+		}
+	}
+}
+
 // WatchStats are a watch's totals since Open.
 type WatchStats struct {
 	Cycles    int
@@ -288,6 +319,13 @@ func (w *Watcher) Stats() WatchStats {
 		st.Mail = &ms
 	}
 	return st
+}
+
+// isDevice says whether a is the address of a watched device: the
+// listeners' default allowlist.
+func (w *Watcher) isDevice(a netip.Addr) bool {
+	_, ok := w.index.ByIP(a)
+	return ok
 }
 
 // trapDevice names the device a trap comes from: the watched device at
@@ -335,6 +373,7 @@ func (w *Watcher) run(ctx context.Context) error {
 	if err := w.SetTargets(targets); err != nil {
 		return err
 	}
+	w.resolveTargets(ctx, targets)
 	if w.cfg.OnStart != nil {
 		st := WatchStart{NotKyocera: notKyocera}
 		for _, t := range targets {
@@ -370,6 +409,16 @@ type watchSink struct {
 func (s *watchSink) RecordDevice(ctx context.Context, inv Inventory) error {
 	s.index.Add(inv)
 	return s.next.RecordDevice(ctx, inv)
+}
+
+func (s *watchSink) RecordEvents(ctx context.Context, evs []Event) ([]bool, error) {
+	fresh, err := recordEvents(ctx, s.next, evs)
+	for _, f := range fresh {
+		if f {
+			s.fresh.Add(1)
+		}
+	}
+	return fresh, err
 }
 
 func (s *watchSink) RecordEvent(ctx context.Context, ev Event) (bool, error) {

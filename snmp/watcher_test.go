@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // Closing the mail listener right after Open, before its Serve goroutine
@@ -14,7 +16,7 @@ import (
 // forever. 100 open/close pairs, each bounded by 2 s.
 func TestMailListenerCloseRightAfterOpen(t *testing.T) {
 	for i := range 100 {
-		m, err := NewMailListener(MailListenerConfig{Addr: "127.0.0.1:0"}, DefaultRules(DefaultCodeBook()),
+		m, err := NewMailListener(DefaultMailListenerConfig("127.0.0.1:0"), DefaultRules(DefaultCodeBook()),
 			NewMemorySink(0, 0), NewDeviceIndex(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -39,7 +41,9 @@ func TestMailListenerCloseRightAfterOpen(t *testing.T) {
 // A session the server has accepted is closed by Close too: an SMTP client
 // that holds its connection open does not keep Close waiting.
 func TestMailListenerCloseEndsSessions(t *testing.T) {
-	m, err := NewMailListener(MailListenerConfig{Addr: "127.0.0.1:0", Timeout: time.Minute}, DefaultRules(DefaultCodeBook()),
+	cfg := DefaultMailListenerConfig("127.0.0.1:0")
+	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	m, err := NewMailListener(cfg, DefaultRules(DefaultCodeBook()),
 		NewMemorySink(0, 0), NewDeviceIndex(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +94,9 @@ func TestWatcherCloseIsPrompt(t *testing.T) {
 		cfg := DefaultWatcherConfig()
 		cfg.Targets = []Target{{Host: "127.0.0.1", Port: 9, Timeout: 5 * time.Second}}
 		cfg.Poller.Interval = time.Second
-		cfg.Traps = &TrapListenerConfig{Addr: "127.0.0.1:0"}
-		cfg.Mail = &MailListenerConfig{Addr: "127.0.0.1:0"}
+		tc := DefaultTrapListenerConfig("127.0.0.1:0", scanwarden.NewSecret("traps"))
+		mc := DefaultMailListenerConfig("127.0.0.1:0")
+		cfg.Traps, cfg.Mail = &tc, &mc
 		cfg.Rules, cfg.Sink = DefaultRules(DefaultCodeBook()), NewMemorySink(0, 0)
 		w, err := NewWatcher(cfg)
 		if err != nil {

@@ -6,30 +6,64 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/scanwarden/scanwarden/snmp"
 )
 
 // SNMPSink persists what package snmp learns: inventory and de-duplicated
-// send-failure events. It implements snmp.Sink.
+// send-failure events, in a table kept within its limits. It implements
+// snmp.Sink and snmp.BatchSink.
 type SNMPSink struct {
 	s      *Store
 	window time.Duration
+	limits SNMPLimits
+
+	mu        sync.Mutex
+	inserted  int       // rows inserted since the last prune
+	lastPrune time.Time // when this sink last pruned
+	dropped   map[string]int64
 }
 
-var _ snmp.Sink = (*SNMPSink)(nil)
+var _ snmp.BatchSink = (*SNMPSink)(nil)
 
 // DefaultDedupWindow is how long a repeated event key counts as the same
 // occurrence.
 const DefaultDedupWindow = 30 * time.Minute
 
-// SNMP returns the store's snmp.Sink; window <= 0 means DefaultDedupWindow.
+// SNMPLimits bound the event table: rows older than MaxAge (by their last
+// sighting) go, then the oldest rows beyond MaxRows or MaxBytes (text,
+// detail and keys together). Every removed row is counted by reason in
+// snmp_event_drops. Zero means zero: a zero limit removes everything.
+type SNMPLimits struct {
+	MaxAge   time.Duration
+	MaxRows  int64
+	MaxBytes int64
+}
+
+// DefaultSNMPLimits keep 90 days, at most 100,000 events and 64 MiB.
+var DefaultSNMPLimits = SNMPLimits{MaxAge: 90 * 24 * time.Hour, MaxRows: 100_000, MaxBytes: 64 << 20}
+
+// The table is pruned after this many inserts, or on an insert this long
+// after the last prune; a flood can overshoot a limit by at most pruneEvery rows.
+const (
+	pruneEvery    = 500
+	pruneInterval = time.Minute
+)
+
+// SNMP returns the store's snmp.Sink with DefaultSNMPLimits; window <= 0
+// means DefaultDedupWindow.
 func (s *Store) SNMP(window time.Duration) *SNMPSink {
+	return s.SNMPLimited(window, DefaultSNMPLimits)
+}
+
+// SNMPLimited is SNMP with the event table's limits given.
+func (s *Store) SNMPLimited(window time.Duration, lim SNMPLimits) *SNMPSink {
 	if window <= 0 {
 		window = DefaultDedupWindow
 	}
-	return &SNMPSink{s: s, window: window}
+	return &SNMPSink{s: s, window: window, limits: lim, dropped: map[string]int64{}}
 }
 
 // RecordDevice inserts or updates a device's inventory.
@@ -63,49 +97,185 @@ func (k *SNMPSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
 // write share one IMMEDIATE transaction, so two processes cannot both
 // insert the same occurrence.
 func (k *SNMPSink) RecordEvent(ctx context.Context, ev snmp.Event) (bool, error) {
-	if ev.Key == "" || ev.Device == "" {
-		return false, errors.New("record event: empty key or device")
+	fresh, err := k.RecordEvents(ctx, []snmp.Event{ev})
+	if err != nil {
+		return false, err
 	}
+	return fresh[0], nil
+}
+
+// RecordEvents is RecordEvent for many events in one transaction (the trap
+// listener's batches); fresh[i] is event i's answer. Nothing is stored when
+// an error is returned.
+func (k *SNMPSink) RecordEvents(ctx context.Context, evs []snmp.Event) ([]bool, error) {
+	fresh := make([]bool, len(evs))
+	for _, ev := range evs {
+		if ev.Key == "" || ev.Device == "" {
+			return nil, errors.New("record event: empty key or device")
+		}
+	}
+	var pruned map[string]int64
+	err := k.s.tx(ctx, func(tx *sql.Tx) error {
+		inserted := 0
+		for i, ev := range evs {
+			f, err := k.recordEvent(ctx, tx, ev)
+			if err != nil {
+				return fmt.Errorf("record event %s on %s: %w", ev.Code, ev.Device, err)
+			}
+			fresh[i] = f
+			if f {
+				inserted++
+			}
+		}
+		if !k.pruneDue(inserted) {
+			return nil
+		}
+		var err error
+		pruned, err = pruneSNMPEvents(ctx, tx, k.s.now(), k.limits)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	if pruned != nil {
+		k.inserted, k.lastPrune = 0, k.s.now()
+	}
+	for r, n := range pruned {
+		k.dropped[r] += n
+	}
+	k.mu.Unlock()
+	return fresh, nil
+}
+
+// pruneDue counts inserted rows and says whether this write should prune.
+func (k *SNMPSink) pruneDue(inserted int) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.inserted += inserted
+	return k.inserted >= pruneEvery || (inserted > 0 && k.s.now().Sub(k.lastPrune) >= pruneInterval)
+}
+
+// Dropped returns how many events this sink's pruning removed, by reason
+// ("age", "rows", "bytes"); SNMPEventDrops has the totals of every process.
+func (k *SNMPSink) Dropped() map[string]int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make(map[string]int64, len(k.dropped))
+	for r, n := range k.dropped {
+		out[r] = n
+	}
+	return out
+}
+
+func (k *SNMPSink) recordEvent(ctx context.Context, tx *sql.Tx, ev snmp.Event) (bool, error) {
 	t := ev.Time
 	if t.IsZero() {
 		t = k.s.now()
 	}
 	detail, err := json.Marshal(ev.Detail)
 	if err != nil {
-		return false, fmt.Errorf("record event: detail: %w", err)
+		return false, fmt.Errorf("detail: %w", err)
 	}
-	fresh := false
-	err = k.s.tx(ctx, func(tx *sql.Tx) error {
-		var id int64
-		var last string
-		err := tx.QueryRowContext(ctx, `SELECT id, last_seen FROM snmp_events WHERE dedup_key = ?
-			ORDER BY last_seen DESC LIMIT 1`, ev.Key).Scan(&id, &last)
-		switch {
-		case err == nil:
-			lt, perr := parseTime(last)
-			if perr == nil && t.Sub(lt) < k.window {
-				newLast := last
-				if t.After(lt) {
-					newLast = formatTime(t)
-				}
-				_, err = tx.ExecContext(ctx, `UPDATE snmp_events SET last_seen = ?, count = count + 1 WHERE id = ?`, newLast, id)
-				return err
+	var id int64
+	var last string
+	err = tx.QueryRowContext(ctx, `SELECT id, last_seen FROM snmp_events WHERE dedup_key = ?
+		ORDER BY last_seen DESC LIMIT 1`, ev.Key).Scan(&id, &last)
+	switch {
+	case err == nil:
+		lt, perr := parseTime(last)
+		if perr == nil && t.Sub(lt) < k.window {
+			newLast := last
+			if t.After(lt) {
+				newLast = formatTime(t)
 			}
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
+			_, err = tx.ExecContext(ctx, `UPDATE snmp_events SET last_seen = ?, count = count + 1 WHERE id = ?`, newLast, id)
+			return false, err
 		}
-		at := formatTime(t)
-		_, err = tx.ExecContext(ctx, `INSERT INTO snmp_events
-			(device, dedup_key, source, code, text, destination, rule, detail, first_seen, last_seen)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ev.Device, ev.Key, string(ev.Source), ev.Code, ev.Text, ev.Destination, ev.Rule, string(detail), at, at)
-		fresh = err == nil
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("record event %s on %s: %w", ev.Code, ev.Device, err)
+	case !errors.Is(err, sql.ErrNoRows):
+		return false, err
 	}
-	return fresh, nil
+	at := formatTime(t)
+	_, err = tx.ExecContext(ctx, `INSERT INTO snmp_events
+		(device, dedup_key, source, code, text, destination, rule, detail, first_seen, last_seen, unverified)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.Device, ev.Key, string(ev.Source), ev.Code, ev.Text, ev.Destination, ev.Rule, string(detail), at, at, snmpBool(ev.Unverified))
+	return err == nil, err
+}
+
+// eventBytes is what one row weighs for MaxBytes.
+const eventBytes = `(length(device) + length(dedup_key) + length(source) + length(code) + length(text) +
+	length(destination) + length(rule) + length(detail) + 2*length(first_seen) + 64)`
+
+// pruneSNMPEvents applies lim at now and counts what went, by reason. When
+// a limit is exceeded the table is cut to nine tenths of it, so that a
+// steady flood does not prune on every write.
+func pruneSNMPEvents(ctx context.Context, tx *sql.Tx, now time.Time, lim SNMPLimits) (map[string]int64, error) {
+	pruned := map[string]int64{}
+	res, err := tx.ExecContext(ctx, `DELETE FROM snmp_events WHERE last_seen < ?`, formatTime(now.Add(-lim.MaxAge)))
+	if err != nil {
+		return nil, fmt.Errorf("prune by age: %w", err)
+	}
+	pruned["age"], _ = res.RowsAffected()
+	var rows, size int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(`+eventBytes+`), 0) FROM snmp_events`).Scan(&rows, &size); err != nil {
+		return nil, fmt.Errorf("prune: size: %w", err)
+	}
+	if rows > lim.MaxRows {
+		keep := lim.MaxRows * 9 / 10
+		res, err := tx.ExecContext(ctx, `DELETE FROM snmp_events WHERE id IN
+			(SELECT id FROM snmp_events ORDER BY id LIMIT ?)`, rows-keep)
+		if err != nil {
+			return nil, fmt.Errorf("prune by rows: %w", err)
+		}
+		pruned["rows"], _ = res.RowsAffected()
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(`+eventBytes+`), 0) FROM snmp_events`).Scan(&size); err != nil {
+			return nil, fmt.Errorf("prune: size: %w", err)
+		}
+	}
+	if size > lim.MaxBytes {
+		// The newest rows whose running total stays within nine tenths of
+		// MaxBytes are kept; every older row goes.
+		res, err := tx.ExecContext(ctx, `DELETE FROM snmp_events WHERE id <= coalesce((SELECT max(id) FROM
+			(SELECT id, sum(`+eventBytes+`) OVER (ORDER BY id DESC) AS total FROM snmp_events) WHERE total > ?), -1)`,
+			lim.MaxBytes*9/10)
+		if err != nil {
+			return nil, fmt.Errorf("prune by bytes: %w", err)
+		}
+		pruned["bytes"], _ = res.RowsAffected()
+	}
+	at := formatTime(now)
+	for reason, n := range pruned {
+		if n == 0 {
+			delete(pruned, reason)
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO snmp_event_drops(reason, count, last_at) VALUES (?, ?, ?)
+			ON CONFLICT(reason) DO UPDATE SET count = count + excluded.count, last_at = excluded.last_at`, reason, n, at); err != nil {
+			return nil, fmt.Errorf("prune: count: %w", err)
+		}
+	}
+	return pruned, nil
+}
+
+// SNMPEventDrops returns how many events the table's limits removed, by
+// reason, since the store was made (every process together).
+func (s *Store) SNMPEventDrops(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT reason, count FROM snmp_event_drops`)
+	if err != nil {
+		return nil, fmt.Errorf("snmp event drops: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var r string
+		var n int64
+		if err := rows.Scan(&r, &n); err != nil {
+			return nil, fmt.Errorf("snmp event drops: %w", err)
+		}
+		out[r] = n
+	}
+	return out, rows.Err()
 }
 
 // StoredEvent is an event with its persistence figures.
@@ -126,7 +296,7 @@ func (s *Store) SNMPEvents(ctx context.Context, device string, since time.Time, 
 		limit = 10_000
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, device, dedup_key, source, code, text, destination, rule, detail,
-			first_seen, last_seen, count FROM snmp_events
+			first_seen, last_seen, count, unverified FROM snmp_events
 		WHERE (? = '' OR device = ?) AND first_seen >= ? ORDER BY first_seen DESC, id DESC LIMIT ?`,
 		device, device, formatTime(since), limit)
 	if err != nil {
@@ -137,11 +307,13 @@ func (s *Store) SNMPEvents(ctx context.Context, device string, since time.Time, 
 	for rows.Next() {
 		var e StoredEvent
 		var src, detail, first, last string
+		var unverified int
 		if err := rows.Scan(&e.ID, &e.Device, &e.Key, &src, &e.Code, &e.Text, &e.Destination, &e.Rule, &detail,
-			&first, &last, &e.Count); err != nil {
+			&first, &last, &e.Count, &unverified); err != nil {
 			return nil, fmt.Errorf("list snmp events: %w", err)
 		}
 		e.Source = snmp.Source(src)
+		e.Unverified = unverified != 0
 		if err := json.Unmarshal([]byte(detail), &e.Detail); err != nil {
 			return nil, fmt.Errorf("snmp event %d: detail: %w", e.ID, err)
 		}

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +18,8 @@ func TestSNMPSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sink := s.SNMP(30 * time.Minute)
+	// Sightings in 2025: no age limit here (TestSNMPEventLimits has them).
+	sink := s.SNMPLimited(30*time.Minute, SNMPLimits{MaxAge: 100 * 365 * 24 * time.Hour, MaxRows: 1000, MaxBytes: 1 << 20})
 	hostile := "<script>alert(1)</script>'; DROP TABLE snmp_events; --"
 	inv := snmp.Inventory{Address: "10.77.0.40:161", Kyocera: true, Model: "TASKalfa 3253ci", Serial: "W4X0A20002", SysName: hostile, SeenAt: time.Unix(1000, 0)}
 	if err := sink.RecordDevice(ctx, inv); err != nil {
@@ -61,5 +64,73 @@ func TestSNMPSink(t *testing.T) {
 	}
 	if _, err := sink.RecordEvent(ctx, snmp.Event{Device: "x"}); err == nil {
 		t.Error("an event without key must be refused")
+	}
+}
+
+// A flood of distinct events (2,000 forged mails once made 20,005 rows and
+// 84 MB) stays within the table's limits: rows beyond MaxRows and bytes
+// beyond MaxBytes go, oldest first, and every drop is counted by reason.
+func TestSNMPEventLimits(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return now }
+	flood := func(sink *SNMPSink, n int, text string) {
+		t.Helper()
+		var batch []snmp.Event
+		for i := range n {
+			batch = append(batch, snmp.Event{Device: "10.0.0.1:161", Time: now, Code: "1102", Text: text,
+				Source: snmp.SourceMail, Key: fmt.Sprintf("mail:%s:%d", text[:1], i)})
+			if len(batch) == 250 || i == n-1 {
+				if _, err := sink.RecordEvents(ctx, batch); err != nil {
+					t.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+	}
+	count := func() (rows, bytes int64) {
+		t.Helper()
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(`+eventBytes+`), 0) FROM snmp_events`).Scan(&rows, &bytes); err != nil {
+			t.Fatal(err)
+		}
+		return rows, bytes
+	}
+
+	rowsCapped := s.SNMPLimited(time.Minute, SNMPLimits{MaxAge: time.Hour, MaxRows: 1000, MaxBytes: 1 << 30})
+	flood(rowsCapped, 5000, "a")
+	if rows, _ := count(); rows > 1000+pruneEvery {
+		t.Errorf("%d rows with MaxRows 1000", rows)
+	}
+	drops, err := s.SNMPEventDrops(ctx)
+	if err != nil || drops["rows"] < 3500 {
+		t.Errorf("drops %v %v", drops, err)
+	}
+	if d := rowsCapped.Dropped(); d["rows"] != drops["rows"] {
+		t.Errorf("sink counted %v, store %v", d, drops)
+	}
+
+	big := strings.Repeat("b", 4000)
+	bytesCapped := s.SNMPLimited(time.Minute, SNMPLimits{MaxAge: time.Hour, MaxRows: 1 << 40, MaxBytes: 1 << 20})
+	flood(bytesCapped, 2000, big)
+	if _, bytes := count(); bytes > 1<<20+pruneEvery*4200 {
+		t.Errorf("%d bytes with MaxBytes 1 MiB", bytes)
+	}
+	if drops, _ := s.SNMPEventDrops(ctx); drops["bytes"] == 0 {
+		t.Errorf("no drop counted for bytes: %v", drops)
+	}
+
+	// An hour later everything is past MaxAge.
+	now = now.Add(2 * time.Hour)
+	flood(bytesCapped, 1, "c")
+	if rows, _ := count(); rows != 1 {
+		t.Errorf("%d rows after the age limit", rows)
+	}
+	if drops, _ := s.SNMPEventDrops(ctx); drops["age"] == 0 {
+		t.Errorf("no drop counted for age: %v", drops)
 	}
 }

@@ -34,7 +34,13 @@ cycle or stop.
 Secrets come from files or the environment: --community-file or
 SCANWARDEN_SNMP_COMMUNITY (default public), --v3-auth-file/--v3-priv-file or
 SCANWARDEN_SNMP_V3_AUTH/_PRIV, --trap-community-file or
-SCANWARDEN_TRAP_COMMUNITY (without one, traps with any community are taken).
+SCANWARDEN_TRAP_COMMUNITY (required with --trap-listen).
+
+The listeners take traps and mail only from the watched devices' addresses
+and the --allow networks (a mail relay); other senders are refused. Mail
+from an --allow network that names no known device, and traps from an
+--allow address that is no watched device, are stored as unverified and
+not printed.
 
 Exit status: 0 stopped cleanly, 1 nothing to watch (no Kyocera answered the
 sweep), 2 bad arguments, the state store or a listener could not be opened.
@@ -59,6 +65,7 @@ type watchArgs struct {
 	cycles   int
 	trapAddr string
 	trapComm []scanwarden.Secret
+	allow    []netip.Prefix // senders the listeners take besides the devices
 	smtpAddr string
 	rules    *snmp.Rules
 	stateDir string
@@ -99,6 +106,11 @@ func parseWatchArgs(env environ, args []string) (watchArgs, error) {
 	trapAddr := fs.String("trap-listen", "", "take SNMP traps on this UDP ADDR:PORT (e.g. :162, 127.0.0.1:0)")
 	fs.Func("trap-community-file", "file holding a community traps must carry (first line; repeatable); else "+trapCommunityEnv, func(s string) error {
 		trapCommFiles = append(trapCommFiles, s)
+		return nil
+	})
+	var allows []string
+	fs.Func("allow", "network (CIDR) whose traps and mail are taken besides the watched devices', e.g. a mail relay (repeatable)", func(s string) error {
+		allows = append(allows, s)
 		return nil
 	})
 	smtpAddr := fs.String("smtp-listen", "", "take the devices' job-log e-mails over SMTP on this TCP ADDR:PORT (e.g. :2525)")
@@ -171,6 +183,16 @@ func parseWatchArgs(env environ, args []string) (watchArgs, error) {
 	if len(trapCommFiles) > 0 && a.trapAddr == "" {
 		return a, errors.New("--trap-community-file needs --trap-listen")
 	}
+	if len(allows) > 0 && a.trapAddr == "" && a.smtpAddr == "" {
+		return a, errors.New("--allow needs --trap-listen or --smtp-listen")
+	}
+	for _, c := range allows {
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			return a, fmt.Errorf("--allow %q: want a network such as 192.168.10.0/24: %w", c, err)
+		}
+		a.allow = append(a.allow, p.Masked())
+	}
 	if a.tmpl, err = f.credentials(env); err != nil {
 		return a, err
 	}
@@ -202,6 +224,9 @@ func parseWatchArgs(env environ, args []string) (watchArgs, error) {
 	}
 	if len(trapCommFiles) == 0 && a.trapAddr != "" && env.getenv(trapCommunityEnv) != "" {
 		a.trapComm = []scanwarden.Secret{scanwarden.NewSecret(env.getenv(trapCommunityEnv))}
+	}
+	if a.trapAddr != "" && len(a.trapComm) == 0 {
+		return a, errors.New("--trap-listen needs the community traps must carry: --trap-community-file FILE or " + trapCommunityEnv)
 	}
 	if a.rules, err = f.rules(); err != nil {
 		return a, err
@@ -268,23 +293,32 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 	}
 	defer st.Close()
 	sink := &watchSink{next: st.SNMP(store.DefaultDedupWindow), out: out, devices: map[string]snmp.Inventory{}}
+	drops, err := st.SNMPEventDrops(ctx)
+	if err != nil {
+		return fail(err)
+	}
 	cfg := snmp.DefaultWatcherConfig()
 	cfg.Targets, cfg.Networks, cfg.SweepTarget = a.targets, a.prefixes, a.tmpl
 	cfg.Sweep.Port, cfg.Sweep.Max = a.port, maxSweepAddrs
 	cfg.Poller.Interval, cfg.Cycles = a.interval, a.cycles
 	cfg.Rules, cfg.Sink, cfg.Log = a.rules, sink, slog.New(h)
 	if a.trapAddr != "" {
-		cfg.Traps = &snmp.TrapListenerConfig{Addr: a.trapAddr, Communities: a.trapComm}
+		tc := snmp.DefaultTrapListenerConfig(a.trapAddr, a.trapComm...)
+		tc.Allow = a.allow
+		cfg.Traps = &tc
 	}
 	if a.smtpAddr != "" {
-		cfg.Mail = &snmp.MailListenerConfig{Addr: a.smtpAddr}
+		mc := snmp.DefaultMailListenerConfig(a.smtpAddr)
+		mc.Allow = a.allow
+		cfg.Mail = &mc
 	}
 	cfg.OnStart = func(s snmp.WatchStart) {
 		out.start(watchStart{Type: "start", Devices: s.Devices, NotKyocera: s.NotKyocera, Interval: snmp.Duration(a.interval),
-			Cycles: a.cycles, TrapListen: s.TrapListen, TrapCommunities: s.TrapCommunities, SMTPListen: s.SMTPListen, State: st.Path()})
+			Cycles: a.cycles, TrapListen: s.TrapListen, TrapCommunities: s.TrapCommunities, SMTPListen: s.SMTPListen, State: st.Path(), Pruned: drops})
 	}
 	cfg.OnCycle = func(c snmp.WatchCycle) {
-		out.cycle(watchCycle{Type: "cycle", Cycle: c.Cycle, CycleStats: c.CycleStats, Traps: c.Traps, Mail: c.Mail})
+		out.cycle(watchCycle{Type: "cycle", Cycle: c.Cycle, CycleStats: c.CycleStats, Traps: c.Traps, Mail: c.Mail,
+			Pruned: sink.next.Dropped()})
 	}
 	w, err := snmp.NewWatcher(cfg)
 	if err != nil {

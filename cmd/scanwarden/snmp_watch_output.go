@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/store"
 )
 
 // watchSink is the sink the watcher writes to: it persists through the
 // store sink, keeps each device's inventory, and prints every event the
 // store holds as new.
 type watchSink struct {
-	next snmp.Sink
+	next *store.SNMPSink
 	out  *watchOutput
 
 	mu      sync.Mutex
@@ -33,28 +34,45 @@ func (s *watchSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error 
 
 // RecordEvent implements snmp.Sink.
 func (s *watchSink) RecordEvent(ctx context.Context, ev snmp.Event) (bool, error) {
-	fresh, err := s.next.RecordEvent(ctx, ev)
-	if err != nil || !fresh {
-		return fresh, err
+	fresh, err := s.RecordEvents(ctx, []snmp.Event{ev})
+	if err != nil {
+		return false, err
 	}
-	s.mu.Lock()
-	inv := s.devices[ev.Device]
-	s.mu.Unlock()
-	s.out.event(ev, inv)
-	return true, nil
+	return fresh[0], nil
+}
+
+// RecordEvents implements snmp.BatchSink: stored in one transaction, then
+// the fresh ones printed. Unverified events are stored, never printed: they
+// are no device's failure.
+func (s *watchSink) RecordEvents(ctx context.Context, evs []snmp.Event) ([]bool, error) {
+	fresh, err := s.next.RecordEvents(ctx, evs)
+	if err != nil {
+		return nil, err
+	}
+	for i, ev := range evs {
+		if !fresh[i] || ev.Unverified {
+			continue
+		}
+		s.mu.Lock()
+		inv := s.devices[ev.Device]
+		s.mu.Unlock()
+		s.out.event(ev, inv)
+	}
+	return fresh, nil
 }
 
 // The --json lines: one object each, told apart by "type".
 type watchStart struct {
-	Type            string        `json:"type"` // start
-	Devices         []string      `json:"devices"`
-	NotKyocera      []string      `json:"not_kyocera,omitempty"` // answered the sweep, not watched
-	Interval        snmp.Duration `json:"interval"`
-	Cycles          int           `json:"cycles"` // 0: until interrupted
-	TrapListen      string        `json:"trap_listen,omitempty"`
-	TrapCommunities int           `json:"trap_communities"` // accepted communities; 0: any
-	SMTPListen      string        `json:"smtp_listen,omitempty"`
-	State           string        `json:"state"`
+	Type            string           `json:"type"` // start
+	Devices         []string         `json:"devices"`
+	NotKyocera      []string         `json:"not_kyocera,omitempty"` // answered the sweep, not watched
+	Interval        snmp.Duration    `json:"interval"`
+	Cycles          int              `json:"cycles"` // 0: until interrupted
+	TrapListen      string           `json:"trap_listen,omitempty"`
+	TrapCommunities int              `json:"trap_communities"` // accepted communities
+	SMTPListen      string           `json:"smtp_listen,omitempty"`
+	State           string           `json:"state"`
+	Pruned          map[string]int64 `json:"pruned,omitempty"` // events the table's limits ever removed, by reason
 }
 
 type watchEvent struct {
@@ -72,8 +90,9 @@ type watchCycle struct {
 	Type  string `json:"type"` // cycle
 	Cycle int    `json:"cycle"`
 	snmp.CycleStats
-	Traps *snmp.TrapStats `json:"traps,omitempty"` // totals since the start
-	Mail  *snmp.MailStats `json:"mail,omitempty"`  // totals since the start
+	Traps  *snmp.TrapStats  `json:"traps,omitempty"`  // totals since the start
+	Mail   *snmp.MailStats  `json:"mail,omitempty"`   // totals since the start
+	Pruned map[string]int64 `json:"pruned,omitempty"` // events the table's limits removed since the start, by reason
 }
 
 type watchStop struct {
@@ -122,14 +141,14 @@ func (o *watchOutput) start(s watchStart) {
 			fmt.Fprintln(w)
 		}
 		if s.TrapListen != "" {
-			accepted := "any community"
-			if s.TrapCommunities > 0 {
-				accepted = fmt.Sprintf("accepted communities: %d", s.TrapCommunities)
-			}
-			fmt.Fprintf(w, "traps: listening on udp %s (%s)\n", s.TrapListen, accepted)
+			fmt.Fprintf(w, "traps: listening on udp %s (accepted communities: %d)\n", s.TrapListen, s.TrapCommunities)
 		}
 		if s.SMTPListen != "" {
 			fmt.Fprintf(w, "mail: listening on tcp %s\n", s.SMTPListen)
+		}
+		if d := s.Pruned; len(d) > 0 {
+			fmt.Fprintf(w, "event table: %d events pruned so far (too old %d, too many %d, too large %d)\n",
+				d["age"]+d["rows"]+d["bytes"], d["age"], d["rows"], d["bytes"])
 		}
 	})
 }
@@ -180,11 +199,16 @@ func (o *watchOutput) cycle(c watchCycle) {
 			fmt.Fprintf(w, ", backing off %d", c.Deferred)
 		}
 		fmt.Fprintf(w, "), PDUs %d, new events %d", c.PDUs, c.NewEvents)
-		if c.Traps != nil {
-			fmt.Fprintf(w, "; traps %d (new events %d, refused %d, malformed %d)", c.Traps.Packets, c.Traps.NewEvents, c.Traps.Refused, c.Traps.Malformed)
+		if t := c.Traps; t != nil {
+			fmt.Fprintf(w, "; traps %d (new events %d, unverified %d, not allowed %d, wrong community %d, malformed %d, dropped %d)",
+				t.Packets, t.NewEvents, t.Unverified, t.NotAllowed, t.Refused, t.Malformed, t.Dropped)
 		}
-		if c.Mail != nil {
-			fmt.Fprintf(w, "; mail %d (new events %d, unmatched %d, not understood %d)", c.Mail.Messages, c.Mail.NewEvents, c.Mail.Unmatched, c.Mail.Malformed)
+		if m := c.Mail; m != nil {
+			fmt.Fprintf(w, "; mail %d (new events %d, unverified %d, not understood %d, too large %d; connections refused: not allowed %d, busy %d)",
+				m.Messages, m.NewEvents, m.Unverified, m.Malformed, m.Oversize, m.NotAllowed, m.Busy)
+		}
+		if n := c.Pruned["age"] + c.Pruned["rows"] + c.Pruned["bytes"]; n > 0 {
+			fmt.Fprintf(w, "; events pruned %d (too old %d, too many %d, too large %d)", n, c.Pruned["age"], c.Pruned["rows"], c.Pruned["bytes"])
 		}
 		if c.Cancelled {
 			fmt.Fprint(w, "; interrupted")

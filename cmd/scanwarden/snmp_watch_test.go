@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/smtp"
 	"os"
@@ -195,6 +196,9 @@ func TestSNMPWatchBadArguments(t *testing.T) {
 		{"hosts file missing", []string{"--hosts", missing}, "--hosts"},
 		{"hosts file bad line", []string{"--hosts", badHosts}, "hosts:3"},
 		{"trap community without listener", []string{"127.0.0.1:1", "--trap-community-file", comm}, "--trap-community-file needs --trap-listen"},
+		{"trap listener without community", []string{"127.0.0.1:1", "--trap-listen", "127.0.0.1:0"}, "--trap-listen needs the community"},
+		{"bad allow", []string{"127.0.0.1:1", "--smtp-listen", "127.0.0.1:0", "--allow", "10.0.0.300/24"}, "--allow"},
+		{"allow without listener", []string{"127.0.0.1:1", "--allow", "10.0.0.0/24"}, "--allow needs"},
 		{"trap community file missing", []string{"127.0.0.1:1", "--trap-listen", "127.0.0.1:0", "--trap-community-file", missing}, "--trap-community-file"},
 		{"community file missing", []string{"127.0.0.1:1", "--community-file", missing}, "--community-file"},
 		{"v3 without passphrase", []string{"127.0.0.1:1", "--v3-user", "u"}, "--v3-auth-file"},
@@ -235,6 +239,7 @@ func TestSNMPWatchPortInUse(t *testing.T) {
 	}
 	defer tcp.Close()
 	freeTrap := "127.0.0.1:" + strconv.Itoa(snmptest.FreeUDPPorts(t, 1)[0])
+	comm := writeFile(t, "trap-community", "trap-secret\n")
 	for _, c := range []struct {
 		flag, addr string
 		args       []string
@@ -243,7 +248,7 @@ func TestSNMPWatchPortInUse(t *testing.T) {
 		{"--smtp-listen", tcp.Addr().String(), []string{"--trap-listen", freeTrap, "--smtp-listen", tcp.Addr().String()}},
 	} {
 		t.Run(c.flag, func(t *testing.T) {
-			code, out, errs := runWatch(t, append([]string{"127.0.0.1:1", "--state-dir", t.TempDir()}, c.args...)...)
+			code, out, errs := runWatch(t, append([]string{"127.0.0.1:1", "--state-dir", t.TempDir(), "--trap-community-file", comm}, c.args...)...)
 			if code != exitUsage || !strings.Contains(errs, c.flag+" "+c.addr) || !strings.Contains(errs, "address already in use") {
 				t.Errorf("exit %d, stderr %q: want %d naming %s %s", code, errs, exitUsage, c.flag, c.addr)
 			}
@@ -546,11 +551,12 @@ func TestSNMPWatchStopsOnSIGTERM(t *testing.T) {
 		t.Skip("-short: 100 process starts")
 	}
 	state := t.TempDir()
+	comm := writeFile(t, "trap-community", "trap-secret\n")
 	const runs = 100
 	var slow []string
 	for i := range runs {
 		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "snmp", "watch", "127.0.0.1:9", "--state-dir", state,
-			"--interval", "1s", "--timeout", "5s", "--trap-listen", "127.0.0.1:0", "--smtp-listen", "127.0.0.1:0", "--json")
+			"--interval", "1s", "--timeout", "5s", "--trap-listen", "127.0.0.1:0", "--trap-community-file", comm, "--smtp-listen", "127.0.0.1:0", "--json")
 		cmd.Env = append(os.Environ(), mainEnv+"=1")
 		var stdout, stderr syncBuffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -586,5 +592,81 @@ func TestSNMPWatchStopsOnSIGTERM(t *testing.T) {
 	}
 	if len(slow) > 0 {
 		t.Errorf("%d of %d runs took over 2 s to stop: %v", len(slow), runs, slow)
+	}
+}
+
+// Forged mail from a host that is no watched device (127.0.0.2; the device
+// is snmpsim on 127.0.0.1) quoting the device's real serial is refused at
+// connect and nothing of it is stored or printed; the device's own mail
+// still is.
+func TestSNMPWatchRefusesForgedMail(t *testing.T) {
+	addr, _ := simAddr(t)
+	comm := writeFile(t, "community", "kyocera-job1102\n")
+	state := t.TempDir()
+	r := startWatch(t, addr, "--community-file", comm, "--state-dir", state, "--interval", "1h", "--json",
+		"--smtp-listen", "127.0.0.1:0")
+	var smtpAddr string
+	waitUntil(t, 10*time.Second, "the first cycle", func() bool {
+		lines := jsonLines(t, r.stdout.String())
+		if s := ofType(lines, "start"); len(s) == 1 {
+			smtpAddr, _ = s[0]["smtp_listen"].(string)
+		}
+		return len(ofType(lines, "cycle")) > 0
+	})
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}
+	for i := range 50 {
+		c, err := d.Dial("tcp", smtpAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		cl, err := smtp.NewClient(c, "127.0.0.1")
+		if err == nil {
+			forged := strings.Replace(watchMail, "Message-ID: <", fmt.Sprintf("Message-ID: <forged-%d-", i), 1)
+			err = cl.Mail("mfp02@kyolab.test")
+			if err == nil {
+				err = cl.Rcpt("x@kyolab.test")
+			}
+			if err == nil {
+				var wc io.WriteCloser
+				if wc, err = cl.Data(); err == nil {
+					wc.Write([]byte(forged))
+					err = wc.Close()
+				}
+			}
+		}
+		c.Close()
+		if err == nil || !strings.Contains(err.Error(), "554") {
+			t.Fatalf("forged mail %d: err = %v, want 554", i, err)
+		}
+	}
+	if err := smtp.SendMail(smtpAddr, nil, "mfp02@kyolab.test", []string{"scanwarden@kyolab.test"}, []byte(watchMail)); err != nil {
+		t.Fatalf("device mail: %v", err)
+	}
+	waitUntil(t, 10*time.Second, "the device's mail event", func() bool {
+		for _, ev := range ofType(jsonLines(t, r.stdout.String()), "event") {
+			if ev["source"] == "mail" {
+				return true
+			}
+		}
+		return false
+	})
+	r.cancel()
+	r.wait(t, 10*time.Second)
+	evs, _ := storedEvents(t, state)
+	mail := 0
+	for _, ev := range evs {
+		if ev.Source == snmp.SourceMail {
+			mail++
+			if ev.Device != addr || ev.Unverified {
+				t.Errorf("mail event %+v", ev)
+			}
+		}
+	}
+	if mail != 1 {
+		t.Errorf("%d mail events stored, want the device's 1: %+v", mail, evs)
+	}
+	if n := len(ofType(jsonLines(t, r.stdout.String()), "event")); n != 2 {
+		t.Errorf("%d events printed, want the job and the device's mail:\n%s", n, r.stdout.String())
 	}
 }
