@@ -373,6 +373,9 @@ func (c *Config) validate() ConfigErrors {
 	if s.TrapCommunityFile != "" && s.TrapListen == "" {
 		bad("snmp.trap_community_file", strconv.Quote(s.TrapCommunityFile), "needs snmp.trap_listen")
 	}
+	if s.TrapListen != "" && s.TrapCommunityFile == "" {
+		bad("snmp.trap_listen", strconv.Quote(s.TrapListen), "needs snmp.trap_community_file (traps with any community are not taken)")
+	}
 	for _, cidr := range s.CIDR {
 		p, err := netip.ParsePrefix(strings.TrimSpace(cidr))
 		if err != nil {

@@ -40,6 +40,7 @@ close_after = "1h"
 [snmp]
 interval = "30s"
 trap_listen = ":162"
+trap_community_file = "/etc/scanwarden/trap.community"
 cidr = [
   "192.168.10.0/24",
   "192.168.11.0/24",
@@ -78,6 +79,7 @@ mail_to = ["admin@office.test"]
 		{"listen without host", "listen = \":8080\"\n", "listen", 1, "name the address"},
 		{"listen no port", "listen = \"localhost\"\n", "listen", 1, "HOST:PORT"},
 		{"trap port", "[snmp]\ntrap_listen = \":99999\"\n", "snmp.trap_listen", 2, "0..65535"},
+		{"trap listener without community", "[snmp]\ntrap_listen = \":162\"\n", "snmp.trap_listen", 2, "needs snmp.trap_community_file"},
 		{"cidr too big", "[snmp]\ncidr = [\"10.0.0.0/8\"]\n", "snmp.cidr", 2, "1,024"},
 		{"cidr junk", "[snmp]\n\ncidr = [\"office\"]\n", "snmp.cidr", 3, "not a network"},
 		{"ad without user", "[ad]\nurl = \"ldaps://dc1\"\npassword_file = \"x\"\n", "ad.bind_user", 0, "needed with ad.url"},

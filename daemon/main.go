@@ -482,14 +482,12 @@ func (m *Main) openWatch(ctx context.Context, cfg Config, rules *snmp.Rules, tar
 		}
 	}
 	if cfg.SNMP.TrapListen != "" {
-		tc := &snmp.TrapListenerConfig{Addr: cfg.SNMP.TrapListen}
-		if !cfg.SNMP.TrapCommunity.IsZero() {
-			tc.Communities = append(tc.Communities, cfg.SNMP.TrapCommunity)
-		}
-		wc.Traps = tc
+		tc := snmp.DefaultTrapListenerConfig(cfg.SNMP.TrapListen, cfg.SNMP.TrapCommunity)
+		wc.Traps = &tc
 	}
 	if cfg.SNMP.SMTPListen != "" {
-		wc.Mail = &snmp.MailListenerConfig{Addr: cfg.SNMP.SMTPListen}
+		mc := snmp.DefaultMailListenerConfig(cfg.SNMP.SMTPListen)
+		wc.Mail = &mc
 	}
 	wc.Rules = rules
 	wc.Sink = &eventSink{next: m.st.SNMP(store.DefaultDedupWindow), faults: m.faults, events: m.event}

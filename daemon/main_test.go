@@ -239,7 +239,11 @@ func TestPortTakenIsAFault(t *testing.T) {
 	defer busy.Close()
 	busyTCP, _ := net.Listen("tcp", "127.0.0.1:0")
 	defer busyTCP.Close()
-	cfg := testConfig(t, "[snmp]\ntrap_listen = \""+busy.LocalAddr().String()+"\"\nsmtp_listen = \""+busyTCP.Addr().String()+"\"\n")
+	comm := filepath.Join(t.TempDir(), "trap.community")
+	if err := os.WriteFile(comm, []byte("trap-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, "[snmp]\ntrap_listen = \""+busy.LocalAddr().String()+"\"\ntrap_community_file = \""+comm+"\"\nsmtp_listen = \""+busyTCP.Addr().String()+"\"\n")
 	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)

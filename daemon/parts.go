@@ -58,7 +58,7 @@ type eventSink struct {
 	faults *faults
 }
 
-var _ snmp.Sink = (*eventSink)(nil)
+var _ snmp.BatchSink = (*eventSink)(nil)
 
 func (s *eventSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
 	err := s.next.RecordDevice(ctx, inv)
@@ -67,13 +67,28 @@ func (s *eventSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error 
 }
 
 func (s *eventSink) RecordEvent(ctx context.Context, ev snmp.Event) (bool, error) {
-	fresh, err := s.next.RecordEvent(ctx, ev)
-	s.storeFault(err)
-	if err != nil || !fresh {
-		return fresh, err
+	fresh, err := s.RecordEvents(ctx, []snmp.Event{ev})
+	if err != nil {
+		return false, err
 	}
-	s.events(ctx, ev)
-	return true, nil
+	return fresh[0], nil
+}
+
+// RecordEvents stores a batch (the trap listener's) in one transaction and
+// routes the fresh events; unverified ones (a sender not proven to be the
+// device) are stored only.
+func (s *eventSink) RecordEvents(ctx context.Context, evs []snmp.Event) ([]bool, error) {
+	fresh, err := s.next.RecordEvents(ctx, evs)
+	s.storeFault(err)
+	if err != nil {
+		return nil, err
+	}
+	for i, ev := range evs {
+		if fresh[i] && !ev.Unverified {
+			s.events(ctx, ev)
+		}
+	}
+	return fresh, nil
 }
 
 func (s *eventSink) storeFault(err error) {
