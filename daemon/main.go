@@ -407,7 +407,7 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
-		OnCheck: m.metrics.observe, Log: m.log}, fleet{m.st}, checker{opts}, reports{m.st}, m.st, in)
+		OnCheck: m.metrics.observe, Log: m.log}, newFleet(m.st), checker{opts}, reports{m.st}, m.st, in)
 	if err == nil {
 		err = mon.Open(ctx)
 	}

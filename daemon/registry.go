@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/registry"
@@ -14,9 +15,15 @@ import (
 )
 
 // fleet reads the registry from the store for the monitor.
-type fleet struct{ st *store.Store }
+type fleet struct {
+	st   *store.Store
+	mu   sync.Mutex
+	seen map[string]bool // destinations whose last check was looked up
+}
 
-func (f fleet) devices(ctx context.Context) (map[string]registry.Device, error) {
+func newFleet(st *store.Store) *fleet { return &fleet{st: st, seen: map[string]bool{}} }
+
+func (f *fleet) devices(ctx context.Context) (map[string]registry.Device, error) {
 	ds, err := f.st.Devices(ctx)
 	if err != nil {
 		return nil, err
@@ -37,7 +44,7 @@ func toMonitor(d registry.Destination, devs map[string]registry.Device) monitor.
 }
 
 // Destinations implements monitor.Registry.
-func (f fleet) Destinations(ctx context.Context) ([]monitor.Destination, error) {
+func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error) {
 	devs, err := f.devices(ctx)
 	if err != nil {
 		return nil, err
@@ -48,7 +55,18 @@ func (f fleet) Destinations(ctx context.Context) ([]monitor.Destination, error) 
 	}
 	out := make([]monitor.Destination, 0, len(ds))
 	for _, d := range ds {
-		out = append(out, toMonitor(d, devs))
+		md := toMonitor(d, devs)
+		k := strings.ToLower(d.Name)
+		f.mu.Lock()
+		first := !f.seen[k]
+		f.seen[k] = true
+		f.mu.Unlock()
+		if first {
+			if r, ok, err := f.st.LatestReport(ctx, d.Name); err == nil && ok {
+				md.LastCheck = r.At
+			}
+		}
+		out = append(out, md)
 	}
 	return out, nil
 }
@@ -57,7 +75,7 @@ func (f fleet) Destinations(ctx context.Context) ([]monitor.Destination, error) 
 // device polled at that address; the destination it names is matched by
 // host, share and path (see matchDestination); an event that names none
 // concerns every destination of its device.
-func (f fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination, error) {
+func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination, error) {
 	devs, err := f.devices(ctx)
 	if err != nil {
 		return nil, err

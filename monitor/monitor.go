@@ -32,6 +32,10 @@ type Destination struct {
 	Name   string
 	Device string // the device it belongs to ("" when none)
 	Target smbcheck.Target
+	// LastCheck is when it was last checked (zero: never, or not known).
+	// At first sight the next check is due an interval after it, so a
+	// restart does not check every destination at once.
+	LastCheck time.Time
 }
 
 // server is the per-server cap's key.
@@ -361,8 +365,13 @@ func (m *Monitor) schedule(ctx context.Context) {
 	for _, k := range names {
 		due, ok := m.nextDue[k]
 		if !ok {
-			// First sight: spread the first round over the jitter.
-			m.nextDue[k] = now.Add(m.jitter())
+			// First sight: an interval after its last check, else soon,
+			// the first round spread over the jitter.
+			due := now.Add(m.jitter())
+			if last := m.dests[k].LastCheck; !last.IsZero() && last.Add(m.cfg.Interval).After(now) {
+				due = last.Add(m.cfg.Interval + m.jitter())
+			}
+			m.nextDue[k] = due
 			continue
 		}
 		if now.Before(due) {

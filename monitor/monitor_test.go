@@ -325,3 +325,18 @@ func TestShutdownDuringCheck(t *testing.T) {
 		t.Fatalf("incident from an interrupted check: %+v", incs)
 	}
 }
+
+// After a restart a destination checked recently waits out its interval;
+// one checked long ago (or never) is checked soon.
+func TestFirstRoundAfterRestart(t *testing.T) {
+	recent := dest("recent", "fs1", "MFP01")
+	recent.LastCheck = time.Now().Add(-10 * time.Minute)
+	old := dest("old", "fs2", "MFP01")
+	old.LastCheck = time.Now().Add(-2 * time.Hour)
+	r := newRig(t, Config{Interval: time.Hour}, nil, recent, old, dest("never", "fs3", "MFP01"))
+	waitFor(t, "old and never checked", func() bool { return r.rep.count("old") == 1 && r.rep.count("never") == 1 })
+	time.Sleep(50 * time.Millisecond)
+	if r.rep.count("recent") != 0 {
+		t.Fatal("a destination checked 10 minutes ago was checked again at start")
+	}
+}
