@@ -1,0 +1,304 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/scanwarden/scanwarden"
+)
+
+// A Kyocera address book (Command Center RX → Address Book → Export, or
+// KYOCERA Net Viewer) is one root element DeviceAddressBook_v5_2 (or another
+// DeviceAddressBook_v*) holding flat <Item> elements: Type="Contact" with
+// the destinations as attributes (DisplayName, MailAddress, SmbHostName,
+// SmbPath, SmbLoginName, SmbLoginPasswd, SmbPort, Ftp…, Fax…), and
+// Type="OneTouchKey" / Type="Group" items that point at contacts.
+
+// Contact is one SMB contact of an address book.
+type Contact struct {
+	Line        int // line of its <Item> in the file
+	ID          string
+	DisplayName string
+	Host        string
+	Port        int // as stored; 0 when the field is empty (445)
+	Share       string
+	Path        string // below the share, "/" separated
+	User        string // SmbLoginName exactly as stored
+	Password    scanwarden.Secret
+}
+
+// AddressBook is what an export holds for scanwarden.
+type AddressBook struct {
+	Root     string    // the root element (format version)
+	Contacts []Contact // SMB contacts, in file order
+	Skipped  int       // contacts without an SMB destination (e-mail, FTP, fax only)
+	Ignored  int       // items that are not contacts (one-touch keys, groups)
+}
+
+// Limits on an address book: far above what a device holds (a few thousand
+// contacts), far below what could hurt.
+const (
+	MaxAddressBookSize = 32 << 20
+	maxAttr            = 4096
+	maxItems           = 100_000
+)
+
+// BookError is an address book that cannot be imported; it names the line
+// and, when known, the contact.
+type BookError struct {
+	Line    int
+	Contact string // `Id="…" DisplayName="…"`, "" when not inside a contact
+	Err     error
+}
+
+func (e *BookError) Error() string {
+	s := "address book"
+	if e.Line > 0 {
+		s += fmt.Sprintf(" line %d", e.Line)
+	}
+	if e.Contact != "" {
+		s += " contact " + e.Contact
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *BookError) Unwrap() error { return e.Err }
+
+var rootPattern = regexp.MustCompile(`^DeviceAddressBook_v[0-9]+(_[0-9]+)*$`)
+
+// ErrTooLarge is the error of a file beyond MaxAddressBookSize.
+var ErrTooLarge = fmt.Errorf("larger than %d MiB: not an address book", MaxAddressBookSize>>20)
+
+// limitReader fails (instead of EOF) past its limit.
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// ReadAddressBook reads a Kyocera address-book export. It reads at most
+// MaxAddressBookSize bytes, expands no entity beyond XML's five (a
+// "billion laughs" file is refused), refuses over-long attributes, and
+// checks every SMB contact completely (host, share, port, password) so that
+// an import is all or nothing. Passwords are decoded (DecodePassword).
+func ReadAddressBook(r io.Reader) (*AddressBook, error) {
+	dec := xml.NewDecoder(&limitReader{r: r, n: MaxAddressBookSize})
+	dec.Strict = true
+	dec.CharsetReader = charsetReader
+	book := &AddressBook{}
+	ids := map[string]int{}
+	depth, items := 0, 0
+	for {
+		line, _ := dec.InputPos()
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			l, _ := dec.InputPos()
+			if l == 0 {
+				l = line
+			}
+			return nil, &BookError{Line: l, Err: cleanXMLError(err)}
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			if depth == 1 {
+				if !rootPattern.MatchString(t.Name.Local) {
+					return nil, &BookError{Line: line, Err: fmt.Errorf("root element <%s>: not a Kyocera address book (want DeviceAddressBook_v…)", clip(t.Name.Local))}
+				}
+				book.Root = t.Name.Local
+				continue
+			}
+			if t.Name.Local != "Item" {
+				continue
+			}
+			if items++; items > maxItems {
+				return nil, &BookError{Line: line, Err: fmt.Errorf("more than %d items", maxItems)}
+			}
+			l, _ := dec.InputPos()
+			c, isContact, smb, err := readItem(t, l)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case !isContact:
+				book.Ignored++
+			case !smb:
+				book.Skipped++
+			default:
+				if first, dup := ids[c.ID]; dup {
+					return nil, &BookError{Line: c.Line, Contact: c.label(), Err: fmt.Errorf("Id %q repeats the contact on line %d", clip(c.ID), first)}
+				}
+				ids[c.ID] = c.Line
+				book.Contacts = append(book.Contacts, c)
+			}
+		case xml.EndElement:
+			depth--
+		case xml.Directive:
+			// <!DOCTYPE …>: encoding/xml reads it as text and never expands
+			// its entities; an entity used later is an error. Refuse any
+			// internal subset outright.
+			if bytes.Contains(t, []byte("ENTITY")) {
+				l, _ := dec.InputPos()
+				return nil, &BookError{Line: l, Err: errors.New("the file declares entities (<!ENTITY>): an address book has none")}
+			}
+		}
+	}
+	if book.Root == "" {
+		return nil, &BookError{Err: errors.New("no root element: empty or not XML")}
+	}
+	return book, nil
+}
+
+// readItem reads one <Item>: its contact, whether it is a contact at all,
+// and whether it has an SMB destination.
+func readItem(t xml.StartElement, line int) (Contact, bool, bool, error) {
+	attrs := map[string]string{}
+	for _, a := range t.Attr {
+		if len(a.Value) > maxAttr {
+			return Contact{}, false, false, &BookError{Line: line, Contact: itemLabel(t), Err: fmt.Errorf("attribute %s: %d bytes, more than %d", clip(a.Name.Local), len(a.Value), maxAttr)}
+		}
+		attrs[a.Name.Local] = a.Value
+	}
+	c := Contact{Line: line, ID: attrs["Id"], DisplayName: attrs["DisplayName"]}
+	if attrs["Type"] != "Contact" {
+		return c, false, false, nil
+	}
+	c.Host = strings.TrimSpace(attrs["SmbHostName"])
+	smbPath := strings.TrimSpace(attrs["SmbPath"])
+	if c.Host == "" && smbPath == "" {
+		return c, true, false, nil
+	}
+	fail := func(format string, a ...any) (Contact, bool, bool, error) {
+		return c, true, true, &BookError{Line: line, Contact: c.label(), Err: fmt.Errorf(format, a...)}
+	}
+	if strings.TrimSpace(c.ID) == "" {
+		return fail("no Id")
+	}
+	for name, v := range attrs {
+		if !utf8.ValidString(v) || strings.ContainsAny(v, "\x00") {
+			return fail("attribute %s: not text", clip(name))
+		}
+	}
+	if c.Host == "" {
+		return fail("SmbPath is set but SmbHostName is empty")
+	}
+	parts := strings.FieldsFunc(smbPath, func(r rune) bool { return r == '\\' || r == '/' })
+	if len(parts) == 0 {
+		return fail("SmbPath %q names no share", clip(smbPath))
+	}
+	c.Share, c.Path = parts[0], strings.Join(parts[1:], "/")
+	if p := strings.TrimSpace(attrs["SmbPort"]); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return fail("SmbPort %q: not a port", clip(p))
+		}
+		c.Port = n
+	}
+	c.User = attrs["SmbLoginName"]
+	pw, err := DecodePassword(attrs["SmbLoginPasswd"])
+	if err != nil {
+		return fail("SmbLoginPasswd: %w", err)
+	}
+	c.Password = scanwarden.NewSecret(pw)
+	d := Destination{Name: "x", Host: c.Host, Port: c.Port, Share: c.Share, Path: c.Path, User: c.User,
+		DisplayName: c.DisplayName, AddressBookID: c.ID, Source: SourceImported}
+	if err := d.Validate(); err != nil {
+		return fail("%w", err)
+	}
+	return c, true, true, nil
+}
+
+func (c Contact) label() string {
+	return fmt.Sprintf("Id=%q DisplayName=%q", clip(c.ID), clip(c.DisplayName))
+}
+
+func itemLabel(t xml.StartElement) string {
+	var id, name string
+	for _, a := range t.Attr {
+		switch a.Name.Local {
+		case "Id":
+			id = a.Value
+		case "DisplayName":
+			name = a.Value
+		}
+	}
+	return Contact{ID: id, DisplayName: name}.label()
+}
+
+// clip shortens device-provided text quoted in an error.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	i := 64
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// cleanXMLError keeps encoding/xml's message but drops its own line prefix
+// (BookError names the line).
+func cleanXMLError(err error) error {
+	var se *xml.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("not well-formed XML: %s", clip(se.Msg))
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return ErrTooLarge
+	}
+	return err
+}
+
+// charsetReader accepts the encodings an export may declare.
+func charsetReader(label string, in io.Reader) (io.Reader, error) {
+	switch strings.ToLower(label) {
+	case "utf-8", "utf8", "us-ascii", "ascii":
+		return in, nil
+	case "iso-8859-1", "latin1", "latin-1", "iso8859-1":
+		return &latin1Reader{r: in}, nil
+	}
+	return nil, fmt.Errorf("encoding %q is not supported: save the export as UTF-8", clip(label))
+}
+
+type latin1Reader struct {
+	r   io.Reader
+	buf []byte
+}
+
+func (l *latin1Reader) Read(p []byte) (int, error) {
+	if len(l.buf) == 0 {
+		raw := make([]byte, (len(p)+1)/2)
+		n, err := l.r.Read(raw)
+		for _, b := range raw[:n] {
+			l.buf = utf8.AppendRune(l.buf, rune(b))
+		}
+		if n == 0 {
+			return 0, err
+		}
+	}
+	n := copy(p, l.buf)
+	l.buf = l.buf[n:]
+	return n, nil
+}

@@ -1,0 +1,49 @@
+package registry
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestKyoceraPasswordKnownAnswers(t *testing.T) {
+	// The documented known answer.
+	if got, err := DecodePassword("ED1CE55E30053916"); err != nil || got != "swb333" {
+		t.Fatalf("ED1CE55E30053916 = %q, %v; want swb333", got, err)
+	}
+	if got, err := DecodePassword("ed1ce55e30053916"); err != nil || got != "swb333" {
+		t.Fatalf("lower-case hex: %q, %v", got, err)
+	}
+	if got := EncodePassword("swb333"); got != "ED1CE55E30053916" {
+		t.Fatalf("encode swb333 = %s", got)
+	}
+	for _, pw := range []string{"", "a", "1234567", "12345678", "Pässwörd with spaces & <xml>", strings.Repeat("x", 100)} {
+		enc := EncodePassword(pw)
+		if pw != "" && len(enc)%16 != 0 {
+			t.Errorf("%q: %d hex digits", pw, len(enc))
+		}
+		if got, err := DecodePassword(enc); err != nil || got != pw {
+			t.Errorf("round trip %q: %q %v", pw, got, err)
+		}
+	}
+}
+
+func TestKyoceraPasswordRefused(t *testing.T) {
+	for name, h := range map[string]string{
+		"not hex":       "ZZ1CE55E30053916",
+		"odd length":    "ED1CE55E3005391",
+		"short block":   "ED1CE55E",
+		"long block":    "ED1CE55E30053916AB",
+		"bad padding":   "00000000000000000000000000000000",
+		"huge":          strings.Repeat("00", 1000),
+		"whitespace in": "ED1C E55E30053916",
+	} {
+		got, err := DecodePassword(h)
+		if err == nil {
+			t.Errorf("%s: decoded to %q", name, got)
+			continue
+		}
+		if strings.Contains(err.Error(), h) {
+			t.Errorf("%s: the error repeats the value: %v", name, err)
+		}
+	}
+}
