@@ -159,8 +159,7 @@ func ReadAddressBook(r io.Reader) (*AddressBook, error) {
 			// its entities; an entity used later is an error. Refuse any
 			// internal subset outright.
 			if bytes.Contains(t, []byte("ENTITY")) {
-				l, _ := dec.InputPos()
-				return nil, &BookError{Line: l, Err: errors.New("the file declares entities (<!ENTITY>): an address book has none")}
+				return nil, &BookError{Line: line, Err: errors.New("the file declares entities (<!ENTITY>): an address book has none")}
 			}
 		}
 	}

@@ -44,6 +44,8 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	smb1Only := fs.Bool("device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting)")
 	noSigning := fs.Bool("device-no-signing", false, "the MFP cannot sign SMB traffic")
 	adf := registerADFlags(fs)
+	destName := fs.String("destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
+	df := registerDataFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, checkUsage)
 		fs.PrintDefaults()
@@ -55,40 +57,61 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 		return exitUsage
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(env.stderr, "scanwarden check: want exactly one destination //HOST[:PORT]/SHARE[/PATH]")
-		fs.Usage()
-		return exitUsage
-	}
-	t, err := smbcheck.ParseDestination(pos[0])
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden check:", err)
-		return exitUsage
-	}
-	t.User, t.Workstation = *user, *workstation
 	if *maxFailures < 0 {
 		fmt.Fprintln(env.stderr, "scanwarden check: --max-failures must be 0 or more")
 		return exitUsage
 	}
-	pw, err := readPassword(env, *passwordFile, *password)
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden check:", err)
-		return exitUsage
+	var t smbcheck.Target
+	var ledger *storeLedger
+	if *destName != "" {
+		// A stored destination: everything comes from the registry.
+		if len(pos) != 0 || *user != "" || *passwordFile != "" || *password != "" || *workstation != "" || *stateDir != "" {
+			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --workstation or --state-dir")
+			return exitUsage
+		}
+		st, dt, err := openDestination(ctx, env, df, *destName)
+		if err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			return exitUsage
+		}
+		defer st.Close()
+		t, ledger = dt, openedStoreLedger(st)
+		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, *destName, rep) }
+	} else {
+		if len(pos) != 1 {
+			fmt.Fprintln(env.stderr, "scanwarden check: want exactly one destination //HOST[:PORT]/SHARE[/PATH] (or --destination NAME)")
+			fs.Usage()
+			return exitUsage
+		}
+		var err error
+		t, err = smbcheck.ParseDestination(pos[0])
+		if err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			return exitUsage
+		}
+		t.User, t.Workstation = *user, *workstation
+		pw, err := readPassword(env, *passwordFile, *password)
+		if err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			return exitUsage
+		}
+		t.Password = pw
+		if err := t.Validate(); err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			return exitUsage
+		}
+		if *stateDir == "" {
+			*stateDir = df.dataDir
+		}
+		dir, err := resolveStateDir(*stateDir, env.getenv)
+		if err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			return exitUsage
+		}
+		// The state store opens while the first network steps run: the ledger
+		// is first needed right before the first logon.
+		ledger = openStoreLedger(ctx, dir)
 	}
-	t.Password = pw
-	if err := t.Validate(); err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden check:", err)
-		return exitUsage
-	}
-
-	dir, err := resolveStateDir(*stateDir, env.getenv)
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden check:", err)
-		return exitUsage
-	}
-	// The state store opens while the first network steps run: the ledger
-	// is first needed right before the first logon.
-	ledger := openStoreLedger(ctx, dir)
 	defer ledger.Close()
 
 	opts := smbcheck.Options{
@@ -121,6 +144,12 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	if _, err := ledger.wait(ctx); err != nil {
 		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
 		return exitUsage
+	}
+	if ledger.keep != nil {
+		if err := ledger.keep(rep); err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden check: keep the report:", err)
+			return exitUsage
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
@@ -234,6 +263,8 @@ type storeLedger struct {
 	st    *store.Store
 	l     *store.Ledger
 	err   error
+	// keep stores the report (a registry destination's check).
+	keep func(smbcheck.Report) error
 }
 
 func openStoreLedger(ctx context.Context, dir string) *storeLedger {

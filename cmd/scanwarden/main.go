@@ -30,6 +30,10 @@ const usage = `scanwarden — find out why a Kyocera MFP cannot scan to its SMB 
 usage:
   scanwarden serve [--config FILE]                                  run the appliance: scheduled checks, SNMP watch, incidents, notifications, web
   scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]   replay a scan destination's logon, layer by layer
+  scanwarden check --destination NAME [flags]                       replay a stored destination; its report is kept
+  scanwarden import addressbook FILE --device NAME [flags]          import a Kyocera address-book export's SMB destinations
+  scanwarden destination add|list|show|remove [flags]               the stored scan destinations
+  scanwarden device add|list|remove [flags]                         the stored devices (MFPs)
   scanwarden ad user NAME | ad host NAME [flags]                    read an account or a computer from Active Directory
   scanwarden snmp probe HOST[:PORT] | snmp walk HOST [flags]        ask an MFP for inventory, status and send failures
   scanwarden snmp watch HOST... | --hosts FILE | --cidr CIDR [flags] poll MFPs, take their traps and e-mails, store send failures
@@ -60,6 +64,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runCheck(ctx, env, rest)
 	case "ad":
 		return runAD(ctx, env, rest)
+	case "import":
+		return runImport(ctx, env, rest)
+	case "destination":
+		return runDestination(ctx, env, rest)
+	case "device":
+		return runDevice(ctx, env, rest)
 	case "snmp":
 		return runSNMP(ctx, env, rest)
 	case "admin":

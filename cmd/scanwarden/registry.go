@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"time"
+	"unicode"
 
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/seal"
+	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -101,5 +105,46 @@ func userLabel(u string) string {
 	if u == "" {
 		return "(no login name: guest)"
 	}
-	return fmt.Sprintf("%q", u)
+	for _, r := range u {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(u)
+		}
+	}
+	return "'" + u + "'"
+}
+
+// openDestination opens the registry and reads a stored destination as the
+// target to replay: its user, password and port, and the workstation name
+// of its device (or its own override).
+func openDestination(ctx context.Context, env environ, df *dataFlags, name string) (*store.Store, smbcheck.Target, error) {
+	st, err := df.open(ctx, env)
+	if err != nil {
+		return nil, smbcheck.Target{}, err
+	}
+	d, err := st.Destination(ctx, name)
+	if err != nil {
+		st.Close()
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, smbcheck.Target{}, fmt.Errorf("no destination %q (scanwarden destination list)", name)
+		}
+		return nil, smbcheck.Target{}, err
+	}
+	var dev *registry.Device
+	if d.Device != "" {
+		v, err := st.Device(ctx, d.Device)
+		if err != nil {
+			st.Close()
+			return nil, smbcheck.Target{}, err
+		}
+		dev = &v
+	}
+	return st, d.Target(dev), nil
+}
+
+// openedStoreLedger is the ledger of a store already open (the caller
+// closes the store).
+func openedStoreLedger(st *store.Store) *storeLedger {
+	s := &storeLedger{ready: make(chan struct{}), l: st.Ledger()}
+	close(s.ready)
+	return s
 }

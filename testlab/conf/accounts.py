@@ -66,7 +66,7 @@ def main():
 
     users = ["alice", "bob"] + ["badpw%d" % i for i in range(1, 7)] + \
             ["dave", "erin", "frank", "heidi", "ivan", "judy", "jdoe", "ldapreader", "labcheck",
-             "dotdisabled", "dotlocked", "servewrong"]
+             "dotdisabled", "dotlocked", "servewrong", "regwrong"]
     for u in users:
         db.newuser(u, pw)
 
@@ -86,6 +86,7 @@ def main():
     modify(db, user_dn(db, "labcheck"), description="wrong-password checks of testlab/lab selftest")
     modify(db, user_dn(db, "dotlocked"), description="locked by smbcheck's own test (.\\user on a DC)")
     modify(db, user_dn(db, "servewrong"), description="serve's whole-program test: a destination stored with a wrong password")
+    modify(db, user_dn(db, "regwrong"), description="registry's test of a wrong stored password (logs on right after)")
 
     zone = os.environ["SWLAB_DNS_DOMAIN"]
     base = ",".join("DC=%s" % p for p in zone.split("."))

@@ -1,0 +1,118 @@
+package registry
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/scanwarden/scanwarden"
+)
+
+// Fallback is scanwarden's fallback share, as an MFP should reach it.
+type Fallback struct {
+	Host     string
+	Port     int    // 0 = 445
+	Share    string // "" = scans
+	User     string
+	Password scanwarden.Secret
+}
+
+// FallbackContacts turns a device's destinations into address-book contacts
+// that point at their folders on the fallback share
+// (\\HOST\SHARE\<Folder(name)>), keeping each contact's Id and display name
+// so the device matches them to its own. Destinations without an
+// address-book Id (added by hand) get Ids after the highest numeric one.
+func FallbackContacts(dests []Destination, fb Fallback) []Contact {
+	share := fb.Share
+	if share == "" {
+		share = "scans"
+	}
+	port := fb.Port
+	if port == 0 {
+		port = 445
+	}
+	next := 0
+	for _, d := range dests {
+		if n, err := strconv.Atoi(d.AddressBookID); err == nil && n > next {
+			next = n
+		}
+	}
+	var out []Contact
+	for _, d := range dests {
+		id := d.AddressBookID
+		if id == "" {
+			next++
+			id = strconv.Itoa(next)
+		}
+		name := d.DisplayName
+		if name == "" {
+			name = d.Name
+		}
+		out = append(out, Contact{ID: id, DisplayName: name, Host: fb.Host, Port: port, Share: share,
+			Path: d.Folder(), User: fb.User, Password: fb.Password})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return idLess(out[i].ID, out[j].ID) })
+	return out
+}
+
+func idLess(a, b string) bool {
+	na, ea := strconv.Atoi(a)
+	nb, eb := strconv.Atoi(b)
+	if ea == nil && eb == nil {
+		return na < nb
+	}
+	return a < b
+}
+
+// AddressBookRoot is the root element exports are written with.
+const AddressBookRoot = "DeviceAddressBook_v5_2"
+
+// WriteAddressBook writes contacts as a Kyocera address-book export
+// (AddressBookRoot; each contact an <Item Type="Contact"> with the SMB
+// fields set, the password encrypted the Kyocera way (EncodePassword), and
+// the other fields at the defaults exports carry). The format was built from
+// exports, not tested on a device.
+func WriteAddressBook(w io.Writer, contacts []Contact) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n<" + AddressBookRoot + ">\n<!--Main Address Book-->\n")
+	for _, c := range contacts {
+		path := `\` + c.Share
+		if c.Path != "" {
+			path += `\` + strings.ReplaceAll(c.Path, "/", `\`)
+		}
+		port := ""
+		if c.Port != 0 {
+			port = strconv.Itoa(c.Port)
+		}
+		attrs := [][2]string{
+			{"Type", "Contact"}, {"Id", c.ID}, {"DisplayName", c.DisplayName}, {"SendKeisyou", "0"},
+			{"DisplayNameKana", c.DisplayName}, {"MailAddress", ""}, {"SendCorpName", ""}, {"SendPostName", ""},
+			{"SmbHostName", c.Host}, {"SmbPath", path}, {"SmbLoginName", c.User},
+			{"SmbLoginPasswd", EncodePassword(c.Password.Reveal())}, {"SmbPort", port},
+			{"FtpPath", ""}, {"FtpHostName", ""}, {"FtpLoginName", ""}, {"FtpLoginPasswd", ""}, {"FtpPort", "21"},
+			{"FaxNumber", ""}, {"FaxSubaddress", ""}, {"FaxPassword", ""}, {"FaxCommSpeed", "BPS_33600"},
+			{"FaxECM", "On"}, {"FaxEncryptKeyNumber", "0"}, {"FaxEncryption", "Off"}, {"FaxEncryptBoxEnabled", "Off"},
+			{"FaxEncryptBoxID", "0000"}, {"InetFAXAddr", ""}, {"InetFAXMode", "Simple"}, {"InetFAXResolution", "3"},
+			{"InetFAXFileType", "TIFF_MH"}, {"IFaxSendModeType", "IFAX"}, {"InetFAXDataSize", "1"},
+			{"InetFAXPaperSize", "1"}, {"InetFAXResolutionEnum", "Default"}, {"InetFAXPaperSizeEnum", "Default"},
+		}
+		bw.WriteString("<Item")
+		for _, a := range attrs {
+			bw.WriteString(" " + a[0] + `="`)
+			if err := xml.EscapeText(bw, []byte(a[1])); err != nil {
+				return err
+			}
+			bw.WriteString(`"`)
+		}
+		bw.WriteString("/>\n")
+	}
+	bw.WriteString("</" + AddressBookRoot + ">\n")
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write address book: %w", err)
+	}
+	return nil
+}
