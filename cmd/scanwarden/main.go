@@ -34,6 +34,8 @@ usage:
   scanwarden import addressbook FILE --device NAME [flags]          import a Kyocera address-book export's SMB destinations
   scanwarden destination add|list|show|remove [flags]               the stored scan destinations
   scanwarden device add|list|remove [flags]                         the stored devices (MFPs)
+  scanwarden export addressbook --device NAME --fallback-host H ... an address book pointing the device at the fallback share
+  scanwarden secrets rotate                                         re-encrypt the stored secrets under a new key
   scanwarden ad user NAME | ad host NAME [flags]                    read an account or a computer from Active Directory
   scanwarden snmp probe HOST[:PORT] | snmp walk HOST [flags]        ask an MFP for inventory, status and send failures
   scanwarden snmp watch HOST... | --hosts FILE | --cidr CIDR [flags] poll MFPs, take their traps and e-mails, store send failures
@@ -70,6 +72,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runDestination(ctx, env, rest)
 	case "device":
 		return runDevice(ctx, env, rest)
+	case "export":
+		return runExport(ctx, env, rest)
+	case "secrets":
+		return runSecrets(ctx, env, rest)
 	case "snmp":
 		return runSNMP(ctx, env, rest)
 	case "admin":

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+const exportUsage = `usage: scanwarden export addressbook --device NAME --fallback-host HOST [--fallback-port N]
+                                    [--fallback-share scans] --fallback-user USER --fallback-password-file FILE
+                                    [--out FILE] [--data-dir DIR]
+
+Writes an address book in the Kyocera export format in which every SMB
+destination of the device points at its folder on scanwarden's fallback
+share (\\HOST\SHARE\<folder>, the folder "destination list --json" shows),
+logging on as the fallback user, password encrypted the Kyocera way.
+Switching the MFP to the fallback is one import in Command Center RX;
+switching back is re-importing its original export. The format was built
+from exports, not tested on a device. The file holds the fallback password
+in a form anyone can decode: it is written with mode 0600.
+
+flags:
+`
+
+func runExport(ctx context.Context, env environ, args []string) int {
+	if len(args) == 0 || args[0] != "addressbook" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprint(env.stdout, exportUsage)
+			return exitOK
+		}
+		fmt.Fprint(env.stderr, exportUsage)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("export addressbook", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	device := fs.String("device", "", "the device whose destinations are exported")
+	host := fs.String("fallback-host", "", "the fallback share's host, as the MFP should reach it")
+	port := fs.Int("fallback-port", 445, "the fallback share's port")
+	share := fs.String("fallback-share", "scans", "the fallback share")
+	user := fs.String("fallback-user", "", "the login user name the MFP uses on the fallback share")
+	pwFile := fs.String("fallback-password-file", "", "file holding that user's password (first line; - for stdin)")
+	out := fs.String("out", "", "write the address book here (default: standard output)")
+	df := registerDataFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, exportUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(env.stderr, "scanwarden export addressbook:", err)
+		return exitUsage
+	}
+	switch {
+	case len(pos) != 0:
+		return fail(errors.New("takes no arguments"))
+	case *device == "" || *host == "" || *user == "" || *pwFile == "":
+		return fail(errors.New("give --device, --fallback-host, --fallback-user and --fallback-password-file"))
+	case *port < 1 || *port > 65535:
+		return fail(fmt.Errorf("--fallback-port %d: out of range", *port))
+	}
+	pw, err := readSecretFile(env.stdin, *pwFile, "--fallback-password-file")
+	if err != nil {
+		return fail(err)
+	}
+	fb := registry.Fallback{Host: *host, Port: *port, Share: *share, User: *user, Password: pw}
+	probe := registry.Destination{Name: "x", Host: fb.Host, Share: fb.Share, User: fb.User, Source: registry.SourceAdded}
+	if err := probe.Validate(); err != nil {
+		return fail(fmt.Errorf("fallback: %w", err))
+	}
+	st, err := df.open(ctx, env)
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	if _, err := st.Device(ctx, *device); errors.Is(err, store.ErrNotFound) {
+		return fail(fmt.Errorf("no device %q (scanwarden device list)", *device))
+	} else if err != nil {
+		return fail(err)
+	}
+	dests, err := st.Destinations(ctx, *device)
+	if err != nil {
+		return fail(err)
+	}
+	contacts := registry.FallbackContacts(dests, fb)
+	if *out == "" {
+		if err := registry.WriteAddressBook(env.stdout, contacts); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(*out), ".addressbook-*")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.Remove(tmp.Name())
+	err = registry.WriteAddressBook(tmp, contacts)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), *out)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(env.stderr, "wrote %d contacts of device %s to %s (each to \\\\%s\\%s\\<folder>)\n", len(contacts), *device, *out, *host, *share)
+	return exitOK
+}
