@@ -10,7 +10,6 @@ package ad
 
 import (
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -62,36 +61,40 @@ const (
 	defaultMargin  = 1
 )
 
-// Validate names the first field that cannot be used.
+// Validate names the first setting that cannot be used, as a
+// *scanwarden.FieldError whose Field is the setting's key (ad.url,
+// ad.domain, ad.bind_user, ad.password, ad.margin, ad.timeout): each front
+// end words it its own way (a CLI flag, a config key, a form field).
 func (c *Config) Validate() error {
+	bad := scanwarden.BadField
 	switch {
 	case c.URL == "" && c.Domain == "":
-		return errors.New("ad url: empty, and no domain to discover a DC from (give --ad-url or --ad-domain)")
+		return bad("ad.url", "", "empty, and no AD domain (ad.domain) to discover a DC from")
 	case strings.TrimSpace(c.BindUser) == "":
-		return errors.New("ad bind user: empty (a read-only service account: UPN, DOMAIN\\user or DN)")
+		return bad("ad.bind_user", "", "empty (a read-only service account: UPN, DOMAIN\\user or DN)")
 	case c.Password.IsZero():
-		return errors.New("ad password: empty (the service account's password, from a file or SCANWARDEN_AD_PASSWORD)")
+		return bad("ad.password", "", "empty (the service account's password)")
 	case c.Margin < 0:
-		return fmt.Errorf("ad margin %d: must be at least 1", c.Margin)
+		return bad("ad.margin", c.Margin, "must be at least 1")
 	case c.Timeout < 0:
-		return fmt.Errorf("ad timeout %s: negative", c.Timeout)
+		return bad("ad.timeout", c.Timeout, "negative")
 	}
 	if c.URL != "" {
 		u, err := url.Parse(c.URL)
 		if err != nil {
-			return fmt.Errorf("ad url %q: %w", c.URL, err)
+			return bad("ad.url", c.URL, err.Error())
 		}
 		switch {
 		case u.Scheme != "ldap" && u.Scheme != "ldaps":
-			return fmt.Errorf("ad url %q: scheme %q, want ldaps:// or ldap:// (StartTLS)", c.URL, u.Scheme)
+			return bad("ad.url", c.URL, fmt.Sprintf("scheme %s, want ldaps:// or ldap:// (StartTLS)", u.Scheme))
 		case u.Hostname() == "":
-			return fmt.Errorf("ad url %q: no host", c.URL)
+			return bad("ad.url", c.URL, "no host")
 		case u.Path != "" && u.Path != "/":
-			return fmt.Errorf("ad url %q: a path (base DN) is not used; the base comes from the DC's RootDSE", c.URL)
+			return bad("ad.url", c.URL, "a path (base DN) is not used; the base comes from the DC's RootDSE")
 		}
 	}
 	if strings.ContainsAny(c.Domain, " /\\") {
-		return fmt.Errorf("ad domain %q: not a DNS domain", c.Domain)
+		return bad("ad.domain", c.Domain, "not a DNS domain")
 	}
 	return nil
 }

@@ -151,7 +151,7 @@ func (e *BindError) Unwrap() error { return e.Err }
 func (e *BindError) hint() string {
 	switch {
 	case e.Code == ldap.LDAPResultStrongAuthRequired || e.Code == ldap.LDAPResultConfidentialityRequired:
-		return "the DC refuses simple binds without TLS: use ldaps:// or StartTLS (leave --ad-insecure-plain off)"
+		return "the DC refuses simple binds without TLS: use ldaps:// or StartTLS (do not allow plain LDAP)"
 	case e.Cause == smbcheck.CauseUnknownUser || e.Cause == smbcheck.CauseBadCredentials:
 		return "check the service account's name and the password file"
 	case e.Cause == smbcheck.CauseOK || e.Cause == smbcheck.CauseUnknown:
@@ -193,7 +193,7 @@ func tlsHint(err error, host, caFile string) error {
 	}
 	switch {
 	case errors.As(err, &unknown):
-		return &hintError{err, fmt.Sprintf("the DC's certificate is not signed by a CA in %s: give the CA that issued it with --ad-ca", trusted)}
+		return &hintError{err, fmt.Sprintf("the DC's certificate is not signed by a CA in %s: give the CA that issued it as the AD CA certificate (ad.ca)", trusted)}
 	case errors.As(err, &hostname):
 		return &hintError{err, fmt.Sprintf("the DC's certificate does not name %s: connect by a name or address it lists", host)}
 	case errors.As(err, &invalid):

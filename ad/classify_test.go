@@ -107,7 +107,7 @@ func TestTLSHint(t *testing.T) {
 		ca   string
 		want string
 	}{
-		{"unknown CA, file", x509.UnknownAuthorityError{}, "/etc/lab-ca.pem", "not signed by a CA in /etc/lab-ca.pem: give the CA that issued it with --ad-ca"},
+		{"unknown CA, file", x509.UnknownAuthorityError{}, "/etc/lab-ca.pem", "not signed by a CA in /etc/lab-ca.pem: give the CA that issued it as the AD CA certificate (ad.ca)"},
 		{"unknown CA, system", x509.UnknownAuthorityError{}, "", "not signed by a CA in the system's roots"},
 		{"hostname", x509.HostnameError{Certificate: &x509.Certificate{}, Host: "10.77.0.99"}, "", "does not name dc9.kyolab.test"},
 		{"expired", x509.CertificateInvalidError{Reason: x509.Expired}, "", "expired"},

@@ -235,14 +235,14 @@ func TestConfigValidate(t *testing.T) {
 		{"good", func(*Config) {}, ""},
 		{"srv", func(c *Config) { c.URL, c.Domain = "", "kyolab.test" }, ""},
 		{"ldap", func(c *Config) { c.URL = "ldap://10.77.0.10:389" }, ""},
-		{"no dc", func(c *Config) { c.URL = "" }, "ad url"},
+		{"no dc", func(c *Config) { c.URL = "" }, "ad.url"},
 		{"scheme", func(c *Config) { c.URL = "http://dc1" }, "scheme"},
 		{"no host", func(c *Config) { c.URL = "ldaps://" }, "no host"},
 		{"base dn", func(c *Config) { c.URL = "ldaps://dc1/DC=x" }, "path"},
-		{"no user", func(c *Config) { c.BindUser = " " }, "ad bind user"},
-		{"no password", func(c *Config) { c.Password = scanwarden.Secret{} }, "ad password"},
-		{"margin", func(c *Config) { c.Margin = -1 }, "ad margin"},
-		{"domain", func(c *Config) { c.URL, c.Domain = "", "kyo lab" }, "ad domain"},
+		{"no user", func(c *Config) { c.BindUser = " " }, "ad.bind_user"},
+		{"no password", func(c *Config) { c.Password = scanwarden.Secret{} }, "ad.password"},
+		{"margin", func(c *Config) { c.Margin = -1 }, "ad.margin"},
+		{"domain", func(c *Config) { c.URL, c.Domain = "", "kyo lab" }, "ad.domain"},
 	}
 	for _, tc := range tests {
 		c := good

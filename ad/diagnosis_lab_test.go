@@ -48,7 +48,7 @@ func diagnose(t *testing.T, lab *testlab.Lab, dir smbcheck.Directory, dest, user
 		pw = lab.Password
 	}
 	tg.User, tg.Password, tg.Workstation = user, scanwarden.NewSecret(pw), ws
-	return smbcheck.Run(context.Background(), tg, smbcheck.Options{Directory: dir, Ledger: led, NoWrite: noWrite, StepTimeout: 10 * time.Second})
+	return smbcheck.Run(context.Background(), tg, smbcheck.Options{MaxFailures: smbcheck.DefaultMaxFailures, Directory: dir, Ledger: led, NoWrite: noWrite, StepTimeout: 10 * time.Second})
 }
 
 func reportString(r smbcheck.Report) string {
@@ -255,7 +255,7 @@ func TestLabDiagnosisSilentDC(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg.User, tg.Password = "alice", scanwarden.NewSecret(lab.Password)
-	r := smbcheck.Run(context.Background(), tg, smbcheck.Options{Directory: silent, StepTimeout: 2 * time.Second, NoWrite: true})
+	r := smbcheck.Run(context.Background(), tg, smbcheck.Options{MaxFailures: smbcheck.DefaultMaxFailures, Directory: silent, StepTimeout: 2 * time.Second, NoWrite: true})
 	if !r.OK() {
 		t.Fatalf("a silent DC spoiled the check: %s%s", r.Verdict.Cause, reportString(r))
 	}

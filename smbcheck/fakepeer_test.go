@@ -230,7 +230,7 @@ func TestNotSMBPortBanner(t *testing.T) {
 	t.Cleanup(func() { ln.Close(); wg.Wait() })
 	port := ln.Addr().(*net.TCPAddr).Port
 	tg := Target{Host: "127.0.0.1", Port: port, Share: "scans", User: "alice"}
-	r := Run(t.Context(), tg, Options{StepTimeout: 2 * time.Second})
+	r := Run(t.Context(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 2 * time.Second})
 	if r.Verdict.Cause != CauseNotSMBPort {
 		t.Fatalf("verdict %s: %s", r.Verdict.Cause, r.Verdict.Summary)
 	}

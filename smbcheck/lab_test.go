@@ -49,6 +49,9 @@ func labTarget(t *testing.T, lab *testlab.Lab, dest, user, pw string) Target {
 func runLab(t *testing.T, lab *testlab.Lab, c labCase) Report {
 	t.Helper()
 	o := c.opts
+	if o.MaxFailures == 0 {
+		o.MaxFailures = DefaultMaxFailures // a case asks for zero with -1
+	}
 	if o.StepTimeout == 0 {
 		o.StepTimeout = 5 * time.Second
 	}
@@ -132,8 +135,8 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("code %s", r.Verdict.KyoceraCode)
 			}
 		}},
-		{name: "name-unresolved-bare-known-domain", dest: "//nosuchhost/scans", user: "alice", opts: Options{DNSDomains: []string{lab.DNSDomain}}, want: CauseNameUnresolved},
-		{name: "bare-resolves-under-domain", dest: "//dc1/scans", user: "alice", opts: Options{DNSDomains: []string{lab.DNSDomain}, resolvConf: os.DevNull, Resolver: noSearchResolver{}}, want: CauseNameUnresolved, check: func(t *testing.T, r Report) {
+		{name: "name-unresolved-bare-known-domain", dest: "//nosuchhost/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, DNSDomains: []string{lab.DNSDomain}}, want: CauseNameUnresolved},
+		{name: "bare-resolves-under-domain", dest: "//dc1/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, DNSDomains: []string{lab.DNSDomain}, resolvConf: os.DevNull, Resolver: noSearchResolver{}}, want: CauseNameUnresolved, check: func(t *testing.T, r Report) {
 			if !strings.Contains(r.Verdict.Fix, "dc1."+lab.DNSDomain) {
 				t.Errorf("fix does not name the full name: %s", r.Verdict.Fix)
 			}
@@ -146,8 +149,8 @@ func TestLabCauses(t *testing.T) {
 		}},
 		{name: "not-smb-port-ldap", dest: "//" + lab.DCIP + ":389/scans", user: "alice", want: CauseNotSMBPort, check: notSMBPortAt(389, 445)},
 		{name: "not-smb-port-dns", dest: "//" + lab.DCIP + ":53/scans", user: "alice", want: CauseNotSMBPort, check: notSMBPortAt(53, 445)},
-		{name: "not-smb-port-smb1-device", dest: "//" + lab.DCIP + ":389/scans", user: "alice", opts: Options{Device: Device{SMB1Only: true}}, want: CauseNotSMBPort, check: notSMBPortAt(389, 445)},
-		{name: "timeout", dest: "//" + lab.TarpitIP + "/scans", user: "alice", opts: Options{StepTimeout: 1500 * time.Millisecond}, want: CauseTimeout, check: func(t *testing.T, r Report) {
+		{name: "not-smb-port-smb1-device", dest: "//" + lab.DCIP + ":389/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}}, want: CauseNotSMBPort, check: notSMBPortAt(389, 445)},
+		{name: "timeout", dest: "//" + lab.TarpitIP + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, StepTimeout: 1500 * time.Millisecond}, want: CauseTimeout, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepNegotiate, StatusFail)
 		}},
 		{name: "smb1-only-server", dest: "//" + lab.SMB1IP + "/scans", user: "scanuser", want: CauseSMB1OnlyServer, check: func(t *testing.T, r Report) {
@@ -155,8 +158,8 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("server info %+v", r.Server)
 			}
 		}},
-		{name: "smb1-refused", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: Options{Device: Device{SMB1Only: true}}, want: CauseSMB1Refused},
-		{name: "smb1-device-ok-on-smb1-server", dest: "//" + lab.SMB1IP + "/scans", user: "scanuser", opts: Options{Device: Device{SMB1Only: true}},
+		{name: "smb1-refused", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}}, want: CauseSMB1Refused},
+		{name: "smb1-device-ok-on-smb1-server", dest: "//" + lab.SMB1IP + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}},
 			// The pair works over SMB1: replayed over SMB1 to the canary.
 			want: CauseOK},
 		{name: "smb2-only-server-ok", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", want: CauseOK},
@@ -174,7 +177,7 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("guest session not reported: %v / %s", s.Evidence, r.Verdict.Summary)
 			}
 		}},
-		{name: "signing-required", dest: "//" + lab.SignIP + "/scans", user: "scanuser", opts: Options{Device: Device{NoSigning: true}}, want: CauseSigningRequired},
+		{name: "signing-required", dest: "//" + lab.SignIP + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{NoSigning: true}}, want: CauseSigningRequired},
 		{name: "wrong-user-format", dest: dc + "/scans", user: "john.doe", want: CauseWrongUserFormat, check: func(t *testing.T, r Report) {
 			if r.WorkingForm == nil || r.WorkingForm.Typed != "john.doe@"+lab.DNSDomain {
 				t.Fatalf("working form %+v", r.WorkingForm)
@@ -225,7 +228,7 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("canary left on the full disk: %s", r.Canary)
 			}
 		}},
-		{name: "no-write-flag", dest: dc + "/scans/readonly", user: "alice", opts: Options{NoWrite: true}, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "no-write-flag", dest: dc + "/scans/readonly", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, NoWrite: true}, want: CauseOK, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepWrite, StatusSkipped)
 		}},
 	}
@@ -272,7 +275,7 @@ func TestLabBadCredentialsWithinBudget(t *testing.T) {
 	lab := testlab.Require(t)
 	dest := "//" + lab.DCHost + "/scans"
 	led := &countingLedger{Ledger: &MemoryLedger{}}
-	r := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{Ledger: led}, want: CauseBadCredentials})
+	r := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{MaxFailures: DefaultMaxFailures, Ledger: led}, want: CauseBadCredentials})
 	if led.sent != 2 {
 		t.Errorf("sent %d failing logons, want exactly the budget of 2", led.sent)
 	}
@@ -281,13 +284,13 @@ func TestLabBadCredentialsWithinBudget(t *testing.T) {
 		t.Errorf("forms step does not list the forms it kept back: %v", forms.Evidence)
 	}
 	// A second check in the window replays nothing and repeats the last result.
-	r2 := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{Ledger: led}, want: CauseBadCredentials})
+	r2 := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{MaxFailures: DefaultMaxFailures, Ledger: led}, want: CauseBadCredentials})
 	if led.sent != 2 || !r2.Verdict.FromLedger {
 		t.Errorf("second check sent logons (%d) or did not say it used the ledger: %+v", led.sent, r2.Verdict)
 	}
 	// Even the right password is not sent while the budget is spent: the
 	// check cannot know it is right.
-	r3 := Run(context.Background(), labTarget(t, lab, dest, "badpw1", ""), Options{Ledger: led, StepTimeout: 5 * time.Second})
+	r3 := Run(context.Background(), labTarget(t, lab, dest, "badpw1", ""), Options{MaxFailures: DefaultMaxFailures, Ledger: led, StepTimeout: 5 * time.Second})
 	if led.sent != 2 || r3.OK() {
 		t.Errorf("a third logon was sent within the spent budget: %s", stepsString(r3))
 	}
@@ -302,7 +305,7 @@ func TestLabTwentyChecksNeverLock(t *testing.T) {
 	dest := "//" + lab.DCHost + "/scans"
 	led := &countingLedger{Ledger: &MemoryLedger{}}
 	for i := range 20 {
-		r := Run(context.Background(), labTarget(t, lab, dest, "badpw2", wrongPassword), Options{Ledger: led, StepTimeout: 5 * time.Second})
+		r := Run(context.Background(), labTarget(t, lab, dest, "badpw2", wrongPassword), Options{MaxFailures: DefaultMaxFailures, Ledger: led, StepTimeout: 5 * time.Second})
 		if r.Verdict.Cause != CauseBadCredentials {
 			t.Fatalf("check %d: verdict %s%s", i+1, r.Verdict.Cause, stepsString(r))
 		}
@@ -354,7 +357,7 @@ func TestLabCanaryRemovedWhenInterrupted(t *testing.T) {
 	labFolder(t, lab, "alice")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := Run(ctx, labTarget(t, lab, "//"+lab.DCHost+"/scans/alice", "alice", ""), Options{StepTimeout: 5 * time.Second, afterCreate: cancel})
+	r := Run(ctx, labTarget(t, lab, "//"+lab.DCHost+"/scans/alice", "alice", ""), Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, afterCreate: cancel})
 	w := r.Step(StepWrite)
 	if w == nil || w.Status != StatusFail {
 		t.Fatalf("write step after interruption: %+v", w)

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // checker carries one check's state.
@@ -64,7 +66,13 @@ func Run(ctx context.Context, t Target, o Options) Report {
 	}
 	if err := t.Validate(); err != nil {
 		s := c.begin("target")
-		c.fail(s, CauseUnknown, "the destination cannot be checked: "+err.Error(), "Correct the destination's "+strings.SplitN(err.Error(), ":", 2)[0]+".")
+		fix := "Correct the destination on the MFP."
+		var fe *scanwarden.FieldError
+		if errors.As(err, &fe) {
+			s.Evidence["field"] = fe.Field
+			fix = fmt.Sprintf("Correct the destination's %s on the MFP.", PanelSetting(fe.Field))
+		}
+		c.fail(s, CauseUnknown, "the destination cannot be checked: "+err.Error(), fix)
 		c.finish()
 		return c.r
 	}

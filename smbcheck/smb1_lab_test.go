@@ -14,7 +14,7 @@ import (
 
 func TestLabSMB1Replay(t *testing.T) {
 	lab := testlab.Require(t)
-	smb1 := Options{Device: Device{SMB1Only: true}}
+	smb1 := Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}}
 	base := "//" + lab.SMB1IP
 	replayed := func(t *testing.T, r Report) {
 		t.Helper()

@@ -1,7 +1,6 @@
 package smbcheck
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -60,28 +59,50 @@ func (t Target) pathParts() []string {
 	return parts
 }
 
-// Validate names the first field that cannot be used.
+// Validate names the first field that cannot be used, as a
+// *scanwarden.FieldError whose Field is host, port, share, path or user.
 func (t Target) Validate() error {
+	bad := scanwarden.BadField
 	switch {
 	case strings.TrimSpace(t.Host) == "":
-		return errors.New("host: empty")
+		return bad("host", "", "empty")
 	case strings.ContainsAny(t.Host, "/\\ \t"):
-		return fmt.Errorf("host %q: contains a slash or a space", t.Host)
-	case t.Port != 0 && t.Port != 445 && t.Port != 139 && (t.Port < 1 || t.Port > 65535):
-		return fmt.Errorf("port %d: out of range", t.Port)
+		return bad("host", t.Host, "contains a slash or a space")
+	case t.Port < 0 || t.Port > 65535:
+		return bad("port", t.Port, "out of range (1 to 65535; 0 means 445)")
 	case strings.TrimSpace(t.Share) == "":
-		return errors.New("share: empty (the destination path must start with the share name)")
+		return bad("share", "", "empty (the destination path must start with the share name)")
 	case strings.ContainsAny(t.Share, `\/:*?"<>|`):
-		return fmt.Errorf("share %q: contains a character not allowed in a share name", t.Share)
+		return bad("share", t.Share, "contains a character not allowed in a share name")
 	case strings.TrimSpace(t.User) == "":
-		return errors.New("user: empty (a Kyocera cannot log on anonymously to a scan folder)")
+		return bad("user", "", "empty (a Kyocera cannot log on anonymously to a scan folder)")
 	}
 	for _, p := range t.pathParts() {
 		if p == ".." {
-			return fmt.Errorf("path %q: contains ..", t.Path)
+			return bad("path", t.Path, "contains ..")
 		}
 	}
 	return nil
+}
+
+// PanelSetting names a Target field as the MFP's address book shows it
+// (Command Center RX → Address Book → the SMB destination).
+func PanelSetting(field string) string {
+	switch field {
+	case "host":
+		return "Host Name"
+	case "port":
+		return "Port Number"
+	case "share":
+		return "Path (its first part, the share)"
+	case "path":
+		return "Path"
+	case "user":
+		return "Login User Name"
+	case "password":
+		return "Login Password"
+	}
+	return field
 }
 
 // ParseDestination reads //HOST[:PORT]/SHARE[/PATH] (or the Windows form
@@ -125,8 +146,10 @@ type Device struct {
 // Options tune a check.
 type Options struct {
 	NoWrite bool // skip the canary write
-	// MaxFailures is the failed-logon budget per account and window
-	// (default 2). Negative means 0: replay nothing that can fail.
+	// MaxFailures is the failed-logon budget per account and window. Zero
+	// means zero: replay nothing that can fail (negative counts as zero).
+	// The default, DefaultMaxFailures, is filled where the configuration is
+	// read (CLI flag, config file), not here.
 	MaxFailures int
 	// Window is the observation window of the budget (default 30 min).
 	Window time.Duration
@@ -160,13 +183,13 @@ const (
 	defaultStepTimeout = 10 * time.Second
 )
 
-// DefaultMaxFailures is the budget used when Options.MaxFailures is 0.
+// DefaultMaxFailures is the budget a front end offers when none is
+// configured (Options.MaxFailures 0 replays nothing that can fail).
 const DefaultMaxFailures = defaultMaxFailures
 
+// defaults fills the durations and hooks: a zero duration is no usable
+// setting, so it means the default. MaxFailures is taken as given.
 func (o *Options) defaults() {
-	if o.MaxFailures == 0 {
-		o.MaxFailures = defaultMaxFailures
-	}
 	if o.MaxFailures < 0 {
 		o.MaxFailures = 0
 	}

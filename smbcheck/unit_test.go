@@ -315,7 +315,7 @@ func TestWindowsEdition(t *testing.T) {
 func TestFakeWindowsSessionLimit(t *testing.T) {
 	f := startFakeWindows(t, StatusRequestNotAccepted)
 	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
-		Options{StepTimeout: 5 * time.Second})
+		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
 	if rep.Verdict.Cause != CauseConnectionLimit {
 		t.Fatalf("verdict %s, want connection-limit; steps %s", rep.Verdict.Cause, stepsString(rep))
 	}
@@ -343,7 +343,7 @@ func TestReportJSONHasNoSecret(t *testing.T) {
 	f := startFakeWindows(t, StatusLogonFailure)
 	const pw = "Very-Secret-Pw-42"
 	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret(pw)},
-		Options{StepTimeout: 5 * time.Second})
+		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
@@ -404,12 +404,48 @@ func TestServerVanishesMidLogon(t *testing.T) {
 	f.vanish = true
 	led := &MemoryLedger{}
 	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
-		Options{StepTimeout: 5 * time.Second, Ledger: led})
+		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Ledger: led})
 	s := rep.Step(StepSession)
 	if rep.OK() || s == nil || s.Status != StatusFail || !strings.Contains(s.Detail, "EOF") {
 		t.Fatalf("verdict %s:%s", rep.Verdict.Cause, stepsString(rep))
 	}
 	if n := len(led.entries); n != 0 {
 		t.Errorf("a logon the server never judged was counted as a failure (%d entries)", n)
+	}
+}
+
+// TestZeroBudgetSendsNothing: MaxFailures 0 means zero — no AUTHENTICATE
+// leaves (FAKE peer that would answer STATUS_LOGON_FAILURE).
+func TestZeroBudgetSendsNothing(t *testing.T) {
+	f := startFakeWindows(t, StatusLogonFailure)
+	led := &MemoryLedger{}
+	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
+		Options{MaxFailures: 0, Ledger: led, StepTimeout: 5 * time.Second})
+	s := rep.Step(StepSession)
+	if s == nil || s.Evidence["not_replayed"] == nil || s.Evidence["budget"] != 0 {
+		t.Fatalf("a logon was replayed with a budget of 0:%s", stepsString(rep))
+	}
+}
+
+func TestTargetValidateFieldError(t *testing.T) {
+	tests := []struct {
+		t     Target
+		field string
+	}{
+		{Target{Share: "s", User: "u"}, "host"},
+		{Target{Host: "h", Port: 70000, Share: "s", User: "u"}, "port"},
+		{Target{Host: "h", Share: "a:b", User: "u"}, "share"},
+		{Target{Host: "h", Share: "s", Path: `a\..\b`, User: "u"}, "path"},
+		{Target{Host: "h", Share: "s"}, "user"},
+	}
+	for _, tc := range tests {
+		var fe *scanwarden.FieldError
+		if err := tc.t.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%+v: %v, want a FieldError for %s", tc.t, err, tc.field)
+		}
+	}
+	r := Run(context.Background(), Target{Host: "h", Share: "s"}, Options{})
+	if !strings.Contains(r.Verdict.Fix, "Login User Name") {
+		t.Errorf("fix does not name the panel setting: %s", r.Verdict.Fix)
 	}
 }

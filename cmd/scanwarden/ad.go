@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -173,6 +174,11 @@ func (f *adFlags) open(_ context.Context, env environ) (*ad.Directory, error) {
 		URL: f.url, Domain: f.domain, BindUser: f.bindUser, Password: pw, CAFile: f.caFile,
 		AllowPlain: f.insecurePlain, Timeout: f.timeout, Margin: f.margin,
 	})
+	var fe *scanwarden.FieldError
+	if errors.As(err, &fe) {
+		// The package names its setting; the CLI says which flag sets it.
+		return nil, fmt.Errorf("%s: %s", adFlagFor(fe.Field, fe.Value), fe.Reason)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +189,19 @@ func (f *adFlags) open(_ context.Context, env environ) (*ad.Directory, error) {
 }
 
 const adPasswordEnv = "SCANWARDEN_AD_PASSWORD"
+
+// adFlagFor words an ad.Config setting as the flag that sets it.
+func adFlagFor(field string, value any) string {
+	flag, ok := map[string]string{"ad.url": "--ad-url", "ad.domain": "--ad-domain", "ad.bind_user": "--ad-bind-user",
+		"ad.password": "--ad-password-file (or " + adPasswordEnv + ")", "ad.margin": "--ad-margin", "ad.timeout": "--ad-timeout"}[field]
+	if !ok {
+		flag = field
+	}
+	if value == nil || value == "" {
+		return flag
+	}
+	return fmt.Sprintf("%s %v", flag, value)
+}
 
 func printADUser(w io.Writer, u *ad.User) {
 	name := u.Typed

@@ -121,9 +121,6 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		StepTimeout: *timeout,
 		Device:      smbcheck.Device{SMB1Only: *smb1Only, NoSigning: *noSigning},
 	}
-	if *maxFailures == 0 {
-		opts.MaxFailures = -1
-	}
 	if adf.configured() {
 		dirc, err := adf.open(ctx, env)
 		if err != nil {
