@@ -29,6 +29,7 @@ import (
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/web"
 )
 
 // Main is the whole daemon. Set Config (LoadConfig), then Run, or Open and
@@ -54,6 +55,7 @@ type Main struct {
 	sd      *sdNotifier
 	ln      net.Listener
 	srv     *http.Server
+	web     *web.Server
 
 	mu sync.RWMutex
 	p  *parts
@@ -179,7 +181,12 @@ func (m *Main) Open(ctx context.Context) error {
 	m.p = p
 	m.mu.Unlock()
 
-	m.srv = &http.Server{Handler: m.handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	h, err := m.openWeb(ctx)
+	if err != nil {
+		m.Close()
+		return fmt.Errorf("web: %w", err)
+	}
+	m.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(m.log.With("component", "http").Handler(), slog.LevelWarn)}
 	if err := m.listen(cfg.Listen); err != nil {
 		m.faults.set("web", fmt.Sprintf("listen %s: %v (retrying every 10 s)", cfg.Listen, err))
@@ -189,6 +196,16 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.wg.Add(1)
 	go m.background(runCtx)
+	if link, err := m.web.SetupLink(ctx); err != nil {
+		m.log.Error("admin setup link", "err", err)
+	} else if link != "" {
+		host := cfg.Listen
+		if a := m.Addr(); a != nil {
+			host = a.String()
+		}
+		fmt.Fprintf(m.Stderr, "No admin password yet: open http://%s%s within 24 h to set it (or run: scanwarden admin set-password --data-dir %s --password-file FILE)\n",
+			host, link, cfg.DataDir)
+	}
 
 	m.log.Info("scanwarden serve started", "data_dir", dataDir, "listen", m.Addr(), "config", cfg.File)
 	m.sd.Send("READY=1", "STATUS="+m.status())
@@ -562,6 +579,9 @@ func (m *Main) Close() error {
 		m.srv.Shutdown(sctx)
 		cancel()
 	}
+	if m.web != nil {
+		m.web.Close()
+	}
 	m.mu.Lock()
 	m.closeParts(m.p)
 	m.p = nil
@@ -624,19 +644,15 @@ func (m *Main) seedMetrics(ctx context.Context) {
 	}
 }
 
-// handler is the site. Until package web serves the pages and the API,
-// it answers /healthz only; /metrics is mounted by web behind its auth.
-func (m *Main) handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", m.healthz)
-	return mux
-}
-
-func (m *Main) healthz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if n := len(m.faults.list()); n > 0 {
-		fmt.Fprintf(w, "ok, %d fault(s)\n", n)
-		return
+// openWeb builds the site (package web: pages, API, /healthz, /metrics
+// behind its auth, /debug/pprof) over the daemon's backends.
+func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
+	b := webBackend{m}
+	ws, err := web.New(web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
+		Metrics: m.metrics.Handler(), Logger: m.log.With("component", "web")})
+	if err != nil {
+		return nil, err
 	}
-	fmt.Fprintln(w, "ok")
+	m.web = ws
+	return ws.Handler(), nil
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/web"
 )
 
 // hookPeer is a webhook receiver (a real HTTP server on loopback).
@@ -56,6 +58,8 @@ func (h *hookPeer) events() []string {
 	}
 	return out
 }
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -190,6 +194,74 @@ webhook_backoff = "10ms"
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+	// The API (package web) over the daemon's backends: anonymous refused,
+	// a bearer token sees the destination's last verdict and the incident.
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/api/v1/devices"}, {"GET", "/api/v1/destinations"}, {"POST", "/api/v1/destinations/reception/check"},
+		{"GET", "/api/v1/incidents"}, {"GET", "/api/v1/incidents?state=open"}, {"GET", "/api/v1/events"}, {"GET", "/metrics"},
+		{"GET", "/debug/pprof/"},
+	} {
+		req, _ := http.NewRequest(r.method, base+r.path, nil)
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("anonymous %s %s: %d", r.method, r.path, resp.StatusCode)
+		}
+	}
+	token, err := web.CreateToken(context.Background(), m.Store(), "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := func(method, path string, out any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+		if strings.Contains(string(b), "pw-never-shown") {
+			t.Fatalf("%s %s shows the password", method, path)
+		}
+		if out != nil {
+			if err := json.Unmarshal(b, out); err != nil {
+				t.Fatalf("%s %s: %v: %s", method, path, err, b)
+			}
+		}
+	}
+	var dl struct{ Destinations []web.Destination }
+	api("GET", "/api/v1/destinations", &dl)
+	dests := dl.Destinations
+	if len(dests) != 1 || dests[0].Last == nil || dests[0].Last.Verdict.Cause != "host-unreachable" || dests[0].OpenIncident == 0 || !dests[0].PasswordSet {
+		t.Fatalf("destinations %+v", dests)
+	}
+	var il struct{ Incidents []web.Incident }
+	api("GET", "/api/v1/incidents?state=open", &il)
+	incs2 := il.Incidents
+	if len(incs2) != 1 || len(incs2[0].Timeline) < 3 || incs2[0].Cause != "host-unreachable" {
+		t.Fatalf("incidents %+v", incs2)
+	}
+	var rep smbcheck.Report
+	api("POST", "/api/v1/destinations/reception/check", &rep)
+	if rep.Verdict.Cause != "host-unreachable" {
+		t.Fatalf("check now: %+v", rep.Verdict)
+	}
+	api("GET", "/metrics", nil)
+	var dv struct{ Devices []web.Device }
+	api("GET", "/api/v1/devices", &dv)
+	devs := dv.Devices
+	if len(devs) != 1 || devs[0].Name != "MFP01" {
+		t.Fatalf("devices %+v", devs)
+	}
+
 	t0 := time.Now()
 	if err := m.Close(); err != nil {
 		t.Fatal(err)

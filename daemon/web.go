@@ -1,0 +1,340 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/monitor"
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/web"
+)
+
+// webBackend implements the interfaces package web declares, over the
+// store, the registry and the running monitor. Nothing here carries a
+// secret: destinations say only whether a password is stored.
+type webBackend struct{ m *Main }
+
+var (
+	_ web.Fleet     = webBackend{}
+	_ web.Checker   = webBackend{}
+	_ web.Incidents = webBackend{}
+	_ web.Events    = webBackend{}
+	_ web.Status    = webBackend{}
+)
+
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrNoIncident) || errors.Is(err, monitor.ErrUnknownDestination) {
+		return fmt.Errorf("%w: %v", web.ErrNotFound, err)
+	}
+	return err
+}
+
+func addrKey(a string) string {
+	if _, _, err := net.SplitHostPort(a); err != nil {
+		a = net.JoinHostPort(strings.Trim(a, "[]"), "161")
+	}
+	return strings.ToLower(a)
+}
+
+func (b webBackend) webDevice(d registry.Device, inv map[string]webInv) web.Device {
+	wd := web.Device{Name: d.Name, Address: d.Address, SysName: d.SysName, Model: d.Model, Serial: d.Serial}
+	if d.Address == "" {
+		wd.Fault = "not polled: no SNMP address"
+		return wd
+	}
+	if i, ok := inv[addrKey(d.Address)]; ok {
+		wd.SysName, wd.Model, wd.Serial = first(i.SysName, d.SysName), first(i.Model, d.Model), first(i.Serial, d.Serial)
+		wd.Firmware, wd.Location, wd.MAC, wd.LastSeen = i.Firmware, i.Location, i.MAC, i.Seen
+		wd.Reachable = time.Since(i.Seen) < 2*b.m.snmpInterval()+10*time.Second
+	}
+	if !wd.Reachable {
+		wd.Fault = "does not answer SNMP"
+		if wd.LastSeen.IsZero() {
+			wd.Fault = "has not answered SNMP yet"
+		}
+	}
+	return wd
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+type webInv struct {
+	SysName, Model, Serial, Firmware, Location, MAC string
+	Seen                                            time.Time
+}
+
+func (b webBackend) inventory(ctx context.Context) (map[string]webInv, error) {
+	invs, err := b.m.st.SNMPDevices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]webInv{}
+	for _, i := range invs {
+		out[addrKey(i.Address)] = webInv{SysName: i.SysName, Model: i.Model, Serial: i.Serial, Firmware: i.Firmware,
+			Location: i.SysLocation, MAC: i.MAC, Seen: i.SeenAt}
+	}
+	return out, nil
+}
+
+func (m *Main) snmpInterval() time.Duration {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.p == nil {
+		return time.Minute
+	}
+	return m.p.cfg.SNMP.Interval.D()
+}
+
+// Devices implements web.Fleet.
+func (b webBackend) Devices(ctx context.Context) ([]web.Device, error) {
+	devs, err := b.m.st.Devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := b.inventory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.Device, 0, len(devs))
+	for _, d := range devs {
+		out = append(out, b.webDevice(d, inv))
+	}
+	return out, nil
+}
+
+// Device implements web.Fleet.
+func (b webBackend) Device(ctx context.Context, name string) (web.Device, error) {
+	d, err := b.m.st.Device(ctx, name)
+	if err != nil {
+		return web.Device{}, notFound(err)
+	}
+	inv, err := b.inventory(ctx)
+	if err != nil {
+		return web.Device{}, err
+	}
+	wd := b.webDevice(d, inv)
+	dests, err := b.destinations(ctx, d.Name)
+	if err != nil {
+		return web.Device{}, err
+	}
+	wd.Destinations = dests
+	return wd, nil
+}
+
+func webDestination(d registry.Destination) web.Destination {
+	return web.Destination{Name: d.Name, Device: d.Device, DisplayName: d.DisplayName, Host: d.Host, Port: d.Port,
+		Share: d.Share, Path: d.Path, User: d.User, Workstation: d.Workstation, PasswordSet: !d.Password.IsZero(),
+		Source: string(d.Source)}
+}
+
+func record(r registry.Report) *web.CheckRecord {
+	rec := &web.CheckRecord{At: r.At, Verdict: r.Report.Verdict}
+	if r.Report.WorkingForm != nil {
+		rec.WorkingForm = r.Report.WorkingForm.Typed
+	}
+	for _, s := range r.Report.Steps {
+		rec.Duration += s.Duration
+	}
+	return rec
+}
+
+func (b webBackend) openIncidents(ctx context.Context) (map[string]int64, error) {
+	incs, err := b.m.st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, i := range incs {
+		out[strings.ToLower(i.Destination)] = i.ID
+	}
+	return out, nil
+}
+
+func (b webBackend) destinations(ctx context.Context, device string) ([]web.Destination, error) {
+	ds, err := b.m.st.Destinations(ctx, device)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	open, err := b.openIncidents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.Destination, 0, len(ds))
+	for _, d := range ds {
+		wd := webDestination(d)
+		if r, ok, err := b.m.st.LatestReport(ctx, d.Name); err != nil {
+			return nil, err
+		} else if ok {
+			wd.Last = record(r)
+		}
+		wd.OpenIncident = open[strings.ToLower(d.Name)]
+		out = append(out, wd)
+	}
+	return out, nil
+}
+
+// Destinations implements web.Fleet.
+func (b webBackend) Destinations(ctx context.Context) ([]web.Destination, error) {
+	return b.destinations(ctx, "")
+}
+
+// Destination implements web.Fleet.
+func (b webBackend) Destination(ctx context.Context, name string) (web.Destination, error) {
+	d, err := b.m.st.Destination(ctx, name)
+	if err != nil {
+		return web.Destination{}, notFound(err)
+	}
+	wd := webDestination(d)
+	if r, ok, err := b.m.st.LatestReport(ctx, d.Name); err != nil {
+		return web.Destination{}, err
+	} else if ok {
+		wd.Last = record(r)
+		rep := r.Report
+		wd.Report = &rep
+	}
+	open, err := b.openIncidents(ctx)
+	if err != nil {
+		return web.Destination{}, err
+	}
+	wd.OpenIncident = open[strings.ToLower(d.Name)]
+	return wd, nil
+}
+
+// History implements web.Fleet.
+func (b webBackend) History(ctx context.Context, name string, limit int) ([]web.CheckRecord, error) {
+	rs, err := b.m.st.Reports(ctx, name, limit)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	out := make([]web.CheckRecord, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, *record(r))
+	}
+	return out, nil
+}
+
+// Check implements web.Checker: a check now, behind the monitor's caps,
+// stored and applied to the incident like any other.
+func (b webBackend) Check(ctx context.Context, destination string, progress func(smbcheck.Step)) (smbcheck.Report, error) {
+	mon := b.m.Monitor()
+	if mon == nil {
+		return smbcheck.Report{}, errors.New("the scheduler is not running (see the faults)")
+	}
+	res, err := mon.CheckNow(ctx, destination, progress)
+	if err != nil {
+		return smbcheck.Report{}, notFound(err)
+	}
+	return res.Report, nil
+}
+
+func webIncident(i incident.Incident, tl []incident.Entry) web.Incident {
+	wi := web.Incident{ID: i.ID, Destination: i.Destination, Device: i.Device, State: string(i.State), Cause: i.Cause,
+		KyoceraCode: i.KyoceraCode, Summary: i.Summary, Fix: i.Fix, OpenedAt: i.OpenedAt, UpdatedAt: i.OpenedAt,
+		Flaps: i.Flaps, AffectedJobs: i.AffectedJobs, Timeline: []web.TimelineEntry{}}
+	if !i.ClosedAt.IsZero() {
+		c := i.ClosedAt
+		wi.ClosedAt = &c
+	}
+	for _, e := range tl {
+		text := e.Text
+		if e.Code != "" && e.Kind == incident.EntryDeviceEvent {
+			text = strings.TrimSpace(e.Code + " " + text)
+		}
+		wi.Timeline = append(wi.Timeline, web.TimelineEntry{At: e.At, Kind: string(e.Kind), Text: text, Cause: e.Cause})
+		if e.At.After(wi.UpdatedAt) {
+			wi.UpdatedAt = e.At
+		}
+	}
+	return wi
+}
+
+// Incidents implements web.Incidents: newest first, each with its timeline
+// (the newest 200 entries).
+func (b webBackend) Incidents(ctx context.Context, state string, limit int) ([]web.Incident, error) {
+	switch state {
+	case "", "open", "closed":
+	default:
+		return nil, fmt.Errorf("state %q: open, closed or empty", state)
+	}
+	incs, err := b.m.st.Incidents(ctx, store.IncidentFilter{State: incident.State(state), Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.Incident, 0, len(incs))
+	for _, i := range incs {
+		tl, err := b.m.st.Timeline(ctx, i.ID, 200)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, webIncident(i, tl))
+	}
+	return out, nil
+}
+
+// Incident implements web.Incidents.
+func (b webBackend) Incident(ctx context.Context, id int64) (web.Incident, error) {
+	i, err := b.m.st.Incident(ctx, id)
+	if err != nil {
+		return web.Incident{}, notFound(err)
+	}
+	tl, err := b.m.st.Timeline(ctx, id, 0)
+	if err != nil {
+		return web.Incident{}, err
+	}
+	return webIncident(i, tl), nil
+}
+
+// Events implements web.Events. device is a registry device name (or an
+// address); events name the device by the name when it is registered.
+func (b webBackend) Events(ctx context.Context, device string, limit int) ([]web.Event, error) {
+	devs, err := b.m.st.Devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	addr := device
+	for _, d := range devs {
+		if d.Address == "" {
+			continue
+		}
+		names[addrKey(d.Address)] = d.Name
+		if device != "" && strings.EqualFold(d.Name, device) {
+			addr = addrKey(d.Address)
+		}
+	}
+	evs, err := b.m.st.SNMPEvents(ctx, addr, time.Time{}, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.Event, 0, len(evs))
+	for _, e := range evs {
+		dev := e.Device
+		if n, ok := names[addrKey(e.Device)]; ok {
+			dev = n
+		}
+		out = append(out, web.Event{ID: e.ID, Device: dev, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Count: e.Count,
+			Code: e.Code, Text: e.Text, Destination: e.Destination, Source: string(e.Source)})
+	}
+	return out, nil
+}
+
+// Faults implements web.Status.
+func (b webBackend) Faults(context.Context) ([]web.Fault, error) {
+	var out []web.Fault
+	for _, f := range b.m.faults.list() {
+		out = append(out, web.Fault{Part: f.Part, Message: f.Message, Since: f.Since})
+	}
+	return out, nil
+}
