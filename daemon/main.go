@@ -399,25 +399,9 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 		}
 	}
 
-	var senders []notify.Sender
-	n := cfg.Notify
-	if n.WebhookURL != "" {
-		w, err := notify.NewWebhook(notify.WebhookConfig{URL: n.WebhookURL, Secret: n.WebhookSecret, SecretHeader: n.WebhookSecretHeader,
-			Attempts: n.WebhookAttempts, Backoff: n.WebhookBackoff.D(), MaxBackoff: 5 * time.Minute, Timeout: 10 * time.Second})
-		if err != nil {
-			m.faults.set("notify.webhook", err.Error())
-		} else {
-			senders = append(senders, w)
-		}
-	}
-	if n.SMTPHost != "" {
-		ml, err := notify.NewMail(notify.MailConfig{Host: n.SMTPHost, Port: n.SMTPPort, TLS: n.SMTPTLS, User: n.SMTPUser,
-			Password: n.SMTPPassword, From: n.SMTPFrom, To: n.MailTo, Timeout: 30 * time.Second})
-		if err != nil {
-			m.faults.set("notify.mail", err.Error())
-		} else {
-			senders = append(senders, ml)
-		}
+	senders, errs := Senders(cfg)
+	for ch, err := range errs {
+		m.faults.set("notify."+ch, err.Error())
 	}
 	p.notifier = notify.New(senders...)
 	in := &incidentNotifier{n: p.notifier, st: m.st, metrics: m.metrics, faults: m.faults, log: m.log.With("component", "notify"), now: time.Now}
@@ -442,6 +426,32 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 	p.targets = key
 	p.watch = m.openWatch(ctx, cfg, p.rules, targets)
 	return p
+}
+
+// Senders builds the notification channels the config turns on; a
+// channel that cannot be built is in errs under its name (webhook, mail).
+func Senders(cfg Config) (senders []notify.Sender, errs map[string]error) {
+	errs = map[string]error{}
+	n := cfg.Notify
+	if n.WebhookURL != "" {
+		w, err := notify.NewWebhook(notify.WebhookConfig{URL: n.WebhookURL, Secret: n.WebhookSecret, SecretHeader: n.WebhookSecretHeader,
+			Attempts: n.WebhookAttempts, Backoff: n.WebhookBackoff.D(), MaxBackoff: 5 * time.Minute, Timeout: 10 * time.Second})
+		if err != nil {
+			errs["webhook"] = err
+		} else {
+			senders = append(senders, w)
+		}
+	}
+	if n.SMTPHost != "" {
+		ml, err := notify.NewMail(notify.MailConfig{Host: n.SMTPHost, Port: n.SMTPPort, TLS: n.SMTPTLS, User: n.SMTPUser,
+			Password: n.SMTPPassword, From: n.SMTPFrom, To: n.MailTo, Timeout: 30 * time.Second})
+		if err != nil {
+			errs["mail"] = err
+		} else {
+			senders = append(senders, ml)
+		}
+	}
+	return senders, errs
 }
 
 // watchTargets are the registry's devices that have an SNMP address, with

@@ -374,3 +374,67 @@ func TestSDNotify(t *testing.T) {
 		}
 	}
 }
+
+// SIGTERM during a check: the daemon stops within 10 s even when the file
+// server accepts the connection and never answers (a tarpit on loopback),
+// and the interrupted check is not stored as a finding.
+func TestStopDuringCheck(t *testing.T) {
+	tarpit, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tarpit.Close()
+	var held []net.Conn
+	var hmu sync.Mutex
+	go func() {
+		for {
+			c, err := tarpit.Accept()
+			if err != nil {
+				return
+			}
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+		}
+	}()
+	defer func() {
+		hmu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		hmu.Unlock()
+	}()
+	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\njitter = \"1h\"\ntimeout = \"2m\"\n")
+	st, err := store.OpenDir(context.Background(), cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.UnlockKey(context.Background(), filepath.Join(cfg.DataDir, "secret.key"))
+	st.PutDestination(context.Background(), registry.Destination{Name: "slow", Host: "127.0.0.1", Port: tarpit.Addr().(*net.TCPAddr).Port,
+		Share: "scans", User: "scan", Password: scanwarden.NewSecret("x"), Source: registry.SourceAdded})
+	st.Close()
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }, Drain: time.Second}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Monitor().CheckNow(context.Background(), "slow", nil)
+		errc <- err
+	}()
+	waitUntil(t, 5*time.Second, "the check running", func() bool { return m.Monitor().Stats().Running == 1 })
+	time.Sleep(200 * time.Millisecond)
+	t0 := time.Now()
+	m.Close()
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Fatalf("stop took %v", d)
+	}
+	if err := <-errc; err == nil {
+		t.Fatal("the interrupted check reported success")
+	}
+	st, _ = store.OpenDir(context.Background(), cfg.DataDir)
+	defer st.Close()
+	if _, ok, _ := st.LatestReport(context.Background(), "slow"); ok {
+		t.Fatal("an interrupted check was stored")
+	}
+}
