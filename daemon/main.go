@@ -659,7 +659,8 @@ func (m *Main) seedMetrics(ctx context.Context) {
 func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	b := webBackend{m}
 	ws, err := web.New(web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
-		Metrics: m.metrics.Handler(), Logger: m.log.With("component", "web")})
+		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
+		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web")})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		writeAPIError(w, http.StatusNotFound, "not found")
-	case errors.Is(err, errNotRunning):
+	case errors.Is(err, ErrNotRunning):
 		writeAPIError(w, http.StatusServiceUnavailable, "that part of the daemon is not running")
 	default:
 		s.log.Error("api", "path", r.URL.Path, "err", err)

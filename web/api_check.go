@@ -6,7 +6,7 @@ import "net/http"
 // with its report (the check's own JSON: target, steps, verdict, …).
 func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Checker == nil {
-		s.apiFail(w, r, errNotRunning)
+		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")

@@ -5,7 +5,7 @@ import "net/http"
 // GET /api/v1/destinations — each with its last verdict.
 func (s *Server) apiDestinations(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
-		s.apiFail(w, r, errNotRunning)
+		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	list, err := s.cfg.Fleet.Destinations(r.Context())
@@ -19,7 +19,7 @@ func (s *Server) apiDestinations(w http.ResponseWriter, r *http.Request, _ actor
 // GET /api/v1/destinations/{name} — with its last report and history.
 func (s *Server) apiDestination(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
-		s.apiFail(w, r, errNotRunning)
+		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	d, err := s.cfg.Fleet.Destination(r.Context(), r.PathValue("name"))

@@ -5,7 +5,7 @@ import "net/http"
 // GET /api/v1/devices
 func (s *Server) apiDevices(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
-		s.apiFail(w, r, errNotRunning)
+		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	list, err := s.cfg.Fleet.Devices(r.Context())
@@ -19,7 +19,7 @@ func (s *Server) apiDevices(w http.ResponseWriter, r *http.Request, _ actor) {
 // GET /api/v1/devices/{name}
 func (s *Server) apiDevice(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
-		s.apiFail(w, r, errNotRunning)
+		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	d, err := s.cfg.Fleet.Device(r.Context(), r.PathValue("name"))

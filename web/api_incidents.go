@@ -8,7 +8,7 @@ import (
 // GET /api/v1/incidents[?state=open|closed] — with timelines.
 func (s *Server) apiIncidents(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Incidents == nil {
-		s.apiFail(w, r, errNotRunning)
+		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	state := r.URL.Query().Get("state")
@@ -37,7 +37,7 @@ func (s *Server) apiIncidents(w http.ResponseWriter, r *http.Request, _ actor) {
 // GET /api/v1/incidents/{id}
 func (s *Server) apiIncident(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Incidents == nil {
-		s.apiFail(w, r, errNotRunning)
+		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

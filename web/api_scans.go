@@ -5,7 +5,7 @@ import "net/http"
 // GET /api/v1/scans[?state=held|…] — the fallback share's catalogue.
 func (s *Server) apiScans(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Receiver == nil {
-		s.apiFail(w, r, errNotRunning)
+		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	list, err := s.cfg.Receiver.Scans(r.Context(), r.URL.Query().Get("state"), limitParam(r, 500, 10000))

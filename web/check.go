@@ -11,7 +11,7 @@ import (
 // for the check and shows the destination page with its new report.
 func (s *Server) checkNow(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Checker == nil {
-		s.fail(w, r, "checker", errNotRunning)
+		s.fail(w, r, "checker", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")

@@ -14,7 +14,7 @@ type destinationView struct {
 // history, and Run check now.
 func (s *Server) destinationPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
-		s.fail(w, r, "destination", errNotRunning)
+		s.fail(w, r, "destination", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")

@@ -13,7 +13,7 @@ type deviceView struct {
 // the code book, its destinations.
 func (s *Server) devicePage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
-		s.fail(w, r, "device", errNotRunning)
+		s.fail(w, r, "device", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")

@@ -33,7 +33,7 @@ func (s *Server) importForm(w http.ResponseWriter, r *http.Request, _ actor) {
 // importPreview reads the upload and shows what an import would do.
 func (s *Server) importPreview(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Importer == nil {
-		s.fail(w, r, "importer", errNotRunning)
+		s.fail(w, r, "importer", ErrNotRunning)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxExport+1<<20)
@@ -82,7 +82,7 @@ func (s *Server) importPreview(w http.ResponseWriter, r *http.Request, _ actor) 
 // importConfirm imports the previewed upload.
 func (s *Server) importConfirm(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Importer == nil {
-		s.fail(w, r, "importer", errNotRunning)
+		s.fail(w, r, "importer", ErrNotRunning)
 		return
 	}
 	p, ok := s.imports.take(r.PostFormValue("pending"))

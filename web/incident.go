@@ -8,7 +8,7 @@ import (
 // incidentPage shows one incident and its timeline.
 func (s *Server) incidentPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Incidents == nil {
-		s.fail(w, r, "incident", errNotRunning)
+		s.fail(w, r, "incident", ErrNotRunning)
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

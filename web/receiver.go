@@ -12,7 +12,7 @@ type receiverView struct {
 // receiverPage lists the fallback share's scans by state.
 func (s *Server) receiverPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Receiver == nil {
-		s.fail(w, r, "receiver", errNotRunning)
+		s.fail(w, r, "receiver", ErrNotRunning)
 		return
 	}
 	st, err := s.cfg.Receiver.Status(r.Context())

@@ -36,7 +36,7 @@ func parseViews() (*views, error) {
 		"ago":      ago,
 		"when":     func(t time.Time) string { return formatWhen(t) },
 		"ms":       func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
-		"evidence": func(ev smbcheck.Evidence) string { return smbcheck.FormatEvidence(ev) },
+		"evidence": formatEvidence,
 		"status":   statusClass,
 		"verdict":  verdictClass,
 		"explain": func(code string) *snmp.CodeEntry {
@@ -112,7 +112,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, what string, err e
 	switch {
 	case errors.Is(err, ErrNotFound):
 		status, msg = http.StatusNotFound, "No such "+what+"."
-	case errors.Is(err, errNotRunning):
+	case errors.Is(err, ErrNotRunning):
 		status, msg = http.StatusServiceUnavailable, "The "+what+" part is not running."
 	default:
 		s.log.Error("backend", "what", what, "path", r.URL.Path, "err", err)
@@ -120,7 +120,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, what string, err e
 	s.render(w, status, "error", pageData{Title: "Error", LoggedIn: true, Error: msg})
 }
 
-var errNotRunning = errors.New("not running")
+// ErrNotRunning is a backend's answer when its part of the daemon is not
+// running (the receiver is off, the monitor is stopping): pages say so,
+// the API answers 503.
+var ErrNotRunning = errors.New("not running")
 
 // writeJSON renders into a buffer first, like the pages.
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -218,4 +221,28 @@ func verdictClass(c *CheckRecord) string {
 		return "ok"
 	}
 	return "bad"
+}
+
+// formatEvidence is smbcheck.FormatEvidence that also reads a stored
+// report, whose values came back from JSON (a user-name form is a map).
+func formatEvidence(ev smbcheck.Evidence) string {
+	plain := make(smbcheck.Evidence, len(ev))
+	for k, v := range ev {
+		switch x := v.(type) {
+		case map[string]any:
+			if t, ok := x["typed"].(string); ok {
+				v = t
+			} else if b, err := json.Marshal(x); err == nil {
+				v = string(b)
+			}
+		case []any:
+			parts := make([]string, 0, len(x))
+			for _, p := range x {
+				parts = append(parts, fmt.Sprint(p))
+			}
+			v = parts
+		}
+		plain[k] = v
+	}
+	return smbcheck.FormatEvidence(plain)
 }

@@ -17,7 +17,7 @@ func (s *Server) scanForce(w http.ResponseWriter, r *http.Request, a actor) {
 
 func (s *Server) scanAction(w http.ResponseWriter, r *http.Request, a actor, action string) {
 	if s.cfg.Receiver == nil {
-		s.fail(w, r, "receiver", errNotRunning)
+		s.fail(w, r, "receiver", ErrNotRunning)
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

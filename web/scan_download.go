@@ -13,7 +13,7 @@ import (
 // as a download, never shown inline.
 func (s *Server) scanDownload(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Receiver == nil {
-		s.fail(w, r, "receiver", errNotRunning)
+		s.fail(w, r, "receiver", ErrNotRunning)
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

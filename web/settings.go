@@ -51,7 +51,7 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 // settingsSave stores one section. Only the section's own keys are read.
 func (s *Server) settingsSave(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Settings == nil {
-		s.fail(w, r, "settings", errNotRunning)
+		s.fail(w, r, "settings", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("section")
@@ -110,7 +110,7 @@ func (s *Server) settingsSave(w http.ResponseWriter, r *http.Request, a actor) {
 // settingsTest sends a test notification and shows what happened.
 func (s *Server) settingsTest(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Settings == nil {
-		s.fail(w, r, "settings", errNotRunning)
+		s.fail(w, r, "settings", ErrNotRunning)
 		return
 	}
 	ch := r.PathValue("channel")

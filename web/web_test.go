@@ -940,3 +940,11 @@ func TestPageGzip(t *testing.T) {
 		t.Fatal("plain body for a client without gzip")
 	}
 }
+
+func TestFormatEvidence(t *testing.T) {
+	ev := smbcheck.Evidence{"form": map[string]any{"typed": `KYOLAB\alice`, "user": "alice"}, "addresses": []any{"10.0.0.1", "10.0.0.2"},
+		"port": float64(445), "live": smbcheck.Form{Typed: "a@b"}}
+	if got, want := formatEvidence(ev), `addresses=10.0.0.1,10.0.0.2 form=KYOLAB\alice live=a@b port=445`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

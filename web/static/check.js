@@ -24,7 +24,12 @@
 		if (!ev) { return ""; }
 		return Object.keys(ev).sort().map(function (k) {
 			var v = ev[k];
-			return k + "=" + (Array.isArray(v) ? v.join(",") : String(v));
+			if (Array.isArray(v)) {
+				v = v.join(",");
+			} else if (v !== null && typeof v === "object") {
+				v = v.typed !== undefined ? v.typed : JSON.stringify(v);
+			}
+			return k + "=" + String(v);
 		}).join(" ");
 	}
 	function addStep(st) {
@@ -93,7 +98,7 @@
 				es.addEventListener("verdict", function (m) { showVerdict(JSON.parse(m.data)); });
 				es.addEventListener("failed", function (m) { es.close(); done(JSON.parse(m.data).error); });
 				es.onerror = function () { es.close(); done("The stream was cut; reload the page for the stored report."); };
-				es.addEventListener("end", function () { es.close(); done("Done."); });
+				es.addEventListener("end", function () { es.close(); done("Done; the report is stored (reload for the history)."); });
 			})
 			.catch(function (err) { done("Could not start the check: " + err.message); });
 	});

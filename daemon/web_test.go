@@ -1,0 +1,237 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/testlab"
+	"github.com/scanwarden/scanwarden/web"
+	"github.com/scanwarden/scanwarden/web/webtest"
+)
+
+const hostileName = `<img src=x onerror=alert(1)>`
+
+// openWebDaemon runs the daemon on port 0 with an admin password, one
+// device whose sysName is markup, and one destination.
+func openWebDaemon(t *testing.T, dest registry.Destination) (*Main, string) {
+	t.Helper()
+	m := &Main{Config: testConfig(t, "[checks]\ninterval = \"1h\"\n"), Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	if err := web.SetPassword(ctx, m.Store(), "web test password"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Store().PutDevice(ctx, registry.Device{Name: "mfp-evil", Address: "127.0.0.1:9", SysName: hostileName,
+		Model: `"><script>alert(2)</script>`}); err != nil {
+		t.Fatal(err)
+	}
+	dest.Device = "mfp-evil"
+	if err := m.Store().PutDestination(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	m.SyncDevices(ctx)
+	return m, "http://" + m.Addr().String()
+}
+
+// closedPort is a loopback port nothing listens on (a real refusal).
+func closedPort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+// TestWebMounted: the daemon serves the site; every API route and /metrics
+// refuse an anonymous request and take a bearer token.
+func TestWebMounted(t *testing.T) {
+	m, base := openWebDaemon(t, registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort(t), Share: "scans",
+		User: "alice", Password: scanwarden.NewSecret("pw"), Source: registry.SourceAdded})
+	tok, err := web.CreateToken(context.Background(), m.Store(), "prom", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, path, token string) (*http.Response, string) {
+		req, _ := http.NewRequest(method, base+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	if r, body := do("GET", "/healthz", ""); r.StatusCode != 200 || !strings.HasPrefix(body, "ok") {
+		t.Fatalf("healthz: %s %q", r.Status, body)
+	}
+	for _, p := range []string{"/metrics", "/api/v1/devices", "/api/v1/destinations", "/api/v1/incidents", "/api/v1/events",
+		"/api/v1/incidents?state=open", "/api/v1/scans", "/api/v1/destinations/reception"} {
+		if r, _ := do("GET", p, ""); r.StatusCode != http.StatusUnauthorized {
+			t.Errorf("anonymous %s: %s", p, r.Status)
+		}
+		if r, body := do("GET", p, tok); r.StatusCode != http.StatusOK {
+			t.Errorf("token %s: %s %s", p, r.Status, body)
+		}
+	}
+	if r, _ := do("POST", "/api/v1/destinations/reception/check", ""); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("anonymous check: %s", r.Status)
+	}
+	for _, p := range []string{"/", "/destinations/reception", "/debug/pprof/"} {
+		if r, _ := do("GET", p, ""); r.StatusCode != http.StatusSeeOther {
+			t.Errorf("anonymous page %s: %s", p, r.Status)
+		}
+	}
+	// The check API runs a real check (a refused port) and stores it.
+	r, body := do("POST", "/api/v1/destinations/reception/check", tok)
+	var rep struct {
+		Verdict struct{ Cause string }
+		Steps   []struct{ ID string }
+	}
+	if r.StatusCode != 200 || json.Unmarshal([]byte(body), &rep) != nil || rep.Verdict.Cause != "host-unreachable" {
+		t.Fatalf("check: %s %s", r.Status, body)
+	}
+	_, body = do("GET", "/api/v1/destinations", tok)
+	if !strings.Contains(body, `"cause": "host-unreachable"`) || strings.Contains(body, `"pw"`) {
+		t.Errorf("destinations after the check: %s", body)
+	}
+	if _, body = do("GET", "/metrics", tok); !strings.Contains(body, "scanwarden_") {
+		t.Errorf("metrics: %.200s", body)
+	}
+	_, body = do("GET", "/api/v1/devices", tok)
+	if !strings.Contains(body, `\u003cimg src=x onerror=alert(1)\u003e`) {
+		t.Errorf("devices: %s", body)
+	}
+}
+
+// TestWebBrowser is the issue's browser flow against the whole daemon: log
+// in, open a destination, Run check now and see the steps arrive one by
+// one (against the lab's DC share when the lab is up, else a refused
+// loopback port), a device whose sysName is markup shown as text with no
+// dialog, a held scan downloaded.
+func TestWebBrowser(t *testing.T) {
+	b := webtest.Start(t, 2*time.Minute)
+	dest := registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort(t), Share: "scans", User: "alice",
+		Password: scanwarden.NewSecret("pw"), Source: registry.SourceAdded}
+	lab, why := testlab.Load()
+	if lab != nil {
+		dest = registry.Destination{Name: "reception", Host: lab.DCHost, Port: 445, Share: "scans", User: lab.Domain + `\alice`,
+			Password: scanwarden.NewSecret(lab.Password), Source: registry.SourceAdded}
+	} else {
+		t.Logf("the check runs against a refused loopback port (%s)", why)
+	}
+	m, base := openWebDaemon(t, dest)
+	ctx := context.Background()
+
+	// A held scan in the catalogue, its bytes in the held area.
+	rdir := filepath.Join(m.Config.DataDir, "receiver")
+	os.MkdirAll(filepath.Join(rdir, "held", "2026-12-01"), 0o700)
+	content := []byte("%PDF-1.4 a held scan\n%%EOF\n")
+	os.WriteFile(filepath.Join(rdir, "held", "2026-12-01", "a1.pdf"), content, 0o600)
+	id, err := m.Store().Scans().AddScan(ctx, receiver.Scan{Destination: "reception", Folder: "reception", File: hostileName + ".pdf",
+		Size: int64(len(content)), State: receiver.Held, ReceivedAt: time.Now(), HeldPath: "held/2026-12-01/a1.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(b.Ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	shots := os.Getenv("WEB_SCREENSHOTS")
+	b.Login(t, base, "web test password")
+	do("open destination", chromedp.Navigate(base+"/destinations/reception"), chromedp.WaitVisible(chromedp.CSS(`#run-check`)))
+	// Record when each step's element appears (DevTools evaluation; the
+	// page's own policy forbids inline script).
+	if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`(() => {
+		window.__arrivals = [];
+		new MutationObserver(() => {
+			const n = document.querySelectorAll('#live-steps li').length;
+			while (window.__arrivals.length < n) window.__arrivals.push(performance.now());
+		}).observe(document.getElementById('live-steps'), {childList: true});
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	do("run check", chromedp.Click(chromedp.CSS(`#run-check`)), chromedp.WaitVisible(chromedp.CSS(`#live-verdict`)))
+	verdict := b.Text(t, `#live-verdict`)
+	arrivals, err := chromedp.Run(b.Ctx, chromedp.Evaluate[[]float64](`window.__arrivals`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := chromedp.Run(b.Ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#live-steps li')).map(li => li.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(arrivals) < 2 || len(steps) != len(arrivals) {
+		t.Fatalf("steps %q arrivals %v", steps, arrivals)
+	}
+	t.Logf("verdict %q; %d steps arrived over %.0f ms", strings.Join(strings.Fields(verdict), " "), len(steps), arrivals[len(arrivals)-1]-arrivals[0])
+	if lab != nil {
+		if !strings.Contains(verdict, "ok") {
+			t.Errorf("lab check verdict %q", verdict)
+		}
+		// Steps came as they completed: the spread of their arrival covers
+		// most of the time the later steps took (a stream buffered to the
+		// end would show them all within a millisecond).
+		var later float64
+		for _, s := range steps[1:] {
+			var ms float64
+			if i := strings.LastIndex(s, " ms"); i > 0 {
+				f := strings.Fields(s[:i])
+				json.Unmarshal([]byte(f[len(f)-1]), &ms)
+			}
+			later += ms
+		}
+		if spread := arrivals[len(arrivals)-1] - arrivals[0]; later >= 20 && spread < later/2 {
+			t.Errorf("steps arrived within %.0f ms though the later ones took %.0f ms: not streamed", spread, later)
+		}
+	} else if !strings.Contains(verdict, "host-unreachable") {
+		t.Errorf("verdict %q", verdict)
+	}
+	b.Screenshot(t, shots, "daemon-destination", 1280)
+
+	do("hostile device", chromedp.Navigate(base+"/devices/mfp-evil"), chromedp.WaitVisible(chromedp.CSS(`dl.grid`)))
+	if !b.Escaped(t, hostileName) {
+		t.Error("the hostile sysName is not shown as text")
+	}
+	if n, _ := b.Count(`main img, main script`); n != 0 {
+		t.Errorf("%d img/script elements on the device page", n)
+	}
+	do("receiver", chromedp.Navigate(base+"/receiver"), chromedp.WaitVisible(chromedp.CSS(`a[href$="/download"]`)))
+	b.Screenshot(t, shots, "daemon-receiver", 1280)
+	do("download", chromedp.Click(chromedp.CSS(`a[href="/receiver/scans/`+strconv.FormatInt(id, 10)+`/download"]`)))
+	if got := b.WaitDownload(t, 10*time.Second); !bytes.Equal(got, content) {
+		t.Errorf("downloaded %q", got)
+	}
+	do("dashboard", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+	b.Screenshot(t, shots, "daemon-dashboard", 1280)
+	if d := b.Dialogs(); len(d) != 0 {
+		t.Errorf("dialogs fired: %v", d)
+	}
+}
