@@ -2,6 +2,7 @@ package systemd
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -96,6 +97,7 @@ func TestDebInstall(t *testing.T) {
 		}
 	}
 	r.analyze()
+	r.doctor()
 
 	// --- the admin edits the config; the daemon has data
 	conf := append(r.read(ConfigFile), []byte("\n# edited by the admin\n")...)
@@ -267,6 +269,39 @@ func (r debianRoot) gone(paths ...string) {
 		if _, err := os.Lstat(filepath.Join(r.dir, p)); !errors.Is(err, os.ErrNotExist) {
 			r.t.Errorf("%s is still there (%v)", p, err)
 		}
+	}
+}
+
+// doctor runs `scanwarden doctor --json` as root in the fresh install: the
+// shipped config is valid, the key and the data dir are as the daemon needs
+// them, Samba is there. (Ports and the daemon depend on the host: not judged.)
+func (r debianRoot) doctor() {
+	r.t.Helper()
+	out := r.run("sh", "-c", "scanwarden doctor --json; true")
+	var rep struct {
+		Config string `json:"config"`
+		Checks []struct {
+			ID, Status, Detail, Fix string
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		r.t.Fatalf("scanwarden doctor --json: %v\n%s", err, out)
+	}
+	if rep.Config != ConfigFile {
+		r.t.Errorf("doctor read %q, want %s", rep.Config, ConfigFile)
+	}
+	seen := map[string]bool{}
+	for _, c := range rep.Checks {
+		switch c.ID {
+		case "config", "key", "data_dir", "samba":
+			seen[c.ID] = true
+			if c.Status != "ok" {
+				r.t.Errorf("doctor on the fresh install: %s %s: %s (fix: %s)", c.ID, c.Status, c.Detail, c.Fix)
+			}
+		}
+	}
+	if len(seen) != 4 {
+		r.t.Errorf("doctor lacks checks: %s", out)
 	}
 }
 

@@ -43,6 +43,7 @@ usage:
   scanwarden snmp codes                                             the Kyocera send-error code book
   scanwarden admin set-password | admin token create NAME [flags]    the web admin's password and API tokens
   scanwarden receiver run|list|deliver|force|status [flags]         the fallback scan share: hold scans, deliver them verified
+  scanwarden doctor [--config FILE] [--json]                        check this installation: config, data, key, Samba, ports, AD, SNMP
   scanwarden version                                                the version of this binary
   scanwarden help COMMAND                                           flags of one command
 
@@ -85,6 +86,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runAdmin(ctx, env, rest)
 	case "receiver":
 		return runReceiver(ctx, env, rest)
+	case "doctor":
+		return runDoctor(ctx, env, rest)
 	case "version", "--version":
 		return runVersion(env, rest)
 	case "help", "-h", "--help":

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden/doctor"
+)
+
+const doctorUsage = `usage: scanwarden doctor [--config FILE] [--key-file FILE] [--json] [--timeout 5s]
+
+Checks this installation and changes nothing: the config is valid, the data
+dir is writable by the daemon's user, the sealing key is there with mode 0600
+and fits the data dir, Samba is installed (and its version), ports 445, 139,
+162 and the web port are free or held by scanwarden, the daemon answers, and
+when configured: Active Directory answers and binds, the clock agrees with
+the DC's, each registered device answers SNMP. Every problem comes with its
+fix. Run it as root on an installed box (it reads /etc/scanwarden/secret.key
+and sees which process holds a port).
+
+Exit status: 0 nothing failed (warnings may be printed), 1 a check failed,
+2 bad arguments.
+
+flags:
+`
+
+func runDoctor(ctx context.Context, env environ, args []string) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	configFile := fs.String("config", "", "the daemon's config (default "+doctor.DefaultConfig+" when it exists)")
+	keyFile := fs.String("key-file", "", "the sealing key (default: as the daemon finds it; "+
+		"on an installed box /etc/scanwarden/secret.key next to the config)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	timeout := fs.Duration("timeout", 5*time.Second, "bound on each network check")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, doctorUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "scanwarden doctor: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *timeout <= 0 {
+		fmt.Fprintln(env.stderr, "scanwarden doctor: --timeout must be positive")
+		return exitUsage
+	}
+	rep := doctor.Run(ctx, doctor.Options{ConfigFile: *configFile, KeyFile: *keyFile, Getenv: env.getenv, Timeout: *timeout})
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		printDoctor(env, rep)
+	}
+	if rep.Result == doctor.Fail {
+		return exitFinding
+	}
+	return exitOK
+}
+
+func printDoctor(env environ, rep doctor.Report) {
+	width := 0
+	for _, c := range rep.Checks {
+		width = max(width, len(c.ID))
+	}
+	counts := map[doctor.Status]int{}
+	for _, c := range rep.Checks {
+		counts[c.Status]++
+		fmt.Fprintf(env.stdout, "%-4s  %-*s  %s\n", strings.ToUpper(string(c.Status)), width, c.ID, c.Detail)
+		if c.Fix != "" && c.Status != doctor.OK && c.Status != doctor.Skip {
+			fmt.Fprintf(env.stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
+		}
+	}
+	fmt.Fprintf(env.stdout, "\n%s: %d ok, %d warning(s), %d failed, %d skipped\n",
+		rep.Result, counts[doctor.OK], counts[doctor.Warn], counts[doctor.Fail], counts[doctor.Skip])
+}

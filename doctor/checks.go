@@ -1,0 +1,394 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/seal"
+	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// minFree is the free space below which the data dir is a warning: held
+// scans and the database grow there.
+const minFree = 1 << 30
+
+// dataDir: exists (or will be made), the daemon's user can write it, the
+// database belongs to that user, and there is room.
+func (d *doc) dataDir(cfg daemon.Config) {
+	dir := absDataDir(cfg)
+	uid, gid := d.serviceIDs()
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.add("data_dir", Warn, fmt.Sprintf("nothing to do if this is a new install; else restore it from the backup (%s and the key)", dir),
+			"%s does not exist yet: the daemon creates it at its first start", dir)
+		return
+	case err != nil:
+		d.add("data_dir", Fail, "check the path in data_dir", "%s: %v", dir, err)
+		return
+	case !st.IsDir():
+		d.add("data_dir", Fail, "point data_dir at a folder", "%s is not a folder", dir)
+		return
+	}
+	own := func(p string) string {
+		return fmt.Sprintf("chown -R %s: %s", d.opt.ServiceUser, p)
+	}
+	if os.Geteuid() == 0 && uid >= 0 {
+		// root can write anywhere: judge what the daemon's user can do
+		s := st.Sys().(*syscall.Stat_t)
+		if int(s.Uid) != uid || st.Mode().Perm()&0o700 != 0o700 {
+			d.add("data_dir", Fail, own(dir)+" && chmod 750 "+dir,
+				"%s belongs to uid %d mode %04o: user %s (uid %d) cannot write it", dir, s.Uid, st.Mode().Perm(), d.opt.ServiceUser, uid)
+			return
+		}
+		var foreign []string
+		for _, f := range []string{store.DefaultFile, store.DefaultFile + "-wal", store.DefaultFile + "-shm"} {
+			if fst, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				if fs := fst.Sys().(*syscall.Stat_t); int(fs.Uid) != uid {
+					foreign = append(foreign, fmt.Sprintf("%s (uid %d)", f, fs.Uid))
+				}
+			}
+		}
+		if len(foreign) > 0 {
+			d.add("data_dir", Fail, own(dir),
+				"in %s, %s belong to another user than %s: the daemon cannot open its database (a command run as root made them?)",
+				dir, strings.Join(foreign, ", "), d.opt.ServiceUser)
+			return
+		}
+		_ = gid
+	} else {
+		f, err := os.CreateTemp(dir, ".doctor-*")
+		if err != nil {
+			d.add("data_dir", Fail, own(dir), "%s is not writable: %v", dir, err)
+			return
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	var sfs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &sfs); err == nil {
+		free := sfs.Bavail * uint64(sfs.Bsize)
+		if free < minFree {
+			d.add("data_dir", Warn, "free space on that file system (held scans wait here while a destination is broken)",
+				"%s is writable by %s, but only %s are free", dir, d.opt.ServiceUser, size(free))
+			return
+		}
+		d.add("data_dir", OK, "", "%s is writable by %s, %s free", dir, d.opt.ServiceUser, size(free))
+		return
+	}
+	d.add("data_dir", OK, "", "%s is writable by %s", dir, d.opt.ServiceUser)
+}
+
+func size(b uint64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", b>>10)
+}
+
+// keyPath is where the daemon finds its sealing key: --key-file,
+// $SCANWARDEN_KEY_FILE, $CREDENTIALS_DIRECTORY/secret.key, the key next to
+// the config file (the Debian package's /etc/scanwarden/secret.key, which
+// the unit hands over with LoadCredential=), else in the data dir.
+func (d *doc) keyPath(cfg daemon.Config) string {
+	if d.opt.KeyFile != "" {
+		return d.opt.KeyFile
+	}
+	if d.opt.Getenv(seal.EnvKeyFile) == "" && d.opt.Getenv("CREDENTIALS_DIRECTORY") == "" && d.configFile != "" {
+		p := filepath.Join(filepath.Dir(d.configFile), seal.FileName)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return seal.Resolve("", d.opt.Getenv, absDataDir(cfg))
+}
+
+// key: present, mode 0600 (or stricter), a key, and the one the data dir
+// was sealed with. Returns its path when it loads.
+func (d *doc) key(cfg daemon.Config) string {
+	p := d.keyPath(cfg)
+	db := filepath.Join(absDataDir(cfg), store.DefaultFile)
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(db); err == nil {
+			d.add("key", Fail, "restore the key file from your backup to "+p+" (mode 0600): without it the sealed passwords cannot be read",
+				"no key file at %s, but %s exists", p, db)
+		} else {
+			d.add("key", Warn, "nothing to do on a new install (the Debian package makes /etc/scanwarden/secret.key)",
+				"no key file at %s yet: it is made at the first start", p)
+		}
+		return ""
+	}
+	if err != nil {
+		d.add("key", Fail, "run doctor as root, or check the path", "key file %s: %v", p, err)
+		return ""
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		d.add("key", Fail, "chmod 600 "+p, "key file %s has mode %04o: others can read the key", p, perm)
+		return ""
+	}
+	k, err := seal.Load(p)
+	if err != nil {
+		d.add("key", Fail, "restore the key file from your backup", "%v", err)
+		return ""
+	}
+	if _, err := os.Stat(db); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), d.opt.Timeout)
+		defer cancel()
+		if st, err := store.OpenReadOnly(ctx, db); err == nil {
+			_, uerr := st.UnlockKey(ctx, p)
+			st.Close()
+			var ke *store.KeyError
+			if errors.As(uerr, &ke) {
+				d.add("key", Fail, "put back the key this data dir was sealed with (your backup of "+p+")", "%v", uerr)
+				return ""
+			}
+		}
+	}
+	d.add("key", OK, "", "%s (mode %04o, key id %s)", p, st.Mode().Perm(), k.ID())
+	return p
+}
+
+// samba: smbd and testparm installed, and smbd's version.
+func (d *doc) samba() {
+	smbd := d.opt.Smbd
+	if smbd == "" {
+		smbd = "/usr/sbin/smbd"
+		if _, err := os.Stat(smbd); err != nil {
+			if p, err := exec.LookPath("smbd"); err == nil {
+				smbd = p
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d.opt.Timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, smbd, "--version").Output()
+	if err != nil {
+		d.add("samba", Fail, "apt-get install samba (the fallback share runs Samba's smbd)", "smbd not found or not runnable (%s): %v", smbd, err)
+		return
+	}
+	version := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "Version "))
+	if _, err := exec.LookPath("testparm"); err != nil {
+		if _, err2 := os.Stat("/usr/bin/testparm"); err2 != nil {
+			d.add("samba", Fail, "apt-get install samba-common-bin", "smbd %s, but testparm (which validates the share's config) is missing", version)
+			return
+		}
+	}
+	d.add("samba", OK, "", "smbd %s (%s)", version, smbd)
+}
+
+// daemonUp asks the daemon's /healthz on its listen address.
+func (d *doc) daemonUp(ctx context.Context, cfg daemon.Config) {
+	host, port, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	url := "http://" + net.JoinHostPort(host, port) + "/healthz"
+	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.add("daemon", Warn, "systemctl start scanwarden; journalctl -u scanwarden says why it stopped",
+			"nothing answers %s: the daemon is not running (or listens elsewhere)", url)
+		return
+	}
+	defer resp.Body.Close()
+	b := make([]byte, 200)
+	n, _ := resp.Body.Read(b)
+	body := strings.TrimSpace(string(b[:n]))
+	switch {
+	case resp.StatusCode != http.StatusOK:
+		d.add("daemon", Fail, "journalctl -u scanwarden", "%s answered %s", url, resp.Status)
+	case strings.Contains(body, "fault"):
+		d.add("daemon", Warn, "the status page and journalctl -u scanwarden name the part that is down", "the daemon answers %s: %s", url, body)
+	default:
+		d.add("daemon", OK, "", "the daemon answers %s: %s", url, body)
+	}
+}
+
+// ad: the DC answers and the service account binds; then the clock.
+func (d *doc) ad(ctx context.Context, cfg daemon.Config) {
+	if cfg.AD.URL == "" {
+		d.add("ad", Skip, "", "no [ad] url configured")
+		return
+	}
+	dir, err := ad.New(ad.Config{URL: cfg.AD.URL, BindUser: cfg.AD.BindUser, Password: cfg.AD.Password,
+		CAFile: cfg.AD.CA, AllowPlain: cfg.AD.InsecurePlain, Timeout: d.opt.Timeout})
+	if err != nil {
+		d.add("ad", Fail, "fix [ad] in "+d.configFile, "%v", err)
+		return
+	}
+	t0 := d.opt.Now()
+	dc, err := dir.Probe(ctx)
+	t1 := d.opt.Now()
+	if err != nil {
+		d.add("ad", Fail, adFix(err), "%v", err)
+		d.add("ad.clock", Skip, "", "the DC did not answer")
+		return
+	}
+	d.add("ad", OK, "", "DC %s (%s) answered over %s, bound as %s", dc.Host, dc.Addr, dc.Transport, cfg.AD.BindUser)
+	if dc.Time.IsZero() {
+		d.add("ad.clock", Skip, "", "the DC did not give its time (RootDSE currentTime)")
+		return
+	}
+	// currentTime is whole seconds: compare with the middle of the read,
+	// and allow that second.
+	mid := t0.Add(t1.Sub(t0) / 2)
+	skew := dc.Time.Add(500 * time.Millisecond).Sub(mid)
+	abs := skew
+	if abs < 0 {
+		abs = -abs
+	}
+	dir2 := "ahead of"
+	if skew < 0 {
+		dir2 = "behind"
+	}
+	fix := "sync this box's clock with the DC: timedatectl set-ntp true, and point systemd-timesyncd (NTP=) at " + dc.Host
+	switch {
+	case abs <= 2*time.Second:
+		d.add("ad.clock", OK, "", "clock within %v of the DC's", abs.Round(time.Second))
+	case abs <= SkewWarn:
+		d.add("ad.clock", OK, "", "the DC's clock is %v %s this box's (Kerberos allows 5 min)", abs.Round(time.Second), dir2)
+	case abs <= SkewFail:
+		d.add("ad.clock", Warn, fix, "the DC's clock is %v %s this box's: logon-hours and lockout times read off by that much", abs.Round(time.Second), dir2)
+	default:
+		d.add("ad.clock", Fail, fix, "the DC's clock is %v %s this box's: beyond Kerberos' 5 minutes, and logon hours and lockout windows are misjudged",
+			abs.Round(time.Second), dir2)
+	}
+}
+
+func adFix(err error) string {
+	var be *ad.BindError
+	switch {
+	case errors.As(err, &be):
+		return "check [ad] bind_user and the password in password_file (AD says: " + string(be.Cause) + ")"
+	case strings.Contains(err.Error(), "x509") || strings.Contains(err.Error(), "TLS"):
+		return "give the DC's CA in [ad] ca (PEM), or fix the DC's certificate name"
+	}
+	return "check [ad] url, and that this box reaches the DC on 636 (ldaps) or 389 (StartTLS)"
+}
+
+// snmp: each registered device answers (read from the database without
+// changing it). Devices come from the registry; nothing to do without any.
+func (d *doc) snmp(ctx context.Context, cfg daemon.Config, keyPath string) {
+	db := filepath.Join(absDataDir(cfg), store.DefaultFile)
+	if _, err := os.Stat(db); err != nil {
+		d.add("snmp", Skip, "", "no database yet: no registered device to ask")
+		return
+	}
+	if keyPath == "" {
+		d.add("snmp", Skip, "fix the key first", "the devices' SNMP credentials are sealed and the key did not load")
+		return
+	}
+	st, err := store.OpenReadOnly(ctx, db)
+	if err != nil {
+		d.add("snmp", Skip, "run doctor as root", "cannot read the registry: %v", err)
+		return
+	}
+	defer st.Close()
+	if _, err := st.UnlockKey(ctx, keyPath); err != nil {
+		d.add("snmp", Skip, "", "cannot open the devices' credentials: %v", err)
+		return
+	}
+	devs, err := st.Devices(ctx)
+	if err != nil {
+		d.add("snmp", Skip, "", "cannot read the registry: %v", err)
+		return
+	}
+	type job struct {
+		name string
+		t    snmp.Target
+	}
+	var jobs []job
+	for _, dev := range devs {
+		if dev.Address == "" {
+			continue
+		}
+		host, port, err := snmp.ParseHostPort(dev.Address)
+		if err != nil {
+			d.add("snmp."+dev.Name, Fail, "correct the device's address in the registry", "address %q: %v", dev.Address, err)
+			continue
+		}
+		t := snmp.Target{Host: host, Port: port, Version: snmp.V2c, Community: cfg.SNMP.Community,
+			Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
+		switch dev.SNMP.Version {
+		case "1":
+			t.Version = snmp.V1
+		case "3":
+			t.Version = snmp.V3
+			t.V3 = &snmp.V3Auth{User: dev.SNMP.V3User, AuthProto: dev.SNMP.V3AuthProto, AuthPass: dev.SNMP.V3Auth,
+				PrivProto: dev.SNMP.V3PrivProto, PrivPass: dev.SNMP.V3Priv}
+		}
+		if !dev.SNMP.Community.IsZero() {
+			t.Community = dev.SNMP.Community
+		}
+		jobs = append(jobs, job{dev.Name, t})
+	}
+	if len(jobs) == 0 {
+		d.add("snmp", Skip, "", "no device with an address in the registry")
+		return
+	}
+	if len(jobs) > d.opt.MaxDevices {
+		d.add("snmp", Skip, "", "%d devices: the first %d are asked", len(jobs), d.opt.MaxDevices)
+		jobs = jobs[:d.opt.MaxDevices]
+	}
+	results := make([]Check, len(jobs))
+	sem := make(chan struct{}, 8)
+	done := make(chan struct{})
+	for i, j := range jobs {
+		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem; done <- struct{}{} }()
+			pctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
+			defer cancel()
+			res, err := snmp.Probe(pctx, j.t, snmp.DefaultRules(snmp.DefaultCodeBook()), snmp.ProbeOptions{})
+			id := "snmp." + j.name
+			switch {
+			case err != nil:
+				results[i] = Check{id, Fail, fmt.Sprintf("%s: %v", j.t.Addr(), err), "correct the device's SNMP settings in the registry"}
+			case !res.Answered:
+				results[i] = Check{id, Fail, fmt.Sprintf("%s did not answer SNMP %s: %s", j.t.Addr(), j.t.Version, res.Error),
+					"on the MFP (Command Center RX → Network → Protocol) enable SNMP and match the community or v3 user; let UDP 161 through"}
+			default:
+				results[i] = Check{id, OK, fmt.Sprintf("%s answered SNMP %s (%s %s)", j.t.Addr(), j.t.Version, res.Model, res.Serial), ""}
+			}
+		}()
+	}
+	for range jobs {
+		<-done
+	}
+	d.rep.Checks = append(d.rep.Checks, results...)
+}
+
+// portLabel says what a port is for.
+func portLabel(port int) string {
+	switch port {
+	case 445:
+		return "SMB, the fallback share"
+	case 139:
+		return "SMB over NetBIOS, the fallback share for old MFPs"
+	case 162:
+		return "SNMP traps"
+	}
+	return "listener"
+}

@@ -1,0 +1,234 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/seal"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// box lays out an installed box in a temp dir: config dir with the config
+// (listen on a port the test chooses) and data dir; returns the config path.
+func box(t *testing.T, extra string) (conf, data string) {
+	t.Helper()
+	dir := t.TempDir()
+	data = filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	etc := filepath.Join(dir, "etc")
+	if err := os.Mkdir(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf = filepath.Join(etc, "scanwarden.toml")
+	text := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:1\"\n%s", data, extra)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return conf, data
+}
+
+func run(t *testing.T, opt Options) Report {
+	t.Helper()
+	if opt.ServiceUser == "" {
+		opt.ServiceUser = currentUser(t)
+	}
+	opt.Getenv = func(string) string { return "" }
+	return Run(context.Background(), opt)
+}
+
+func currentUser(t *testing.T) string {
+	t.Helper()
+	u, err := userCurrent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func find(t *testing.T, rep Report, id string) Check {
+	t.Helper()
+	for _, c := range rep.Checks {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no check %s in %+v", id, rep.Checks)
+	return Check{}
+}
+
+func want(t *testing.T, rep Report, id string, st Status, detail, fix string) {
+	t.Helper()
+	c := find(t, rep, id)
+	if c.Status != st || !strings.Contains(c.Detail, detail) || !strings.Contains(c.Fix, fix) {
+		t.Errorf("%s = %s %q (fix %q), want %s with %q (fix %q)", id, c.Status, c.Detail, c.Fix, st, detail, fix)
+	}
+	if st != OK && st != Skip && c.Fix == "" {
+		t.Errorf("%s: %s without a fix", id, st)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	conf, _ := box(t, "bogus_key = 1\n")
+	rep := run(t, Options{ConfigFile: conf})
+	want(t, rep, "config", Fail, "bogus_key", "--check-config")
+	if rep.Result != Fail {
+		t.Errorf("result %s, want fail", rep.Result)
+	}
+	conf, data := box(t, "")
+	rep = run(t, Options{ConfigFile: conf})
+	want(t, rep, "config", OK, conf+" is valid", "")
+	want(t, rep, "data_dir", OK, data+" is writable", "")
+}
+
+func TestKey(t *testing.T) {
+	conf, data := box(t, "")
+	keyNextToConfig := filepath.Join(filepath.Dir(conf), seal.FileName)
+
+	// none yet, no database: a new install
+	want(t, run(t, Options{ConfigFile: conf}), "key", Warn, "no key file at "+filepath.Join(data, seal.FileName), "")
+
+	// a database sealed with a key next to the config (the Debian layout)
+	ctx := context.Background()
+	st, err := store.OpenDir(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UnlockKey(ctx, keyNextToConfig); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	rep := run(t, Options{ConfigFile: conf})
+	want(t, rep, "key", OK, keyNextToConfig+" (mode 0600", "")
+
+	// readable by others
+	if err := os.Chmod(keyNextToConfig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want(t, run(t, Options{ConfigFile: conf}), "key", Fail, "mode 0644", "chmod 600 "+keyNextToConfig)
+	if err := os.Chmod(keyNextToConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// another key than the data dir's
+	other := filepath.Join(t.TempDir(), "other.key")
+	if _, err := seal.Create(other); err != nil {
+		t.Fatal(err)
+	}
+	want(t, run(t, Options{ConfigFile: conf, KeyFile: other}), "key", Fail, "", "put back the key")
+
+	// gone, while the database holds sealed data
+	if err := os.Remove(keyNextToConfig); err != nil {
+		t.Fatal(err)
+	}
+	want(t, run(t, Options{ConfigFile: conf}), "key", Fail, "no key file", "restore the key file")
+	// the doctor made no file
+	if _, err := os.Stat(filepath.Join(data, seal.FileName)); err == nil {
+		t.Errorf("doctor created a key file")
+	}
+}
+
+// TestDataDirOwner: root sees that a data dir, or a database in it, the
+// daemon's user cannot write (a command run as root left it behind).
+func TestDataDirOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files another owner")
+	}
+	conf, data := box(t, "")
+	const svc = "nobody"
+	uid, gid := lookupIDs(t, svc)
+	if err := os.Chown(data, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	want(t, run(t, Options{ConfigFile: conf, ServiceUser: svc}), "data_dir", OK, "writable by nobody", "")
+	if err := os.WriteFile(filepath.Join(data, store.DefaultFile), nil, 0o600); err != nil { // root's
+		t.Fatal(err)
+	}
+	want(t, run(t, Options{ConfigFile: conf, ServiceUser: svc}), "data_dir", Fail, store.DefaultFile+" (uid 0)", "chown -R nobody: "+data)
+	if err := os.Chown(data, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	want(t, run(t, Options{ConfigFile: conf, ServiceUser: svc}), "data_dir", Fail, "cannot write it", "chown -R nobody: "+data)
+}
+
+// TestPorts holds the web port with a real socket of this process: the
+// doctor names the process and says it is not scanwarden's.
+func TestPorts(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	conf, _ := box(t, "")
+	text, _ := os.ReadFile(conf)
+	os.WriteFile(conf, []byte(strings.Replace(string(text), "127.0.0.1:1", fmt.Sprintf("127.0.0.1:%d", port), 1)), 0o644)
+
+	id := fmt.Sprintf("port.%d", port)
+	rep := run(t, Options{ConfigFile: conf, ServiceUser: "nobody", Timeout: 300 * time.Millisecond})
+	if os.Geteuid() == 0 {
+		want(t, rep, id, Fail, fmt.Sprintf("held by %s (pid %d) on 127.0.0.1", comm(t), os.Getpid()), "stop "+comm(t))
+	} else {
+		want(t, rep, id, Fail, "held by", "")
+	}
+	if rep.Result != Fail {
+		t.Errorf("result %s, want fail", rep.Result)
+	}
+	// held by the daemon's own user: ours
+	rep = run(t, Options{ConfigFile: conf, ServiceUser: currentUser(t), Timeout: 300 * time.Millisecond})
+	if os.Geteuid() != 0 {
+		want(t, rep, id, OK, "held by scanwarden", "")
+	}
+	l.Close()
+	want(t, run(t, Options{ConfigFile: conf}), id, OK, "is free", "")
+}
+
+func TestHexAddr(t *testing.T) {
+	for in, out := range map[string]string{
+		"0100007F":                         "127.0.0.1",
+		"00000000":                         "0.0.0.0",
+		"00000000000000000000000000000000": "::",
+		"00000000000000000000000001000000": "::1",
+		"0000000000000000FFFF000002004D0A": "10.77.0.2",
+	} {
+		if got := hexAddr(in); got != out {
+			t.Errorf("hexAddr(%s) = %s, want %s", in, got, out)
+		}
+	}
+}
+
+func comm(t *testing.T) string {
+	b, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func userCurrent() (string, error) {
+	u, err := user.Current()
+	if err != nil {
+		return "", err
+	}
+	return u.Username, nil
+}
+
+func lookupIDs(t *testing.T, name string) (int, int) {
+	t.Helper()
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Skipf("no user %s: %v", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return uid, gid
+}
