@@ -47,3 +47,18 @@ func TestKyoceraPasswordRefused(t *testing.T) {
 		}
 	}
 }
+
+func FuzzDecodePassword(f *testing.F) {
+	f.Add("ED1CE55E30053916")
+	f.Add("")
+	f.Add("00")
+	f.Fuzz(func(t *testing.T, h string) {
+		pw, err := DecodePassword(h)
+		if err != nil {
+			return
+		}
+		if back, err := DecodePassword(EncodePassword(pw)); err != nil || back != pw {
+			t.Fatalf("%q → %q → %q %v", h, pw, back, err)
+		}
+	})
+}
