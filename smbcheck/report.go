@@ -105,6 +105,9 @@ type Report struct {
 	Verdict     Verdict     `json:"verdict"`
 	WorkingForm *Form       `json:"working_form,omitempty"`
 	Server      *ServerInfo `json:"server,omitempty"`
+	// Interrupted is set when the check was stopped before it ended: the
+	// verdict covers only the steps that ran.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Canary is the name of a test file the check could not remove.
 	Canary string `json:"leftover_canary,omitempty"`
 }

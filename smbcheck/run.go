@@ -79,6 +79,12 @@ func Run(ctx context.Context, t Target, o Options) Report {
 	defer c.cleanup()
 	c.run(ctx)
 	c.finish()
+	if ctx.Err() != nil {
+		// Stopped (Ctrl-C, SIGTERM, a deadline): the verdict covers only
+		// the steps that ran.
+		c.r.Interrupted = true
+		c.r.Verdict.Summary = "The check was interrupted; from the steps that ran: " + c.r.Verdict.Summary
+	}
 	return c.r
 }
 

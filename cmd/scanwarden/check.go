@@ -34,7 +34,6 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	fs.SetOutput(env.stderr)
 	user := fs.String("user", "", "login user name exactly as typed on the MFP (user, DOMAIN\\user, user@upn, .\\user)")
 	passwordFile := fs.String("password-file", "", "file holding the login password (first line; - for stdin)")
-	password := fs.String("password", "", "login password on the command line (visible to other users: prefer --password-file)")
 	workstation := fs.String("workstation", "", "NetBIOS name the MFP sends (its host name; default "+smbcheck.DefaultWorkstation+")")
 	noWrite := fs.Bool("no-write", false, "do not create, write and delete a test file")
 	maxFailures := fs.Int("max-failures", smbcheck.DefaultMaxFailures, "failed logons allowed per account per 30 minutes (0: replay nothing that can fail)")
@@ -65,7 +64,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	var ledger *storeLedger
 	if *destName != "" {
 		// A stored destination: everything comes from the registry.
-		if len(pos) != 0 || *user != "" || *passwordFile != "" || *password != "" || *workstation != "" || *stateDir != "" {
+		if len(pos) != 0 || *user != "" || *passwordFile != "" || *workstation != "" || *stateDir != "" {
 			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --workstation or --state-dir")
 			return exitUsage
 		}
@@ -90,7 +89,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 			return exitUsage
 		}
 		t.User, t.Workstation = *user, *workstation
-		pw, err := readPassword(env, *passwordFile, *password)
+		pw, err := readPassword(env, *passwordFile)
 		if err != nil {
 			fmt.Fprintln(env.stderr, "scanwarden check:", err)
 			return exitUsage
@@ -110,7 +109,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 		// The state store opens while the first network steps run: the ledger
 		// is first needed right before the first logon.
-		ledger = openStoreLedger(ctx, dir)
+		ledger = openStoreLedger(context.WithoutCancel(ctx), dir)
 	}
 	defer ledger.Close()
 
@@ -138,7 +137,9 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
 	rep := smbcheck.Run(ctx, t, opts)
-	if _, err := ledger.wait(ctx); err != nil {
+	// Ctrl-C or SIGTERM ends the check early, yet the verdict reached so
+	// far is still printed: the store is waited for without the signal.
+	if _, err := ledger.wait(context.WithoutCancel(ctx)); err != nil {
 		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
 		return exitUsage
 	}
@@ -214,13 +215,10 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 	humanf(w, "fix: %s\n", v.Fix)
 }
 
-// readPassword takes the login password from --password-file, from
-// SCANWARDEN_PASSWORD or — with a warning — from the command line.
-func readPassword(env environ, file, argv string) (scanwarden.Secret, error) {
-	if argv != "" && file == "" {
-		fmt.Fprintln(env.stderr, "warning: a password on the command line is visible to other users of this machine (ps, shell history); use --password-file or "+passwordEnv)
-		return scanwarden.NewSecret(argv), nil
-	}
+// readPassword takes the login password from --password-file (a file, or
+// "-" for stdin) or SCANWARDEN_PASSWORD. There is no --password: a command
+// line is readable by every local user in /proc.
+func readPassword(env environ, file string) (scanwarden.Secret, error) {
 	pw, err := readSecret(env, file, "--password-file", passwordEnv)
 	if err != nil {
 		return pw, fmt.Errorf("no password: %w", err)

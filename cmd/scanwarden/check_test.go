@@ -57,12 +57,11 @@ func TestCheckBadArguments(t *testing.T) {
 	}
 }
 
-func TestCheckPasswordOnCommandLineWarns(t *testing.T) {
+func TestCheckNoPasswordOnCommandLine(t *testing.T) {
 	t.Setenv("SCANWARDEN_STATE_DIR", t.TempDir())
-	// Loopback port 1: the check runs (exit 1) and sends nothing off this machine.
 	r := runCLI(t, nil, "", "check", "//127.0.0.1:1/scans", "--user", "a", "--password", "Hunter2-Secret", "--no-write")
-	if !strings.Contains(r.stderr, "visible to other users") {
-		t.Errorf("no warning for a password in argv: %s", r.stderr)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "-password") {
+		t.Errorf("--password accepted: exit %d, %s", r.code, r.stderr)
 	}
 	if strings.Contains(r.stdout+r.stderr, "Hunter2-Secret") {
 		t.Error("the password was printed")
@@ -115,5 +114,19 @@ func TestCheckLab(t *testing.T) {
 	}
 	if strings.Contains(js.stdout+ok.stdout, lab.Password) {
 		t.Fatal("the password is in the output")
+	}
+}
+
+// TestCheckInterruptedPrintsVerdict: a check stopped by SIGTERM (its
+// context cancelled) still prints the verdict reached so far.
+func TestCheckInterruptedPrintsVerdict(t *testing.T) {
+	t.Setenv("SCANWARDEN_STATE_DIR", t.TempDir())
+	t.Setenv(passwordEnv, "x")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"check", "//127.0.0.1:1/scans", "--user", "a", "--no-write"}, strings.NewReader(""), &out, &errb)
+	if code == exitUsage || !strings.Contains(out.String(), "verdict:") || !strings.Contains(out.String(), "interrupted") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
