@@ -67,12 +67,16 @@ type opts struct {
 	remote receiver.Remote
 	dests  staticDests
 	keep   bool
+	dir    string // data dir (default a temporary one)
 }
 
 func newEnv(t testing.TB, o opts) *env {
 	t.Helper()
 	requireSmbd(t)
-	dir := t.TempDir()
+	dir := o.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	os.Chmod(dir, 0o755)
 	st, err := store.OpenDir(context.Background(), dir)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Config is the receiver's whole configuration. Zero means zero: fill
@@ -444,7 +446,13 @@ type Status struct {
 	HeldBytes  int64          `json:"held_bytes"` // bytes of held (undelivered) scans
 	OldestHeld *time.Time     `json:"oldest_held"`
 	LastError  *DeliveryState `json:"last_delivery_error"`
+	FreeBytes  int64          `json:"free_bytes"` // free space of the data dir's filesystem
 }
+
+// LowSpace is the free space below which Status warns: uploads that do not
+// fit are refused to the MFP (it shows a send error) and nothing new can be
+// catalogued.
+const LowSpace = 100 << 20
 
 // DeliveryState is the last failed delivery.
 type DeliveryState struct {
@@ -483,6 +491,13 @@ func ReadStatus(ctx context.Context, dataDir string, cat Catalogue) (Status, err
 				st.SmbdUp = false
 				st.Warnings = append(st.Warnings, "smbd runs but does not answer on its port")
 			}
+		}
+	}
+	var fsst unix.Statfs_t
+	if err := unix.Statfs(dataDir, &fsst); err == nil {
+		st.FreeBytes = int64(fsst.Bavail) * int64(fsst.Bsize)
+		if st.FreeBytes < LowSpace {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("the data dir's disk is nearly full (%d KiB free): uploads that do not fit are refused to the MFP, and nothing new is catalogued until space is freed; nothing held is lost", st.FreeBytes>>10))
 		}
 	}
 	filepath.WalkDir(Inbox(dataDir), func(p string, d fs.DirEntry, err error) error {

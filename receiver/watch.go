@@ -28,7 +28,7 @@ type WatchConfig struct {
 }
 
 // DefaultWatch is the watcher's default tuning.
-var DefaultWatch = WatchConfig{Quiet: 10 * time.Second, QuietAfterLogoff: 300 * time.Millisecond, Rescan: time.Minute}
+var DefaultWatch = WatchConfig{Quiet: 10 * time.Second, QuietAfterLogoff: 100 * time.Millisecond, Rescan: time.Minute}
 
 // pending is a file the watcher waits on.
 type pending struct {

@@ -1,0 +1,317 @@
+// Command rxbench measures the receiver against the reference tools, in the
+// lab (bench/receiver.sh runs it):
+//
+//	rxbench forward SIZE_MIB   deliver one held scan of SIZE MiB to the lab
+//	                           DC's share through the forwarder (write, rename,
+//	                           read back, verify) and `smbclient put` the same
+//	                           file, alternating; peak RSS of the forwarding
+//	                           process
+//	rxbench ingest N           N PDFs put by smbclient (one logon each) into a
+//	                           running receiver; close → catalogued latency
+//	                           (close-write seen by inotify → the file leaves
+//	                           the inbox, which happens only after the commit)
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+func main() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: rxbench forward SIZE_MIB | ingest N | deliver-child DIR DEST")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "forward":
+		err = forward(os.Args[2])
+	case "ingest":
+		err = ingest(os.Args[2])
+	case "deliver-child":
+		err = deliverChild(os.Args[2])
+	default:
+		err = fmt.Errorf("unknown mode %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rxbench:", err)
+		os.Exit(1)
+	}
+}
+
+func env(k string) string {
+	v := os.Getenv(k)
+	if v == "" {
+		fmt.Fprintf(os.Stderr, "rxbench: %s unset: run inside the lab (testlab/lab exec bench/receiver.sh)\n", k)
+		os.Exit(2)
+	}
+	return v
+}
+
+type dests []receiver.Destination
+
+func (d dests) Destinations(context.Context) ([]receiver.Destination, error) { return d, nil }
+
+func target(sub string) smbcheck.Target {
+	return smbcheck.Target{Host: env("SWLAB_DC_IP"), Share: "scans", Path: sub, User: env("SWLAB_DOMAIN") + `\alice`,
+		Password: scanwarden.NewSecret(env("SWLAB_PASSWORD")), Workstation: "MFP01"}
+}
+
+// forward: SIZE MiB, 3 rounds alternating forwarder and smbclient put.
+func forward(arg string) error {
+	mib, err := strconv.Atoi(arg)
+	if err != nil || mib < 1 || mib > 4096 {
+		return fmt.Errorf("SIZE_MIB must be 1..4096")
+	}
+	lab := env("SCANWARDEN_LAB")
+	sub := "rxbench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	remoteDir := filepath.Join(lab, "dc", "shares", "scans", sub)
+	if err := os.Mkdir(remoteDir, 0o777); err != nil {
+		return err
+	}
+	os.Chmod(remoteDir, 0o777)
+	defer os.RemoveAll(remoteDir)
+	work, err := os.MkdirTemp("", "rxbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	src := filepath.Join(work, "scan.pdf")
+	f, err := os.Create(src)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	for i := 0; i < mib; i++ {
+		rand.Read(buf)
+		f.Write(buf)
+	}
+	f.Close()
+	auth := filepath.Join(work, "auth")
+	os.WriteFile(auth, []byte(fmt.Sprintf("username = alice\npassword = %s\ndomain = %s\n", env("SWLAB_PASSWORD"), env("SWLAB_DOMAIN"))), 0o600)
+	var fw, sc []float64
+	var rss []int64
+	for round := 0; round < 3; round++ {
+		// the forwarder, in its own process so its peak RSS is its own
+		t0 := time.Now()
+		cmd := exec.Command(os.Args[0], "deliver-child", src+"|"+sub+"|"+strconv.Itoa(round))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("deliver: %v %s", err, out)
+		}
+		d := time.Since(t0).Seconds()
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		rss = append(rss, ru.Maxrss)
+		fw = append(fw, d)
+		// smbclient put of the same file
+		t1 := time.Now()
+		c := exec.Command("smbclient", "//"+env("SWLAB_DC_IP")+"/scans", "-A", auth, "--use-kerberos=disabled", "-m", "SMB3",
+			"-c", fmt.Sprintf("cd %s; put %s ref-%d.pdf", sub, src, round))
+		if out, err := c.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
+			return fmt.Errorf("smbclient: %v %s", err, out)
+		}
+		sc = append(sc, time.Since(t1).Seconds())
+		fmt.Printf("round %d: forwarder %.2f s (%s), smbclient put %.2f s, forwarder peak RSS %.1f MiB\n",
+			round+1, d, strings.TrimSpace(string(out)), sc[len(sc)-1], float64(ru.Maxrss)/1024)
+		os.Remove(filepath.Join(remoteDir, "scan.pdf"))
+		os.Remove(filepath.Join(remoteDir, fmt.Sprintf("ref-%d.pdf", round)))
+	}
+	mf, ms := median(fw), median(sc)
+	maxRSS := rss[0]
+	for _, r := range rss {
+		maxRSS = max(maxRSS, r)
+	}
+	size := float64(mib)
+	fmt.Printf("forward %d MiB to //%s/scans (write + rename + read back + SHA-256 verify): median %.2f s = %.0f MiB/s\n", mib, env("SWLAB_DC_IP"), mf, size/mf)
+	fmt.Printf("smbclient put of the same file:                                     median %.2f s = %.0f MiB/s\n", ms, size/ms)
+	fmt.Printf("throughput forwarder/smbclient: %.2fx (target >= 0.9x); forwarder peak RSS %.1f MiB (target < 64 MiB)\n", ms/mf, float64(maxRSS)/1024)
+	return nil
+}
+
+// deliverChild catalogues SRC as a held scan in a fresh data dir and
+// delivers it through receiver.DeliverNow (SMBRemote via smbcheck.Dial).
+func deliverChild(arg string) error {
+	parts := strings.Split(arg, "|")
+	src, sub := parts[0], parts[1]
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "rxbench-data")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	st, err := store.OpenDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rx := filepath.Join(dir, "rx")
+	held := filepath.Join(rx, "held", "x.pdf")
+	os.MkdirAll(filepath.Dir(held), 0o700)
+	if err := os.Link(src, held); err != nil {
+		return err
+	}
+	f, _ := os.Open(held)
+	h := sha256.New()
+	n, _ := io.CopyBuffer(h, f, make([]byte, 128<<10))
+	f.Close()
+	if _, err := st.Scans().AddScan(ctx, receiver.Scan{Destination: "bench", Folder: "bench", File: "scan.pdf", Size: n,
+		SHA256: hex.EncodeToString(h.Sum(nil)), State: receiver.Held, ReceivedAt: time.Now(), HeldPath: "held/x.pdf"}); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	k, err := receiver.DeliverNow(ctx, rx, st.Scans(), dests{{Name: "bench", Folder: "bench", Target: target(sub)}},
+		receiver.SMBRemote{MaxFailures: 1, Timeout: 30 * time.Second}, "bench")
+	if err != nil || k != 1 {
+		return fmt.Errorf("delivered %d: %v", k, err)
+	}
+	fmt.Printf("delivered in %.2f s", time.Since(t0).Seconds())
+	return nil
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// ingest: N PDFs, one smbclient logon each, into a receiver on 127.0.0.1.
+func ingest(arg string) error {
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 1 || n > 5000 {
+		return fmt.Errorf("N must be 1..5000")
+	}
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "rxbench-ingest")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	st, err := store.OpenDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	const pw = "Bench.Mfp-25"
+	cfg := receiver.Config{DataDir: filepath.Join(dir, "rx"), Listen: netip.MustParseAddr("127.0.0.1"), Port: port, Share: "scans",
+		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(pw)}},
+		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}
+	r, err := receiver.New(cfg, st.Scans(), dests{{Name: "bench", Folder: "bench"}}, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	if err := r.Open(ctx); err != nil {
+		return err
+	}
+	defer r.Close()
+	inbox := filepath.Join(receiver.Inbox(cfg.DataDir), "bench")
+	// our own inotify watch: close-write → moved out of the inbox
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	if _, err := unix.InotifyAddWatch(fd, inbox, unix.IN_CLOSE_WRITE|unix.IN_MOVED_FROM); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	closed, moved := map[string]time.Time{}, map[string]time.Time{}
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			k, err := unix.Read(fd, buf)
+			if err != nil || k <= 0 {
+				return
+			}
+			now := time.Now()
+			mu.Lock()
+			for off := 0; off+unix.SizeofInotifyEvent <= k; {
+				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+				name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+				off += unix.SizeofInotifyEvent + int(ev.Len)
+				if ev.Mask&unix.IN_CLOSE_WRITE != 0 {
+					closed[name] = now // the last close counts
+				}
+				if ev.Mask&unix.IN_MOVED_FROM != 0 {
+					moved[name] = now
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	work, _ := os.MkdirTemp("", "rxbench-src")
+	defer os.RemoveAll(work)
+	body := make([]byte, 200<<10)
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		rand.Read(body[:1024])
+		p := filepath.Join(work, "s.pdf")
+		os.WriteFile(p, append(append([]byte("%PDF-1.4\n"), body...), "\n%%EOF\n"...), 0o600)
+		c := exec.Command("smbclient", "//127.0.0.1/scans", "-p", strconv.Itoa(port), "-U", "swmfp%"+pw, "--use-kerberos=disabled",
+			"-m", "SMB3", "-c", fmt.Sprintf("cd bench; put %s scan%05d.pdf", p, i))
+		if out, err := c.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
+			return fmt.Errorf("smbclient %d: %v %s", i, err, out)
+		}
+	}
+	upload := time.Since(t0)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		k := len(moved)
+		mu.Unlock()
+		if k >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var lat []float64
+	for name, c := range closed {
+		if m, ok := moved[name]; ok {
+			lat = append(lat, m.Sub(c).Seconds()*1000)
+		}
+	}
+	sort.Float64s(lat)
+	rows, _ := st.Scans().Scans(ctx, receiver.ScanQuery{})
+	pct := func(p float64) float64 { return lat[min(len(lat)-1, int(float64(len(lat))*p))] }
+	fmt.Printf("%d PDFs (200 KiB) put by smbclient, one logon each, in %.1f s; %d catalogued\n", n, upload.Seconds(), len(rows))
+	if len(lat) > 0 {
+		fmt.Printf("close -> catalogued: p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms (target p99 < 2000 ms)\n",
+			pct(0.5), pct(0.9), pct(0.99), lat[len(lat)-1])
+	}
+	if len(rows) != n || len(lat) != n {
+		return fmt.Errorf("%d uploads, %d catalogued, %d measured", n, len(rows), len(lat))
+	}
+	return nil
+}
