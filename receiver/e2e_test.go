@@ -338,3 +338,5 @@ func TestQuietWindowResetByWrites(t *testing.T) {
 }
 
 func scanwardenSecret(s string) scanwarden.Secret { return scanwarden.NewSecret(s) }
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

@@ -74,3 +74,22 @@ func TestJunk(t *testing.T) {
 		}
 	}
 }
+
+func TestPipe(t *testing.T) {
+	src := bytes.Repeat([]byte("0123456789"), 350000)
+	var dst, tee bytes.Buffer
+	bufs := [][]byte{make([]byte, 1000), make([]byte, 1000)}
+	n, err := pipe(&dst, bytes.NewReader(src), &tee, bufs)
+	if err != nil || n != int64(len(src)) || !bytes.Equal(dst.Bytes(), src) || !bytes.Equal(tee.Bytes(), src) {
+		t.Fatalf("n=%d err=%v", n, err)
+	}
+	// a failing writer stops the copy
+	n, err = pipe(failWriter{}, bytes.NewReader(src), nil, bufs)
+	if err == nil || n != 0 {
+		t.Fatalf("n=%d err=%v", n, err)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, os.ErrPermission }

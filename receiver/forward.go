@@ -87,10 +87,18 @@ type forwarder struct {
 	claim   string // this process's claim on rows it delivers
 	log     *slog.Logger
 	now     func() time.Time
-	buf     []byte
+	bufs    [][]byte // the copy ring (copyBuf each)
 
 	lastErr   string
 	lastErrAt time.Time
+}
+
+// ring returns the forwarder's copy buffers, made on first use.
+func (fw *forwarder) ring() [][]byte {
+	if fw.bufs == nil {
+		fw.bufs = [][]byte{make([]byte, copyBuf), make([]byte, copyBuf), make([]byte, copyBuf)}
+	}
+	return fw.bufs
 }
 
 // tempPrefix starts the temporary name of a file being delivered.
@@ -268,7 +276,7 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 		return "", &DeliveryError{sc.ID, "create " + tmp, err}
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(w, io.TeeReader(local, h), fw.buf)
+	n, err := pipe(w, local, h, fw.ring())
 	if err == nil && n != sc.Size {
 		err = fmt.Errorf("held copy is %d bytes, catalogued %d", n, sc.Size)
 	}
@@ -343,10 +351,12 @@ func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc 
 		return err
 	}
 	defer r.Close()
-	sum, n, err := hashFile(r, fw.buf)
+	h := sha256.New()
+	n, err := pipe(h, r, nil, fw.ring())
 	if err != nil {
 		return err
 	}
+	sum := hex.EncodeToString(h.Sum(nil))
 	if n != sc.Size || sum != sc.SHA256 {
 		return fmt.Errorf("read back %d bytes sha256 %s, want %d bytes %s", n, sum, sc.Size, sc.SHA256)
 	}
@@ -402,4 +412,75 @@ func claimAlive(claim, own string) bool {
 	}
 	_, err = os.Stat("/proc/" + pidS)
 	return err == nil && !isZombie(pid)
+}
+
+// copyBuf is the size of each of the forwarder's buffers: one SMB write or
+// read of up to 1 MiB (the most a server takes in one request).
+const copyBuf = 1 << 20
+
+// pipe copies src to dst through a fixed ring of buffers, reading the next
+// buffer while the last one is written, so a slow network side and the
+// local side (disk, SHA-256 in tee) overlap. Memory: len(bufs) buffers.
+func pipe(dst io.Writer, src io.Reader, tee io.Writer, bufs [][]byte) (int64, error) {
+	type chunk struct {
+		b []byte
+		n int
+	}
+	full := make(chan chunk, len(bufs))
+	free := make(chan []byte, len(bufs))
+	for _, b := range bufs {
+		free <- b
+	}
+	readErr := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		defer close(full)
+		for {
+			var b []byte
+			select {
+			case b = <-free:
+			case <-stop:
+				readErr <- nil
+				return
+			}
+			n, err := io.ReadFull(src, b)
+			if n > 0 {
+				if tee != nil {
+					tee.Write(b[:n])
+				}
+				full <- chunk{b, n}
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				readErr <- nil
+				return
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	var total int64
+	var werr error
+	for c := range full {
+		if werr == nil {
+			var n int
+			n, werr = dst.Write(c.b[:c.n])
+			total += int64(n)
+			if werr == nil && n != c.n {
+				werr = io.ErrShortWrite
+			}
+			if werr != nil {
+				close(stop)
+			}
+		}
+		if werr == nil {
+			free <- c.b
+		}
+	}
+	rerr := <-readErr
+	if werr != nil {
+		return total, werr
+	}
+	return total, rerr
 }

@@ -145,12 +145,17 @@ func (r *Receiver) Open(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := r.samba.SetAccounts(ctx); err != nil {
-			return err
+		// Unprivileged (the appliance), the root side makes the accounts
+		// (`scanwarden receiver accounts` before smbd starts) and reloads
+		// smbd when the config changes (a path unit).
+		if os.Geteuid() == 0 {
+			if err := r.samba.SetAccounts(ctx); err != nil {
+				return err
+			}
 		}
 		if pid := r.samba.Find(); pid != 0 {
-			r.samba.pid = pid
-			if changed {
+			r.samba.pid.Store(int64(pid))
+			if changed && os.Geteuid() == 0 {
 				r.samba.Reload()
 			}
 		}
@@ -198,7 +203,7 @@ func (r *Receiver) ingester() *ingester {
 
 func (r *Receiver) forwarder() *forwarder {
 	return &forwarder{cfg: r.cfg.Forward, dataDir: r.cfg.DataDir, cat: r.cat, dests: r.dests, remote: r.remote,
-		claim: newClaim(), log: r.log, now: time.Now, buf: make([]byte, hashBuf)}
+		claim: newClaim(), log: r.log, now: time.Now}
 }
 
 func (r *Receiver) destOf(folder string) string {
@@ -315,6 +320,9 @@ func (r *Receiver) watchLoop(ctx context.Context) {
 		case <-refresh.C:
 			if err := r.layout(ctx); err != nil {
 				r.log.Warn("share layout", "err", err)
+			}
+			if r.cfg.ExternalSamba && !r.samba.Alive() {
+				r.samba.pid.Store(int64(r.samba.Find())) // its unit may have (re)started it
 			}
 			if !r.cfg.ExternalSamba && !r.samba.Alive() {
 				r.log.Error("smbd is gone; starting it again")
@@ -538,7 +546,7 @@ var ErrNoReceiver = errors.New("no receiver runs on this data dir")
 // running receiver is delivering.
 func DeliverNow(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, destination string) (int, error) {
 	fw := &forwarder{cfg: DefaultForward, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(),
-		log: slog.New(slog.DiscardHandler), now: time.Now, buf: make([]byte, hashBuf)}
+		log: slog.New(slog.DiscardHandler), now: time.Now}
 	var only *string
 	if destination != "" {
 		only = &destination

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -256,7 +257,7 @@ func isExec(p string) bool {
 type Samba struct {
 	cfg SambaConfig
 	bin SambaBin
-	pid int
+	pid atomic.Int64 // the running smbd (0: none known); read by the watcher
 }
 
 // NewSamba checks the config and finds the Samba programs.
@@ -281,7 +282,7 @@ func (s *Samba) ConfPath() string { return s.cfg.confPath() }
 func (s *Samba) AuditLog() string { return s.cfg.auditLog() }
 
 // Pid is the running smbd's pid (0 when none is known).
-func (s *Samba) Pid() int { return s.pid }
+func (s *Samba) Pid() int { return int(s.pid.Load()) }
 
 // WriteConfig renders smb.conf, validates it with testparm and only then
 // puts it in place; when validation fails the file in place (and the smbd
@@ -422,7 +423,7 @@ func isZombie(pid int) bool {
 }
 
 // Alive reports whether the smbd last started or found still runs.
-func (s *Samba) Alive() bool { return s.pid != 0 && s.isOurs(s.pid) }
+func (s *Samba) Alive() bool { pid := s.Pid(); return pid != 0 && s.isOurs(pid) }
 
 // PortError says the port is taken; Owner names the program when it can be read.
 type PortError struct {
@@ -454,7 +455,7 @@ func (s *Samba) Start(ctx context.Context) error {
 		return err
 	}
 	if pid := s.Find(); pid != 0 {
-		s.pid = pid
+		s.pid.Store(int64(pid))
 		if !changed {
 			return nil
 		}
@@ -543,7 +544,7 @@ func (s *Samba) spawn(ctx context.Context) error {
 			return ctx.Err()
 		case <-tick.C:
 			if listening(s.cfg.Listen, s.cfg.Port) {
-				s.pid = pid
+				s.pid.Store(int64(pid))
 				return nil
 			}
 		}
@@ -643,7 +644,7 @@ func tail(files ...string) string {
 
 // Stop ends the smbd (TERM, then KILL after 10 s) and its children.
 func (s *Samba) Stop(ctx context.Context) error {
-	pid := s.pid
+	pid := s.Pid()
 	if pid == 0 {
 		pid = s.Find()
 	}
@@ -668,23 +669,25 @@ func (s *Samba) Stop(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-	s.pid = 0
+	s.pid.Store(0)
 	return nil
 }
 
 // Reload asks the running smbd to re-read its config (after WriteConfig).
 func (s *Samba) Reload() error {
-	if s.pid == 0 {
+	pid := s.Pid()
+	if pid == 0 {
 		return errors.New("reload smbd: not running")
 	}
-	return syscall.Kill(s.pid, syscall.SIGHUP)
+	return syscall.Kill(pid, syscall.SIGHUP)
 }
 
 // OpenFiles is the set of files any smbd process of this instance (its
 // session) holds open: a file still open is not complete, whatever inotify
 // said. known is false when /proc cannot tell (not root, no smbd).
 func (s *Samba) OpenFiles() (open map[string]bool, known bool) {
-	if s.pid == 0 {
+	sid := s.Pid()
+	if sid == 0 {
 		return nil, false
 	}
 	procs, err := os.ReadDir("/proc")
@@ -694,7 +697,7 @@ func (s *Samba) OpenFiles() (open map[string]bool, known bool) {
 	open = map[string]bool{}
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
-		if err != nil || !inSession(pid, s.pid) {
+		if err != nil || !inSession(pid, sid) {
 			continue
 		}
 		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
@@ -729,4 +732,28 @@ func inSession(pid, sid int) bool {
 	f := strings.Fields(string(b[i+1:]))
 	// state ppid pgrp session ...
 	return len(f) > 3 && f[3] == strconv.Itoa(sid)
+}
+
+// ExistingSamba manages the smbd whose config the receiver wrote in its
+// data dir (the receiver's own Config.DataDir), to set accounts from the
+// root side while the daemon runs unprivileged.
+func ExistingSamba(dataDir string, accounts []Account) (*Samba, error) {
+	conf := filepath.Join(dataDir, "smbd", "smb.conf")
+	if _, err := os.Stat(conf); err != nil {
+		return nil, fmt.Errorf("no smb.conf yet (the daemon writes it at its first start): %w", err)
+	}
+	for _, a := range accounts {
+		if !validAccountName(a.Name) {
+			return nil, &ConfigError{"account", a.Name, "must be 1–32 lower-case letters, digits, '-', '_' starting with a letter"}
+		}
+		if a.Password.IsZero() {
+			return nil, &ConfigError{"password", "", "empty"}
+		}
+	}
+	c := SambaConfig{Dir: filepath.Join(dataDir, "smbd"), Inbox: filepath.Join(dataDir, "inbox"), Accounts: accounts}
+	b, err := c.bin()
+	if err != nil {
+		return nil, err
+	}
+	return &Samba{cfg: c, bin: b}, nil
 }

@@ -28,6 +28,7 @@ const receiverUsage = `usage:
   scanwarden receiver deliver [DESTINATION] [--data-dir D]
   scanwarden receiver force ID [--data-dir D]
   scanwarden receiver status [--data-dir D] [--json]
+  scanwarden receiver accounts [--data-dir D] --account mfp --password-file F   (root; smbd in its own unit)
 
 The fallback scan share. "run" starts scanwarden's own smbd on IP (port 445
 unless given; one folder per registered destination plus _unsorted), takes in
@@ -36,7 +37,9 @@ real folder once that works again; it runs in the foreground until SIGTERM.
 smbd runs in its own session: a crash of scanwarden does not cut an upload,
 and the next run finds it again. SMB1/NTLMv1 (old firmware) only with --smb1.
 "list" prints every scan, "deliver" tries now, "force" lets an incomplete
-scan be delivered as it is, "status" says how the share is.
+scan be delivered as it is, "status" says how the share is. "accounts" (as
+root) writes smbd's config and the MFP account into its passdb, for an smbd
+that runs in its own unit while the daemon runs unprivileged.
 
 Exit status: 0 ok, 1 "deliver" could not deliver everything, 2 bad arguments or setup.
 `
@@ -60,6 +63,8 @@ func runReceiver(ctx context.Context, env environ, args []string) int {
 		return receiverForce(ctx, env, args[1:])
 	case "status":
 		return receiverStatus(ctx, env, args[1:])
+	case "accounts":
+		return receiverAccounts(ctx, env, args[1:])
 	}
 	fmt.Fprintf(env.stderr, "scanwarden receiver: unknown command %q\n\n%s", args[0], receiverUsage)
 	return exitUsage
@@ -450,4 +455,39 @@ func (r registryDests) Destinations(ctx context.Context) ([]receiver.Destination
 		out = append(out, receiver.Destination{Name: d.Name, Folder: d.Folder(), Target: d.Target(dev)})
 	}
 	return out, nil
+}
+
+func receiverAccounts(ctx context.Context, env environ, args []string) int {
+	f := newReceiverFlags(env, "accounts", "accounts [--data-dir D] --account mfp --password-file F")
+	account := f.fs.String("account", "mfp", "the MFPs' login name on the share")
+	passwordFile := f.fs.String("password-file", "", "file holding its password (first line; - for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
+	pos, code, ok := f.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		fmt.Fprintln(env.stderr, "scanwarden receiver accounts: unexpected argument", pos[0])
+		return exitUsage
+	}
+	pw, err := readSecret(env, *passwordFile, "--password-file", "SCANWARDEN_RECEIVER_PASSWORD")
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
+		return exitUsage
+	}
+	dir, err := receiverDataDir(*f.dataDir, env.getenv)
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
+		return exitUsage
+	}
+	s, err := receiver.ExistingSamba(receiverDir(dir), []receiver.Account{{Name: *account, Password: pw}})
+	if err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
+		return exitUsage
+	}
+	if err := s.SetAccounts(ctx); err != nil {
+		fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
+		return exitUsage
+	}
+	fmt.Fprintf(env.stdout, "account %s set in %s\n", *account, s.ConfPath())
+	return exitOK
 }
