@@ -88,7 +88,7 @@ func (k *SNMPSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
 		if err != nil {
 			return fmt.Errorf("record device %s: %w", inv.Address, err)
 		}
-		return nil
+		return learnDevice(ctx, tx, inv, at)
 	})
 }
 

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/snmp"
 )
 
 // ErrNotFound is returned (wrapped) for a device or destination name the
@@ -373,4 +375,26 @@ func (s *Store) LatestReport(ctx context.Context, destination string) (r registr
 		return r, false, err
 	}
 	return rs[0], true, nil
+}
+
+// learnDevice fills in what SNMP learnt (serial, model, sysName) on the
+// registry devices polled at inv.Address (HOST:PORT; a device stored as
+// HOST alone is at port 161). Empty values do not erase stored ones.
+func learnDevice(ctx context.Context, tx *sql.Tx, inv snmp.Inventory, at string) error {
+	addrs := []string{inv.Address}
+	if h, p, err := net.SplitHostPort(inv.Address); err == nil && p == "161" {
+		addrs = append(addrs, h)
+	}
+	for _, a := range addrs {
+		if _, err := tx.ExecContext(ctx, `UPDATE devices SET
+				serial = CASE WHEN ? != '' THEN ? ELSE serial END,
+				model = CASE WHEN ? != '' THEN ? ELSE model END,
+				sys_name = CASE WHEN ? != '' THEN ? ELSE sys_name END,
+				updated_at = ?
+			WHERE address = ? COLLATE NOCASE`,
+			inv.Serial, inv.Serial, inv.Model, inv.Model, inv.SysName, inv.SysName, at, a); err != nil {
+			return fmt.Errorf("registry device at %s: %w", a, err)
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/snmp"
 )
 
 func openUnlocked(t *testing.T, dir string) *Store {
@@ -210,5 +211,27 @@ func TestUnlockKey(t *testing.T) {
 	}
 	if _, err := os.Stat(keyPath + ".new"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("KEY.new left behind")
+	}
+}
+
+func TestSNMPFillsRegistryDevice(t *testing.T) {
+	ctx := context.Background()
+	s := openUnlocked(t, t.TempDir())
+	if err := s.PutDevice(ctx, registry.Device{Name: "mfp01", Address: "10.77.0.40", Model: "typed"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutDevice(ctx, registry.Device{Name: "other", Address: "10.77.0.41:1161"}); err != nil {
+		t.Fatal(err)
+	}
+	inv := snmp.Inventory{Address: "10.77.0.40:161", Kyocera: true, Serial: "W4X0A20002", SysName: "MFP01", SeenAt: time.Unix(1000, 0)}
+	if err := s.SNMP(0).RecordDevice(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Device(ctx, "mfp01")
+	if err != nil || d.SysName != "MFP01" || d.Serial != "W4X0A20002" || d.Model != "typed" || d.WorkstationName() != "MFP01" {
+		t.Fatalf("device %+v %v", d, err)
+	}
+	if o, _ := s.Device(ctx, "other"); o.SysName != "" {
+		t.Fatalf("another device changed: %+v", o)
 	}
 }

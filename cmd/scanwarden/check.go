@@ -143,7 +143,8 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
 		return exitUsage
 	}
-	if ledger.keep != nil {
+	// An interrupted check says nothing about the destination: not kept.
+	if ledger.keep != nil && ctx.Err() == nil {
 		if err := ledger.keep(rep); err != nil {
 			fmt.Fprintln(env.stderr, "scanwarden check: keep the report:", err)
 			return exitUsage
