@@ -33,6 +33,7 @@ type Config struct {
 	SNMP      SNMPConfig      `toml:"snmp"`
 	AD        ADConfig        `toml:"ad"`
 	Notify    NotifyConfig    `toml:"notify"`
+	Receiver  ReceiverConfig  `toml:"receiver"`
 
 	// File is the file the config was read from ("" for defaults only);
 	// FileKeys the keys it set ("checks.interval"): where both the file and
@@ -113,6 +114,24 @@ type NotifyConfig struct {
 	SMTPPassword  scanwarden.Secret `toml:"-"`
 }
 
+// ReceiverConfig is [receiver]: the fallback scan share (package receiver),
+// off unless enabled. Its files live in data_dir/receiver.
+type ReceiverConfig struct {
+	Enabled      bool     `toml:"enabled"`
+	Listen       string   `toml:"listen"` // IP or IP:PORT (445 by default): the one address the share binds
+	Share        string   `toml:"share"`
+	Account      string   `toml:"account"`       // the MFPs' login name on the share
+	PasswordFile string   `toml:"password_file"` // its password
+	SMB1         bool     `toml:"smb1"`          // let SMB1/NTLMv1 firmware in (a standing warning)
+	ExternalSMBD bool     `toml:"external_smbd"` // smbd runs under its own unit
+	Quiet        Duration `toml:"quiet"`         // a scan is complete after this long without a write
+	Retry        Duration `toml:"retry"`         // first retry of a failed delivery (doubling)
+	MaxRetry     Duration `toml:"max_retry"`
+	Retention    Duration `toml:"retention"` // how long a delivered scan's local copy is kept
+
+	Password scanwarden.Secret `toml:"-"`
+}
+
 // Duration is a time.Duration written "15m", "90s" in the file.
 type Duration time.Duration
 
@@ -145,6 +164,8 @@ func Defaults() Config {
 		AD:        ADConfig{Margin: 1, Timeout: Duration(10 * time.Second)},
 		Notify: NotifyConfig{WebhookSecretHeader: "X-Scanwarden-Secret", WebhookAttempts: 5, WebhookBackoff: Duration(2 * time.Second),
 			SMTPPort: 587, SMTPTLS: "starttls"},
+		Receiver: ReceiverConfig{Share: "scans", Account: "mfp", Quiet: Duration(10 * time.Second), Retry: Duration(30 * time.Second),
+			MaxRetry: Duration(30 * time.Minute), Retention: Duration(30 * 24 * time.Hour)},
 	}
 }
 
@@ -443,7 +464,51 @@ func (c *Config) validate() ConfigErrors {
 	if n.SMTPUser != "" && n.SMTPPasswordFile == "" {
 		bad("notify.smtp_password_file", `""`, "needed with notify.smtp_user")
 	}
+	r := c.Receiver
+	if r.Enabled {
+		if _, _, err := receiverListen(r.Listen); err != nil {
+			bad("receiver.listen", strconv.Quote(r.Listen), err.Error())
+		}
+		if r.PasswordFile == "" {
+			bad("receiver.password_file", `""`, "needed with receiver.enabled")
+		}
+	}
+	if r.Share == "" || strings.ContainsAny(r.Share, `\/:*?"<>|[]`) {
+		bad("receiver.share", strconv.Quote(r.Share), "a share name")
+	}
+	if r.Account == "" || strings.ContainsAny(r.Account, `\/:*?"<>|[]@ `) {
+		bad("receiver.account", strconv.Quote(r.Account), "a plain account name")
+	}
+	if r.Quiet.D() <= 0 {
+		bad("receiver.quiet", r.Quiet.D(), "must be positive")
+	}
+	if r.Retry.D() <= 0 || r.MaxRetry.D() < r.Retry.D() {
+		bad("receiver.retry", r.Retry.D(), "positive, and at most receiver.max_retry")
+	}
+	if r.Retention.D() < 0 {
+		bad("receiver.retention", r.Retention.D(), "0 or more")
+	}
 	return es
+}
+
+// receiverListen reads IP or IP:PORT (port 445 when left out).
+func receiverListen(s string) (netip.Addr, int, error) {
+	if ip, err := netip.ParseAddr(s); err == nil {
+		return ip, 445, nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return netip.Addr{}, 0, errors.New("want the IP address the share binds, or IP:PORT")
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, 0, errors.New("not an IP address (the share binds one address)")
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return netip.Addr{}, 0, errors.New("port must be 1..65535")
+	}
+	return ip, p, nil
 }
 
 // checkListen accepts HOST:PORT (port 0 lets the system choose).
@@ -487,6 +552,7 @@ func (c *Config) finish(file string) error {
 	read("ad.password_file", c.AD.PasswordFile, &c.AD.Password)
 	read("notify.webhook_secret_file", c.Notify.WebhookSecretFile, &c.Notify.WebhookSecret)
 	read("notify.smtp_password_file", c.Notify.SMTPPasswordFile, &c.Notify.SMTPPassword)
+	read("receiver.password_file", c.Receiver.PasswordFile, &c.Receiver.Password)
 	if len(es) > 0 {
 		return es
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
@@ -56,6 +57,8 @@ type Main struct {
 	ln      net.Listener
 	srv     *http.Server
 	web     *web.Server
+	recv    *receiver.Receiver
+	recvDir string
 
 	mu sync.RWMutex
 	p  *parts
@@ -170,12 +173,14 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.st = st
 	m.metrics = newMetrics(st, m.faults, m.Monitor, m.devicesUp)
+	m.metrics.reg.MustRegister(&receiverCollector{m})
 	m.seedMetrics(ctx)
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stop = stop
 	m.opened = true
 
+	m.openReceiver(runCtx, cfg)
 	p := m.openParts(runCtx, cfg)
 	m.mu.Lock()
 	m.p = p
@@ -408,7 +413,7 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
-		OnCheck: m.metrics.observe, Log: m.log}, newFleet(m.st), checker{opts}, reports{m.st}, m.st, in)
+		OnCheck: m.onCheck, Log: m.log}, newFleet(m.st), checker{opts}, reports{m.st}, m.st, in)
 	if err == nil {
 		err = mon.Open(ctx)
 	}
@@ -551,6 +556,15 @@ func (m *Main) openWatch(ctx context.Context, cfg Config, rules *snmp.Rules, tar
 	return nil
 }
 
+// onCheck records a finished check in the metrics; a green one lets the
+// receiver deliver what it holds for that destination now.
+func (m *Main) onCheck(d monitor.Destination, rep smbcheck.Report, took time.Duration, reason string) {
+	m.metrics.observe(d, rep, took, reason)
+	if rep.OK() && m.recv != nil {
+		m.recv.Kick(d.Name)
+	}
+}
+
 // event hands a fresh send failure to the monitor.
 func (m *Main) event(ctx context.Context, ev snmp.Event) {
 	m.log.Info("send failure", "device", ev.Device, "code", ev.Code, "source", ev.Source, "destination_text", ev.Destination)
@@ -596,6 +610,11 @@ func (m *Main) Close() error {
 	m.closeParts(m.p)
 	m.p = nil
 	m.mu.Unlock()
+	if m.recv != nil {
+		if err := m.recv.Close(); err != nil {
+			m.log.Warn("receiver close", "err", err)
+		}
+	}
 	m.stop()
 	m.wg.Wait()
 	err := m.st.Close()
@@ -658,9 +677,13 @@ func (m *Main) seedMetrics(ctx context.Context) {
 // behind its auth, /debug/pprof) over the daemon's backends.
 func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	b := webBackend{m}
-	ws, err := web.New(web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
+	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
-		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web")})
+		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web")}
+	if m.recv != nil {
+		wc.Receiver = receiverBackend{m} // the running receiver: deliver and force too
+	}
+	ws, err := web.New(wc)
 	if err != nil {
 		return nil, err
 	}

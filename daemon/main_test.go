@@ -10,8 +10,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -436,5 +438,40 @@ func TestStopDuringCheck(t *testing.T) {
 	defer st.Close()
 	if _, ok, _ := st.LatestReport(context.Background(), "slow"); ok {
 		t.Fatal("an interrupted check was stored")
+	}
+}
+
+// [receiver] enabled runs the fallback share inside serve: its smbd is up,
+// the status and the queue metric show it. (Real smbd: needs root.)
+func TestReceiverInServe(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a real smbd needs root")
+	}
+	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/testparm"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skip("samba not installed: " + p)
+		}
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	pw := filepath.Join(t.TempDir(), "mfp.pw")
+	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
+	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \"127.0.0.1:"+strconv.Itoa(port)+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := receiverBackend{m}.Status(context.Background())
+	if m.recv == nil || err != nil || !st.Enabled || st.Fault != "" {
+		t.Fatalf("receiver: %+v %v faults %+v", st, err, m.Faults())
+	}
+	rs, _ := m.recv.Status(context.Background())
+	m.Close()
+	// smbd is kept across daemon restarts; this test ends it (by its pid).
+	if rs.SmbdPid > 0 {
+		if p, err := os.FindProcess(rs.SmbdPid); err == nil {
+			p.Signal(syscall.SIGTERM)
+		}
 	}
 }
