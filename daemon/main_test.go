@@ -472,6 +472,7 @@ func TestReceiverInServe(t *testing.T) {
 	if rs.SmbdPid > 0 {
 		if p, err := os.FindProcess(rs.SmbdPid); err == nil {
 			p.Signal(syscall.SIGTERM)
+			waitUntil(t, 10*time.Second, "smbd to exit", func() bool { return p.Signal(syscall.Signal(0)) != nil })
 		}
 	}
 }
