@@ -80,11 +80,6 @@ func fileTime(v int64) time.Time {
 	return time.Unix(sec, nsec).UTC()
 }
 
-// toFileTime is fileTime's inverse (tests and evidence).
-func toFileTime(t time.Time) int64 {
-	return t.Unix()*1e7 + int64(t.Nanosecond()/100) + fileTimeEpochDelta
-}
-
 // interval converts an AD interval (a negative count of 100 ns, as in
 // lockoutDuration or maxPwdAge) to a duration. forever is true for the
 // "never" value (the most negative int64) or one too long for a duration.

@@ -155,3 +155,8 @@ func TestDNSFromDN(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// toFileTime is fileTime's inverse, for tests.
+func toFileTime(t time.Time) int64 {
+	return t.Unix()*1e7 + int64(t.Nanosecond()/100) + fileTimeEpochDelta
+}

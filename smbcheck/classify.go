@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"golang.org/x/sys/unix"
 )
 
 // classify turns any error a step met into a cause and its evidence. It is
@@ -139,24 +140,10 @@ func causeForStatus(step string, st NTStatus) Cause {
 	return CauseUnknown
 }
 
+// errnoName is the errno's symbolic name (ECONNREFUSED), or its number.
 func errnoName(e syscall.Errno) string {
-	switch e {
-	case syscall.ECONNREFUSED:
-		return "ECONNREFUSED"
-	case syscall.EHOSTUNREACH:
-		return "EHOSTUNREACH"
-	case syscall.ENETUNREACH:
-		return "ENETUNREACH"
-	case syscall.ETIMEDOUT:
-		return "ETIMEDOUT"
-	case syscall.ECONNRESET:
-		return "ECONNRESET"
-	case syscall.EPIPE:
-		return "EPIPE"
-	case syscall.EHOSTDOWN:
-		return "EHOSTDOWN"
-	case syscall.EADDRNOTAVAIL:
-		return "EADDRNOTAVAIL"
+	if n := unix.ErrnoName(e); n != "" {
+		return n
 	}
 	return fmt.Sprintf("errno %d (%s)", int(e), e.Error())
 }

@@ -140,7 +140,7 @@ func collectText(ctype, cte string, body io.Reader, out *[][]byte, depth int) er
 		var r io.Reader = body
 		switch strings.ToLower(strings.TrimSpace(cte)) {
 		case "base64":
-			r = base64.NewDecoder(base64.StdEncoding, newlineStripper{body})
+			r = base64.NewDecoder(base64.StdEncoding, body) // it ignores CR and LF itself
 		case "quoted-printable":
 			r = quotedprintable.NewReader(body)
 		}
@@ -153,28 +153,6 @@ func collectText(ctype, cte string, body io.Reader, out *[][]byte, depth int) er
 	default:
 		_, err := io.Copy(io.Discard, io.LimitReader(body, maxMailBytes))
 		return err
-	}
-}
-
-// newlineStripper drops CR and LF so base64 lines decode as one stream.
-type newlineStripper struct{ r io.Reader }
-
-func (n newlineStripper) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	for {
-		k, err := n.r.Read(p)
-		j := 0
-		for _, c := range p[:k] {
-			if c != '\r' && c != '\n' {
-				p[j] = c
-				j++
-			}
-		}
-		if j > 0 || err != nil {
-			return j, err
-		}
 	}
 }
 
