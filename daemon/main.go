@@ -678,6 +678,7 @@ func (m *Main) seedMetrics(ctx context.Context) {
 func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	b := webBackend{m}
 	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
+		Importer: webImporter{m},
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
 		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web")}
 	if m.recv != nil {

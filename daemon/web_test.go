@@ -43,9 +43,11 @@ func openWebDaemon(t *testing.T, dest registry.Destination) (*Main, string) {
 		Model: `"><script>alert(2)</script>`}); err != nil {
 		t.Fatal(err)
 	}
-	dest.Device = "mfp-evil"
-	if err := m.Store().PutDestination(ctx, dest); err != nil {
-		t.Fatal(err)
+	if dest.Name != "" {
+		dest.Device = "mfp-evil"
+		if err := m.Store().PutDestination(ctx, dest); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m.SyncDevices(ctx)
 	return m, "http://" + m.Addr().String()
@@ -128,22 +130,29 @@ func TestWebMounted(t *testing.T) {
 }
 
 // TestWebBrowser is the issue's browser flow against the whole daemon: log
-// in, open a destination, Run check now and see the steps arrive one by
-// one (against the lab's DC share when the lab is up, else a refused
-// loopback port), a device whose sysName is markup shown as text with no
-// dialog, a held scan downloaded.
+// in, import an address book (preview, confirm), open the imported
+// destination, Run check now and see the steps arrive one by one (against
+// the lab's DC share when the lab is up, else a refused loopback port), a
+// device whose sysName is markup shown as text with no dialog, a held scan
+// downloaded.
 func TestWebBrowser(t *testing.T) {
 	b := webtest.Start(t, 2*time.Minute)
-	dest := registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort(t), Share: "scans", User: "alice",
-		Password: scanwarden.NewSecret("pw"), Source: registry.SourceAdded}
+	contact := registry.Contact{ID: "1", DisplayName: "Reception", Host: "127.0.0.1", Port: closedPort(t), Share: "scans",
+		User: "alice", Password: scanwarden.NewSecret("pw")}
 	lab, why := testlab.Load()
 	if lab != nil {
-		dest = registry.Destination{Name: "reception", Host: lab.DCHost, Port: 445, Share: "scans", User: lab.Domain + `\alice`,
-			Password: scanwarden.NewSecret(lab.Password), Source: registry.SourceAdded}
+		contact = registry.Contact{ID: "1", DisplayName: "Reception", Host: lab.DCHost, Port: 445, Share: "scans",
+			User: lab.Domain + `\alice`, Password: scanwarden.NewSecret(lab.Password)}
 	} else {
 		t.Logf("the check runs against a refused loopback port (%s)", why)
 	}
-	m, base := openWebDaemon(t, dest)
+	book := filepath.Join(t.TempDir(), "addressbook.xml")
+	var xml bytes.Buffer
+	if err := registry.WriteAddressBook(&xml, []registry.Contact{contact}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(book, xml.Bytes(), 0o600)
+	m, base := openWebDaemon(t, registry.Destination{})
 	ctx := context.Background()
 
 	// A held scan in the catalogue, its bytes in the held area.
@@ -157,18 +166,34 @@ func TestWebBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	shots := os.Getenv("WEB_SCREENSHOTS")
 	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(b.Ctx, actions...); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	shots := os.Getenv("WEB_SCREENSHOTS")
 	b.Login(t, base, "web test password")
-	do("open destination", chromedp.Navigate(base+"/destinations/reception"), chromedp.WaitVisible(chromedp.CSS(`#run-check`)))
+	do("import preview",
+		chromedp.Navigate(base+"/import"),
+		chromedp.SetValue(chromedp.CSS(`input[name=device]`), "mfp-evil"),
+		chromedp.SetUploadFiles(chromedp.CSS(`input[name=export]`), []string{book}),
+		chromedp.Click(chromedp.CSS(`#import-preview`)),
+		chromedp.WaitVisible(chromedp.CSS(`#import-confirm`)),
+	)
+	if ds, _ := m.Store().Destinations(ctx, ""); len(ds) != 0 {
+		t.Fatalf("the preview stored %d destinations", len(ds))
+	}
+	b.Screenshot(t, shots, "daemon-import-preview", 1280)
+	do("import", chromedp.Click(chromedp.CSS(`#import-confirm`)), chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	ds, err := m.Store().Destinations(ctx, "")
+	if err != nil || len(ds) != 1 || ds[0].Name != "reception" || ds[0].Password.Reveal() != contact.Password.Reveal() {
+		t.Fatalf("imported %+v %v", ds, err)
+	}
+	do("open destination", chromedp.Click(chromedp.CSS(`a[href="/destinations/reception"]`)), chromedp.WaitVisible(chromedp.CSS(`#check-form[data-live]`)))
 	// Record when each step's element appears (DevTools evaluation; the
 	// page's own policy forbids inline script).
-	if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`(() => {
+	if _, err = chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`(() => {
 		window.__arrivals = [];
 		new MutationObserver(() => {
 			const n = document.querySelectorAll('#live-steps li').length;
@@ -178,7 +203,14 @@ func TestWebBrowser(t *testing.T) {
 	})()`)); err != nil {
 		t.Fatal(err)
 	}
-	do("run check", chromedp.Click(chromedp.CSS(`#run-check`)), chromedp.WaitVisible(chromedp.CSS(`#live-verdict`)))
+	do("run check", chromedp.Click(chromedp.CSS(`#run-check`)))
+	waitCtx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)
+	err = chromedp.Do(waitCtx, chromedp.WaitVisible(chromedp.CSS(`#live-verdict`)))
+	cancel()
+	if err != nil {
+		b.Screenshot(t, shots, "daemon-check-failed", 1280)
+		t.Fatalf("no verdict: %v; state %q", err, b.Text(t, `#check-state`))
+	}
 	verdict := b.Text(t, `#live-verdict`)
 	arrivals, err := chromedp.Run(b.Ctx, chromedp.Evaluate[[]float64](`window.__arrivals`))
 	if err != nil {

@@ -262,6 +262,8 @@ type ImportResult struct {
 	Device  string      `json:"device"`
 	DryRun  bool        `json:"dry_run"`
 	Entries []ImportRow `json:"entries"`
+	Skipped int         `json:"skipped"`         // contacts with no SMB destination
+	Notes   []string    `json:"notes,omitempty"` // one line each, e.g. the device is new
 }
 
 // ImportRow is one address-book contact and what the import does with it.
@@ -270,7 +272,7 @@ type ImportRow struct {
 	DisplayName string `json:"display_name"` // the contact's name in the address book
 	Target      string `json:"target"`       // //host[:port]/share/path
 	User        string `json:"user"`
-	Action      string `json:"action"` // add | update | unchanged | skip
+	Action      string `json:"action"` // add | update | remove | skip
 	Reason      string `json:"reason,omitempty"`
 }
 

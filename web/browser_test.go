@@ -57,7 +57,7 @@ func TestBrowser(t *testing.T) {
 	os.WriteFile(book, []byte("sales,//fs1.kyolab.test/scans/sales,KYOLAB\\sales\n"), 0o600)
 	do("import preview",
 		chromedp.Navigate(s.ts.URL+"/import"),
-		chromedp.SetValue(chromedp.CSS(`select[name=device]`), "mfp01"),
+		chromedp.SetValue(chromedp.CSS(`input[name=device]`), "mfp01"),
 		chromedp.SetUploadFiles(chromedp.CSS(`input[name=export]`), []string{book}),
 		chromedp.Click(chromedp.CSS(`#import-preview`)),
 		chromedp.WaitVisible(chromedp.CSS(`#import-confirm`)),
@@ -73,7 +73,7 @@ func TestBrowser(t *testing.T) {
 
 	// Open the imported destination and run a check: each step appears
 	// while the next is still held back by the checker.
-	do("open destination", chromedp.Navigate(s.ts.URL+"/destinations/sales"), chromedp.WaitVisible(chromedp.CSS(`#run-check`)))
+	do("open destination", chromedp.Navigate(s.ts.URL+"/destinations/sales"), chromedp.WaitVisible(chromedp.CSS(`#check-form[data-live]`)))
 	do("run check", chromedp.Click(chromedp.CSS(`#run-check`)))
 	for want := 1; want <= 3; want++ {
 		n, err := b.WaitCount(`#live-steps li`, want, 10*time.Second)

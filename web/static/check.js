@@ -79,6 +79,7 @@
 		button.disabled = false;
 	}
 
+	form.dataset.live = "on"; // tests wait for this before they click
 	form.addEventListener("submit", function (e) {
 		e.preventDefault();
 		button.disabled = true;
