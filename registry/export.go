@@ -2,7 +2,9 @@ package registry
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -115,4 +117,104 @@ func WriteAddressBook(w io.Writer, contacts []Contact) error {
 		return fmt.Errorf("write address book: %w", err)
 	}
 	return nil
+}
+
+// RewriteForFallback copies an address-book export (the device's own, as
+// imported) to w with every SMB contact pointed at its folder on the
+// fallback share, and everything else — e-mail, FTP and fax fields, other
+// contacts, one-touch keys, groups, comments — as it was, so the device's
+// import changes nothing but the SMB destinations. folder gives a contact
+// Id's fallback folder; a contact it does not know is an error (import the
+// export first). The input is checked as ReadAddressBook checks it. It
+// returns how many contacts were rewritten.
+func RewriteForFallback(r io.Reader, w io.Writer, folder func(id string) (string, bool), fb Fallback) (int, error) {
+	raw, err := io.ReadAll(&limitReader{r: r, n: MaxAddressBookSize})
+	if err != nil {
+		return 0, &BookError{Err: cleanXMLError(err)}
+	}
+	book, err := ReadAddressBook(bytes.NewReader(raw))
+	if err != nil {
+		return 0, err
+	}
+	smb := map[string]bool{}
+	for _, c := range book.Contacts {
+		if _, ok := folder(c.ID); !ok {
+			return 0, &BookError{Line: c.Line, Contact: c.label(), Err: errors.New("not in the registry for this device: import this export first")}
+		}
+		smb[c.ID] = true
+	}
+	share := fb.Share
+	if share == "" {
+		share = "scans"
+	}
+	port := fb.Port
+	if port == 0 {
+		port = 445
+	}
+	dec := xml.NewDecoder(bytes.NewReader(raw))
+	dec.Strict = true
+	dec.CharsetReader = charsetReader
+	bw := bufio.NewWriter(w)
+	enc := xml.NewEncoder(bw)
+	n := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, &BookError{Err: cleanXMLError(err)}
+		}
+		switch t := tok.(type) {
+		case xml.ProcInst:
+			if t.Target == "xml" {
+				// The copy is UTF-8 whatever the original declared.
+				t = xml.ProcInst{Target: "xml", Inst: []byte(`version="1.0" encoding="utf-8"`)}
+			}
+			tok = t
+		case xml.StartElement:
+			if t.Name.Local == "Item" && attr(t, "Type") == "Contact" && smb[attr(t, "Id")] {
+				f, _ := folder(attr(t, "Id"))
+				set := map[string]string{
+					"SmbHostName": fb.Host, "SmbPath": `\` + share + `\` + f, "SmbLoginName": fb.User,
+					"SmbLoginPasswd": EncodePassword(fb.Password.Reveal()), "SmbPort": strconv.Itoa(port),
+				}
+				attrs := make([]xml.Attr, 0, len(t.Attr)+len(set))
+				for _, a := range t.Attr {
+					if v, ok := set[a.Name.Local]; ok {
+						a.Value = v
+						delete(set, a.Name.Local)
+					}
+					attrs = append(attrs, a)
+				}
+				for _, k := range []string{"SmbHostName", "SmbPath", "SmbLoginName", "SmbLoginPasswd", "SmbPort"} {
+					if v, ok := set[k]; ok {
+						attrs = append(attrs, xml.Attr{Name: xml.Name{Local: k}, Value: v})
+					}
+				}
+				t.Attr = attrs
+				n++
+			}
+			tok = t
+		}
+		if err := enc.EncodeToken(xml.CopyToken(tok)); err != nil {
+			return 0, fmt.Errorf("write address book: %w", err)
+		}
+	}
+	if err := enc.Flush(); err != nil {
+		return 0, fmt.Errorf("write address book: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, fmt.Errorf("write address book: %w", err)
+	}
+	return n, nil
+}
+
+func attr(t xml.StartElement, name string) string {
+	for _, a := range t.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
 }

@@ -98,3 +98,43 @@ func FuzzReadAddressBook(f *testing.F) {
 		}
 	})
 }
+
+func TestRewriteForFallback(t *testing.T) {
+	orig, err := os.ReadFile("testdata/addressbook.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := PlanImport("mfp01", nil, readFixture(t))
+	folders := map[string]string{}
+	for _, d := range p.Put {
+		folders[d.AddressBookID] = d.Folder()
+	}
+	fb := Fallback{Host: "sw", User: "mfp", Password: scanwarden.NewSecret("Fb-Pw-1")}
+	var out bytes.Buffer
+	n, err := RewriteForFallback(bytes.NewReader(orig), &out, func(id string) (string, bool) { f, ok := folders[id]; return f, ok }, fb)
+	if err != nil || n != 10 {
+		t.Fatalf("rewrote %d: %v", n, err)
+	}
+	s := out.String()
+	for _, keep := range []string{`MailAddress="erin@kyolab.test"`, `Type="OneTouchKey"`, `Type="Group"`, "Main Address Book", `FaxCommSpeed="BPS_33600"`, `MailAddress="alice@kyolab.test"`} {
+		if !strings.Contains(s, keep) {
+			t.Errorf("lost %s:\n%s", keep, s)
+		}
+	}
+	if strings.Contains(s, "Fb-Pw-1") || strings.Contains(s, "3E137D64E18568669A28709251B1404A") {
+		t.Error("a password in clear, or an original password, is left")
+	}
+	back, err := ReadAddressBook(&out)
+	if err != nil || len(back.Contacts) != 10 || back.Skipped != 1 || back.Ignored != 2 {
+		t.Fatalf("read back: %+v %v", back, err)
+	}
+	for _, c := range back.Contacts {
+		if c.Host != "sw" || c.Port != 445 || c.Share != "scans" || c.Path != folders[c.ID] || c.User != "mfp" || c.Password.Reveal() != "Fb-Pw-1" {
+			t.Errorf("contact %+v", c)
+		}
+	}
+	delete(folders, "2")
+	if _, err := RewriteForFallback(bytes.NewReader(orig), &out, func(id string) (string, bool) { f, ok := folders[id]; return f, ok }, fb); err == nil || !strings.Contains(err.Error(), `Id="2"`) {
+		t.Errorf("unknown contact: %v", err)
+	}
+}

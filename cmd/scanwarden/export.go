@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -14,7 +15,7 @@ import (
 
 const exportUsage = `usage: scanwarden export addressbook --device NAME --fallback-host HOST [--fallback-port N]
                                     [--fallback-share scans] --fallback-user USER --fallback-password-file FILE
-                                    [--out FILE] [--data-dir DIR]
+                                    [--from ORIGINAL.xml] [--out FILE] [--data-dir DIR]
 
 Writes an address book in the Kyocera export format in which every SMB
 destination of the device points at its folder on scanwarden's fallback
@@ -22,7 +23,12 @@ share (\\HOST\SHARE\<folder>, the folder "destination list --json" shows),
 logging on as the fallback user, password encrypted the Kyocera way.
 Switching the MFP to the fallback is one import in Command Center RX;
 switching back is re-importing its original export. The format was built
-from exports, not tested on a device. The file holds the fallback password
+from exports, not tested on a device.
+
+With --from (the device's own export, as imported; recommended) the copy
+keeps everything else of it — e-mail, FTP and fax fields, contacts without
+SMB, one-touch keys, groups — and changes only the SMB fields. Without it,
+the book holds the device's SMB destinations alone. The file holds the fallback password
 in a form anyone can decode: it is written with mode 0600.
 
 flags:
@@ -46,6 +52,7 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	user := fs.String("fallback-user", "", "the login user name the MFP uses on the fallback share")
 	pwFile := fs.String("fallback-password-file", "", "file holding that user's password (first line; - for stdin)")
 	out := fs.String("out", "", "write the address book here (default: standard output)")
+	from := fs.String("from", "", "the device's own export (as imported): keep all of it but the SMB fields")
 	df := registerDataFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, exportUsage)
@@ -93,9 +100,32 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	contacts := registry.FallbackContacts(dests, fb)
+	n := 0
+	write := func(w io.Writer) error {
+		if *from == "" {
+			contacts := registry.FallbackContacts(dests, fb)
+			n = len(contacts)
+			return registry.WriteAddressBook(w, contacts)
+		}
+		byID := map[string]string{}
+		for _, d := range dests {
+			if d.Source == registry.SourceImported && d.AddressBookID != "" {
+				byID[d.AddressBookID] = d.Folder()
+			}
+		}
+		f, err := os.Open(*from)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		n, err = registry.RewriteForFallback(f, w, func(id string) (string, bool) { v, ok := byID[id]; return v, ok }, fb)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *from, err)
+		}
+		return nil
+	}
 	if *out == "" {
-		if err := registry.WriteAddressBook(env.stdout, contacts); err != nil {
+		if err := write(env.stdout); err != nil {
 			return fail(err)
 		}
 		return exitOK
@@ -105,7 +135,7 @@ func runExport(ctx context.Context, env environ, args []string) int {
 		return fail(err)
 	}
 	defer os.Remove(tmp.Name())
-	err = registry.WriteAddressBook(tmp, contacts)
+	err = write(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -115,6 +145,6 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(env.stderr, "wrote %d contacts of device %s to %s (each to \\\\%s\\%s\\<folder>)\n", len(contacts), *device, *out, *host, *share)
+	fmt.Fprintf(env.stderr, "wrote %d contacts of device %s to %s (each to \\\\%s\\%s\\<folder>)\n", n, *device, *out, *host, *share)
 	return exitOK
 }

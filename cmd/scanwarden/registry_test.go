@@ -193,6 +193,19 @@ func TestImportAddressBookCLI(t *testing.T) {
 		}
 	}
 
+	// --from keeps the rest of the original export (the short one, as imported last).
+	out2 := filepath.Join(dir, "fallback-from.xml")
+	cli(exitOK, "", "export", "addressbook", "--device", "mfp01", "--fallback-host", "sw.kyolab.test", "--fallback-user", `SW\mfp`,
+		"--fallback-password-file", fbpw, "--from", short, "--out", out2, "--data-dir", data)
+	b2, _ := os.ReadFile(out2)
+	if !bytes.Contains(b2, []byte(`MailAddress="erin@kyolab.test"`)) || !bytes.Contains(b2, []byte(`\scans\known-answer"`)) {
+		t.Errorf("export --from:\n%s", b2)
+	}
+	if r := cli(exitUsage, "", "export", "addressbook", "--device", "mfp01", "--fallback-host", "sw", "--fallback-user", "u",
+		"--fallback-password-file", fbpw, "--from", book, "--out", out2, "--data-dir", data); !strings.Contains(r.stderr, `Id="1"`) {
+		t.Errorf("--from with a contact not imported: %s", r.stderr)
+	}
+
 	// Rotation keeps every secret readable.
 	rot := cli(exitOK, "", "secrets", "rotate", "--data-dir", data)
 	if !strings.Contains(rot.stdout, "re-encrypted 10 secrets") {
