@@ -37,6 +37,9 @@ const (
 	// CauseUnknownUser is AD's answer when no account has the typed name; it
 	// joins the vocabulary when a directory is configured.
 	CauseUnknownUser Cause = "unknown-user"
+	// CauseGuestRefused: a destination with an empty login (anonymous or
+	// guest logon) that the server or the share refuses.
+	CauseGuestRefused Cause = "guest-refused"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -101,6 +104,8 @@ var causes = []CauseInfo{
 	{CauseUnknown, "", "The check failed for a reason scanwarden does not recognise; see the evidence.", "Read the raw evidence of the failed step."},
 	{CauseUnknownUser, "1102", "No account with this user name exists in the directory: the name on the panel is mistyped.",
 		"Correct the destination's Login User Name on the MFP."},
+	{CauseGuestRefused, "1102", "The destination has no login (anonymous/guest), and the server or the share refuses guests.",
+		"Better: give the MFP an account on the server with Modify on the folder and store it in the destination's Login User Name and Login Password. Or allow guest access on that share and server, knowing that anyone on the network can then use it."},
 }
 
 // Causes returns the vocabulary, in a stable order.

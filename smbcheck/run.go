@@ -716,11 +716,7 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	switch {
 	case res.sess != nil:
 		c.sess, c.form = res.sess, stored
-		if res.sess.guest {
-			s.Evidence["guest"] = true
-			c.warnAction(s, fmt.Sprintf("the server logged %s on as GUEST: it did not check the password (bad user names or passwords are mapped to guest); servers that require signing and Windows 11 24H2 refuse guest logons", describeForm(stored)),
-				"the server logged the MFP on as GUEST without checking its password: give the scan account a real logon on the server (guest logons are refused by servers that require signing and by Windows 11 24H2)")
-		} else {
+		if !c.sessionGuest(s, res) {
 			c.ok(s, fmt.Sprintf("logged on as %s", describeForm(stored)))
 		}
 		c.skipWhy("not needed: the stored user name logged on", StepForms)
@@ -732,6 +728,9 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	}
 	for k, v := range res.ev {
 		s.Evidence[k] = v
+	}
+	if c.sessionAnonymousRefused(s, res) {
+		return false
 	}
 	if res.status.IsLogonFailure() {
 		// The forms step names the cause: another form may work.
@@ -873,7 +872,8 @@ func (c *checker) stepForms(ctx context.Context) bool {
 	} else if len(notTried) > 0 {
 		detail += fmt.Sprintf("; %d form(s) not tried to protect the account from a lockout", len(notTried))
 	}
-	c.fail(s, CauseBadCredentials, detail, "")
+	detail, fix := c.blankPassword(s, detail)
+	c.fail(s, CauseBadCredentials, detail, fix)
 	return false
 }
 
@@ -882,6 +882,9 @@ func formEvidence(f Form) map[string]string {
 }
 
 func describeForm(f Form) string {
+	if f.User == "" && f.Domain == "" {
+		return "an empty login name (anonymous)"
+	}
 	if f.Domain == "" {
 		return fmt.Sprintf("%s (NTLM user %s, no domain)", f.Typed, f.User)
 	}

@@ -74,8 +74,10 @@ func (t Target) Validate() error {
 		return bad("share", "", "empty (the destination path must start with the share name)")
 	case strings.ContainsAny(t.Share, `\/:*?"<>|`):
 		return bad("share", t.Share, "contains a character not allowed in a share name")
-	case strings.TrimSpace(t.User) == "":
-		return bad("user", "", "empty (a Kyocera cannot log on anonymously to a scan folder)")
+	case t.User != "" && strings.TrimSpace(t.User) == "":
+		// An empty user is what the MFP stores for an anonymous (guest)
+		// logon; spaces alone are a typo.
+		return bad("user", t.User, "only spaces (leave the Login User Name empty for an anonymous logon)")
 	}
 	for _, p := range t.pathParts() {
 		if p == ".." {

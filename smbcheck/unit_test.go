@@ -64,7 +64,7 @@ func TestValidateNamesField(t *testing.T) {
 		{func(t *Target) { t.Host = "a b" }, "host"},
 		{func(t *Target) { t.Share = "" }, "share"},
 		{func(t *Target) { t.Share = "a:b" }, "share"},
-		{func(t *Target) { t.User = "" }, "user"},
+		{func(t *Target) { t.User = "  " }, "user"}, // "" is an anonymous logon
 		{func(t *Target) { t.Path = "a/../b" }, "path"},
 		{func(t *Target) { t.Port = 70000 }, "port"},
 	}
@@ -189,7 +189,7 @@ func TestCauseVocabulary(t *testing.T) {
 		"bad-credentials", "wrong-user-format", "account-disabled", "account-locked", "password-expired",
 		"password-must-change", "account-expired", "workstation-restricted", "logon-hours", "share-not-found",
 		"share-access-denied", "path-not-found", "no-write-permission", "no-delete-permission", "connection-limit",
-		"server-resources", "disk-full", "timeout", "unknown", "unknown-user"}
+		"server-resources", "disk-full", "timeout", "unknown", "unknown-user", "guest-refused"}
 	var got []string
 	for _, c := range Causes() {
 		got = append(got, string(c.Cause))
@@ -436,7 +436,7 @@ func TestTargetValidateFieldError(t *testing.T) {
 		{Target{Host: "h", Port: 70000, Share: "s", User: "u"}, "port"},
 		{Target{Host: "h", Share: "a:b", User: "u"}, "share"},
 		{Target{Host: "h", Share: "s", Path: `a\..\b`, User: "u"}, "path"},
-		{Target{Host: "h", Share: "s"}, "user"},
+		{Target{Host: "h", Share: "s", User: " "}, "user"}, // "" is an anonymous logon
 	}
 	for _, tc := range tests {
 		var fe *scanwarden.FieldError
@@ -444,7 +444,7 @@ func TestTargetValidateFieldError(t *testing.T) {
 			t.Errorf("%+v: %v, want a FieldError for %s", tc.t, err, tc.field)
 		}
 	}
-	r := Run(context.Background(), Target{Host: "h", Share: "s"}, Options{})
+	r := Run(context.Background(), Target{Host: "h", Share: "s", User: " "}, Options{})
 	if !strings.Contains(r.Verdict.Fix, "Login User Name") {
 		t.Errorf("fix does not name the panel setting: %s", r.Verdict.Fix)
 	}

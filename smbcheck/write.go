@@ -103,8 +103,11 @@ func (c *checker) stepTree(ctx context.Context) (*share, bool) {
 		detail = fmt.Sprintf("the server has no share %s", c.t.Share)
 		fix = fmt.Sprintf("Correct the share name in the destination's Path on the MFP (it starts with the share: %s\\...), or create the share %s on %s.", c.t.Share, c.t.Share, c.t.Host)
 	case CauseShareAccessDenied:
-		detail = fmt.Sprintf("the server refuses %s access to share %s", c.form.Typed, c.t.Share)
-		fix = fmt.Sprintf("Give %s (or a group it belongs to) access to share %s: Share Permissions on Windows, 'valid users' / 'read only' on Samba.", c.form.Typed, c.t.Share)
+		if c.treeGuestRefused(s) {
+			return nil, false
+		}
+		detail = fmt.Sprintf("the server refuses %s access to share %s", c.grantee(), c.t.Share)
+		fix = fmt.Sprintf("Give %s (or a group it belongs to) access to share %s: Share Permissions on Windows, 'valid users' / 'read only' on Samba.", c.grantee(), c.t.Share)
 	case CauseConnectionLimit:
 		detail = fmt.Sprintf("share %s refuses another connection (%v): its connection limit is reached", c.t.Share, s.Evidence["nt_status"])
 		fix = fmt.Sprintf("Raise the share's connection limit ('max connections' on Samba, 'User limit' on Windows) or find what holds the connections to %s.", c.t.Share)
@@ -167,8 +170,8 @@ func (c *checker) stepPath(ctx context.Context, sh *share) bool {
 				}
 			}
 			s.Evidence["refused"] = blocked
-			c.fail(s, cause, fmt.Sprintf("the account %s may not open folder %s", c.form.Typed, blocked),
-				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s and Modify on the scan folder %s.", c.form.Typed, blocked, c.folder()))
+			c.fail(s, cause, fmt.Sprintf("%s may not open folder %s", c.who(), blocked),
+				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s and Modify on the scan folder %s.", c.grantee(), blocked, c.folder()))
 		default:
 			c.fail(s, cause, fmt.Sprintf("cannot open %s\\%s: %v", parent, parts[i], err), "")
 		}
@@ -276,8 +279,8 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		if cause == CauseNoDeletePermission {
 			created = false // a second try would fail the same way
 			c.r.Canary = c.t.Share + `\` + p
-			c.fail(s, cause, fmt.Sprintf("the account %s can create and write files in %s but cannot delete them; the test file %s was left behind", c.form.Typed, c.folder(), name),
-				fmt.Sprintf("Delete %s\\%s by hand; grant %s 'Delete' on the folder if files must be replaced.", c.t.Share, p, c.form.Typed))
+			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them; the test file %s was left behind", c.who(), c.folder(), name),
+				fmt.Sprintf("Delete %s\\%s by hand; grant %s 'Delete' on the folder if files must be replaced.", c.t.Share, p, c.grantee()))
 			return
 		}
 		c.fail(s, cause, fmt.Sprintf("deleting the test file failed: %v", err), "")
@@ -302,8 +305,8 @@ func (c *checker) writeFailed(s *stepState, op string, err error, p string) {
 	folder := c.folder()
 	switch cause {
 	case CauseNoWritePermission:
-		c.fail(s, cause, fmt.Sprintf("the account %s may not %s a file in %s", c.form.Typed, op, folder),
-			fmt.Sprintf("Grant %s 'Modify' (create files / write data) on %s in the folder's Security tab (NTFS) — share permissions must allow Change too.", c.form.Typed, folder))
+		c.fail(s, cause, fmt.Sprintf("%s may not %s a file in %s", c.who(), op, folder),
+			fmt.Sprintf("Grant %s 'Modify' (create files / write data) on %s in the folder's Security tab (NTFS) — share permissions must allow Change too.", c.grantee(), folder))
 	case CauseDiskFull:
 		c.fail(s, cause, fmt.Sprintf("the disk holding %s is full (%s failed)", folder, op), fmt.Sprintf("Free space on the volume of %s, or raise the quota.", folder))
 	default:

@@ -22,7 +22,9 @@ const checkUsage = `usage: scanwarden check //HOST[:PORT]/SHARE[/PATH] --user US
 Replays a scan destination's SMB logon as a Kyocera MFP stores it — name, TCP,
 negotiate, session (and other user name forms), share, folder, write — and
 names the cause of a failure and the fix. The password comes from
---password-file FILE ("-" for stdin) or SCANWARDEN_PASSWORD.
+--password-file FILE ("-" for stdin) or SCANWARDEN_PASSWORD; --no-password
+replays an empty Login Password, --user '' an empty Login User Name (the
+anonymous/guest logon an MFP sends then).
 
 Exit status: 0 the destination works, 1 a problem was found, 2 the check could not run.
 
@@ -34,6 +36,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	fs.SetOutput(env.stderr)
 	user := fs.String("user", "", "login user name exactly as typed on the MFP (user, DOMAIN\\user, user@upn, .\\user)")
 	passwordFile := fs.String("password-file", "", "file holding the login password (first line; - for stdin)")
+	noPassword := fs.Bool("no-password", false, "the destination's Login Password is empty (implied by --user '' when no password is given)")
 	workstation := fs.String("workstation", "", "NetBIOS name the MFP sends (its host name; default "+smbcheck.DefaultWorkstation+")")
 	noWrite := fs.Bool("no-write", false, "do not create, write and delete a test file")
 	maxFailures := fs.Int("max-failures", smbcheck.DefaultMaxFailures, "failed logons allowed per account per 30 minutes (0: replay nothing that can fail)")
@@ -64,8 +67,8 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	var ledger *storeLedger
 	if *destName != "" {
 		// A stored destination: everything comes from the registry.
-		if len(pos) != 0 || *user != "" || *passwordFile != "" || *workstation != "" || *stateDir != "" {
-			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --workstation or --state-dir")
+		if len(pos) != 0 || *user != "" || *passwordFile != "" || *noPassword || *workstation != "" || *stateDir != "" {
+			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password, --workstation or --state-dir")
 			return exitUsage
 		}
 		st, dt, err := openDestination(ctx, env, df, *destName)
@@ -89,12 +92,28 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 			return exitUsage
 		}
 		t.User, t.Workstation = *user, *workstation
-		pw, err := readPassword(env, *passwordFile)
-		if err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+		userSet := false
+		fs.Visit(func(f *flag.Flag) { userSet = userSet || f.Name == "user" })
+		if !userSet {
+			fmt.Fprintln(env.stderr, "scanwarden check: --user is required: the destination's Login User Name as stored (--user '' when it is empty: an anonymous/guest logon)")
 			return exitUsage
 		}
-		t.Password = pw
+		switch {
+		case *noPassword && *passwordFile != "":
+			fmt.Fprintln(env.stderr, "scanwarden check: --no-password and --password-file exclude each other")
+			return exitUsage
+		case *noPassword, *user == "" && *passwordFile == "" && env.getenv(passwordEnv) == "":
+			// An empty Login Password, as stored; with an empty login name
+			// the MFP sends an empty password too.
+			t.Password = scanwarden.NewSecret("")
+		default:
+			pw, err := readPassword(env, *passwordFile)
+			if err != nil {
+				fmt.Fprintln(env.stderr, "scanwarden check:", err)
+				return exitUsage
+			}
+			t.Password = pw
+		}
 		if err := t.Validate(); err != nil {
 			fmt.Fprintln(env.stderr, "scanwarden check:", err)
 			return exitUsage
@@ -133,7 +152,11 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 	}
 	if !*asJSON {
-		humanf(env.stdout, "checking %s as %s (workstation %s)\n", destString(t), t.User, t.Info().Workstation)
+		as := t.User
+		if as == "" {
+			as = "an empty login name (anonymous)"
+		}
+		humanf(env.stdout, "checking %s as %s (workstation %s)\n", destString(t), as, t.Info().Workstation)
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
 	rep := smbcheck.Run(ctx, t, opts)

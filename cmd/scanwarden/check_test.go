@@ -28,6 +28,8 @@ func TestCheckBadArguments(t *testing.T) {
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "pw")
 	os.WriteFile(pw, []byte("x\n"), 0o600)
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, []byte("\nsecond line\n"), 0o600)
 	tests := []struct {
 		name string
 		args []string
@@ -41,6 +43,9 @@ func TestCheckBadArguments(t *testing.T) {
 		{"missing password file", []string{"check", "//fs1/scans", "--user", "a", "--password-file", filepath.Join(dir, "nope")}, "--password-file"},
 		{"negative budget", []string{"check", "//fs1/scans", "--user", "a", "--password-file", pw, "--max-failures", "-1"}, "--max-failures"},
 		{"unknown flag", []string{"check", "//fs1/scans", "--frobnicate"}, "frobnicate"},
+		{"no-password and a password file", []string{"check", "//fs1/scans", "--user", "a", "--no-password", "--password-file", pw}, "--no-password"},
+		{"empty password file", []string{"check", "//fs1/scans", "--user", "a", "--password-file", empty}, "password"},
+		{"user of spaces", []string{"check", "//fs1/scans", "--user", "  ", "--no-password"}, "user"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +70,28 @@ func TestCheckNoPasswordOnCommandLine(t *testing.T) {
 	}
 	if strings.Contains(r.stdout+r.stderr, "Hunter2-Secret") {
 		t.Error("the password was printed")
+	}
+}
+
+// TestCheckBlankDestinations: --user ” and --no-password are taken and
+// replayed (loopback port 1: the check runs, exit 1, nothing leaves).
+func TestCheckBlankDestinations(t *testing.T) {
+	for _, args := range [][]string{
+		{"--user", ""},
+		{"--user", "", "--no-password"},
+		{"--user", "scan", "--no-password"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Setenv("SCANWARDEN_PASSWORD", "")
+			t.Setenv("SCANWARDEN_STATE_DIR", t.TempDir())
+			r := runCLI(t, nil, "", append([]string{"check", "//127.0.0.1:1/scans", "--no-write", "--timeout", "1s"}, args...)...)
+			if r.code != exitFinding {
+				t.Fatalf("exit %d, want %d; stderr %s", r.code, exitFinding, r.stderr)
+			}
+			if args[1] == "" && !strings.Contains(r.stdout, "empty login name") {
+				t.Errorf("header does not say the login is empty: %s", r.stdout)
+			}
+		})
 	}
 }
 
