@@ -173,7 +173,7 @@ func TestLabCauses(t *testing.T) {
 		}},
 		{name: "guest-session", dest: "//guestsrv." + lab.DNSDomain + "/scans", user: "nosuchuser", pw: "whatever", want: CauseOK, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepSession, StatusWarn)
-			if s.Evidence["guest"] != true || !strings.Contains(r.Verdict.Summary, "GUEST") {
+			if s.Evidence["guest"] != true || !strings.Contains(r.Verdict.Summary, "as guest") {
 				t.Errorf("guest session not reported: %v / %s", s.Evidence, r.Verdict.Summary)
 			}
 		}},
