@@ -57,6 +57,9 @@ type OutcomeKind int
 const (
 	Succeeded OutcomeKind = iota + 1
 	Failed
+	// Cancelled is for an attempt whose AUTHENTICATE never left (the check
+	// stopped at the gate); once it has left, the outcome is Failed or
+	// Succeeded whatever happens to the connection.
 	Cancelled
 )
 
@@ -189,8 +192,11 @@ func (m *MemoryLedger) Resolve(_ context.Context, id int64, o Outcome) error {
 	}
 	switch o.Kind {
 	case Succeeded:
+		// The success and the resolved failures before it; attempts still
+		// pending stay (another logon of the account may be in flight).
+		delete(m.entries, id)
 		for k, x := range m.entries {
-			if x.Account == e.Account {
+			if x.Account == e.Account && x.Cause != "" && k < id {
 				delete(m.entries, k)
 			}
 		}

@@ -675,12 +675,10 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 		// The gate was never reached: no AUTHENTICATE was sent.
 		return res
 	}
+	// The AUTHENTICATE left: whatever happened next (no answer, a dropped
+	// connection, an interrupt), the DC may have counted it, so it counts
+	// here too — as a failure whose cause is what was observed.
 	out := Outcome{Kind: Failed, Cause: res.cause, Status: res.status.String()}
-	if res.status == 0 && !isTimeout(err) {
-		// No NT status and no timeout: the server never judged the
-		// password (the connection dropped before an answer).
-		out = Outcome{Kind: Cancelled}
-	}
 	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
 		c.o.Logger.Warn("failure ledger", "err", rerr)
 	}

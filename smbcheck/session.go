@@ -181,11 +181,9 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 			e.Op = "connect"
 		}
 		if id != 0 {
-			out := Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()}
-			if e.Status == 0 && !isTimeout(err) {
-				out = Outcome{Kind: Cancelled}
-			}
-			o.Ledger.Resolve(rctx, id, out)
+			// The AUTHENTICATE left: it counts as a failure whatever
+			// happened next (the DC may have counted it).
+			o.Ledger.Resolve(rctx, id, Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()})
 		}
 		return nil, e
 	}

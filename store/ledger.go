@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -22,16 +21,22 @@ func (s *Store) Ledger() *Ledger { return &Ledger{s: s} }
 
 var _ smbcheck.Ledger = (*Ledger)(nil)
 
-// ledgerRetention is how long resolved rows are kept: far longer than any
-// observation window.
-const ledgerRetention = 7 * 24 * time.Hour
+// Rows end with their window (expires = at + window); rows from before
+// migration 0003 have no expiry and go after legacyRetention.
+const legacyRetention = 24 * time.Hour
 
 // Reserve implements smbcheck.Ledger.
 func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
 	var id int64
 	var refusal *smbcheck.Refusal
 	err := l.s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM logon_attempts WHERE at < ?", formatTime(a.At.Add(-ledgerRetention))); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM logon_attempts WHERE (expires != '' AND expires < ?) OR (expires = '' AND at < ?)`,
+			formatTime(a.At), formatTime(a.At.Add(-legacyRetention))); err != nil {
+			return err
+		}
+		// The fingerprint key once lived here, next to what it protects: it
+		// now comes from the sealing key file (Key).
+		if _, err := tx.ExecContext(ctx, "DELETE FROM settings WHERE key = 'ledger_key'"); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT account, form, typed, at, cause, status FROM logon_attempts
@@ -61,8 +66,8 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		if refusal = smbcheck.Judge(entries, a, budget, a.At.Sub(since)); refusal != nil {
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, "INSERT INTO logon_attempts(account, form, typed, at) VALUES (?, ?, ?, ?)",
-			a.Account, a.Form, a.Typed, formatTime(a.At))
+		res, err := tx.ExecContext(ctx, "INSERT INTO logon_attempts(account, form, typed, at, expires) VALUES (?, ?, ?, ?, ?)",
+			a.Account, a.Form, a.Typed, formatTime(a.At), formatTime(a.At.Add(a.At.Sub(since))))
 		if err != nil {
 			return err
 		}
@@ -80,7 +85,11 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 	err := l.s.tx(ctx, func(tx *sql.Tx) error {
 		switch o.Kind {
 		case smbcheck.Succeeded:
-			_, err := tx.ExecContext(ctx, "DELETE FROM logon_attempts WHERE account = (SELECT account FROM logon_attempts WHERE id = ?)", id)
+			// The success and the resolved failures before it go; attempts
+			// still pending (another process's logon in flight) stay, and
+			// count until they resolve.
+			_, err := tx.ExecContext(ctx, `DELETE FROM logon_attempts WHERE id = ?1 OR
+				(account = (SELECT account FROM logon_attempts WHERE id = ?1) AND cause != '' AND id < ?1)`, id)
 			return err
 		case smbcheck.Failed:
 			cause := o.Cause
@@ -90,6 +99,7 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 			_, err := tx.ExecContext(ctx, "UPDATE logon_attempts SET cause = ?, status = ? WHERE id = ?", string(cause), o.Status, id)
 			return err
 		case smbcheck.Cancelled:
+			// Only for an attempt whose AUTHENTICATE never left.
 			_, err := tx.ExecContext(ctx, "DELETE FROM logon_attempts WHERE id = ?", id)
 			return err
 		}
@@ -101,26 +111,16 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 	return nil
 }
 
-// Key returns the ledger's password-fingerprint key, made on first use.
-func (l *Ledger) Key(ctx context.Context) ([]byte, error) {
-	var key []byte
-	err := l.s.tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = 'ledger_key'").Scan(&key)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, "INSERT INTO settings(key, value) VALUES ('ledger_key', ?)", key)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("ledger key: %w", err)
+// ErrNoLedgerKey is returned by Key before the store's sealing key is
+// unlocked (UnlockKey).
+var ErrNoLedgerKey = errors.New("ledger: the sealing key is not loaded (unlock the store's key first)")
+
+// Key returns the ledger's password-fingerprint key: derived from the
+// sealing key, which lives in its own file (0600, outside the database), so
+// the fingerprints on disk cannot be tested offline without that file.
+func (l *Ledger) Key(context.Context) ([]byte, error) {
+	if l.s.key == nil {
+		return nil, ErrNoLedgerKey
 	}
-	return key, nil
+	return l.s.key.Derive("scanwarden ledger fingerprint v1"), nil
 }

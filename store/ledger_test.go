@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -93,6 +95,13 @@ func TestLedgerRulesPersist(t *testing.T) {
 	s2.db.QueryRow("SELECT count(*) FROM logon_attempts").Scan(&n)
 	if n != 0 {
 		t.Errorf("%d rows left after a success", n)
+	}
+	if _, err := l2.Key(ctx); !errors.Is(err, ErrNoLedgerKey) {
+		t.Errorf("key before unlock: %v", err)
+	}
+	keyPath := filepath.Join(t.TempDir(), seal.FileName)
+	if _, err := s2.UnlockKey(ctx, keyPath); err != nil {
+		t.Fatal(err)
 	}
 	k1, _ := l2.Key(ctx)
 	k2, _ := s2.Ledger().Key(ctx)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scanwarden/scanwarden/seal"
 )
 
 // nobody is the uid the racing "other local user" runs as.
@@ -50,10 +52,11 @@ func TestRacingOpenByAnotherUser(t *testing.T) {
 		}
 		db := filepath.Join(dir, DefaultFile)
 		// The racer: a bash loop of builtins as nobody, bounded to 3 s,
-		// printing GOT for each successful open of the database or its WAL.
+		// printing GOT for each successful open of the database, its WAL or
+		// the key file.
 		racer := exec.Command("bash", "-c", `while (( SECONDS < 3 )); do
-			for f in "$1" "$1-wal" "$1-shm"; do { exec 3<"$f"; } 2>/dev/null && { echo GOT "$f"; exec 3<&-; }; done
-		done`, "racer", db)
+			for f in "$1" "$1-wal" "$1-shm" "$2"; do { exec 3<"$f"; } 2>/dev/null && { echo GOT "$f"; exec 3<&-; }; done
+		done`, "racer", db, filepath.Join(dir, seal.FileName))
 		racer.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 		var out strings.Builder
 		racer.Stdout = &out
@@ -65,7 +68,7 @@ func TestRacingOpenByAnotherUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Ledger().Key(context.Background()); err != nil {
+		if _, err := s.UnlockKey(context.Background(), filepath.Join(dir, seal.FileName)); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()

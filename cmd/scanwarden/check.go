@@ -12,7 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -128,7 +131,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 		// The state store opens while the first network steps run: the ledger
 		// is first needed right before the first logon.
-		ledger = openStoreLedger(context.WithoutCancel(ctx), dir)
+		ledger = openStoreLedger(context.WithoutCancel(ctx), dir, seal.Resolve(df.keyFile, env.getenv, dir))
 	}
 	defer ledger.Close()
 
@@ -252,14 +255,26 @@ func readPassword(env environ, file string) (scanwarden.Secret, error) {
 
 const passwordEnv = "SCANWARDEN_PASSWORD"
 
+// installedStateDir is the daemon's state directory on an installed box.
+const installedStateDir = "/var/lib/scanwarden"
+
 // resolveStateDir picks the state directory: the flag, SCANWARDEN_STATE_DIR,
+// the daemon's (installedStateDir) when it holds a database this user may
+// use — so that the CLI and the daemon keep one failure budget —, else
 // $XDG_STATE_HOME/scanwarden, or ~/.local/state/scanwarden.
 func resolveStateDir(flagValue string, getenv func(string) string) (string, error) {
+	return resolveStateDirFrom(flagValue, getenv, installedStateDir)
+}
+
+func resolveStateDirFrom(flagValue string, getenv func(string) string, installed string) (string, error) {
 	if flagValue != "" {
 		return flagValue, nil
 	}
 	if d := getenv("SCANWARDEN_STATE_DIR"); d != "" {
 		return d, nil
+	}
+	if usableStore(installed) {
+		return installed, nil
 	}
 	if d := getenv("XDG_STATE_HOME"); d != "" {
 		return filepath.Join(d, "scanwarden"), nil
@@ -275,6 +290,21 @@ func resolveStateDir(flagValue string, getenv func(string) string) (string, erro
 	return filepath.Join(home, ".local", "state", "scanwarden"), nil
 }
 
+// usableStore says whether dir holds a database this user may read and
+// write (the daemon's, when run as root or as the service user). A
+// directory without one is not taken: a database made there by this user
+// could lock the daemon out of it.
+func usableStore(dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	if unix.Access(dir, unix.R_OK|unix.W_OK|unix.X_OK) != nil {
+		return false
+	}
+	return unix.Access(filepath.Join(dir, store.DefaultFile), unix.R_OK|unix.W_OK) == nil
+}
+
 // storeLedger is the failed-logon ledger of the state store, opened in the
 // background.
 type storeLedger struct {
@@ -286,14 +316,22 @@ type storeLedger struct {
 	keep func(smbcheck.Report) error
 }
 
-func openStoreLedger(ctx context.Context, dir string) *storeLedger {
+// openStoreLedger opens the store in dir and unlocks its sealing key
+// (keyPath, made on first use): the ledger's password fingerprints are keyed
+// from it, and it never goes into the database.
+func openStoreLedger(ctx context.Context, dir, keyPath string) *storeLedger {
 	s := &storeLedger{ready: make(chan struct{})}
 	go func() {
 		defer close(s.ready)
 		s.st, s.err = store.OpenDir(ctx, dir)
-		if s.err == nil {
-			s.l = s.st.Ledger()
+		if s.err != nil {
+			return
 		}
+		if _, s.err = s.st.UnlockKey(ctx, keyPath); s.err != nil {
+			s.err = fmt.Errorf("the ledger's key: %w", s.err)
+			return
+		}
+		s.l = s.st.Ledger()
 	}()
 	return s
 }
