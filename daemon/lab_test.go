@@ -134,22 +134,41 @@ webhook_backoff = "100ms"
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("servelab")}}); err != nil {
 		t.Fatal(err)
 	}
-	d := registry.Destination{Name: "servelab", Host: lab.DCHost, Share: "scans", User: user, Password: scanwarden.NewSecret(lab.Password),
-		Device: "MFP-LAB", AddressBookID: "7", DisplayName: "Serve lab", Source: registry.SourceImported}
-	if err := st.PutDestination(ctx, d); err != nil {
-		t.Fatal(err)
+	// Import the device's address book (Kyocera XML export), as an admin
+	// does: first as it was when it worked.
+	importBook := func(st *store.Store, pw string) registry.Destination {
+		t.Helper()
+		xml := `<?xml version="1.0" encoding="UTF-8"?>
+<DeviceAddressBook_v5_2>
+<Item Type="Contact" Id="7" DisplayName="Serve lab" SmbHostName="` + lab.DCHost + `" SmbPath="\scans" SmbLoginName="` + user +
+			`" SmbLoginPasswd="` + registry.EncodePassword(pw) + `" SmbPort="445" FtpPort="21"/>
+</DeviceAddressBook_v5_2>
+`
+		book, err := registry.ReadAddressBook(strings.NewReader(xml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.ImportAddressBook(ctx, "MFP-LAB", book, false); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := st.Destinations(ctx, "MFP-LAB")
+		if err != nil || len(ds) != 1 || ds[0].Source != registry.SourceImported {
+			t.Fatalf("imported %+v %v", ds, err)
+		}
+		return ds[0]
 	}
-	rep := smbcheck.Run(ctx, d.Target(nil), smbcheck.Options{Ledger: st.Ledger(), StepTimeout: 5 * time.Second})
+	d := importBook(st, lab.Password)
+	rep := smbcheck.Run(ctx, d.Target(nil), smbcheck.Options{Ledger: st.Ledger(), MaxFailures: smbcheck.DefaultMaxFailures, StepTimeout: 5 * time.Second})
 	if !rep.OK() {
 		t.Fatalf("the destination does not work with the right password: %+v", rep.Verdict)
 	}
 	if err := st.AddReport(ctx, d.Name, rep); err != nil {
 		t.Fatal(err)
 	}
-	wrong := d
-	wrong.Password = scanwarden.NewSecret("Not-" + lab.Password)
-	if err := st.PutDestination(ctx, wrong); err != nil {
-		t.Fatal(err)
+	// Then someone changes the contact's password on the panel, and the
+	// address book is imported again.
+	if got := importBook(st, "Not-"+lab.Password); got.Name != d.Name {
+		t.Fatalf("re-import renamed the destination: %q", got.Name)
 	}
 	st.Close()
 	if n := badPwd(); n != 0 {
@@ -183,7 +202,7 @@ webhook_backoff = "100ms"
 	hook.mu.Lock()
 	msg := hook.msgs[0]
 	hook.mu.Unlock()
-	if msg.Event != "incident.opened" || msg.Incident.Cause != "bad-credentials" || msg.Incident.Destination != "servelab" ||
+	if msg.Event != "incident.opened" || msg.Incident.Cause != "bad-credentials" || msg.Incident.Destination != d.Name ||
 		msg.Incident.KyoceraCode != "1102" || msg.Incident.Device != "MFP-LAB" || msg.Incident.ClosedAt != nil {
 		t.Fatalf("webhook got %+v", msg)
 	}
@@ -199,7 +218,7 @@ webhook_backoff = "100ms"
 			Source: snmp.SourceTrap, Time: time.Now(), Key: "trap:" + itoa(i)})
 	}
 	for i := 0; i < 3; i++ {
-		res, err := m.Monitor().CheckNow(ctx, "servelab", nil)
+		res, err := m.Monitor().CheckNow(ctx, d.Name, nil)
 		if err != nil || res.Report.OK() {
 			t.Fatalf("check now with the wrong password: %+v %v", res.Report.Verdict, err)
 		}
@@ -208,14 +227,12 @@ webhook_backoff = "100ms"
 		t.Fatalf("badPwdCount %d: want 1..2 (threshold 3)", n)
 	}
 
-	// The admin corrects the stored password.
-	if err := m.Store().PutDestination(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	// The admin corrects the password on the panel and imports the book again.
+	importBook(m.Store(), lab.Password)
 	m.SyncDevices(ctx)
 	greenAt := time.Time{}
 	waitUntil(t, 60*time.Second, "incident.closed at the webhook", func() bool {
-		res, err := m.Monitor().CheckNow(ctx, "servelab", nil)
+		res, err := m.Monitor().CheckNow(ctx, d.Name, nil)
 		if err == nil && res.Report.OK() && greenAt.IsZero() {
 			greenAt = time.Now()
 		}
@@ -236,7 +253,7 @@ webhook_backoff = "100ms"
 	if n := badPwd(); n != 0 {
 		t.Fatalf("badPwdCount %d after a good logon", n)
 	}
-	incs, err := m.Store().Incidents(ctx, store.IncidentFilter{Destination: "servelab"})
+	incs, err := m.Store().Incidents(ctx, store.IncidentFilter{Destination: d.Name})
 	if err != nil || len(incs) != 1 || incs[0].State != incident.StateClosed || incs[0].AffectedJobs < 11 || incs[0].Cause != smbcheck.CauseBadCredentials {
 		t.Fatalf("incidents %+v %v", incs, err)
 	}

@@ -386,9 +386,6 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 
 	opts := smbcheck.Options{MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Ledger: m.st.Ledger(),
 		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: m.log.With("component", "check")}
-	if opts.MaxFailures == 0 {
-		opts.MaxFailures = -1 // zero means zero: replay nothing that can fail
-	}
 	if cfg.AD.URL != "" {
 		d, err := ad.New(ad.Config{URL: cfg.AD.URL, BindUser: cfg.AD.BindUser, Password: cfg.AD.Password, CAFile: cfg.AD.CA,
 			AllowPlain: cfg.AD.InsecurePlain, Timeout: cfg.AD.Timeout.D(), Margin: cfg.AD.Margin})

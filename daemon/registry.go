@@ -107,7 +107,7 @@ func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination
 	// The device's own destinations first; a destination text that names
 	// another device's destination still concerns that one.
 	for _, set := range [][]registry.Destination{mine, all} {
-		for _, d := range matchDestination(ev.Destination, set) {
+		for _, d := range registry.Match(ev.Destination, set) {
 			out = append(out, toMonitor(d, devs))
 		}
 		if len(out) > 0 {
@@ -127,77 +127,6 @@ func sameAddress(a, b string) bool {
 		return strings.ToLower(h) + ":" + p
 	}
 	return norm(a) == norm(b)
-}
-
-// unc splits \\host\share\path, //host/share/path or smb://host/share/path
-// into lower-case host, share and path parts.
-func unc(s string) (host, share string, path []string, ok bool) {
-	s = strings.TrimSpace(s)
-	if low := strings.ToLower(s); strings.HasPrefix(low, "smb://") {
-		s = "//" + s[len("smb://"):]
-	}
-	s = strings.ReplaceAll(s, `\`, "/")
-	if !strings.HasPrefix(s, "//") {
-		return "", "", nil, false
-	}
-	parts := strings.FieldsFunc(strings.ToLower(s[2:]), func(r rune) bool { return r == '/' })
-	if len(parts) < 2 {
-		return "", "", nil, false
-	}
-	host = parts[0]
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return host, parts[1], parts[2:], true
-}
-
-// sameHost: equal, or equal first labels when one side is a bare name
-// (the MFP may store fs01 where the device reports fs01.example.com).
-func sameHost(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if strings.Contains(a, ".") == strings.Contains(b, ".") || net.ParseIP(a) != nil || net.ParseIP(b) != nil {
-		return false
-	}
-	la, _, _ := strings.Cut(a, ".")
-	lb, _, _ := strings.Cut(b, ".")
-	return la == lb
-}
-
-// matchDestination returns the destinations text names: host, share and
-// the whole path equal (case-insensitive, \ or /); failing that, the ones
-// with the same host and share whose path is the longest prefix of the
-// named path. Nothing when the text is not a UNC path or URL.
-func matchDestination(text string, ds []registry.Destination) []registry.Destination {
-	host, share, path, ok := unc(text)
-	if !ok {
-		return nil
-	}
-	var exact, best []registry.Destination
-	bestLen := -1
-	for _, d := range ds {
-		dh, dshare, dpath, ok := unc(registry.Destination{Host: d.Host, Share: d.Share, Path: d.Path}.URL())
-		if !ok || !sameHost(host, dh) || share != dshare {
-			continue
-		}
-		if strings.Join(dpath, "/") == strings.Join(path, "/") {
-			exact = append(exact, d)
-			continue
-		}
-		if len(dpath) <= len(path) && strings.Join(dpath, "/") == strings.Join(path[:len(dpath)], "/") {
-			switch {
-			case len(dpath) > bestLen:
-				best, bestLen = []registry.Destination{d}, len(dpath)
-			case len(dpath) == bestLen:
-				best = append(best, d)
-			}
-		}
-	}
-	if len(exact) > 0 {
-		return exact
-	}
-	return best
 }
 
 // checker runs smbcheck with the daemon's ledger and directory.
