@@ -45,7 +45,7 @@ type AddressBook struct {
 // Limits on an address book: far above what a device holds (a few thousand
 // contacts), far below what could hurt.
 const (
-	MaxAddressBookSize = 32 << 20
+	MaxAddressBookSize = 16 << 20
 	maxAttr            = 4096
 	maxItems           = 100_000
 )
