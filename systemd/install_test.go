@@ -84,7 +84,7 @@ func TestDebInstall(t *testing.T) {
 	r.check(ConfigFile, 0o644, 0, 0, false)
 	r.check(filepath.Dir(ConfigFile), 0o755, 0, 0, true)
 	r.check(KeyFile, 0o600, 0, 0, false)
-	r.check(StateDir, 0o750, uid, gid, true)
+	r.check(StateDir, 0o700, uid, gid, true)
 	r.check(LogsDir, 0o750, uid, gid, true)
 	key := r.read(KeyFile)
 	if !regexp.MustCompile(`^[0-9a-f]{64}\n$`).Match(key) {
@@ -123,7 +123,7 @@ func TestDebInstall(t *testing.T) {
 		t.Errorf("the upgrade changed the data: %q", got)
 	}
 	r.check(filepath.Join(StateDir, "scanwarden.db"), 0o600, uid, gid, false)
-	r.check(StateDir, 0o750, uid, gid, true)
+	r.check(StateDir, 0o700, uid, gid, true)
 	if u2, g2 := r.user(User); u2 != uid || g2 != gid {
 		t.Errorf("the upgrade changed %s from %d:%d to %d:%d", User, uid, gid, u2, g2)
 	}

@@ -315,7 +315,7 @@ func TestSysusersTmpfiles(t *testing.T) {
 		mode     fs.FileMode
 		uid, gid int
 	}{
-		{StateDir, 0o750, uid, gid},
+		{StateDir, 0o700, uid, gid},
 		{ReceiverDir, 0o750, uid, gid},
 		{LogsDir, 0o750, uid, gid},
 		{filepath.Dir(ConfigFile), 0o755, 0, 0},
