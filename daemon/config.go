@@ -394,7 +394,7 @@ func (c *Config) validate() ConfigErrors {
 	if s.TrapCommunityFile != "" && s.TrapListen == "" {
 		bad("snmp.trap_community_file", strconv.Quote(s.TrapCommunityFile), "needs snmp.trap_listen")
 	}
-	if s.TrapListen != "" && s.TrapCommunityFile == "" {
+	if s.TrapListen != "" && s.TrapCommunityFile == "" && s.TrapCommunity.IsZero() {
 		bad("snmp.trap_listen", strconv.Quote(s.TrapListen), "needs snmp.trap_community_file (traps with any community are not taken)")
 	}
 	for _, cidr := range s.CIDR {
@@ -414,7 +414,7 @@ func (c *Config) validate() ConfigErrors {
 		if a.BindUser == "" {
 			bad("ad.bind_user", `""`, "needed with ad.url")
 		}
-		if a.PasswordFile == "" {
+		if a.PasswordFile == "" && a.Password.IsZero() {
 			bad("ad.password_file", `""`, "needed with ad.url")
 		}
 	}
@@ -461,7 +461,7 @@ func (c *Config) validate() ConfigErrors {
 			bad("notify.mail_to", strconv.Quote(to), "not an e-mail address")
 		}
 	}
-	if n.SMTPUser != "" && n.SMTPPasswordFile == "" {
+	if n.SMTPUser != "" && n.SMTPPasswordFile == "" && n.SMTPPassword.IsZero() {
 		bad("notify.smtp_password_file", `""`, "needed with notify.smtp_user")
 	}
 	r := c.Receiver

@@ -172,6 +172,12 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.st = st
+	if c, err := m.overlay(ctx, cfg); err != nil {
+		m.faults.set("settings", "settings stored from the web page not used: "+err.Error())
+		m.log.Error("stored settings not used", "err", err)
+	} else {
+		cfg = c
+	}
 	m.metrics = newMetrics(st, m.faults, m.Monitor, m.devicesUp)
 	m.metrics.reg.MustRegister(&receiverCollector{m})
 	m.seedMetrics(ctx)
@@ -347,6 +353,13 @@ func (m *Main) Reload(ctx context.Context) error {
 		return err
 	}
 	m.faults.clear("config")
+	m.faults.clear("settings")
+	if c, err := m.overlay(ctx, cfg); err != nil {
+		m.faults.set("settings", "settings stored from the web page not used: "+err.Error())
+		m.log.Error("stored settings not used", "err", err)
+	} else {
+		cfg = c
+	}
 	if cfg.DataDir != old.DataDir || cfg.Listen != old.Listen {
 		m.log.Warn("data_dir and listen change only at restart", "data_dir", old.DataDir, "listen", old.Listen)
 		cfg.DataDir, cfg.Listen = old.DataDir, old.Listen
@@ -675,7 +688,7 @@ func (m *Main) seedMetrics(ctx context.Context) {
 func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	b := webBackend{m}
 	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
-		Importer: webImporter{m},
+		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
 		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web")}
 	if m.recv != nil {

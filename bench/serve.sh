@@ -1,0 +1,88 @@
+#!/bin/bash
+# bench/serve.sh — `scanwarden serve` at idle with 100 devices (one snmpsimd,
+# endpoints 127.0.0.1:30000-30099, polled every minute) and 300 destinations
+# (checked every 15 min; their first round runs in the first 90 s): resident
+# memory and CPU once the first round is done, and how long SIGTERM takes.
+#
+# Targets (issue 11): idle RSS < 40 MB, CPU at idle < 1 %. Loopback only;
+# every wait is bounded. Usage: bench/serve.sh [SETTLE_S [MEASURE_S]]
+# (defaults 150 and 60).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+settle=${1:-150}
+measure=${2:-60}
+count=100
+base=30000
+for b in snmpsimd snmpget go; do
+	command -v $b >/dev/null || { echo "bench/serve.sh: $b not installed" >&2; exit 2; }
+done
+work=$(mktemp -d /tmp/swservebench.XXXXXX)
+chmod 755 "$work"
+simpid= servepid=
+cleanup() {
+	for p in $servepid $simpid; do
+		if kill -0 "$p" 2>/dev/null; then kill "$p"; wait "$p" 2>/dev/null || true; fi
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "building" >&2
+(cd "$here" && go build -o "$work/scanwarden" ./cmd/scanwarden && go build -o "$work/servebench" ./bench/servebench)
+
+ulimit -n 8192
+mkdir -p "$work/cache"
+{
+	echo "--v2c-arch"
+	echo "--data-dir=$here/testlab/snmp"
+	echo "--cache-dir=$work/cache"
+	echo "--logging-method=null"
+	for ((i = 0; i < count; i++)); do echo "--agent-udpv4-endpoint=127.0.0.1:$((base + i))"; done
+} >"$work/args"
+drop=()
+if [ "$(id -u)" = 0 ]; then
+	chown -R nobody:nogroup "$work/cache"
+	drop=(--process-user=nobody --process-group=nogroup)
+fi
+snmpsimd "${drop[@]}" --args-from-file="$work/args" </dev/null >"$work/snmpsimd.log" 2>&1 &
+simpid=$!
+for _ in $(seq 1 150); do
+	snmpget -v2c -c kyocera-idle -t 0.5 -r 0 127.0.0.1:$((base + count - 1)) 1.3.6.1.2.1.1.5.0 >/dev/null 2>&1 && break
+	sleep 0.2
+done
+
+"$work/servebench" -data "$work/data" -devices $count -destinations 300 -snmp-base $base >&2
+cat >"$work/serve.toml" <<TOML
+data_dir = "$work/data"
+listen = "127.0.0.1:0"
+log_level = "warn"
+TOML
+"$work/scanwarden" serve --config "$work/serve.toml" 2>"$work/serve.log" &
+servepid=$!
+echo "serve running (pid $servepid); settling $settle s (first round of 300 checks, poll cycles)" >&2
+sleep "$settle"
+kill -0 $servepid || { echo "serve died:" >&2; tail "$work/serve.log" >&2; exit 1; }
+ticks() { awk '{print $14 + $15}' /proc/$servepid/stat; }
+hz=$(getconf CLK_TCK)
+t0=$(ticks)
+s0=$(date +%s.%N)
+sleep "$measure"
+t1=$(ticks)
+s1=$(date +%s.%N)
+rss=$(awk '/VmRSS/ {print $2}' /proc/$servepid/status)
+hwm=$(awk '/VmHWM/ {print $2}' /proc/$servepid/status)
+threads=$(awk '/Threads/ {print $2}' /proc/$servepid/status)
+st0=$(date +%s.%N)
+kill -TERM $servepid
+wait $servepid || true
+st1=$(date +%s.%N)
+servepid=
+python3 - "$t0" "$t1" "$s0" "$s1" "$hz" "$rss" "$hwm" "$threads" "$st0" "$st1" <<'PY'
+import sys
+t0, t1, s0, s1, hz, rss, hwm, thr, st0, st1 = map(float, sys.argv[1:])
+cpu = (t1 - t0) / hz / (s1 - s0) * 100
+print(f"idle over {s1 - s0:.0f} s: CPU {cpu:.2f} % of one core (target < 1 %)")
+print(f"RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f} MiB; target < 40 MB), {thr:.0f} threads")
+print(f"SIGTERM to exit: {st1 - st0:.2f} s (target < 10 s)")
+PY
+grep -c "level=ERROR" "$work/serve.log" | sed 's/^/ERROR lines in the log: /' >&2 || true

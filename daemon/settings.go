@@ -1,0 +1,335 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/notify"
+	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/web"
+)
+
+// Settings changed in the web page are stored (table stored_settings,
+// secrets sealed) and laid over the config file's values at every start and
+// reload — except where the file sets the key: the file wins, and the page
+// says so (Field.FromFile).
+
+type settingField struct {
+	key, label, help string
+	secret           bool
+	fileKey          string // a secret's *_file key in the config file
+}
+
+var settingSections = []struct {
+	name, title string
+	fields      []settingField
+	tests       []string
+}{
+	{"checks", "Checks", []settingField{
+		{key: "interval", label: "Check every", help: "each destination, e.g. 15m"},
+		{key: "jitter", label: "Jitter", help: "each check up to this much later"},
+		{key: "max_concurrent", label: "Checks at once", help: "and never two at once on one file server"},
+		{key: "max_failures", label: "Failed logons allowed per account and window", help: "0 replays nothing that can fail"},
+		{key: "failure_window", label: "Failure window", help: "the domain's lockout observation window"},
+		{key: "timeout", label: "Step timeout"},
+		{key: "no_write", label: "Skip the test write", help: "true or false"},
+		{key: "event_gap", label: "Event gap", help: "device failures within this of the last triggered check: no new check"},
+	}, nil},
+	{"incidents", "Incidents", []settingField{
+		{key: "close_after", label: "Close after green for", help: "e.g. 3h"},
+	}, nil},
+	{"snmp", "SNMP", []settingField{
+		{key: "interval", label: "Poll every"},
+		{key: "community", label: "Community", secret: true, fileKey: "community_file", help: "for devices without their own"},
+		{key: "cidr", label: "Networks to sweep", help: "comma-separated, e.g. 192.168.10.0/24"},
+		{key: "trap_listen", label: "Trap listener", help: "e.g. :162 (needs a trap community)"},
+		{key: "trap_community", label: "Trap community", secret: true, fileKey: "trap_community_file"},
+		{key: "smtp_listen", label: "Job-log mail listener", help: "e.g. :2525"},
+	}, nil},
+	{"ad", "Active Directory", []settingField{
+		{key: "url", label: "DC", help: "ldaps://dc1.example.com or ldap://dc1 (StartTLS)"},
+		{key: "bind_user", label: "Service account"},
+		{key: "password", label: "Service account password", secret: true, fileKey: "password_file"},
+		{key: "ca", label: "CA file"},
+		{key: "margin", label: "Logons kept in reserve", help: "1..5 below the lockout threshold"},
+		{key: "timeout", label: "Timeout"},
+	}, nil},
+	{"notify", "Notifications", []settingField{
+		{key: "webhook_url", label: "Webhook URL"},
+		{key: "webhook_secret", label: "Webhook secret", secret: true, fileKey: "webhook_secret_file"},
+		{key: "webhook_secret_header", label: "Secret header"},
+		{key: "webhook_attempts", label: "Webhook attempts"},
+		{key: "smtp_host", label: "Mail relay"},
+		{key: "smtp_port", label: "Relay port"},
+		{key: "smtp_tls", label: "TLS", help: "starttls, tls or none"},
+		{key: "smtp_user", label: "Relay user"},
+		{key: "smtp_password", label: "Relay password", secret: true, fileKey: "smtp_password_file"},
+		{key: "smtp_from", label: "From"},
+		{key: "mail_to", label: "To", help: "comma-separated addresses"},
+	}, []string{"webhook", "mail"}},
+}
+
+func findSetting(section, key string) (settingField, bool) {
+	for _, s := range settingSections {
+		if s.name != section {
+			continue
+		}
+		for _, f := range s.fields {
+			if f.key == key {
+				return f, true
+			}
+		}
+	}
+	return settingField{}, false
+}
+
+// configField finds the Config field of section.key by its toml tag.
+func configField(c *Config, section, key string) (reflect.Value, bool) {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("toml") != section {
+			continue
+		}
+		sv, st := v.Field(i), t.Field(i).Type
+		for j := 0; j < st.NumField(); j++ {
+			if st.Field(j).Tag.Get("toml") == key {
+				return sv.Field(j), true
+			}
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// secretField is where a stored secret goes in the Config.
+func secretField(c *Config, section, key string) *scanwarden.Secret {
+	switch section + "." + key {
+	case "snmp.community":
+		return &c.SNMP.Community
+	case "snmp.trap_community":
+		return &c.SNMP.TrapCommunity
+	case "ad.password":
+		return &c.AD.Password
+	case "notify.webhook_secret":
+		return &c.Notify.WebhookSecret
+	case "notify.smtp_password":
+		return &c.Notify.SMTPPassword
+	}
+	return nil
+}
+
+var durationType = reflect.TypeOf(Duration(0))
+
+func setValue(v reflect.Value, s string) error {
+	s = strings.TrimSpace(s)
+	switch {
+	case v.Type() == durationType:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (write it like 90s, 15m, 3h)", s)
+		}
+		v.SetInt(int64(d))
+	case v.Kind() == reflect.String:
+		v.SetString(s)
+	case v.Kind() == reflect.Int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		v.SetInt(int64(n))
+	case v.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q: true or false", s)
+		}
+		v.SetBool(b)
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
+		var out []string
+		for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
+			out = append(out, p)
+		}
+		v.Set(reflect.ValueOf(out))
+	default:
+		return errors.New("not settable here")
+	}
+	return nil
+}
+
+func formatValue(v reflect.Value) string {
+	switch {
+	case v.Type() == durationType:
+		return time.Duration(v.Int()).String()
+	case v.Kind() == reflect.Slice:
+		return strings.Join(v.Interface().([]string), ", ")
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+func fileSets(c Config, key string) bool {
+	for _, k := range c.FileKeys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// overlay lays stored settings over cfg where the file does not set the key.
+func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
+	stored, err := m.st.StoredSettings(ctx)
+	if err != nil {
+		return cfg, err
+	}
+	out := cfg
+	out.CIDRCopy()
+	for _, s := range stored {
+		f, ok := findSetting(s.Section, s.Key)
+		if !ok {
+			continue
+		}
+		if f.secret {
+			if fileSets(cfg, s.Section+"."+f.fileKey) {
+				continue
+			}
+			plain, err := m.st.Key().Open([]byte(s.Value), "setting:"+s.Section+"."+s.Key)
+			if err != nil {
+				return cfg, fmt.Errorf("stored setting %s.%s: %w", s.Section, s.Key, err)
+			}
+			*secretField(&out, s.Section, s.Key) = scanwarden.NewSecret(string(plain))
+			continue
+		}
+		if fileSets(cfg, s.Section+"."+s.Key) {
+			continue
+		}
+		v, ok := configField(&out, s.Section, s.Key)
+		if !ok {
+			continue
+		}
+		if err := setValue(v, s.Value); err != nil {
+			return cfg, fmt.Errorf("stored setting %s.%s: %w", s.Section, s.Key, err)
+		}
+	}
+	if es := out.validate(); len(es) > 0 {
+		return cfg, es
+	}
+	return out, nil
+}
+
+// CIDRCopy unshares the slices a copy of the config would share.
+func (c *Config) CIDRCopy() {
+	c.SNMP.CIDR = append([]string(nil), c.SNMP.CIDR...)
+	c.Notify.MailTo = append([]string(nil), c.Notify.MailTo...)
+	c.FileKeys = append([]string(nil), c.FileKeys...)
+}
+
+// settingsBackend implements web.Settings.
+type settingsBackend struct{ m *Main }
+
+var _ web.Settings = settingsBackend{}
+
+func (b settingsBackend) current() Config {
+	b.m.mu.RLock()
+	defer b.m.mu.RUnlock()
+	if b.m.p == nil {
+		return b.m.Config
+	}
+	return b.m.p.cfg
+}
+
+func (b settingsBackend) Settings(ctx context.Context) ([]web.SettingsSection, error) {
+	cfg := b.current()
+	var out []web.SettingsSection
+	for _, s := range settingSections {
+		sec := web.SettingsSection{Name: s.name, Title: s.title, Tests: s.tests}
+		for _, f := range s.fields {
+			wf := web.Field{Key: f.key, Label: f.label, Help: f.help, Secret: f.secret}
+			if f.secret {
+				wf.Set = !secretField(&cfg, s.name, f.key).IsZero()
+				wf.FromFile = fileSets(cfg, s.name+"."+f.fileKey)
+			} else if v, ok := configField(&cfg, s.name, f.key); ok {
+				wf.Value = formatValue(v)
+				wf.FromFile = fileSets(cfg, s.name+"."+f.key)
+			}
+			if wf.FromFile {
+				wf.Help = strings.TrimSpace(wf.Help + " — set in " + cfg.File + ", which wins at start")
+			}
+			sec.Fields = append(sec.Fields, wf)
+		}
+		out = append(out, sec)
+	}
+	return out, nil
+}
+
+// Set checks the values against the running config, stores them, and
+// rebuilds the parts with them.
+func (b settingsBackend) Set(ctx context.Context, section string, values map[string]string) error {
+	cfg := b.current()
+	cfg.CIDRCopy()
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var rows []store.StoredSetting
+	for _, k := range keys {
+		val := values[k]
+		f, ok := findSetting(section, k)
+		if !ok {
+			return &web.FieldError{Section: section, Field: k, Value: val, Reason: "no such setting"}
+		}
+		if f.secret {
+			if val == "" {
+				continue // keep the stored one
+			}
+			*secretField(&cfg, section, k) = scanwarden.NewSecret(val)
+			sealed := b.m.st.Key().Seal([]byte(val), "setting:"+section+"."+k)
+			rows = append(rows, store.StoredSetting{Section: section, Key: k, Value: string(sealed), Secret: true})
+			continue
+		}
+		v, _ := configField(&cfg, section, k)
+		if err := setValue(v, val); err != nil {
+			return &web.FieldError{Section: section, Field: k, Value: val, Reason: err.Error()}
+		}
+		rows = append(rows, store.StoredSetting{Section: section, Key: k, Value: val})
+	}
+	if es := cfg.validate(); len(es) > 0 {
+		e := es[0]
+		sec, field, _ := strings.Cut(e.Key, ".")
+		return &web.FieldError{Section: sec, Field: field, Value: e.Value, Reason: e.Reason}
+	}
+	if err := b.m.st.SetSettings(ctx, rows); err != nil {
+		return err
+	}
+	return b.m.Reload(ctx)
+}
+
+// SendTest sends a test notification on one channel and records it.
+func (b settingsBackend) SendTest(ctx context.Context, channel string) (string, error) {
+	senders, errs := Senders(b.current())
+	if err := errs[channel]; err != nil {
+		return "", err
+	}
+	for _, s := range senders {
+		if s.Channel() != channel {
+			continue
+		}
+		outs := notify.New(s).Send(ctx, notify.TestMessage(time.Now()))
+		rec := store.Notification{At: time.Now(), Event: "test", Channel: channel, Attempts: outs[0].Attempts}
+		if outs[0].Err != nil {
+			rec.Error = outs[0].Err.Error()
+		}
+		b.m.st.AddNotification(context.WithoutCancel(ctx), rec)
+		if outs[0].Err != nil {
+			return "", outs[0].Err
+		}
+		return fmt.Sprintf("%s: test delivered (%d attempt(s))", channel, outs[0].Attempts), nil
+	}
+	return "", fmt.Errorf("%s is not configured", channel)
+}
