@@ -97,6 +97,23 @@ func FormKey(f Form, password string, key []byte) string {
 	return fmt.Sprintf("%s|%s|%s", strings.ToLower(f.Domain), strings.ToLower(f.User), hex.EncodeToString(m.Sum(nil))[:16])
 }
 
+// spell says a window in words: "30 minutes", "2 hours", else Go's form.
+func spell(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		if d == time.Hour {
+			return "1 hour"
+		}
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		if d == time.Minute {
+			return "1 minute"
+		}
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return d.String()
+}
+
 // Judge applies the ledger rules to the entries of one account within the
 // window (window = a.At - since): every Ledger implementation's Reserve
 // calls it inside its own transaction.
@@ -117,7 +134,7 @@ func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *
 	for i := range entries {
 		e := &entries[i]
 		if e.Form == a.Form {
-			return &Refusal{Reason: fmt.Sprintf("this user name form and password already failed at %s; it is not replayed again within %s", e.At.Format(time.TimeOnly), window),
+			return &Refusal{Reason: fmt.Sprintf("this user name form and password already failed at %s; it is not replayed again within %s", e.At.Format(time.TimeOnly), spell(window)),
 				Last: e, RetryAt: e.At.Add(window)}
 		}
 	}
@@ -132,7 +149,7 @@ func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *
 					oldest = e.At
 				}
 			}
-			r.Reason = fmt.Sprintf("the failure budget (%d per %s) is spent", budget, window)
+			r.Reason = fmt.Sprintf("the failure budget (%d per %s) is spent", budget, spell(window))
 			r.RetryAt = oldest.Add(window)
 		}
 		return r

@@ -866,7 +866,7 @@ func (c *checker) stepForms(ctx context.Context) bool {
 		detail = "no user name form was accepted: the password is wrong"
 	}
 	if len(tried) == 0 {
-		detail = "no other user name form was tried: " + fmt.Sprint(s.Evidence["not_replayed"])
+		detail = fmt.Sprintf("the server refused %s (a wrong password, or no such account); no other user name form was tried: %v", c.t.User, s.Evidence["not_replayed"])
 	} else if len(notTried) > 0 {
 		detail += fmt.Sprintf("; %d form(s) not tried to protect the account from a lockout", len(notTried))
 	}
