@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -88,9 +89,11 @@ func Load(path string) (*Key, error) {
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("key file %s: mode %04o lets others read it; chmod 600 it", path, st.Mode().Perm())
 	}
-	b := make([]byte, maxFile)
-	n, _ := f.Read(b)
-	raw, err := decodeKey(b[:n])
+	b, err := io.ReadAll(io.LimitReader(f, maxFile))
+	if err != nil {
+		return nil, fmt.Errorf("key file %s: %w", path, err)
+	}
+	raw, err := decodeKey(b)
 	if err != nil {
 		return nil, fmt.Errorf("key file %s: %w", path, err)
 	}

@@ -100,7 +100,7 @@ func runDestination(ctx context.Context, env environ, args []string) int {
 		if err := st.PutDestination(ctx, d); err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(env.stdout, "stored %s: %s as %s\n", d.Name, d.URL(), userLabel(d.User))
+		humanf(env.stdout, "stored %s: %s as %s\n", d.Name, d.URL(), userLabel(d.User))
 		return exitOK
 
 	case "list":
@@ -154,7 +154,7 @@ func runDestination(ctx context.Context, env environ, args []string) int {
 			if dev == "" {
 				dev = "-"
 			}
-			fmt.Fprintf(env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, ds[i].URL(), userLabel(j.User), last)
+			humanf(env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, ds[i].URL(), userLabel(j.User), last)
 		}
 		return exitOK
 
@@ -212,7 +212,7 @@ func runDestination(ctx context.Context, env environ, args []string) int {
 		}
 		printDestination(env.stdout, j, ws)
 		if lp != nil {
-			fmt.Fprintf(env.stdout, "last check    %s\n", lp.At.Local().Format("2006-01-02 15:04:05"))
+			humanf(env.stdout, "last check    %s\n", lp.At.Local().Format("2006-01-02 15:04:05"))
 			for _, s := range lp.Report.Steps {
 				printStep(env.stdout, s)
 			}
@@ -244,7 +244,7 @@ func runDestination(ctx context.Context, env environ, args []string) int {
 		} else if err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(env.stdout, "removed %s\n", pos[0])
+		humanf(env.stdout, "removed %s\n", pos[0])
 		return exitOK
 
 	case "-h", "--help", "help":
@@ -256,19 +256,19 @@ func runDestination(ctx context.Context, env environ, args []string) int {
 }
 
 func printDestination(w io.Writer, j destinationJSON, ws string) {
-	fmt.Fprintf(w, "name          %s\n", j.Name)
-	fmt.Fprintf(w, "destination   //%s:%d/%s/%s\n", j.Host, j.Port, j.Share, j.Path)
-	fmt.Fprintf(w, "user          %s\n", userLabel(j.User))
-	fmt.Fprintf(w, "password      (sealed)\n")
+	humanf(w, "name          %s\n", j.Name)
+	humanf(w, "destination   //%s:%d/%s/%s\n", j.Host, j.Port, j.Share, j.Path)
+	humanf(w, "user          %s\n", userLabel(j.User))
+	humanf(w, "password      (sealed)\n")
 	if j.Device != "" {
-		fmt.Fprintf(w, "device        %s\n", j.Device)
+		humanf(w, "device        %s\n", j.Device)
 	}
-	fmt.Fprintf(w, "workstation   %s\n", ws)
-	fmt.Fprintf(w, "source        %s\n", j.Source)
+	humanf(w, "workstation   %s\n", ws)
+	humanf(w, "source        %s\n", j.Source)
 	if j.AddressBookID != "" {
-		fmt.Fprintf(w, "address book  Id %s, %q\n", j.AddressBookID, j.DisplayName)
+		humanf(w, "address book  Id %s, %q\n", j.AddressBookID, j.DisplayName)
 	}
-	fmt.Fprintf(w, "folder        %s\n", j.Folder)
+	humanf(w, "folder        %s\n", j.Folder)
 }
 
 func writeJSON(env environ, cmd string, v any) int {

@@ -103,7 +103,7 @@ func runDevice(ctx context.Context, env environ, args []string) int {
 		if err := st.PutDevice(ctx, d); err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(env.stdout, "stored device %s\n", d.Name)
+		humanf(env.stdout, "stored device %s\n", d.Name)
 		return exitOK
 
 	case "list":
@@ -161,7 +161,7 @@ func runDevice(ctx context.Context, env environ, args []string) int {
 			if ws == "" {
 				ws = "-"
 			}
-			fmt.Fprintf(env.stdout, "%-20s %-22s workstation %-16s %d destinations\n", d.Name, d.Address, ws, d.Destinations)
+			humanf(env.stdout, "%-20s %-22s workstation %-16s %d destinations\n", d.Name, d.Address, ws, d.Destinations)
 		}
 		return exitOK
 
@@ -194,7 +194,7 @@ func runDevice(ctx context.Context, env environ, args []string) int {
 		case err != nil:
 			return fail(err)
 		}
-		fmt.Fprintf(env.stdout, "removed device %s\n", pos[0])
+		humanf(env.stdout, "removed device %s\n", pos[0])
 		return exitOK
 
 	case "-h", "--help", "help":

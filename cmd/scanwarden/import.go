@@ -116,17 +116,17 @@ func runImport(ctx context.Context, env environ, args []string) int {
 			added++
 		}
 	}
-	fmt.Fprintf(env.stdout, "%s %d SMB destinations for device %s (%d new, %d updated), %d contacts without SMB skipped, %d removed\n",
+	humanf(env.stdout, "%s %d SMB destinations for device %s (%d new, %d updated), %d contacts without SMB skipped, %d removed\n",
 		verb, len(res.Put), res.Device, added, len(res.Put)-added, res.Skipped, len(res.Removed))
 	for i, d := range res.Put {
 		mark := " "
 		if res.New[i] {
 			mark = "+"
 		}
-		fmt.Fprintf(env.stdout, "  %s %-24s %-40s user %s  (contact %s %q)\n", mark, d.Name, d.URL(), userLabel(d.User), d.AddressBookID, d.DisplayName)
+		humanf(env.stdout, "  %s %-24s %-40s user %s  (contact %s %q)\n", mark, d.Name, d.URL(), userLabel(d.User), d.AddressBookID, d.DisplayName)
 	}
 	for _, d := range res.Removed {
-		fmt.Fprintf(env.stdout, "  - %-24s %-40s (contact %s %q is no longer in the address book)\n", d.Name, d.URL(), d.AddressBookID, d.DisplayName)
+		humanf(env.stdout, "  - %-24s %-40s (contact %s %q is no longer in the address book)\n", d.Name, d.URL(), d.AddressBookID, d.DisplayName)
 	}
 	if res.DryRun {
 		fmt.Fprintln(env.stdout, "dry run: nothing changed")

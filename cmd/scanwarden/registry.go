@@ -5,9 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strconv"
 	"time"
-	"unicode"
 
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/seal"
@@ -105,12 +103,7 @@ func userLabel(u string) string {
 	if u == "" {
 		return "(no login name: guest)"
 	}
-	for _, r := range u {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(u)
-		}
-	}
-	return "'" + u + "'"
+	return "'" + terminalSafe(u) + "'"
 }
 
 // openDestination opens the registry and reads a stored destination as the

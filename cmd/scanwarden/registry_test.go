@@ -226,3 +226,23 @@ func TestImportAddressBookCLI(t *testing.T) {
 
 	grepFiles(t, data, outs, append(fixturePasswords, "Hand-Pw-9", "Comm-Pw-8", "Fallback-Pw-7"))
 }
+
+func TestImportHostileNamesPrintedSafely(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "book.xml")
+	os.WriteFile(f, []byte("<DeviceAddressBook_v5_2><Item Type=\"Contact\" Id=\"1\" DisplayName=\"evil\u202e\u0085&#x7f;\" SmbHostName=\"h\" SmbPath=\"\\s\" SmbLoginName=\"u\u202e\" SmbLoginPasswd=\"\"/></DeviceAddressBook_v5_2>"), 0o600)
+	for _, args := range [][]string{
+		{"import", "addressbook", f, "--device", "d", "--data-dir", dir},
+		{"destination", "list", "--data-dir", dir},
+		{"destination", "show", "evil", "--data-dir", dir},
+	} {
+		r := runCLI(t, nil, "", args...)
+		if r.code != exitOK {
+			t.Fatalf("%v: %d %s", args, r.code, r.stderr)
+		}
+		if strings.ContainsAny(r.stdout, "\u202e\u0085\x7f") {
+			t.Errorf("%v printed a control or bidi character raw:\n%q", args, r.stdout)
+		}
+	}
+}
