@@ -3,9 +3,13 @@ package receiver
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func tiffFile(stripLen int, cut int) []byte {
@@ -93,3 +97,34 @@ func TestPipe(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, os.ErrPermission }
+
+func TestSafeName(t *testing.T) {
+	long := strings.Repeat("é", 150) + ".pdf"
+	for in, want := range map[string]string{
+		"scan.pdf":         "scan.pdf",
+		"../../etc/passwd": "_.._etc_passwd",
+		`a\b:c*?.pdf`:      "a_b_c__.pdf",
+		"bell\a\nx.pdf":    "bell__x.pdf",
+		"  .hidden. ":      "hidden",
+		"":                 "scan",
+		"...":              "scan",
+		"CON.pdf":          "_CON.pdf",
+		"bad\xffutf8.pdf":  "bad_utf8.pdf",
+	} {
+		if got := SafeName(in); got != want {
+			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	got := SafeName(long)
+	if len(got) > maxName || !strings.HasSuffix(got, ".pdf") || !utf8.ValidString(got) {
+		t.Errorf("long name: %d bytes %q", len(got), got)
+	}
+}
+
+func TestSambaMissing(t *testing.T) {
+	c := SambaConfig{Dir: "/x", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.1"), Port: 445, Share: "scans",
+		Bin: SambaBin{Smbd: "/nonexistent/smbd"}}
+	if _, err := NewSamba(c); !errors.Is(err, ErrSambaMissing) {
+		t.Fatalf("got %v", err)
+	}
+}

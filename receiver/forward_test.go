@@ -88,6 +88,29 @@ func TestForwardIdempotent(t *testing.T) {
 	if err != nil || sum(got) != sum(b) {
 		t.Fatalf("second scan: %v", err)
 	}
+	// one scan on demand, by id
+	c := pdf("gamma")
+	remote.broken.Store(true)
+	if err := e.put("reception/one.pdf", c, false); err != nil {
+		t.Fatal(err)
+	}
+	rows = e.waitScans(5*time.Second, "one failed", func(r []receiver.Scan) bool { return count(r, receiver.Failed) == 1 })
+	var id int64
+	for _, r := range rows {
+		if r.State == receiver.Failed {
+			id = r.ID
+		}
+	}
+	// (the background forwarder still meets the broken remote)
+	healthy := &dirRemote{dir: remote.dir}
+	if err := receiver.DeliverScan(context.Background(), e.cfg.DataDir, e.st.Scans(), e.dests, healthy, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := receiver.DeliverScan(context.Background(), e.cfg.DataDir, e.st.Scans(), e.dests, healthy, id); err == nil {
+		t.Fatal("a delivered scan delivered again")
+	}
+	remote.broken.Store(false)
+	os.Remove(filepath.Join(remote.dir, "one.pdf"))
 	// unsorted scans are never delivered on their own
 	if err := e.put("loose.pdf", pdf("loose"), false); err != nil {
 		t.Fatal(err)

@@ -517,23 +517,20 @@ func ReadStatus(ctx context.Context, dataDir string, cat Catalogue) (Status, err
 		}
 		return nil
 	})
-	rows, err := cat.Scans(ctx, ScanQuery{})
+	sum, err := cat.ScanStats(ctx)
 	if err != nil {
 		return st, err
 	}
-	for _, sc := range rows {
-		st.Counts[sc.State]++
-		switch sc.State {
-		case Held, Failed, Delivering:
-			st.HeldBytes += sc.Size
-			if st.OldestHeld == nil || sc.ReceivedAt.Before(*st.OldestHeld) {
-				t := sc.ReceivedAt
-				st.OldestHeld = &t
-			}
-		}
-		if sc.State == Failed && sc.Error != "" && (st.LastError == nil || sc.ID > st.LastError.Scan) {
-			st.LastError = &DeliveryState{Scan: sc.ID, Error: sc.Error, RetryAt: sc.NextAttempt}
-		}
+	for k, v := range sum.Counts {
+		st.Counts[k] = v
+	}
+	st.HeldBytes = sum.HeldBytes
+	if !sum.OldestHeld.IsZero() {
+		t := sum.OldestHeld
+		st.OldestHeld = &t
+	}
+	if sc := sum.LastFailed; sc != nil {
+		st.LastError = &DeliveryState{Scan: sc.ID, Error: sc.Error, RetryAt: sc.NextAttempt}
 	}
 	return st, nil
 }
@@ -552,4 +549,47 @@ func DeliverNow(ctx context.Context, dataDir string, cat Catalogue, dests Destin
 		only = &destination
 	}
 	return fw.deliverDue(ctx, only, true)
+}
+
+// DeliverScan delivers one held (or failed) scan now, past the back-off
+// (the web page's "deliver now").
+func (r *Receiver) DeliverScan(ctx context.Context, id int64) error {
+	return DeliverScan(ctx, r.cfg.DataDir, r.cat, r.dests, r.remote, id)
+}
+
+// DeliverScan does Receiver.DeliverScan without a running receiver.
+func DeliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, id int64) error {
+	sc, err := cat.Scan(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case sc.State == Incomplete:
+		return fmt.Errorf("scan %d is incomplete: force it first to deliver it as it is", id)
+	case sc.State != Held && sc.State != Failed:
+		return fmt.Errorf("scan %d is %s", id, sc.State)
+	case sc.Destination == "":
+		return fmt.Errorf("scan %d arrived in %s: it belongs to no destination", id, Unsorted)
+	case remote == nil || dests == nil:
+		return ErrNoReceiver
+	}
+	ds, err := dests.Destinations(ctx)
+	if err != nil {
+		return fmt.Errorf("destinations: %w", err)
+	}
+	for _, d := range ds {
+		if d.Name != sc.Destination {
+			continue
+		}
+		fw := &forwarder{cfg: DefaultForward, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(),
+			log: slog.New(slog.DiscardHandler), now: time.Now}
+		folder, err := remote.Open(ctx, d.Target)
+		if err != nil {
+			fw.fail(ctx, sc, sc.State, err)
+			return fmt.Errorf("destination %s: %w", d.Name, err)
+		}
+		defer folder.Close()
+		return fw.deliver(ctx, folder, sc)
+	}
+	return fmt.Errorf("scan %d: destination %q is no longer registered", id, sc.Destination)
 }

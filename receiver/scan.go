@@ -70,4 +70,14 @@ type Catalogue interface {
 	DeleteScan(ctx context.Context, id int64, from State) (bool, error)
 	Scan(ctx context.Context, id int64) (Scan, error)
 	Scans(ctx context.Context, q ScanQuery) ([]Scan, error)
+	// ScanStats sums the catalogue up without reading every row.
+	ScanStats(ctx context.Context) (ScanStats, error)
+}
+
+// ScanStats is the catalogue summed up.
+type ScanStats struct {
+	Counts     map[State]int
+	HeldBytes  int64     // bytes of scans not yet delivered (held, failed, delivering)
+	OldestHeld time.Time // zero when none
+	LastFailed *Scan     // the most recent failed scan, nil when none
 }

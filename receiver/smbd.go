@@ -221,6 +221,9 @@ func (c SambaConfig) bin() (SambaBin, error) {
 	b := c.Bin
 	find := func(name, given string) (string, error) {
 		if given != "" {
+			if !isExec(given) {
+				return "", fmt.Errorf("%s: %w", given, ErrSambaMissing)
+			}
 			return given, nil
 		}
 		if p, err := exec.LookPath(name); err == nil {

@@ -170,3 +170,49 @@ func readScans(rows *sql.Rows) ([]receiver.Scan, error) {
 	}
 	return out, rows.Err()
 }
+
+// ScanStats implements receiver.Catalogue.
+func (c *Scans) ScanStats(ctx context.Context) (receiver.ScanStats, error) {
+	st := receiver.ScanStats{Counts: map[receiver.State]int{}}
+	rows, err := c.s.db.QueryContext(ctx, "SELECT state, count(*) FROM scans GROUP BY state")
+	if err != nil {
+		return st, fmt.Errorf("scan stats: %w", err)
+	}
+	for rows.Next() {
+		var state string
+		var n int
+		if err := rows.Scan(&state, &n); err != nil {
+			rows.Close()
+			return st, fmt.Errorf("scan stats: %w", err)
+		}
+		st.Counts[receiver.State(state)] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("scan stats: %w", err)
+	}
+	var bytes sql.NullInt64
+	var oldest sql.NullString
+	if err := c.s.db.QueryRowContext(ctx, `SELECT sum(size), min(received_at) FROM scans WHERE state IN ('held', 'failed', 'delivering')`).
+		Scan(&bytes, &oldest); err != nil {
+		return st, fmt.Errorf("scan stats: %w", err)
+	}
+	st.HeldBytes = bytes.Int64
+	if oldest.Valid && oldest.String != "" {
+		if st.OldestHeld, err = parseTime(oldest.String); err != nil {
+			return st, fmt.Errorf("scan stats: %w", err)
+		}
+	}
+	last, err := c.s.db.QueryContext(ctx, "SELECT "+scanCols+" FROM scans WHERE state = 'failed' ORDER BY id DESC LIMIT 1")
+	if err != nil {
+		return st, fmt.Errorf("scan stats: %w", err)
+	}
+	failed, err := readScans(last)
+	if err != nil {
+		return st, fmt.Errorf("scan stats: %w", err)
+	}
+	if len(failed) == 1 {
+		st.LastFailed = &failed[0]
+	}
+	return st, nil
+}

@@ -41,6 +41,16 @@ func TestScansConditionalUpdate(t *testing.T) {
 	if ok, _ := c.DeleteScan(ctx, id, receiver.Held); ok {
 		t.Fatal("deleted a row in another state")
 	}
+	sc.State, sc.Error = receiver.Failed, "boom"
+	if ok, err := c.UpdateScan(ctx, sc, receiver.Delivering); !ok || err != nil {
+		t.Fatalf("fail: %v %v", ok, err)
+	}
+	c.AddScan(ctx, receiver.Scan{Folder: "x", File: "b", Size: 4, SHA256: "y", State: receiver.Delivered, ReceivedAt: now.Add(-time.Hour)})
+	stats, err := c.ScanStats(ctx)
+	if err != nil || stats.Counts[receiver.Failed] != 1 || stats.Counts[receiver.Delivered] != 1 || stats.HeldBytes != 3 ||
+		!stats.OldestHeld.Equal(now) || stats.LastFailed == nil || stats.LastFailed.Error != "boom" {
+		t.Fatalf("stats %+v %v", stats, err)
+	}
 	if _, err := c.Scan(ctx, 99); err == nil {
 		t.Fatal("missing row found")
 	}
