@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/scanwarden/scanwarden/registry"
@@ -37,6 +39,31 @@ func resolveDataDir(flagValue string, getenv func(string) string) (string, error
 	return resolveStateDir("", getenv)
 }
 
+// installedKeyFile is the sealing key on an installed box (the package
+// makes it; systemd hands it to the daemon as a credential).
+const installedKeyFile = "/etc/scanwarden/secret.key"
+
+// resolveKeyFile is seal.Resolve, except that for the installed data dir,
+// which keeps no key of its own, the installed key file is taken: an admin's
+// shell has no $CREDENTIALS_DIRECTORY.
+func resolveKeyFile(flagValue string, getenv func(string) string, dataDir string) string {
+	return resolveKeyFileFrom(flagValue, getenv, dataDir, installedStateDir, installedKeyFile)
+}
+
+func resolveKeyFileFrom(flagValue string, getenv func(string) string, dataDir, installedDir, installedKey string) string {
+	p := seal.Resolve(flagValue, getenv, dataDir)
+	if p != filepath.Join(dataDir, seal.FileName) || filepath.Clean(dataDir) != installedDir {
+		return p
+	}
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if _, err := os.Stat(installedKey); err == nil {
+		return installedKey
+	}
+	return p
+}
+
 // open opens the data dir's store and unlocks its secrets.
 func (f *dataFlags) open(ctx context.Context, env environ) (*store.Store, error) {
 	dir, err := resolveDataDir(f.dataDir, env.getenv)
@@ -47,7 +74,7 @@ func (f *dataFlags) open(ctx context.Context, env environ) (*store.Store, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.UnlockKey(ctx, seal.Resolve(f.keyFile, env.getenv, dir)); err != nil {
+	if _, err := st.UnlockKey(ctx, resolveKeyFile(f.keyFile, env.getenv, dir)); err != nil {
 		st.Close()
 		return nil, err
 	}
