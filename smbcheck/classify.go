@@ -28,14 +28,7 @@ func classify(step string, err error) (Cause, Evidence) {
 	}
 	if errors.Is(err, os.ErrPermission) {
 		ev["nt_status"] = StatusAccessDenied.String() + " (as reported by the SMB library)"
-		switch step {
-		case StepTree:
-			return CauseShareAccessDenied, ev
-		case "delete":
-			return CauseNoDeletePermission, ev
-		default:
-			return CauseNoWritePermission, ev
-		}
+		return causeForStatus(step, StatusAccessDenied), ev
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		ev["nt_status"] = StatusObjectNameNotFound.String() + " (as reported by the SMB library)"
@@ -105,36 +98,17 @@ func ntStatusOf(err error) (NTStatus, bool) {
 	return 0, false
 }
 
+// causeForStatus reads the NT status table: the row's override for step,
+// else its cause, else unknown.
 func causeForStatus(step string, st NTStatus) Cause {
-	switch st {
-	case StatusAccessDenied, StatusCannotDelete:
-		switch step {
-		case StepTree:
-			return CauseShareAccessDenied
-		case StepSession, StepForms:
-			return CauseBadCredentials
-		case "delete":
-			return CauseNoDeletePermission
-		default:
-			return CauseNoWritePermission
-		}
-	case StatusInsufficientResources:
-		if step == StepTree || step == StepSession || step == StepForms {
-			// Samba's "max connections" answers this at tree connect.
-			return CauseConnectionLimit
-		}
-		return CauseServerResources
-	case StatusNotFound:
-		if step == StepSession || step == StepForms {
-			return CauseBadCredentials
-		}
-		return CausePathNotFound
-	case StatusObjectNameCollision:
-		return CauseUnknown
-	case StatusNotSupported, StatusInvalidParameter:
+	info, ok := ntTable[st]
+	if !ok {
 		return CauseUnknown
 	}
-	if info, ok := ntTable[st]; ok && info.cause != "" {
+	if c, ok := info.at[step]; ok {
+		return c
+	}
+	if info.cause != "" {
 		return info.cause
 	}
 	return CauseUnknown

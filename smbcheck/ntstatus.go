@@ -59,58 +59,78 @@ const (
 	StatusDeletePending          NTStatus = 0xC0000056
 )
 
+// ntInfo is one row of the table: a status's name, its cause, and the
+// steps where it means something else. Adding a cause for a status is one
+// row here (plus the cause's fix in cause.go); no switch elsewhere.
 type ntInfo struct {
 	name  string
-	cause Cause // the cause wherever it appears; "" when it depends on the step
+	cause Cause            // the cause wherever it appears ("": unknown)
+	at    map[string]Cause // per-step overrides (step id, or "delete")
 }
 
+// Per-step overrides shared by several rows.
+var (
+	// ACCESS_DENIED refuses the share at tree connect, the password at
+	// session setup, deleting at delete, writing elsewhere.
+	deniedAt = map[string]Cause{StepTree: CauseShareAccessDenied, StepSession: CauseBadCredentials, StepForms: CauseBadCredentials,
+		stepDelete: CauseNoDeletePermission}
+	// Samba's "max connections" answers INSUFFICIENT_RESOURCES at tree
+	// connect; during logon it is the server's session limit.
+	connLimitAt = map[string]Cause{StepTree: CauseConnectionLimit, StepSession: CauseConnectionLimit, StepForms: CauseConnectionLimit}
+	// Samba answers NOT_FOUND for a UPN with a wrong password.
+	logonAt = map[string]Cause{StepSession: CauseBadCredentials, StepForms: CauseBadCredentials}
+)
+
+// stepDelete is the canary's delete within the write step, judged apart.
+const stepDelete = "delete"
+
 var ntTable = map[NTStatus]ntInfo{
-	StatusSuccess:                {"STATUS_SUCCESS", CauseOK},
-	StatusMoreProcessingRequired: {"STATUS_MORE_PROCESSING_REQUIRED", ""},
-	StatusNoSuchUser:             {"STATUS_NO_SUCH_USER", CauseBadCredentials},
-	StatusWrongPassword:          {"STATUS_WRONG_PASSWORD", CauseBadCredentials},
-	StatusLogonFailure:           {"STATUS_LOGON_FAILURE", CauseBadCredentials},
-	StatusAccountRestriction:     {"STATUS_ACCOUNT_RESTRICTION", CauseBadCredentials},
-	StatusInvalidLogonHours:      {"STATUS_INVALID_LOGON_HOURS", CauseLogonHours},
-	StatusInvalidWorkstation:     {"STATUS_INVALID_WORKSTATION", CauseWorkstationRestricted},
-	StatusPasswordExpired:        {"STATUS_PASSWORD_EXPIRED", CausePasswordExpired},
-	StatusAccountDisabled:        {"STATUS_ACCOUNT_DISABLED", CauseAccountDisabled},
-	StatusAccessDenied:           {"STATUS_ACCESS_DENIED", ""},
-	StatusObjectNameInvalid:      {"STATUS_OBJECT_NAME_INVALID", CausePathNotFound},
-	StatusObjectNameNotFound:     {"STATUS_OBJECT_NAME_NOT_FOUND", CausePathNotFound},
-	StatusObjectNameCollision:    {"STATUS_OBJECT_NAME_COLLISION", ""},
-	StatusObjectPathNotFound:     {"STATUS_OBJECT_PATH_NOT_FOUND", CausePathNotFound},
-	StatusDiskFull:               {"STATUS_DISK_FULL", CauseDiskFull},
-	StatusInsufficientResources:  {"STATUS_INSUFFICIENT_RESOURCES", ""},
-	StatusNotSupported:           {"STATUS_NOT_SUPPORTED", ""},
-	StatusNetworkNameDeleted:     {"STATUS_NETWORK_NAME_DELETED", CauseUnknown},
-	StatusNetworkAccessDenied:    {"STATUS_NETWORK_ACCESS_DENIED", CauseShareAccessDenied},
-	StatusBadNetworkName:         {"STATUS_BAD_NETWORK_NAME", CauseShareNotFound},
-	StatusRequestNotAccepted:     {"STATUS_REQUEST_NOT_ACCEPTED", CauseConnectionLimit},
-	StatusCannotDelete:           {"STATUS_CANNOT_DELETE", CauseNoDeletePermission},
-	StatusAccountExpired:         {"STATUS_ACCOUNT_EXPIRED", CauseAccountExpired},
-	StatusInsuffServerResources:  {"STATUS_INSUFF_SERVER_RESOURCES", CauseServerResources},
-	StatusPasswordMustChange:     {"STATUS_PASSWORD_MUST_CHANGE", CausePasswordMustChange},
-	StatusAccountLockedOut:       {"STATUS_ACCOUNT_LOCKED_OUT", CauseAccountLocked},
-	StatusNotFound:               {"STATUS_NOT_FOUND", ""},
-	StatusIOTimeout:              {"STATUS_IO_TIMEOUT", CauseTimeout},
-	StatusUserSessionDeleted:     {"STATUS_USER_SESSION_DELETED", CauseUnknown},
-	StatusQuotaExceeded:          {"STATUS_QUOTA_EXCEEDED", CauseDiskFull},
-	StatusLogonTypeNotGranted:    {"STATUS_LOGON_TYPE_NOT_GRANTED", CauseShareAccessDenied},
-	StatusTrustedRelationship:    {"STATUS_TRUSTED_RELATIONSHIP_FAILURE", CauseUnknown},
-	StatusNoLogonServers:         {"STATUS_NO_LOGON_SERVERS", CauseServerResources},
-	StatusSmartcardLogonRequired: {"STATUS_SMARTCARD_LOGON_REQUIRED", CauseBadCredentials},
-	StatusInvalidParameter:       {"STATUS_INVALID_PARAMETER", ""},
-	StatusNotSameDevice:          {"STATUS_NOT_SAME_DEVICE", ""},
-	StatusFileIsADirectory:       {"STATUS_FILE_IS_A_DIRECTORY", ""},
-	StatusNotADirectory:          {"STATUS_NOT_A_DIRECTORY", CausePathNotFound},
-	StatusSharingViolation:       {"STATUS_SHARING_VIOLATION", ""},
-	StatusInvalidNetworkResponse: {"STATUS_INVALID_NETWORK_RESPONSE", CauseUnknown},
-	StatusConnectionRefused:      {"STATUS_CONNECTION_REFUSED", CauseHostUnreachable},
-	StatusIOReparseTagNotHandled: {"STATUS_IO_REPARSE_TAG_NOT_HANDLED", ""},
-	StatusBadImpersonationLevel:  {"STATUS_BAD_IMPERSONATION_LEVEL", ""},
-	StatusNetworkSessionExpired:  {"STATUS_NETWORK_SESSION_EXPIRED", CauseUnknown},
-	StatusDeletePending:          {"STATUS_DELETE_PENDING", ""},
+	StatusSuccess:                {"STATUS_SUCCESS", CauseOK, nil},
+	StatusMoreProcessingRequired: {"STATUS_MORE_PROCESSING_REQUIRED", "", nil},
+	StatusNoSuchUser:             {"STATUS_NO_SUCH_USER", CauseBadCredentials, nil},
+	StatusWrongPassword:          {"STATUS_WRONG_PASSWORD", CauseBadCredentials, nil},
+	StatusLogonFailure:           {"STATUS_LOGON_FAILURE", CauseBadCredentials, nil},
+	StatusAccountRestriction:     {"STATUS_ACCOUNT_RESTRICTION", CauseBadCredentials, nil},
+	StatusInvalidLogonHours:      {"STATUS_INVALID_LOGON_HOURS", CauseLogonHours, nil},
+	StatusInvalidWorkstation:     {"STATUS_INVALID_WORKSTATION", CauseWorkstationRestricted, nil},
+	StatusPasswordExpired:        {"STATUS_PASSWORD_EXPIRED", CausePasswordExpired, nil},
+	StatusAccountDisabled:        {"STATUS_ACCOUNT_DISABLED", CauseAccountDisabled, nil},
+	StatusAccessDenied:           {"STATUS_ACCESS_DENIED", CauseNoWritePermission, deniedAt},
+	StatusObjectNameInvalid:      {"STATUS_OBJECT_NAME_INVALID", CausePathNotFound, nil},
+	StatusObjectNameNotFound:     {"STATUS_OBJECT_NAME_NOT_FOUND", CausePathNotFound, nil},
+	StatusObjectNameCollision:    {"STATUS_OBJECT_NAME_COLLISION", "", nil},
+	StatusObjectPathNotFound:     {"STATUS_OBJECT_PATH_NOT_FOUND", CausePathNotFound, nil},
+	StatusDiskFull:               {"STATUS_DISK_FULL", CauseDiskFull, nil},
+	StatusInsufficientResources:  {"STATUS_INSUFFICIENT_RESOURCES", CauseServerResources, connLimitAt},
+	StatusNotSupported:           {"STATUS_NOT_SUPPORTED", "", nil},
+	StatusNetworkNameDeleted:     {"STATUS_NETWORK_NAME_DELETED", CauseUnknown, nil},
+	StatusNetworkAccessDenied:    {"STATUS_NETWORK_ACCESS_DENIED", CauseShareAccessDenied, nil},
+	StatusBadNetworkName:         {"STATUS_BAD_NETWORK_NAME", CauseShareNotFound, nil},
+	StatusRequestNotAccepted:     {"STATUS_REQUEST_NOT_ACCEPTED", CauseConnectionLimit, nil},
+	StatusCannotDelete:           {"STATUS_CANNOT_DELETE", CauseNoWritePermission, deniedAt},
+	StatusAccountExpired:         {"STATUS_ACCOUNT_EXPIRED", CauseAccountExpired, nil},
+	StatusInsuffServerResources:  {"STATUS_INSUFF_SERVER_RESOURCES", CauseServerResources, nil},
+	StatusPasswordMustChange:     {"STATUS_PASSWORD_MUST_CHANGE", CausePasswordMustChange, nil},
+	StatusAccountLockedOut:       {"STATUS_ACCOUNT_LOCKED_OUT", CauseAccountLocked, nil},
+	StatusNotFound:               {"STATUS_NOT_FOUND", CausePathNotFound, logonAt},
+	StatusIOTimeout:              {"STATUS_IO_TIMEOUT", CauseTimeout, nil},
+	StatusUserSessionDeleted:     {"STATUS_USER_SESSION_DELETED", CauseUnknown, nil},
+	StatusQuotaExceeded:          {"STATUS_QUOTA_EXCEEDED", CauseDiskFull, nil},
+	StatusLogonTypeNotGranted:    {"STATUS_LOGON_TYPE_NOT_GRANTED", CauseShareAccessDenied, nil},
+	StatusTrustedRelationship:    {"STATUS_TRUSTED_RELATIONSHIP_FAILURE", CauseUnknown, nil},
+	StatusNoLogonServers:         {"STATUS_NO_LOGON_SERVERS", CauseServerResources, nil},
+	StatusSmartcardLogonRequired: {"STATUS_SMARTCARD_LOGON_REQUIRED", CauseBadCredentials, nil},
+	StatusInvalidParameter:       {"STATUS_INVALID_PARAMETER", "", nil},
+	StatusNotSameDevice:          {"STATUS_NOT_SAME_DEVICE", "", nil},
+	StatusFileIsADirectory:       {"STATUS_FILE_IS_A_DIRECTORY", "", nil},
+	StatusNotADirectory:          {"STATUS_NOT_A_DIRECTORY", CausePathNotFound, nil},
+	StatusSharingViolation:       {"STATUS_SHARING_VIOLATION", "", nil},
+	StatusInvalidNetworkResponse: {"STATUS_INVALID_NETWORK_RESPONSE", CauseUnknown, nil},
+	StatusConnectionRefused:      {"STATUS_CONNECTION_REFUSED", CauseHostUnreachable, nil},
+	StatusIOReparseTagNotHandled: {"STATUS_IO_REPARSE_TAG_NOT_HANDLED", "", nil},
+	StatusBadImpersonationLevel:  {"STATUS_BAD_IMPERSONATION_LEVEL", "", nil},
+	StatusNetworkSessionExpired:  {"STATUS_NETWORK_SESSION_EXPIRED", CauseUnknown, nil},
+	StatusDeletePending:          {"STATUS_DELETE_PENDING", "", nil},
 }
 
 // Name is the status's symbolic name, or its hex value.

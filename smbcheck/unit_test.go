@@ -457,3 +457,41 @@ func TestTargetValidateFieldError(t *testing.T) {
 		t.Errorf("fix does not name the panel setting: %s", r.Verdict.Fix)
 	}
 }
+
+// TestNTTable: every row's causes are in the vocabulary, and the per-step
+// overrides say what the step means.
+func TestNTTable(t *testing.T) {
+	for st, info := range ntTable {
+		if info.cause != "" && !info.cause.Valid() {
+			t.Errorf("%s: cause %q not in the vocabulary", st, info.cause)
+		}
+		for step, c := range info.at {
+			if !c.Valid() {
+				t.Errorf("%s at %s: cause %q not in the vocabulary", st, step, c)
+			}
+		}
+	}
+	tests := []struct {
+		step string
+		st   NTStatus
+		want Cause
+	}{
+		{StepTree, StatusAccessDenied, CauseShareAccessDenied},
+		{StepSession, StatusAccessDenied, CauseBadCredentials},
+		{StepWrite, StatusAccessDenied, CauseNoWritePermission},
+		{stepDelete, StatusAccessDenied, CauseNoDeletePermission},
+		{stepDelete, StatusCannotDelete, CauseNoDeletePermission},
+		{StepTree, StatusInsufficientResources, CauseConnectionLimit},
+		{StepWrite, StatusInsufficientResources, CauseServerResources},
+		{StepForms, StatusNotFound, CauseBadCredentials},
+		{StepPath, StatusNotFound, CausePathNotFound},
+		{StepWrite, StatusObjectNameCollision, CauseUnknown},
+		{StepSession, StatusAccountLockedOut, CauseAccountLocked},
+		{StepSession, NTStatus(0xC0FFEE00), CauseUnknown},
+	}
+	for _, tc := range tests {
+		if got := causeForStatus(tc.step, tc.st); got != tc.want {
+			t.Errorf("%s at %s: %s, want %s", tc.st, tc.step, got, tc.want)
+		}
+	}
+}

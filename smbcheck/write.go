@@ -272,7 +272,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	}
 	// Delete it ourselves to see whether the account may.
 	if err := fs.Remove(p); err != nil {
-		cause, ev := classify("delete", err)
+		cause, ev := classify(stepDelete, err)
 		for k, v := range ev {
 			s.Evidence[k] = v
 		}
