@@ -45,17 +45,37 @@ func (d *Directory) endpoints(ctx context.Context) ([]endpoint, error) {
 		return nil, fmt.Errorf("discover a DC: SRV _ldap._tcp.%s: %w", d.cfg.Domain, err)
 	}
 	var eps []endpoint
+	var outside []string
 	for _, s := range srvs { // sorted by priority, shuffled by weight
 		host := strings.TrimSuffix(s.Target, ".")
 		if host == "" {
 			continue
 		}
+		// DNS may be answered by anyone on the path: a DC outside the
+		// domain is not taken (and the one taken must still pass TLS
+		// verification under its own name).
+		if !inDomain(host, d.cfg.Domain) {
+			outside = append(outside, host)
+			d.log.Warn("SRV record names a DC outside the AD domain: not used", "dc", host, "domain", d.cfg.Domain)
+			continue
+		}
 		eps = append(eps, endpoint{host: host, port: fmt.Sprint(s.Port), from: "srv"})
+	}
+	if len(eps) == 0 && len(outside) > 0 {
+		return nil, fmt.Errorf("discover a DC: SRV _ldap._tcp.%s lists only DCs outside the domain (%s): not used; give the DC's URL (ad.url) if that is right",
+			d.cfg.Domain, strings.Join(outside, ", "))
 	}
 	if len(eps) == 0 {
 		return nil, fmt.Errorf("discover a DC: SRV _ldap._tcp.%s lists no DC", d.cfg.Domain)
 	}
 	return eps, nil
+}
+
+// inDomain says whether the DNS name host is domain or inside it.
+func inDomain(host, domain string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	domain = strings.ToLower(strings.TrimSuffix(domain, "."))
+	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
 }
 
 // session is one bound connection to a DC, alive within one context.

@@ -209,6 +209,9 @@ func TestLabTLSVerify(t *testing.T) {
 		{"ldaps, wrong CA", func(c *Config) { c.CAFile = wrong }, []string{"TLS with DC " + lab.DCIP + ":636", "not signed by a CA in " + wrong}},
 		{"StartTLS, wrong CA", func(c *Config) { c.URL, c.CAFile = "ldap://"+lab.DCHost, wrong }, []string{"TLS with DC " + lab.DCHost + ":389", "(ad.ca)"}},
 		{"ldaps, system roots", func(c *Config) { c.CAFile = "" }, []string{lab.DCIP, "the system's roots"}},
+		// A DC found through DNS SRV is verified under its own name against
+		// the given CA like any other.
+		{"SRV discovery, wrong CA", func(c *Config) { c.URL, c.Domain, c.CAFile = "", lab.DNSDomain, wrong }, []string{"TLS with DC " + lab.DCHost + ":389", "(ad.ca)"}},
 		{"ldaps on the StartTLS port", func(c *Config) { c.URL = "ldaps://" + lab.DCIP + ":389" }, []string{"TLS with DC " + lab.DCIP + ":389", "ldaps:// is port 636"}},
 	}
 	for _, tc := range tests {

@@ -3,6 +3,9 @@ package snmp
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -148,6 +151,56 @@ func FuzzRulesMatch(f *testing.F) {
 		}
 		if len(m.Code) != 4 {
 			t.Fatalf("code %q", m.Code)
+		}
+	})
+}
+
+// FuzzSMTPSession plays arbitrary bytes as a client's side of an SMTP
+// session against the mail listener on loopback (an allowed sender): the
+// server must answer and end the session within its deadline, never panic,
+// and whatever it stores must be a cleaned event.
+func FuzzSMTPSession(f *testing.F) {
+	f.Add([]byte("EHLO mfp\r\nMAIL FROM:<mfp02@kyolab.test>\r\nRCPT TO:<s@kyolab.test>\r\nDATA\r\n" +
+		strings.ReplaceAll(kyoceraMail, "\r\n.", "\r\n..") + "\r\n.\r\nQUIT\r\n"))
+	f.Add([]byte("HELO x\r\nMAIL FROM:<>\r\nRCPT TO:<a>\r\nBDAT 5 LAST\r\nhello"))
+	f.Add([]byte("EHLO x\r\nAUTH PLAIN AGFhAGI=\r\nSTARTTLS\r\nRSET\r\nNOOP\r\nVRFY x\r\n"))
+	sink := NewMemorySink(time.Hour, 100)
+	cfg := DefaultMailListenerConfig("127.0.0.1:0")
+	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Timeout, cfg.SessionTimeout = time.Second, 2*time.Second
+	cfg.MaxConnsPerAddr = cfg.MaxConns
+	idx := NewDeviceIndex()
+	idx.Add(Inventory{Address: "10.77.0.40:161", Serial: "W4X0A20002"})
+	m, err := NewMailListener(cfg, DefaultRules(DefaultCodeBook()), sink, idx, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := m.Open(context.Background()); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { m.Close() })
+	addr := m.Addr().String()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			t.Skip(err) // the machine is out of ports, not a finding
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		go func() {
+			c.Write(in)
+			c.(*net.TCPConn).CloseWrite()
+		}()
+		if _, err := io.Copy(io.Discard, c); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("the session was still open 5 s later (session deadline 2 s)")
+			}
+		}
+		for _, ev := range sink.Snapshot() {
+			if strings.ContainsAny(ev.Text, "\x00\x1b\r\n") {
+				t.Fatalf("control bytes in event text %q", ev.Text)
+			}
 		}
 	})
 }

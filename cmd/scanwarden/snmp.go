@@ -60,7 +60,7 @@ func runSNMP(ctx context.Context, env environ, args []string) int {
 
 // snmpFlags are the flags shared by probe and walk.
 type snmpFlags struct {
-	community, communityFile string
+	communityFile            string
 	version                  string
 	v3User, v3AuthFile       string
 	v3PrivFile               string
@@ -72,7 +72,6 @@ type snmpFlags struct {
 }
 
 func (f *snmpFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.community, "community", "", "v1/v2c community on the command line (visible to other users: prefer --community-file)")
 	fs.StringVar(&f.communityFile, "community-file", "", "file holding the v1/v2c community (first line; - for stdin); else "+communityEnv+", else public")
 	fs.StringVar(&f.version, "version", "", "SNMP version: 1, 2c (default), 3 (implied by --v3-user)")
 	fs.StringVar(&f.v3User, "v3-user", "", "SNMPv3 user (authPriv)")
@@ -113,8 +112,8 @@ func (f *snmpFlags) target(env environ, hostport string) (snmp.Target, error) {
 func (f *snmpFlags) credentials(env environ) (snmp.Target, error) {
 	t := snmp.Target{Timeout: f.timeout, Retries: f.retries, Version: snmp.Version(f.version)}
 	if f.v3User != "" || t.Version == snmp.V3 {
-		if f.community != "" || f.communityFile != "" {
-			return snmp.Target{}, errors.New("--community and --v3-user exclude each other")
+		if f.communityFile != "" {
+			return snmp.Target{}, errors.New("--community-file and --v3-user exclude each other")
 		}
 		if f.v3User == "" {
 			return snmp.Target{}, errors.New("v3 needs --v3-user and --v3-auth-file (and --v3-priv-file for authPriv)")
@@ -133,17 +132,12 @@ func (f *snmpFlags) credentials(env environ) (snmp.Target, error) {
 		return t, nil
 	}
 	switch {
-	case f.community != "" && f.communityFile != "":
-		return snmp.Target{}, errors.New("give --community or --community-file, not both")
 	case f.communityFile != "":
 		c, err := readSecretFile(env.stdin, f.communityFile, "--community-file")
 		if err != nil {
 			return snmp.Target{}, err
 		}
 		t.Community = c
-	case f.community != "":
-		fmt.Fprintln(env.stderr, "warning: a community on the command line is visible to other users of this machine (ps, shell history); use --community-file or "+communityEnv)
-		t.Community = scanwarden.NewSecret(f.community)
 	case env.getenv(communityEnv) != "":
 		t.Community = scanwarden.NewSecret(env.getenv(communityEnv))
 	default:

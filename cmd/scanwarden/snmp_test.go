@@ -22,7 +22,8 @@ func runSNMPArgs(t *testing.T, args ...string) (int, string, string) {
 func TestSNMPUsage(t *testing.T) {
 	for _, args := range [][]string{
 		nil, {"nope"}, {"probe"}, {"probe", "a", "b"}, {"probe", "h:99999"},
-		{"probe", "h", "--community", "x", "--v3-user", "u"}, {"probe", "h", "--v3-user", "u"},
+		{"probe", "h", "--community-file", "/dev/null", "--v3-user", "u"}, {"probe", "h", "--v3-user", "u"},
+		{"probe", "h", "--community", "x"}, // gone: the command line is readable by every local user
 		{"walk", "h"}, {"probe", "h", "--version", "4"},
 	} {
 		if code, _, _ := runSNMPArgs(t, args...); code != exitUsage {
