@@ -72,6 +72,9 @@ s1=$(date +%s.%N)
 rss=$(awk '/VmRSS/ {print $2}' /proc/$servepid/status)
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$servepid/status)
 threads=$(awk '/Threads/ {print $2}' /proc/$servepid/status)
+polled=$(sqlite3 "file:$work/data/scanwarden.db?mode=ro" "SELECT count(*) FROM snmp_devices WHERE sys_name = 'MFP01'" 2>/dev/null || echo "?")
+checked=$(sqlite3 "file:$work/data/scanwarden.db?mode=ro" "SELECT count(DISTINCT destination_id) FROM destination_reports" 2>/dev/null || echo "?")
+echo "devices answering SNMP: $polled of $count; destinations checked in the first round: $checked of 300" >&2
 st0=$(date +%s.%N)
 kill -TERM $servepid
 wait $servepid || true
