@@ -44,7 +44,7 @@ type Main struct {
 	Getenv func(string) string
 	// KeyFile is the sealing key's path ("" : seal.Resolve's choice).
 	KeyFile string
-	// Drain is how long Close lets running checks finish (default 7 s, so
+	// Drain is how long Close lets running checks finish (default 6 s, so
 	// that SIGTERM ends the process within 10 s).
 	Drain time.Duration
 
@@ -150,7 +150,7 @@ func (m *Main) Open(ctx context.Context) error {
 		m.Stderr = os.Stderr
 	}
 	if m.Drain <= 0 {
-		m.Drain = 7 * time.Second
+		m.Drain = 6 * time.Second
 	}
 	m.level = new(slog.LevelVar)
 	m.level.Set(logLevel(cfg.LogLevel))
