@@ -101,7 +101,7 @@ type Session struct {
 	guest   bool
 	dialect string
 	sess    *smbSession
-	share   *smb2.Share
+	tree    tree
 	folder  string // Target.Path with backslashes, "" for the share root
 
 	closeOnce sync.Once
@@ -164,9 +164,21 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
 	sess, info, err := logon(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), g)
 	lcancel()
+	if err != nil && info == nil && id == 0 && refusal == nil && !isTimeout(err) {
+		if _, ok := ntStatusOf(err); !ok {
+			// No SMB2/3 negotiation: an SMB1-only server hangs up on it.
+			// Log on over SMB1 on a fresh connection, behind the same gate.
+			if sess1, info1, err1 := dialSMB1(ctx, t, host, f, g, o.Timeout); info1 != nil {
+				conn.Close()
+				conn, sess, info, err = nil, sess1, info1, err1
+			}
+		}
+	}
 	rctx := context.WithoutCancel(ctx)
 	if err != nil {
-		conn.Close()
+		if conn != nil {
+			conn.Close()
+		}
 		e := newError("logon", "", err)
 		if refusal != nil {
 			e.Refusal = refusal
@@ -176,8 +188,7 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 			return nil, e
 		}
 		if info == nil && e.Status == 0 && !isTimeout(err) {
-			// The server did not negotiate SMB2/3 (an SMB1-only server
-			// hangs up on it).
+			// The server negotiated neither SMB2/3 nor SMB1.
 			e.Op = "connect"
 		}
 		if id != 0 {
@@ -196,14 +207,22 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	}
 	tctx, tcancel := context.WithTimeout(ctx, o.Timeout)
 	defer tcancel()
-	sh, err := sess.s.WithContext(tctx).Mount(fmt.Sprintf(`\\%s\%s`, t.Host, t.Share))
-	if err != nil {
-		sess.close()
-		return nil, opError("tree connect", "", err)
+	if sess.v1 != nil {
+		if err := sess.v1.treeConnect(tctx, t.Host, t.Share); err != nil {
+			sess.close()
+			return nil, opError("tree connect", "", err)
+		}
+		s.tree = smb1Tree{sess.v1}
+	} else {
+		sh, err := sess.s.WithContext(tctx).Mount(fmt.Sprintf(`\\%s\%s`, t.Host, t.Share))
+		if err != nil {
+			sess.close()
+			return nil, opError("tree connect", "", err)
+		}
+		s.tree = smb2Tree{sh}
 	}
-	s.share = sh
 	if s.folder != "" {
-		fi, err := sh.WithContext(tctx).Stat(s.folder)
+		fi, err := s.tree.stat(tctx, s.folder)
 		if err == nil && !fi.IsDir() {
 			err = &Error{Op: "folder", Cause: CausePathNotFound, Err: fmt.Errorf("%s is a file, not a folder", s.folder)}
 		}
@@ -215,11 +234,27 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	return s, nil
 }
 
+// dialSMB1 logs on over SMB1 on a new connection; the ServerInfo is nil
+// when the server did not negotiate SMB1.
+func dialSMB1(ctx context.Context, t Target, host string, f Form, g gate, timeout time.Duration) (*smbSession, *ServerInfo, error) {
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := dialTCP(lctx, host, t.port())
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, info, err := logonSMB1(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), g)
+	if err != nil {
+		conn.Close()
+	}
+	return sess, info, err
+}
+
 // Guest reports whether the server logged the session on as guest: it did
 // not check the password.
 func (s *Session) Guest() bool { return s.guest }
 
-// Dialect is the SMB dialect in use ("3.1.1").
+// Dialect is the SMB dialect in use ("3.1.1", or "NT LM 0.12" for SMB1).
 func (s *Session) Dialect() string { return s.dialect }
 
 // rel turns a name relative to the folder into a share path.
@@ -240,15 +275,15 @@ func (s *Session) rel(name string) (string, error) {
 	return strings.Join(parts, `\`), nil
 }
 
-// op runs fn on the share under ctx bounded by the session's timeout.
-func (s *Session) op(ctx context.Context, op, name string, fn func(sh *smb2.Share, p string) error) error {
+// op runs fn on the tree under ctx bounded by the session's timeout.
+func (s *Session) op(ctx context.Context, op, name string, fn func(ctx context.Context, p string) error) error {
 	p, err := s.rel(name)
 	if err != nil {
 		return &Error{Op: op, Path: name, Cause: CauseUnknown, Err: err}
 	}
 	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	return opError(op, name, fn(s.share.WithContext(octx), p))
+	return opError(op, name, fn(octx, p))
 }
 
 // Create makes a new file name in the folder, failing when it exists
@@ -273,7 +308,7 @@ func (s *Session) openFile(ctx context.Context, op, name string, flag int) (*Fil
 	fctx, cancel := context.WithCancel(ctx)
 	w := &watchdog{cancel: cancel, timeout: s.timeout}
 	w.arm()
-	f, err := s.share.WithContext(fctx).OpenFile(p, flag, 0o666)
+	f, err := s.tree.openFile(fctx, p, flag)
 	w.disarm()
 	if err != nil {
 		cancel()
@@ -283,29 +318,23 @@ func (s *Session) openFile(ctx context.Context, op, name string, flag int) (*Fil
 }
 
 // Rename renames a file of the folder. It fails with os.ErrExist when to
-// exists (checked right before: the SMB library's rename would replace it,
-// so a file created by someone else in between is replaced).
+// exists. (Over SMB2/3 this is checked right before, since the SMB
+// library's rename would replace the file: one created by someone else in
+// between is replaced. Over SMB1 the server refuses.)
 func (s *Session) Rename(ctx context.Context, from, to string) error {
 	pto, err := s.rel(to)
 	if err != nil {
 		return &Error{Op: "rename", Path: to, Cause: CauseUnknown, Err: err}
 	}
-	return s.op(ctx, "rename", from, func(sh *smb2.Share, p string) error {
-		if _, err := sh.Stat(pto); err == nil {
-			return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return sh.Rename(p, pto)
-	})
+	return s.op(ctx, "rename", from, func(ctx context.Context, p string) error { return s.tree.rename(ctx, p, pto) })
 }
 
 // Stat describes a file of the folder ("" is the folder itself).
 func (s *Session) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	var fi fs.FileInfo
-	err := s.op(ctx, "stat", name, func(sh *smb2.Share, p string) error {
+	err := s.op(ctx, "stat", name, func(ctx context.Context, p string) error {
 		var err error
-		fi, err = sh.Stat(p)
+		fi, err = s.tree.stat(ctx, p)
 		return err
 	})
 	return fi, err
@@ -313,15 +342,16 @@ func (s *Session) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 
 // Remove deletes a file of the folder.
 func (s *Session) Remove(ctx context.Context, name string) error {
-	return s.op(ctx, "remove", name, func(sh *smb2.Share, p string) error { return sh.Remove(p) })
+	return s.op(ctx, "remove", name, func(ctx context.Context, p string) error { return s.tree.remove(ctx, p) })
 }
 
 // ReadDir lists a folder below the destination folder ("" for itself).
+// Over SMB1 it is not supported.
 func (s *Session) ReadDir(ctx context.Context, name string) ([]fs.FileInfo, error) {
 	var list []fs.FileInfo
-	err := s.op(ctx, "list", name, func(sh *smb2.Share, p string) error {
+	err := s.op(ctx, "list", name, func(ctx context.Context, p string) error {
 		var err error
-		list, err = sh.ReadDir(p)
+		list, err = s.tree.readDir(ctx, p)
 		return err
 	})
 	return list, err
@@ -331,19 +361,78 @@ func (s *Session) ReadDir(ctx context.Context, name string) ([]fs.FileInfo, erro
 // bounded); files still open are abandoned.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
-		if s.share != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			s.share.WithContext(ctx).Umount()
-			cancel()
+		if s.tree != nil {
+			s.tree.close()
 		}
 		s.sess.close()
 	})
 	return nil
 }
 
+// tree is the connected share of a Session, over SMB2/3 or SMB1; p is a
+// share path.
+type tree interface {
+	openFile(ctx context.Context, p string, flag int) (sessionFile, error)
+	rename(ctx context.Context, from, to string) error // os.ErrExist when to exists
+	stat(ctx context.Context, p string) (fs.FileInfo, error)
+	remove(ctx context.Context, p string) error
+	readDir(ctx context.Context, p string) ([]fs.FileInfo, error)
+	close()
+}
+
+// sessionFile is an open file; its operations run under the context it was
+// opened with.
+type sessionFile interface {
+	io.Reader
+	io.Writer
+	io.ReaderAt
+	io.Seeker
+	Sync() error
+	Stat() (fs.FileInfo, error)
+	Close() error
+}
+
+type smb2Tree struct{ sh *smb2.Share }
+
+func (t smb2Tree) openFile(ctx context.Context, p string, flag int) (sessionFile, error) {
+	f, err := t.sh.WithContext(ctx).OpenFile(p, flag, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (t smb2Tree) rename(ctx context.Context, from, to string) error {
+	sh := t.sh.WithContext(ctx)
+	if _, err := sh.Stat(to); err == nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return sh.Rename(from, to)
+}
+
+func (t smb2Tree) stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	return t.sh.WithContext(ctx).Stat(p)
+}
+
+func (t smb2Tree) remove(ctx context.Context, p string) error {
+	return t.sh.WithContext(ctx).Remove(p)
+}
+
+func (t smb2Tree) readDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	return t.sh.WithContext(ctx).ReadDir(p)
+}
+
+func (t smb2Tree) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	t.sh.WithContext(ctx).Umount()
+}
+
 // File is an open file of a Session's folder.
 type File struct {
-	f    *smb2.File
+	f    sessionFile
 	name string
 	w    *watchdog
 }
@@ -383,6 +472,8 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 
 // Seek sets the offset of the next Read or Write (io.Seeker).
 func (f *File) Seek(off int64, whence int) (int64, error) {
+	f.w.arm()
+	defer f.w.disarm()
 	n, err := f.f.Seek(off, whence)
 	return n, opError("read", f.name, err)
 }

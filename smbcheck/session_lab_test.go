@@ -200,3 +200,93 @@ func TestLabDialLedger(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestLabDialSMB1: an SMB1-only destination is written through the same
+// Session, over SMB1 (rename refuses an existing target on the server).
+func TestLabDialSMB1(t *testing.T) {
+	lab := testlab.Require(t)
+	led := &countingLedger{Ledger: &MemoryLedger{}}
+	s, err := dialLab(t, lab, "//"+lab.SMB1IP+"/scans", "scanuser", "", "MFP01", DialOptions{Ledger: led, MaxFailures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Dialect() != "NT LM 0.12" || led.sent != 1 {
+		t.Fatalf("dialect %q, %d logons", s.Dialect(), led.sent)
+	}
+	ctx := context.Background()
+	tmp := "dial1-" + time.Now().Format("150405.000000") + ".part"
+	final := tmp + ".pdf"
+	defer s.Remove(ctx, tmp)
+	defer s.Remove(ctx, final)
+	data := make([]byte, 200<<10+3)
+	rand.Read(data)
+	f, err := s.Create(ctx, tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyBuffer(struct{ io.Writer }{f}, bytes.NewReader(data), make([]byte, 32<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len(data)) {
+		t.Fatalf("stat of the open file: %v %v", fi, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, tmp); !errors.Is(err, os.ErrExist) {
+		t.Errorf("Create over an existing file: %v, want os.ErrExist", err)
+	}
+	if err := s.Rename(ctx, tmp, final); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Open(ctx, final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{r}, make([]byte, 48<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if off, err := r.Seek(0, io.SeekEnd); err != nil || off != int64(len(data)) {
+		t.Errorf("seek to the end: %d %v", off, err)
+	}
+	r.Close()
+	if want := sha256.Sum256(data); !bytes.Equal(h.Sum(nil), want[:]) {
+		t.Fatal("read back differs")
+	}
+	g, err := s.Create(ctx, tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if err := s.Rename(ctx, tmp, final); !errors.Is(err, os.ErrExist) {
+		t.Errorf("rename onto an existing file: %v, want os.ErrExist", err)
+	}
+	for _, n := range []string{tmp, final} {
+		if err := s.Remove(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Stat(ctx, final); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stat after remove: %v", err)
+	}
+	// Causes over SMB1 as over SMB2.
+	for _, tc := range []struct {
+		dest, pw, op string
+		want         Cause
+	}{
+		{"//" + lab.SMB1IP + "/scans", wrongPassword, "logon", CauseBadCredentials},
+		{"//" + lab.SMB1IP + "/nosuchshare", "", "tree connect", CauseShareNotFound},
+		{"//" + lab.SMB1IP + "/scans/no/such", "", "folder", CausePathNotFound},
+	} {
+		_, err := dialLab(t, lab, tc.dest, "scanuser", tc.pw, "", DialOptions{MaxFailures: 1})
+		var e *Error
+		if !errors.As(err, &e) || e.Op != tc.op || e.Cause != tc.want {
+			t.Errorf("%s: %v, want %s at %s", tc.dest, err, tc.want, tc.op)
+		}
+	}
+}

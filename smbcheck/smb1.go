@@ -28,7 +28,9 @@ import (
 // SMB1 commands used by the replay.
 const (
 	smb1CmdClose          = 0x04
+	smb1CmdFlush          = 0x05
 	smb1CmdDelete         = 0x06
+	smb1CmdRename         = 0x07
 	smb1CmdTrans2         = 0x32
 	smb1CmdTreeDisconnect = 0x71
 	smb1CmdNegotiate      = 0x72
@@ -648,3 +650,97 @@ func (f *smb1File) freeBytes() (uint64, bool) {
 	n, err := f.fs.c.freeBytes(f.fs.ctx)
 	return n, err == nil
 }
+
+func (f *smb1File) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := f.fs.c.read(f.fs.ctx, f.o.fid, f.off, p)
+	f.off += int64(n)
+	if errors.Is(err, io.EOF) {
+		if n > 0 {
+			return n, nil
+		}
+		return 0, io.EOF
+	}
+	if err != nil {
+		return n, &os.PathError{Op: "read", Path: f.name, Err: err}
+	}
+	return n, nil
+}
+
+func (f *smb1File) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		off += f.off
+	case io.SeekEnd:
+		fi, err := f.Stat()
+		if err != nil {
+			return f.off, err
+		}
+		off += fi.Size()
+	default:
+		return f.off, fmt.Errorf("seek: whence %d", whence)
+	}
+	if off < 0 {
+		return f.off, errors.New("seek: negative offset")
+	}
+	f.off = off
+	return off, nil
+}
+
+// Sync sends SMB_COM_FLUSH.
+func (f *smb1File) Sync() error {
+	_, _, _, err := f.fs.c.call(f.fs.ctx, smb1CmdFlush, binary.LittleEndian.AppendUint16(nil, f.o.fid), nil, false)
+	if err != nil {
+		return &os.PathError{Op: "sync", Path: f.name, Err: err}
+	}
+	return nil
+}
+
+// Stat opens the file's name again for its attributes.
+func (f *smb1File) Stat() (fs.FileInfo, error) { return f.fs.Stat(f.name) }
+
+// smb1Tree is a Session's share over SMB1.
+type smb1Tree struct{ c *smb1Conn }
+
+func (t smb1Tree) openFile(ctx context.Context, p string, flag int) (sessionFile, error) {
+	f, err := smb1FS{c: t.c, ctx: ctx}.OpenFile(p, flag, 0)
+	if err != nil {
+		return nil, err
+	}
+	return f.(*smb1File), nil
+}
+
+// rename sends SMB_COM_RENAME, which refuses an existing target
+// (STATUS_OBJECT_NAME_COLLISION, seen as os.ErrExist).
+func (t smb1Tree) rename(ctx context.Context, from, to string) error {
+	w := binary.LittleEndian.AppendUint16(nil, 0x0006)
+	// 32 + 1 + 2 + 2 + 1 buffer format = 38: the old name is aligned; the
+	// new name after its buffer format byte needs a pad byte.
+	d := append([]byte{0x04}, utf16z(from)...)
+	d = append(d, 0x04, 0)
+	d = append(d, utf16z(to)...)
+	if _, _, _, err := t.c.call(ctx, smb1CmdRename, w, d, false); err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+func (t smb1Tree) stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	return smb1FS{c: t.c, ctx: ctx}.Stat(p)
+}
+
+func (t smb1Tree) remove(ctx context.Context, p string) error {
+	return smb1FS{c: t.c, ctx: ctx}.Remove(p)
+}
+
+var errSMB1NoList = errors.New("listing a folder over SMB1 is not supported")
+
+func (t smb1Tree) readDir(context.Context, string) ([]fs.FileInfo, error) {
+	return nil, errSMB1NoList
+}
+
+// close: the tree is disconnected at log-off.
+func (t smb1Tree) close() {}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -135,8 +136,14 @@ func FuzzSMB1Replay(f *testing.F) {
 			f.Write(make([]byte, 5000))
 			f.ReadAt(make([]byte, 100), 0)
 			f.freeBytes()
+			if sf, ok := f.(*smb1File); ok {
+				sf.Seek(0, io.SeekStart)
+				sf.Read(make([]byte, 300))
+				sf.Sync()
+			}
 			f.Close()
 		}
+		smb1Tree{c}.rename(ctx, "x", "y")
 		fs.Remove("x")
 		c.logoff()
 		<-done
