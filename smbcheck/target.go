@@ -158,6 +158,10 @@ type Options struct {
 	// Ledger remembers failed logons across checks; nil keeps them only for
 	// this check (still within MaxFailures).
 	Ledger Ledger
+	// Canaries, when set, records each test file's name before it is
+	// created, so that one a killed check left behind is swept by the next
+	// check of the same folder.
+	Canaries CanaryJournal
 	// Directory, when set, is asked about the account and the host.
 	Directory Directory
 	Device    Device

@@ -212,6 +212,24 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.o.StepTimeout)
 	defer cancel()
 	fs := sh.fs(wctx)
+	// What an earlier check of this folder recorded and never saw gone
+	// (it was killed) goes first; this canary's name is recorded before
+	// it exists, and forgotten once it is gone or reported.
+	c.sweepCanaries(wctx, fs, s)
+	keepRecord := false
+	if j := c.o.Canaries; j != nil {
+		if err := j.Record(wctx, c.canaryFolder(), name); err != nil {
+			c.o.Logger.Warn("canary journal", "err", err)
+		}
+		defer func() {
+			if keepRecord {
+				return
+			}
+			if err := j.Forget(context.WithoutCancel(ctx), c.canaryFolder(), name); err != nil {
+				c.o.Logger.Warn("canary journal", "err", err)
+			}
+		}()
+	}
 	interrupted := func() bool {
 		if ctx.Err() != nil {
 			c.writeFailed(s, "write", fmt.Errorf("check interrupted: %w", ctx.Err()), p)
@@ -231,6 +249,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		defer dcancel()
 		if err := sh.fs(dctx).Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			c.r.Canary = c.t.Share + `\` + p
+			keepRecord = true // the next check of this folder sweeps it
 		}
 	}()
 
@@ -296,6 +315,57 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	c.ok(s, detail)
 }
 
+// canaryFolder keys the canary journal: the destination folder as the
+// panel shows it, case-folded.
+func (c *checker) canaryFolder() string {
+	return strings.ToLower(`\\` + strings.Trim(c.t.Host, "[]") + `\` + c.folder())
+}
+
+// isCanaryName accepts only names this package gives its test files: a
+// journal is data and must never make a check delete anything else.
+func isCanaryName(n string) bool {
+	return strings.HasPrefix(n, canaryPrefix) && strings.HasSuffix(n, ".tmp") && !strings.ContainsAny(n, `\/:*?"<>|`) && len(n) < 100
+}
+
+// sweepCanaries removes the test files that earlier checks of this folder
+// recorded but never saw gone (a check killed mid-write).
+func (c *checker) sweepCanaries(ctx context.Context, fs remoteFS, s *stepState) {
+	j := c.o.Canaries
+	if j == nil {
+		return
+	}
+	left, err := j.Left(ctx, c.canaryFolder())
+	if err != nil {
+		c.o.Logger.Warn("canary journal", "err", err)
+		return
+	}
+	var swept, kept []string
+	for _, n := range left {
+		if !isCanaryName(n) {
+			j.Forget(ctx, c.canaryFolder(), n)
+			continue
+		}
+		p := n
+		if parts := c.t.pathParts(); len(parts) > 0 {
+			p = strings.Join(parts, `\`) + `\` + n
+		}
+		if err := fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			kept = append(kept, n)
+			continue
+		}
+		swept = append(swept, n)
+		if err := j.Forget(ctx, c.canaryFolder(), n); err != nil {
+			c.o.Logger.Warn("canary journal", "err", err)
+		}
+	}
+	if len(swept) > 0 {
+		s.Evidence["swept"] = swept
+	}
+	if len(kept) > 0 {
+		s.Evidence["not_swept"] = kept
+	}
+}
+
 func (c *checker) writeFailed(s *stepState, op string, err error, p string) {
 	cause, ev := classify(StepWrite, err)
 	for k, v := range ev {
@@ -342,4 +412,16 @@ func readBack(f io.ReaderAt, want []byte) error {
 		return fmt.Errorf("read back %d bytes that differ from the %d written", n, len(want))
 	}
 	return nil
+}
+
+// CanaryJournal remembers the write step's test files across checks and
+// processes: a name is recorded before its file is created and forgotten
+// once the file is gone (or reported as left behind), so a check killed
+// between the two (kill -9, power loss) leaves a name that the next check
+// of the same folder sweeps. The CLI keeps it in the state directory.
+type CanaryJournal interface {
+	Record(ctx context.Context, folder, name string) error
+	Forget(ctx context.Context, folder, name string) error
+	// Left lists the names recorded for folder and not forgotten.
+	Left(ctx context.Context, folder string) ([]string, error)
 }

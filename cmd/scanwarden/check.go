@@ -68,6 +68,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	}
 	var t smbcheck.Target
 	var ledger *storeLedger
+	var canaries smbcheck.CanaryJournal
 	if *destName != "" {
 		// A stored destination: everything comes from the registry.
 		if len(pos) != 0 || *user != "" || *passwordFile != "" || *noPassword || *workstation != "" || *stateDir != "" {
@@ -132,6 +133,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		// The state store opens while the first network steps run: the ledger
 		// is first needed right before the first logon.
 		ledger = openStoreLedger(context.WithoutCancel(ctx), dir, seal.Resolve(df.keyFile, env.getenv, dir))
+		canaries = dirCanaries{filepath.Join(dir, "canaries")}
 	}
 	defer ledger.Close()
 
@@ -141,6 +143,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		Ledger:      ledger,
 		StepTimeout: *timeout,
 		Device:      smbcheck.Device{SMB1Only: *smb1Only, NoSigning: *noSigning},
+		Canaries:    canaries,
 	}
 	if adf.configured() {
 		dirc, err := adf.open(ctx, env)
