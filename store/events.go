@@ -295,10 +295,17 @@ func (s *Store) SNMPEvents(ctx context.Context, device string, since time.Time, 
 	if limit > 10_000 {
 		limit = 10_000
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, device, dedup_key, source, code, text, destination, rule, detail,
-			first_seen, last_seen, count, unverified FROM snmp_events
-		WHERE (? = '' OR device = ?) AND first_seen >= ? ORDER BY first_seen DESC, id DESC LIMIT ?`,
-		device, device, formatTime(since), limit)
+	// Two spellings, so that each can use its index (device, first_seen)
+	// or (first_seen): "? = '' OR device = ?" would scan the table.
+	q := `SELECT id, device, dedup_key, source, code, text, destination, rule, detail,
+			first_seen, last_seen, count, unverified FROM snmp_events WHERE `
+	args := []any{formatTime(since), limit}
+	if device != "" {
+		q += `device = ? AND `
+		args = append([]any{device}, args...)
+	}
+	q += `first_seen >= ? ORDER BY first_seen DESC, id DESC LIMIT ?`
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list snmp events: %w", err)
 	}

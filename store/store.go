@@ -55,6 +55,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	// database/sql keeps 2 idle connections by default: a burst of
+	// concurrent readers (the web site under load) then opens and closes a
+	// connection per query, each re-reading the schema and the pragmas.
+	// Idle connections are closed after a minute, so an idle daemon keeps
+	// none of their page cache.
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, path: path, now: time.Now}
 	if err := s.check(ctx); err != nil {
 		db.Close()

@@ -167,12 +167,18 @@ func (s *Server) session(r *http.Request) (actor, bool) {
 		return actor{}, false
 	}
 	h := hashSecret(c.Value)
-	sess, ok, err := s.cfg.Auth.Session(r.Context(), h)
-	if err != nil {
-		s.log.Error("read session", "err", err)
-		return actor{}, false
-	}
 	now := s.now()
+	sess, ok, err := s.sessions.get(h, now)
+	if !ok {
+		sess, ok, err = s.cfg.Auth.Session(r.Context(), h)
+		if err != nil {
+			s.log.Error("read session", "err", err)
+			return actor{}, false
+		}
+		if ok {
+			s.sessions.put(h, sess, now)
+		}
+	}
 	if !ok || !now.Before(sess.Expires) || now.Sub(sess.LastSeen) > s.cfg.SessionIdle {
 		return actor{}, false
 	}
@@ -181,8 +187,56 @@ func (s *Server) session(r *http.Request) (actor, bool) {
 		if err := s.cfg.Auth.TouchSession(r.Context(), h, now); err != nil {
 			s.log.Error("touch session", "err", err)
 		}
+		s.sessions.drop(h)
 	}
 	return actor{name: "admin", session: h}, true
+}
+
+// sessionCache keeps a looked-up session for a second, so that a burst of
+// requests from one browser reads the store once. Logout and a password
+// change through the site drop it at once; a session ended from another
+// process (the CLI) is refused at most sessionCacheTTL later.
+type sessionCache struct {
+	mu sync.Mutex
+	m  map[string]cachedSession
+}
+
+type cachedSession struct {
+	s  scanwarden.Session
+	at time.Time
+}
+
+const sessionCacheTTL = time.Second
+
+func (c *sessionCache) get(h string, now time.Time) (scanwarden.Session, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[h]
+	if !ok || now.Sub(e.at) >= sessionCacheTTL || now.Before(e.at) {
+		return scanwarden.Session{}, false, nil
+	}
+	return e.s, true, nil
+}
+
+func (c *sessionCache) put(h string, s scanwarden.Session, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 1000 {
+		c.m = map[string]cachedSession{}
+	}
+	c.m[h] = cachedSession{s: s, at: now}
+}
+
+func (c *sessionCache) drop(h string) {
+	c.mu.Lock()
+	delete(c.m, h)
+	c.mu.Unlock()
+}
+
+func (c *sessionCache) clear() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
 }
 
 // startSession logs the browser in.

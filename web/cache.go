@@ -26,13 +26,16 @@ type pageCache struct {
 }
 
 type cachedPage struct {
-	ready  chan struct{}
-	gen    uint64
-	at     time.Time
-	status int
-	ctype  string
-	body   []byte
-	gz     []byte // body gzipped, nil when small
+	ready chan struct{} // closed when rendered
+	done  bool          // rendered (under the cache's lock)
+	// refreshing: past its time, one request is rendering its successor.
+	refreshing bool
+	gen        uint64
+	at         time.Time
+	status     int
+	ctype      string
+	body       []byte
+	gz         []byte // body gzipped, nil when small
 }
 
 const maxCachedPages = 256
@@ -49,56 +52,73 @@ func (c *pageCache) invalidate() {
 	c.mu.Unlock()
 }
 
-// wrap serves GET h from the cache (keyed by path and query).
+// wrap serves GET h from the cache (keyed by path and query). A page past
+// its time is rendered again by the one request that finds it so; the
+// others meanwhile get the previous copy. After an invalidation nobody gets
+// an old copy: the first request renders and the others wait for it.
 func (c *pageCache) wrap(h func(http.ResponseWriter, *http.Request, actor)) func(http.ResponseWriter, *http.Request, actor) {
 	if c.ttl <= 0 {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request, a actor) {
 		key := r.URL.RequestURI()
+		now := c.now()
 		c.mu.Lock()
 		e := c.entries[key]
-		if e == nil || e.gen != c.gen || c.now().Sub(e.at) >= c.ttl {
+		if e != nil && e.gen == c.gen {
+			if !e.done || now.Sub(e.at) < c.ttl || e.refreshing {
+				c.mu.Unlock()
+				select {
+				case <-e.ready:
+				case <-r.Context().Done():
+					return
+				}
+				if e.status != http.StatusOK {
+					h(w, r, a) // that render failed: do our own
+					return
+				}
+				e.serve(w, r)
+				return
+			}
+			e.refreshing = true // stale: this request renders, the others keep the old copy
+		} else {
+			e = nil
+		}
+		ne := &cachedPage{ready: make(chan struct{}), gen: c.gen, at: now}
+		if e == nil {
 			if len(c.entries) >= maxCachedPages {
 				clear(c.entries)
 			}
-			e = &cachedPage{ready: make(chan struct{}), gen: c.gen, at: c.now()}
-			c.entries[key] = e
-			c.mu.Unlock()
-			rec := &recorder{header: http.Header{}, status: http.StatusOK}
-			func() {
-				defer close(e.ready)
-				h(rec, r, a)
-				e.status, e.ctype, e.body = rec.status, rec.header.Get("Content-Type"), rec.buf.Bytes()
-				if e.status == http.StatusOK && len(e.body) > 2048 {
-					e.gz = gzipped(e.body)
-				}
-			}()
-			if e.status != http.StatusOK {
-				c.mu.Lock()
-				if c.entries[key] == e {
-					delete(c.entries, key)
-				}
-				c.mu.Unlock()
-			}
-			if e.status == http.StatusOK {
-				e.serve(w, r)
-			} else {
-				rec.copyTo(w)
-			}
-			return
+			c.entries[key] = ne // the others wait for this render
 		}
 		c.mu.Unlock()
-		select {
-		case <-e.ready:
-		case <-r.Context().Done():
-			return
+
+		rec := &recorder{header: http.Header{}, status: http.StatusOK}
+		func() {
+			defer close(ne.ready)
+			h(rec, r, a)
+			ne.status, ne.ctype, ne.body = rec.status, rec.header.Get("Content-Type"), rec.buf.Bytes()
+			if ne.status == http.StatusOK && len(ne.body) > 2048 {
+				ne.gz = gzipped(ne.body)
+			}
+		}()
+		c.mu.Lock()
+		ne.done = true
+		switch {
+		case ne.status == http.StatusOK && ne.gen == c.gen:
+			c.entries[key] = ne
+		case c.entries[key] == ne:
+			delete(c.entries, key)
 		}
-		if e.status != http.StatusOK {
-			h(w, r, a) // the first render failed: do our own
-			return
+		if e != nil {
+			e.refreshing = false
 		}
-		e.serve(w, r)
+		c.mu.Unlock()
+		if ne.status == http.StatusOK {
+			ne.serve(w, r)
+		} else {
+			rec.copyTo(w)
+		}
 	}
 }
 

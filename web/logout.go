@@ -4,6 +4,7 @@ import "net/http"
 
 // logout ends the session on the server, not only in the browser.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, a actor) {
+	s.sessions.drop(a.session)
 	if err := s.cfg.Auth.DeleteSession(r.Context(), a.session); err != nil {
 		s.log.Error("delete session", "err", err)
 	}

@@ -29,6 +29,7 @@ func (s *Server) passwordChange(w http.ResponseWriter, r *http.Request, a actor)
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "Not changed: "+err.Error())
 		return
 	}
+	s.sessions.clear() // every session ended with the change
 	s.audit(r.Context(), a, r, "password.set", "admin", "settings page")
 	if err := s.startSession(w, r); err != nil {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)

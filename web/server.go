@@ -66,6 +66,7 @@ type Server struct {
 	imports  *pendingImports
 	cache    *pageCache
 	setup    setupToken
+	sessions sessionCache
 	touched  sync.Map  // token name → time.Time of the last stored use
 	patterns *[]string // every registered pattern
 	handler  http.Handler

@@ -38,6 +38,7 @@ func (s *Server) setupSubmit(w http.ResponseWriter, r *http.Request) {
 			Error: err.Error()})
 		return
 	}
+	s.sessions.clear() // every session ended with the change
 	s.checkSetup(tok, true)
 	s.audit(r.Context(), actor{name: "admin"}, r, "password.set", "admin", "setup link")
 	if err := s.startSession(w, r); err != nil {

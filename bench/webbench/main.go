@@ -1,9 +1,9 @@
-// Command webbench serves the web admin over an in-memory fleet of the
-// issue's size (300 destinations with reports, 100 devices, 100k events,
-// 10k scans) and prints a session cookie, for bench/web.sh to point wrk at
-// the dashboard and a destination page. It measures package web itself
-// (templates, auth, headers); the daemon's store-backed figures come from
-// the same script with the daemon.
+// Command webbench serves the web admin with the data (300
+// destinations with reports, 100 devices, 100k events, 10k scans) and prints
+// its URL and a session cookie, for bench/web.sh to point wrk at the
+// dashboard and a destination page. -daemon DIR fills a real data dir and
+// runs the whole daemon (the store's queries included); without it, web
+// runs over the same data held in memory (templates, auth, headers only).
 package main
 
 import (
@@ -31,7 +31,12 @@ func main() {
 	devices := flag.Int("devices", 100, "devices")
 	events := flag.Int("events", 100000, "events")
 	scans := flag.Int("scans", 10000, "scans")
+	daemonDir := flag.String("daemon", "", "fill a data dir here and run the whole daemon on it (else: web over memory)")
 	flag.Parse()
+	if *daemonDir != "" {
+		runDaemon(*daemonDir, *devices, *dests, *events, *scans)
+		return
+	}
 
 	now := time.Now()
 	f := &fleet{byName: map[string]web.Destination{}, devByName: map[string]web.Device{}}
@@ -59,7 +64,7 @@ func main() {
 		ev.all = append(ev.all, e)
 		ev.byDevice[e.Device] = append(ev.byDevice[e.Device], e)
 	}
-	rc := &receiver{}
+	rc := &memReceiver{}
 	states := []string{web.ScanDelivered, web.ScanDelivered, web.ScanDelivered, web.ScanHeld, web.ScanIncomplete}
 	for i := 0; i < *scans; i++ {
 		rc.scans = append(rc.scans, web.Scan{ID: int64(i + 1), Destination: f.dests[i%*dests].Name, Name: fmt.Sprintf("doc%05d.pdf", i),
@@ -168,16 +173,16 @@ func (e *eventLog) Events(_ context.Context, device string, limit int) ([]web.Ev
 	return out, nil
 }
 
-type receiver struct{ scans []web.Scan }
+type memReceiver struct{ scans []web.Scan }
 
-func (r *receiver) Status(context.Context) (web.ReceiverStatus, error) {
+func (r *memReceiver) Status(context.Context) (web.ReceiverStatus, error) {
 	c := map[string]int{}
 	for _, s := range r.scans {
 		c[s.State]++
 	}
 	return web.ReceiverStatus{Enabled: true, Counts: c}, nil
 }
-func (r *receiver) Scans(_ context.Context, state string, limit int) ([]web.Scan, error) {
+func (r *memReceiver) Scans(_ context.Context, state string, limit int) ([]web.Scan, error) {
 	var out []web.Scan
 	for _, s := range r.scans {
 		if (state == "" || s.State == state) && len(out) < limit {
@@ -186,12 +191,12 @@ func (r *receiver) Scans(_ context.Context, state string, limit int) ([]web.Scan
 	}
 	return out, nil
 }
-func (r *receiver) Scan(_ context.Context, id int64) (web.Scan, error) { return r.scans[id-1], nil }
-func (r *receiver) Open(context.Context, int64) (io.ReadCloser, error) {
+func (r *memReceiver) Scan(_ context.Context, id int64) (web.Scan, error) { return r.scans[id-1], nil }
+func (r *memReceiver) Open(context.Context, int64) (io.ReadCloser, error) {
 	return io.NopCloser(strings.NewReader("")), nil
 }
-func (r *receiver) Deliver(context.Context, int64) error { return nil }
-func (r *receiver) Force(context.Context, int64) error   { return nil }
+func (r *memReceiver) Deliver(context.Context, int64) error { return nil }
+func (r *memReceiver) Force(context.Context, int64) error   { return nil }
 
 type incidents struct{}
 

@@ -44,3 +44,7 @@ CREATE TABLE stored_settings (
 	updated_at TEXT NOT NULL,
 	PRIMARY KEY (section, key)
 );
+
+-- The web's list of every device's newest send failures (snmp_events has
+-- (device, first_seen) for one device's).
+CREATE INDEX snmp_events_first_seen ON snmp_events(first_seen);
