@@ -34,6 +34,7 @@ type Config struct {
 	AD        ADConfig        `toml:"ad"`
 	Notify    NotifyConfig    `toml:"notify"`
 	Receiver  ReceiverConfig  `toml:"receiver"`
+	Web       WebConfig       `toml:"web"`
 
 	// File is the file the config was read from ("" for defaults only);
 	// FileKeys the keys it set ("checks.interval"): where both the file and
@@ -130,6 +131,13 @@ type ReceiverConfig struct {
 	Retention    Duration `toml:"retention"` // how long a delivered scan's local copy is kept
 
 	Password scanwarden.Secret `toml:"-"`
+}
+
+// WebConfig is [web]: HTTPS for the page, the API and /metrics when both
+// files are given (the session cookie is then Secure).
+type WebConfig struct {
+	TLSCert string `toml:"tls_cert"` // PEM certificate (chain)
+	TLSKey  string `toml:"tls_key"`  // PEM private key
 }
 
 // Duration is a time.Duration written "15m", "90s" in the file.
@@ -353,6 +361,13 @@ func (c *Config) validate() ConfigErrors {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("log_level", strconv.Quote(c.LogLevel), "debug, info, warn or error")
+	}
+	if (c.Web.TLSCert == "") != (c.Web.TLSKey == "") {
+		if c.Web.TLSCert == "" {
+			bad("web.tls_cert", `""`, "needed with web.tls_key")
+		} else {
+			bad("web.tls_key", `""`, "needed with web.tls_cert")
+		}
 	}
 	ck := c.Checks
 	if ck.Interval.D() < 10*time.Second {

@@ -7,6 +7,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -57,6 +58,7 @@ type Main struct {
 	ln      net.Listener
 	srv     *http.Server
 	web     *web.Server
+	tls     *tls.Config // [web] tls_cert/tls_key; nil: plain HTTP
 	recv    *receiver.Receiver
 	recvDir string
 
@@ -157,6 +159,14 @@ func (m *Main) Open(ctx context.Context) error {
 	m.log = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.level}))
 	m.faults = newFaults(time.Now)
 	m.sd = newSDNotifier(m.getenv)
+	m.tls = nil
+	if cfg.Web.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.Web.TLSCert, cfg.Web.TLSKey)
+		if err != nil {
+			return fmt.Errorf("web.tls_cert/web.tls_key: %w", err)
+		}
+		m.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 
 	dataDir := filepath.Clean(cfg.DataDir)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -214,8 +224,12 @@ func (m *Main) Open(ctx context.Context) error {
 		if a := m.Addr(); a != nil {
 			host = a.String()
 		}
-		fmt.Fprintf(m.Stderr, "No admin password yet: open http://%s%s within 24 h to set it (or run: scanwarden admin set-password --data-dir %s --password-file FILE)\n",
-			host, link, cfg.DataDir)
+		scheme := "http"
+		if m.tls != nil {
+			scheme = "https"
+		}
+		fmt.Fprintf(m.Stderr, "No admin password yet: open %s://%s%s within 24 h to set it (or run: scanwarden admin set-password --data-dir %s --password-file FILE)\n",
+			scheme, host, link, cfg.DataDir)
 	}
 
 	m.log.Info("scanwarden serve started", "data_dir", dataDir, "listen", m.Addr(), "config", cfg.File)
@@ -247,6 +261,9 @@ func (m *Main) listen(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if m.tls != nil {
+		ln = tls.NewListener(ln, m.tls)
 	}
 	m.ln = ln
 	m.wg.Add(1)
@@ -690,7 +707,7 @@ func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
-		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web")}
+		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web"), TLS: m.tls != nil}
 	if m.recv != nil {
 		wc.Receiver = receiverBackend{m} // the running receiver: deliver and force too
 	}

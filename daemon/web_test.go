@@ -3,10 +3,20 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -265,5 +275,77 @@ func TestWebBrowser(t *testing.T) {
 	b.Screenshot(t, shots, "daemon-dashboard", 1280)
 	if d := b.Dialogs(); len(d) != 0 {
 		t.Errorf("dialogs fired: %v", d)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "scanwarden test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile = filepath.Join(dir, "web.crt"), filepath.Join(dir, "web.key")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	c, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(c)
+	return certFile, keyFile, pool
+}
+
+// TestWebTLS: with [web] tls_cert and tls_key the site is HTTPS only and
+// the session cookie is Secure (and __Host- prefixed).
+func TestWebTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, pool := selfSigned(t, dir)
+	m := &Main{Config: testConfig(t, fmt.Sprintf("[web]\ntls_cert = %q\ntls_key = %q\n", cert, key)), Stderr: io.Discard,
+		Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := web.SetPassword(context.Background(), m.Store(), "web test password"); err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	base := "https://" + m.Addr().String()
+	resp, err := c.PostForm(base+"/login", url.Values{"user": {"admin"}, "password": {"web test password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cs := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || cs[0].Name != "__Host-scanwarden" || !cs[0].Secure || !cs[0].HttpOnly {
+		t.Fatalf("login over TLS: %s %+v", resp.Status, cs)
+	}
+	// Plain HTTP to the same port gets no page.
+	if r, err := http.Get("http://" + m.Addr().String() + "/healthz"); err == nil {
+		r.Body.Close()
+		if r.StatusCode == http.StatusOK {
+			t.Error("plain HTTP answered on the TLS port")
+		}
+	}
+
+	for _, bad := range []string{fmt.Sprintf("[web]\ntls_cert = %q\n", cert), fmt.Sprintf("[web]\ntls_key = %q\n", key)} {
+		f := filepath.Join(dir, "bad.toml")
+		os.WriteFile(f, []byte(bad), 0o600)
+		if _, err := LoadConfig(f); err == nil || !strings.Contains(err.Error(), "web.tls_") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	m2 := &Main{Config: testConfig(t, fmt.Sprintf("[web]\ntls_cert = %q\ntls_key = %q\n", key, key)), Stderr: io.Discard}
+	if err := m2.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "web.tls_cert") {
+		m2.Close()
+		t.Errorf("a bad certificate: %v", err)
 	}
 }
