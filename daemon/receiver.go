@@ -39,7 +39,7 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 	r, err := receiver.New(receiver.Config{DataDir: dir, Listen: ip, Port: port, Share: rc.Share,
 		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
-		m.st.Scans(), receiverDests{m.st}, receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Timeout: cfg.Checks.Timeout.D()},
+		observedCatalogue{m.st.Scans(), m.delivery}, receiverDests{m.st}, receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Timeout: cfg.Checks.Timeout.D()},
 		m.log)
 	if err == nil {
 		err = r.Open(ctx)
@@ -222,4 +222,37 @@ func (c *receiverCollector) Collect(ch chan<- prometheus.Metric) {
 		up = 1
 	}
 	ch <- prometheus.MustNewConstMetric(receiverUpDesc, prometheus.GaugeValue, up)
+}
+
+// observedCatalogue is the store's catalogue with the receiver's delivery
+// outcomes reported to the monitor (the incident's timeline).
+type observedCatalogue struct {
+	receiver.Catalogue
+	delivered func(s receiver.Scan, ok bool)
+}
+
+func (c observedCatalogue) UpdateScan(ctx context.Context, s receiver.Scan, from receiver.State) (bool, error) {
+	ok, err := c.Catalogue.UpdateScan(ctx, s, from)
+	if ok && err == nil && from == receiver.Delivering && s.Destination != "" {
+		switch s.State {
+		case receiver.Delivered:
+			c.delivered(s, true)
+		case receiver.Failed:
+			c.delivered(s, false)
+		}
+	}
+	return ok, err
+}
+
+// delivery hands a delivery outcome to the monitor.
+func (m *Main) delivery(s receiver.Scan, ok bool) {
+	mon := m.Monitor()
+	if mon == nil {
+		return
+	}
+	text := s.File
+	if !ok && s.Error != "" {
+		text += ": " + s.Error
+	}
+	mon.Delivery(context.Background(), s.Destination, ok, text)
 }

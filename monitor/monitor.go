@@ -593,3 +593,20 @@ func (m *Monitor) CheckNow(ctx context.Context, name string, progress func(smbch
 		return Result{}, ctx.Err()
 	}
 }
+
+// Delivery puts a held scan's delivery (or its failure) on the
+// destination's incident: a delivery that failed opens one like a failing
+// check; a delivered scan is a line on the open incident's timeline.
+func (m *Monitor) Delivery(ctx context.Context, destination string, delivered bool, text string) {
+	m.mu.Lock()
+	d, ok := m.dests[key(destination)]
+	m.mu.Unlock()
+	if !ok {
+		d = Destination{Name: destination}
+	}
+	in := incident.Input{Kind: incident.KindDelivery, At: m.cfg.Now(), Destination: d.Name, Device: d.Device,
+		Delivered: delivered, Text: text}
+	if _, err := m.apply(context.WithoutCancel(ctx), d, []incident.Input{in}); err != nil {
+		m.log.Warn("delivery not recorded on incident", "destination", destination, "err", err)
+	}
+}

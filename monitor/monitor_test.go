@@ -340,3 +340,25 @@ func TestFirstRoundAfterRestart(t *testing.T) {
 		t.Fatal("a destination checked 10 minutes ago was checked again at start")
 	}
 }
+
+func TestDelivery(t *testing.T) {
+	r := newRig(t, Config{Jitter: time.Hour}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+		return smbcheck.Verdict{Cause: smbcheck.CauseNoWritePermission}
+	}, dest("reception", "fs1", "MFP01"))
+	r.m.Delivery(context.Background(), "reception", true, "scan.pdf") // healthy, nothing open: nothing
+	if incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{}); len(incs) != 0 {
+		t.Fatalf("a delivery to a healthy destination made an incident: %+v", incs)
+	}
+	if _, err := r.m.CheckNow(context.Background(), "reception", nil); err != nil {
+		t.Fatal(err)
+	}
+	r.m.Delivery(context.Background(), "reception", false, "doc1.pdf: access denied")
+	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{})
+	if len(incs) != 1 {
+		t.Fatalf("incidents %+v", incs)
+	}
+	tl, _ := r.st.Timeline(context.Background(), incs[0].ID, 0)
+	if last := tl[len(tl)-1]; last.Kind != incident.EntryDelivery || !strings.Contains(last.Text, "doc1.pdf") {
+		t.Fatalf("timeline %+v", tl)
+	}
+}
