@@ -94,12 +94,13 @@ func (cr ntlmCredentials) anonymous() bool { return cr.User == "" && cr.Password
 
 // ntlmAuthenticateMessage answers ch for cr: NTLMv2, or anonymous when
 // both user name and password are empty. clientChallenge and now make it
-// deterministic for tests.
-func ntlmAuthenticateMessage(ch ntlmServerChallenge, cr ntlmCredentials, clientChallenge [8]byte, now time.Time) []byte {
+// deterministic for tests. It also returns the session key (the NTLMv2
+// SessionBaseKey; nil when anonymous), which SMB1 signing uses.
+func ntlmAuthenticateMessage(ch ntlmServerChallenge, cr ntlmCredentials, clientChallenge [8]byte, now time.Time) ([]byte, []byte) {
 	flags := ch.Flags & ntlmSMB1Flags
 	flags |= ntlmNegotiateUnicode | ntlmNegotiateNTLM
 	flags &^= ntlmNegotiateOEM
-	var lm, nt []byte
+	var lm, nt, sessionKey []byte
 	if cr.anonymous() {
 		flags |= ntlmNegotiateAnonymous
 		lm = []byte{0}
@@ -116,6 +117,7 @@ func ntlmAuthenticateMessage(ch ntlmServerChallenge, cr ntlmCredentials, clientC
 		temp = append(temp, ch.TargetInfo...)
 		temp = append(temp, 0, 0, 0, 0)
 		proof := hmacMD5(key, ch.Challenge[:], temp)
+		sessionKey = hmacMD5(key, proof)
 		nt = append(proof, temp...)
 		if ch.Timestamp != nil {
 			// With a server timestamp the LMv2 response is zeros [MS-NLMP 3.1.5.1.2].
@@ -140,7 +142,7 @@ func ntlmAuthenticateMessage(ch ntlmServerChallenge, cr ntlmCredentials, clientC
 	for _, p := range payload {
 		b = append(b, p...)
 	}
-	return b
+	return b, sessionKey
 }
 
 // ntowfv2 is NTOWFv2 [MS-NLMP 3.3.2].

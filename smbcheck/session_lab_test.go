@@ -274,6 +274,23 @@ func TestLabDialSMB1(t *testing.T) {
 	if _, err := s.Stat(ctx, final); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stat after remove: %v", err)
 	}
+	// A server that requires SMB1 signing (as a Windows DC does).
+	ss, err := dialLab(t, lab, "//"+lab.SMB1IP+":1445/scans", "scanuser", "", "MFP01", DialOptions{MaxFailures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, err := ss.Create(ctx, tmp)
+	if err == nil {
+		_, err = sf.Write(data[:5000])
+		sf.Close()
+	}
+	if err == nil {
+		err = ss.Remove(ctx, tmp)
+	}
+	ss.Close()
+	if err != nil {
+		t.Fatalf("signed SMB1 session: %v", err)
+	}
 	// Causes over SMB1 as over SMB2.
 	for _, tc := range []struct {
 		dest, pw, op string

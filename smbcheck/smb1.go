@@ -13,6 +13,7 @@ package smbcheck
 
 import (
 	"context"
+	"crypto/md5"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -53,6 +54,10 @@ type smb1Conn struct {
 	neg     smb1NegotiateResponse
 	info    ServerInfo
 	timeout time.Duration // per request when ctx has no deadline
+	// signKey is set once the session signs (the server requires it):
+	// every request then carries a MAC with sequence number seq.
+	signKey []byte
+	seq     uint32
 }
 
 // smb1NegotiateResponse is the part of the server's NEGOTIATE answer the
@@ -149,7 +154,25 @@ func (c *smb1Conn) request(cmd byte, words []byte, data []byte, align bool) []by
 		data = append([]byte{0}, data...)
 	}
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(data)))
-	return append(b, data...)
+	b = append(b, data...)
+	if c.signKey != nil {
+		smb1Sign(b, c.signKey, c.seq)
+		c.seq += 2 // the answer takes the next number
+	}
+	return b
+}
+
+// smb1Sign puts the MAC of an SMB1 message in its security signature
+// field: the first 8 bytes of MD5(key, message with the sequence number in
+// that field) [MS-SMB 3.1.4.1].
+func smb1Sign(b, key []byte, seq uint32) {
+	binary.LittleEndian.PutUint16(b[10:], binary.LittleEndian.Uint16(b[10:])|0x0004)
+	clear(b[14:22])
+	binary.LittleEndian.PutUint32(b[14:], seq)
+	h := md5.New()
+	h.Write(key)
+	h.Write(b)
+	copy(b[14:22], h.Sum(nil)[:8])
 }
 
 // roundTrip sends msg and reads the answer to it, within ctx.
@@ -257,7 +280,8 @@ func (c *smb1Conn) sessionSetup(ctx context.Context, cr ntlmCredentials, g gate)
 	}
 	var cc [8]byte
 	rand.Read(cc[:])
-	tok := spnegoAuth(ntlmAuthenticateMessage(ch, cr, cc, time.Now()))
+	auth, sessionKey := ntlmAuthenticateMessage(ch, cr, cc, time.Now())
+	tok := spnegoAuth(auth)
 	resp, rw, _, err = c.call(ctx, smb1CmdSessionSetup, sessionSetupWords(len(tok)), sessionSetupData(tok), false)
 	if err != nil {
 		return err
@@ -267,6 +291,11 @@ func (c *smb1Conn) sessionSetup(ctx context.Context, cr ntlmCredentials, g gate)
 	}
 	if len(rw) >= 6 {
 		c.guest = binary.LittleEndian.Uint16(rw[4:])&0x0001 != 0
+	}
+	if c.info.SigningRequired && sessionKey != nil && !c.guest {
+		// The final session setup request was number 0 and its answer
+		// 1: the next request is number 2.
+		c.signKey, c.seq = sessionKey, 2
 	}
 	return nil
 }

@@ -31,6 +31,13 @@ func TestLabSMB1Replay(t *testing.T) {
 				t.Errorf("no free space over SMB1: %v", w.Evidence)
 			}
 		}},
+		{name: "ok, signing required (smb1sign)", dest: base + ":1445/scans", user: "scanuser", opts: smb1, want: CauseOK, check: func(t *testing.T, r Report) {
+			replayed(t, r)
+			if s := r.Step(StepNegotiate); s.Evidence["signing_required"] != true {
+				t.Errorf("negotiate evidence %v", s.Evidence)
+			}
+			stepIs(t, r, StepWrite, StatusOK)
+		}},
 		{name: "ok port 139", dest: "//smb1srv." + lab.DNSDomain + ":139/scans", user: "scanuser", opts: smb1, want: CauseOK, check: replayed},
 		{name: "bad-credentials", dest: base + "/scans", user: "scanuser", pw: wrongPassword, opts: smb1, want: CauseBadCredentials, check: func(t *testing.T, r Report) {
 			replayed(t, r)

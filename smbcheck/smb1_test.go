@@ -32,7 +32,11 @@ func TestNTLMv2Vector(t *testing.T) {
 	ch := ntlmServerChallenge{TargetInfo: ti, Timestamp: make([]byte, 8)}
 	copy(ch.Challenge[:], []byte{1, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef})
 	cc := [8]byte{0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa}
-	msg := ntlmAuthenticateMessage(ch, ntlmCredentials{User: "User", Domain: "Domain", Password: "Password", Workstation: "mfp01"}, cc, time.Unix(0, 0))
+	msg, sk := ntlmAuthenticateMessage(ch, ntlmCredentials{User: "User", Domain: "Domain", Password: "Password", Workstation: "mfp01"}, cc, time.Unix(0, 0))
+	// SessionBaseKey of the same example.
+	if got := hex.EncodeToString(sk); got != "8de40ccadbc14a82f15cb0ad0de95ca3" {
+		t.Errorf("SessionBaseKey %s", got)
+	}
 	nt, err := ntlmField(msg, 20)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +54,7 @@ func TestNTLMv2Vector(t *testing.T) {
 			t.Errorf("field at %d: %q (%v), want %q", off, decodeUTF16(b), err, want)
 		}
 	}
-	anon := ntlmAuthenticateMessage(ch, ntlmCredentials{Workstation: "MFP01"}, cc, time.Unix(0, 0))
+	anon, _ := ntlmAuthenticateMessage(ch, ntlmCredentials{Workstation: "MFP01"}, cc, time.Unix(0, 0))
 	if f := binary.LittleEndian.Uint32(anon[60:]); f&ntlmNegotiateAnonymous == 0 {
 		t.Errorf("anonymous AUTHENTICATE without the anonymous flag: %#x", f)
 	}
