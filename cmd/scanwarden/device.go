@@ -18,7 +18,8 @@ const deviceUsage = `usage:
   scanwarden device remove NAME [--with-destinations]
   (each takes --data-dir DIR and --key-file FILE)
 
-The registry's devices (MFPs). add stores (or replaces) one: its SNMP address
+The registry's devices (MFPs). add stores one (for one already stored, it
+changes what is given and keeps the rest): its SNMP address
 and credentials (sealed at rest; from files, never the command line), and the
 NetBIOS name it sends (--sys-name, as "snmp probe" reads it; --workstation
 overrides it) — its destinations are replayed with that name. remove refuses
@@ -100,6 +101,30 @@ func runDevice(ctx context.Context, env environ, args []string) int {
 			return fail(err)
 		}
 		defer st.Close()
+		// Adding a device again changes what is given: what SNMP learnt
+		// and the stored credentials stay unless replaced.
+		if old, err := st.Device(ctx, d.Name); err == nil {
+			for _, f := range []struct {
+				dst *string
+				old string
+			}{
+				{&d.Address, old.Address}, {&d.SysName, old.SysName}, {&d.Workstation, old.Workstation},
+				{&d.Serial, old.Serial}, {&d.Model, old.Model},
+			} {
+				if *f.dst == "" {
+					*f.dst = f.old
+				}
+			}
+			if *communityFile == "" && *v3User == "" {
+				v := d.SNMP.Version
+				d.SNMP = old.SNMP
+				if v != "" {
+					d.SNMP.Version = v
+				}
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return fail(err)
+		}
 		if err := st.PutDevice(ctx, d); err != nil {
 			return fail(err)
 		}

@@ -163,8 +163,10 @@ func TestImportAddressBookCLI(t *testing.T) {
 	if r := cli(exitOK, "", "destination", "show", "guest", "--data-dir", data); !strings.Contains(r.stdout, "guest") || !strings.Contains(r.stdout, "never") {
 		t.Errorf("show guest: %s", r.stdout)
 	}
+	cli(exitOK, "", "device", "add", "mfp02", "--address", "10.77.0.42", "--data-dir", data) // keeps sys-name and community
 	devs := cli(exitOK, "", "device", "list", "--json", "--data-dir", data)
-	if !strings.Contains(devs.stdout, `"snmp_credentials": true`) || !strings.Contains(devs.stdout, `"destinations": 9`) {
+	if !strings.Contains(devs.stdout, `"snmp_credentials": true`) || !strings.Contains(devs.stdout, `"destinations": 9`) ||
+		!strings.Contains(devs.stdout, `"address": "10.77.0.42"`) || !strings.Contains(devs.stdout, `"sys_name": "MFP02"`) {
 		t.Errorf("device list: %s", devs.stdout)
 	}
 	cli(exitFinding, "", "device", "remove", "mfp02", "--data-dir", data)
