@@ -273,6 +273,8 @@ func TestWebBrowser(t *testing.T) {
 	}
 	do("dashboard", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
 	b.Screenshot(t, shots, "daemon-dashboard", 1280)
+	do("settings", chromedp.Navigate(base+"/settings"), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+	b.Screenshot(t, shots, "daemon-settings", 1280)
 	if d := b.Dialogs(); len(d) != 0 {
 		t.Errorf("dialogs fired: %v", d)
 	}
