@@ -23,6 +23,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 const mfpPassword = "Mfp.Test-25"
@@ -68,6 +69,8 @@ type opts struct {
 	dests  staticDests
 	keep   bool
 	dir    string // data dir (default a temporary one)
+	listen string // address (default 127.0.0.1)
+	port   int    // port (default a free one)
 }
 
 func newEnv(t testing.TB, o opts) *env {
@@ -89,7 +92,13 @@ func newEnv(t testing.TB, o opts) *env {
 	if o.dests == nil {
 		o.dests = staticDests{{Name: "Reception desk", Folder: "reception"}}
 	}
-	cfg := receiver.Config{DataDir: dir, Listen: netip.MustParseAddr("127.0.0.1"), Port: freePort(t), Share: "scans",
+	if o.listen == "" {
+		o.listen = "127.0.0.1"
+	}
+	if o.port == 0 {
+		o.port = freePort(t)
+	}
+	cfg := receiver.Config{DataDir: dir, Listen: netip.MustParseAddr(o.listen), Port: o.port, Share: "scans",
 		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}}, SMB1: o.smb1,
 		Watch:     receiver.WatchConfig{Quiet: o.quiet, QuietAfterLogoff: 200 * time.Millisecond, Rescan: 2 * time.Second},
 		Forward:   receiver.ForwardConfig{Retry: 200 * time.Millisecond, MaxRetry: time.Second, Retention: time.Hour, Poll: 100 * time.Millisecond},
@@ -340,3 +349,32 @@ func TestQuietWindowResetByWrites(t *testing.T) {
 func scanwardenSecret(s string) scanwarden.Secret { return scanwarden.NewSecret(s) }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// Old firmware that knows only port 139: with SMB1 on and port 445 the share
+// answers on 139 too (NetBIOS session service), on the lab client address.
+func TestLabSMB1Port139(t *testing.T) {
+	lab := testlab.Require(t)
+	ip := lab.Getenv("SWLAB_CLI_IP")
+	if ip == "" {
+		t.Skip("SWLAB_CLI_IP unset")
+	}
+	for _, p := range []string{"445", "139"} {
+		if l, err := net.Listen("tcp", net.JoinHostPort(ip, p)); err != nil {
+			t.Skipf("%s:%s taken here: %v", ip, p, err)
+		} else {
+			l.Close()
+		}
+	}
+	e := newEnv(t, opts{smb1: true, listen: ip, port: 445})
+	c := e.cfg
+	c.Port = 139
+	src := filepath.Join(t.TempDir(), "old.pdf")
+	os.WriteFile(src, pdf("port 139"), 0o600)
+	if err := smbput(c, src, "reception/old.pdf", true); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(5*time.Second, "held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
+	if !strings.Contains(rows[0].Writer, "NT1") {
+		t.Errorf("writer %q", rows[0].Writer)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -176,4 +177,35 @@ func TestLabDeliverBrokenThenHealed(t *testing.T) {
 			t.Fatalf("scan %d at %s: %v", r.ID, r.RemoteName, err)
 		}
 	}
+}
+
+// A wrong stored password: the delivery fails as a logon failure, waits for
+// a green check instead of the back-off, never shows the password, and a
+// second try with the same password is kept back by the failure ledger
+// (nothing sent). The standalone lab server has no lockout policy.
+func TestLabDeliverWrongPassword(t *testing.T) {
+	lab := testlab.Require(t)
+	const wrong = "Not.The-Password-7"
+	target := smbcheck.Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwardenSecret(wrong), Workstation: "MFP01"}
+	dests := staticDests{{Name: "nas", Folder: "nas", Target: target}}
+	ledger := &smbcheck.MemoryLedger{}
+	remote := receiver.SMBRemote{Ledger: ledger, MaxFailures: 2, Timeout: 5 * time.Second}
+	e := newEnv(t, opts{remote: remote, dests: dests})
+	if err := e.put("nas/a.pdf", pdf("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(10*time.Second, "failed", func(r []receiver.Scan) bool { return count(r, receiver.Failed) == 1 })
+	sc := rows[0]
+	if strings.Contains(sc.Error, wrong) || !strings.Contains(sc.Error, receiver.ErrLogon.Error()) {
+		t.Fatalf("error %q", sc.Error)
+	}
+	// back-off of a logon failure: MaxRetry, not Retry
+	if wait := time.Until(sc.NextAttempt); wait < 500*time.Millisecond {
+		t.Fatalf("a logon failure is retried after %v", wait)
+	}
+	_, err := e.r.Deliver(context.Background(), "nas")
+	if err == nil || !errors.Is(err, receiver.ErrLogon) || strings.Contains(err.Error(), wrong) {
+		t.Fatalf("second try: %v", err)
+	}
+	t.Logf("second try: %v", err)
 }

@@ -104,3 +104,33 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// A changed config reaches the running smbd by a reload (same pid) when its
+// addresses stay; SMB1 switched on then lets an NT1 client in.
+func TestSambaRealReload(t *testing.T) {
+	s := startTestSamba(t, false)
+	pid := s.Pid()
+	if out, err := smbclient(t, s, true, "ls"); err == nil {
+		t.Fatalf("SMB1 client got in with smb1 off:\n%s", out)
+	}
+	c := s.Config()
+	c.SMB1 = true
+	s2, err := NewSamba(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s2.Pid() != pid {
+		t.Fatalf("restarted (pid %d → %d) where a reload would do", pid, s2.Pid())
+	}
+	var out string
+	for i := 0; i < 20; i++ {
+		if out, err = smbclient(t, s2, true, "ls"); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("SMB1 client refused after the reload: %v\n%s", err, out)
+}
