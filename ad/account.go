@@ -113,7 +113,7 @@ func (d *Directory) User(ctx context.Context, typed, workstation string) (*User,
 			break
 		}
 	}
-	ev := smbcheck.Evidence{"dc": s.ep.addr(), "transport": s.transport, "typed_form": t.Form, "searched": tried}
+	ev := smbcheck.Evidence{"dc": s.ep.addr(), "transport": s.transport, "typed_form": t.Kind, "searched": tried}
 	if len(entries) != 1 {
 		u := notFound(t, ws, dom, entries, tried)
 		for k, v := range ev {
@@ -201,42 +201,22 @@ func normWorkstation(ws string) string {
 	return ws
 }
 
-// typedName is a user name as typed on the MFP, split into its form.
-type typedName struct {
-	Typed  string
-	Form   string // bare, domain (PREFIX\user), local (.\user), upn (user@suffix), invalid
-	Prefix string // before the backslash
-	User   string // the name part
-	Suffix string // after the @ of a UPN
-}
+// typedName is a user name as typed on the MFP: smbcheck's one parser.
+type typedName = smbcheck.UserName
 
+// parseTyped parses the typed name without its surrounding spaces, keeping
+// what was typed for the answer.
 func parseTyped(s string) typedName {
-	t := typedName{Typed: s}
-	s = strings.TrimSpace(s)
-	switch {
-	case strings.Contains(s, `\`):
-		t.Prefix, t.User, _ = strings.Cut(s, `\`)
-		t.Form = "domain"
-		if t.Prefix == "." {
-			t.Form = "local"
-		}
-	case strings.Contains(s, "@"):
-		i := strings.LastIndex(s, "@")
-		t.User, t.Suffix, t.Form = s[:i], s[i+1:], "upn"
-	default:
-		t.User, t.Form = s, "bare"
-	}
-	if t.User == "" || (t.Form == "domain" && t.Prefix == "") || (t.Form == "upn" && t.Suffix == "") || strings.ContainsAny(t.User, `\`) {
-		t.Form = "invalid"
-	}
+	t := smbcheck.ParseUserName(strings.TrimSpace(s))
+	t.Typed = s
 	return t
 }
 
 // domainPrefix reports whether the typed prefix (DOMAIN\ or UPN suffix)
 // names the directory's own domain.
-func (t typedName) domainPrefix(dom *domainInfo) bool {
+func domainPrefix(t typedName, dom *domainInfo) bool {
 	p := t.Prefix
-	if t.Form == "upn" {
+	if t.Kind == "upn" {
 		p = t.Suffix
 	}
 	return p != "" && (strings.EqualFold(p, dom.NetBIOS) || strings.EqualFold(p, dom.DNS))
@@ -263,12 +243,12 @@ func userFilter(attr, value string, prefix bool) string {
 // lookupPlan lists the searches for a typed name, in order; every value is
 // escaped, so a name like *)(cn=* finds nothing.
 func lookupPlan(t typedName, dom *domainInfo) []attempt {
-	switch t.Form {
+	switch t.Kind {
 	case "invalid":
 		return nil
 	case "upn":
 		plan := []attempt{{userFilter("userPrincipalName", t.User+"@"+t.Suffix, false), "userPrincipalName", "userPrincipalName=" + t.User + "@" + t.Suffix}}
-		if t.domainPrefix(dom) {
+		if domainPrefix(t, dom) {
 			plan = append(plan, attempt{userFilter("sAMAccountName", t.User, false), "implicit-upn", "sAMAccountName=" + t.User})
 		}
 		return plan
@@ -289,7 +269,7 @@ func notFound(t typedName, ws string, dom *domainInfo, entries []*ldap.Entry, tr
 	u.Policy = dom.Policy.evidence()
 	u.LockoutThreshold = dom.Policy.Threshold
 	switch {
-	case t.Form == "invalid":
+	case t.Kind == "invalid":
 		u.Summary = fmt.Sprintf("%s is not a user name in any form Windows accepts (user, DOMAIN\\user, user@domain)", t.Typed)
 		u.Certain = true
 	case len(entries) > 1:
@@ -304,7 +284,7 @@ func notFound(t typedName, ws string, dom *domainInfo, entries []*ldap.Entry, tr
 		// A name qualified with the domain is the domain's to answer; a
 		// bare, .\ or HOST\ name may still be a local account of the
 		// target server.
-		u.Certain = t.domainPrefix(dom)
+		u.Certain = domainPrefix(t, dom)
 		if !u.Certain {
 			u.Summary += "; it may still be a local account of the target server"
 		}
@@ -627,9 +607,9 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 		prefix = fmt.Sprintf("the user name %s matched %s as its implicit UPN (sAMAccountName@%s). ", t.Typed, who, dom.DNS)
 	}
 	switch {
-	case t.Form == "local":
+	case t.Kind == "local":
 		u.Evidence["typed_domain_note"] = fmt.Sprintf(`".\" names a local account of the target server; the domain account %s of the same name was judged`, who)
-	case t.Form == "domain" && !t.domainPrefix(dom):
+	case t.Kind == "domain" && !domainPrefix(t, dom):
 		u.Evidence["typed_domain_note"] = fmt.Sprintf("the typed prefix %s is not the domain %s (%s): a Windows server reads it as a local account of that computer", t.Prefix, dom.NetBIOS, dom.DNS)
 	}
 

@@ -344,7 +344,7 @@ func TestParseTyped(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := parseTyped(tc.in)
-		if got.Form != tc.form || got.Prefix != tc.prefix || got.User != tc.user || got.Suffix != tc.suffix {
+		if got.Kind != tc.form || got.Prefix != tc.prefix || got.User != tc.user || got.Suffix != tc.suffix {
 			t.Errorf("parseTyped(%q) = %+v", tc.in, got)
 		}
 	}

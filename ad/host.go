@@ -189,20 +189,18 @@ func osBuild(v string) int {
 	return n
 }
 
-// build26100 is Windows 11 24H2 (and Server 2025).
-const build26100 = 26100
-
 // osWarnings says what a host's operating system means for scanning to it:
 // a Windows client edition accepts 20 inbound sessions; Windows 11 24H2 and
 // later require SMB signing and refuse guest logons by default.
 func osWarnings(host, osName string, build int) (client bool, warnings []string) {
-	lower := strings.ToLower(osName)
-	if !strings.HasPrefix(lower, "windows") || strings.Contains(lower, "server") {
+	w := smbcheck.JudgeWindows(osName, 10, 0, build)
+	if !w.Client {
 		return false, nil
 	}
+	lower := strings.ToLower(osName)
 	warnings = append(warnings, fmt.Sprintf("%s runs %s, a client edition: it accepts at most 20 inbound SMB sessions, and idle sessions of other PCs can make the MFP fail with 1102 — lower AutoDisconnect (net config server /autodisconnect:5) or move the scan folder to a server", host, osName))
 	switch {
-	case build >= build26100:
+	case w.Strict:
 		warnings = append(warnings, fmt.Sprintf("%s is Windows 11 24H2 or later (build %d): SMB signing is required and guest logons are off by default — an MFP that does not sign, or that logs on as guest, fails with 1102: update the MFP firmware (SMB signing) and use a domain account", host, build))
 	case build == 0 && strings.Contains(lower, "windows 11"):
 		warnings = append(warnings, fmt.Sprintf("%s runs Windows 11 of an unknown build: from 24H2 (build 26100) on it requires SMB signing and refuses guest logons", host))

@@ -17,13 +17,48 @@ const (
 	FormHost   FormKind = `HOST\user`
 )
 
+// UserName is a user name as typed on the MFP, split into its parts: the
+// one parser of typed names, for the check's user name forms and for the
+// directory's lookup (package ad).
+type UserName struct {
+	Typed  string
+	Kind   string // bare, domain (PREFIX\user), local (.\user), upn (user@suffix), invalid
+	Prefix string // before the (first) backslash
+	User   string // the name part
+	Suffix string // after the (last) @ of a UPN
+}
+
+// ParseUserName splits s exactly as typed (no trimming: the MFP sends every
+// byte). A name with an empty part, or a backslash left in the name part,
+// is Kind invalid; its parts are still filled as far as they go.
+func ParseUserName(s string) UserName {
+	u := UserName{Typed: s}
+	switch {
+	case strings.Contains(s, `\`):
+		u.Prefix, u.User, _ = strings.Cut(s, `\`)
+		u.Kind = "domain"
+		if u.Prefix == "." {
+			u.Kind = "local"
+		}
+	case strings.Contains(s, "@"):
+		i := strings.LastIndex(s, "@")
+		u.User, u.Suffix, u.Kind = s[:i], s[i+1:], "upn"
+	default:
+		u.User, u.Kind = s, "bare"
+	}
+	if u.User == "" || (u.Kind == "domain" && u.Prefix == "") || (u.Kind == "upn" && u.Suffix == "") || strings.Contains(u.User, `\`) {
+		u.Kind = "invalid"
+	}
+	return u
+}
+
 // storedForm is how the MFP puts what was typed on the wire: DOMAIN\user is
 // split into the NTLM Domain field; a UPN or a bare name goes in User with
 // an empty Domain.
 func storedForm(typed string) Form {
 	f := Form{Kind: FormStored, User: typed, Typed: typed}
-	if d, u, ok := strings.Cut(typed, `\`); ok {
-		f.Domain, f.User = d, u
+	if u := ParseUserName(typed); u.Prefix != "" || strings.HasPrefix(typed, `\`) {
+		f.Domain, f.User = u.Prefix, u.User
 	}
 	return f
 }
@@ -31,14 +66,12 @@ func storedForm(typed string) Form {
 // baseUser strips any domain, host or UPN suffix from a typed name; a
 // forward slash, a frequent typo for the backslash, counts as a separator.
 func baseUser(typed string) (user, upnSuffix string) {
-	u := typed
-	if i := strings.LastIndexAny(u, `\/`); i >= 0 {
-		u = u[i+1:]
+	u := ParseUserName(typed)
+	name := u.User
+	if i := strings.LastIndexAny(name, `\/`); i >= 0 {
+		name = name[i+1:]
 	}
-	if name, suffix, ok := strings.Cut(u, "@"); ok {
-		return name, suffix
-	}
-	return u, ""
+	return name, u.Suffix
 }
 
 // formHints is what is known about the names the server accepts.

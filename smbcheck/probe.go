@@ -708,39 +708,8 @@ func decodeUTF16(b []byte) string {
 	return string(utf16.Decode(u))
 }
 
-// windowsEdition names a Windows build. Builds 14393, 17763 and 26100 exist as
-// both client and server; only a directory lookup tells them apart.
+// windowsEdition names a Windows build from the NTLM version fields.
 func windowsEdition(major, minor byte, build uint16) (string, bool) {
-	if major != 10 || minor != 0 {
-		switch {
-		case major == 6 && minor == 1:
-			return "Windows 7 / Server 2008 R2", false
-		case major == 6 && minor == 2:
-			return "Windows 8 / Server 2012", false
-		case major == 6 && minor == 3:
-			return "Windows 8.1 / Server 2012 R2", false
-		}
-		return fmt.Sprintf("Windows %d.%d", major, minor), false
-	}
-	switch build {
-	case 10240, 10586, 15063, 16299, 17134, 18362, 18363, 19041, 19042, 19043, 19044, 19045:
-		return "Windows 10 (client edition)", true
-	case 22000:
-		return "Windows 11 21H2 (client edition)", true
-	case 22621:
-		return "Windows 11 22H2 (client edition)", true
-	case 22631:
-		return "Windows 11 23H2 (client edition)", true
-	case 26200:
-		return "Windows 11 25H2 (client edition)", true
-	case 14393:
-		return "Windows 10 1607 or Server 2016", false
-	case 17763:
-		return "Windows 10 1809 or Server 2019", false
-	case 20348:
-		return "Windows Server 2022", false
-	case 26100:
-		return "Windows 11 24H2 or Server 2025", false
-	}
-	return fmt.Sprintf("Windows 10.0 build %d", build), false
+	w := JudgeWindows("", major, minor, int(build))
+	return w.Name, w.Client
 }

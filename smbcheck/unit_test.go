@@ -495,3 +495,26 @@ func TestNTTable(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeWindows(t *testing.T) {
+	tests := []struct {
+		os             string
+		build          int
+		client, strict bool
+	}{
+		{"Windows 11 Pro", 22631, true, false},
+		{"Windows 11 Pro", 26100, true, true},
+		{"Windows Server 2025 Standard", 26100, false, false},
+		{"Samba 4.17.12-Debian", 0, false, false},
+		{"", 22631, true, false},
+		{"", 26200, true, true},
+		{"", 26100, false, false}, // 24H2 or Server 2025: the build alone cannot tell
+		{"", 20348, false, false},
+	}
+	for _, tc := range tests {
+		w := JudgeWindows(tc.os, 10, 0, tc.build)
+		if w.Client != tc.client || w.Strict != tc.strict || w.Name == "" {
+			t.Errorf("%q %d: %+v", tc.os, tc.build, w)
+		}
+	}
+}
