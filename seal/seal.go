@@ -148,27 +148,38 @@ func New() (*Key, error) {
 }
 
 // WriteFile writes the key to path (mode 0600, synced), refusing to replace
-// an existing file. The directory is created (0700) when missing.
+// an existing file (os.ErrExist). The file appears whole or not at all (a
+// temporary file linked into place), so a process racing to make the same
+// key file never reads half of one. The directory is created (0700) when
+// missing.
 func (k *Key) WriteFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("write key file: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(dir, ".secret-key-*")
 	if err != nil {
 		return fmt.Errorf("write key file: %w", err)
 	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
 	_, err = f.WriteString(hex.EncodeToString(k.raw) + "\n")
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Link(tmp, path)
+	}
 	if err != nil {
-		os.Remove(path)
 		return fmt.Errorf("write key file %s: %w", path, err)
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}

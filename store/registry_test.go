@@ -235,3 +235,60 @@ func TestSNMPFillsRegistryDevice(t *testing.T) {
 		t.Fatalf("another device changed: %+v", o)
 	}
 }
+
+// TestSealedColumnsCoverSchema: every BLOB column of the registry tables is
+// a sealed one that rotation re-encrypts.
+func TestSealedColumnsCoverSchema(t *testing.T) {
+	s := openUnlocked(t, t.TempDir())
+	known := map[string]bool{}
+	for _, c := range sealedColumns {
+		known[c.table+"."+c.column] = true
+	}
+	for _, table := range []string{"devices", "destinations"} {
+		rows, err := s.db.Query("SELECT name, type FROM pragma_table_info(?)", table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, typ string
+			rows.Scan(&name, &typ)
+			if typ == "BLOB" && !known[table+"."+name] {
+				t.Errorf("%s.%s is a BLOB not in sealedColumns", table, name)
+			}
+			delete(known, table+"."+name)
+		}
+		rows.Close()
+	}
+	if len(known) != 0 {
+		t.Errorf("sealedColumns names missing columns: %v", known)
+	}
+}
+
+// TestUnlockKeyRace: processes opening a fresh data dir at once agree on
+// one key.
+func TestUnlockKeyRace(t *testing.T) {
+	dir := t.TempDir()
+	ids := make(chan string, 8)
+	for range 8 {
+		go func() {
+			s, err := OpenDir(context.Background(), dir)
+			if err != nil {
+				ids <- "open: " + err.Error()
+				return
+			}
+			defer s.Close()
+			k, err := s.UnlockKey(context.Background(), filepath.Join(dir, seal.FileName))
+			if err != nil {
+				ids <- "unlock: " + err.Error()
+				return
+			}
+			ids <- k.ID()
+		}()
+	}
+	first := <-ids
+	for range 7 {
+		if id := <-ids; id != first {
+			t.Fatalf("keys differ: %s %s", first, id)
+		}
+	}
+}
