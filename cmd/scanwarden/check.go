@@ -158,11 +158,11 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 	}
 	if !*asJSON {
-		as := t.User
-		if as == "" {
-			as = "an empty login name (anonymous)"
+		if t.User == "" {
+			humanf(env.stdout, "checking %s with an empty login name (anonymous logon; workstation %s)\n", destString(t), t.Info().Workstation)
+		} else {
+			humanf(env.stdout, "checking %s as %s (workstation %s)\n", destString(t), t.User, t.Info().Workstation)
 		}
-		humanf(env.stdout, "checking %s as %s (workstation %s)\n", destString(t), as, t.Info().Workstation)
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
 	rep := smbcheck.Run(ctx, t, opts)

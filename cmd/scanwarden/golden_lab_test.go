@@ -81,6 +81,8 @@ func TestLabGoldenOutput(t *testing.T) {
 		{name: "no-write-permission", cause: smbcheck.CauseNoWritePermission, args: append([]string{dc + "/scans/denied", "--user", lab.Domain + `\alice`}, ad...)},
 		{name: "no-delete-permission", cause: smbcheck.CauseNoDeletePermission, args: []string{dc + "/scans/nodelete", "--user", lab.Domain + `\alice`}},
 		{name: "disk-full", cause: smbcheck.CauseDiskFull, args: []string{dc + "/full", "--user", lab.Domain + `\alice`}},
+		{name: "guest-refused", cause: smbcheck.CauseGuestRefused, args: []string{dc + "/scans", "--user", "", "--no-password"}},
+		{name: "smb1-only-server", cause: smbcheck.CauseSMB1OnlyServer, args: []string{"//smb1srv." + lab.DNSDomain + "/scans", "--user", "scanuser"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
