@@ -379,3 +379,34 @@ func TestLabSMB1Port139(t *testing.T) {
 		t.Errorf("writer %q", rows[0].Writer)
 	}
 }
+
+// A crash between the catalogue commit and the move out of the inbox: the
+// next start moves the file under the committed row, never a second row.
+func TestRecoverCommittedNotMoved(t *testing.T) {
+	e := newEnv(t, opts{})
+	e.r.Close()
+	data := pdf("committed, not moved")
+	in := filepath.Join(e.dir, "inbox", "reception", "x.pdf")
+	if err := os.WriteFile(in, data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	id, err := e.st.Scans().AddScan(context.Background(), receiver.Scan{Destination: "Reception desk", Folder: "reception", File: "x.pdf",
+		Size: int64(len(data)), SHA256: sum(data), State: receiver.Held, ReceivedAt: time.Now(), InboxPath: "inbox/reception/x.pdf",
+		HeldPath: "held/2026-01-01/abc.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.open(nil)
+	time.Sleep(500 * time.Millisecond)
+	rows := e.waitScans(time.Second, "one row", func(r []receiver.Scan) bool { return len(r) == 1 })
+	if rows[0].ID != id {
+		t.Fatalf("%+v", rows)
+	}
+	got, err := os.ReadFile(filepath.Join(e.dir, "held", "2026-01-01", "abc.pdf"))
+	if err != nil || sum(got) != sum(data) {
+		t.Fatalf("held copy: %v", err)
+	}
+	if _, err := os.Stat(in); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("inbox copy still there: %v", err)
+	}
+}

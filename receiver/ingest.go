@@ -127,6 +127,18 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	if state == Incomplete {
 		return g.recordIncomplete(ctx, sc)
 	}
+	if row, ok, err := g.committedRow(ctx, sc.InboxPath, sum, snap.size); err != nil {
+		return changed, Scan{}, err
+	} else if ok {
+		held := filepath.Join(g.dataDir, row.HeldPath)
+		if err := os.MkdirAll(filepath.Dir(held), 0o700); err != nil {
+			return changed, Scan{}, err
+		}
+		if err := moveDurable(path, held); err != nil {
+			return changed, Scan{}, fmt.Errorf("move %s into the held area: %w", path, err)
+		}
+		return ingested, row, nil
+	}
 	held, err := g.newHeldPath(file)
 	if err != nil {
 		return changed, Scan{}, err
@@ -146,9 +158,9 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 		}
 	}
 	if err := moveDurable(path, held); err != nil {
-		// The row is committed and the file is still in the inbox:
-		// recovery (or the next rescan) finishes the move.
-		return ingested, sc, fmt.Errorf("move %s into the held area: %w", path, err)
+		// The row is committed and the file is still in the inbox: the
+		// next look (committedRow) or recovery finishes the move.
+		return changed, sc, fmt.Errorf("move %s into the held area: %w", path, err)
 	}
 	return ingested, sc, nil
 }
@@ -166,12 +178,26 @@ func fstatSnap(f *os.File) (snapshot, error) {
 }
 
 func (g *ingester) incompleteRow(ctx context.Context, inboxRel string) (Scan, bool, error) {
-	rows, err := g.cat.Scans(ctx, ScanQuery{States: []State{Incomplete}})
+	rows, err := g.cat.Scans(ctx, ScanQuery{States: []State{Incomplete}, InboxPath: &inboxRel})
+	if err != nil || len(rows) == 0 {
+		return Scan{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// committedRow finds a row already committed for this very file whose move
+// out of the inbox did not happen (it failed, or a crash came between):
+// the file is moved under that row, never catalogued twice.
+func (g *ingester) committedRow(ctx context.Context, inboxRel, sum string, size int64) (Scan, bool, error) {
+	rows, err := g.cat.Scans(ctx, ScanQuery{States: []State{Held, Failed}, InboxPath: &inboxRel})
 	if err != nil {
 		return Scan{}, false, err
 	}
 	for _, r := range rows {
-		if r.InboxPath == inboxRel {
+		if r.SHA256 != sum || r.Size != size || r.HeldPath == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(g.dataDir, r.HeldPath)); errors.Is(err, os.ErrNotExist) {
 			return r, true, nil
 		}
 	}

@@ -55,6 +55,7 @@ type ScanQuery struct {
 	States      []State
 	Destination *string
 	DueBefore   time.Time // NextAttempt at or before (zero: any)
+	InboxPath   *string   // rows of this inbox path
 	Limit       int
 }
 

@@ -117,6 +117,10 @@ func (c *Scans) Scans(ctx context.Context, q receiver.ScanQuery) ([]receiver.Sca
 		where = append(where, "destination = ?")
 		args = append(args, *q.Destination)
 	}
+	if q.InboxPath != nil {
+		where = append(where, "inbox_path = ?")
+		args = append(args, *q.InboxPath)
+	}
 	if !q.DueBefore.IsZero() {
 		where = append(where, "next_attempt <= ?")
 		args = append(args, formatTime(q.DueBefore))
