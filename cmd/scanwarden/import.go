@@ -90,8 +90,7 @@ func runImport(ctx context.Context, env environ, args []string) int {
 			Destinations []destinationJSON `json:"destinations"`
 			Skipped      int               `json:"skipped"`
 			Removed      []destinationJSON `json:"removed"`
-			DryRun       bool              `json:"dry_run,omitempty"`
-		}{Device: res.Device, Destinations: []destinationJSON{}, Skipped: res.Skipped, Removed: []destinationJSON{}, DryRun: res.DryRun}
+		}{Device: res.Device, Destinations: []destinationJSON{}, Skipped: res.Skipped, Removed: []destinationJSON{}}
 		for _, d := range res.Put {
 			out.Destinations = append(out.Destinations, destJSON(d))
 		}

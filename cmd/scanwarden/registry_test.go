@@ -82,6 +82,11 @@ func TestImportAddressBookCLI(t *testing.T) {
 	if res.Device != "mfp01" || len(res.Destinations) != 10 || res.Skipped != 1 || len(res.Removed) != 0 {
 		t.Fatalf("import: %+v", res)
 	}
+	var top map[string]any
+	json.Unmarshal([]byte(js.stdout), &top)
+	if len(top) != 4 {
+		t.Errorf("import JSON has fields beyond the contract: %v", top)
+	}
 	for _, d := range res.Destinations {
 		for _, k := range []string{"name", "host", "port", "share", "path", "user", "address_book_id", "display_name"} {
 			if _, ok := d[k]; !ok {
