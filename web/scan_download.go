@@ -35,7 +35,11 @@ func (s *Server) scanDownload(w http.ResponseWriter, r *http.Request, a actor) {
 	s.audit(r.Context(), a, r, "scan.download", strconv.FormatInt(id, 10), sc.Name)
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": downloadName(sc.Name)}))
+	cd := mime.FormatMediaType("attachment", map[string]string{"filename": downloadName(sc.Name)})
+	if cd == "" {
+		cd = "attachment" // a name the header cannot carry: the browser picks one
+	}
+	h.Set("Content-Disposition", cd)
 	if sc.Size > 0 {
 		h.Set("Content-Length", strconv.FormatInt(sc.Size, 10))
 	}

@@ -948,3 +948,14 @@ func TestFormatEvidence(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestDownloadName(t *testing.T) {
+	for in, want := range map[string]string{
+		`a.pdf`: "a.pdf", `..\..\x.pdf`: "x.pdf", `a/b/../c.pdf`: "c.pdf", "ev\"il\r\n.pdf": "evil.pdf", "..": "scan", "": "scan",
+		"経理.pdf": "経理.pdf",
+	} {
+		if got := downloadName(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
