@@ -115,7 +115,7 @@ func webScan(s receiver.Scan) web.Scan {
 }
 
 func (b receiverBackend) Scans(ctx context.Context, state string, limit int) ([]web.Scan, error) {
-	q := receiver.ScanQuery{Limit: limit}
+	q := receiver.ScanQuery{Limit: limit, Newest: true}
 	if state != "" {
 		q.States = []receiver.State{receiver.State(state)}
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/store"
@@ -43,7 +42,7 @@ func (r webReceiver) Status(ctx context.Context) (web.ReceiverStatus, error) {
 }
 
 func (r webReceiver) Scans(ctx context.Context, state string, limit int) ([]web.Scan, error) {
-	q := receiver.ScanQuery{Limit: limit}
+	q := receiver.ScanQuery{Limit: limit, Newest: true}
 	if state != "" {
 		q.States = []receiver.State{receiver.State(state)}
 	}
@@ -51,7 +50,6 @@ func (r webReceiver) Scans(ctx context.Context, state string, limit int) ([]web.
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(scans, func(i, j int) bool { return scans[i].ReceivedAt.After(scans[j].ReceivedAt) })
 	out := make([]web.Scan, 0, len(scans))
 	for _, s := range scans {
 		out = append(out, toWebScan(s))

@@ -57,6 +57,7 @@ type ScanQuery struct {
 	DueBefore   time.Time // NextAttempt at or before (zero: any)
 	InboxPath   *string   // rows of this inbox path
 	Limit       int
+	Newest      bool // newest first (the web's lists); else oldest first
 }
 
 // Catalogue keeps the scans; the store implements it. Every method owns its

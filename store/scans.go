@@ -129,7 +129,11 @@ func (c *Scans) Scans(ctx context.Context, q receiver.ScanQuery) ([]receiver.Sca
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " ORDER BY id"
+	if q.Newest {
+		query += " ORDER BY id DESC"
+	} else {
+		query += " ORDER BY id"
+	}
 	if q.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", q.Limit)
 	}

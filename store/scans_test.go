@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -53,5 +55,29 @@ func TestScansConditionalUpdate(t *testing.T) {
 	}
 	if _, err := c.Scan(ctx, 99); err == nil {
 		t.Fatal("missing row found")
+	}
+}
+
+// The web's lists take the newest scans first, so a limit keeps the newest.
+func TestScansNewestFirst(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := s.Scans()
+	for i := 0; i < 5; i++ {
+		if _, err := c.AddScan(ctx, receiver.Scan{Folder: "f", File: fmt.Sprintf("%d.pdf", i), State: receiver.Delivered, ReceivedAt: time.Unix(int64(i), 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.Scans(ctx, receiver.ScanQuery{Limit: 2, Newest: true})
+	if err != nil || len(got) != 2 || got[0].File != "4.pdf" || got[1].File != "3.pdf" {
+		t.Fatalf("newest: %+v %v", got, err)
+	}
+	got, _ = c.Scans(ctx, receiver.ScanQuery{Limit: 2})
+	if len(got) != 2 || got[0].File != "0.pdf" {
+		t.Fatalf("oldest: %+v", got)
 	}
 }
