@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -272,3 +273,53 @@ webhook_backoff = "100ms"
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A DC that does not answer is a stated fault ("ad"); the check goes on
+// without it and the destination is still judged.
+func TestLabServeDCDownIsAFault(t *testing.T) {
+	lab := testlab.Require(t)
+	ctx := context.Background()
+	files := t.TempDir()
+	adPw := filepath.Join(files, "ad.pw")
+	os.WriteFile(adPw, []byte(lab.Password+"\n"), 0o600)
+	cfg := testConfig(t, `
+[checks]
+interval = "1h"
+jitter = "1h"
+timeout = "3s"
+[ad]
+url = "ldap://`+lab.GhostIP+`"
+insecure_plain = true
+bind_user = "ldapreader@`+lab.DNSDomain+`"
+password_file = "`+adPw+`"
+timeout = "2s"
+`)
+	st, err := store.OpenDir(ctx, cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UnlockKey(ctx, filepath.Join(cfg.DataDir, "secret.key")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutDestination(ctx, registry.Destination{Name: "alice", Host: lab.DCHost, Share: "scans", User: `KYOLAB\alice`,
+		Password: scanwarden.NewSecret(lab.Password), Source: registry.SourceAdded}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	res, err := m.Monitor().CheckNow(ctx, "alice", nil)
+	if err != nil || !res.Report.OK() {
+		t.Fatalf("check without the DC: %+v %v", res.Report.Verdict, err)
+	}
+	found := false
+	for _, f := range m.Faults() {
+		found = found || f.Part == "ad" && strings.Contains(f.Message, "could not be asked")
+	}
+	if !found {
+		t.Fatalf("faults %+v", m.Faults())
+	}
+}

@@ -440,7 +440,7 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
-		OnCheck: m.onCheck, Log: m.log}, newFleet(m.st), checker{opts}, reports{m.st}, m.st, in)
+		OnCheck: m.onCheck, OnFault: m.partFault, Log: m.log}, newFleet(m.st), checker{opts}, reports{m.st}, m.st, in)
 	if err == nil {
 		err = mon.Open(ctx)
 	}
@@ -583,10 +583,28 @@ func (m *Main) openWatch(ctx context.Context, cfg Config, rules *snmp.Rules, tar
 	return nil
 }
 
+// partFault states (err set) or clears a part's fault.
+func (m *Main) partFault(part string, err error) {
+	if err != nil {
+		m.faults.set(part, err.Error())
+		return
+	}
+	m.faults.clear(part)
+}
+
 // onCheck records a finished check in the metrics; a green one lets the
-// receiver deliver what it holds for that destination now.
+// receiver deliver what it holds for that destination now. A check whose
+// ad step could not ask the directory states the "ad" fault (the DC down,
+// its name not resolving); one that could clears it.
 func (m *Main) onCheck(d monitor.Destination, rep smbcheck.Report, took time.Duration, reason string) {
 	m.metrics.observe(d, rep, took, reason)
+	if s := rep.Step(smbcheck.StepAD); s != nil && s.Status != smbcheck.StatusSkipped {
+		if e, ok := s.Evidence["error"]; ok {
+			m.faults.set("ad", fmt.Sprintf("Active Directory could not be asked: %v", e))
+		} else {
+			m.faults.clear("ad")
+		}
+	}
 	if rep.OK() && m.recv != nil {
 		m.recv.Kick(d.Name)
 	}

@@ -93,6 +93,10 @@ type Config struct {
 	NotifyTimeout time.Duration
 	// OnCheck is called after each completed check (metrics).
 	OnCheck func(d Destination, rep smbcheck.Report, took time.Duration, reason string)
+	// OnFault is called when reading the registry or writing reports and
+	// incidents fails (err set) and when it works again (err nil); part is
+	// "registry" or "store".
+	OnFault func(part string, err error)
 
 	Log  *slog.Logger
 	Now  func() time.Time
@@ -275,6 +279,13 @@ func (m *Monitor) Stats() Stats {
 
 func (m *Monitor) fault(what string, err error) {
 	m.log.Error(what, "err", err)
+	if m.cfg.OnFault != nil {
+		part := "store"
+		if strings.HasPrefix(what, "read destinations") || strings.HasPrefix(what, "match event") {
+			part = "registry"
+		}
+		m.cfg.OnFault(part, fmt.Errorf("%s: %w", what, err))
+	}
 	m.mu.Lock()
 	m.stats.Faults++
 	m.stats.LastFault = what + ": " + err.Error()
@@ -324,6 +335,9 @@ func (m *Monitor) refresh(ctx context.Context, force bool) {
 			m.fault("read destinations", err)
 		}
 		return
+	}
+	if m.cfg.OnFault != nil {
+		m.cfg.OnFault("registry", nil)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -444,9 +458,12 @@ func (m *Monitor) run(j *job) {
 		}
 		in := incident.Input{Kind: incident.KindCheck, At: m.cfg.Now(), Destination: j.dest.Name, Device: j.dest.Device,
 			Verdict: rep.Verdict, ReportID: id}
-		res.Incident, err = m.apply(ctx, j.dest, append(j.inputs, in))
-		if err != nil {
-			res.Err = err
+		var aerr error
+		res.Incident, aerr = m.apply(ctx, j.dest, append(j.inputs, in))
+		if aerr != nil {
+			res.Err = aerr
+		} else if err == nil && m.cfg.OnFault != nil {
+			m.cfg.OnFault("store", nil)
 		}
 		m.mu.Lock()
 		m.stats.Checks++
