@@ -432,12 +432,41 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 	if loc == nil {
 		loc = time.UTC
 	}
-	who := r.SAM
+	j := &judging{r: r, pol: pol, now: now, loc: loc, ws: ws, who: r.SAM}
 	if dom.NetBIOS != "" {
-		who = dom.NetBIOS + `\` + r.SAM
+		j.who = dom.NetBIOS + `\` + r.SAM
 	}
-	when := func(x time.Time) string { return fmtWhen(x, now, loc) }
-	day := func(x time.Time) string { return fmtDay(x, now, loc) }
+	j.u = newFoundUser(r, t, how, ws, dom, pol, now)
+	u := j.u
+	// The order is the one a Samba DC checks the states in.
+	var states []state
+	for _, check := range []func() *state{j.disabled, j.locked, j.accountExpired, j.password, j.workstations, j.hours} {
+		if s := check(); s != nil {
+			states = append(states, *s)
+		}
+	}
+	u.Budget = budget(pol.Threshold, u.BadPwdCount, margin, u.Locked)
+	prefix := j.matchNote(t, how, dom)
+	return j.conclude(states, prefix)
+}
+
+// judging is one account being judged: what judge's state checks share.
+type judging struct {
+	r   *record
+	u   *User
+	pol policy
+	now time.Time
+	loc *time.Location
+	who string // DOMAIN\sam
+	ws  string // the workstation name the MFP sends
+}
+
+func (j *judging) when(x time.Time) string { return fmtWhen(x, j.now, j.loc) }
+func (j *judging) day(x time.Time) string  { return fmtDay(x, j.now, j.loc) }
+
+// newFoundUser is the answer's frame for a found account: names, groups,
+// SIDs and the bad-password count as the DC counts it now.
+func newFoundUser(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, now time.Time) *User {
 	u := &User{
 		Typed: t.Typed, Workstation: ws, Found: true, MatchedBy: how, DN: r.DN, SAM: r.SAM, UPN: r.UPN,
 		NetBIOSDomain: dom.NetBIOS, DNSDomain: dom.DNS, Enabled: r.UAC&uacAccountDisable == 0,
@@ -468,62 +497,75 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 			u.BadPwdCount = 0
 		}
 	}
+	return u
+}
 
-	var states []state
-
-	// Disabled.
-	if !u.Enabled {
-		states = append(states, state{smbcheck.CauseAccountDisabled,
-			fmt.Sprintf("%s is disabled (userAccountControl %s)", who, uacString(r.UAC)),
-			fmt.Sprintf("Enable %s in Active Directory Users and Computers (or Enable-ADAccount %s), then check the MFP's stored password.", r.SAM, r.SAM)})
+func (j *judging) disabled() *state {
+	if j.u.Enabled {
+		return nil
 	}
+	r := j.r
+	return &state{smbcheck.CauseAccountDisabled,
+		fmt.Sprintf("%s is disabled (userAccountControl %s)", j.who, uacString(r.UAC)),
+		fmt.Sprintf("Enable %s in Active Directory Users and Computers (or Enable-ADAccount %s), then check the MFP's stored password.", r.SAM, r.SAM)}
+}
 
-	// Locked out.
-	if r.LockoutTime > 0 {
-		since := fileTime(r.LockoutTime)
-		u.LockedSince = &since
-		var until *time.Time
-		if !pol.UntilUnlocked {
-			x := since.Add(pol.Duration)
-			until = &x
-		}
-		if r.HasUACComputed {
-			u.Locked = r.UACComputed&uacLockout != 0
-		} else {
-			u.Locked = until == nil || now.Before(*until)
-		}
-		if u.Locked {
-			u.LockedUntil = until
-			attempts := "too many bad passwords"
-			if r.BadPwdCount > 0 {
-				attempts = fmt.Sprintf("%d bad attempts", r.BadPwdCount)
-			}
-			sum := fmt.Sprintf("%s is locked out since %s after %s (threshold %d)", who, when(since), attempts, pol.Threshold)
-			wait := "wait for the lockout to expire"
-			if until != nil {
-				sum += ", unlocks " + when(*until)
-				wait = "wait until " + when(*until)
-			} else {
-				sum += "; it stays locked until an administrator unlocks it"
-				wait = "an administrator must unlock it"
-			}
-			states = append(states, state{smbcheck.CauseAccountLocked, sum,
-				fmt.Sprintf("Unlock %s (Active Directory Users and Computers → Account → Unlock account, or Unlock-ADAccount %s) or %s; then check again at once: if the Login Password stored on the MFP is wrong, its retries lock the account again.", r.SAM, r.SAM, wait)})
-		}
+func (j *judging) locked() *state {
+	r, u, pol := j.r, j.u, j.pol
+	if r.LockoutTime <= 0 {
+		return nil
 	}
-
-	// Account expiry.
-	if r.AccountExpires != 0 && r.AccountExpires != fileTimeNever {
-		exp := fileTime(r.AccountExpires)
-		u.AccountExpires = &exp
-		if !now.Before(exp) {
-			states = append(states, state{smbcheck.CauseAccountExpired,
-				fmt.Sprintf("%s expired on %s (accountExpires)", who, day(exp)),
-				fmt.Sprintf("Extend or clear the expiry date of %s (Active Directory Users and Computers → Account → Account expires, or Set-ADAccountExpiration %s).", r.SAM, r.SAM)})
-		}
+	since := fileTime(r.LockoutTime)
+	u.LockedSince = &since
+	var until *time.Time
+	if !pol.UntilUnlocked {
+		x := since.Add(pol.Duration)
+		until = &x
 	}
+	if r.HasUACComputed {
+		u.Locked = r.UACComputed&uacLockout != 0
+	} else {
+		u.Locked = until == nil || j.now.Before(*until)
+	}
+	if !u.Locked {
+		return nil
+	}
+	u.LockedUntil = until
+	attempts := "too many bad passwords"
+	if r.BadPwdCount > 0 {
+		attempts = fmt.Sprintf("%d bad attempts", r.BadPwdCount)
+	}
+	sum := fmt.Sprintf("%s is locked out since %s after %s (threshold %d)", j.who, j.when(since), attempts, pol.Threshold)
+	wait := "wait for the lockout to expire"
+	if until != nil {
+		sum += ", unlocks " + j.when(*until)
+		wait = "wait until " + j.when(*until)
+	} else {
+		sum += "; it stays locked until an administrator unlocks it"
+		wait = "an administrator must unlock it"
+	}
+	return &state{smbcheck.CauseAccountLocked, sum,
+		fmt.Sprintf("Unlock %s (Active Directory Users and Computers → Account → Unlock account, or Unlock-ADAccount %s) or %s; then check again at once: if the Login Password stored on the MFP is wrong, its retries lock the account again.", r.SAM, r.SAM, wait)}
+}
 
-	// Password: must change, expired, or when it will expire.
+func (j *judging) accountExpired() *state {
+	r := j.r
+	if r.AccountExpires == 0 || r.AccountExpires == fileTimeNever {
+		return nil
+	}
+	exp := fileTime(r.AccountExpires)
+	j.u.AccountExpires = &exp
+	if j.now.Before(exp) {
+		return nil
+	}
+	return &state{smbcheck.CauseAccountExpired,
+		fmt.Sprintf("%s expired on %s (accountExpires)", j.who, j.day(exp)),
+		fmt.Sprintf("Extend or clear the expiry date of %s (Active Directory Users and Computers → Account → Account expires, or Set-ADAccountExpiration %s).", r.SAM, r.SAM)}
+}
+
+// password: must change, expired, or when it will expire.
+func (j *judging) password() *state {
+	r, u, pol := j.r, j.u, j.pol
 	if r.PwdLastSet > 0 {
 		set := fileTime(r.PwdLastSet)
 		u.PasswordLastSet = &set
@@ -545,84 +587,103 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 		u.PasswordExpires = nil
 	}
 	u.MustChangePassword = r.PwdLastSet == 0 && !u.PasswordNeverExpires
-	expired := u.PasswordExpires != nil && !now.Before(*u.PasswordExpires)
+	expired := u.PasswordExpires != nil && !j.now.Before(*u.PasswordExpires)
 	if r.HasUACComputed && r.UACComputed&uacPasswordExpired != 0 && !u.MustChangePassword {
 		expired = true
 	}
 	switch {
 	case u.MustChangePassword:
-		states = append(states, state{smbcheck.CausePasswordMustChange,
-			fmt.Sprintf("%s must change its password at next logon (pwdLastSet=0), which an MFP cannot do", who),
-			fmt.Sprintf("Clear \"User must change password at next logon\" for %s (or set a new password without it) and enter the password on the MFP.", r.SAM)})
+		return &state{smbcheck.CausePasswordMustChange,
+			fmt.Sprintf("%s must change its password at next logon (pwdLastSet=0), which an MFP cannot do", j.who),
+			fmt.Sprintf("Clear \"User must change password at next logon\" for %s (or set a new password without it) and enter the password on the MFP.", r.SAM)}
 	case expired:
-		sum := fmt.Sprintf("the password of %s expired", who)
+		sum := fmt.Sprintf("the password of %s expired", j.who)
 		if u.PasswordExpires != nil {
-			sum += " on " + day(*u.PasswordExpires)
+			sum += " on " + j.day(*u.PasswordExpires)
 		}
 		if u.PasswordLastSet != nil {
-			sum += " (set " + day(*u.PasswordLastSet)
+			sum += " (set " + j.day(*u.PasswordLastSet)
 			if !pol.PwdNeverExpire {
 				sum += fmt.Sprintf(", maximum age %s", fmtDays(pol.MaxPwdAge))
 			}
 			sum += ")"
 		}
-		states = append(states, state{smbcheck.CausePasswordExpired, sum,
-			fmt.Sprintf("Set a new password for %s and enter it on the MFP (Login Password); for a scan account consider a password that does not expire (a fine-grained password policy), and keep the MFP in step whenever it changes.", r.SAM)})
+		return &state{smbcheck.CausePasswordExpired, sum,
+			fmt.Sprintf("Set a new password for %s and enter it on the MFP (Login Password); for a scan account consider a password that does not expire (a fine-grained password policy), and keep the MFP in step whenever it changes.", r.SAM)}
 	}
+	return nil
+}
 
-	// Log on to (userWorkstations), compared with the NetBIOS name the MFP sends.
-	if len(r.Workstations) > 0 && !slices.ContainsFunc(r.Workstations, func(w string) bool { return strings.EqualFold(w, ws) }) {
-		list := strings.Join(r.Workstations, ", ")
-		states = append(states, state{smbcheck.CauseWorkstationRestricted,
-			fmt.Sprintf("%s may log on only to %s — the MFP sends %s", who, list, ws),
-			fmt.Sprintf("Add %s to the \"Log On To\" list of %s (Active Directory Users and Computers → Account → Log On To), or remove the restriction; %s is the NetBIOS name the MFP sends (its host name).", ws, r.SAM, ws)})
+// workstations: "Log on to" (userWorkstations), compared with the NetBIOS
+// name the MFP sends.
+func (j *judging) workstations() *state {
+	r, ws := j.r, j.ws
+	if len(r.Workstations) == 0 || slices.ContainsFunc(r.Workstations, func(w string) bool { return strings.EqualFold(w, ws) }) {
+		return nil
 	}
+	list := strings.Join(r.Workstations, ", ")
+	return &state{smbcheck.CauseWorkstationRestricted,
+		fmt.Sprintf("%s may log on only to %s — the MFP sends %s", j.who, list, ws),
+		fmt.Sprintf("Add %s to the \"Log On To\" list of %s (Active Directory Users and Computers → Account → Log On To), or remove the restriction; %s is the NetBIOS name the MFP sends (its host name).", ws, r.SAM, ws)}
+}
 
-	// Logon hours (UTC bitmap).
+// hours: logon hours (a UTC bitmap).
+func (j *judging) hours() *state {
+	r, u, now, loc := j.r, j.u, j.now, j.loc
 	u.LogonHours = "all"
-	if r.HasLogonHours && r.LogonHours.valid() {
-		u.LogonHours = r.LogonHours.String()
-		if !r.LogonHours.allowed(now) {
-			sum := fmt.Sprintf("%s may not log on at this hour (%s %s); its logon hours allow ", who, now.In(loc).Format("Mon"), now.In(loc).Format("15:04"))
-			if next, ok := r.LogonHours.next(now); ok {
-				sum += u.LogonHours + "; next allowed " + next.In(loc).Format("Mon 2 Jan 15:04")
-			} else {
-				sum += "no hour at all"
-			}
-			states = append(states, state{smbcheck.CauseLogonHours, sum,
-				fmt.Sprintf("Widen the logon hours of %s (Active Directory Users and Computers → Account → Logon Hours) to cover scanning times.", r.SAM)})
-		}
-	} else if r.HasLogonHours {
+	if r.HasLogonHours && !r.LogonHours.valid() {
 		u.Evidence["logonHours_note"] = fmt.Sprintf("%d bytes, want 21: not judged", len(r.LogonHours))
+		return nil
 	}
+	if !r.HasLogonHours {
+		return nil
+	}
+	u.LogonHours = r.LogonHours.String()
+	if r.LogonHours.allowed(now) {
+		return nil
+	}
+	sum := fmt.Sprintf("%s may not log on at this hour (%s %s); its logon hours allow ", j.who, now.In(loc).Format("Mon"), now.In(loc).Format("15:04"))
+	if next, ok := r.LogonHours.next(now); ok {
+		sum += u.LogonHours + "; next allowed " + next.In(loc).Format("Mon 2 Jan 15:04")
+	} else {
+		sum += "no hour at all"
+	}
+	return &state{smbcheck.CauseLogonHours, sum,
+		fmt.Sprintf("Widen the logon hours of %s (Active Directory Users and Computers → Account → Logon Hours) to cover scanning times.", r.SAM)}
+}
 
-	u.Budget = budget(pol.Threshold, u.BadPwdCount, margin, u.Locked)
-
-	// How the typed name found the account.
+// matchNote says how the typed name found the account (the summary's
+// prefix) and notes a typed prefix that is not the domain.
+func (j *judging) matchNote(t typedName, how string, dom *domainInfo) string {
 	prefix := ""
 	switch how {
 	case "upn-prefix":
-		prefix = fmt.Sprintf("the user name %s is not a sAMAccountName: it matched the UPN prefix of %s (%s), so the MFP must send %s or %s. ", t.Typed, who, r.UPN, r.UPN, who)
+		prefix = fmt.Sprintf("the user name %s is not a sAMAccountName: it matched the UPN prefix of %s (%s), so the MFP must send %s or %s. ", t.Typed, j.who, j.r.UPN, j.r.UPN, j.who)
 	case "implicit-upn":
-		prefix = fmt.Sprintf("the user name %s matched %s as its implicit UPN (sAMAccountName@%s). ", t.Typed, who, dom.DNS)
+		prefix = fmt.Sprintf("the user name %s matched %s as its implicit UPN (sAMAccountName@%s). ", t.Typed, j.who, dom.DNS)
 	}
 	switch {
 	case t.Kind == "local":
-		u.Evidence["typed_domain_note"] = fmt.Sprintf(`".\" names a local account of the target server; the domain account %s of the same name was judged`, who)
+		j.u.Evidence["typed_domain_note"] = fmt.Sprintf(`".\" names a local account of the target server; the domain account %s of the same name was judged`, j.who)
 	case t.Kind == "domain" && !domainPrefix(t, dom):
-		u.Evidence["typed_domain_note"] = fmt.Sprintf("the typed prefix %s is not the domain %s (%s): a Windows server reads it as a local account of that computer", t.Prefix, dom.NetBIOS, dom.DNS)
+		j.u.Evidence["typed_domain_note"] = fmt.Sprintf("the typed prefix %s is not the domain %s (%s): a Windows server reads it as a local account of that computer", t.Prefix, dom.NetBIOS, dom.DNS)
 	}
+	return prefix
+}
 
+// conclude sets the cause, summary and fix from the states found (the
+// first decides; the others are listed).
+func (j *judging) conclude(states []state, prefix string) *User {
+	u := j.u
 	if len(states) == 0 {
 		u.Cause, u.Causes = smbcheck.CauseOK, []smbcheck.Cause{smbcheck.CauseOK}
-		u.Summary = prefix + okSummary(u, who, now, day, pol)
+		u.Summary = prefix + okSummary(u, j.who, j.now, j.day, j.pol)
 		u.Fix = "Nothing to fix in the account."
-		if u.PasswordExpires != nil && u.PasswordExpires.Sub(now) < 14*24*time.Hour {
-			u.Fix = fmt.Sprintf("Set a new password for %s before %s and enter it on the MFP at the same time.", r.SAM, day(*u.PasswordExpires))
+		if u.PasswordExpires != nil && u.PasswordExpires.Sub(j.now) < 14*24*time.Hour {
+			u.Fix = fmt.Sprintf("Set a new password for %s before %s and enter it on the MFP at the same time.", j.r.SAM, j.day(*u.PasswordExpires))
 		}
 		return u
 	}
-	// Several states: the order is the one a Samba DC checks them in.
 	for _, s := range states {
 		u.Causes = append(u.Causes, s.cause)
 	}

@@ -198,9 +198,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		c.end(s, StatusSkipped, "not run: --no-write")
 		return
 	}
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	name := canaryPrefix + c.o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	name := c.canaryName()
 	p := name
 	if parts := c.t.pathParts(); len(parts) > 0 {
 		p = strings.Join(parts, `\`) + `\` + name
@@ -289,30 +287,44 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		c.writeFailed(s, "write", err, p)
 		return
 	}
-	// Delete it ourselves to see whether the account may.
+	if c.deleteCanary(s, fs, p, name) {
+		created = false // deleted, or a second try would fail the same way
+	}
+}
+
+// canaryName is a new test file's name: recognisable, dated, unique.
+func (c *checker) canaryName() string {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	return canaryPrefix + c.o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + ".tmp"
+}
+
+// deleteCanary deletes the written canary at p to see whether the account
+// may, and ends the write step. It reports whether the file needs no
+// further try (deleted, or refused for good and reported as left behind).
+func (c *checker) deleteCanary(s *stepState, fs remoteFS, p, name string) bool {
 	if err := fs.Remove(p); err != nil {
 		cause, ev := classify(stepDelete, err)
 		for k, v := range ev {
 			s.Evidence[k] = v
 		}
 		if cause == CauseNoDeletePermission {
-			created = false // a second try would fail the same way
 			c.r.Canary = c.t.Share + `\` + p
 			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them; the test file %s was left behind", c.who(), c.folder(), name),
 				fmt.Sprintf("Delete %s\\%s by hand; grant %s 'Delete' on the folder if files must be replaced.", c.t.Share, p, c.grantee()))
-			return
+			return true
 		}
 		c.fail(s, cause, fmt.Sprintf("deleting the test file failed: %v", err), "")
-		return
+		return false
 	}
-	created = false
-	detail := fmt.Sprintf("created %s, wrote %d bytes, read them back and deleted it", name, len(payload))
+	detail := fmt.Sprintf("created %s, wrote %d bytes, read them back and deleted it", name, canarySize)
 	if free, ok := s.Evidence["free_bytes"].(uint64); ok && free < 100<<20 {
 		low := fmt.Sprintf("only %d MiB free on the disk of %s", free>>20, c.folder())
 		c.warnAction(s, detail+"; "+low, low)
-		return
+		return true
 	}
 	c.ok(s, detail)
+	return true
 }
 
 // canaryFolder keys the canary journal: the destination folder as the
