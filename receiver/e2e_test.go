@@ -69,6 +69,7 @@ type opts struct {
 	dests  staticDests
 	keep   bool
 	dir    string // data dir (default a temporary one)
+	retain *time.Duration
 	listen string // address (default 127.0.0.1)
 	port   int    // port (default a free one)
 }
@@ -103,6 +104,9 @@ func newEnv(t testing.TB, o opts) *env {
 		Watch:     receiver.WatchConfig{Quiet: o.quiet, QuietAfterLogoff: 200 * time.Millisecond, Rescan: 2 * time.Second},
 		Forward:   receiver.ForwardConfig{Retry: 200 * time.Millisecond, MaxRetry: time.Second, Retention: time.Hour, Poll: 100 * time.Millisecond},
 		KeepSamba: o.keep}
+	if o.retain != nil {
+		cfg.Forward.Retention = *o.retain
+	}
 	e := &env{t: t, dir: dir, st: st, cfg: cfg, dests: o.dests}
 	e.open(o.remote)
 	t.Cleanup(func() {

@@ -209,3 +209,23 @@ func TestLabDeliverWrongPassword(t *testing.T) {
 	}
 	t.Logf("second try: %v", err)
 }
+
+// Retention 0: a delivered scan's local copy is purged right away.
+func TestPurgeAfterRetention(t *testing.T) {
+	remote := &dirRemote{dir: t.TempDir()}
+	zero := time.Duration(0)
+	e := newEnv(t, opts{remote: remote, retain: &zero})
+	if err := e.put("reception/p.pdf", pdf("purge me"), false); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(5*time.Second, "purged", func(r []receiver.Scan) bool { return count(r, receiver.Purged) == 1 })
+	if _, err := os.Stat(filepath.Join(e.dir, rows[0].HeldPath)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("held copy of a purged scan: %v", err)
+	}
+	if rows[0].DeliveredAt.IsZero() {
+		t.Fatal("purged scan lost its delivery time")
+	}
+	if _, err := os.Stat(filepath.Join(remote.dir, "p.pdf")); err != nil {
+		t.Fatal(err)
+	}
+}

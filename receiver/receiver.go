@@ -343,7 +343,9 @@ func (r *Receiver) forwardLoop(ctx context.Context) {
 	}
 	poll := time.NewTicker(r.cfg.Forward.Poll)
 	defer poll.Stop()
-	purge := time.NewTicker(time.Hour)
+	// retention 0 means purged right after delivery: the purge runs at least
+	// a tenth of the retention apart, at most an hour
+	purge := time.NewTicker(min(time.Hour, max(r.cfg.Forward.Retention/10, r.cfg.Forward.Poll)))
 	defer purge.Stop()
 	r.fw.purge(ctx)
 	for {
