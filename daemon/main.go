@@ -62,8 +62,9 @@ type Main struct {
 	recv    *receiver.Receiver
 	recvDir string
 
-	mu sync.RWMutex
-	p  *parts
+	mu       sync.RWMutex
+	p        *parts
+	reloadMu sync.Mutex // one reload at a time (SIGHUP, the settings page)
 
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -360,7 +361,13 @@ func (m *Main) syncDevices(ctx context.Context) {
 // (the error is logged and stated as the "config" fault); a good one
 // rebuilds the parts. data_dir and listen need a restart.
 func (m *Main) Reload(ctx context.Context) error {
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
 	m.mu.RLock()
+	if m.p == nil {
+		m.mu.RUnlock()
+		return errors.New("not running")
+	}
 	old := m.p.cfg
 	m.mu.RUnlock()
 	cfg, err := LoadConfig(old.File)
@@ -382,10 +389,18 @@ func (m *Main) Reload(ctx context.Context) error {
 		cfg.DataDir, cfg.Listen = old.DataDir, old.Listen
 	}
 	m.level.Set(logLevel(cfg.LogLevel))
+	// The old parts close without m.mu held: the watch's last events and
+	// the checks still draining call back into Main (Monitor()), which
+	// takes m.mu. Meanwhile events are stored but not routed.
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.closeParts(m.p)
-	m.p = m.openParts(context.WithoutCancel(ctx), cfg)
+	oldParts := m.p
+	m.p = nil
+	m.mu.Unlock()
+	m.closeParts(oldParts)
+	p := m.openParts(context.WithoutCancel(ctx), cfg)
+	m.mu.Lock()
+	m.p = p
+	m.mu.Unlock()
 	m.log.Info("config reloaded", "file", cfg.File)
 	m.sd.Send("STATUS=" + m.status())
 	return nil
@@ -652,9 +667,10 @@ func (m *Main) Close() error {
 		m.web.Close()
 	}
 	m.mu.Lock()
-	m.closeParts(m.p)
+	old := m.p
 	m.p = nil
 	m.mu.Unlock()
+	m.closeParts(old) // without m.mu: see Reload
 	if m.recv != nil {
 		if err := m.recv.Close(); err != nil {
 			m.log.Warn("receiver close", "err", err)
