@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -61,4 +62,29 @@ func FuzzDecodePassword(f *testing.F) {
 			t.Fatalf("%q → %q → %q %v", h, pw, back, err)
 		}
 	})
+}
+
+func TestValidateFieldErrors(t *testing.T) {
+	ok := Destination{Name: "a", Host: "h", Share: "s", Source: SourceAdded}
+	for field, d := range map[string]Destination{
+		"name":         {Name: "-a", Host: "h", Share: "s", Source: SourceAdded},
+		"host":         {Name: "a", Host: "h x", Share: "s", Source: SourceAdded},
+		"port":         {Name: "a", Host: "h", Port: 70000, Share: "s", Source: SourceAdded},
+		"share":        {Name: "a", Host: "h", Share: "s:", Source: SourceAdded},
+		"path":         {Name: "a", Host: "h", Share: "s", Path: "x/../y", Source: SourceAdded},
+		"display_name": {Name: "a", Host: "h", Share: "s", DisplayName: "a\nb", Source: SourceAdded},
+		"source":       {Name: "a", Host: "h", Share: "s"},
+	} {
+		var fe *FieldError
+		if err := d.Validate(); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Error(err)
+	}
+	var fe *FieldError
+	if err := (Device{Name: "m", SNMP: SNMP{Version: "4"}}).Validate(); !errors.As(err, &fe) || fe.Field != "snmp_version" {
+		t.Errorf("device: %v", err)
+	}
 }

@@ -7,7 +7,6 @@
 package registry
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -115,15 +114,32 @@ func (d Destination) Target(dev *Device) smbcheck.Target {
 // maxName is the longest destination or device name.
 const maxName = 64
 
+// FieldError says which field of a device or destination cannot be stored,
+// so that the CLI, the web form and the importer can each name it in their
+// own words. Value is the field's value (never a secret's).
+type FieldError struct {
+	Field  string // name, host, port, share, path, user, display_name, address_book_id, source, address, snmp_version
+	Value  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Value == "" {
+		return e.Field + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s %q: %s", e.Field, clip(e.Value), e.Reason)
+}
+
 // ValidName reports whether name can name a destination or a device: 1 to
 // 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit. Such a name is
-// also a safe folder name and needs no quoting on a command line.
+// also a safe folder name and needs no quoting on a command line. The error
+// is a *FieldError.
 func ValidName(name string) error {
 	if name == "" {
-		return errors.New("name: empty")
+		return &FieldError{Field: "name", Reason: "empty"}
 	}
 	if len(name) > maxName {
-		return fmt.Errorf("name %q: longer than %d characters", name, maxName)
+		return &FieldError{Field: "name", Value: name, Reason: fmt.Sprintf("longer than %d characters", maxName)}
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -131,7 +147,7 @@ func ValidName(name string) error {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case (c == '.' || c == '_' || c == '-') && i > 0:
 		default:
-			return fmt.Errorf("name %q: use letters, digits, . _ - (starting with a letter or digit)", name)
+			return &FieldError{Field: "name", Value: name, Reason: "use letters, digits, . _ - (starting with a letter or digit)"}
 		}
 	}
 	return nil
@@ -150,41 +166,70 @@ func Folder(name string) string {
 	return "destination"
 }
 
-// Validate names the first field of a destination that cannot be stored.
+// Validate names the first field of a destination that cannot be stored
+// (a *FieldError).
 func (d Destination) Validate() error {
 	if err := ValidName(d.Name); err != nil {
 		return err
 	}
-	t := d.Target(nil)
-	t.User = "x" // an empty login is stored as the device stores it (guest)
-	if err := t.Validate(); err != nil {
-		return err
+	bad := func(field, value, reason string) error {
+		return &FieldError{Field: field, Value: value, Reason: reason}
 	}
-	for _, f := range []struct{ name, v string }{{"user", d.User}, {"display name", d.DisplayName}, {"address-book id", d.AddressBookID}, {"path", d.Path}} {
+	switch {
+	case strings.TrimSpace(d.Host) == "":
+		return bad("host", "", "empty")
+	case strings.ContainsAny(d.Host, "/\\ \t"):
+		return bad("host", d.Host, "contains a slash or a space")
+	case d.Port < 0 || d.Port > 65535:
+		return bad("port", fmt.Sprint(d.Port), "out of range")
+	case strings.TrimSpace(d.Share) == "":
+		return bad("share", "", "empty (the path must start with the share name)")
+	case strings.ContainsAny(d.Share, `\/:*?"<>|`):
+		return bad("share", d.Share, "contains a character not allowed in a share name")
+	}
+	for _, p := range pathParts(d.Path) {
+		if p == ".." {
+			return bad("path", d.Path, "contains ..")
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"host", d.Host}, {"share", d.Share}, {"user", d.User}, {"display_name", d.DisplayName}, {"address_book_id", d.AddressBookID}, {"path", d.Path}, {"workstation", d.Workstation}} {
 		if len(f.v) > 1024 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\r\n") {
-			return fmt.Errorf("%s: too long, not UTF-8 or has control characters", f.name)
+			return bad(f.name, "", "too long, not UTF-8 or has control characters")
 		}
 	}
 	switch d.Source {
 	case SourceImported, SourceAdded:
 	default:
-		return fmt.Errorf("source %q: want %q or %q", d.Source, SourceImported, SourceAdded)
+		return bad("source", string(d.Source), fmt.Sprintf("want %q or %q", SourceImported, SourceAdded))
+	}
+	// smbcheck's own rules stay the last word (an empty login is stored as
+	// the device stores it: guest).
+	t := d.Target(nil)
+	t.User = "x"
+	if err := t.Validate(); err != nil {
+		return bad("destination", d.URL(), err.Error())
 	}
 	return nil
 }
 
-// Validate names the first field of a device that cannot be stored.
+// Validate names the first field of a device that cannot be stored (a
+// *FieldError).
 func (d Device) Validate() error {
 	if err := ValidName(d.Name); err != nil {
 		return err
 	}
 	if strings.ContainsAny(d.Address, " \t/\\") {
-		return fmt.Errorf("address %q: want HOST[:PORT]", d.Address)
+		return &FieldError{Field: "address", Value: d.Address, Reason: "want HOST[:PORT]"}
 	}
 	switch d.SNMP.Version {
 	case "", "1", "2c", "3":
 	default:
-		return fmt.Errorf("snmp version %q: want 1, 2c or 3", d.SNMP.Version)
+		return &FieldError{Field: "snmp_version", Value: d.SNMP.Version, Reason: "want 1, 2c or 3"}
+	}
+	for _, f := range []struct{ name, v string }{{"address", d.Address}, {"serial", d.Serial}, {"model", d.Model}, {"sys_name", d.SysName}, {"workstation", d.Workstation}, {"snmp_v3_user", d.SNMP.V3User}} {
+		if len(f.v) > 1024 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\r\n") {
+			return &FieldError{Field: f.name, Reason: "too long, not UTF-8 or has control characters"}
+		}
 	}
 	return nil
 }
