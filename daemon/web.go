@@ -171,13 +171,15 @@ func (b webBackend) destinations(ctx context.Context, device string) ([]web.Dest
 	if err != nil {
 		return nil, err
 	}
+	latest, err := b.m.st.LatestVerdicts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]web.Destination, 0, len(ds))
 	for _, d := range ds {
 		wd := webDestination(d)
-		if r, ok, err := b.m.st.LatestReport(ctx, d.Name); err != nil {
-			return nil, err
-		} else if ok {
-			wd.Last = record(r)
+		if v, ok := latest[strings.ToLower(d.Name)]; ok {
+			wd.Last = &web.CheckRecord{At: v.At, Verdict: v.Verdict, WorkingForm: v.WorkingForm}
 		}
 		wd.OpenIncident = open[strings.ToLower(d.Name)]
 		out = append(out, wd)

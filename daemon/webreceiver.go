@@ -28,16 +28,19 @@ func toWebScan(s receiver.Scan) web.Scan {
 }
 
 func (r webReceiver) Status(ctx context.Context) (web.ReceiverStatus, error) {
-	scans, err := r.st.Scans().Scans(ctx, receiver.ScanQuery{States: []receiver.State{receiver.Held, receiver.Incomplete,
-		receiver.Delivering, receiver.Failed}})
+	counts, err := r.st.Scans().Counts(ctx)
 	if err != nil {
 		return web.ReceiverStatus{}, err
 	}
-	st := web.ReceiverStatus{Counts: map[string]int{}}
-	for _, s := range scans {
-		st.Counts[string(s.State)]++
+	st := web.ReceiverStatus{Counts: map[string]int{}, Enabled: len(counts) > 0}
+	for state, n := range counts {
+		if state != receiver.Purged {
+			st.Counts[string(state)] = n
+		}
 	}
-	st.Enabled = len(scans) > 0
+	if st.Enabled {
+		st.Warnings = []string{"The fallback share is not running in this daemon ([receiver] enabled = false): held scans can be downloaded, not delivered."}
+	}
 	return st, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
+	"time"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
@@ -397,4 +399,40 @@ func learnDevice(ctx context.Context, tx *sql.Tx, inv snmp.Inventory, at string)
 		}
 	}
 	return nil
+}
+
+// LatestVerdict is a destination's newest stored check without its steps
+// (the lists: the web's dashboard and /api/v1/destinations).
+type LatestVerdict struct {
+	At          time.Time
+	Verdict     smbcheck.Verdict
+	WorkingForm string // the user-name form that worked, as typed
+}
+
+// LatestVerdicts returns every checked destination's newest verdict, by
+// lower-cased destination name, in one query (a LatestReport per
+// destination decodes each whole report).
+func (s *Store) LatestVerdicts(ctx context.Context) (map[string]LatestVerdict, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT d.name, r.at, r.cause, r.kyocera_code, r.summary,
+			coalesce(json_extract(r.report, '$.verdict.fix'), ''), coalesce(json_extract(r.report, '$.working_form.typed'), '')
+		FROM destinations d JOIN destination_reports r ON r.id =
+			(SELECT id FROM destination_reports WHERE destination_id = d.id ORDER BY at DESC, id DESC LIMIT 1)`)
+	if err != nil {
+		return nil, fmt.Errorf("latest verdicts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]LatestVerdict{}
+	for rows.Next() {
+		var name, at, cause string
+		var v LatestVerdict
+		if err := rows.Scan(&name, &at, &cause, &v.Verdict.KyoceraCode, &v.Verdict.Summary, &v.Verdict.Fix, &v.WorkingForm); err != nil {
+			return nil, fmt.Errorf("latest verdicts: %w", err)
+		}
+		if v.At, err = parseTime(at); err != nil {
+			return nil, fmt.Errorf("latest verdicts: %s: at %q: %w", name, at, err)
+		}
+		v.Verdict.Cause = smbcheck.Cause(cause)
+		out[strings.ToLower(name)] = v
+	}
+	return out, rows.Err()
 }

@@ -224,3 +224,23 @@ func (c *Scans) ScanStats(ctx context.Context) (receiver.ScanStats, error) {
 	}
 	return st, nil
 }
+
+// Counts returns how many scans are in each state (one query: the web's
+// dashboard).
+func (c *Scans) Counts(ctx context.Context) (map[receiver.State]int, error) {
+	rows, err := c.s.db.QueryContext(ctx, "SELECT state, count(*) FROM scans GROUP BY state")
+	if err != nil {
+		return nil, fmt.Errorf("count scans: %w", err)
+	}
+	defer rows.Close()
+	out := map[receiver.State]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("count scans: %w", err)
+		}
+		out[receiver.State(st)] = n
+	}
+	return out, rows.Err()
+}

@@ -81,3 +81,21 @@ func TestScansNewestFirst(t *testing.T) {
 		t.Fatalf("oldest: %+v", got)
 	}
 }
+
+func TestScanCounts(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, st := range []receiver.State{receiver.Held, receiver.Held, receiver.Delivered, receiver.Incomplete} {
+		if _, err := s.Scans().AddScan(ctx, receiver.Scan{Folder: "f", File: fmt.Sprintf("%d.pdf", i), State: st, ReceivedAt: time.Unix(1, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Scans().Counts(ctx)
+	if err != nil || len(got) != 3 || got[receiver.Held] != 2 || got[receiver.Delivered] != 1 || got[receiver.Incomplete] != 1 {
+		t.Fatalf("%v %v", got, err)
+	}
+}
