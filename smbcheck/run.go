@@ -439,7 +439,7 @@ func (c *checker) judgeNegotiate(s *stepState, si *ServerInfo) bool {
 		warns = append(warns, fmt.Sprintf("%s allows only 20 inbound SMB sessions: many MFPs and PCs connecting can exhaust it (lower AutoDisconnect, or move the folder to a server)", si.Windows))
 	}
 	if c.o.Device.SMB1Only {
-		warns = append(warns, "the MFP uses SMB1, an unsafe protocol (update its firmware and use SMB2/3 when possible); the steps below replay it over SMB1 with NTLMv2, as the MFP does")
+		warns = append(warns, "the MFP uses SMB1, an unsafe protocol (update its firmware and use SMB2/3 when possible); the steps below replay it over SMB1 with an NTLMv2 logon (firmware that sends only NTLMv1 is refused by servers that require NTLMv2, as Samba does by default)")
 	}
 	if len(warns) > 0 {
 		c.warnAction(s, what+"; "+strings.Join(warns, "; "), strings.Join(warns, "; "))
