@@ -195,7 +195,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	s := c.begin(StepWrite)
 	if c.o.NoWrite {
 		s.Duration = 0
-		c.end(s, StatusSkipped, "not run: --no-write")
+		c.end(s, StatusSkipped, "not run: the write test is turned off (no-write)")
 		return
 	}
 	name := c.canaryName()

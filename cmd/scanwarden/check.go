@@ -83,42 +83,20 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		defer st.Close()
 		t, ledger = dt, openedStoreLedger(st)
 		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, *destName, rep) }
+		if dir, err := resolveDataDir(df.dataDir, env.getenv); err == nil {
+			canaries = dirCanaries{filepath.Join(dir, "canaries")}
+		}
 	} else {
 		if len(pos) != 1 {
 			fmt.Fprintln(env.stderr, "scanwarden check: want exactly one destination //HOST[:PORT]/SHARE[/PATH] (or --destination NAME)")
 			fs.Usage()
 			return exitUsage
 		}
-		var err error
-		t, err = smbcheck.ParseDestination(pos[0])
-		if err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden check:", err)
-			return exitUsage
-		}
-		t.User, t.Workstation = *user, *workstation
 		userSet := false
 		fs.Visit(func(f *flag.Flag) { userSet = userSet || f.Name == "user" })
-		if !userSet {
-			fmt.Fprintln(env.stderr, "scanwarden check: --user is required: the destination's Login User Name as stored (--user '' when it is empty: an anonymous/guest logon)")
-			return exitUsage
-		}
-		switch {
-		case *noPassword && *passwordFile != "":
-			fmt.Fprintln(env.stderr, "scanwarden check: --no-password and --password-file exclude each other")
-			return exitUsage
-		case *noPassword, *user == "" && *passwordFile == "" && env.getenv(passwordEnv) == "":
-			// An empty Login Password, as stored; with an empty login name
-			// the MFP sends an empty password too.
-			t.Password = scanwarden.NewSecret("")
-		default:
-			pw, err := readPassword(env, *passwordFile)
-			if err != nil {
-				fmt.Fprintln(env.stderr, "scanwarden check:", err)
-				return exitUsage
-			}
-			t.Password = pw
-		}
-		if err := t.Validate(); err != nil {
+		var err error
+		t, err = typedTarget(env, pos[0], *user, userSet, *workstation, *passwordFile, *noPassword)
+		if err != nil {
 			fmt.Fprintln(env.stderr, "scanwarden check:", err)
 			return exitUsage
 		}
@@ -166,6 +144,42 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
 	rep := smbcheck.Run(ctx, t, opts)
+	return finishCheck(ctx, env, ledger, rep, *asJSON)
+}
+
+// typedTarget is the destination given on the command line: where, the
+// Login User Name as stored (userSet: --user was given, perhaps empty), the
+// workstation and the Login Password (a file, stdin, the environment, or
+// none with --no-password).
+func typedTarget(env environ, dest, user string, userSet bool, workstation, passwordFile string, noPassword bool) (smbcheck.Target, error) {
+	t, err := smbcheck.ParseDestination(dest)
+	if err != nil {
+		return t, err
+	}
+	t.User, t.Workstation = user, workstation
+	if !userSet {
+		return t, errors.New("--user is required: the destination's Login User Name as stored (--user '' when it is empty: an anonymous/guest logon)")
+	}
+	switch {
+	case noPassword && passwordFile != "":
+		return t, errors.New("--no-password and --password-file exclude each other")
+	case noPassword, user == "" && passwordFile == "" && env.getenv(passwordEnv) == "":
+		// An empty Login Password, as stored; with an empty login name
+		// the MFP sends an empty password too.
+		t.Password = scanwarden.NewSecret("")
+	default:
+		pw, err := readPassword(env, passwordFile)
+		if err != nil {
+			return t, err
+		}
+		t.Password = pw
+	}
+	return t, t.Validate()
+}
+
+// finishCheck waits for the state store, keeps the report of a stored
+// destination and prints the verdict; it returns the exit status.
+func finishCheck(ctx context.Context, env environ, ledger *storeLedger, rep smbcheck.Report, asJSON bool) int {
 	// Ctrl-C or SIGTERM ends the check early, yet the verdict reached so
 	// far is still printed: the store is waited for without the signal.
 	if _, err := ledger.wait(context.WithoutCancel(ctx)); err != nil {
@@ -179,7 +193,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 			return exitUsage
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
