@@ -314,6 +314,11 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 		return "", &DeliveryError{sc.ID, "rename", err}
 	}
 	if err := fw.verify(ctx, folder, name, sc); err != nil {
+		// what we wrote does not read back as the scan: it must not stay
+		// under a final name (the next attempt writes it again)
+		if rerr := folder.Remove(context.WithoutCancel(ctx), name); rerr != nil {
+			fw.log.Error("a delivered copy failed its verification and could not be removed", "id", sc.ID, "file", name, "err", rerr)
+		}
 		return "", &DeliveryError{sc.ID, "verify " + name, err}
 	}
 	return name, nil

@@ -3,10 +3,12 @@ package receiver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -227,5 +229,40 @@ func TestPurgeAfterRetention(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(remote.dir, "p.pdf")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Deliveries on demand race the background forwarder: claims let each scan
+// be copied once, and no two copies share a buffer.
+func TestDeliverConcurrent(t *testing.T) {
+	remote := &dirRemote{dir: t.TempDir()}
+	remote.broken.Store(true)
+	e := newEnv(t, opts{remote: remote})
+	want := map[string]bool{}
+	for i := range 6 {
+		data := pdf(strings.Repeat(string(rune('k'+i)), 3<<20))
+		want[sum(data)] = true
+		if err := e.put(fmt.Sprintf("reception/c%d.pdf", i), data, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitScans(10*time.Second, "all failed", func(r []receiver.Scan) bool { return count(r, receiver.Failed) == 6 })
+	remote.broken.Store(false)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.r.Deliver(context.Background(), "") }()
+	}
+	wg.Wait()
+	e.waitScans(10*time.Second, "all delivered", func(r []receiver.Scan) bool { return count(r, receiver.Delivered) == 6 })
+	ents, _ := os.ReadDir(remote.dir)
+	if len(ents) != 6 {
+		t.Fatalf("%d files at the destination", len(ents))
+	}
+	for _, en := range ents {
+		b, _ := os.ReadFile(filepath.Join(remote.dir, en.Name()))
+		if !want[sum(b)] {
+			t.Errorf("%s: not one of the scans", en.Name())
+		}
 	}
 }

@@ -379,10 +379,7 @@ func (r *Receiver) Kick(destination string) {
 // Deliver delivers destination's held scans now ("" = every destination's)
 // in the caller's goroutine, past the back-off, and says how many.
 func (r *Receiver) Deliver(ctx context.Context, destination string) (int, error) {
-	fw := r.fw
-	if fw == nil {
-		fw = r.forwarder()
-	}
+	fw := r.forwarder() // its own buffers: the background forwarder may be copying
 	var only *string
 	if destination != "" {
 		only = &destination
