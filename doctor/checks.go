@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -391,4 +393,97 @@ func portLabel(port int) string {
 		return "SNMP traps"
 	}
 	return "listener"
+}
+
+// files: every file the config names can be read by the daemon's user, and
+// the secret ones by nobody else.
+func (d *doc) files(cfg daemon.Config) {
+	type named struct {
+		key, path string
+		secret    bool
+	}
+	var fs []named
+	add := func(key, path string, secret bool) {
+		if path != "" {
+			fs = append(fs, named{key, path, secret})
+		}
+	}
+	add("ad.password_file", cfg.AD.PasswordFile, true)
+	add("ad.ca", cfg.AD.CA, false)
+	add("snmp.community_file", cfg.SNMP.CommunityFile, true)
+	add("snmp.trap_community_file", cfg.SNMP.TrapCommunityFile, true)
+	add("snmp.rules_file", cfg.SNMP.RulesFile, false)
+	add("notify.webhook_secret_file", cfg.Notify.WebhookSecretFile, true)
+	add("notify.smtp_password_file", cfg.Notify.SMTPPasswordFile, true)
+	if cfg.Receiver.Enabled {
+		add("receiver.password_file", cfg.Receiver.PasswordFile, true)
+	}
+	if len(fs) == 0 {
+		return
+	}
+	u, err := user.Lookup(d.opt.ServiceUser)
+	if err != nil {
+		return
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	groups := map[int]bool{}
+	if gids, err := u.GroupIds(); err == nil {
+		for _, g := range gids {
+			n, _ := strconv.Atoi(g)
+			groups[n] = true
+		}
+	}
+	gid, _ := strconv.Atoi(u.Gid)
+	groups[gid] = true
+	var bad, loose, ok []string
+	fix := ""
+	for _, f := range fs {
+		st, err := os.Stat(f.path)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s %s: %v", f.key, f.path, err))
+			continue
+		}
+		s := st.Sys().(*syscall.Stat_t)
+		perm := st.Mode().Perm()
+		readable := (int(s.Uid) == uid && perm&0o400 != 0) || (groups[int(s.Gid)] && perm&0o040 != 0) || perm&0o004 != 0 || uid == 0
+		switch {
+		case !readable:
+			bad = append(bad, fmt.Sprintf("%s %s (uid %d gid %d mode %04o) is not readable by %s", f.key, f.path, s.Uid, s.Gid, perm, d.opt.ServiceUser))
+			if fix == "" {
+				fix = fmt.Sprintf("chgrp %s %s && chmod 640 %s", d.opt.ServiceUser, f.path, f.path)
+			}
+		case f.secret && perm&0o004 != 0:
+			loose = append(loose, fmt.Sprintf("%s %s (mode %04o) is readable by every user", f.key, f.path, perm))
+		default:
+			ok = append(ok, f.key)
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		if fix == "" {
+			fix = "create the file or correct the path in the config"
+		}
+		d.add("files", Fail, fix, "%s", strings.Join(append(bad, loose...), "; "))
+	case len(loose) > 0:
+		d.add("files", Warn, "chmod o-r on it (owner root, group "+d.opt.ServiceUser+", mode 640)", "%s", strings.Join(loose, "; "))
+	default:
+		d.add("files", OK, "", "%s readable by %s (the secret ones by no other user)", strings.Join(ok, ", "), d.opt.ServiceUser)
+	}
+}
+
+// receiverUnit: on a box with scanwarden-smbd.service installed, the daemon
+// must leave smbd to that unit.
+func (d *doc) receiverUnit(cfg daemon.Config) {
+	if !cfg.Receiver.Enabled {
+		d.add("receiver", Skip, "", "the fallback share is off ([receiver] enabled = false)")
+		return
+	}
+	if _, err := os.Stat(d.opt.SMBUnit); err == nil && !cfg.Receiver.ExternalSMBD {
+		d.add("receiver", Warn, "set [receiver] external_smbd = true in "+d.configFile,
+			"%s is installed but the daemon starts smbd itself: every restart of scanwarden.service kills that smbd and the scans in flight",
+			d.opt.SMBUnit)
+		return
+	}
+	d.add("receiver", OK, "", "fallback share \\\\%s\\%s, account %s, smbd %s", cfg.Receiver.Listen, cfg.Receiver.Share, cfg.Receiver.Account,
+		map[bool]string{true: "in its own unit", false: "started by the daemon"}[cfg.Receiver.ExternalSMBD])
 }

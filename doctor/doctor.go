@@ -64,6 +64,8 @@ type Options struct {
 	ProcRoot string
 	// MaxDevices caps the SNMP devices probed (default 32).
 	MaxDevices int
+	// SMBUnit is the fallback share's unit file (default the package's).
+	SMBUnit string
 }
 
 // DefaultConfig is the installed box's config file.
@@ -89,6 +91,9 @@ func (o *Options) defaults() {
 	if o.ProcRoot == "" {
 		o.ProcRoot = "/proc"
 	}
+	if o.SMBUnit == "" {
+		o.SMBUnit = "/usr/lib/systemd/system/scanwarden-smbd.service"
+	}
 	if o.MaxDevices <= 0 {
 		o.MaxDevices = 32
 	}
@@ -108,8 +113,10 @@ func Run(ctx context.Context, opt Options) Report {
 	cfg := d.config()
 	d.rep.Config = d.configFile
 	d.dataDir(cfg)
+	d.files(cfg)
 	key := d.key(cfg)
 	d.samba()
+	d.receiverUnit(cfg)
 	d.ports(cfg)
 	d.daemonUp(ctx, cfg)
 	d.ad(ctx, cfg)

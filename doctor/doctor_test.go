@@ -232,3 +232,33 @@ func lookupIDs(t *testing.T, name string) (int, int) {
 	gid, _ := strconv.Atoi(u.Gid)
 	return uid, gid
 }
+
+func TestFiles(t *testing.T) {
+	comm := filepath.Join(t.TempDir(), "community")
+	os.WriteFile(comm, []byte("s3cret\n"), 0o644)
+	conf, _ := box(t, fmt.Sprintf("[snmp]\ncommunity_file = %q\n", comm))
+	want(t, run(t, Options{ConfigFile: conf}), "files", Warn, "snmp.community_file "+comm+" (mode 0644) is readable by every user", "chmod o-r")
+	os.Chmod(comm, 0o600)
+	want(t, run(t, Options{ConfigFile: conf}), "files", OK, "snmp.community_file readable by", "")
+	if os.Geteuid() != 0 {
+		return
+	}
+	lookupIDs(t, "nobody")
+	want(t, run(t, Options{ConfigFile: conf, ServiceUser: "nobody"}), "files", Fail, "is not readable by nobody", "chgrp nobody "+comm)
+}
+
+func TestReceiverUnit(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "mfp.pw")
+	os.WriteFile(pw, []byte("Mfp.Doctor-25\n"), 0o600)
+	unit := filepath.Join(t.TempDir(), "scanwarden-smbd.service")
+	os.WriteFile(unit, []byte("[Service]\n"), 0o644)
+	rx := fmt.Sprintf("[receiver]\nenabled = true\nlisten = \"127.0.0.1:44592\"\npassword_file = %q\n", pw)
+	conf, _ := box(t, rx)
+	rep := run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond})
+	want(t, rep, "receiver", Warn, "the daemon starts smbd itself", "external_smbd = true")
+	want(t, rep, "port.44592", OK, "the fallback share, receiver.listen) is free", "")
+	conf, _ = box(t, rx+"external_smbd = true\n")
+	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond}), "receiver", OK, `\\127.0.0.1:44592\scans, account mfp, smbd in its own unit`, "")
+	conf, _ = box(t, "")
+	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit}), "receiver", Skip, "off", "")
+}

@@ -49,9 +49,20 @@ func (d *doc) wantedPorts(cfg daemon.Config) []portWant {
 			w = append(w, portWant{proto, n, label, configured})
 		}
 	}
-	// The fallback share (the receiver) binds 445 and 139.
-	add("tcp", ":445", portLabel(445), false)
-	add("tcp", ":139", portLabel(139), false)
+	// The fallback share (the receiver) binds 445 (and 139 for SMB1).
+	if r := cfg.Receiver; r.Enabled {
+		port := "445"
+		if _, p, err := net.SplitHostPort(r.Listen); err == nil {
+			port = p
+		}
+		add("tcp", ":"+port, "the fallback share, receiver.listen", true)
+		if r.SMB1 && port == "445" {
+			add("tcp", ":139", "the fallback share for SMB1 firmware, receiver.smb1", true)
+		}
+	} else {
+		add("tcp", ":445", portLabel(445)+", not enabled", false)
+		add("tcp", ":139", portLabel(139)+", not enabled", false)
+	}
 	if cfg.SNMP.TrapListen != "" {
 		add("udp", cfg.SNMP.TrapListen, "SNMP traps, snmp.trap_listen", true)
 	} else {

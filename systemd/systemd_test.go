@@ -255,6 +255,10 @@ func TestServiceDirectives(t *testing.T) {
 	if got := s["Unit.ConditionPathExists"]; len(got) != 1 || got[0] != SMBConf {
 		t.Errorf("%s ConditionPathExists = %q, want %s", SMBService, got, SMBConf)
 	}
+	accounts := "+" + Binary + " receiver accounts --config " + ConfigFile
+	if got := s["Service.ExecStartPre"]; len(got) == 0 || got[0] != accounts {
+		t.Errorf("%s ExecStartPre = %q, want first %q", SMBService, got, accounts)
+	}
 	p := directives(t, "scanwarden-smbd-reload.path")
 	if got := p["Path.PathChanged"]; len(got) != 1 || got[0] != SMBConf {
 		t.Errorf("reload path watches %q, want %s", got, SMBConf)

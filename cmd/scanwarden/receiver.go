@@ -15,6 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/seal"
@@ -458,9 +460,11 @@ func (r registryDests) Destinations(ctx context.Context) ([]receiver.Destination
 }
 
 func receiverAccounts(ctx context.Context, env environ, args []string) int {
-	f := newReceiverFlags(env, "accounts", "accounts [--data-dir D] --account mfp --password-file F")
+	f := newReceiverFlags(env, "accounts", "accounts [--config FILE | [--data-dir D] --account mfp --password-file F]")
 	account := f.fs.String("account", "mfp", "the MFPs' login name on the share")
 	passwordFile := f.fs.String("password-file", "", "file holding its password (first line; - for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
+	configFile := f.fs.String("config", "", "take data_dir and [receiver] account and password_file from the daemon's config "+
+		"(as scanwarden-smbd.service does); without [receiver] enabled there is nothing to do")
 	pos, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -469,15 +473,41 @@ func receiverAccounts(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintln(env.stderr, "scanwarden receiver accounts: unexpected argument", pos[0])
 		return exitUsage
 	}
-	pw, err := readSecret(env, *passwordFile, "--password-file", "SCANWARDEN_RECEIVER_PASSWORD")
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
-		return exitUsage
-	}
-	dir, err := receiverDataDir(*f.dataDir, env.getenv)
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
-		return exitUsage
+	var pw scanwarden.Secret
+	var dir string
+	if *configFile != "" {
+		cfg, err := daemon.LoadConfig(*configFile)
+		if err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
+			return exitUsage
+		}
+		if !cfg.Receiver.Enabled {
+			fmt.Fprintf(env.stdout, "receiver not enabled in %s: no account to set\n", *configFile)
+			return exitOK
+		}
+		set := map[string]bool{}
+		f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+		if !set["account"] {
+			*account = cfg.Receiver.Account
+		}
+		pw = cfg.Receiver.Password
+		if dir, err = filepath.Abs(cfg.DataDir); err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
+			return exitUsage
+		}
+		if set["data-dir"] {
+			dir = *f.dataDir
+		}
+	} else {
+		var err error
+		if pw, err = readSecret(env, *passwordFile, "--password-file", "SCANWARDEN_RECEIVER_PASSWORD"); err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
+			return exitUsage
+		}
+		if dir, err = receiverDataDir(*f.dataDir, env.getenv); err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
+			return exitUsage
+		}
 	}
 	s, err := receiver.ExistingSamba(receiverDir(dir), []receiver.Account{{Name: *account, Password: pw}})
 	if err != nil {
