@@ -178,8 +178,12 @@ type Monitor struct {
 	ctx      context.Context // checks run under it: cancelled when the drain gives up
 	cancel   context.CancelFunc
 	loopStop context.CancelFunc
-	wg       sync.WaitGroup // loop, checks
-	notifyWG sync.WaitGroup
+	// notifications run under their own context: Shutdown lets them use
+	// the rest of the drain time.
+	notifyCtx    context.Context
+	notifyCancel context.CancelFunc
+	wg           sync.WaitGroup // loop, checks
+	notifyWG     sync.WaitGroup
 }
 
 // New checks cfg; notifier may be nil (nothing sent).
@@ -221,6 +225,7 @@ func (m *Monitor) Open(ctx context.Context) error {
 		return errors.New("monitor: already open")
 	}
 	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	m.notifyCtx, m.notifyCancel = context.WithCancel(context.WithoutCancel(ctx))
 	loopCtx, stop := context.WithCancel(ctx)
 	m.loopStop = stop
 	m.wg.Add(1)
@@ -252,6 +257,7 @@ func (m *Monitor) Shutdown(drain time.Duration) error {
 		}
 	}
 	m.loopStop()
+	deadline := time.Now().Add(drain)
 	done := make(chan struct{})
 	go func() { m.wg.Wait(); close(done) }()
 	t := time.NewTimer(drain)
@@ -264,7 +270,19 @@ func (m *Monitor) Shutdown(drain time.Duration) error {
 		<-done
 	}
 	m.cancel()
-	m.notifyWG.Wait()
+	// Notifications in flight (a webhook retrying with back-off) get what
+	// is left of the drain time, then are cancelled.
+	ndone := make(chan struct{})
+	go func() { m.notifyWG.Wait(); close(ndone) }()
+	nt := time.NewTimer(max(0, time.Until(deadline)))
+	defer nt.Stop()
+	select {
+	case <-ndone:
+	case <-nt.C:
+		m.notifyCancel()
+		<-ndone
+	}
+	m.notifyCancel()
 	return nil
 }
 
@@ -508,7 +526,7 @@ func (m *Monitor) apply(ctx context.Context, d Destination, ins []incident.Input
 		m.notifyWG.Add(1)
 		go func(ch incident.Change) {
 			defer m.notifyWG.Done()
-			nctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), m.cfg.NotifyTimeout)
+			nctx, cancel := context.WithTimeout(m.notifyCtx, m.cfg.NotifyTimeout)
 			defer cancel()
 			m.notifier.Notify(nctx, ch, inc)
 		}(ch)

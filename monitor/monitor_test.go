@@ -362,3 +362,40 @@ func TestDelivery(t *testing.T) {
 		t.Fatalf("timeline %+v", tl)
 	}
 }
+
+// blockingNotifier waits until its context ends (a webhook retrying).
+type blockingNotifier struct{ started chan struct{} }
+
+func (b blockingNotifier) Notify(ctx context.Context, _ incident.Change, _ incident.Incident) {
+	close(b.started)
+	<-ctx.Done()
+}
+
+// A notification still retrying at shutdown does not hold the stop past
+// the drain time.
+func TestShutdownCancelsSlowNotification(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	bn := blockingNotifier{started: make(chan struct{})}
+	chk := &fakeChecker{fn: func(context.Context, smbcheck.Target) smbcheck.Verdict {
+		return smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials}
+	}}
+	m, err := New(Config{Interval: time.Hour, Jitter: time.Hour, MaxConcurrent: 1, Tick: 5 * time.Millisecond},
+		&fakeRegistry{dests: []Destination{dest("reception", "fs1", "MFP01")}}, chk, &fakeReports{}, st, bn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Open(context.Background())
+	if _, err := m.CheckNow(context.Background(), "reception", nil); err != nil {
+		t.Fatal(err)
+	}
+	<-bn.started
+	t0 := time.Now()
+	m.Shutdown(300 * time.Millisecond)
+	if d := time.Since(t0); d < 250*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("shutdown took %v (want about the drain time)", d)
+	}
+}
