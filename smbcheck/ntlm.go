@@ -8,6 +8,7 @@ package smbcheck
 // key is exchanged.
 
 import (
+	"crypto/des"
 	"crypto/hmac"
 	"crypto/md5"
 	"encoding/binary"
@@ -88,6 +89,9 @@ func parseNTLMServerChallenge(blob []byte) (ntlmServerChallenge, error) {
 // ntlmCredentials is what the MFP stores and sends.
 type ntlmCredentials struct {
 	User, Domain, Password, Workstation string
+	// NTLMv1 sends NTLMv1 responses (the NTLM2 session response when the
+	// server agrees to extended session security), as old SMB1 firmware does.
+	NTLMv1 bool
 }
 
 func (cr ntlmCredentials) anonymous() bool { return cr.User == "" && cr.Password == "" }
@@ -101,10 +105,18 @@ func ntlmAuthenticateMessage(ch ntlmServerChallenge, cr ntlmCredentials, clientC
 	flags |= ntlmNegotiateUnicode | ntlmNegotiateNTLM
 	flags &^= ntlmNegotiateOEM
 	var lm, nt, sessionKey []byte
-	if cr.anonymous() {
+	switch {
+	case cr.anonymous():
 		flags |= ntlmNegotiateAnonymous
 		lm = []byte{0}
-	} else {
+	case cr.NTLMv1:
+		var kx []byte
+		lm, nt, kx = ntlmv1Responses(ch, cr.Password, clientChallenge)
+		if ch.Flags&ntlmExtendedSession == 0 {
+			flags &^= ntlmExtendedSession
+		}
+		sessionKey = kx
+	default:
 		key := ntowfv2(cr.User, cr.Domain, cr.Password)
 		ts := ch.Timestamp
 		if ts == nil {
@@ -176,4 +188,52 @@ func fileTime(t time.Time) uint64 {
 // spnegoAuth wraps an NTLM AUTHENTICATE in a SPNEGO NegTokenResp.
 func spnegoAuth(token []byte) []byte {
 	return derTLV(0xa1, derTLV(0x30, derTLV(0xa2, derTLV(0x04, token))))
+}
+
+// ntlmv1Responses computes the NTLMv1 LM and NT responses and the key
+// exchange key [MS-NLMP 3.3.1, 3.4.5.1]: with extended session security
+// (the NTLM2 session response) when the server's CHALLENGE offers it.
+func ntlmv1Responses(ch ntlmServerChallenge, password string, clientChallenge [8]byte) (lm, nt, kx []byte) {
+	h := md4.New()
+	h.Write(toUTF16(password))
+	ntHash := h.Sum(nil)
+	h = md4.New()
+	h.Write(ntHash)
+	sessionBaseKey := h.Sum(nil)
+	if ch.Flags&ntlmExtendedSession != 0 {
+		lm = append(clientChallenge[:], make([]byte, 16)...)
+		sum := md5.Sum(append(ch.Challenge[:], clientChallenge[:]...))
+		nt = desl(ntHash, sum[:8])
+		return lm, nt, hmacMD5(sessionBaseKey, ch.Challenge[:], lm[:8])
+	}
+	nt = desl(ntHash, ch.Challenge[:])
+	return nt, nt, sessionBaseKey
+}
+
+// desl is DESL [MS-NLMP 6]: data encrypted under three DES keys cut from
+// the 16-byte key padded to 21 bytes.
+func desl(key, data []byte) []byte {
+	k := append(append([]byte{}, key...), make([]byte, 21-len(key))...)
+	out := make([]byte, 0, 24)
+	for i := range 3 {
+		c, _ := des.NewCipher(desKey(k[7*i : 7*i+7]))
+		b := make([]byte, 8)
+		c.Encrypt(b, data)
+		out = append(out, b...)
+	}
+	return out
+}
+
+// desKey spreads 7 key bytes over 8 (DES ignores the parity bits).
+func desKey(k []byte) []byte {
+	return []byte{
+		k[0],
+		k[0]<<7 | k[1]>>1,
+		k[1]<<6 | k[2]>>2,
+		k[2]<<5 | k[3]>>3,
+		k[3]<<4 | k[4]>>4,
+		k[4]<<3 | k[5]>>5,
+		k[5]<<2 | k[6]>>6,
+		k[6] << 1,
+	}
 }

@@ -44,6 +44,8 @@ type checker struct {
 	// smb1 replays the logon and what follows over SMB1: the MFP speaks
 	// only SMB1, or the server does.
 	smb1 bool
+	// ntlmv2 logs an NTLMv1 device on with NTLMv2 (see ntlmv1Refused).
+	ntlmv2 bool
 	// warnings are what an ok verdict must still say: things that need
 	// an admin's action (not information such as the dialect).
 	warnings []string
@@ -637,6 +639,10 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 			return fmt.Errorf("failure ledger: %w", err)
 		}
 		a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key), Typed: f.Typed, At: c.o.Now()}
+		if c.ntlmv2 {
+			// The NTLMv2 retry of an NTLMv1 device is another attempt.
+			a.Form += "|ntlmv2"
+		}
 		id, res.refused, err = c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
 		if err != nil {
 			return fmt.Errorf("failure ledger: %w", err)
@@ -649,7 +655,9 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	}
 	logonFn := logon
 	if c.smb1 {
-		logonFn = logonSMB1
+		logonFn = func(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
+			return logonSMB1NTLM(ctx, conn, port, host, f, password, workstation, g, c.o.Device.NTLMv1 && !c.ntlmv2)
+		}
 	}
 	sess, info, err := logonFn(lctx, conn, c.t.port(), c.t.Host, f, c.t.Password.Reveal(), c.t.workstation(), g)
 	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {
@@ -727,7 +735,7 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	for k, v := range res.ev {
 		s.Evidence[k] = v
 	}
-	if c.sessionAnonymousRefused(s, res) {
+	if c.sessionAnonymousRefused(s, res) || c.ntlmv1Refused(ctx, s, res) {
 		return false
 	}
 	if res.status.IsLogonFailure() {

@@ -560,6 +560,11 @@ func (c *smb1Conn) logoff() {
 // logonSMB1 negotiates SMB1 over conn and logs on with form, as an
 // SMB1-only MFP does; the counterpart of logon (same gate, same result).
 func logonSMB1(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
+	return logonSMB1NTLM(ctx, conn, port, host, f, password, workstation, g, false)
+}
+
+// logonSMB1NTLM is logonSMB1 with NTLMv1 responses when ntlmv1 is set.
+func logonSMB1NTLM(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate, ntlmv1 bool) (*smbSession, *ServerInfo, error) {
 	if port == 139 {
 		if dl, ok := ctx.Deadline(); ok {
 			conn.SetDeadline(dl)
@@ -573,7 +578,7 @@ func logonSMB1(ctx context.Context, conn net.Conn, port int, host string, f Form
 		return nil, nil, err
 	}
 	info := c.info
-	cr := ntlmCredentials{User: f.User, Domain: f.Domain, Password: password, Workstation: workstation}
+	cr := ntlmCredentials{User: f.User, Domain: f.Domain, Password: password, Workstation: workstation, NTLMv1: ntlmv1}
 	if err := c.sessionSetup(ctx, cr, g); err != nil {
 		info = c.info
 		return nil, &info, fmt.Errorf("session setup as %s: %w", f.Typed, err)
@@ -773,3 +778,32 @@ func (t smb1Tree) readDir(context.Context, string) ([]fs.FileInfo, error) {
 
 // close: the tree is disconnected at log-off.
 func (t smb1Tree) close() {}
+
+// ntlmv1Refused tells, for an MFP that logs on with NTLMv1, a server that
+// refuses NTLMv1 from a wrong password: after a plain logon failure it
+// replays the same name and password once with NTLMv2, within the budget.
+// It ends the session step when NTLMv2 is accepted and reports whether it
+// did.
+func (c *checker) ntlmv1Refused(ctx context.Context, s *stepState, res attemptResult) bool {
+	if !c.smb1 || !c.o.Device.NTLMv1 || c.anonymous() || !res.status.IsLogonFailure() {
+		return false
+	}
+	c.ntlmv2 = true
+	v2 := c.attempt(ctx, nil, storedForm(c.t.User))
+	c.ntlmv2 = false
+	switch {
+	case v2.sess != nil:
+		v2.sess.close()
+		s.Evidence["ntlmv1"] = res.status.String()
+		s.Evidence["ntlmv2"] = "accepted"
+		c.fail(s, CauseSMB1Refused, fmt.Sprintf("the server refuses the MFP's NTLMv1 logon (%s), and accepts the same user name and password with NTLMv2", res.status),
+			"Switch the MFP to NTLMv2 (a firmware update may be needed), or better to SMB2/SMB3; only as a stop-gap allow NTLMv1 on the server (Samba: ntlm auth = ntlmv1-permitted; Windows: LmCompatibilityLevel 4 or lower), which weakens every account's password protection.")
+		c.skipWhy("not tried: the password is right, the server refuses NTLMv1", StepForms)
+		return true
+	case v2.refused != nil:
+		s.Evidence["ntlmv2"] = "not replayed: " + v2.refused.Reason
+	default:
+		s.Evidence["ntlmv2"] = errText(v2)
+	}
+	return false
+}

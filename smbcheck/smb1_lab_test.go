@@ -15,6 +15,7 @@ import (
 func TestLabSMB1Replay(t *testing.T) {
 	lab := testlab.Require(t)
 	smb1 := Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}}
+	v1 := Options{MaxFailures: DefaultMaxFailures, Device: Device{NTLMv1: true}}
 	base := "//" + lab.SMB1IP
 	replayed := func(t *testing.T, r Report) {
 		t.Helper()
@@ -37,6 +38,19 @@ func TestLabSMB1Replay(t *testing.T) {
 				t.Errorf("negotiate evidence %v", s.Evidence)
 			}
 			stepIs(t, r, StepWrite, StatusOK)
+		}},
+		{name: "NTLMv1 refused by an NTLMv2-only server", dest: base + "/scans", user: "scanuser", opts: v1, want: CauseSMB1Refused, check: func(t *testing.T, r Report) {
+			replayed(t, r)
+			s := stepIs(t, r, StepSession, StatusFail)
+			if s.Evidence["ntlmv2"] != "accepted" || s.Evidence["ntlmv1"] != StatusLogonFailure.String() || !strings.Contains(r.Verdict.Fix, "NTLMv2") {
+				t.Errorf("session evidence %v, fix %q", s.Evidence, r.Verdict.Fix)
+			}
+		}},
+		{name: "NTLMv1 accepted (smb1v1)", dest: base + ":2445/scans", user: "scanuser", opts: v1, want: CauseOK, check: replayed},
+		{name: "NTLMv1, wrong password (smb1v1)", dest: base + ":2445/scans", user: "scanuser", pw: wrongPassword, opts: v1, want: CauseBadCredentials, check: func(t *testing.T, r Report) {
+			if s := stepIs(t, r, StepSession, StatusFail); s.Evidence["ntlmv2"] != StatusLogonFailure.String() {
+				t.Errorf("session evidence %v", s.Evidence)
+			}
 		}},
 		{name: "ok port 139", dest: "//smb1srv." + lab.DNSDomain + ":139/scans", user: "scanuser", opts: smb1, want: CauseOK, check: replayed},
 		{name: "bad-credentials", dest: base + "/scans", user: "scanuser", pw: wrongPassword, opts: smb1, want: CauseBadCredentials, check: func(t *testing.T, r Report) {

@@ -176,3 +176,24 @@ func TestSMB1Seeds(t *testing.T) {
 		t.Fatalf("read data %v %v", got, err)
 	}
 }
+
+// The NTLMv1 examples of [MS-NLMP] 4.2.2 (no extended session security)
+// and 4.2.3 (NTLM2 session response): password "Password", server
+// challenge 0123456789abcdef, client challenge aa×8.
+func TestNTLMv1Vectors(t *testing.T) {
+	ch := ntlmServerChallenge{}
+	copy(ch.Challenge[:], []byte{1, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef})
+	cc := [8]byte{0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa}
+	_, nt, _ := ntlmv1Responses(ch, "Password", cc)
+	if got := hex.EncodeToString(nt); got != "67c43011f30298a2ad35ece64f16331c44bdbed927841f94" {
+		t.Errorf("NTLMv1 response %s", got)
+	}
+	ch.Flags = ntlmExtendedSession
+	lm, nt, _ := ntlmv1Responses(ch, "Password", cc)
+	if got := hex.EncodeToString(nt); got != "7537f803ae367128ca458204bde7caf81e97ed2683267232" {
+		t.Errorf("NTLM2 session response %s", got)
+	}
+	if got := hex.EncodeToString(lm); got != "aaaaaaaaaaaaaaaa00000000000000000000000000000000" {
+		t.Errorf("LM response %s", got)
+	}
+}

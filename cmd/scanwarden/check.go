@@ -47,6 +47,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit of each network step")
 	smb1Only := fs.Bool("device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting)")
+	ntlmv1 := fs.Bool("device-ntlmv1", false, "the MFP logs on with NTLMv1 (old SMB1 firmware; implies --device-smb1-only)")
 	noSigning := fs.Bool("device-no-signing", false, "the MFP cannot sign SMB traffic")
 	adf := registerADFlags(fs)
 	destName := fs.String("destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
@@ -120,7 +121,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		MaxFailures: *maxFailures,
 		Ledger:      ledger,
 		StepTimeout: *timeout,
-		Device:      smbcheck.Device{SMB1Only: *smb1Only, NoSigning: *noSigning},
+		Device:      smbcheck.Device{SMB1Only: *smb1Only || *ntlmv1, NoSigning: *noSigning, NTLMv1: *ntlmv1},
 		Canaries:    canaries,
 	}
 	if adf.configured() {
