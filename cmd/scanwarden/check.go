@@ -21,6 +21,7 @@ import (
 )
 
 const checkUsage = `usage: scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]
+       scanwarden check --destination NAME [--data-dir DIR] [flags]   (a stored destination, as stored; its report is kept)
 
 Replays a scan destination's SMB logon as a Kyocera MFP stores it — name, TCP,
 negotiate, session (and other user name forms), share, folder, write — and

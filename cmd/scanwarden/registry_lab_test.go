@@ -29,6 +29,7 @@ func TestRegistryLab(t *testing.T) {
 			{ID: "2", DisplayName: "Reg wrong", Host: lab.DCHost, Port: 445, Share: "scans", User: "regwrong@" + lab.DNSDomain, Password: scanwarden.NewSecret(regwrongPw)},
 			{ID: "4", DisplayName: "Alice UPN", Host: lab.DCHost, Share: "scans", User: "alice@" + lab.DNSDomain, Password: scanwarden.NewSecret(lab.Password)},
 			{ID: "5", DisplayName: "Alice bare", Host: strings.ToUpper(lab.DCHost), Port: 445, Share: "SCANS", User: "alice", Password: scanwarden.NewSecret(lab.Password)},
+			{ID: "6", DisplayName: "Guest share", Host: lab.GuestIP, Port: 445, Share: "scans"}, // empty login and password, imported as such
 			{ID: "3", DisplayName: "Ivan only MFP01", Host: lab.DCHost, Port: 445, Share: "scans", User: lab.Domain + `\ivan`, Password: scanwarden.NewSecret(lab.Password)},
 		}
 		var b bytes.Buffer
@@ -77,6 +78,9 @@ func TestRegistryLab(t *testing.T) {
 		if v := verdict(cli(exitOK, "check", "--destination", n, "--json", "--data-dir", data, "--no-write")); v["cause"] != "ok" {
 			t.Errorf("%s: %v", n, v)
 		}
+	}
+	if v := verdict(cli(exitOK, "check", "--destination", "guest-share", "--json", "--data-dir", data, "--no-write")); v["cause"] != "ok" {
+		t.Errorf("guest share: %v", v)
 	}
 	// One wrong logon at most for regwrong.
 	if v := verdict(cli(exitFinding, "check", "--destination", "reg-wrong", "--json", "--max-failures", "1", "--data-dir", data)); v["cause"] != "bad-credentials" {
