@@ -402,7 +402,11 @@ func (s *Samba) Find() int {
 func (s *Samba) isOurs(pid int) bool {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return false
+		// /proc may hide another user's processes (ProtectProc=invisible
+		// under systemd, smbd in its own unit): the pid file in our own
+		// folder and a signal-0 probe are what is left.
+		err := syscall.Kill(pid, 0)
+		return err == nil || errors.Is(err, syscall.EPERM)
 	}
 	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
 	if len(args) == 0 || !strings.HasSuffix(args[0], "smbd") {
@@ -692,6 +696,9 @@ func (s *Samba) OpenFiles() (open map[string]bool, known bool) {
 	sid := s.Pid()
 	if sid == 0 {
 		return nil, false
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/fd", sid)); err != nil {
+		return nil, false // hidden from us, or gone
 	}
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
