@@ -532,7 +532,7 @@ func TestTokens(t *testing.T) {
 	bearer := func(path, method string) *http.Response {
 		req, _ := http.NewRequest(method, s.ts.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := s.anon().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -545,8 +545,8 @@ func TestTokens(t *testing.T) {
 		}
 	}
 	// A token is not a session: pages still want a login.
-	if r := bearer("/settings", "GET"); r.StatusCode != http.StatusOK && r.Request.URL.Path != "/login" {
-		t.Errorf("a page with a bearer token: %s", r.Status)
+	if r := bearer("/settings", "GET"); r.StatusCode != http.StatusSeeOther {
+		t.Errorf("a page with a bearer token: %s, want 303 to /login", r.Status)
 	}
 	if s.auth.tokens["prometheus"].LastUsed.IsZero() {
 		t.Error("last use not recorded")
