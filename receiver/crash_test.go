@@ -93,10 +93,10 @@ func randN(n int64) int64 {
 // then counts: every upload smbclient reported as done is at the
 // destination exactly once with its SHA-256, nothing else is there, nothing
 // is left delivering. SCANWARDEN_CRASH_RUNS sets the number of kills
-// (default 40; the figure, 200, is in the receiver's note).
+// (default 30; the figure, 200, is in the receiver's note).
 func TestCrashKill9(t *testing.T) {
 	requireSmbd(t)
-	runs := 40
+	runs := 30
 	if v, err := strconv.Atoi(os.Getenv("SCANWARDEN_CRASH_RUNS")); err == nil && v > 0 {
 		runs = v
 	}

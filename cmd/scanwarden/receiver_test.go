@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 func TestReceiverBadArguments(t *testing.T) {
@@ -56,5 +64,98 @@ func TestReceiverListStatusEmpty(t *testing.T) {
 		if _, ok := st[k]; !ok {
 			t.Errorf("status JSON lacks %q", k)
 		}
+	}
+}
+
+// The CLI contract end to end in the lab: a registered destination, `receiver
+// run` in the foreground, an MFP-like upload into the destination's folder,
+// delivery to the lab DC, `list --json` and `status --json`, SIGTERM-like stop.
+func TestLabReceiverCLI(t *testing.T) {
+	lab := testlab.Require(t)
+	if os.Geteuid() != 0 {
+		t.Skip("running a real smbd needs root")
+	}
+	if _, err := os.Stat("/usr/sbin/smbd"); err != nil {
+		t.Skip("samba not installed")
+	}
+	sub := "rx-cli-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	remote := filepath.Join(lab.Dir, "dc", "shares", "scans", sub)
+	if err := os.Mkdir(remote, 0o777); err != nil {
+		t.Skip(err)
+	}
+	os.Chmod(remote, 0o777)
+	t.Cleanup(func() { os.RemoveAll(remote) })
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	t.Setenv("SCANWARDEN_DATA_DIR", dir)
+	pw := filepath.Join(dir, "alice.pw")
+	os.WriteFile(pw, []byte(lab.Password+"\n"), 0o600)
+	if r := runCLI(t, nil, "", "destination", "add", "front-desk", "//"+lab.DCIP+"/scans/"+sub, "--user", lab.Domain+`\alice`, "--password-file", pw); r.code != exitOK {
+		t.Fatalf("destination add: %d %s", r.code, r.stderr)
+	}
+	mfp := filepath.Join(dir, "mfp.pw")
+	os.WriteFile(mfp, []byte("Mfp.Cli-25\n"), 0o600)
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"receiver", "run", "--listen", "127.0.0.1:" + strconv.Itoa(port), "--account", "swmfp",
+			"--password-file", mfp, "--quiet", "2s", "--retry", "1s"}, strings.NewReader(""), &out, &errb)
+		done <- result{code, out.String(), errb.String()}
+	}()
+	defer func() {
+		cancel()
+		r := <-done
+		if r.code != exitOK {
+			t.Errorf("receiver run exit %d: %s", r.code, r.stderr)
+		}
+	}()
+	src := filepath.Join(dir, "scan.pdf")
+	data := []byte("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n")
+	os.WriteFile(src, data, 0o600)
+	var err error
+	var out []byte
+	for i := 0; i < 100; i++ { // until smbd listens
+		out, err = exec.Command("smbclient", "//127.0.0.1/scans", "-p", strconv.Itoa(port), "-U", "swmfp%Mfp.Cli-25",
+			"--use-kerberos=disabled", "-c", "cd front-desk; put "+src+" scan.pdf").CombinedOutput()
+		if err == nil && !bytes.Contains(out, []byte("NT_STATUS")) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("smbclient: %v %s", err, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, err := os.ReadFile(filepath.Join(remote, "scan.pdf")); err == nil && bytes.Equal(b, data) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("scan not delivered to the lab DC")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var rows []map[string]any
+	for time.Now().Before(deadline) {
+		r := runCLI(t, nil, "", "receiver", "list", "--json")
+		rows = nil
+		json.Unmarshal([]byte(r.stdout), &rows)
+		if len(rows) == 1 && rows[0]["state"] == "delivered" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(rows) != 1 || rows[0]["state"] != "delivered" || rows[0]["destination"] != "front-desk" || rows[0]["file"] != "scan.pdf" ||
+		rows[0]["delivered_at"] == nil || rows[0]["sha256"] == "" {
+		t.Fatalf("list: %+v", rows)
+	}
+	r := runCLI(t, nil, "", "receiver", "status", "--json")
+	var st map[string]any
+	if json.Unmarshal([]byte(r.stdout), &st) != nil || st["smbd_up"] != true || st["port"] != float64(port) {
+		t.Fatalf("status: %s", r.stdout)
 	}
 }
