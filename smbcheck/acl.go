@@ -216,7 +216,7 @@ func (a ace) describe(names map[string]string) string {
 	if a.callback {
 		b.WriteString(", conditional: not evaluated")
 	}
-	b.WriteString(")")
+	b.WriteString(") " + maskWords(a.mask))
 	return b.String()
 }
 
@@ -475,6 +475,37 @@ func mapGeneric(m uint32) uint32 {
 		m |= fileAllAccess
 	}
 	return m &^ (genericRead | genericWrite | genericExecute | genericAll)
+}
+
+// maskWords names an access mask as the Security tab does: a standard set
+// (Full control, Modify, ...) when it is one, else its advanced
+// permissions, in brackets.
+func maskWords(m uint32) string {
+	m = mapGeneric(m) &^ 0x00100000 // SYNCHRONIZE says nothing to an admin
+	for _, set := range []struct {
+		mask uint32
+		name string
+	}{{0x000F01FF, "Full control"}, {0x000301BF, "Modify"}, {0x000200A9, "Read & execute"}, {0x00020089, "Read"}, {0x00000116, "Write"}} {
+		if m == set.mask {
+			return "[" + set.name + "]"
+		}
+	}
+	var words []string
+	for _, bit := range []struct {
+		mask uint32
+		name string
+	}{{0x1, "list folder / read data"}, {0x2, "create files / write data"}, {0x4, "create folders / append data"},
+		{0x8, "read extended attributes"}, {0x10, "write extended attributes"}, {0x20, "traverse folder / execute file"},
+		{0x40, "delete subfolders and files"}, {0x80, "read attributes"}, {0x100, "write attributes"}, {accessDelete, "delete"},
+		{readControl, "read permissions"}, {writeDAC, "change permissions"}, {0x00080000, "take ownership"}} {
+		if m&bit.mask != 0 {
+			words = append(words, bit.name)
+		}
+	}
+	if len(words) == 0 {
+		return "[no rights]"
+	}
+	return "[" + strings.Join(words, ", ") + "]"
 }
 
 var rightNames = map[uint32]string{
