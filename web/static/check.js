@@ -60,7 +60,7 @@
 		}
 		verdict.appendChild(p);
 		verdict.appendChild(el("p", "", v.summary));
-		if (v.fix) {
+		if (v.fix && v.cause !== "ok") {
 			var f = el("p");
 			f.appendChild(el("b", "", "Fix: "));
 			f.appendChild(document.createTextNode(v.fix));
@@ -73,6 +73,8 @@
 			verdict.appendChild(w);
 		}
 		verdict.hidden = false;
+		var old = document.getElementById("last-report");
+		if (old) { old.hidden = true; } // the live report is the newest
 	}
 	function done(text) {
 		state.textContent = text;
