@@ -133,6 +133,7 @@ func FuzzSMB1Replay(f *testing.F) {
 		c.negotiate(ctx)
 		c.neg.ExtendedSec = true
 		c.sessionSetup(ctx, ntlmCredentials{User: "u", Password: "p", Workstation: "w"}, nil)
+		c.sessionSetup(ctx, ntlmCredentials{User: "u", Password: "p", Workstation: "w", NTLMv1: true}, nil)
 		c.treeConnect(ctx, "h", "s")
 		fs := smb1FS{c: c, ctx: ctx}
 		fs.Stat(`a\b`)
