@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-smtp"
+
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/notify"
@@ -474,5 +476,69 @@ func TestReceiverInServe(t *testing.T) {
 			p.Signal(syscall.SIGTERM)
 			waitUntil(t, 10*time.Second, "smbd to exit", func() bool { return p.Signal(syscall.Signal(0)) != nil })
 		}
+	}
+}
+
+// mailPeer is a real SMTP server (emersion/go-smtp) on loopback.
+type mailPeer struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (p *mailPeer) NewSession(*smtp.Conn) (smtp.Session, error) { return &mailSess{p}, nil }
+
+type mailSess struct{ p *mailPeer }
+
+func (s *mailSess) Reset()                               {}
+func (s *mailSess) Logout() error                        { return nil }
+func (s *mailSess) Mail(string, *smtp.MailOptions) error { return nil }
+func (s *mailSess) Rcpt(string, *smtp.RcptOptions) error { return nil }
+func (s *mailSess) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	s.p.mu.Lock()
+	s.p.msgs = append(s.p.msgs, string(b))
+	s.p.mu.Unlock()
+	return err
+}
+
+// [notify] smtp_*: an incident reaches the admin by mail too.
+func TestMailNotification(t *testing.T) {
+	peer := &mailPeer{}
+	srv := smtp.NewServer(peer)
+	srv.Domain = "localhost"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedPort := closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
+	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\njitter = \"0s\"\n[notify]\nsmtp_host = \"127.0.0.1\"\nsmtp_port = "+
+		strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)+"\nsmtp_tls = \"none\"\nsmtp_from = \"scanwarden@office.test\"\nmail_to = [\"admin@office.test\"]\n")
+	st, err := store.OpenDir(context.Background(), cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.UnlockKey(context.Background(), filepath.Join(cfg.DataDir, "secret.key"))
+	st.PutDestination(context.Background(), registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort,
+		Share: "scans", User: "scan", Password: scanwarden.NewSecret("x"), Source: registry.SourceAdded})
+	st.Close()
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	waitUntil(t, 15*time.Second, "the mail", func() bool {
+		peer.mu.Lock()
+		defer peer.mu.Unlock()
+		return len(peer.msgs) > 0
+	})
+	peer.mu.Lock()
+	got := peer.msgs[0]
+	peer.mu.Unlock()
+	if !strings.Contains(got, "Subject: [scanwarden] reception opened: host-unreachable (panel 2101)") {
+		t.Fatalf("mail:\n%s", got)
 	}
 }
