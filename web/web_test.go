@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -957,5 +958,31 @@ func TestDownloadName(t *testing.T) {
 		if got := downloadName(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A check that cannot run ends its stream with "failed" (no detail: the
+// error goes to the log), then "end".
+func TestCheckStreamFailed(t *testing.T) {
+	s := newSite(t)
+	s.check = func(ctx context.Context, dest string, progress func(smbcheck.Step)) (smbcheck.Report, error) {
+		progress(sampleReport(dest).Steps[0])
+		return smbcheck.Report{}, errors.New("store: disk I/O error at /var/lib/secret/path")
+	}
+	c := s.login()
+	_, body := s.post(c, "/destinations/reception/check", nil, map[string]string{"Accept": "application/json"})
+	var start struct{ Events string }
+	json.Unmarshal([]byte(body), &start)
+	_, stream := s.get(c, start.Events)
+	if !strings.Contains(stream, "event: step") || !strings.Contains(stream, "event: failed") || !strings.HasSuffix(strings.TrimSpace(stream), "data: {}") {
+		t.Fatalf("stream: %s", stream)
+	}
+	if strings.Contains(stream, "disk I/O") || strings.Contains(stream, "/var/lib") {
+		t.Error("the error's detail reached the browser")
+	}
+	// The API says 500 without the detail too.
+	resp, body := s.post(c, "/api/v1/destinations/reception/check", nil, nil)
+	if resp.StatusCode != http.StatusInternalServerError || strings.Contains(body, "disk") {
+		t.Errorf("api: %s %s", resp.Status, body)
 	}
 }
