@@ -270,6 +270,10 @@ func ParseConfig(file string, b []byte) (Config, error) {
 		c.FileKeys = append(c.FileKeys, k)
 	}
 	sort.Strings(c.FileKeys)
+	if _, set := lines["checks.jitter"]; !set && c.Checks.Jitter > c.Checks.Interval/10 {
+		// The default jitter follows a shorter interval than the default's.
+		c.Checks.Jitter = c.Checks.Interval / 10
+	}
 	if es := c.validate(); len(es) > 0 {
 		for _, e := range es {
 			e.File, e.Line = file, lines[e.Key]

@@ -111,6 +111,16 @@ mail_to = ["admin@office.test"]
 	}
 }
 
+func TestJitterFollowsShortInterval(t *testing.T) {
+	c, err := ParseConfig("s.toml", []byte("[checks]\ninterval = \"30s\"\n"))
+	if err != nil || c.Checks.Jitter.D() != 3*time.Second {
+		t.Fatalf("%v %v", c.Checks.Jitter.D(), err)
+	}
+	if _, err := ParseConfig("s.toml", []byte("[checks]\ninterval = \"30s\"\njitter = \"1m\"\n")); err == nil {
+		t.Fatal("a jitter set above the interval accepted")
+	}
+}
+
 func TestUnknownKeysAllNamed(t *testing.T) {
 	_, err := ParseConfig("s.toml", []byte("lisen = \"x\"\n[snmp]\ncommunity = \"public\"\n"))
 	var es ConfigErrors
