@@ -346,7 +346,6 @@ func (s *Session) Remove(ctx context.Context, name string) error {
 }
 
 // ReadDir lists a folder below the destination folder ("" for itself).
-// Over SMB1 it is not supported.
 func (s *Session) ReadDir(ctx context.Context, name string) ([]fs.FileInfo, error) {
 	var list []fs.FileInfo
 	err := s.op(ctx, "list", name, func(ctx context.Context, p string) error {

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -266,6 +268,20 @@ func TestLabDialSMB1(t *testing.T) {
 	if err := s.Rename(ctx, tmp, final); !errors.Is(err, os.ErrExist) {
 		t.Errorf("rename onto an existing file: %v, want os.ErrExist", err)
 	}
+	list, err := s.ReadDir(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int64{}
+	for _, e := range list {
+		sizes[e.Name()] = e.Size()
+	}
+	if sizes[final] != int64(len(data)) || sizes[tmp] != 0 || len(list) < 2 {
+		t.Errorf("ReadDir over SMB1: %d entries, %s %d bytes, %s %d bytes", len(list), final, sizes[final], tmp, sizes[tmp])
+	}
+	if _, ok := sizes["."]; ok {
+		t.Error(`ReadDir lists "."`)
+	}
 	for _, n := range []string{tmp, final} {
 		if err := s.Remove(ctx, n); err != nil {
 			t.Fatal(err)
@@ -305,5 +321,47 @@ func TestLabDialSMB1(t *testing.T) {
 		if !errors.As(err, &e) || e.Op != tc.op || e.Cause != tc.want {
 			t.Errorf("%s: %v, want %s at %s", tc.dest, err, tc.want, tc.op)
 		}
+	}
+}
+
+// TestLabDialSMB1ListMany: a listing longer than one answer (512 entries)
+// continues with FIND_NEXT2.
+func TestLabDialSMB1ListMany(t *testing.T) {
+	lab := testlab.Require(t)
+	s, err := dialLab(t, lab, "//"+lab.SMB1IP+"/scans", "scanuser", "", "", DialOptions{MaxFailures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	prefix := "many-" + time.Now().Format("150405.000000") + "-"
+	const n = 600
+	var names []string
+	defer func() {
+		for _, name := range names {
+			s.Remove(ctx, name)
+		}
+	}()
+	for i := range n {
+		name := prefix + strings.Repeat("x", i%40) + "-" + strconv.Itoa(i)
+		f, err := s.Create(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		f.Close()
+	}
+	list, err := s.ReadDir(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range list {
+		if strings.HasPrefix(e.Name(), prefix) {
+			seen[e.Name()] = true
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("ReadDir over SMB1 lists %d of the %d files", len(seen), n)
 	}
 }

@@ -508,40 +508,155 @@ func (c *smb1Conn) delete(ctx context.Context, path string) error {
 
 // freeBytes asks TRANS2_QUERY_FS_INFORMATION (SMB_QUERY_FS_SIZE_INFO).
 func (c *smb1Conn) freeBytes(ctx context.Context) (uint64, error) {
-	params := binary.LittleEndian.AppendUint16(nil, 0x0103)
+	_, d, err := c.trans2(ctx, 0x0003, binary.LittleEndian.AppendUint16(nil, 0x0103), 64) // TRANS2_QUERY_FS_INFORMATION
+	if err != nil {
+		return 0, err
+	}
+	if len(d) < 24 {
+		return 0, fmt.Errorf("SMB1 file system size: %d bytes", len(d))
+	}
+	avail := binary.LittleEndian.Uint64(d[8:])
+	spu := uint64(binary.LittleEndian.Uint32(d[16:]))
+	bps := uint64(binary.LittleEndian.Uint32(d[20:]))
+	return avail * spu * bps, nil
+}
+
+// trans2 sends a TRANS2 request of sub-command sub with params and no data
+// and returns the answer's parameters and data (one answer message).
+func (c *smb1Conn) trans2(ctx context.Context, sub uint16, params []byte, maxData int) (rparams, rdata []byte, err error) {
+	// 32 + 1 + 30 words + 2 count = 65, +3 (pad, empty Unicode name) = 68.
+	const paramOff = 68
+	dataOff := paramOff + len(params)
 	w := binary.LittleEndian.AppendUint16(nil, uint16(len(params))) // total parameter count
 	w = binary.LittleEndian.AppendUint16(w, 0)                      // total data count
-	w = binary.LittleEndian.AppendUint16(w, 2)                      // max parameter count
-	w = binary.LittleEndian.AppendUint16(w, 64)                     // max data count
+	w = binary.LittleEndian.AppendUint16(w, 16)                     // max parameter count
+	w = binary.LittleEndian.AppendUint16(w, uint16(maxData))        // max data count
 	w = append(w, 0, 0)                                             // max setup count, reserved
 	w = binary.LittleEndian.AppendUint16(w, 0)                      // flags
 	w = binary.LittleEndian.AppendUint32(w, 0)                      // timeout
 	w = binary.LittleEndian.AppendUint16(w, 0)                      // reserved
 	w = binary.LittleEndian.AppendUint16(w, uint16(len(params)))    // parameter count
-	// 32 + 1 + 30 words + 2 count = 65, +3 pad (name "" and alignment) = 68.
-	w = binary.LittleEndian.AppendUint16(w, 68) // parameter offset
-	w = binary.LittleEndian.AppendUint16(w, 0)  // data count
-	w = binary.LittleEndian.AppendUint16(w, 70) // data offset
-	w = append(w, 1, 0)                         // setup count, reserved
-	w = binary.LittleEndian.AppendUint16(w, 3)  // TRANS2_QUERY_FS_INFORMATION
+	w = binary.LittleEndian.AppendUint16(w, paramOff)
+	w = binary.LittleEndian.AppendUint16(w, 0) // data count
+	w = binary.LittleEndian.AppendUint16(w, uint16(dataOff))
+	w = append(w, 1, 0) // setup count, reserved
+	w = binary.LittleEndian.AppendUint16(w, sub)
 	d := append([]byte{0, 0, 0}, params...)
 	resp, rw, _, err := c.call(ctx, smb1CmdTrans2, w, d, false)
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
 	if len(rw) < 20 {
-		return 0, fmt.Errorf("SMB1 trans2 response: %d parameter bytes", len(rw))
+		return nil, nil, fmt.Errorf("SMB1 trans2 response: %d parameter bytes", len(rw))
 	}
-	n := int(binary.LittleEndian.Uint16(rw[12:]))
-	off := int(binary.LittleEndian.Uint16(rw[14:]))
-	if n < 24 || off < 32 || off > len(resp) || n > len(resp)-off {
-		return 0, fmt.Errorf("SMB1 trans2 response: data %d+%d outside the %d-byte message", off, n, len(resp))
+	field := func(count, offset int, what string) ([]byte, error) {
+		n := int(binary.LittleEndian.Uint16(rw[count:]))
+		off := int(binary.LittleEndian.Uint16(rw[offset:]))
+		if n == 0 {
+			return nil, nil
+		}
+		if off < 32 || off > len(resp) || n > len(resp)-off {
+			return nil, fmt.Errorf("SMB1 trans2 response: %s %d+%d outside the %d-byte message", what, off, n, len(resp))
+		}
+		return resp[off : off+n], nil
 	}
-	d = resp[off : off+n]
-	avail := binary.LittleEndian.Uint64(d[8:])
-	spu := uint64(binary.LittleEndian.Uint32(d[16:]))
-	bps := uint64(binary.LittleEndian.Uint32(d[20:]))
-	return avail * spu * bps, nil
+	if total := binary.LittleEndian.Uint16(rw[2:]); int(total) != int(binary.LittleEndian.Uint16(rw[12:])) {
+		return nil, nil, fmt.Errorf("SMB1 trans2 response: %d of %d data bytes (answers in parts are not read)", binary.LittleEndian.Uint16(rw[12:]), total)
+	}
+	if rparams, err = field(6, 8, "parameters"); err != nil {
+		return nil, nil, err
+	}
+	if rdata, err = field(12, 14, "data"); err != nil {
+		return nil, nil, err
+	}
+	return rparams, rdata, nil
+}
+
+// listDir lists folder p (TRANS2_FIND_FIRST2 / FIND_NEXT2 with
+// SMB_FIND_FILE_DIRECTORY_INFO), without "." and "..".
+func (c *smb1Conn) listDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	pattern := `*`
+	if p != "" {
+		pattern = p + `\*`
+	}
+	maxData := min(max(c.maxBuf-256, 1024), 60<<10)
+	params := binary.LittleEndian.AppendUint16(nil, 0x0016) // hidden, system, directories
+	params = binary.LittleEndian.AppendUint16(params, 512)  // search count
+	params = binary.LittleEndian.AppendUint16(params, 0x0002)
+	params = binary.LittleEndian.AppendUint16(params, 0x0101) // SMB_FIND_FILE_DIRECTORY_INFO
+	params = binary.LittleEndian.AppendUint32(params, 0)
+	params = append(params, utf16z(pattern)...)
+	rp, rd, err := c.trans2(ctx, 0x0001, params, maxData)
+	if err != nil {
+		return nil, err
+	}
+	if len(rp) < 10 {
+		return nil, fmt.Errorf("SMB1 find: %d parameter bytes", len(rp))
+	}
+	sid := binary.LittleEndian.Uint16(rp)
+	end := binary.LittleEndian.Uint16(rp[4:]) != 0
+	var out []fs.FileInfo
+	last, err := appendDirEntries(&out, rd)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; !end; i++ {
+		if i >= 1000 || len(out) > 100000 {
+			return nil, errors.New("SMB1 find: the listing does not end")
+		}
+		params = binary.LittleEndian.AppendUint16(nil, sid)
+		params = binary.LittleEndian.AppendUint16(params, 512)
+		params = binary.LittleEndian.AppendUint16(params, 0x0101)
+		params = binary.LittleEndian.AppendUint32(params, 0)
+		params = binary.LittleEndian.AppendUint16(params, 0x000a) // continue from last, close at end
+		params = append(params, utf16z(last)...)
+		rp, rd, err = c.trans2(ctx, 0x0002, params, maxData)
+		if err != nil {
+			return nil, err
+		}
+		if len(rp) < 8 {
+			return nil, fmt.Errorf("SMB1 find next: %d parameter bytes", len(rp))
+		}
+		end = binary.LittleEndian.Uint16(rp[2:]) != 0
+		n := len(out)
+		if last, err = appendDirEntries(&out, rd); err != nil {
+			return nil, err
+		}
+		if len(out) == n && !end {
+			return nil, errors.New("SMB1 find next: no entries and no end")
+		}
+	}
+	return out, nil
+}
+
+// appendDirEntries decodes SMB_FIND_FILE_DIRECTORY_INFO entries and
+// returns the last name.
+func appendDirEntries(out *[]fs.FileInfo, d []byte) (string, error) {
+	last := ""
+	for len(d) > 0 {
+		if len(d) < 64 {
+			return last, fmt.Errorf("SMB1 find: entry of %d bytes", len(d))
+		}
+		next := int(binary.LittleEndian.Uint32(d))
+		n := int(binary.LittleEndian.Uint32(d[60:]))
+		if n > len(d)-64 || (next != 0 && (next < 64+n || next > len(d))) {
+			return last, fmt.Errorf("SMB1 find: entry name %d bytes, next at %d, in %d bytes", n, next, len(d))
+		}
+		name := strings.TrimRight(decodeUTF16(d[64:64+n]), "\x00")
+		last = name
+		if name != "." && name != ".." {
+			o := smb1Open{dir: binary.LittleEndian.Uint32(d[56:])&0x10 != 0, size: int64(binary.LittleEndian.Uint64(d[40:]))}
+			if ft := binary.LittleEndian.Uint64(d[24:]); ft > 116444736000000000 {
+				o.mtime = time.Unix(0, int64(ft-116444736000000000)*100)
+			}
+			*out = append(*out, smb1FileInfo{name: name, o: o})
+		}
+		if next == 0 {
+			break
+		}
+		d = d[next:]
+	}
+	return last, nil
 }
 
 // logoff disconnects the tree and logs off (bounded), then closes.
@@ -770,10 +885,8 @@ func (t smb1Tree) remove(ctx context.Context, p string) error {
 	return smb1FS{c: t.c, ctx: ctx}.Remove(p)
 }
 
-var errSMB1NoList = errors.New("listing a folder over SMB1 is not supported")
-
-func (t smb1Tree) readDir(context.Context, string) ([]fs.FileInfo, error) {
-	return nil, errSMB1NoList
+func (t smb1Tree) readDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	return t.c.listDir(ctx, p)
 }
 
 // close: the tree is disconnected at log-off.

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 )
@@ -149,6 +150,9 @@ func FuzzSMB1Replay(f *testing.F) {
 			f.Close()
 		}
 		smb1Tree{c}.rename(ctx, "x", "y")
+		c.listDir(ctx, "d")
+		var list []os.FileInfo
+		appendDirEntries(&list, b)
 		fs.Remove("x")
 		c.logoff()
 		<-done
