@@ -146,6 +146,11 @@ func (d *doc) key(cfg daemon.Config) string {
 		return ""
 	}
 	k, err := seal.Load(p)
+	if errors.Is(err, fs.ErrPermission) {
+		d.add("key", Warn, "run doctor as root (sudo scanwarden doctor) to check the key itself",
+			"%s is there with mode %04o, but this user cannot read it", p, st.Mode().Perm())
+		return ""
+	}
 	if err != nil {
 		d.add("key", Fail, "restore the key file from your backup", "%v", err)
 		return ""

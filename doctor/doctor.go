@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden/daemon"
@@ -162,6 +163,10 @@ func (d *doc) config() daemon.Config {
 	d.configFile = file
 	cfg, err := daemon.LoadConfig(file)
 	switch {
+	case err != nil && os.Geteuid() != 0 && strings.Contains(err.Error(), "permission denied"):
+		d.add("config", Fail, "run doctor as root (sudo scanwarden doctor): the config names files only root and the daemon's user may read",
+			"%v", err)
+		return daemon.Defaults()
 	case err != nil:
 		d.add("config", Fail, fmt.Sprintf("edit %s where it says, then `scanwarden serve --config %s --check-config`", file, file),
 			"%v", err)
