@@ -725,7 +725,11 @@ func (c *checker) stepSession(ctx context.Context) bool {
 		if !c.sessionGuest(s, res) {
 			c.ok(s, fmt.Sprintf("logged on as %s", describeForm(stored)))
 		}
-		c.skipWhy("not needed: the stored user name logged on", StepForms)
+		if c.anonymous() {
+			c.skipWhy("not needed: the anonymous logon succeeded", StepForms)
+		} else {
+			c.skipWhy("not needed: the stored user name logged on", StepForms)
+		}
 		return true
 	case res.refused != nil:
 		c.refused(s, res.refused)
