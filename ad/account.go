@@ -328,6 +328,38 @@ func parseUser(e *ldap.Entry) (*record, error) {
 	r := &record{DN: e.DN, SAM: e.GetAttributeValue("sAMAccountName"), UPN: e.GetAttributeValue("userPrincipalName"),
 		Display: e.GetAttributeValue("displayName"), MemberOf: e.GetAttributeValues("memberOf"),
 		PSO: e.GetAttributeValue("msDS-ResultantPSO"), Raw: smbcheck.Evidence{}}
+	if err := r.parseCounters(e); err != nil {
+		return nil, err
+	}
+	if s := e.GetAttributeValue("userWorkstations"); s != "" {
+		r.Raw["userWorkstations"] = s
+		for _, w := range strings.Split(s, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				r.Workstations = append(r.Workstations, w)
+			}
+		}
+	}
+	if vals := e.GetRawAttributeValues("logonHours"); len(vals) > 0 {
+		r.LogonHours, r.HasLogonHours = logonHours(vals[0]), true
+		r.Raw["logonHours"] = hex.EncodeToString(vals[0])
+	}
+	if err := r.parseSIDs(e); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"sAMAccountName", "userPrincipalName", "displayName", "msDS-ResultantPSO"} {
+		if s := e.GetAttributeValue(name); s != "" {
+			r.Raw[name] = s
+		}
+	}
+	if len(r.MemberOf) > 0 {
+		r.Raw["memberOf"] = r.MemberOf
+	}
+	return r, nil
+}
+
+// parseCounters reads the numeric attributes: times (FILETIME), the
+// userAccountControl flags and badPwdCount.
+func (r *record) parseCounters(e *ldap.Entry) error {
 	ints := []struct {
 		name string
 		dst  *int64
@@ -344,7 +376,7 @@ func parseUser(e *ldap.Entry) (*record, error) {
 		}
 		v, err := parseInt64(f.name, s)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		*f.dst = v
 		if f.has != nil {
@@ -363,7 +395,7 @@ func parseUser(e *ldap.Entry) (*record, error) {
 		}
 		v, err := parseInt64(f.name, s)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		*f.dst = uint32(v)
 		if f.has != nil {
@@ -374,27 +406,20 @@ func parseUser(e *ldap.Entry) (*record, error) {
 	if s := e.GetAttributeValue("badPwdCount"); s != "" {
 		v, err := parseInt64("badPwdCount", s)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.BadPwdCount = int(max(0, min(v, 1<<16)))
 		r.Raw["badPwdCount"] = r.BadPwdCount
 	}
-	if s := e.GetAttributeValue("userWorkstations"); s != "" {
-		r.Raw["userWorkstations"] = s
-		for _, w := range strings.Split(s, ",") {
-			if w = strings.TrimSpace(w); w != "" {
-				r.Workstations = append(r.Workstations, w)
-			}
-		}
-	}
-	if vals := e.GetRawAttributeValues("logonHours"); len(vals) > 0 {
-		r.LogonHours, r.HasLogonHours = logonHours(vals[0]), true
-		r.Raw["logonHours"] = hex.EncodeToString(vals[0])
-	}
+	return nil
+}
+
+// parseSIDs reads the account's own SID and its groups' (tokenGroups).
+func (r *record) parseSIDs(e *ldap.Entry) error {
 	if b := e.GetRawAttributeValue("objectSid"); len(b) > 0 {
 		sid, err := smbcheck.SIDString(b)
 		if err != nil {
-			return nil, fmt.Errorf("objectSid: %w", err)
+			return fmt.Errorf("objectSid: %w", err)
 		}
 		r.SID = sid
 		r.Raw["objectSid"] = sid
@@ -402,22 +427,14 @@ func parseUser(e *ldap.Entry) (*record, error) {
 	for _, b := range e.GetRawAttributeValues("tokenGroups") {
 		sid, err := smbcheck.SIDString(b)
 		if err != nil {
-			return nil, fmt.Errorf("tokenGroups: %w", err)
+			return fmt.Errorf("tokenGroups: %w", err)
 		}
 		r.TokenGroups = append(r.TokenGroups, sid)
 	}
 	if len(r.TokenGroups) > 0 {
 		r.Raw["tokenGroups"] = r.TokenGroups
 	}
-	for _, name := range []string{"sAMAccountName", "userPrincipalName", "displayName", "msDS-ResultantPSO"} {
-		if s := e.GetAttributeValue(name); s != "" {
-			r.Raw[name] = s
-		}
-	}
-	if len(r.MemberOf) > 0 {
-		r.Raw["memberOf"] = r.MemberOf
-	}
-	return r, nil
+	return nil
 }
 
 // state is one reason an account cannot log on now.
