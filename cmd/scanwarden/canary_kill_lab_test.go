@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	smb2 "github.com/cloudsoda/go-smb2"
+
+	"github.com/scanwarden/scanwarden/testlab"
+)
+
+// TestLabCanaryKill9: a check killed with SIGKILL while its canary's name
+// is recorded (the file may or may not exist yet) leaves nothing behind
+// once the next check of the same folder has run: the name is swept.
+func TestLabCanaryKill9(t *testing.T) {
+	lab := testlab.Require(t)
+	state := t.TempDir()
+	journal := filepath.Join(state, "canaries")
+	args := []string{"-test.run=^$", "--", "check", "//" + lab.DCHost + "/scans", "--user", lab.Domain + `\alice`, "--state-dir", state}
+	env := append(os.Environ(), mainEnv+"=1", passwordEnv+"="+lab.Password)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := (&smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: "alice", Password: lab.Password, Domain: lab.Domain}}).Dial(ctx, lab.DCIP+":445")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Logoff()
+	sh, err := s.Mount(`\\` + lab.DCIP + `\scans`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Umount()
+	var name string
+	for try := 0; try < 10 && name == ""; try++ {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the name in the journal, then for the file on the
+		// share, and kill the check while the canary exists.
+		deadline := time.Now().Add(15 * time.Second)
+		recorded := ""
+		for time.Now().Before(deadline) && name == "" {
+			if recorded == "" {
+				if es, _ := os.ReadDir(journal); len(es) > 0 {
+					b, _ := os.ReadFile(filepath.Join(journal, es[0].Name()))
+					_, recorded, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
+				}
+				time.Sleep(200 * time.Microsecond)
+				continue
+			}
+			if _, err := sh.Stat(recorded); err == nil {
+				cmd.Process.Kill()
+				name = recorded
+			} else if cmd.ProcessState != nil {
+				break
+			}
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		if name == "" && recorded != "" {
+			os.RemoveAll(journal) // this run finished first: its canary is gone
+		}
+	}
+	if name == "" {
+		t.Skip("no check was caught while its canary existed (the machine is too fast or too slow here)")
+	}
+	if _, err := sh.Stat(name); err != nil {
+		t.Fatalf("the killed check left no canary to sweep: %v", err)
+	}
+	t.Logf("killed while %s existed", name)
+
+	// The next check of the folder sweeps it.
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "verdict: ok") {
+		t.Fatalf("second check: %v\n%s", err, out)
+	}
+	if es, _ := os.ReadDir(journal); len(es) != 0 {
+		t.Errorf("journal not empty after the sweep: %d entries", len(es))
+	}
+	if _, err := sh.Stat(name); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed check's canary %s is still there: %v", name, err)
+	}
+}
