@@ -7,6 +7,7 @@
 # 2. N (default 1000) PDFs put by smbclient, one logon each, into a running
 #    receiver: close -> catalogued p50/p90/p99.
 set -euo pipefail
+export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
 cd "$(dirname "$0")/.."
 size="${1:-1024}"
 n="${2:-1000}"

@@ -8,6 +8,7 @@
 # every wait is bounded. Usage: bench/serve.sh [SETTLE_S [MEASURE_S]]
 # (defaults 150 and 60).
 set -euo pipefail
+export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
 here=$(cd "$(dirname "$0")/.." && pwd)
 settle=${1:-150}
 measure=${2:-60}

@@ -8,6 +8,7 @@
 #   BENCH_HOST=smb2srv.kyolab.test BENCH_USER=scanuser BENCH_DOMAIN=SMB2SRV \
 #     testlab/lab exec bench/smbcheck.sh           # a standalone Samba file server
 set -euo pipefail
+export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
 cd "$(dirname "$0")/.."
 n="${1:-30}"
 [ "$n" -ge 1 ] && [ "$n" -le 500 ] || { echo "N must be 1..500" >&2; exit 2; }

@@ -8,6 +8,7 @@
 # status, peak RSS < 100 MB. Loopback only; every loop is bounded in count
 # and time. Usage: bench/snmp.sh [COUNT]   (default 1000, at most 2000)
 set -euo pipefail
+export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
 here=$(cd "$(dirname "$0")/.." && pwd)
 count=${1:-1000}
 [ "$count" -ge 1 ] && [ "$count" -le 2000 ] || { echo "COUNT must be 1..2000" >&2; exit 2; }

@@ -6,6 +6,7 @@
 #   BENCH_URL=http://127.0.0.1:8080 BENCH_COOKIE='scanwarden=…' bench/web.sh
 #                                   a running daemon (its data filled beforehand)
 set -Eeuo pipefail
+export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 command -v wrk >/dev/null || { echo "web.sh: wrk is not installed (apt-get install wrk)" >&2; exit 2; }

@@ -116,9 +116,14 @@ func (k *SNMPSink) RecordEvents(ctx context.Context, evs []snmp.Event) ([]bool, 
 	}
 	var pruned map[string]int64
 	err := k.s.tx(ctx, func(tx *sql.Tx) error {
+		st, err := prepareEventStmts(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer st.close()
 		inserted := 0
 		for i, ev := range evs {
-			f, err := k.recordEvent(ctx, tx, ev)
+			f, err := k.recordEvent(ctx, st, ev)
 			if err != nil {
 				return fmt.Errorf("record event %s on %s: %w", ev.Code, ev.Device, err)
 			}
@@ -130,7 +135,6 @@ func (k *SNMPSink) RecordEvents(ctx context.Context, evs []snmp.Event) ([]bool, 
 		if !k.pruneDue(inserted) {
 			return nil
 		}
-		var err error
 		pruned, err = pruneSNMPEvents(ctx, tx, k.s.now(), k.limits)
 		return err
 	})
@@ -168,7 +172,39 @@ func (k *SNMPSink) Dropped() map[string]int64 {
 	return out
 }
 
-func (k *SNMPSink) recordEvent(ctx context.Context, tx *sql.Tx, ev snmp.Event) (bool, error) {
+// eventStmts are RecordEvents' statements, prepared once per batch.
+type eventStmts struct{ find, touch, insert *sql.Stmt }
+
+func prepareEventStmts(ctx context.Context, tx *sql.Tx) (*eventStmts, error) {
+	var st eventStmts
+	var err error
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&st.find, `SELECT id, last_seen FROM snmp_events WHERE dedup_key = ? ORDER BY last_seen DESC LIMIT 1`},
+		{&st.touch, `UPDATE snmp_events SET last_seen = ?, count = count + 1 WHERE id = ?`},
+		{&st.insert, `INSERT INTO snmp_events
+			(device, dedup_key, source, code, text, destination, rule, detail, first_seen, last_seen, unverified)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+	} {
+		if *p.dst, err = tx.PrepareContext(ctx, p.sql); err != nil {
+			st.close()
+			return nil, err
+		}
+	}
+	return &st, nil
+}
+
+func (st *eventStmts) close() {
+	for _, s := range []*sql.Stmt{st.find, st.touch, st.insert} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+func (k *SNMPSink) recordEvent(ctx context.Context, st *eventStmts, ev snmp.Event) (bool, error) {
 	t := ev.Time
 	if t.IsZero() {
 		t = k.s.now()
@@ -179,8 +215,7 @@ func (k *SNMPSink) recordEvent(ctx context.Context, tx *sql.Tx, ev snmp.Event) (
 	}
 	var id int64
 	var last string
-	err = tx.QueryRowContext(ctx, `SELECT id, last_seen FROM snmp_events WHERE dedup_key = ?
-		ORDER BY last_seen DESC LIMIT 1`, ev.Key).Scan(&id, &last)
+	err = st.find.QueryRowContext(ctx, ev.Key).Scan(&id, &last)
 	switch {
 	case err == nil:
 		lt, perr := parseTime(last)
@@ -189,17 +224,14 @@ func (k *SNMPSink) recordEvent(ctx context.Context, tx *sql.Tx, ev snmp.Event) (
 			if t.After(lt) {
 				newLast = formatTime(t)
 			}
-			_, err = tx.ExecContext(ctx, `UPDATE snmp_events SET last_seen = ?, count = count + 1 WHERE id = ?`, newLast, id)
+			_, err = st.touch.ExecContext(ctx, newLast, id)
 			return false, err
 		}
 	case !errors.Is(err, sql.ErrNoRows):
 		return false, err
 	}
 	at := formatTime(t)
-	_, err = tx.ExecContext(ctx, `INSERT INTO snmp_events
-		(device, dedup_key, source, code, text, destination, rule, detail, first_seen, last_seen, unverified)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.Device, ev.Key, string(ev.Source), ev.Code, ev.Text, ev.Destination, ev.Rule, string(detail), at, at, snmpBool(ev.Unverified))
+	_, err = st.insert.ExecContext(ctx, ev.Device, ev.Key, string(ev.Source), ev.Code, ev.Text, ev.Destination, ev.Rule, string(detail), at, at, snmpBool(ev.Unverified))
 	return err == nil, err
 }
 

@@ -134,3 +134,27 @@ func TestSNMPEventLimits(t *testing.T) {
 		t.Errorf("no drop counted for age: %v", drops)
 	}
 }
+
+// BenchmarkRecordEventsBatch: distinct trap events stored 256 to a
+// transaction, as the trap listener's writer does.
+func BenchmarkRecordEventsBatch(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "sw.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	sink := s.SNMP(0)
+	batch := make([]snmp.Event, 256)
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(batch) {
+		for j := range batch {
+			batch[j] = snmp.Event{Device: "127.0.0.1:161", Time: time.Now(), Code: "1102", Source: snmp.SourceTrap,
+				Text: `Send error 1102 \\fs01\scans\alice`, Key: fmt.Sprintf("trap:%d", i+j),
+				Detail: map[string]string{"trap_oid": "1.3.6.1.2.1.43.18.2.0.1", "vars": "1.3.6.1.2.1.43.18.1.1.8.1.1=Send error 1102"}}
+		}
+		if _, err := sink.RecordEvents(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
