@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -96,7 +97,10 @@ type forwarder struct {
 // ring returns the forwarder's copy buffers, made on first use.
 func (fw *forwarder) ring() [][]byte {
 	if fw.bufs == nil {
-		fw.bufs = [][]byte{make([]byte, copyBuf), make([]byte, copyBuf), make([]byte, copyBuf)}
+		fw.bufs = make([][]byte, writersInFlight+1)
+		for i := range fw.bufs {
+			fw.bufs[i] = make([]byte, copyBuf)
+		}
 	}
 	return fw.bufs
 }
@@ -276,7 +280,12 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 		return "", &DeliveryError{sc.ID, "create " + tmp, err}
 	}
 	h := sha256.New()
-	n, err := pipe(w, local, h, fw.ring())
+	var n int64
+	if wa, ok := w.(io.WriterAt); ok && writeAtWorks(wa) {
+		n, err = pipeAt(wa, local, h, fw.ring())
+	} else {
+		n, err = pipe(w, local, h, fw.ring())
+	}
 	if err == nil && n != sc.Size {
 		err = fmt.Errorf("held copy is %d bytes, catalogued %d", n, sc.Size)
 	}
@@ -357,7 +366,12 @@ func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc 
 	}
 	defer r.Close()
 	h := sha256.New()
-	n, err := pipe(h, r, nil, fw.ring())
+	var n int64
+	if ra, ok := r.(io.ReaderAt); ok && concurrentReads(r) {
+		n, err = hashAt(h, ra, sc.Size, fw.ring())
+	} else {
+		n, err = pipe(h, r, nil, fw.ring())
+	}
 	if err != nil {
 		return err
 	}
@@ -488,4 +502,162 @@ func pipe(dst io.Writer, src io.Reader, tee io.Writer, bufs [][]byte) (int64, er
 		return total, werr
 	}
 	return total, rerr
+}
+
+// writeAtWorks probes a remote file for concurrent writes (an SMB1
+// destination answers errors.ErrUnsupported).
+func writeAtWorks(w io.WriterAt) bool {
+	_, err := w.WriteAt(nil, 0)
+	return err == nil
+}
+
+// writersInFlight is how many WRITE requests the forwarder keeps in flight
+// on a destination that takes concurrent writes (SMB2/3).
+const writersInFlight = 4
+
+// pipeAt copies src to dst with up to writersInFlight concurrent WriteAt
+// calls, reading (and teeing into the hash) src sequentially; bufs bound the
+// memory (at least writersInFlight+1 of them).
+func pipeAt(dst io.WriterAt, src io.Reader, tee io.Writer, bufs [][]byte) (int64, error) {
+	type job struct {
+		b   []byte
+		n   int
+		off int64
+	}
+	free := make(chan []byte, len(bufs))
+	for _, b := range bufs {
+		free <- b
+	}
+	jobs := make(chan job)
+	var mu sync.Mutex
+	var werr error
+	failed := func() bool { mu.Lock(); defer mu.Unlock(); return werr != nil }
+	var wg sync.WaitGroup
+	for range writersInFlight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if !failed() {
+					n, err := dst.WriteAt(j.b[:j.n], j.off)
+					if err == nil && n != j.n {
+						err = io.ErrShortWrite
+					}
+					if err != nil {
+						mu.Lock()
+						if werr == nil {
+							werr = err
+						}
+						mu.Unlock()
+					}
+				}
+				free <- j.b
+			}
+		}()
+	}
+	var off int64
+	var rerr error
+	for !failed() {
+		b := <-free
+		n, err := io.ReadFull(src, b)
+		if n > 0 {
+			if tee != nil {
+				tee.Write(b[:n])
+			}
+			jobs <- job{b, n, off}
+			off += int64(n)
+		} else {
+			free <- b
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if werr != nil {
+		return off, werr
+	}
+	return off, rerr
+}
+
+// concurrentReads says whether reads of r may overlap: an SMB2/3 file
+// (WriteAt works there) or a local one.
+func concurrentReads(r RemoteFile) bool {
+	wa, ok := r.(io.WriterAt)
+	if !ok {
+		return false
+	}
+	_, err := wa.WriteAt(nil, 0) // no bytes: a probe, even on a file opened to read
+	return !errors.Is(err, errors.ErrUnsupported)
+}
+
+// hashAt reads size bytes of r with up to writersInFlight reads in flight,
+// hashes them in order into h, and returns how many bytes r holds (one more
+// read past size tells whether it is longer).
+func hashAt(h io.Writer, r io.ReaderAt, size int64, bufs [][]byte) (int64, error) {
+	type result struct {
+		b   []byte
+		n   int
+		err error
+	}
+	free := make(chan []byte, len(bufs))
+	for _, b := range bufs {
+		free <- b
+	}
+	order := make(chan chan result, writersInFlight)
+	stop := make(chan struct{})
+	go func() {
+		defer close(order)
+		for off := int64(0); off < size; {
+			var b []byte
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			m := int(min(int64(len(b)), size-off))
+			c := make(chan result, 1)
+			order <- c
+			go func(b []byte, off int64) {
+				n, err := r.ReadAt(b[:m], off)
+				if err == io.EOF && n == m {
+					err = nil
+				}
+				c <- result{b, n, err}
+			}(b, off)
+			off += int64(m)
+		}
+	}()
+	var total int64
+	var err error
+	for c := range order {
+		res := <-c
+		if err == nil {
+			if res.err == nil || res.err == io.EOF {
+				h.Write(res.b[:res.n])
+				total += int64(res.n)
+			}
+			if res.err != nil {
+				err = res.err
+				close(stop)
+			}
+		}
+		free <- res.b
+	}
+	if err != nil {
+		if err == io.EOF {
+			return total, nil // shorter than size: the caller compares
+		}
+		return total, err
+	}
+	var one [1]byte
+	if n, _ := r.ReadAt(one[:], size); n > 0 {
+		total += int64(n) // longer than size
+	}
+	return total, nil
 }

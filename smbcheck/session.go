@@ -458,10 +458,27 @@ func (f *File) Read(p []byte) (int, error) {
 	return n, opError("read", f.name, err)
 }
 
-// ReadAt reads at off (io.ReaderAt).
+// WriteAt writes p at off (io.WriterAt). Unlike Write it may run
+// concurrently with other WriteAt calls on the file over SMB2/3 (each
+// request has its own message id and credits), so a large file can have
+// several writes in flight; each call is bounded by the timeout. Over SMB1
+// it returns errors.ErrUnsupported: use Write.
+func (f *File) WriteAt(p []byte, off int64) (int, error) {
+	wa, ok := f.f.(io.WriterAt)
+	if !ok {
+		return 0, errors.ErrUnsupported
+	}
+	t := time.AfterFunc(f.w.timeout, f.w.cancel)
+	defer t.Stop()
+	n, err := wa.WriteAt(p, off)
+	return n, opError("write", f.name, err)
+}
+
+// ReadAt reads at off (io.ReaderAt). Like WriteAt it may run concurrently
+// with other ReadAt calls over SMB2/3; each call is bounded by the timeout.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
-	f.w.arm()
-	defer f.w.disarm()
+	t := time.AfterFunc(f.w.timeout, f.w.cancel)
+	defer t.Stop()
 	n, err := f.f.ReadAt(p, off)
 	if errors.Is(err, io.EOF) {
 		return n, io.EOF
