@@ -77,6 +77,7 @@ type SNMPConfig struct {
 	TrapCommunityFile string   `toml:"trap_community_file"`
 	SMTPListen        string   `toml:"smtp_listen"` // "" = off, e.g. ":2525"
 	CIDR              []string `toml:"cidr"`        // networks swept for Kyocera devices
+	Allow             []string `toml:"allow"`       // networks whose traps and mail are taken besides the devices' (a mail relay)
 	RulesFile         string   `toml:"rules_file"`
 
 	Community     scanwarden.Secret `toml:"-"`
@@ -415,6 +416,14 @@ func (c *Config) validate() ConfigErrors {
 	}
 	if s.TrapListen != "" && s.TrapCommunityFile == "" && s.TrapCommunity.IsZero() {
 		bad("snmp.trap_listen", strconv.Quote(s.TrapListen), "needs snmp.trap_community_file (traps with any community are not taken)")
+	}
+	for _, cidr := range s.Allow {
+		if _, err := netip.ParsePrefix(strings.TrimSpace(cidr)); err != nil {
+			bad("snmp.allow", strconv.Quote(cidr), "not a network such as 192.168.10.0/24")
+		}
+	}
+	if len(s.Allow) > 0 && s.TrapListen == "" && s.SMTPListen == "" {
+		bad("snmp.allow", fmt.Sprint(s.Allow), "needs snmp.trap_listen or snmp.smtp_listen")
 	}
 	for _, cidr := range s.CIDR {
 		p, err := netip.ParsePrefix(strings.TrimSpace(cidr))

@@ -555,12 +555,20 @@ func (m *Main) openWatch(ctx context.Context, cfg Config, rules *snmp.Rules, tar
 			wc.Networks = append(wc.Networks, p)
 		}
 	}
+	var allow []netip.Prefix
+	for _, c := range cfg.SNMP.Allow {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil {
+			allow = append(allow, p.Masked())
+		}
+	}
 	if cfg.SNMP.TrapListen != "" {
 		tc := snmp.DefaultTrapListenerConfig(cfg.SNMP.TrapListen, cfg.SNMP.TrapCommunity)
+		tc.Allow = allow
 		wc.Traps = &tc
 	}
 	if cfg.SNMP.SMTPListen != "" {
 		mc := snmp.DefaultMailListenerConfig(cfg.SNMP.SMTPListen)
+		mc.Allow = allow
 		wc.Mail = &mc
 	}
 	wc.Rules = rules

@@ -225,6 +225,7 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 // CIDRCopy unshares the slices a copy of the config would share.
 func (c *Config) CIDRCopy() {
 	c.SNMP.CIDR = append([]string(nil), c.SNMP.CIDR...)
+	c.SNMP.Allow = append([]string(nil), c.SNMP.Allow...)
 	c.Notify.MailTo = append([]string(nil), c.Notify.MailTo...)
 	c.FileKeys = append([]string(nil), c.FileKeys...)
 }

@@ -260,8 +260,14 @@ func (w *Watcher) closeListeners() {
 }
 
 // SetTargets replaces the polled devices (the daemon's registry changed);
-// what is known of devices that stay is kept.
+// what is known of devices that stay is kept. Devices given by name are
+// resolved (two seconds at most each) so that their traps and mail are
+// allowed.
 func (w *Watcher) SetTargets(ts []Target) error {
+	return w.setTargets(context.Background(), ts)
+}
+
+func (w *Watcher) setTargets(ctx context.Context, ts []Target) error {
 	for _, t := range ts {
 		if err := t.Validate(); err != nil {
 			return fmt.Errorf("watch: %w", err)
@@ -273,6 +279,7 @@ func (w *Watcher) SetTargets(ts []Target) error {
 	for _, t := range ts {
 		w.index.Add(Inventory{Address: t.Addr()})
 	}
+	w.resolveTargets(ctx, ts)
 	return nil
 }
 
@@ -370,10 +377,9 @@ func (w *Watcher) run(ctx context.Context) error {
 			return fmt.Errorf("%w: no Kyocera answered in %v (%d other SNMP devices)", ErrNothingToWatch, w.cfg.Networks, len(notKyocera))
 		}
 	}
-	if err := w.SetTargets(targets); err != nil {
+	if err := w.setTargets(ctx, targets); err != nil {
 		return err
 	}
-	w.resolveTargets(ctx, targets)
 	if w.cfg.OnStart != nil {
 		st := WatchStart{NotKyocera: notKyocera}
 		for _, t := range targets {

@@ -141,3 +141,19 @@ func TestWatcherConfigZeroIsNotDefault(t *testing.T) {
 		}
 	}
 }
+
+// A device given by name is resolved: its address is allowed to send
+// traps and mail, and they are that device's.
+func TestWatcherResolvesNamedDevices(t *testing.T) {
+	sink := NewMemorySink(time.Hour, 0)
+	w := openWatch(t, sink, nil, func(c *WatcherConfig) {
+		c.Targets = []Target{{Host: "localhost", Port: 9, Timeout: time.Second}}
+	})
+	waitFor(t, "localhost resolved", func() bool { return w.isDevice(netip.MustParseAddr("127.0.0.1")) })
+	if err := sendFrom(deviceIP, w.mail.Addr().String(), kyoceraMail); err != nil {
+		t.Fatal(err)
+	}
+	if evs := sink.Snapshot(); len(evs) != 1 || evs[0].Device != "localhost:9" || evs[0].Unverified {
+		t.Errorf("events %+v", evs)
+	}
+}
