@@ -78,12 +78,12 @@ func runAD(ctx context.Context, env environ, args []string) int {
 		err = errors.New("no directory: give --ad-url URL or --ad-domain DOMAIN, and --ad-bind-user")
 	}
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden ad %s: %v\n", sub, err)
+		humanf(env.stderr, "scanwarden ad %s: %s\n", sub, err.Error())
 		return exitUsage
 	}
 	dir, err := adf.open(ctx, env)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden ad %s: %v\n", sub, err)
+		humanf(env.stderr, "scanwarden ad %s: %s\n", sub, err.Error())
 		return exitUsage
 	}
 	defer dir.Close()
@@ -119,7 +119,7 @@ func runAD(ctx context.Context, env environ, args []string) int {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(answer); err != nil {
-			fmt.Fprintf(env.stderr, "scanwarden ad %s: %v\n", sub, err)
+			humanf(env.stderr, "scanwarden ad %s: %s\n", sub, err.Error())
 			return exitUsage
 		}
 	}

@@ -79,7 +79,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 		st, dt, err := openDestination(ctx, env, df, *destName)
 		if err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
 		defer st.Close()
@@ -99,7 +99,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		var err error
 		t, err = typedTarget(env, pos[0], *user, userSet, *workstation, *passwordFile, *noPassword)
 		if err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
 		if *stateDir == "" {
@@ -107,7 +107,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 		dir, err := resolveStateDir(*stateDir, env.getenv)
 		if err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
 		// The state store opens while the first network steps run: the ledger
@@ -128,7 +128,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	if adf.configured() {
 		dirc, err := adf.open(ctx, env)
 		if err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden check: Active Directory:", err)
+			humanf(env.stderr, "scanwarden check: Active Directory: %s\n", err.Error())
 			return exitUsage
 		}
 		defer dirc.Close()
@@ -185,13 +185,13 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, rep smbc
 	// Ctrl-C or SIGTERM ends the check early, yet the verdict reached so
 	// far is still printed: the store is waited for without the signal.
 	if _, err := ledger.wait(context.WithoutCancel(ctx)); err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden check: state:", err)
+		humanf(env.stderr, "scanwarden check: state: %s\n", err.Error())
 		return exitUsage
 	}
 	// An interrupted check says nothing about the destination: not kept.
 	if ledger.keep != nil && ctx.Err() == nil {
 		if err := ledger.keep(rep); err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden check: keep the report:", err)
+			humanf(env.stderr, "scanwarden check: keep the report: %s\n", err.Error())
 			return exitUsage
 		}
 	}
@@ -199,7 +199,7 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, rep smbc
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden check:", err)
+			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
 	} else {
