@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -112,7 +111,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 		// The state store opens while the first network steps run: the ledger
 		// is first needed right before the first logon.
-		ledger = openStoreLedger(context.WithoutCancel(ctx), dir, seal.Resolve(df.keyFile, env.getenv, dir))
+		ledger = openStoreLedger(context.WithoutCancel(ctx), dir, resolveKeyFile(df.keyFile, env.getenv, dir))
 		canaries = dirCanaries{filepath.Join(dir, "canaries")}
 	}
 	defer ledger.Close()
