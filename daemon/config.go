@@ -24,6 +24,9 @@ import (
 // with a default (Defaults), so that no file at all is a working setup.
 // Relative paths are taken from the working directory.
 type Config struct {
+	// DataDir "" (the default) is store.DataDir's choice, as for every
+	// command: $SCANWARDEN_DATA_DIR, the installed box's dir, else
+	// ./scanwarden-data (Main.Open resolves it).
 	DataDir  string `toml:"data_dir"`
 	Listen   string `toml:"listen"`
 	LogLevel string `toml:"log_level"` // debug, info, warn, error
@@ -163,7 +166,6 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 // Defaults returns the configuration used for every key the file leaves out.
 func Defaults() Config {
 	return Config{
-		DataDir:  "./scanwarden-data",
 		Listen:   "127.0.0.1:8080",
 		LogLevel: "info",
 		Checks: ChecksConfig{Interval: Duration(15 * time.Minute), Jitter: Duration(90 * time.Second), MaxConcurrent: 4,
@@ -356,8 +358,8 @@ func (c *Config) validate() ConfigErrors {
 	bad := func(key string, value any, reason string) {
 		es = append(es, &ConfigError{Key: key, Value: fmt.Sprint(value), Reason: reason})
 	}
-	if strings.TrimSpace(c.DataDir) == "" {
-		bad("data_dir", `""`, "empty")
+	if c.DataDir != "" && strings.TrimSpace(c.DataDir) == "" {
+		bad("data_dir", strconv.Quote(c.DataDir), "blank (leave it out, or \"\", for the default)")
 	}
 	if err := checkListen(c.Listen, false); err != nil {
 		bad("listen", strconv.Quote(c.Listen), err.Error())

@@ -14,7 +14,7 @@ func TestDefaultsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DataDir != "./scanwarden-data" || c.Listen != "127.0.0.1:8080" || c.Checks.Interval.D() != 15*time.Minute ||
+	if c.DataDir != "" || c.Listen != "127.0.0.1:8080" || c.Checks.Interval.D() != 15*time.Minute ||
 		c.Checks.MaxConcurrent != 4 || c.Incidents.CloseAfter.D() != 3*time.Hour || c.SNMP.Community.Reveal() != "public" {
 		t.Fatalf("defaults: %+v", c)
 	}

@@ -27,7 +27,6 @@ import (
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
@@ -114,6 +113,16 @@ func (m *Main) getenv(k string) string {
 	return os.Getenv(k)
 }
 
+// dataDir is cfg's data_dir, else store.DataDir's choice for serve (made
+// when missing: ./scanwarden-data).
+func (m *Main) dataDir(cfg Config) (string, error) {
+	d, err := store.DataDir(cfg.DataDir, m.getenv, store.Local)
+	if err != nil {
+		return "", fmt.Errorf("data_dir: %w", err)
+	}
+	return filepath.Clean(d), nil
+}
+
 // Run opens the daemon, reloads the config on SIGHUP, and closes it when
 // ctx ends (SIGTERM, SIGINT in cmd). The error is "could not start".
 func (m *Main) Run(ctx context.Context) error {
@@ -169,7 +178,11 @@ func (m *Main) Open(ctx context.Context) error {
 		m.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 
-	dataDir := filepath.Clean(cfg.DataDir)
+	dataDir, err := m.dataDir(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.DataDir = dataDir
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir %s: %w", dataDir, err)
 	}
@@ -177,7 +190,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	keyPath := seal.Resolve(m.KeyFile, m.getenv, dataDir)
+	keyPath := store.KeyFile(m.KeyFile, m.getenv, dataDir)
 	if _, err := st.UnlockKey(ctx, keyPath); err != nil {
 		st.Close()
 		return err
@@ -383,6 +396,9 @@ func (m *Main) Reload(ctx context.Context) error {
 		m.log.Error("stored settings not used", "err", err)
 	} else {
 		cfg = c
+	}
+	if d, err := m.dataDir(cfg); err == nil {
+		cfg.DataDir = d
 	}
 	if cfg.DataDir != old.DataDir || cfg.Listen != old.Listen {
 		m.log.Warn("data_dir and listen change only at restart", "data_dir", old.DataDir, "listen", old.Listen)

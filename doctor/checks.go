@@ -118,7 +118,7 @@ func (d *doc) keyPath(cfg daemon.Config) string {
 			return p
 		}
 	}
-	return seal.Resolve("", d.opt.Getenv, absDataDir(cfg))
+	return store.KeyFile("", d.opt.Getenv, absDataDir(cfg))
 }
 
 // key: present, mode 0600 (or stricter), a key, and the one the data dir

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/store"
 )
 
 // Status of one check.
@@ -162,6 +163,12 @@ func (d *doc) config() daemon.Config {
 	}
 	d.configFile = file
 	cfg, err := daemon.LoadConfig(file)
+	if err != nil {
+		cfg = daemon.Defaults()
+	}
+	if dir, derr := store.DataDir(cfg.DataDir, d.opt.Getenv, store.Local); derr == nil {
+		cfg.DataDir = dir
+	}
 	switch {
 	case err != nil && os.Geteuid() != 0 && strings.Contains(err.Error(), "permission denied"):
 		d.add("config", Fail, "run doctor as root (sudo scanwarden doctor): the config names files only root and the daemon's user may read",
@@ -170,7 +177,7 @@ func (d *doc) config() daemon.Config {
 	case err != nil:
 		d.add("config", Fail, fmt.Sprintf("edit %s where it says, then `scanwarden serve --config %s --check-config`", file, file),
 			"%v", err)
-		return daemon.Defaults()
+		return cfg
 	case file == "":
 		d.add("config", Warn, "write "+DefaultConfig+" (the Debian package ships one) or pass --config FILE",
 			"no config file: every key at its default (data in %s, web on %s)", cfg.DataDir, cfg.Listen)

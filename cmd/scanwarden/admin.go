@@ -18,11 +18,8 @@ const adminUsage = `usage:
   scanwarden admin token revoke NAME [--data-dir DIR]                   revoke an API token
 
 The password file's first line is the password ("-" reads stdin); it needs at least 10 characters.
---data-dir is the daemon's data directory (default ./scanwarden-data, or SCANWARDEN_DATA_DIR).
+--data-dir is the daemon's data directory (default: as every command finds it; see the README).
 `
-
-// defaultDataDir is serve's data directory when none is configured.
-const defaultDataDir = "scanwarden-data"
 
 func runAdmin(ctx context.Context, env environ, args []string) int {
 	if len(args) == 0 {
@@ -54,7 +51,7 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() { fmt.Fprint(env.stderr, adminUsage); fs.PrintDefaults() }
-	dataDir := fs.String("data-dir", "", "the daemon's data directory (default ./"+defaultDataDir+" or SCANWARDEN_DATA_DIR)")
+	dataDir := fs.String("data-dir", "", dataDirUsage)
 	var pwFile *string
 	if sub == "set-password" {
 		pwFile = fs.String("password-file", "", `file whose first line is the new password ("-": stdin)`)
@@ -77,16 +74,13 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintf(env.stderr, "scanwarden admin %s: %v\n", sub, err)
 		return exitUsage
 	}
-	dir := *dataDir
-	if dir == "" {
-		dir = env.getenv("SCANWARDEN_DATA_DIR")
-	}
-	if dir == "" {
-		dir = defaultDataDir
-	}
 	fail := func(err error) int {
 		fmt.Fprintf(env.stderr, "scanwarden admin %s: %v\n", sub, err)
 		return exitUsage
+	}
+	dir, err := store.DataDir(*dataDir, env.getenv, store.UserStateDir)
+	if err != nil {
+		return fail(err)
 	}
 	var pw string
 	if pwFile != nil {

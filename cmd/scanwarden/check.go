@@ -7,12 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -43,7 +40,6 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	workstation := fs.String("workstation", "", "NetBIOS name the MFP sends (its host name; default "+smbcheck.DefaultWorkstation+")")
 	noWrite := fs.Bool("no-write", false, "do not create, write and delete a test file")
 	maxFailures := fs.Int("max-failures", smbcheck.DefaultMaxFailures, "failed logons allowed per account per 30 minutes (0: replay nothing that can fail)")
-	stateDir := fs.String("state-dir", "", "directory of the failed-logon ledger (default $SCANWARDEN_STATE_DIR, else the user's state dir)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit of each network step")
 	smb1Only := fs.Bool("device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting)")
@@ -52,6 +48,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	adf := registerADFlags(fs)
 	destName := fs.String("destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
 	df := registerDataFlags(fs)
+	df.stateDirAlias(fs)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, checkUsage)
 		fs.PrintDefaults()
@@ -72,8 +69,8 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	var canaries smbcheck.CanaryJournal
 	if *destName != "" {
 		// A stored destination: everything comes from the registry.
-		if len(pos) != 0 || *user != "" || *passwordFile != "" || *noPassword || *workstation != "" || *stateDir != "" {
-			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password, --workstation or --state-dir")
+		if len(pos) != 0 || *user != "" || *passwordFile != "" || *noPassword || *workstation != "" {
+			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password or --workstation")
 			return exitUsage
 		}
 		st, dt, err := openDestination(ctx, env, df, *destName)
@@ -84,7 +81,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		defer st.Close()
 		t, ledger = dt, openedStoreLedger(st)
 		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, *destName, rep) }
-		if dir, err := resolveDataDir(df.dataDir, env.getenv); err == nil {
+		if dir, err := df.dir(env); err == nil {
 			canaries = dirCanaries{filepath.Join(dir, "canaries")}
 		}
 	} else {
@@ -101,17 +98,14 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
-		if *stateDir == "" {
-			*stateDir = df.dataDir
-		}
-		dir, err := resolveStateDir(*stateDir, env.getenv)
+		dir, err := df.dir(env)
 		if err != nil {
 			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
 		// The state store opens while the first network steps run: the ledger
 		// is first needed right before the first logon.
-		ledger = openStoreLedger(context.WithoutCancel(ctx), dir, resolveKeyFile(df.keyFile, env.getenv, dir))
+		ledger = openStoreLedger(context.WithoutCancel(ctx), dir, df.keyPath(env, dir))
 		canaries = dirCanaries{filepath.Join(dir, "canaries")}
 	}
 	defer ledger.Close()
@@ -272,56 +266,6 @@ func readPassword(env environ, file string) (scanwarden.Secret, error) {
 }
 
 const passwordEnv = "SCANWARDEN_PASSWORD"
-
-// installedStateDir is the daemon's state directory on an installed box.
-const installedStateDir = "/var/lib/scanwarden"
-
-// resolveStateDir picks the state directory: the flag, SCANWARDEN_STATE_DIR,
-// the daemon's (installedStateDir) when it holds a database this user may
-// use — so that the CLI and the daemon keep one failure budget —, else
-// $XDG_STATE_HOME/scanwarden, or ~/.local/state/scanwarden.
-func resolveStateDir(flagValue string, getenv func(string) string) (string, error) {
-	return resolveStateDirFrom(flagValue, getenv, installedStateDir)
-}
-
-func resolveStateDirFrom(flagValue string, getenv func(string) string, installed string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	if d := getenv("SCANWARDEN_STATE_DIR"); d != "" {
-		return d, nil
-	}
-	if usableStore(installed) {
-		return installed, nil
-	}
-	if d := getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "scanwarden"), nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no state dir: set --state-dir or SCANWARDEN_STATE_DIR")
-		}
-		home = h
-	}
-	return filepath.Join(home, ".local", "state", "scanwarden"), nil
-}
-
-// usableStore says whether dir holds a database this user may read and
-// write (the daemon's, when run as root or as the service user). A
-// directory without one is not taken: a database made there by this user
-// could lock the daemon out of it.
-func usableStore(dir string) bool {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return false
-	}
-	if unix.Access(dir, unix.R_OK|unix.W_OK|unix.X_OK) != nil {
-		return false
-	}
-	return unix.Access(filepath.Join(dir, store.DefaultFile), unix.R_OK|unix.W_OK) == nil
-}
 
 // storeLedger is the failed-logon ledger of the state store, opened in the
 // background.

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -156,33 +155,5 @@ func TestCheckInterruptedPrintsVerdict(t *testing.T) {
 	code := run(ctx, []string{"check", "//127.0.0.1:1/scans", "--user", "a", "--no-write"}, strings.NewReader(""), &out, &errb)
 	if code == exitUsage || !strings.Contains(out.String(), "verdict:") || !strings.Contains(out.String(), "interrupted") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
-	}
-}
-
-// On an installed box the CLI shares the daemon's state directory, and so
-// its failure budget, when it may use the database there; otherwise (no
-// database yet, or not this user's to write) it keeps its own.
-func TestStateDirSharedWithDaemon(t *testing.T) {
-	installed := filepath.Join(t.TempDir(), "var-lib-scanwarden")
-	home := t.TempDir()
-	env := func(k string) string { return map[string]string{"HOME": home}[k] }
-	own := filepath.Join(home, ".local", "state", "scanwarden")
-	if d, _ := resolveStateDirFrom("", env, installed); d != own {
-		t.Errorf("no installed dir: %s, want %s", d, own)
-	}
-	if err := os.Mkdir(installed, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if d, _ := resolveStateDirFrom("", env, installed); d != own {
-		t.Errorf("installed dir without a database: %s, want %s", d, own)
-	}
-	if err := os.WriteFile(filepath.Join(installed, store.DefaultFile), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if d, _ := resolveStateDirFrom("", env, installed); d != installed {
-		t.Errorf("installed dir with its database: %s, want %s", d, installed)
-	}
-	if d, _ := resolveStateDirFrom("/x", env, installed); d != "/x" {
-		t.Errorf("--state-dir: %s", d)
 	}
 }

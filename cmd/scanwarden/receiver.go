@@ -72,16 +72,10 @@ func runReceiver(ctx context.Context, env environ, args []string) int {
 	return exitUsage
 }
 
-// receiverDataDir picks the data dir: the flag, SCANWARDEN_DATA_DIR, else
-// the state dir.
+// receiverDataDir is the data dir (store.DataDir's rule), absolute: smbd
+// is given paths inside it.
 func receiverDataDir(flagValue string, getenv func(string) string) (string, error) {
-	if flagValue != "" {
-		return filepath.Abs(flagValue)
-	}
-	if d := getenv("SCANWARDEN_DATA_DIR"); d != "" {
-		return filepath.Abs(d)
-	}
-	d, err := resolveStateDir("", getenv)
+	d, err := store.DataDir(flagValue, getenv, store.UserStateDir)
 	if err != nil {
 		return "", err
 	}
@@ -101,7 +95,7 @@ func newReceiverFlags(env environ, name, usage string) *receiverFlags {
 	fs := flag.NewFlagSet("receiver "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	f := &receiverFlags{fs: fs}
-	f.dataDir = fs.String("data-dir", "", "scanwarden's data directory (default $SCANWARDEN_DATA_DIR, else the state dir)")
+	f.dataDir = fs.String("data-dir", "", dataDirUsage)
 	f.keyFile = fs.String("key-file", "", "key that seals the stored passwords (default $"+seal.EnvKeyFile+", else $CREDENTIALS_DIRECTORY/"+seal.FileName+", else "+seal.FileName+" in the data dir)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "usage: scanwarden receiver "+usage)
@@ -491,7 +485,10 @@ func receiverAccounts(ctx context.Context, env environ, args []string) int {
 			*account = cfg.Receiver.Account
 		}
 		pw = cfg.Receiver.Password
-		if dir, err = filepath.Abs(cfg.DataDir); err != nil {
+		if dir, err = store.DataDir(cfg.DataDir, env.getenv, store.Local); err == nil {
+			dir, err = filepath.Abs(dir)
+		}
+		if err != nil {
 			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
 			return exitUsage
 		}

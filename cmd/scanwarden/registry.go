@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/scanwarden/scanwarden/registry"
@@ -15,58 +13,40 @@ import (
 	"github.com/scanwarden/scanwarden/store"
 )
 
-// dataFlags are the flags of every command that reads the registry.
+// dataFlags are the flags of every command that opens the data dir.
 type dataFlags struct {
 	dataDir, keyFile string
 }
 
+// dataDirUsage is --data-dir's help: store.DataDir's rule.
+const dataDirUsage = "scanwarden's data directory (default $" + store.EnvDataDir + ", else " + store.InstalledDir +
+	" when it holds a database this user may write, else ./" + store.LocalDir + " when it exists, else the user's state dir)"
+
 func registerDataFlags(fs *flag.FlagSet) *dataFlags {
 	f := &dataFlags{}
-	fs.StringVar(&f.dataDir, "data-dir", "", "scanwarden's data directory (default $SCANWARDEN_DATA_DIR, else the state dir: $SCANWARDEN_STATE_DIR or ~/.local/state/scanwarden)")
+	fs.StringVar(&f.dataDir, "data-dir", "", dataDirUsage)
 	fs.StringVar(&f.keyFile, "key-file", "", "key that seals the stored passwords (default $"+seal.EnvKeyFile+", else $CREDENTIALS_DIRECTORY/"+seal.FileName+", else "+seal.FileName+" in the data dir; made on first use)")
 	return f
 }
 
-// resolveDataDir picks the data directory: the flag, SCANWARDEN_DATA_DIR,
-// else the state directory of today (resolveStateDir).
-func resolveDataDir(flagValue string, getenv func(string) string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	if d := getenv("SCANWARDEN_DATA_DIR"); d != "" {
-		return d, nil
-	}
-	return resolveStateDir("", getenv)
+// stateDirAlias registers --state-dir, the older name of --data-dir.
+func (f *dataFlags) stateDirAlias(fs *flag.FlagSet) {
+	fs.StringVar(&f.dataDir, "state-dir", "", "the same as --data-dir")
 }
 
-// installedKeyFile is the sealing key on an installed box (the package
-// makes it; systemd hands it to the daemon as a credential).
-const installedKeyFile = "/etc/scanwarden/secret.key"
-
-// resolveKeyFile is seal.Resolve, except that for the installed data dir,
-// which keeps no key of its own, the installed key file is taken: an admin's
-// shell has no $CREDENTIALS_DIRECTORY.
-func resolveKeyFile(flagValue string, getenv func(string) string, dataDir string) string {
-	return resolveKeyFileFrom(flagValue, getenv, dataDir, installedStateDir, installedKeyFile)
+// dir is the data dir by store.DataDir's rule.
+func (f *dataFlags) dir(env environ) (string, error) {
+	return store.DataDir(f.dataDir, env.getenv, store.UserStateDir)
 }
 
-func resolveKeyFileFrom(flagValue string, getenv func(string) string, dataDir, installedDir, installedKey string) string {
-	p := seal.Resolve(flagValue, getenv, dataDir)
-	if p != filepath.Join(dataDir, seal.FileName) || filepath.Clean(dataDir) != installedDir {
-		return p
-	}
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	if _, err := os.Stat(installedKey); err == nil {
-		return installedKey
-	}
-	return p
+// keyPath is the data dir's sealing key.
+func (f *dataFlags) keyPath(env environ, dir string) string {
+	return store.KeyFile(f.keyFile, env.getenv, dir)
 }
 
 // open opens the data dir's store and unlocks its secrets.
 func (f *dataFlags) open(ctx context.Context, env environ) (*store.Store, error) {
-	dir, err := resolveDataDir(f.dataDir, env.getenv)
+	dir, err := f.dir(env)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +54,7 @@ func (f *dataFlags) open(ctx context.Context, env environ) (*store.Store, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.UnlockKey(ctx, resolveKeyFile(f.keyFile, env.getenv, dir)); err != nil {
+	if _, err := st.UnlockKey(ctx, f.keyPath(env, dir)); err != nil {
 		st.Close()
 		return nil, err
 	}

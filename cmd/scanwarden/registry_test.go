@@ -253,22 +253,3 @@ func TestImportHostileNamesPrintedSafely(t *testing.T) {
 		}
 	}
 }
-
-func TestResolveKeyFile(t *testing.T) {
-	dir := t.TempDir()
-	inst, key := filepath.Join(dir, "var"), filepath.Join(dir, "etc.key")
-	none := func(string) string { return "" }
-	if got := resolveKeyFileFrom("", none, inst, inst, key); got != filepath.Join(inst, "secret.key") {
-		t.Errorf("no installed key: %s", got)
-	}
-	os.WriteFile(key, []byte("x"), 0o600)
-	if got := resolveKeyFileFrom("", none, inst, inst, key); got != key {
-		t.Errorf("installed box: %s", got)
-	}
-	if got := resolveKeyFileFrom("", none, filepath.Join(dir, "other"), inst, key); got != filepath.Join(dir, "other", "secret.key") {
-		t.Errorf("another data dir: %s", got)
-	}
-	if got := resolveKeyFileFrom("/f.key", none, inst, inst, key); got != "/f.key" {
-		t.Errorf("flag: %s", got)
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/store"
 )
 
 const serveUsage = `usage: scanwarden serve [--config FILE]
@@ -15,10 +16,11 @@ Runs the appliance: checks every registered destination on an interval,
 watches the devices over SNMP (poll, traps, job-log e-mail), checks a
 destination at once when its device reports a send failure, keeps incidents
 and notifies (webhook, e-mail), and serves the web page, the API and
-/metrics. Without a config file every key has its default: data in
-./scanwarden-data, web on 127.0.0.1:8080. SIGHUP reloads the config (a bad
-file keeps the running one); SIGTERM drains running checks and exits within
-10 s.
+/metrics. Without a config file every key has its default: web on
+127.0.0.1:8080, data in $SCANWARDEN_DATA_DIR, else /var/lib/scanwarden on an
+installed box, else ./scanwarden-data (made when missing). SIGHUP reloads
+the config (a bad file keeps the running one); SIGTERM drains running
+checks and exits within 10 s.
 
 Exit status: 0 stopped cleanly, 2 the config or the data dir is unusable.
 
@@ -51,7 +53,12 @@ func runServe(ctx context.Context, env environ, args []string) int {
 		return exitUsage
 	}
 	if *checkOnly {
-		fmt.Fprintf(env.stdout, "config ok: data_dir %s, listen %s\n", cfg.DataDir, cfg.Listen)
+		dir, err := store.DataDir(cfg.DataDir, env.getenv, store.Local)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "scanwarden serve: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(env.stdout, "config ok: data_dir %s, listen %s\n", dir, cfg.Listen)
 		return exitOK
 	}
 	m := &daemon.Main{Config: cfg, Stderr: env.stderr, Getenv: env.getenv, KeyFile: *keyFile}

@@ -21,7 +21,7 @@ const snmpUsage = `usage:
   scanwarden snmp walk HOST[:PORT] --out FILE.snmprec [credentials flags]
   scanwarden snmp watch (HOST[:PORT]... | --hosts FILE | --cidr CIDR [--port N]) [--interval 60s]
                         [--trap-listen ADDR:PORT [--trap-community-file F]] [--smtp-listen ADDR:PORT]
-                        [credentials flags] [--rules FILE] [--state-dir DIR] [--json] [--cycles N]
+                        [credentials flags] [--rules FILE] [--data-dir DIR] [--json] [--cycles N]
   scanwarden snmp codes [--json]
 
 probe shows inventory, status, alerts and recent send failures; exit 0 when

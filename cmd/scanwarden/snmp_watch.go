@@ -114,7 +114,9 @@ func parseWatchArgs(env environ, args []string) (watchArgs, error) {
 		return nil
 	})
 	smtpAddr := fs.String("smtp-listen", "", "take the devices' job-log e-mails over SMTP on this TCP ADDR:PORT (e.g. :2525)")
-	stateDir := fs.String("state-dir", "", "directory of the state store (default $SCANWARDEN_STATE_DIR, else the user's state dir)")
+	var dataDir string
+	fs.StringVar(&dataDir, "data-dir", "", dataDirUsage)
+	fs.StringVar(&dataDir, "state-dir", "", "the same as --data-dir")
 	asJSON := fs.Bool("json", false, "print one JSON object a line on stdout")
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, snmpWatchUsage)
@@ -231,7 +233,7 @@ func parseWatchArgs(env environ, args []string) (watchArgs, error) {
 	if a.rules, err = f.rules(); err != nil {
 		return a, err
 	}
-	if a.stateDir, err = resolveStateDir(*stateDir, env.getenv); err != nil {
+	if a.stateDir, err = store.DataDir(dataDir, env.getenv, store.UserStateDir); err != nil {
 		return a, err
 	}
 	return a, nil
