@@ -324,14 +324,14 @@ func TestLabBindSubCodes(t *testing.T) {
 	}
 
 	// A wrong password, on a badpw user (one failure, reset below).
-	err = bindAs(t, lab, "badpw2@"+lab.DNSDomain, "wrong-"+lab.Password)
+	err = bindAs(t, lab, "badpw8@"+lab.DNSDomain, "wrong-"+lab.Password)
 	c, sub = BindCause(err)
-	t.Logf("badpw2 wrong password: sub-code %q → %s", sub, c)
+	t.Logf("badpw8 wrong password: sub-code %q → %s", sub, c)
 	if c != smbcheck.CauseBadCredentials || sub != "52e" {
 		t.Errorf("wrong password: %s %q (%v)", c, sub, err)
 	}
-	if err := bindAs(t, lab, "badpw2@"+lab.DNSDomain, lab.Password); err != nil {
-		t.Errorf("good bind to reset badpw2: %v", err)
+	if err := bindAs(t, lab, "badpw8@"+lab.DNSDomain, lab.Password); err != nil {
+		t.Errorf("good bind to reset badpw8: %v", err)
 	}
 	// No such user: the DC's sub-code (525 on Windows) is logged.
 	err = bindAs(t, lab, "nosuchuser@"+lab.DNSDomain, lab.Password)
@@ -347,7 +347,7 @@ func TestLabBindSubCodes(t *testing.T) {
 // with the budget at 0 none is replayed.
 func TestLabBudget(t *testing.T) {
 	lab := testlab.Require(t)
-	const user = "badpw1"
+	const user = "badpw7"
 	upn := user + "@" + lab.DNSDomain
 	// A good logon first: the DC clears the account's bad password count.
 	if err := bindAs(t, lab, upn, lab.Password); err != nil {

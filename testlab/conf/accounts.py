@@ -64,7 +64,7 @@ def main():
            lockOutObservationWindow=interval(30 * 60),
            maxPwdAge=interval(30 * 86400))
 
-    users = ["alice", "bob"] + ["badpw%d" % i for i in range(1, 7)] + \
+    users = ["alice", "bob"] + ["badpw%d" % i for i in range(1, 9)] + \
             ["dave", "erin", "frank", "heidi", "ivan", "judy", "jdoe", "ldapreader", "labcheck",
              "dotdisabled", "dotlocked", "servewrong", "regwrong"]
     for u in users:
