@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -33,226 +32,185 @@ flags:
 `
 
 func runDestination(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, destinationUsage)
-		return exitUsage
+	return runSubcommand(ctx, env, args, "destination", destinationUsage, map[string]func(context.Context, *subcommand, []string) int{
+		"add": destinationAdd, "list": destinationList, "show": destinationShow, "remove": destinationRemove,
+	})
+}
+
+func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
+	var user string
+	userSet := false
+	c.fs.Func("user", "login user name exactly as stored on the MFP (user, DOMAIN\\user, user@upn, .\\user; '' for none)", func(v string) error {
+		user, userSet = v, true
+		return nil
+	})
+	passwordFile := c.fs.String("password-file", "", "file holding the login password (first line; - for stdin); else SCANWARDEN_PASSWORD")
+	noPassword := c.fs.Bool("no-password", false, "the MFP stores an empty password")
+	device := c.fs.String("device", "", "the device (MFP) this destination belongs to")
+	workstation := c.fs.String("workstation", "", "NetBIOS name to replay with (default: the device's)")
+	pos, code, ok := c.parse(args, 2, "want NAME and //HOST[:PORT]/SHARE[/PATH]")
+	if !ok {
+		return code
 	}
-	sub, rest := args[0], args[1:]
-	fs := flag.NewFlagSet("destination "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, destinationUsage)
-		fs.PrintDefaults()
+	if !userSet {
+		return c.fail(errors.New("give --user (--user '' for an empty login name)"))
 	}
-	df := registerDataFlags(fs)
-	fail := func(err error) int {
-		fmt.Fprintf(env.stderr, "scanwarden destination %s: %v\n", sub, err)
-		return exitUsage
+	t, err := smbcheck.ParseDestination(pos[1])
+	if err != nil {
+		return c.fail(err)
 	}
-	switch sub {
-	case "add":
-		var user string
-		userSet := false
-		fs.Func("user", "login user name exactly as stored on the MFP (user, DOMAIN\\user, user@upn, .\\user; '' for none)", func(v string) error {
-			user, userSet = v, true
-			return nil
-		})
-		passwordFile := fs.String("password-file", "", "file holding the login password (first line; - for stdin); else SCANWARDEN_PASSWORD")
-		noPassword := fs.Bool("no-password", false, "the MFP stores an empty password")
-		device := fs.String("device", "", "the device (MFP) this destination belongs to")
-		workstation := fs.String("workstation", "", "NetBIOS name to replay with (default: the device's)")
-		pos, err := parseInterspersed(fs, rest)
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	var pw scanwarden.Secret
+	switch {
+	case *noPassword && *passwordFile != "":
+		return c.fail(errors.New("--no-password and --password-file exclude each other"))
+	case !*noPassword:
+		if pw, err = readSecret(c.env, *passwordFile, "--password-file", passwordEnv); err != nil {
+			return c.fail(fmt.Errorf("no password: %w (or --no-password)", err))
 		}
-		if err != nil {
-			return exitUsage
-		}
-		if len(pos) != 2 {
-			return fail(errors.New("want NAME and //HOST[:PORT]/SHARE[/PATH]"))
-		}
-		if !userSet {
-			return fail(errors.New("give --user (--user '' for an empty login name)"))
-		}
-		t, err := smbcheck.ParseDestination(pos[1])
-		if err != nil {
-			return fail(err)
-		}
-		var pw scanwarden.Secret
-		switch {
-		case *noPassword && *passwordFile != "":
-			return fail(errors.New("--no-password and --password-file exclude each other"))
-		case !*noPassword:
-			if pw, err = readSecret(env, *passwordFile, "--password-file", passwordEnv); err != nil {
-				return fail(fmt.Errorf("no password: %w (or --no-password)", err))
-			}
-		}
-		d := registry.Destination{Name: pos[0], Host: t.Host, Port: t.Port, Share: t.Share, Path: t.Path, User: user,
-			Password: pw, Device: *device, Workstation: *workstation, Source: registry.SourceAdded}
-		if err := d.Validate(); err != nil {
-			return fail(err)
-		}
-		st, err := df.open(ctx, env)
-		if err != nil {
-			return fail(err)
-		}
-		defer st.Close()
-		if err := st.PutDestination(ctx, d); err != nil {
-			return fail(err)
-		}
-		humanf(env.stdout, "stored %s: %s as %s\n", d.Name, d.URL(), userLabel(d.User))
-		return exitOK
+	}
+	d := registry.Destination{Name: pos[0], Host: t.Host, Port: t.Port, Share: t.Share, Path: t.Path, User: user,
+		Password: pw, Device: *device, Workstation: *workstation, Source: registry.SourceAdded}
+	if err := d.Validate(); err != nil {
+		return c.fail(err)
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	if err := st.PutDestination(ctx, d); err != nil {
+		return c.fail(err)
+	}
+	humanf(c.env.stdout, "stored %s: %s as %s\n", d.Name, d.URL(), userLabel(d.User))
+	return exitOK
+}
 
-	case "list":
-		device := fs.String("device", "", "only this device's destinations")
-		asJSON := fs.Bool("json", false, "print as JSON")
-		pos, err := parseInterspersed(fs, rest)
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+func destinationList(ctx context.Context, c *subcommand, args []string) int {
+	device := c.fs.String("device", "", "only this device's destinations")
+	asJSON := c.fs.Bool("json", false, "print as JSON")
+	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
+		return code
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	ds, err := st.Destinations(ctx, *device)
+	if err != nil {
+		return c.fail(err)
+	}
+	out := []destinationJSON{}
+	for _, d := range ds {
+		last, err := latestReport(ctx, st, d.Name)
 		if err != nil {
-			return exitUsage
+			return c.fail(err)
 		}
-		if len(pos) != 0 {
-			return fail(errors.New("takes no arguments"))
+		out = append(out, fullDestJSON(d, last))
+	}
+	if *asJSON {
+		return c.printJSON(struct {
+			Destinations []destinationJSON `json:"destinations"`
+		}{out})
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(c.env.stdout, "no destinations (scanwarden import addressbook, or destination add)")
+	}
+	for i, j := range out {
+		last := "never checked"
+		if j.LastCheck != nil {
+			last = fmt.Sprintf("%s %s", j.LastCheck.Cause, j.LastCheck.At.Local().Format("2006-01-02 15:04"))
 		}
-		st, err := df.open(ctx, env)
-		if err != nil {
-			return fail(err)
+		dev := j.Device
+		if dev == "" {
+			dev = "-"
 		}
-		defer st.Close()
-		ds, err := st.Destinations(ctx, *device)
-		if err != nil {
-			return fail(err)
-		}
-		out := []destinationJSON{}
-		for _, d := range ds {
-			last, ok, err := st.LatestReport(ctx, d.Name)
-			if err != nil {
-				return fail(err)
-			}
-			var lp *registry.Report
-			if ok {
-				lp = &last
-			}
-			out = append(out, fullDestJSON(d, lp))
-		}
-		if *asJSON {
-			return writeJSON(env, "destination list", struct {
-				Destinations []destinationJSON `json:"destinations"`
-			}{out})
-		}
-		if len(out) == 0 {
-			fmt.Fprintln(env.stdout, "no destinations (scanwarden import addressbook, or destination add)")
-		}
-		for i, j := range out {
-			last := "never checked"
-			if j.LastCheck != nil {
-				last = fmt.Sprintf("%s %s", j.LastCheck.Cause, j.LastCheck.At.Local().Format("2006-01-02 15:04"))
-			}
-			dev := j.Device
-			if dev == "" {
-				dev = "-"
-			}
-			humanf(env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, ds[i].URL(), userLabel(j.User), last)
-		}
-		return exitOK
+		humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, ds[i].URL(), userLabel(j.User), last)
+	}
+	return exitOK
+}
 
-	case "show":
-		asJSON := fs.Bool("json", false, "print as JSON")
-		pos, err := parseInterspersed(fs, rest)
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+func destinationShow(ctx context.Context, c *subcommand, args []string) int {
+	asJSON := c.fs.Bool("json", false, "print as JSON")
+	pos, code, ok := c.parse(args, 1, "want one NAME")
+	if !ok {
+		return code
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	d, err := st.Destination(ctx, pos[0])
+	if errors.Is(err, store.ErrNotFound) {
+		return c.missing("destination", pos[0])
+	}
+	if err != nil {
+		return c.fail(err)
+	}
+	last, err := latestReport(ctx, st, d.Name)
+	if err != nil {
+		return c.fail(err)
+	}
+	var dev *registry.Device
+	if d.Device != "" {
+		if v, err := st.Device(ctx, d.Device); err == nil {
+			dev = &v
 		}
-		if err != nil {
-			return exitUsage
+	}
+	j := fullDestJSON(d, last)
+	ws := d.Target(dev).Info().Workstation
+	if *asJSON {
+		out := struct {
+			destinationJSON
+			ReplayWorkstation string          `json:"replay_workstation"`
+			LastReport        json.RawMessage `json:"last_report,omitempty"`
+		}{destinationJSON: j, ReplayWorkstation: ws}
+		if last != nil {
+			out.LastReport = last.JSON
 		}
-		if len(pos) != 1 {
-			return fail(errors.New("want one NAME"))
-		}
-		st, err := df.open(ctx, env)
-		if err != nil {
-			return fail(err)
-		}
-		defer st.Close()
-		d, err := st.Destination(ctx, pos[0])
-		if errors.Is(err, store.ErrNotFound) {
-			fmt.Fprintf(env.stderr, "scanwarden destination show: no destination %q\n", pos[0])
-			return exitFinding
-		}
-		if err != nil {
-			return fail(err)
-		}
-		last, ok, err := st.LatestReport(ctx, d.Name)
-		if err != nil {
-			return fail(err)
-		}
-		var lp *registry.Report
-		if ok {
-			lp = &last
-		}
-		var dev *registry.Device
-		if d.Device != "" {
-			if v, err := st.Device(ctx, d.Device); err == nil {
-				dev = &v
-			}
-		}
-		j := fullDestJSON(d, lp)
-		ws := d.Target(dev).Info().Workstation
-		if *asJSON {
-			out := struct {
-				destinationJSON
-				ReplayWorkstation string          `json:"replay_workstation"`
-				LastReport        json.RawMessage `json:"last_report,omitempty"`
-			}{destinationJSON: j, ReplayWorkstation: ws}
-			if lp != nil {
-				out.LastReport = lp.JSON
-			}
-			return writeJSON(env, "destination show", out)
-		}
-		printDestination(env.stdout, j, ws)
-		if lp != nil {
-			humanf(env.stdout, "last check    %s\n", lp.At.Local().Format("2006-01-02 15:04:05"))
-			for _, s := range lp.Report.Steps {
-				printStep(env.stdout, s)
-			}
-			printVerdict(env.stdout, lp.Report)
-		} else {
-			fmt.Fprintln(env.stdout, "last check    never (scanwarden check --destination "+d.Name+")")
-		}
-		return exitOK
-
-	case "remove":
-		pos, err := parseInterspersed(fs, rest)
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		if err != nil {
-			return exitUsage
-		}
-		if len(pos) != 1 {
-			return fail(errors.New("want one NAME"))
-		}
-		st, err := df.open(ctx, env)
-		if err != nil {
-			return fail(err)
-		}
-		defer st.Close()
-		if err := st.RemoveDestination(ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
-			fmt.Fprintf(env.stderr, "scanwarden destination remove: no destination %q\n", pos[0])
-			return exitFinding
-		} else if err != nil {
-			return fail(err)
-		}
-		humanf(env.stdout, "removed %s\n", pos[0])
-		return exitOK
-
-	case "-h", "--help", "help":
-		fmt.Fprint(env.stdout, destinationUsage)
+		return c.printJSON(out)
+	}
+	w := c.env.stdout
+	printDestination(w, j, ws)
+	if last == nil {
+		fmt.Fprintln(w, "last check    never (scanwarden check --destination "+d.Name+")")
 		return exitOK
 	}
-	fmt.Fprintf(env.stderr, "scanwarden destination: unknown subcommand %q\n\n%s", sub, destinationUsage)
-	return exitUsage
+	humanf(w, "last check    %s\n", last.At.Local().Format("2006-01-02 15:04:05"))
+	for _, s := range last.Report.Steps {
+		printStep(w, s)
+	}
+	printVerdict(w, last.Report)
+	return exitOK
+}
+
+func destinationRemove(ctx context.Context, c *subcommand, args []string) int {
+	pos, code, ok := c.parse(args, 1, "want one NAME")
+	if !ok {
+		return code
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	if err := st.RemoveDestination(ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
+		return c.missing("destination", pos[0])
+	} else if err != nil {
+		return c.fail(err)
+	}
+	humanf(c.env.stdout, "removed %s\n", pos[0])
+	return exitOK
+}
+
+// latestReport is the destination's last check, nil when never checked.
+func latestReport(ctx context.Context, st *store.Store, name string) (*registry.Report, error) {
+	r, ok, err := st.LatestReport(ctx, name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &r, nil
 }
 
 func printDestination(w io.Writer, j destinationJSON, ws string) {
@@ -269,14 +227,4 @@ func printDestination(w io.Writer, j destinationJSON, ws string) {
 		humanf(w, "address book  Id %s, %q\n", j.AddressBookID, j.DisplayName)
 	}
 	humanf(w, "folder        %s\n", j.Folder)
-}
-
-func writeJSON(env environ, cmd string, v any) int {
-	enc := json.NewEncoder(env.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden %s: %v\n", cmd, err)
-		return exitUsage
-	}
-	return exitOK
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,70 +34,49 @@ flags:
 `
 
 func runExport(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 || args[0] != "addressbook" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(env.stdout, exportUsage)
-			return exitOK
-		}
-		fmt.Fprint(env.stderr, exportUsage)
-		return exitUsage
+	if code, ok := verb(env, args, "addressbook", exportUsage); !ok {
+		return code
 	}
-	fs := flag.NewFlagSet("export addressbook", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	device := fs.String("device", "", "the device whose destinations are exported")
-	host := fs.String("fallback-host", "", "the fallback share's host, as the MFP should reach it")
-	port := fs.Int("fallback-port", 445, "the fallback share's port")
-	share := fs.String("fallback-share", "scans", "the fallback share")
-	user := fs.String("fallback-user", "", "the login user name the MFP uses on the fallback share")
-	pwFile := fs.String("fallback-password-file", "", "file holding that user's password (first line; - for stdin)")
-	out := fs.String("out", "", "write the address book here (default: standard output)")
-	from := fs.String("from", "", "the device's own export (as imported): keep all of it but the SMB fields")
-	df := registerDataFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, exportUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
-	}
-	fail := func(err error) int {
-		fmt.Fprintln(env.stderr, "scanwarden export addressbook:", err)
-		return exitUsage
+	c := newSubcommand(env, "export addressbook", exportUsage)
+	device := c.fs.String("device", "", "the device whose destinations are exported")
+	host := c.fs.String("fallback-host", "", "the fallback share's host, as the MFP should reach it")
+	port := c.fs.Int("fallback-port", 445, "the fallback share's port")
+	share := c.fs.String("fallback-share", "scans", "the fallback share")
+	user := c.fs.String("fallback-user", "", "the login user name the MFP uses on the fallback share")
+	pwFile := c.fs.String("fallback-password-file", "", "file holding that user's password (first line; - for stdin)")
+	out := c.fs.String("out", "", "write the address book here (default: standard output)")
+	from := c.fs.String("from", "", "the device's own export (as imported): keep all of it but the SMB fields")
+	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {
+		return code
 	}
 	switch {
-	case len(pos) != 0:
-		return fail(errors.New("takes no arguments"))
 	case *device == "" || *host == "" || *user == "" || *pwFile == "":
-		return fail(errors.New("give --device, --fallback-host, --fallback-user and --fallback-password-file"))
+		return c.fail(errors.New("give --device, --fallback-host, --fallback-user and --fallback-password-file"))
 	case *port < 1 || *port > 65535:
-		return fail(fmt.Errorf("--fallback-port %d: out of range", *port))
+		return c.fail(fmt.Errorf("--fallback-port %d: out of range", *port))
 	}
 	pw, err := readSecretFile(env.stdin, *pwFile, "--fallback-password-file")
 	if err != nil {
-		return fail(err)
+		return c.fail(err)
 	}
 	fb := registry.Fallback{Host: *host, Port: *port, Share: *share, User: *user, Password: pw}
 	probe := registry.Destination{Name: "x", Host: fb.Host, Share: fb.Share, User: fb.User, Source: registry.SourceAdded}
 	if err := probe.Validate(); err != nil {
-		return fail(fmt.Errorf("fallback: %w", err))
+		return c.fail(fmt.Errorf("fallback: %w", err))
 	}
-	st, err := df.open(ctx, env)
+	st, err := c.open(ctx)
 	if err != nil {
-		return fail(err)
+		return c.fail(err)
 	}
 	defer st.Close()
 	if _, err := st.Device(ctx, *device); errors.Is(err, store.ErrNotFound) {
-		return fail(fmt.Errorf("no device %q (scanwarden device list)", *device))
+		return c.fail(fmt.Errorf("no device %q (scanwarden device list)", *device))
 	} else if err != nil {
-		return fail(err)
+		return c.fail(err)
 	}
 	dests, err := st.Destinations(ctx, *device)
 	if err != nil {
-		return fail(err)
+		return c.fail(err)
 	}
 	n := 0
 	write := func(w io.Writer) error {
@@ -126,13 +104,13 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	}
 	if *out == "" {
 		if err := write(env.stdout); err != nil {
-			return fail(err)
+			return c.fail(err)
 		}
 		return exitOK
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(*out), ".addressbook-*")
 	if err != nil {
-		return fail(err)
+		return c.fail(err)
 	}
 	defer os.Remove(tmp.Name())
 	err = write(tmp)
@@ -143,7 +121,7 @@ func runExport(ctx context.Context, env environ, args []string) int {
 		err = os.Rename(tmp.Name(), *out)
 	}
 	if err != nil {
-		return fail(err)
+		return c.fail(err)
 	}
 	fmt.Fprintf(env.stderr, "wrote %d contacts of device %s to %s (each to \\\\%s\\%s\\<folder>)\n", n, *device, *out, *host, *share)
 	return exitOK

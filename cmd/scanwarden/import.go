@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 
@@ -29,60 +27,40 @@ flags:
 `
 
 func runImport(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 || args[0] != "addressbook" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(env.stdout, importUsage)
-			return exitOK
-		}
-		fmt.Fprint(env.stderr, importUsage)
-		return exitUsage
+	if code, ok := verb(env, args, "addressbook", importUsage); !ok {
+		return code
 	}
-	fs := flag.NewFlagSet("import addressbook", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	device := fs.String("device", "", "the device (MFP) the address book comes from; added when new")
-	dryRun := fs.Bool("dry-run", false, "show what would change, change nothing")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	df := registerDataFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, importUsage)
-		fs.PrintDefaults()
+	c := newSubcommand(env, "import addressbook", importUsage)
+	device := c.fs.String("device", "", "the device (MFP) the address book comes from; added when new")
+	dryRun := c.fs.Bool("dry-run", false, "show what would change, change nothing")
+	asJSON := c.fs.Bool("json", false, "print the result as JSON")
+	pos, code, ok := c.parse(args[1:], 1, "want one FILE and --device NAME")
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 1 || *device == "" {
-		fmt.Fprintln(env.stderr, "scanwarden import addressbook: want one FILE and --device NAME")
-		return exitUsage
+	if *device == "" {
+		return c.fail(errors.New("want one FILE and --device NAME"))
 	}
 	if err := registry.ValidName(*device); err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden import addressbook: --device:", err)
-		return exitUsage
+		return c.fail(fmt.Errorf("--device: %w", err))
 	}
 	f, err := os.Open(pos[0])
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden import addressbook:", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	book, err := registry.ReadAddressBook(f)
 	f.Close()
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden import addressbook: %s: %v (nothing imported)\n", pos[0], err)
-		return exitUsage
+		return c.fail(fmt.Errorf("%s: %w (nothing imported)", pos[0], err))
 	}
-	st, err := df.open(ctx, env)
+	st, err := c.open(ctx)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden import addressbook:", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	defer st.Close()
 	res, err := st.ImportAddressBook(ctx, *device, book, *dryRun)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden import addressbook: %v (nothing imported)\n", err)
-		return exitUsage
+		return c.fail(fmt.Errorf("%w (nothing imported)", err))
 	}
 	if *asJSON {
 		out := struct {
@@ -97,13 +75,7 @@ func runImport(ctx context.Context, env environ, args []string) int {
 		for _, d := range res.Removed {
 			out.Removed = append(out.Removed, destJSON(d))
 		}
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden import addressbook:", err)
-			return exitUsage
-		}
-		return exitOK
+		return c.printJSON(out)
 	}
 	verb := "imported"
 	if res.DryRun {

@@ -422,7 +422,7 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 // passwords unsealed with the data dir's key) and smbcheck's dialer behind
 // the store's failure ledger.
 func receiverPeers(ctx context.Context, env environ, st *store.Store, dir, keyFile string) (receiver.Destinations, receiver.Remote, error) {
-	if _, err := st.UnlockKey(ctx, seal.Resolve(keyFile, env.getenv, dir)); err != nil {
+	if _, err := st.UnlockKey(ctx, store.KeyFile(keyFile, env.getenv, dir)); err != nil {
 		return nil, nil, err
 	}
 	return registryDests{st}, receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: smbcheck.DefaultMaxFailures}, nil

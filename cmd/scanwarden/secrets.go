@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 )
 
@@ -20,42 +18,21 @@ flags:
 `
 
 func runSecrets(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 || args[0] != "rotate" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(env.stdout, secretsUsage)
-			return exitOK
-		}
-		fmt.Fprint(env.stderr, secretsUsage)
-		return exitUsage
+	if code, ok := verb(env, args, "rotate", secretsUsage); !ok {
+		return code
 	}
-	fs := flag.NewFlagSet("secrets rotate", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	df := registerDataFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, secretsUsage)
-		fs.PrintDefaults()
+	c := newSubcommand(env, "secrets rotate", secretsUsage)
+	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
+	st, err := c.open(ctx)
 	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 0 {
-		fmt.Fprintln(env.stderr, "scanwarden secrets rotate: takes no arguments")
-		return exitUsage
-	}
-	st, err := df.open(ctx, env)
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden secrets rotate:", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	defer st.Close()
 	oldID, newID, n, err := st.RotateKey(ctx)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden secrets rotate:", err, "(nothing changed)")
-		return exitUsage
+		return c.fail(fmt.Errorf("%w (nothing changed)", err))
 	}
 	fmt.Fprintf(env.stdout, "re-encrypted %d secrets: key %s replaced by %s in %s\n", n, oldID, newID, st.Key().Path())
 	return exitOK

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// subcommand is one registry command ("destination add", "import
+// addressbook"): its flags, --data-dir and --key-file among them, and how it
+// words errors.
+type subcommand struct {
+	name string
+	env  environ
+	fs   *flag.FlagSet
+	data *dataFlags
+}
+
+// newSubcommand makes the flag set of "scanwarden NAME"; -h prints usage
+// and the flags.
+func newSubcommand(env environ, name, usage string) *subcommand {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, usage)
+		fs.PrintDefaults()
+	}
+	return &subcommand{name: name, env: env, fs: fs, data: registerDataFlags(fs)}
+}
+
+// parse parses args, flags before or after the positional arguments, and
+// wants n of those (any number when n < 0; want says what is missing).
+// When ok is false the command ends with code: -h, or a usage error
+// already printed.
+func (c *subcommand) parse(args []string, n int, want string) (pos []string, code int, ok bool) {
+	pos, err := parseInterspersed(c.fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, exitOK, false
+	case err != nil:
+		return nil, exitUsage, false
+	case n >= 0 && len(pos) != n:
+		return nil, c.fail(errors.New(want)), false
+	}
+	return pos, 0, true
+}
+
+// fail prints err as the command's and is the exit code of a command that
+// could not run.
+func (c *subcommand) fail(err error) int {
+	fmt.Fprintf(c.env.stderr, "scanwarden %s: %v\n", c.name, err)
+	return exitUsage
+}
+
+// missing is the answer to a name the registry does not hold (exit 1).
+func (c *subcommand) missing(kind, name string) int {
+	fmt.Fprintf(c.env.stderr, "scanwarden %s: no %s %q\n", c.name, kind, name)
+	return exitFinding
+}
+
+// open opens the data dir's store with its secrets unlocked.
+func (c *subcommand) open(ctx context.Context) (*store.Store, error) {
+	return c.data.open(ctx, c.env)
+}
+
+// printJSON prints v, indented, on stdout.
+func (c *subcommand) printJSON(v any) int {
+	enc := json.NewEncoder(c.env.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// verb checks that a command of one verb ("import addressbook", "secrets
+// rotate") was given it: -h prints usage on stdout; anything else, on
+// stderr, is a usage error. ok: go on with args[1:].
+func verb(env environ, args []string, want, usage string) (code int, ok bool) {
+	if len(args) > 0 && args[0] == want {
+		return 0, true
+	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprint(env.stdout, usage)
+		return exitOK, false
+	}
+	fmt.Fprint(env.stderr, usage)
+	return exitUsage, false
+}
+
+// runSubcommand runs "scanwarden CMD SUB ARGS" by subs[SUB]: no SUB, or
+// one CMD does not have, prints usage (exit 2); help prints it on stdout.
+func runSubcommand(ctx context.Context, env environ, args []string, cmd, usage string,
+	subs map[string]func(context.Context, *subcommand, []string) int) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.stderr, usage)
+		return exitUsage
+	}
+	if run, ok := subs[args[0]]; ok {
+		return run(ctx, newSubcommand(env, cmd+" "+args[0], usage), args[1:])
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(env.stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(env.stderr, "scanwarden %s: unknown subcommand %q\n\n%s", cmd, args[0], usage)
+	return exitUsage
+}
