@@ -158,3 +158,26 @@ func ParseHostPort(s string) (string, uint16, error) {
 	}
 	return host, uint16(p), nil
 }
+
+// Validate checks a USM user for authNoPriv or authPriv: a user name, an
+// auth passphrase (8 characters at least), a priv passphrase of 8 or more
+// when given, and known protocols. noAuth is never valid.
+func (a *V3Auth) Validate() error {
+	switch {
+	case a.User == "":
+		return errors.New("v3: user is empty")
+	case a.AuthPass.IsZero():
+		return fmt.Errorf("v3 user %s: an auth passphrase is required (noAuth is not taken)", a.User)
+	case len(a.AuthPass.Reveal()) < 8:
+		return fmt.Errorf("v3 user %s: auth passphrase is shorter than 8 characters", a.User)
+	case !a.PrivPass.IsZero() && len(a.PrivPass.Reveal()) < 8:
+		return fmt.Errorf("v3 user %s: priv passphrase is shorter than 8 characters", a.User)
+	}
+	if _, err := authProto(a.AuthProto); err != nil {
+		return fmt.Errorf("v3 user %s: %w", a.User, err)
+	}
+	if _, err := privProto(a.PrivProto); err != nil {
+		return fmt.Errorf("v3 user %s: %w", a.User, err)
+	}
+	return nil
+}

@@ -24,6 +24,7 @@ type Trap struct {
 	Peer      netip.AddrPort
 	Version   Version
 	Community scanwarden.Secret // checked against the allowed list, never logged
+	User      string            // SNMPv3: the USM user that authenticated it
 	Inform    bool
 	TrapOID   string // snmpTrapOID.0, or enterprise.0.specific for v1
 	UpTime    int64  // sysUpTime.0 / v1 timestamp
@@ -78,12 +79,68 @@ func DecodeTrap(b []byte, peer netip.AddrPort) (tr Trap, err error) {
 	case gosnmp.Version2c:
 		tr.Version = V2c
 	default:
-		return Trap{}, fmt.Errorf("trap from %s: SNMP version %d not accepted (v1 and v2c only)", peer, pkt.Version)
+		return Trap{}, fmt.Errorf("trap from %s: SNMP version %d not accepted (v1 and v2c only; v3 needs a user: DecodeTrapV3)", peer, pkt.Version)
 	}
+	return trapFromPacket(tr, pkt)
+}
+
+// ErrTrapNotAuthenticated is what DecodeTrapV3 wraps when no configured
+// user authenticates (and, for an authPriv user, decrypts) the message:
+// unknown user, wrong key, noAuth, or authNoPriv for an authPriv user.
+var ErrTrapNotAuthenticated = errors.New("not authenticated by any configured SNMPv3 user")
+
+// DecodeTrapV3 parses one SNMPv3 UDP payload from peer, taking it only
+// when one of users (USM, authNoPriv or authPriv) authenticates it; an
+// authPriv user also requires the message to be encrypted. Informs are not
+// taken (answering one needs this listener to be an authoritative engine).
+// Like DecodeTrap it never panics.
+func DecodeTrapV3(b []byte, peer netip.AddrPort, users []V3Auth) (tr Trap, err error) {
+	if len(b) == 0 {
+		return Trap{}, fmt.Errorf("trap from %s: empty packet", peer)
+	}
+	if len(b) > maxTrapPacket {
+		return Trap{}, fmt.Errorf("trap from %s: packet of %d bytes exceeds %d", peer, len(b), maxTrapPacket)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			tr, err = Trap{}, fmt.Errorf("trap from %s: %w (decoder: %v)", peer, ErrTrapNotAuthenticated, r)
+		}
+	}()
+	for i := range users {
+		u := &users[i]
+		if u.AuthPass.IsZero() {
+			continue // noAuth users are never configured; belt and braces
+		}
+		usm, flags, err := usmFor(u)
+		if err != nil {
+			continue
+		}
+		g := &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel, MsgFlags: flags, SecurityParameters: usm}
+		pkt, err := g.UnmarshalTrap(append([]byte(nil), b...), true)
+		if err != nil || pkt == nil || pkt.Version != gosnmp.Version3 || pkt.SecurityModel != gosnmp.UserSecurityModel {
+			continue
+		}
+		if pkt.MsgFlags&gosnmp.AuthNoPriv == 0 || (flags == gosnmp.AuthPriv && pkt.MsgFlags&gosnmp.AuthPriv != gosnmp.AuthPriv) {
+			continue
+		}
+		if pu, ok := pkt.SecurityParameters.(*gosnmp.UsmSecurityParameters); !ok || pu.UserName != u.User {
+			continue
+		}
+		if pkt.PDUType == gosnmp.InformRequest {
+			return Trap{}, fmt.Errorf("trap from %s: SNMPv3 informs are not taken (send traps)", peer)
+		}
+		return trapFromPacket(Trap{Peer: peer, Version: V3, User: u.User}, pkt)
+	}
+	return Trap{}, fmt.Errorf("trap from %s: %w", peer, ErrTrapNotAuthenticated)
+}
+
+// trapFromPacket fills tr from a decoded notification.
+func trapFromPacket(tr Trap, pkt *gosnmp.SnmpPacket) (Trap, error) {
+	peer := tr.Peer
 	switch pkt.PDUType {
 	case gosnmp.Trap:
 		if tr.Version != V1 {
-			return Trap{}, fmt.Errorf("trap from %s: v1 trap PDU in a v2c message", peer)
+			return Trap{}, fmt.Errorf("trap from %s: v1 trap PDU in a v%s message", peer, tr.Version)
 		}
 		ent := trimDot(pkt.Enterprise)
 		if !validOID(ent) {
@@ -141,6 +198,9 @@ func DecodeTrap(b []byte, peer netip.AddrPort) (tr Trap, err error) {
 func TrapEvents(tr Trap, device string, rules *Rules, now time.Time) []Event {
 	raw := renderVars(tr.Vars)
 	detail := map[string]string{"trap_oid": tr.TrapOID, "vars": raw, "peer": tr.Peer.String()}
+	if tr.User != "" {
+		detail["v3_user"] = tr.User
+	}
 	if tr.TrapOID == oidPrinterV2Alert {
 		detail["kind"] = "printerV2Alert"
 		for _, v := range tr.Vars {
@@ -212,7 +272,11 @@ func renderVars(vars []TrapVar) string {
 // DefaultTrapListenerConfig gives the usual values.
 type TrapListenerConfig struct {
 	Addr        string              `json:"addr"`        // e.g. ":162" or "127.0.0.1:1162"
-	Communities []scanwarden.Secret `json:"communities"` // accepted communities: at least one
+	Communities []scanwarden.Secret `json:"communities"` // accepted v1/v2c communities
+	// Users are the SNMPv3 USM users whose traps are taken (authNoPriv, or
+	// authPriv when PrivPass is set; never noAuth). At least one community
+	// or user is required.
+	Users []V3Auth `json:"v3_users"`
 	// Allow are networks whose traps are taken besides AllowFrom's
 	// addresses; a trap from an allowed address that is no watched device is
 	// stored as unverified.
@@ -244,8 +308,8 @@ func (c TrapListenerConfig) Validate() error {
 	switch {
 	case c.Addr == "":
 		return errors.New("trap listener: addr is empty")
-	case len(c.Communities) == 0:
-		return errors.New("trap listener: communities: at least one is required (traps with any community are not taken)")
+	case len(c.Communities) == 0 && len(c.Users) == 0:
+		return errors.New("trap listener: communities or v3_users: at least one is required (traps with any community are not taken)")
 	case c.QueueSize < 1:
 		return fmt.Errorf("trap listener: queue_size %d: at least 1", c.QueueSize)
 	case c.BatchSize < 1:
@@ -258,6 +322,11 @@ func (c TrapListenerConfig) Validate() error {
 			return fmt.Errorf("trap listener: communities[%d] is empty", i)
 		}
 	}
+	for i := range c.Users {
+		if err := c.Users[i].Validate(); err != nil {
+			return fmt.Errorf("trap listener: v3_users[%d]: %w", i, err)
+		}
+	}
 	return nil
 }
 
@@ -266,7 +335,7 @@ type TrapStats struct {
 	Packets    int64 `json:"packets"`
 	NotAllowed int64 `json:"not_allowed"` // from an address outside the allowlist: not decoded
 	Malformed  int64 `json:"malformed"`   // not a notification we can decode
-	Refused    int64 `json:"refused"`     // a community not accepted
+	Refused    int64 `json:"refused"`     // a community not accepted, or a v3 message no user authenticates
 	Dropped    int64 `json:"dropped"`     // events lost to a full queue
 	Events     int64 `json:"events"`
 	NewEvents  int64 `json:"new_events"`
@@ -412,6 +481,10 @@ func (l *TrapListener) handle(_ context.Context, b []byte, peer netip.AddrPort) 
 		l.junk.warn("not allowed", "trap from an address not allowed", "peer", peer.String())
 		return
 	}
+	if isV3Message(b) {
+		l.handleV3(b, peer, device)
+		return
+	}
 	// The community is read off the message's first bytes and checked
 	// before the full decode: a flood of junk or guesses costs next to
 	// nothing.
@@ -440,6 +513,45 @@ func (l *TrapListener) handle(_ context.Context, b []byte, peer netip.AddrPort) 
 	if tr.Inform {
 		l.respond(tr, peer)
 	}
+	l.enqueue(tr, peer, device)
+}
+
+// handleV3 takes an SNMPv3 message: it is stored only when a configured
+// user authenticates it; anything else is counted refused, like a wrong
+// community.
+func (l *TrapListener) handleV3(b []byte, peer netip.AddrPort, device bool) {
+	if len(l.cfg.Users) == 0 {
+		l.refused.Add(1)
+		l.junk.warn("community", "SNMPv3 trap but no v3 user is configured", "peer", peer.String())
+		return
+	}
+	tr, err := DecodeTrapV3(b, peer, l.cfg.Users)
+	if errors.Is(err, ErrTrapNotAuthenticated) {
+		l.refused.Add(1)
+		l.junk.warn("community", "SNMPv3 trap not authenticated by a configured user", "peer", peer.String())
+		return
+	}
+	if err != nil {
+		l.malformed.Add(1)
+		l.junk.warn("malformed", "dropped trap", "peer", peer.String(), "err", err)
+		return
+	}
+	l.enqueue(tr, peer, device)
+}
+
+// isV3Message says whether b starts like an SNMPv3 message (SEQUENCE {
+// INTEGER 3, …}).
+func isV3Message(b []byte) bool {
+	body, ok := berTLV(b, 0x30)
+	if !ok {
+		return false
+	}
+	v, ok := berTLV(body, 0x02)
+	return ok && len(v) == 1 && v[0] == 3
+}
+
+// enqueue hands a trap's events to the writer.
+func (l *TrapListener) enqueue(tr Trap, peer netip.AddrPort, device bool) {
 	for _, ev := range TrapEvents(tr, l.cfg.DeviceFor(peer.Addr()), l.rules, l.now()) {
 		ev.Unverified = !device
 		select {

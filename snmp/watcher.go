@@ -101,6 +101,7 @@ type WatchStart struct {
 	NotKyocera      []string // answered the sweep but are not Kyocera: not polled
 	TrapListen      string   // bound trap address, "" when off
 	TrapCommunities int      // accepted trap communities
+	TrapV3Users     []string // SNMPv3 users whose traps are taken
 	SMTPListen      string   // bound SMTP address, "" when off
 }
 
@@ -388,6 +389,9 @@ func (w *Watcher) run(ctx context.Context) error {
 		if w.traps != nil {
 			st.TrapListen = w.traps.Addr().String()
 			st.TrapCommunities = len(w.cfg.Traps.Communities)
+			for _, u := range w.cfg.Traps.Users {
+				st.TrapV3Users = append(st.TrapV3Users, u.User)
+			}
 		}
 		if w.mail != nil {
 			st.SMTPListen = w.mail.Addr().String()
