@@ -173,3 +173,14 @@ func TestHashAt(t *testing.T) {
 		}
 	}
 }
+
+func TestDeliveryErrorNamesOpOnce(t *testing.T) {
+	e := &DeliveryError{Scan: 3, Op: "create x.tmp", Err: errors.New("create x.tmp: permission denied")}
+	if got := e.Error(); got != "scan 3: create x.tmp: permission denied" {
+		t.Fatal(got)
+	}
+	e = &DeliveryError{Scan: 3, Op: "open held copy", Err: os.ErrNotExist}
+	if got := e.Error(); got != "scan 3: open held copy: file does not exist" {
+		t.Fatal(got)
+	}
+}

@@ -117,7 +117,13 @@ type DeliveryError struct {
 	Err  error
 }
 
-func (e *DeliveryError) Error() string { return fmt.Sprintf("scan %d: %s: %v", e.Scan, e.Op, e.Err) }
+func (e *DeliveryError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Op+":") { // smbcheck's errors name the operation already
+		return fmt.Sprintf("scan %d: %s", e.Scan, msg)
+	}
+	return fmt.Sprintf("scan %d: %s: %s", e.Scan, e.Op, msg)
+}
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // due returns the destinations with scans to deliver now (or all held ones
