@@ -173,7 +173,7 @@ func (d *doc) config() daemon.Config {
 	case err != nil && os.Geteuid() != 0 && strings.Contains(err.Error(), "permission denied"):
 		d.add("config", Fail, "run doctor as root (sudo scanwarden doctor): the config names files only root and the daemon's user may read",
 			"%v", err)
-		return daemon.Defaults()
+		return cfg
 	case err != nil:
 		d.add("config", Fail, fmt.Sprintf("edit %s where it says, then `scanwarden serve --config %s --check-config`", file, file),
 			"%v", err)
