@@ -60,6 +60,23 @@ type Incident struct {
 // Open reports whether the incident is open.
 func (i *Incident) Open() bool { return i != nil && i.State == StateOpen }
 
+// CloseDue is the moment from which the incident may close: close_after
+// after the later of its green span's start and its last failure. It is
+// zero when the incident is not open or no green check came since the last
+// failure. The rules close it at the first input at or after that moment
+// (the monitor checks the destination then: a fresh check proves it is
+// still green); a failure before then clears the green span.
+func (i *Incident) CloseDue(closeAfter time.Duration) time.Time {
+	if !i.Open() || i.GreenSince.IsZero() {
+		return time.Time{}
+	}
+	from := i.GreenSince
+	if i.LastFailure.After(from) {
+		from = i.LastFailure
+	}
+	return from.Add(closeAfter)
+}
+
 // Kind of input.
 type Kind string
 

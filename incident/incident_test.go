@@ -204,3 +204,48 @@ func TestFold(t *testing.T) {
 		t.Fatal("event names")
 	}
 }
+
+// CloseDue is when the rules would close the incident; a check at that
+// moment closes it, one a moment earlier does not.
+func TestCloseDue(t *testing.T) {
+	green := withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour))
+	lateFailure := withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour))
+	lateFailure.LastFailure = t0.Add(2 * time.Hour) // (Next clears GreenSince on a failure; the later of the two counts)
+	tests := []struct {
+		name string
+		cur  *Incident
+		want time.Time
+	}{
+		{name: "no incident", cur: nil},
+		{name: "open, no green check yet", cur: open(smbcheck.CauseBadCredentials, t0)},
+		{name: "closed", cur: closed(t0)},
+		{name: "open, green since 10:00", cur: green, want: t0.Add(time.Hour + closeAfter)},
+		{name: "failure after the green start", cur: lateFailure, want: t0.Add(2*time.Hour + closeAfter)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.cur.CloseDue(closeAfter)
+			if !got.Equal(tc.want) {
+				t.Fatalf("CloseDue %v, want %v", got, tc.want)
+			}
+			if got.IsZero() {
+				return
+			}
+			if r := Next(tc.cur, check(smbcheck.CauseOK), got.Add(-time.Nanosecond), closeAfter); r.Change == Closed {
+				t.Fatal("closed before CloseDue")
+			}
+			if r := Next(tc.cur, check(smbcheck.CauseOK), got, closeAfter); r.Change != Closed {
+				t.Fatalf("a green check at CloseDue did not close: %+v", r)
+			}
+		})
+	}
+	// After a green check, CloseDue is set; a device failure clears it.
+	r := Next(open(smbcheck.CauseBadCredentials, t0), check(smbcheck.CauseOK), t0.Add(time.Minute), closeAfter)
+	if due := r.Incident.CloseDue(closeAfter); !due.Equal(t0.Add(time.Minute + closeAfter)) {
+		t.Fatalf("after a green check: due %v", due)
+	}
+	r = Next(r.Incident, devFail("1102"), t0.Add(2*time.Minute), closeAfter)
+	if due := r.Incident.CloseDue(closeAfter); !due.IsZero() {
+		t.Fatalf("after a device failure: due %v", due)
+	}
+}

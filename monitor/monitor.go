@@ -123,6 +123,9 @@ const (
 	ReasonSchedule = "schedule"
 	ReasonEvent    = "event"
 	ReasonManual   = "manual"
+	// ReasonClose: the destination's open incident has been green for
+	// close_after; a fresh check proves it still is, and the rules close it.
+	ReasonClose = "close"
 )
 
 // Result is what a requested check gives back.
@@ -171,6 +174,7 @@ type Monitor struct {
 	running   int
 	nextDue   map[string]time.Time
 	lastEvent map[string]time.Time // last event-triggered check
+	closeAt   map[string]time.Time // open incident's CloseDue: checked then
 	stats     Stats
 	closing   bool
 
@@ -215,7 +219,8 @@ func New(cfg Config, reg Registry, checker Checker, reports Reports, incidents I
 	return &Monitor{cfg: cfg, reg: reg, checker: checker, reports: reports, incidents: incidents, notifier: notifier,
 		log: cfg.Log.With("component", "monitor"), dests: map[string]Destination{}, byDest: map[string]*job{},
 		busy: map[string]bool{}, nextDue: map[string]time.Time{}, lastEvent: map[string]time.Time{},
-		wake: make(chan struct{}, 1)}, nil
+		closeAt: map[string]time.Time{},
+		wake:    make(chan struct{}, 1)}, nil
 }
 
 // Open starts the scheduling loop. Checks run under a context of their own,
@@ -368,6 +373,7 @@ func (m *Monitor) refresh(ctx context.Context, force bool) {
 		if _, ok := m.dests[k]; !ok {
 			delete(m.nextDue, k)
 			delete(m.lastEvent, k)
+			delete(m.closeAt, k)
 		}
 	}
 }
@@ -395,6 +401,15 @@ func (m *Monitor) schedule(ctx context.Context) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
+		if at, ok := m.closeAt[k]; ok && !now.Before(at) {
+			// The open incident's green span has reached close_after.
+			delete(m.closeAt, k)
+			m.nextDue[k] = now.Add(m.cfg.Interval + m.jitter())
+			if _, queued := m.byDest[k]; !queued {
+				m.enqueueLocked(&job{dest: m.dests[k], reason: ReasonClose})
+			}
+			continue
+		}
 		due, ok := m.nextDue[k]
 		if !ok {
 			// First sight: an interval after its last check, else soon,
@@ -514,6 +529,7 @@ func (m *Monitor) apply(ctx context.Context, d Destination, ins []incident.Input
 		m.fault("update incident of "+d.Name, err)
 		return nil, err
 	}
+	m.armClose(d.Name, res.Incident)
 	if res.Incident == nil {
 		return nil, nil
 	}
@@ -532,6 +548,30 @@ func (m *Monitor) apply(ctx context.Context, d Destination, ins []incident.Input
 		}(ch)
 	}
 	return &inc, nil
+}
+
+// armClose schedules a check of the destination at the moment its open
+// incident may close (incident.CloseDue), so that it closes then rather
+// than at the next scheduled check, up to an interval late; a failure that
+// cleared the green span disarms it.
+func (m *Monitor) armClose(name string, inc *incident.Incident) {
+	due := inc.CloseDue(m.cfg.CloseAfter)
+	k := key(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if due.IsZero() || m.closing {
+		delete(m.closeAt, k)
+		return
+	}
+	if _, ok := m.dests[k]; !ok {
+		return
+	}
+	if at, ok := m.closeAt[k]; ok && at.Equal(due) {
+		return
+	}
+	m.closeAt[k] = due
+	// Wake the loop then (it also looks every Tick).
+	time.AfterFunc(max(0, due.Sub(m.cfg.Now())), m.poke)
 }
 
 // Event takes a fresh device send failure: it is put on the incident of

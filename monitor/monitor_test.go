@@ -399,3 +399,62 @@ func TestShutdownCancelsSlowNotification(t *testing.T) {
 		t.Fatalf("shutdown took %v (want about the drain time)", d)
 	}
 }
+
+// An open incident closes when close_after of green has elapsed — a check
+// of the destination is run at that moment — not at the next scheduled
+// check (an hour here). A device failure during the green span moves the
+// close to close_after after it.
+func TestCloseOnTime(t *testing.T) {
+	const closeAfter = 400 * time.Millisecond
+	var mu sync.Mutex
+	verdict := smbcheck.CauseBadCredentials
+	var reasons []string
+	r := newRig(t, Config{CloseAfter: closeAfter, Jitter: time.Hour, EventGap: time.Hour,
+		Rand: func(n int64) int64 { return n - 1 }, // first scheduled check an hour away
+		OnCheck: func(_ Destination, _ smbcheck.Report, _ time.Duration, reason string) {
+			mu.Lock()
+			reasons = append(reasons, reason)
+			mu.Unlock()
+		}}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+		mu.Lock()
+		defer mu.Unlock()
+		return smbcheck.Verdict{Cause: verdict}
+	}, dest("reception", "fs1", "MFP01"))
+	if res, err := r.m.CheckNow(context.Background(), "reception", nil); err != nil || !res.Incident.Open() {
+		t.Fatalf("check now: %+v %v", res, err)
+	}
+	mu.Lock()
+	verdict = smbcheck.CauseOK
+	mu.Unlock()
+	res, err := r.m.CheckNow(context.Background(), "reception", nil)
+	if err != nil || !res.Incident.Open() || res.Incident.GreenSince.IsZero() {
+		t.Fatalf("green check: %+v %v", res, err)
+	}
+	// A device failure 150 ms into the green span: checked (green), but the
+	// span starts again.
+	time.Sleep(150 * time.Millisecond)
+	failedAt := time.Now()
+	r.m.Event(context.Background(), snmp.Event{Device: "MFP01", Code: "1102", Destination: `\\fs1\scans`, Time: failedAt})
+	waitFor(t, "closed notification", func() bool { return len(r.not.all()) == 2 })
+	closedAt := time.Now()
+	n := r.not.all()[1]
+	if n.ch != incident.Closed {
+		t.Fatalf("%+v", r.not.all())
+	}
+	if n.inc.ClosedAt.Sub(failedAt) < closeAfter {
+		t.Fatalf("closed %v after the device failure, before close_after %v", n.inc.ClosedAt.Sub(failedAt), closeAfter)
+	}
+	if late := closedAt.Sub(failedAt) - closeAfter; late > 300*time.Millisecond {
+		t.Fatalf("closed %v late", late)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{ReasonManual, ReasonManual, ReasonEvent, ReasonClose}
+	if strings.Join(reasons, ",") != strings.Join(want, ",") {
+		t.Fatalf("checks %v, want %v", reasons, want)
+	}
+	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{})
+	if len(incs) != 1 || incs[0].State != incident.StateClosed {
+		t.Fatalf("incidents %+v", incs)
+	}
+}
