@@ -158,19 +158,8 @@ func (p *Poller) Cycle(ctx context.Context) (CycleStats, error) {
 	p.cycleMu.Lock()
 	defer p.cycleMu.Unlock()
 	start := p.now()
-	p.mu.Lock()
-	order := append([]string(nil), p.order...)
-	devs := make([]*deviceState, len(order))
-	for i, a := range order {
-		devs[i] = p.devices[a]
-	}
-	p.mu.Unlock()
-
+	devs := p.snapshot()
 	stats := CycleStats{Started: start, Devices: len(devs)}
-	work := make(chan *deviceState)
-	results := make(chan pollOutcome, p.cfg.Workers)
-	opt := pollOptions{maxRep: p.cfg.MaxRepetitions, identifyEvery: p.cfg.IdentifyEvery, rescanEvery: p.cfg.RescanEvery}
-
 	var due []*deviceState
 	for _, ds := range devs {
 		if !ds.nextPoll.After(start) {
@@ -178,6 +167,37 @@ func (p *Poller) Cycle(ctx context.Context) (CycleStats, error) {
 		}
 	}
 	stats.Deferred = len(devs) - len(due)
+
+	for out := range p.pollAll(ctx, due) {
+		p.record(ctx, &stats, out)
+	}
+	stats.Duration = p.now().Sub(start)
+	stats.Cancelled = ctx.Err() != nil
+	p.log.Debug("cycle", "devices", stats.Devices, "polled", stats.Polled, "answered", stats.Answered,
+		"silent", stats.Silent, "pdus", stats.PDUs, "duration", stats.Duration, "new_events", stats.NewEvents)
+	if stats.Cancelled {
+		return stats, ctx.Err()
+	}
+	return stats, nil
+}
+
+// snapshot returns the devices in registration order, taken under the lock.
+func (p *Poller) snapshot() []*deviceState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	devs := make([]*deviceState, len(p.order))
+	for i, a := range p.order {
+		devs[i] = p.devices[a]
+	}
+	return devs
+}
+
+// pollAll polls the due devices on up to cfg.Workers workers, each with its own client, and returns their
+// outcomes; the channel is closed when every worker is done. Cancelling ctx stops handing out devices.
+func (p *Poller) pollAll(ctx context.Context, due []*deviceState) <-chan pollOutcome {
+	work := make(chan *deviceState)
+	results := make(chan pollOutcome, p.cfg.Workers)
+	opt := pollOptions{maxRep: p.cfg.MaxRepetitions, identifyEvery: p.cfg.IdentifyEvery, rescanEvery: p.cfg.RescanEvery}
 	var wg sync.WaitGroup
 	for i := 0; i < p.cfg.Workers && i < len(due); i++ {
 		c := p.clients[i]
@@ -202,50 +222,44 @@ func (p *Poller) Cycle(ctx context.Context) (CycleStats, error) {
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
+	return results
+}
 
-	for out := range results {
-		stats.Polled++
-		stats.PDUs += out.pdus
-		switch {
-		case out.err == nil:
-			stats.Answered++
-		case isSilent(out.err):
-			stats.Silent++
-		case ctx.Err() != nil:
-			// cancelled mid-poll: counted below
-		default:
-			stats.Answered++
-			stats.Failed++
-			p.log.Warn("poll failed", "err", out.err)
-		}
-		if out.identified != nil {
-			if err := p.sink.RecordDevice(ctx, *out.identified); err != nil && ctx.Err() == nil {
-				p.log.Error("record device", "device", out.identified.Address, "err", err)
-			}
-		}
-		for _, ev := range out.events {
-			stats.Events++
-			fresh, err := p.sink.RecordEvent(ctx, ev)
-			if err != nil {
-				if ctx.Err() == nil {
-					p.log.Error("record event", "device", ev.Device, "code", ev.Code, "err", err)
-				}
-				continue
-			}
-			if fresh {
-				stats.NewEvents++
-				p.log.Info("send failure", "device", ev.Device, "code", ev.Code, "source", ev.Source)
-			}
+// record counts one device's outcome into stats and hands its inventory and events to the sink.
+func (p *Poller) record(ctx context.Context, stats *CycleStats, out pollOutcome) {
+	stats.Polled++
+	stats.PDUs += out.pdus
+	switch {
+	case out.err == nil:
+		stats.Answered++
+	case isSilent(out.err):
+		stats.Silent++
+	case ctx.Err() != nil:
+		// cancelled mid-poll: counted by the caller
+	default:
+		stats.Answered++
+		stats.Failed++
+		p.log.Warn("poll failed", "err", out.err)
+	}
+	if out.identified != nil {
+		if err := p.sink.RecordDevice(ctx, *out.identified); err != nil && ctx.Err() == nil {
+			p.log.Error("record device", "device", out.identified.Address, "err", err)
 		}
 	}
-	stats.Duration = p.now().Sub(start)
-	stats.Cancelled = ctx.Err() != nil
-	p.log.Debug("cycle", "devices", stats.Devices, "polled", stats.Polled, "answered", stats.Answered,
-		"silent", stats.Silent, "pdus", stats.PDUs, "duration", stats.Duration, "new_events", stats.NewEvents)
-	if stats.Cancelled {
-		return stats, ctx.Err()
+	for _, ev := range out.events {
+		stats.Events++
+		fresh, err := p.sink.RecordEvent(ctx, ev)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.log.Error("record event", "device", ev.Device, "code", ev.Code, "err", err)
+			}
+			continue
+		}
+		if fresh {
+			stats.NewEvents++
+			p.log.Info("send failure", "device", ev.Device, "code", ev.Code, "source", ev.Source)
+		}
 	}
-	return stats, nil
 }
 
 // backoff: a silent device waits Interval·2^(n-1) (capped at BackoffMax)

@@ -237,6 +237,21 @@ var alertSeverityNames = map[int64]string{1: "other", 3: "critical", 4: "warning
 // decodeStatus is a pure function of the scalars and columns.
 func decodeStatus(scalars []gosnmp.SnmpPDU, cols columns) Status {
 	st := Status{Printer: "unknown", Errors: []string{}, Console: []string{}, Alerts: []Alert{}}
+	decodeScalars(&st, scalars)
+	for _, p := range cols.rows[colConsole] {
+		if t := pduText(p); t != "" {
+			st.Console = append(st.Console, t)
+		}
+	}
+	st.Alerts = append(st.Alerts, prtAlerts(cols)...)
+	st.Alerts = append(st.Alerts, kyoceraAlerts(cols)...)
+	st.jobs = decodeJobs(cols)
+	st.jobsMore = cols.more[colJobState]
+	return st
+}
+
+// decodeScalars fills the up time, the printer status and the detected-error bits.
+func decodeScalars(st *Status, scalars []gosnmp.SnmpPDU) {
 	for _, p := range scalars {
 		if !pduExists(p) {
 			continue
@@ -261,12 +276,10 @@ func decodeStatus(scalars []gosnmp.SnmpPDU, cols columns) Status {
 			}
 		}
 	}
-	for _, p := range cols.rows[colConsole] {
-		if t := pduText(p); t != "" {
-			st.Console = append(st.Console, t)
-		}
-	}
-	// Printer-MIB alert rows, joined by index (hrDeviceIndex.prtAlertIndex).
+}
+
+// prtAlerts joins the Printer-MIB alert rows by index (hrDeviceIndex.prtAlertIndex), in the order first seen.
+func prtAlerts(cols columns) []Alert {
 	type prtRow struct {
 		sev  int64
 		code int64
@@ -300,43 +313,53 @@ func decodeStatus(scalars []gosnmp.SnmpPDU, cols columns) Status {
 		r := row(suffix(p.Name, oidPrtAlertDescription))
 		r.desc, r.has = pduText(p), true
 	}
+	var alerts []Alert
 	for _, idx := range order {
 		r := rows[idx]
 		sev := alertSeverityNames[r.sev]
 		if sev == "" {
 			sev = "unknown"
 		}
-		st.Alerts = append(st.Alerts, Alert{
+		alerts = append(alerts, Alert{
 			Severity: sev, Code: strconv.FormatInt(r.code, 10), CodeName: prtAlertCodeNames[r.code],
 			Text: r.desc, Table: "prtAlert", Index: idx,
 		})
 	}
-	// Kyocera alert state rows.
+	return alerts
+}
+
+// kyoceraAlerts joins the Kyocera alert state rows (display text and code) by index, in the order first seen.
+func kyoceraAlerts(cols columns) []Alert {
 	kc := map[string]*Alert{}
-	var kcOrder []string
-	kcRow := func(idx string) *Alert {
+	var order []string
+	row := func(idx string) *Alert {
 		a, ok := kc[idx]
 		if !ok {
 			a = &Alert{Table: "kcprtAlertState", Index: idx}
 			kc[idx] = a
-			kcOrder = append(kcOrder, idx)
+			order = append(order, idx)
 		}
 		return a
 	}
 	for _, p := range cols.rows[colKcDisplay] {
-		kcRow(suffix(p.Name, oidKcprtAlertStateDisp)).Text = pduText(p)
+		row(suffix(p.Name, oidKcprtAlertStateDisp)).Text = pduText(p)
 	}
 	for _, p := range cols.rows[colKcCode] {
 		if v, ok := pduInt(p); ok {
-			kcRow(suffix(p.Name, oidKcprtAlertStateCode)).Code = strconv.FormatInt(v, 10)
+			row(suffix(p.Name, oidKcprtAlertStateCode)).Code = strconv.FormatInt(v, 10)
 		}
 	}
-	for _, idx := range kcOrder {
-		st.Alerts = append(st.Alerts, *kc[idx])
+	alerts := make([]Alert, 0, len(order))
+	for _, idx := range order {
+		alerts = append(alerts, *kc[idx])
 	}
-	// Jobs.
+	return alerts
+}
+
+// decodeJobs joins the job state rows (jmJobSetIndex.jmJobIndex) with their state reasons, in walk order.
+func decodeJobs(cols columns) []jobRow {
 	jobs := map[string]*jobRow{}
-	var jobOrder []string
+	var order []string
 	for _, p := range cols.rows[colJobState] {
 		idx := suffix(p.Name, oidJmJobState)
 		n := indexInts(idx)
@@ -345,18 +368,18 @@ func decodeStatus(scalars []gosnmp.SnmpPDU, cols columns) Status {
 			continue
 		}
 		jobs[idx] = &jobRow{Set: n[0], Index: n[1], State: v}
-		jobOrder = append(jobOrder, idx)
+		order = append(order, idx)
 	}
 	for _, p := range cols.rows[colJobReasons] {
 		if j, ok := jobs[suffix(p.Name, oidJmJobStateReasons1)]; ok {
 			j.Reasons, _ = pduInt(p)
 		}
 	}
-	for _, idx := range jobOrder {
-		st.jobs = append(st.jobs, *jobs[idx])
+	var out []jobRow
+	for _, idx := range order {
+		out = append(out, *jobs[idx])
 	}
-	st.jobsMore = cols.more[colJobState]
-	return st
+	return out
 }
 
 // prtAlertCodeNames names the IANA-PRINTER-MIB alert codes that matter
