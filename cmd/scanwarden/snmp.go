@@ -20,7 +20,8 @@ const snmpUsage = `usage:
   scanwarden snmp probe HOST[:PORT] [--community-file F | --v3-user U --v3-auth-file F --v3-priv-file F] [--json]
   scanwarden snmp walk HOST[:PORT] --out FILE.snmprec [credentials flags]
   scanwarden snmp watch (HOST[:PORT]... | --hosts FILE | --cidr CIDR [--port N]) [--interval 60s]
-                        [--trap-listen ADDR:PORT [--trap-community-file F]] [--smtp-listen ADDR:PORT]
+                        [--trap-listen ADDR:PORT [--trap-community-file F] [--trap-v3-user U --trap-v3-auth-file F
+                        [--trap-v3-priv-file F]]] [--smtp-listen ADDR:PORT]
                         [credentials flags] [--rules FILE] [--data-dir DIR] [--json] [--cycles N]
   scanwarden snmp codes [--json]
 
@@ -32,7 +33,8 @@ e-mails, keeps every new send failure in the state store and prints it with
 its explanation, until interrupted; exit 0 when stopped, 2 on bad arguments
 or a listener that cannot bind ("scanwarden snmp watch -h" for its flags).
 Secrets come from files or SCANWARDEN_SNMP_COMMUNITY, SCANWARDEN_SNMP_V3_AUTH,
-SCANWARDEN_SNMP_V3_PRIV, SCANWARDEN_TRAP_COMMUNITY.
+SCANWARDEN_SNMP_V3_PRIV, SCANWARDEN_TRAP_COMMUNITY, SCANWARDEN_TRAP_V3_AUTH,
+SCANWARDEN_TRAP_V3_PRIV.
 `
 
 // runSNMP is the shell over package snmp.

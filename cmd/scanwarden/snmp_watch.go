@@ -34,7 +34,10 @@ cycle or stop.
 Secrets come from files or the environment: --community-file or
 SCANWARDEN_SNMP_COMMUNITY (default public), --v3-auth-file/--v3-priv-file or
 SCANWARDEN_SNMP_V3_AUTH/_PRIV, --trap-community-file or
-SCANWARDEN_TRAP_COMMUNITY (required with --trap-listen).
+SCANWARDEN_TRAP_COMMUNITY, --trap-v3-auth-file/--trap-v3-priv-file or
+SCANWARDEN_TRAP_V3_AUTH/_PRIV. --trap-listen needs a community, an SNMPv3
+user (--trap-v3-user: authNoPriv, or authPriv with a priv passphrase; never
+noAuth), or both; v3 traps no configured user authenticates are refused.
 
 The listeners take traps and mail only from the watched devices' addresses
 and the --allow networks (a mail relay); other senders are refused. Mail
@@ -53,6 +56,8 @@ const (
 	maxWatchHosts    = 65536 // HOST entries from arguments and --hosts
 	maxSweepAddrs    = 1024  // addresses of every --cidr together (Sweep's default)
 	trapCommunityEnv = "SCANWARDEN_TRAP_COMMUNITY"
+	trapV3AuthEnv    = "SCANWARDEN_TRAP_V3_AUTH"
+	trapV3PrivEnv    = "SCANWARDEN_TRAP_V3_PRIV"
 )
 
 // watchArgs is a checked watch command line.
@@ -65,6 +70,7 @@ type watchArgs struct {
 	cycles   int
 	trapAddr string
 	trapComm []scanwarden.Secret
+	trapUser *snmp.V3Auth   // SNMPv3 user traps may come from, nil: none
 	allow    []netip.Prefix // senders the listeners take besides the devices
 	smtpAddr string
 	rules    *snmp.Rules
@@ -108,6 +114,11 @@ func parseWatchArgs(env environ, args []string) (watchArgs, error) {
 		trapCommFiles = append(trapCommFiles, s)
 		return nil
 	})
+	trapV3User := fs.String("trap-v3-user", "", "SNMPv3 user whose traps are taken (authNoPriv, or authPriv with --trap-v3-priv-file)")
+	trapV3AuthFile := fs.String("trap-v3-auth-file", "", "file holding the trap v3 user's auth passphrase; else "+trapV3AuthEnv)
+	trapV3PrivFile := fs.String("trap-v3-priv-file", "", "file holding the trap v3 user's privacy passphrase (authPriv); else "+trapV3PrivEnv)
+	trapV3AuthProto := fs.String("trap-v3-auth-proto", "SHA", "trap v3 auth protocol: SHA, SHA224, SHA256, SHA384, SHA512, MD5")
+	trapV3PrivProto := fs.String("trap-v3-priv-proto", "AES", "trap v3 privacy protocol: AES, AES192, AES256, AES192C, AES256C, DES")
 	var allows []string
 	fs.Func("allow", "network (CIDR) whose traps and mail are taken besides the watched devices', e.g. a mail relay (repeatable)", func(s string) error {
 		allows = append(allows, s)
@@ -185,6 +196,12 @@ func parseWatchArgs(env environ, args []string) (watchArgs, error) {
 	if len(trapCommFiles) > 0 && a.trapAddr == "" {
 		return a, errors.New("--trap-community-file needs --trap-listen")
 	}
+	if (*trapV3User != "" || *trapV3AuthFile != "" || *trapV3PrivFile != "") && a.trapAddr == "" {
+		return a, errors.New("--trap-v3-user needs --trap-listen")
+	}
+	if (*trapV3AuthFile != "" || *trapV3PrivFile != "") && *trapV3User == "" {
+		return a, errors.New("--trap-v3-auth-file and --trap-v3-priv-file need --trap-v3-user")
+	}
 	if len(allows) > 0 && a.trapAddr == "" && a.smtpAddr == "" {
 		return a, errors.New("--allow needs --trap-listen or --smtp-listen")
 	}
@@ -227,8 +244,24 @@ func parseWatchArgs(env environ, args []string) (watchArgs, error) {
 	if len(trapCommFiles) == 0 && a.trapAddr != "" && env.getenv(trapCommunityEnv) != "" {
 		a.trapComm = []scanwarden.Secret{scanwarden.NewSecret(env.getenv(trapCommunityEnv))}
 	}
-	if a.trapAddr != "" && len(a.trapComm) == 0 {
-		return a, errors.New("--trap-listen needs the community traps must carry: --trap-community-file FILE or " + trapCommunityEnv)
+	if *trapV3User != "" {
+		u := &snmp.V3Auth{User: *trapV3User, AuthProto: *trapV3AuthProto, PrivProto: *trapV3PrivProto}
+		if u.AuthPass, err = readSecret(env, *trapV3AuthFile, "--trap-v3-auth-file", trapV3AuthEnv); err != nil {
+			return a, fmt.Errorf("--trap-v3-user needs an auth passphrase (noAuth traps are not taken): %w", err)
+		}
+		if *trapV3PrivFile != "" || env.getenv(trapV3PrivEnv) != "" {
+			if u.PrivPass, err = readSecret(env, *trapV3PrivFile, "--trap-v3-priv-file", trapV3PrivEnv); err != nil {
+				return a, err
+			}
+		}
+		if err := u.Validate(); err != nil {
+			return a, fmt.Errorf("--trap-v3-user: %w", err)
+		}
+		a.trapUser = u
+	}
+	if a.trapAddr != "" && len(a.trapComm) == 0 && a.trapUser == nil {
+		return a, errors.New("--trap-listen needs the community traps must carry: --trap-community-file FILE or " + trapCommunityEnv +
+			" (or an SNMPv3 user: --trap-v3-user with --trap-v3-auth-file)")
 	}
 	if a.rules, err = f.rules(); err != nil {
 		return a, err
@@ -306,6 +339,9 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 	cfg.Rules, cfg.Sink, cfg.Log = a.rules, sink, slog.New(h)
 	if a.trapAddr != "" {
 		tc := snmp.DefaultTrapListenerConfig(a.trapAddr, a.trapComm...)
+		if a.trapUser != nil {
+			tc.Users = []snmp.V3Auth{*a.trapUser}
+		}
 		tc.Allow = a.allow
 		cfg.Traps = &tc
 	}
@@ -316,7 +352,7 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 	}
 	cfg.OnStart = func(s snmp.WatchStart) {
 		out.start(watchStart{Type: "start", Devices: s.Devices, NotKyocera: s.NotKyocera, Interval: snmp.Duration(a.interval),
-			Cycles: a.cycles, TrapListen: s.TrapListen, TrapCommunities: s.TrapCommunities, SMTPListen: s.SMTPListen, State: st.Path(), Pruned: drops})
+			Cycles: a.cycles, TrapListen: s.TrapListen, TrapCommunities: s.TrapCommunities, TrapV3Users: s.TrapV3Users, SMTPListen: s.SMTPListen, State: st.Path(), Pruned: drops})
 	}
 	cfg.OnCycle = func(c snmp.WatchCycle) {
 		out.cycle(watchCycle{Type: "cycle", Cycle: c.Cycle, CycleStats: c.CycleStats, Traps: c.Traps, Mail: c.Mail,

@@ -69,7 +69,8 @@ type watchStart struct {
 	Interval        snmp.Duration    `json:"interval"`
 	Cycles          int              `json:"cycles"` // 0: until interrupted
 	TrapListen      string           `json:"trap_listen,omitempty"`
-	TrapCommunities int              `json:"trap_communities"` // accepted communities
+	TrapCommunities int              `json:"trap_communities"`        // accepted communities
+	TrapV3Users     []string         `json:"trap_v3_users,omitempty"` // SNMPv3 users whose traps are taken
 	SMTPListen      string           `json:"smtp_listen,omitempty"`
 	State           string           `json:"state"`
 	Pruned          map[string]int64 `json:"pruned,omitempty"` // events the table's limits ever removed, by reason
@@ -141,7 +142,11 @@ func (o *watchOutput) start(s watchStart) {
 			fmt.Fprintln(w)
 		}
 		if s.TrapListen != "" {
-			fmt.Fprintf(w, "traps: listening on udp %s (accepted communities: %d)\n", s.TrapListen, s.TrapCommunities)
+			v3 := ""
+			if len(s.TrapV3Users) > 0 {
+				v3 = ", v3 users: " + strings.Join(s.TrapV3Users, ", ")
+			}
+			fmt.Fprintf(w, "traps: listening on udp %s (accepted communities: %d%s)\n", s.TrapListen, s.TrapCommunities, v3)
 		}
 		if s.SMTPListen != "" {
 			fmt.Fprintf(w, "mail: listening on tcp %s\n", s.SMTPListen)

@@ -177,6 +177,7 @@ func TestSNMPWatchBadArguments(t *testing.T) {
 	missing := filepath.Join(dir, "missing")
 	badHosts := writeFile(t, "hosts", "# devices\n127.0.0.1:1161\nmfp 2\n")
 	comm := writeFile(t, "community", "kyocera-job1102\n")
+	short := writeFile(t, "short", "1234567\n")
 	for _, c := range []struct {
 		name string
 		args []string
@@ -197,6 +198,10 @@ func TestSNMPWatchBadArguments(t *testing.T) {
 		{"hosts file bad line", []string{"--hosts", badHosts}, "hosts:3"},
 		{"trap community without listener", []string{"127.0.0.1:1", "--trap-community-file", comm}, "--trap-community-file needs --trap-listen"},
 		{"trap listener without community", []string{"127.0.0.1:1", "--trap-listen", "127.0.0.1:0"}, "--trap-listen needs the community"},
+		{"trap v3 user without listener", []string{"127.0.0.1:1", "--trap-v3-user", "u", "--trap-v3-auth-file", comm}, "--trap-v3-user needs --trap-listen"},
+		{"trap v3 auth file without user", []string{"127.0.0.1:1", "--trap-listen", "127.0.0.1:0", "--trap-community-file", comm, "--trap-v3-auth-file", comm}, "need --trap-v3-user"},
+		{"trap v3 user without passphrase", []string{"127.0.0.1:1", "--trap-listen", "127.0.0.1:0", "--trap-v3-user", "u"}, "noAuth traps are not taken"},
+		{"trap v3 passphrase too short", []string{"127.0.0.1:1", "--trap-listen", "127.0.0.1:0", "--trap-v3-user", "u", "--trap-v3-auth-file", short}, "shorter than 8"},
 		{"bad allow", []string{"127.0.0.1:1", "--smtp-listen", "127.0.0.1:0", "--allow", "10.0.0.300/24"}, "--allow"},
 		{"allow without listener", []string{"127.0.0.1:1", "--allow", "10.0.0.0/24"}, "--allow needs"},
 		{"trap community file missing", []string{"127.0.0.1:1", "--trap-listen", "127.0.0.1:0", "--trap-community-file", missing}, "--trap-community-file"},
