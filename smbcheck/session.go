@@ -112,6 +112,26 @@ type Session struct {
 // exists. The ledger gate applies as in Run: a refused logon is an *Error
 // with Refusal set and nothing sent.
 func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
+	o = o.withDefaults()
+	if err := t.Validate(); err != nil {
+		return nil, &Error{Op: "connect", Cause: CauseUnknown, Err: err}
+	}
+	sess, info, err := dialLogon(ctx, t, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{t: t, timeout: o.Timeout, sess: sess, guest: sess.guest, folder: strings.Join(t.pathParts(), `\`)}
+	if info != nil {
+		s.dialect = info.Dialect
+	}
+	if err := s.connectFolder(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// withDefaults fills the options left at zero.
+func (o DialOptions) withDefaults() DialOptions {
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
@@ -124,9 +144,13 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	if o.Ledger == nil {
 		o.Ledger = &MemoryLedger{}
 	}
-	if err := t.Validate(); err != nil {
-		return nil, &Error{Op: "connect", Cause: CauseUnknown, Err: err}
-	}
+	return o
+}
+
+// dialLogon connects to t's host and logs on behind the ledger gate (over
+// SMB1 on a fresh connection when the server does not negotiate SMB2/3),
+// and records the logon's outcome in the ledger. Errors are *Error.
+func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *ServerInfo, error) {
 	host := strings.Trim(t.Host, "[]")
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	conn, err := dialTCP(dctx, host, t.port())
@@ -136,39 +160,18 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 		if e.Cause == CauseUnknown {
 			e.Cause = CauseHostUnreachable
 		}
-		return nil, e
+		return nil, nil, e
 	}
 	f := storedForm(t.User)
-	var id int64
-	var refusal *Refusal
-	g := func(info *ServerInfo) error {
-		key, err := o.Ledger.Key(ctx)
-		if err != nil {
-			return fmt.Errorf("failure ledger: %w", err)
-		}
-		authority := host
-		if info != nil && info.NetBIOSDomain != "" {
-			authority = info.NetBIOSDomain
-		}
-		user, _ := baseUser(t.User)
-		a := Attempt{Account: AccountKey(authority, user), Form: FormKey(f, t.Password.Reveal(), key), Typed: f.Typed, At: o.Now()}
-		id, refusal, err = o.Ledger.Reserve(ctx, a, a.At.Add(-o.Window), o.MaxFailures)
-		if err != nil {
-			return fmt.Errorf("failure ledger: %w", err)
-		}
-		if refusal != nil {
-			return errors.New(refusal.Reason)
-		}
-		return nil
-	}
+	l := &dialLedger{ctx: ctx, o: o, t: t, host: host, f: f}
 	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
-	sess, info, err := logon(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), g)
+	sess, info, err := logon(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), l.reserve)
 	lcancel()
-	if err != nil && info == nil && id == 0 && refusal == nil && !isTimeout(err) {
+	if err != nil && info == nil && l.id == 0 && l.refusal == nil && !isTimeout(err) {
 		if _, ok := ntStatusOf(err); !ok {
 			// No SMB2/3 negotiation: an SMB1-only server hangs up on it.
 			// Log on over SMB1 on a fresh connection, behind the same gate.
-			if sess1, info1, err1 := dialSMB1(ctx, t, host, f, g, o.Timeout); info1 != nil {
+			if sess1, info1, err1 := dialSMB1(ctx, t, host, f, l.reserve, o.Timeout); info1 != nil {
 				conn.Close()
 				conn, sess, info, err = nil, sess1, info1, err1
 			}
@@ -180,44 +183,80 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 			conn.Close()
 		}
 		e := newError("logon", "", err)
-		if refusal != nil {
-			e.Refusal = refusal
-			if refusal.Last != nil && refusal.Last.Cause != "" {
-				e.Cause = refusal.Last.Cause
+		if l.refusal != nil {
+			e.Refusal = l.refusal
+			if l.refusal.Last != nil && l.refusal.Last.Cause != "" {
+				e.Cause = l.refusal.Last.Cause
 			}
-			return nil, e
+			return nil, nil, e
 		}
 		if info == nil && e.Status == 0 && !isTimeout(err) {
 			// The server negotiated neither SMB2/3 nor SMB1.
 			e.Op = "connect"
 		}
-		if id != 0 {
+		if l.id != 0 {
 			// The AUTHENTICATE left: it counts as a failure whatever
 			// happened next (the DC may have counted it).
-			o.Ledger.Resolve(rctx, id, Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()})
+			o.Ledger.Resolve(rctx, l.id, Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()})
 		}
-		return nil, e
+		return nil, nil, e
 	}
-	if id != 0 {
-		o.Ledger.Resolve(rctx, id, Outcome{Kind: Succeeded})
+	if l.id != 0 {
+		o.Ledger.Resolve(rctx, l.id, Outcome{Kind: Succeeded})
 	}
-	s := &Session{t: t, timeout: o.Timeout, sess: sess, guest: sess.guest, folder: strings.Join(t.pathParts(), `\`)}
-	if info != nil {
-		s.dialect = info.Dialect
+	return sess, info, nil
+}
+
+// dialLedger is Dial's ledger gate: reserve asks the ledger before the
+// AUTHENTICATE leaves and keeps the reservation (id) or the refusal.
+type dialLedger struct {
+	ctx     context.Context
+	o       DialOptions
+	t       Target
+	host    string
+	f       Form
+	id      int64
+	refusal *Refusal
+}
+
+func (l *dialLedger) reserve(info *ServerInfo) error {
+	key, err := l.o.Ledger.Key(l.ctx)
+	if err != nil {
+		return fmt.Errorf("failure ledger: %w", err)
 	}
-	tctx, tcancel := context.WithTimeout(ctx, o.Timeout)
+	authority := l.host
+	if info != nil && info.NetBIOSDomain != "" {
+		authority = info.NetBIOSDomain
+	}
+	user, _ := baseUser(l.t.User)
+	a := Attempt{Account: AccountKey(authority, user), Form: FormKey(l.f, l.t.Password.Reveal(), key), Typed: l.f.Typed, At: l.o.Now()}
+	l.id, l.refusal, err = l.o.Ledger.Reserve(l.ctx, a, a.At.Add(-l.o.Window), l.o.MaxFailures)
+	if err != nil {
+		return fmt.Errorf("failure ledger: %w", err)
+	}
+	if l.refusal != nil {
+		return errors.New(l.refusal.Reason)
+	}
+	return nil
+}
+
+// connectFolder connects s's share and checks that its folder exists and
+// is a folder; on failure the session is logged off.
+func (s *Session) connectFolder(ctx context.Context) error {
+	t, sess := s.t, s.sess
+	tctx, tcancel := context.WithTimeout(ctx, s.timeout)
 	defer tcancel()
 	if sess.v1 != nil {
 		if err := sess.v1.treeConnect(tctx, t.Host, t.Share); err != nil {
 			sess.close()
-			return nil, opError("tree connect", "", err)
+			return opError("tree connect", "", err)
 		}
 		s.tree = smb1Tree{sess.v1}
 	} else {
 		sh, err := sess.s.WithContext(tctx).Mount(fmt.Sprintf(`\\%s\%s`, t.Host, t.Share))
 		if err != nil {
 			sess.close()
-			return nil, opError("tree connect", "", err)
+			return opError("tree connect", "", err)
 		}
 		s.tree = smb2Tree{sh}
 	}
@@ -228,10 +267,10 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 		}
 		if err != nil {
 			s.Close()
-			return nil, opError("folder", "", err)
+			return opError("folder", "", err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // dialSMB1 logs on over SMB1 on a new connection; the ServerInfo is nil
