@@ -214,27 +214,13 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	// (it was killed) goes first; this canary's name is recorded before
 	// it exists, and forgotten once it is gone or reported.
 	c.sweepCanaries(wctx, fs, s)
+	forget := c.recordCanary(wctx, name)
 	keepRecord := false
-	if j := c.o.Canaries; j != nil {
-		if err := j.Record(wctx, c.canaryFolder(), name); err != nil {
-			c.o.Logger.Warn("canary journal", "err", err)
+	defer func() {
+		if !keepRecord {
+			forget(context.WithoutCancel(ctx))
 		}
-		defer func() {
-			if keepRecord {
-				return
-			}
-			if err := j.Forget(context.WithoutCancel(ctx), c.canaryFolder(), name); err != nil {
-				c.o.Logger.Warn("canary journal", "err", err)
-			}
-		}()
-	}
-	interrupted := func() bool {
-		if ctx.Err() != nil {
-			c.writeFailed(s, "write", fmt.Errorf("check interrupted: %w", ctx.Err()), p)
-			return true
-		}
-		return false
-	}
+	}()
 
 	created := false
 	defer func() {
@@ -260,24 +246,60 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	if c.o.afterCreate != nil {
 		c.o.afterCreate()
 	}
+	if !c.writeCanary(ctx, s, f, p, name) {
+		return
+	}
+	if c.deleteCanary(s, fs, p, name) {
+		created = false // deleted, or a second try would fail the same way
+	}
+}
+
+// recordCanary records the canary's name in the journal before the canary
+// exists and returns what forgets it (nothing to do without a journal).
+func (c *checker) recordCanary(ctx context.Context, name string) (forget func(context.Context)) {
+	j := c.o.Canaries
+	if j == nil {
+		return func(context.Context) {}
+	}
+	if err := j.Record(ctx, c.canaryFolder(), name); err != nil {
+		c.o.Logger.Warn("canary journal", "err", err)
+	}
+	return func(ctx context.Context) {
+		if err := j.Forget(ctx, c.canaryFolder(), name); err != nil {
+			c.o.Logger.Warn("canary journal", "err", err)
+		}
+	}
+}
+
+// writeCanary writes the canary's payload through f, reads it back, notes
+// the volume's free space and closes f. It reports false once it has
+// recorded a failure, or the caller's cancellation between operations.
+func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p, name string) bool {
+	interrupted := func() bool {
+		if ctx.Err() != nil {
+			c.writeFailed(s, "write", fmt.Errorf("check interrupted: %w", ctx.Err()), p)
+			return true
+		}
+		return false
+	}
 	payload := canaryPayload(name)
 	if interrupted() {
 		f.Close()
-		return
+		return false
 	}
 	if _, err := f.Write(payload); err != nil {
 		f.Close()
 		c.writeFailed(s, "write", err, p)
-		return
+		return false
 	}
 	if interrupted() {
 		f.Close()
-		return
+		return false
 	}
 	if err := readBack(f, payload); err != nil {
 		f.Close()
 		c.writeFailed(s, "read back", err, p)
-		return
+		return false
 	}
 	// The volume's free space, asked through the canary's own handle.
 	if free, ok := f.freeBytes(); ok {
@@ -285,11 +307,9 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	}
 	if err := f.Close(); err != nil {
 		c.writeFailed(s, "write", err, p)
-		return
+		return false
 	}
-	if c.deleteCanary(s, fs, p, name) {
-		created = false // deleted, or a second try would fail the same way
-	}
+	return true
 }
 
 // canaryName is a new test file's name: recognisable, dated, unique.
