@@ -300,7 +300,10 @@ func (b webBackend) Incident(ctx context.Context, id int64) (web.Incident, error
 
 // Events implements web.Events. device is a registry device name (or an
 // address); events name the device by the name when it is registered.
-func (b webBackend) Events(ctx context.Context, device string, limit int) ([]web.Event, error) {
+// Unverified events (sender not proven to be the device) keep the sender's
+// address as it was stored: they are never given a registered device's name.
+func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]web.Event, error) {
+	device, limit := q.Device, q.Limit
 	devs, err := b.m.st.Devices(ctx)
 	if err != nil {
 		return nil, err
@@ -316,18 +319,25 @@ func (b webBackend) Events(ctx context.Context, device string, limit int) ([]web
 			addr = addrKey(d.Address)
 		}
 	}
-	evs, err := b.m.st.SNMPEvents(ctx, addr, time.Time{}, limit)
+	f := store.SNMPEventFilter{Device: addr, Limit: limit}
+	switch q.Which {
+	case web.EventsVerified:
+		f.Unverified = new(false)
+	case web.EventsUnverified:
+		f.Unverified = new(true)
+	}
+	evs, err := b.m.st.ListSNMPEvents(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]web.Event, 0, len(evs))
 	for _, e := range evs {
 		dev := e.Device
-		if n, ok := names[addrKey(e.Device)]; ok {
+		if n, ok := names[addrKey(e.Device)]; ok && !e.Unverified {
 			dev = n
 		}
 		out = append(out, web.Event{ID: e.ID, Device: dev, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Count: e.Count,
-			Code: e.Code, Text: e.Text, Destination: e.Destination, Source: string(e.Source)})
+			Code: e.Code, Text: e.Text, Destination: e.Destination, Source: string(e.Source), Unverified: e.Unverified})
 	}
 	return out, nil
 }

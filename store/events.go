@@ -321,6 +321,22 @@ type StoredEvent struct {
 // SNMPEvents returns events first seen at or after since, newest first, for
 // one device ("" for all), at most limit (default 100, at most 10,000).
 func (s *Store) SNMPEvents(ctx context.Context, device string, since time.Time, limit int) ([]StoredEvent, error) {
+	return s.ListSNMPEvents(ctx, SNMPEventFilter{Device: device, Since: since, Limit: limit})
+}
+
+// SNMPEventFilter selects events for ListSNMPEvents.
+type SNMPEventFilter struct {
+	Device string // "" for all
+	Since  time.Time
+	Limit  int // default 100, at most 10,000
+	// Unverified: nil both; true only events whose sender was not proven
+	// to be the device; false only the devices' own.
+	Unverified *bool
+}
+
+// ListSNMPEvents is SNMPEvents with the unverified filter.
+func (s *Store) ListSNMPEvents(ctx context.Context, f SNMPEventFilter) ([]StoredEvent, error) {
+	device, since, limit := f.Device, f.Since, f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
@@ -331,12 +347,17 @@ func (s *Store) SNMPEvents(ctx context.Context, device string, since time.Time, 
 	// or (first_seen): "? = '' OR device = ?" would scan the table.
 	q := `SELECT id, device, dedup_key, source, code, text, destination, rule, detail,
 			first_seen, last_seen, count, unverified FROM snmp_events WHERE `
-	args := []any{formatTime(since), limit}
+	var args []any
 	if device != "" {
 		q += `device = ? AND `
-		args = append([]any{device}, args...)
+		args = append(args, device)
+	}
+	if f.Unverified != nil {
+		q += `unverified = ? AND `
+		args = append(args, snmpBool(*f.Unverified))
 	}
 	q += `first_seen >= ? ORDER BY first_seen DESC, id DESC LIMIT ?`
+	args = append(args, formatTime(since), limit)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list snmp events: %w", err)

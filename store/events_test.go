@@ -158,3 +158,51 @@ func BenchmarkRecordEventsBatch(b *testing.B) {
 		}
 	}
 }
+
+// ListSNMPEvents selects by whether the sender was proven to be the device.
+func TestListSNMPEventsUnverified(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sink := s.SNMPLimited(30*time.Minute, SNMPLimits{MaxAge: 100 * 365 * 24 * time.Hour, MaxRows: 1000, MaxBytes: 1 << 20})
+	t0 := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
+	evs := []snmp.Event{
+		{Device: "10.77.0.40:161", Time: t0, Code: "1102", Source: snmp.SourceJob, Key: "job:1"},
+		{Device: "10.77.0.99", Time: t0.Add(time.Minute), Code: "1102", Text: "<b>forged</b>", Source: snmp.SourceMail, Key: "mail:1", Unverified: true},
+		{Device: "10.77.0.40:161", Time: t0.Add(2 * time.Minute), Code: "1101", Source: snmp.SourceJob, Key: "job:2"},
+	}
+	if _, err := sink.RecordEvents(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		unv   *bool
+		codes string
+	}{
+		{"both", nil, "1101,1102,1102"},
+		{"unverified only", new(true), "1102"},
+		{"verified only", new(false), "1101,1102"},
+	} {
+		got, err := s.ListSNMPEvents(ctx, SNMPEventFilter{Unverified: tc.unv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var codes []string
+		for _, e := range got {
+			codes = append(codes, e.Code)
+			if tc.unv != nil && e.Unverified != *tc.unv {
+				t.Errorf("%s: %+v", tc.name, e)
+			}
+		}
+		if strings.Join(codes, ",") != tc.codes {
+			t.Errorf("%s: codes %v, want %s", tc.name, codes, tc.codes)
+		}
+	}
+	got, err := s.ListSNMPEvents(ctx, SNMPEventFilter{Device: "10.77.0.40:161", Unverified: new(true)})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("device + unverified: %+v %v", got, err)
+	}
+}

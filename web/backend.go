@@ -53,9 +53,27 @@ type Incidents interface {
 	Incident(ctx context.Context, id int64) (Incident, error)
 }
 
-// Events reads the devices' send failures. device "" means every device.
+// Events reads the devices' send failures, newest first.
 type Events interface {
-	Events(ctx context.Context, device string, limit int) ([]Event, error)
+	Events(ctx context.Context, q EventQuery) ([]Event, error)
+}
+
+// Which events by their sender: both (the unverified ones marked), only the
+// ones a watched device sent, or only the unverified ones.
+type Which int
+
+// Event selections.
+const (
+	EventsAll Which = iota
+	EventsVerified
+	EventsUnverified
+)
+
+// EventQuery selects events.
+type EventQuery struct {
+	Device string // "" every device
+	Which  Which
+	Limit  int
 }
 
 // Receiver is the fallback share's catalogue and forwarder.
@@ -222,6 +240,10 @@ type Event struct {
 	Text        string    `json:"text"`
 	Destination string    `json:"destination,omitempty"`
 	Source      string    `json:"source"`
+	// Unverified: the sender was not proven to be the device (relay mail
+	// naming no device, a trap from an allowed network that is no device).
+	// Every field is then what an unknown sender wrote: attacker-controlled.
+	Unverified bool `json:"unverified"`
 }
 
 // ReceiverStatus is the fallback share at a glance.

@@ -24,7 +24,7 @@ func (s *Server) devicePage(w http.ResponseWriter, r *http.Request, _ actor) {
 	}
 	v := deviceView{Device: d}
 	if s.cfg.Events != nil {
-		if v.Events, err = s.cfg.Events.Events(r.Context(), d.Name, 50); err != nil {
+		if v.Events, err = s.cfg.Events.Events(r.Context(), EventQuery{Device: d.Name, Which: EventsVerified, Limit: 50}); err != nil {
 			s.log.Error("device events", "device", d.Name, "err", err)
 		}
 	}

@@ -203,10 +203,13 @@ func (f *fakeIncidents) Incident(_ context.Context, id int64) (Incident, error) 
 
 type fakeEvents struct{ list []Event }
 
-func (f *fakeEvents) Events(_ context.Context, device string, limit int) ([]Event, error) {
+func (f *fakeEvents) Events(_ context.Context, q EventQuery) ([]Event, error) {
 	var out []Event
 	for _, e := range f.list {
-		if (device == "" || e.Device == device) && len(out) < limit {
+		if q.Which == EventsVerified && e.Unverified || q.Which == EventsUnverified && !e.Unverified {
+			continue
+		}
+		if (q.Device == "" || e.Device == q.Device) && len(out) < q.Limit {
 			out = append(out, e)
 		}
 	}

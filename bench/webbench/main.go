@@ -161,13 +161,16 @@ type eventLog struct {
 	byDevice map[string][]web.Event
 }
 
-func (e *eventLog) Events(_ context.Context, device string, limit int) ([]web.Event, error) {
+func (e *eventLog) Events(_ context.Context, q web.EventQuery) ([]web.Event, error) {
 	src := e.all
-	if device != "" {
-		src = e.byDevice[device]
+	if q.Device != "" {
+		src = e.byDevice[q.Device]
 	}
-	out := make([]web.Event, 0, limit)
-	for i := len(src) - 1; i >= 0 && len(out) < limit; i-- {
+	out := make([]web.Event, 0, q.Limit)
+	for i := len(src) - 1; i >= 0 && len(out) < q.Limit; i-- {
+		if q.Which == web.EventsUnverified && !src[i].Unverified || q.Which == web.EventsVerified && src[i].Unverified {
+			continue
+		}
 		out = append(out, src[i])
 	}
 	return out, nil
