@@ -28,22 +28,8 @@ func (c *checker) stepACL(ctx context.Context, sh *share) {
 	if folder != "" {
 		shown += `\` + folder
 	}
-	actx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
-	defer cancel()
-	raw, err := sh.s.WithContext(actx).SecurityInfoRaw(folder,
-		smb2.OwnerSecurityInformation|smb2.GroupSecurityInformation|smb2.DACLSecurityInformation)
-	if err != nil {
-		_, ev := classify(StepACL, err)
-		for k, v := range ev {
-			s.Evidence[k] = v
-		}
-		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be read (%v): permissions judged by the canary only", shown, err))
-		return
-	}
-	acc, err := EvaluateSDNamed(raw, c.account.SIDs, c.account.SIDNames)
-	if err != nil {
-		s.Evidence["error"] = err.Error()
-		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be parsed: %v", shown, err))
+	acc, ok := c.readACL(ctx, sh, s, folder, shown)
+	if !ok {
 		return
 	}
 	for k, v := range acc.Evidence {
@@ -55,28 +41,68 @@ func (c *checker) stepACL(ctx context.Context, sh *share) {
 	for k, v := range acc.Decisive {
 		s.Evidence["ace_"+k] = v
 	}
-	aclWrite := acc.AddFile && acc.WriteData
-	deciding := acc.Decisive[RightAddFile]
-	if acc.AddFile && !acc.WriteData {
-		deciding = acc.Decisive[RightWriteData]
-	}
-	who := c.form.Typed
-
 	w := c.r.Step(StepWrite)
 	if w == nil || w.Status == StatusSkipped {
 		// No canary (--no-write): the ACL is the only judge.
-		switch {
-		case !aclWrite:
-			c.fail(s, CauseNoWritePermission, fmt.Sprintf("the ACL of %s does not let %s create files (%s)", shown, who, deciding),
-				fmt.Sprintf("Grant %s 'Modify' on %s (Security tab); the deciding entry is %s.", who, shown, deciding))
-		case !acc.CanDelete():
-			msg := fmt.Sprintf("the ACL of %s lets %s create and write files but not delete them (%s)", shown, who, acc.Decisive[RightDelete])
-			c.warnAction(s, msg, msg)
-		default:
-			c.ok(s, fmt.Sprintf("the ACL of %s lets %s create, write and delete files (%s)", shown, who, deciding))
-		}
+		c.judgeACLAlone(s, acc, shown)
 		return
 	}
+	c.judgeACLWithCanary(s, acc, w, shown)
+}
+
+// readACL reads and evaluates the folder's security descriptor for the
+// account's SIDs; when it cannot, it warns on s and reports false.
+func (c *checker) readACL(ctx context.Context, sh *share, s *stepState, folder, shown string) (Access, bool) {
+	actx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	raw, err := sh.s.WithContext(actx).SecurityInfoRaw(folder,
+		smb2.OwnerSecurityInformation|smb2.GroupSecurityInformation|smb2.DACLSecurityInformation)
+	if err != nil {
+		_, ev := classify(StepACL, err)
+		for k, v := range ev {
+			s.Evidence[k] = v
+		}
+		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be read (%v): permissions judged by the canary only", shown, err))
+		return Access{}, false
+	}
+	acc, err := EvaluateSDNamed(raw, c.account.SIDs, c.account.SIDNames)
+	if err != nil {
+		s.Evidence["error"] = err.Error()
+		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be parsed: %v", shown, err))
+		return Access{}, false
+	}
+	return acc, true
+}
+
+// aclDeciding is the entry that decides whether the account may create
+// files: the one on add-file, or on write-data when only that is missing.
+func aclDeciding(acc Access) string {
+	if acc.AddFile && !acc.WriteData {
+		return acc.Decisive[RightWriteData]
+	}
+	return acc.Decisive[RightAddFile]
+}
+
+// judgeACLAlone judges the folder by its ACL alone (no canary was written).
+func (c *checker) judgeACLAlone(s *stepState, acc Access, shown string) {
+	who, deciding := c.form.Typed, aclDeciding(acc)
+	switch {
+	case !acc.AddFile || !acc.WriteData:
+		c.fail(s, CauseNoWritePermission, fmt.Sprintf("the ACL of %s does not let %s create files (%s)", shown, who, deciding),
+			fmt.Sprintf("Grant %s 'Modify' on %s (Security tab); the deciding entry is %s.", who, shown, deciding))
+	case !acc.CanDelete():
+		msg := fmt.Sprintf("the ACL of %s lets %s create and write files but not delete them (%s)", shown, who, acc.Decisive[RightDelete])
+		c.warnAction(s, msg, msg)
+	default:
+		c.ok(s, fmt.Sprintf("the ACL of %s lets %s create, write and delete files (%s)", shown, who, deciding))
+	}
+}
+
+// judgeACLWithCanary compares what the ACL allows with what the canary (step
+// w) proved, and names the layer that decides when they disagree.
+func (c *checker) judgeACLWithCanary(s *stepState, acc Access, w *Step, shown string) {
+	who, deciding := c.form.Typed, aclDeciding(acc)
+	aclWrite := acc.AddFile && acc.WriteData
 	canaryWrite := w.Status == StatusOK || w.Status == StatusWarn || w.Cause == CauseNoDeletePermission || w.Cause == CauseDiskFull
 	canaryDelete := w.Status == StatusOK || w.Status == StatusWarn
 	if w.Cause == CauseDiskFull {
