@@ -87,6 +87,17 @@ func (t Target) Validate() error {
 	return nil
 }
 
+// UNC is a folder as the admin types it on the MFP's panel or in Windows:
+// \\HOST\SHARE\PATH, backslashes only (path may use / or \). The port is
+// not part of it: show a port other than 445 beside it.
+func UNC(host, share, path string) string {
+	parts := []string{`\\` + host, share}
+	for _, p := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '\\' }) {
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, `\`)
+}
+
 // PanelSetting names a Target field as the MFP's address book shows it
 // (Command Center RX → Address Book → the SMB destination).
 func PanelSetting(field string) string {

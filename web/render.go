@@ -50,6 +50,8 @@ func parseViews() (*views, error) {
 		"join":    strings.Join,
 		"add":     func(a, b int) int { return a + b },
 		"deref":   func(t *time.Time) time.Time { return derefTime(t) },
+		"unc":     func(d Destination) string { return smbcheck.UNC(d.Host, d.Share, d.Path) },
+		"oddport": func(d Destination) bool { return d.Port != 0 && d.Port != 445 },
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {

@@ -101,6 +101,11 @@ func (rs *runs) start(dest string, c Checker) (*run, bool) {
 		rs.mu.Lock()
 		delete(rs.byDest, dest)
 		rs.mu.Unlock()
+		// The report is stored: drop the page cache before the stream says
+		// "end", so that the page the script then fetches is fresh.
+		if rs.done != nil {
+			rs.done()
+		}
 		r.update(func() {
 			if err != nil {
 				r.err = err
@@ -113,9 +118,6 @@ func (rs *runs) start(dest string, c Checker) (*run, bool) {
 			}
 			r.done, r.finished = true, rs.now()
 		})
-		if rs.done != nil {
-			rs.done()
-		}
 	}()
 	return r, true
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
@@ -207,8 +206,7 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, rep smbc
 // destString is the destination as the panel shows it: \\HOST\SHARE\PATH
 // with one kind of separator, and the port when it is not 445.
 func destString(t smbcheck.Target) string {
-	parts := append([]string{`\\` + t.Host, t.Share}, strings.FieldsFunc(t.Path, func(r rune) bool { return r == '/' || r == '\\' })...)
-	s := strings.Join(parts, `\`)
+	s := smbcheck.UNC(t.Host, t.Share, t.Path)
 	if t.Port != 0 && t.Port != 445 {
 		s += fmt.Sprintf(" port %d", t.Port)
 	}

@@ -76,6 +76,28 @@
 		var old = document.getElementById("last-report");
 		if (old) { old.hidden = true; } // the live report is the newest
 	}
+	// refresh puts in the stored-report and history sections of the page as
+	// the server now renders it (the report is stored once the stream ends).
+	// The live steps and verdict stay: they are that stored report.
+	function refresh() {
+		return fetch(window.location.pathname, { credentials: "same-origin", cache: "no-store" })
+			.then(function (r) {
+				if (!r.ok) { throw new Error("the server answered " + r.status); }
+				return r.text();
+			})
+			.then(function (html) {
+				var doc = new DOMParser().parseFromString(html, "text/html");
+				["last-report", "history"].forEach(function (id) {
+					var cur = document.getElementById(id);
+					var fresh = doc.getElementById(id);
+					if (cur && fresh) {
+						cur.replaceWith(document.importNode(fresh, true));
+					}
+				});
+				var stored = document.getElementById("last-report");
+				if (stored) { stored.hidden = true; } // the live report above is this one
+			});
+	}
 	function done(text) {
 		state.textContent = text;
 		button.disabled = false;
@@ -101,7 +123,11 @@
 				es.addEventListener("verdict", function (m) { showVerdict(JSON.parse(m.data)); });
 				es.addEventListener("failed", function (m) { es.close(); done(JSON.parse(m.data).error); });
 				es.onerror = function () { es.close(); done("The stream was cut; reload the page for the stored report."); };
-				es.addEventListener("end", function () { es.close(); done("Done; the report is stored (reload for the history)."); });
+				es.addEventListener("end", function () {
+					es.close();
+					refresh().then(function () { done("Done; the report is stored."); },
+						function () { done("Done; the report is stored (reload for the history)."); });
+				});
 			})
 			.catch(function (err) { done("Could not start the check: " + err.message); });
 	});
