@@ -40,18 +40,7 @@ func Walk(ctx context.Context, t Target, w io.Writer, opt WalkOptions) (WalkStat
 		return WalkStats{}, err
 	}
 	t = t.withDefaults()
-	if len(opt.Subtrees) == 0 {
-		opt.Subtrees = SubtreesForWalk
-	}
-	if opt.MaxRepetitions <= 0 {
-		opt.MaxRepetitions = 20
-	}
-	if opt.MaxVars <= 0 {
-		opt.MaxVars = 100_000
-	}
-	if opt.MaxTime <= 0 {
-		opt.MaxTime = 5 * time.Minute
-	}
+	opt = opt.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, opt.MaxTime)
 	defer cancel()
 	c := newClient()
@@ -65,16 +54,9 @@ func Walk(ctx context.Context, t Target, w io.Writer, opt WalkOptions) (WalkStat
 	for _, root := range opt.Subtrees {
 		next := trimDot(root)
 		for st.Vars < opt.MaxVars {
-			var pkt *gosnmp.SnmpPacket
-			var err error
-			if t.Version == V1 {
-				pkt, err = c.getNext(ctx, []string{next})
-				var pe *PDUError
-				if errors.As(err, &pe) && pe.Status == gosnmp.NoSuchName.String() {
-					break // end of MIB view in v1
-				}
-			} else {
-				pkt, err = c.getBulk(ctx, []string{next}, 0, uint32(opt.MaxRepetitions))
+			pkt, err := walkNext(ctx, c, t.Version, next, opt.MaxRepetitions)
+			if pkt == nil && err == nil {
+				break // end of MIB view in v1
 			}
 			if err != nil {
 				st.PDUs = c.pdus.Load()
@@ -123,6 +105,37 @@ func Walk(ctx context.Context, t Target, w io.Writer, opt WalkOptions) (WalkStat
 	}
 	st.PDUs = c.pdus.Load()
 	return st, bw.Flush()
+}
+
+// withDefaults fills the options left at zero (or below).
+func (opt WalkOptions) withDefaults() WalkOptions {
+	if len(opt.Subtrees) == 0 {
+		opt.Subtrees = SubtreesForWalk
+	}
+	if opt.MaxRepetitions <= 0 {
+		opt.MaxRepetitions = 20
+	}
+	if opt.MaxVars <= 0 {
+		opt.MaxVars = 100_000
+	}
+	if opt.MaxTime <= 0 {
+		opt.MaxTime = 5 * time.Minute
+	}
+	return opt
+}
+
+// walkNext asks for the variables after next: GETNEXT in v1, GETBULK
+// otherwise. A nil packet with a nil error is the end of a v1 agent's view.
+func walkNext(ctx context.Context, c *client, v Version, next string, maxRep int) (*gosnmp.SnmpPacket, error) {
+	if v != V1 {
+		return c.getBulk(ctx, []string{next}, 0, uint32(maxRep))
+	}
+	pkt, err := c.getNext(ctx, []string{next})
+	var pe *PDUError
+	if errors.As(err, &pe) && pe.Status == gosnmp.NoSuchName.String() {
+		return nil, nil
+	}
+	return pkt, err
 }
 
 // snmprecLine renders one variable in snmpsim's format.
