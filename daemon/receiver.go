@@ -175,6 +175,8 @@ func (b receiverBackend) Open(ctx context.Context, id int64) (io.ReadCloser, err
 	return f, err
 }
 
+// Deliver delivers exactly the scan id now (the held-scans page's per-scan
+// button), not every scan held for its destination.
 func (b receiverBackend) Deliver(ctx context.Context, id int64) error {
 	s, err := b.scan(ctx, id)
 	if err != nil {
@@ -183,8 +185,7 @@ func (b receiverBackend) Deliver(ctx context.Context, id int64) error {
 	if s.Destination == "" {
 		return errors.New("this scan arrived in the unsorted folder: it has no destination to deliver to")
 	}
-	_, err = b.m.recv.Deliver(ctx, s.Destination)
-	return err
+	return b.m.recv.DeliverScan(ctx, id)
 }
 
 func (b receiverBackend) Force(ctx context.Context, id int64) error {
