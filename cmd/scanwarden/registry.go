@@ -20,7 +20,7 @@ type dataFlags struct {
 
 // dataDirUsage is --data-dir's help: store.DataDir's rule.
 const dataDirUsage = "scanwarden's data directory (default $" + store.EnvDataDir + ", else " + store.InstalledDir +
-	" when it holds a database this user may write, else ./" + store.LocalDir + " when it exists, else the user's state dir)"
+	" when this user may use it, else ./" + store.LocalDir + " when it exists, else the user's state dir)"
 
 func registerDataFlags(fs *flag.FlagSet) *dataFlags {
 	f := &dataFlags{}
