@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/web"
 )
 
@@ -34,11 +35,11 @@ func (i webImporter) Import(ctx context.Context, device string, export []byte, d
 		if res.New[n] {
 			action = "add"
 		}
-		out.Entries = append(out.Entries, web.ImportRow{Name: d.Name, DisplayName: d.DisplayName, Target: d.URL(), User: d.User,
+		out.Entries = append(out.Entries, web.ImportRow{Name: d.Name, DisplayName: d.DisplayName, Target: folderText(d), User: d.User,
 			Action: action, Reason: "contact " + d.AddressBookID})
 	}
 	for _, d := range res.Removed {
-		out.Entries = append(out.Entries, web.ImportRow{Name: d.Name, DisplayName: d.DisplayName, Target: d.URL(), User: d.User,
+		out.Entries = append(out.Entries, web.ImportRow{Name: d.Name, DisplayName: d.DisplayName, Target: folderText(d), User: d.User,
 			Action: "remove", Reason: "contact " + d.AddressBookID + " is no longer in the address book"})
 	}
 	if res.DeviceCreated {
@@ -51,4 +52,14 @@ func (i webImporter) Import(ctx context.Context, device string, export []byte, d
 		i.m.SyncDevices(ctx)
 	}
 	return out, nil
+}
+
+// folderText is a destination's folder as the admin types it on the panel:
+// \\HOST\SHARE\PATH, and the port beside it when not 445.
+func folderText(d registry.Destination) string {
+	s := smbcheck.UNC(d.Host, d.Share, d.Path)
+	if d.Port != 0 && d.Port != 445 {
+		s += " port " + strconv.Itoa(d.Port)
+	}
+	return s
 }

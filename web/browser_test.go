@@ -38,6 +38,7 @@ func TestBrowser(t *testing.T) {
 			}
 			progress(st)
 		}
+		storeReport(s, dest, r)
 		return r, nil
 	}
 	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -95,6 +96,14 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("step detail %q: the hostile text is not shown as text", st)
 	}
 	do("check done", chromedp.WaitEnabled(chromedp.CSS(`#run-check`)))
+	// The stored-report and history sections were refreshed from the
+	// server: no "Never checked." / "No checks yet." below the verdict.
+	if txt := b.Text(t, `main`); strings.Contains(txt, "Never checked.") || strings.Contains(txt, "No checks yet.") {
+		t.Errorf("after the check the page still says it was never checked: %q", txt)
+	}
+	if h := b.Text(t, `#history`); !strings.Contains(h, "manual") || !strings.Contains(h, "bad-credentials") {
+		t.Errorf("history after the check: %q", h)
+	}
 	b.Screenshot(t, shots, "destination-checked", 1280)
 	b.Screenshot(t, shots, "destination-phone", 390)
 

@@ -46,14 +46,20 @@ func storeOnCheck(s *site) {
 		for _, st := range r.Steps {
 			progress(st)
 		}
-		for i := range s.fleet.destinations {
-			if d := &s.fleet.destinations[i]; d.Name == dest {
-				d.Report = &r
-				d.Last = &CheckRecord{At: r.Started, Verdict: r.Verdict, Trigger: "manual"}
-				s.fleet.history[dest] = append([]CheckRecord{*d.Last}, s.fleet.history[dest]...)
-			}
-		}
+		storeReport(s, dest, r)
 		return r, nil
+	}
+}
+
+// storeReport keeps r as dest's newest report and history row (trigger
+// "manual") in the fake fleet.
+func storeReport(s *site, dest string, r smbcheck.Report) {
+	for i := range s.fleet.destinations {
+		if d := &s.fleet.destinations[i]; d.Name == dest {
+			d.Report = &r
+			d.Last = &CheckRecord{At: r.Started, Verdict: r.Verdict, Trigger: "manual"}
+			s.fleet.history[dest] = append([]CheckRecord{*d.Last}, s.fleet.history[dest]...)
+		}
 	}
 }
 
