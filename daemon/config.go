@@ -18,6 +18,7 @@ import (
 	toml "github.com/pelletier/go-toml/v2"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/snmp"
 )
 
 // Config is `scanwarden serve`'s configuration: one TOML file, every key
@@ -78,13 +79,31 @@ type SNMPConfig struct {
 	CommunityFile     string   `toml:"community_file"` // "" = community "public"
 	TrapListen        string   `toml:"trap_listen"`    // "" = off, e.g. ":162"
 	TrapCommunityFile string   `toml:"trap_community_file"`
-	SMTPListen        string   `toml:"smtp_listen"` // "" = off, e.g. ":2525"
-	CIDR              []string `toml:"cidr"`        // networks swept for Kyocera devices
-	Allow             []string `toml:"allow"`       // networks whose traps and mail are taken besides the devices' (a mail relay)
-	RulesFile         string   `toml:"rules_file"`
+	// An SNMPv3 user whose traps are taken, beside or instead of the
+	// community: authNoPriv, or authPriv with trap_v3_priv_file; never noAuth.
+	TrapV3User      string   `toml:"trap_v3_user"`
+	TrapV3AuthProto string   `toml:"trap_v3_auth_proto"` // "" = SHA
+	TrapV3AuthFile  string   `toml:"trap_v3_auth_file"`
+	TrapV3PrivProto string   `toml:"trap_v3_priv_proto"` // "" = AES
+	TrapV3PrivFile  string   `toml:"trap_v3_priv_file"`  // "" = authNoPriv
+	SMTPListen      string   `toml:"smtp_listen"`        // "" = off, e.g. ":2525"
+	CIDR            []string `toml:"cidr"`               // networks swept for Kyocera devices
+	Allow           []string `toml:"allow"`              // networks whose traps and mail are taken besides the devices' (a mail relay)
+	RulesFile       string   `toml:"rules_file"`
 
 	Community     scanwarden.Secret `toml:"-"`
 	TrapCommunity scanwarden.Secret `toml:"-"`
+	TrapV3Auth    scanwarden.Secret `toml:"-"`
+	TrapV3Priv    scanwarden.Secret `toml:"-"`
+}
+
+// TrapV3 is the configured SNMPv3 trap user, nil when none.
+func (s SNMPConfig) TrapV3() *snmp.V3Auth {
+	if s.TrapV3User == "" {
+		return nil
+	}
+	return &snmp.V3Auth{User: s.TrapV3User, AuthProto: s.TrapV3AuthProto, AuthPass: s.TrapV3Auth,
+		PrivProto: s.TrapV3PrivProto, PrivPass: s.TrapV3Priv}
 }
 
 // ADConfig is [ad]; off while url is empty.
@@ -416,8 +435,34 @@ func (c *Config) validate() ConfigErrors {
 	if s.TrapCommunityFile != "" && s.TrapListen == "" {
 		bad("snmp.trap_community_file", strconv.Quote(s.TrapCommunityFile), "needs snmp.trap_listen")
 	}
-	if s.TrapListen != "" && s.TrapCommunityFile == "" && s.TrapCommunity.IsZero() {
-		bad("snmp.trap_listen", strconv.Quote(s.TrapListen), "needs snmp.trap_community_file (traps with any community are not taken)")
+	if s.TrapListen != "" && s.TrapCommunityFile == "" && s.TrapCommunity.IsZero() && s.TrapV3User == "" {
+		bad("snmp.trap_listen", strconv.Quote(s.TrapListen), "needs snmp.trap_community_file or snmp.trap_v3_user (traps with any community are not taken)")
+	}
+	if s.TrapV3User != "" && s.TrapListen == "" {
+		bad("snmp.trap_v3_user", strconv.Quote(s.TrapV3User), "needs snmp.trap_listen")
+	}
+	for _, k := range []struct{ key, v string }{{"snmp.trap_v3_auth_file", s.TrapV3AuthFile}, {"snmp.trap_v3_priv_file", s.TrapV3PrivFile},
+		{"snmp.trap_v3_auth_proto", s.TrapV3AuthProto}, {"snmp.trap_v3_priv_proto", s.TrapV3PrivProto}} {
+		if k.v != "" && s.TrapV3User == "" {
+			bad(k.key, strconv.Quote(k.v), "needs snmp.trap_v3_user")
+		}
+	}
+	if s.TrapV3User != "" && s.TrapV3AuthFile == "" && s.TrapV3Auth.IsZero() {
+		bad("snmp.trap_v3_user", strconv.Quote(s.TrapV3User), "needs snmp.trap_v3_auth_file (noAuth traps are not taken)")
+	} else if u := s.TrapV3(); u != nil && !u.AuthPass.IsZero() {
+		if err := u.Validate(); err != nil {
+			bad("snmp.trap_v3_user", strconv.Quote(s.TrapV3User), err.Error())
+		}
+	} else if u != nil {
+		// Passphrases not read yet (Validate before finish): check what can be.
+		probe := *u
+		probe.AuthPass = scanwarden.NewSecret("12345678")
+		if !u.PrivPass.IsZero() || s.TrapV3PrivFile != "" {
+			probe.PrivPass = probe.AuthPass
+		}
+		if err := probe.Validate(); err != nil {
+			bad("snmp.trap_v3_user", strconv.Quote(s.TrapV3User), err.Error())
+		}
 	}
 	for _, cidr := range s.Allow {
 		if _, err := netip.ParsePrefix(strings.TrimSpace(cidr)); err != nil {
@@ -579,6 +624,13 @@ func (c *Config) finish(file string) error {
 	c.SNMP.Community = scanwarden.NewSecret("public")
 	read("snmp.community_file", c.SNMP.CommunityFile, &c.SNMP.Community)
 	read("snmp.trap_community_file", c.SNMP.TrapCommunityFile, &c.SNMP.TrapCommunity)
+	read("snmp.trap_v3_auth_file", c.SNMP.TrapV3AuthFile, &c.SNMP.TrapV3Auth)
+	read("snmp.trap_v3_priv_file", c.SNMP.TrapV3PrivFile, &c.SNMP.TrapV3Priv)
+	if u := c.SNMP.TrapV3(); u != nil && !u.AuthPass.IsZero() {
+		if err := u.Validate(); err != nil {
+			es = append(es, &ConfigError{File: file, Line: lines["snmp.trap_v3_user"], Key: "snmp.trap_v3_user", Value: strconv.Quote(u.User), Reason: err.Error()})
+		}
+	}
 	read("ad.password_file", c.AD.PasswordFile, &c.AD.Password)
 	read("notify.webhook_secret_file", c.Notify.WebhookSecretFile, &c.Notify.WebhookSecret)
 	read("notify.smtp_password_file", c.Notify.SMTPPasswordFile, &c.Notify.SMTPPassword)

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
@@ -578,7 +579,14 @@ func (m *Main) openWatch(ctx context.Context, cfg Config, rules *snmp.Rules, tar
 		}
 	}
 	if cfg.SNMP.TrapListen != "" {
-		tc := snmp.DefaultTrapListenerConfig(cfg.SNMP.TrapListen, cfg.SNMP.TrapCommunity)
+		var comms []scanwarden.Secret
+		if !cfg.SNMP.TrapCommunity.IsZero() {
+			comms = append(comms, cfg.SNMP.TrapCommunity)
+		}
+		tc := snmp.DefaultTrapListenerConfig(cfg.SNMP.TrapListen, comms...)
+		if u := cfg.SNMP.TrapV3(); u != nil {
+			tc.Users = []snmp.V3Auth{*u}
+		}
 		tc.Allow = allow
 		wc.Traps = &tc
 	}

@@ -49,7 +49,7 @@ var settingSections = []struct {
 		{key: "interval", label: "Poll every"},
 		{key: "community", label: "Community", secret: true, fileKey: "community_file", help: "for devices without their own"},
 		{key: "cidr", label: "Networks to sweep", help: "comma-separated, e.g. 192.168.10.0/24"},
-		{key: "trap_listen", label: "Trap listener", help: "e.g. :162 (needs a trap community)"},
+		{key: "trap_listen", label: "Trap listener", help: "e.g. :162 (needs a trap community or snmp.trap_v3_user)"},
 		{key: "trap_community", label: "Trap community", secret: true, fileKey: "trap_community_file"},
 		{key: "smtp_listen", label: "Job-log mail listener", help: "e.g. :2525"},
 	}, nil},
