@@ -68,7 +68,9 @@ func FuzzDecodeTrap(f *testing.F) {
 func FuzzTrapListenerHandle(f *testing.F) {
 	f.Add(encodeTrapV2(f, "public", trapVars("1.3.6.1.4.1.1347.0.1"), true))
 	f.Add([]byte{0x30, 0x03, 0x02, 0x01, 0x01})
+	f.Add([]byte{0x30, 0x03, 0x02, 0x01, 0x03}) // the start of an SNMPv3 message: the v3 path
 	cfg := DefaultTrapListenerConfig("127.0.0.1:0", scanwarden.NewSecret("public"))
+	cfg.Users = []V3Auth{{User: "fuzz", AuthPass: scanwarden.NewSecret("fuzz-auth-pass"), PrivPass: scanwarden.NewSecret("fuzz-priv-pass")}}
 	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), NewMemorySink(0, 100), nil)
 	if err != nil {
