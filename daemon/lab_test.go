@@ -62,7 +62,18 @@ func writeFixture(t *testing.T, dir, text string) {
 		t.Fatal(err)
 	}
 	os.Chmod(tmp, 0o644)
-	if err := os.Rename(tmp, filepath.Join(dir, "servelab.snmprec")); err != nil {
+	// snmpsimd notices a changed data file by its mtime in whole seconds:
+	// a file replaced within the same second as the one it replaces would
+	// keep being served from the old index. Give it a later second.
+	final := filepath.Join(dir, "servelab.snmprec")
+	mtime := time.Now().Truncate(time.Second)
+	if old, err := os.Stat(final); err == nil && !mtime.After(old.ModTime().Truncate(time.Second)) {
+		mtime = old.ModTime().Truncate(time.Second).Add(time.Second)
+	}
+	if err := os.Chtimes(tmp, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
 		t.Fatal(err)
 	}
 }
