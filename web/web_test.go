@@ -986,3 +986,30 @@ func TestCheckStreamFailed(t *testing.T) {
 		t.Errorf("api: %s %s", resp.Status, body)
 	}
 }
+
+// An address-book export larger than maxExport is refused before the
+// importer sees it: the upload comes from anyone who can log in on the LAN.
+func TestImportTooLarge(t *testing.T) {
+	s := newSite(t)
+	c := s.login()
+	var b strings.Builder
+	mw := multipart.NewWriter(&b)
+	mw.WriteField("device", "mfp01")
+	w, _ := mw.CreateFormFile("export", "book.xml")
+	w.Write([]byte(strings.Repeat("x", maxExport+1)))
+	mw.Close()
+	req, _ := http.NewRequest("POST", s.ts.URL+"/import", strings.NewReader(b.String()))
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "larger than") {
+		t.Fatalf("oversized export: %s", resp.Status)
+	}
+	if len(s.imp.calls) != 0 {
+		t.Errorf("the importer saw an oversized export: %v", s.imp.calls)
+	}
+}
