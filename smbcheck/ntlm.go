@@ -12,7 +12,6 @@ import (
 	"crypto/hmac"
 	"crypto/md5"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -52,16 +51,9 @@ type ntlmServerChallenge struct {
 // CHALLENGE found in blob (raw or inside SPNEGO).
 func parseNTLMServerChallenge(blob []byte) (ntlmServerChallenge, error) {
 	var c ntlmServerChallenge
-	i := strings.Index(string(blob), "NTLMSSP\x00")
-	if i < 0 {
-		return c, errors.New("NTLM challenge: no NTLMSSP message in the security blob")
-	}
-	m := blob[i:]
-	if len(m) < 32 {
-		return c, fmt.Errorf("NTLM challenge: %d bytes, too short", len(m))
-	}
-	if t := binary.LittleEndian.Uint32(m[8:]); t != 2 {
-		return c, fmt.Errorf("NTLM challenge: message type %d, want 2", t)
+	m, err := ntlmChallengeMessage(blob, 32)
+	if err != nil {
+		return c, err
 	}
 	c.Flags = binary.LittleEndian.Uint32(m[20:])
 	copy(c.Challenge[:], m[24:32])

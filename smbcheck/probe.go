@@ -642,16 +642,9 @@ func (c ntlmChallenge) apply(info *ServerInfo) {
 // inside SPNEGO) and decodes it. Every offset is checked against the blob.
 func parseNTLMChallenge(blob []byte) (ntlmChallenge, error) {
 	var c ntlmChallenge
-	i := bytes.Index(blob, []byte("NTLMSSP\x00"))
-	if i < 0 {
-		return c, errors.New("NTLM challenge: no NTLMSSP message in the security blob")
-	}
-	m := blob[i:]
-	if len(m) < 48 {
-		return c, fmt.Errorf("NTLM challenge: %d bytes, too short", len(m))
-	}
-	if t := binary.LittleEndian.Uint32(m[8:]); t != 2 {
-		return c, fmt.Errorf("NTLM challenge: message type %d, want 2", t)
+	m, err := ntlmChallengeMessage(blob, 48)
+	if err != nil {
+		return c, err
 	}
 	c.Flags = binary.LittleEndian.Uint32(m[20:])
 	if name, err := ntlmField(m, 12); err == nil {
@@ -682,6 +675,23 @@ func parseNTLMChallenge(blob []byte) (ntlmChallenge, error) {
 		c.Build = binary.LittleEndian.Uint16(m[50:])
 	}
 	return c, nil
+}
+
+// ntlmChallengeMessage finds the NTLM message in a security blob (raw or
+// inside SPNEGO) and checks that it is a CHALLENGE of at least min bytes.
+func ntlmChallengeMessage(blob []byte, min int) ([]byte, error) {
+	i := bytes.Index(blob, []byte("NTLMSSP\x00"))
+	if i < 0 {
+		return nil, errors.New("NTLM challenge: no NTLMSSP message in the security blob")
+	}
+	m := blob[i:]
+	if len(m) < min {
+		return nil, fmt.Errorf("NTLM challenge: %d bytes, too short", len(m))
+	}
+	if t := binary.LittleEndian.Uint32(m[8:]); t != 2 {
+		return nil, fmt.Errorf("NTLM challenge: message type %d, want 2", t)
+	}
+	return m, nil
 }
 
 // ntlmField returns the payload of the security buffer descriptor at off.
