@@ -23,20 +23,25 @@ type Fallback struct {
 	Password scanwarden.Secret
 }
 
+// shareAndPort is fb's share and port with the defaults filled in.
+func (fb Fallback) shareAndPort() (string, int) {
+	share, port := fb.Share, fb.Port
+	if share == "" {
+		share = "scans"
+	}
+	if port == 0 {
+		port = 445
+	}
+	return share, port
+}
+
 // FallbackContacts turns a device's destinations into address-book contacts
 // that point at their folders on the fallback share
 // (\\HOST\SHARE\<Folder(name)>), keeping each contact's Id and display name
 // so the device matches them to its own. Destinations without an
 // address-book Id (added by hand) get Ids after the highest numeric one.
 func FallbackContacts(dests []Destination, fb Fallback) []Contact {
-	share := fb.Share
-	if share == "" {
-		share = "scans"
-	}
-	port := fb.Port
-	if port == 0 {
-		port = 445
-	}
+	share, port := fb.shareAndPort()
 	next := 0
 	for _, d := range dests {
 		if n, err := strconv.Atoi(d.AddressBookID); err == nil && n > next {
@@ -143,14 +148,7 @@ func RewriteForFallback(r io.Reader, w io.Writer, folder func(id string) (string
 		}
 		smb[c.ID] = true
 	}
-	share := fb.Share
-	if share == "" {
-		share = "scans"
-	}
-	port := fb.Port
-	if port == 0 {
-		port = 445
-	}
+	share, port := fb.shareAndPort()
 	dec := xml.NewDecoder(bytes.NewReader(raw))
 	dec.Strict = true
 	dec.CharsetReader = charsetReader
