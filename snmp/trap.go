@@ -46,16 +46,24 @@ const (
 	maxTrapVars   = 128
 )
 
+// checkTrapSize refuses an empty payload and one over maxTrapPacket.
+func checkTrapSize(b []byte, peer netip.AddrPort) error {
+	if len(b) == 0 {
+		return fmt.Errorf("trap from %s: empty packet", peer)
+	}
+	if len(b) > maxTrapPacket {
+		return fmt.Errorf("trap from %s: packet of %d bytes exceeds %d", peer, len(b), maxTrapPacket)
+	}
+	return nil
+}
+
 // DecodeTrap parses one UDP payload from peer. Bad input (truncated, not
 // BER, not a notification, too many variables, an SNMPv3 message we hold no
 // user for) is an error naming the peer and what was wrong; it never
 // panics.
 func DecodeTrap(b []byte, peer netip.AddrPort) (tr Trap, err error) {
-	if len(b) == 0 {
-		return Trap{}, fmt.Errorf("trap from %s: empty packet", peer)
-	}
-	if len(b) > maxTrapPacket {
-		return Trap{}, fmt.Errorf("trap from %s: packet of %d bytes exceeds %d", peer, len(b), maxTrapPacket)
+	if err := checkTrapSize(b, peer); err != nil {
+		return Trap{}, err
 	}
 	defer func() {
 		// gosnmp's decoder is third-party code fed with hostile bytes: a
@@ -95,11 +103,8 @@ var ErrTrapNotAuthenticated = errors.New("not authenticated by any configured SN
 // taken (answering one needs this listener to be an authoritative engine).
 // Like DecodeTrap it never panics.
 func DecodeTrapV3(b []byte, peer netip.AddrPort, users []V3Auth) (tr Trap, err error) {
-	if len(b) == 0 {
-		return Trap{}, fmt.Errorf("trap from %s: empty packet", peer)
-	}
-	if len(b) > maxTrapPacket {
-		return Trap{}, fmt.Errorf("trap from %s: packet of %d bytes exceeds %d", peer, len(b), maxTrapPacket)
+	if err := checkTrapSize(b, peer); err != nil {
+		return Trap{}, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
