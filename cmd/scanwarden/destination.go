@@ -81,7 +81,7 @@ func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 	if err := st.PutDestination(ctx, d); err != nil {
 		return c.fail(err)
 	}
-	humanf(c.env.stdout, "stored %s: %s as %s\n", d.Name, d.URL(), userLabel(d.User))
+	humanf(c.env.stdout, "stored %s: %s as %s\n", d.Name, destString(d.Target(nil)), userLabel(d.User))
 	return exitOK
 }
 
@@ -125,7 +125,7 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 		if dev == "" {
 			dev = "-"
 		}
-		humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, ds[i].URL(), userLabel(j.User), last)
+		humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, destString(ds[i].Target(nil)), userLabel(j.User), last)
 	}
 	return exitOK
 }
@@ -215,7 +215,7 @@ func latestReport(ctx context.Context, st *store.Store, name string) (*registry.
 
 func printDestination(w io.Writer, j destinationJSON, ws string) {
 	humanf(w, "name          %s\n", j.Name)
-	humanf(w, "destination   //%s:%d/%s/%s\n", j.Host, j.Port, j.Share, j.Path)
+	humanf(w, "destination   %s\n", destString(smbcheck.Target{Host: j.Host, Port: j.Port, Share: j.Share, Path: j.Path}))
 	humanf(w, "user          %s\n", userLabel(j.User))
 	humanf(w, "password      (sealed)\n")
 	if j.Device != "" {
