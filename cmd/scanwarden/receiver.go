@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -283,21 +282,11 @@ func receiverList(ctx context.Context, env environ, args []string) int {
 		if dest == "" {
 			dest = receiver.Unsorted
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", j.ID, j.State, printable(dest), printable(j.File), j.Size,
-			j.ReceivedAt.Local().Format("2006-01-02 15:04:05"), printable(j.Error))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", j.ID, j.State, terminalSafe(dest), terminalSafe(j.File), j.Size,
+			j.ReceivedAt.Local().Format("2006-01-02 15:04:05"), terminalSafe(j.Error))
 	}
 	tw.Flush()
 	return exitOK
-}
-
-// printable keeps a client-provided string on one terminal line.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 func receiverDeliver(ctx context.Context, env environ, args []string) int {
@@ -360,7 +349,7 @@ func receiverForce(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintln(env.stderr, "scanwarden receiver force:", err)
 		return exitFinding
 	}
-	fmt.Fprintf(env.stdout, "scan %d (%s) is held and will be delivered as it is\n", sc.ID, printable(sc.File))
+	fmt.Fprintf(env.stdout, "scan %d (%s) is held and will be delivered as it is\n", sc.ID, terminalSafe(sc.File))
 	return exitOK
 }
 
@@ -410,7 +399,7 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintf(env.stdout, "oldest:    %s (%s ago)\n", s.OldestHeld.Local().Format("2006-01-02 15:04:05"), time.Since(*s.OldestHeld).Round(time.Second))
 	}
 	if s.LastError != nil {
-		fmt.Fprintf(env.stdout, "last delivery error: scan %d: %s\n", s.LastError.Scan, printable(s.LastError.Error))
+		fmt.Fprintf(env.stdout, "last delivery error: scan %d: %s\n", s.LastError.Scan, terminalSafe(s.LastError.Error))
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(env.stdout, "WARNING:", w)
