@@ -2,6 +2,7 @@ package registry
 
 import (
 	"net"
+	"slices"
 	"strings"
 )
 
@@ -26,7 +27,7 @@ func Match(text string, ds []Destination) []Destination {
 		if !sameHost(host, strings.ToLower(d.Host)) || share != strings.ToLower(d.Share) {
 			continue
 		}
-		if len(dpath) > len(path) || !equalParts(dpath, path[:len(dpath)]) {
+		if len(dpath) > len(path) || !slices.Equal(dpath, path[:len(dpath)]) {
 			continue
 		}
 		switch {
@@ -81,18 +82,6 @@ func splitUNC(s string) (host, share string, path []string, ok bool) {
 
 func pathParts(p string) []string {
 	return strings.FieldsFunc(strings.ToLower(p), func(r rune) bool { return r == '/' || r == '\\' })
-}
-
-func equalParts(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // sameHost: equal, or the same first label when exactly one side is a bare
