@@ -28,6 +28,7 @@ import (
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
@@ -518,6 +519,30 @@ func Senders(cfg Config) (senders []notify.Sender, errs map[string]error) {
 	return senders, errs
 }
 
+// DeviceTarget is the SNMP target of a registry device with an address: its
+// version and credentials, the config's community when it has none. The
+// error is the address's; the target is not validated.
+func DeviceTarget(d registry.Device, cfg Config) (snmp.Target, error) {
+	host, port, err := snmp.ParseHostPort(d.Address)
+	if err != nil {
+		return snmp.Target{}, err
+	}
+	t := snmp.Target{Host: host, Port: port, Version: snmp.V2c, Community: cfg.SNMP.Community,
+		Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
+	switch d.SNMP.Version {
+	case "1":
+		t.Version = snmp.V1
+	case "3":
+		t.Version = snmp.V3
+		t.V3 = &snmp.V3Auth{User: d.SNMP.V3User, AuthProto: d.SNMP.V3AuthProto, AuthPass: d.SNMP.V3Auth,
+			PrivProto: d.SNMP.V3PrivProto, PrivPass: d.SNMP.V3Priv}
+	}
+	if !d.SNMP.Community.IsZero() {
+		t.Community = d.SNMP.Community
+	}
+	return t, nil
+}
+
 // watchTargets are the registry's devices that have an SNMP address, with
 // their credentials (the config's community when a device has none).
 func (m *Main) watchTargets(ctx context.Context, cfg Config) ([]snmp.Target, string, error) {
@@ -531,23 +556,10 @@ func (m *Main) watchTargets(ctx context.Context, cfg Config) ([]snmp.Target, str
 		if d.Address == "" {
 			continue
 		}
-		host, port, err := snmp.ParseHostPort(d.Address)
+		t, err := DeviceTarget(d, cfg)
 		if err != nil {
 			m.log.Warn("device address not polled", "device", d.Name, "err", err)
 			continue
-		}
-		t := snmp.Target{Host: host, Port: port, Version: snmp.V2c, Community: cfg.SNMP.Community,
-			Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
-		switch d.SNMP.Version {
-		case "1":
-			t.Version = snmp.V1
-		case "3":
-			t.Version = snmp.V3
-			t.V3 = &snmp.V3Auth{User: d.SNMP.V3User, AuthProto: d.SNMP.V3AuthProto, AuthPass: d.SNMP.V3Auth,
-				PrivProto: d.SNMP.V3PrivProto, PrivPass: d.SNMP.V3Priv}
-		}
-		if !d.SNMP.Community.IsZero() {
-			t.Community = d.SNMP.Community
 		}
 		if err := t.Validate(); err != nil {
 			m.log.Warn("device not polled", "device", d.Name, "err", err)

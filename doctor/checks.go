@@ -331,23 +331,10 @@ func (d *doc) snmp(ctx context.Context, cfg daemon.Config, keyPath string) {
 		if dev.Address == "" {
 			continue
 		}
-		host, port, err := snmp.ParseHostPort(dev.Address)
+		t, err := daemon.DeviceTarget(dev, cfg)
 		if err != nil {
 			d.add("snmp."+dev.Name, Fail, "correct the device's address in the registry", "address %q: %v", dev.Address, err)
 			continue
-		}
-		t := snmp.Target{Host: host, Port: port, Version: snmp.V2c, Community: cfg.SNMP.Community,
-			Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
-		switch dev.SNMP.Version {
-		case "1":
-			t.Version = snmp.V1
-		case "3":
-			t.Version = snmp.V3
-			t.V3 = &snmp.V3Auth{User: dev.SNMP.V3User, AuthProto: dev.SNMP.V3AuthProto, AuthPass: dev.SNMP.V3Auth,
-				PrivProto: dev.SNMP.V3PrivProto, PrivPass: dev.SNMP.V3Priv}
-		}
-		if !dev.SNMP.Community.IsZero() {
-			t.Community = dev.SNMP.Community
 		}
 		jobs = append(jobs, job{dev.Name, t})
 	}
