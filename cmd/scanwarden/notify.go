@@ -77,7 +77,7 @@ func runNotify(ctx context.Context, env environ, args []string) int {
 	code := exitOK
 	for _, o := range notify.New(picked...).Send(ctx, notify.TestMessage(time.Now())) {
 		if o.Err != nil {
-			fmt.Fprintf(env.stdout, "%s: failed after %d attempt(s): %v\n", o.Channel, o.Attempts, o.Err)
+			humanf(env.stdout, "%s: failed after %d attempt(s): %s\n", o.Channel, o.Attempts, o.Err.Error())
 			code = exitFinding
 			continue
 		}
