@@ -244,7 +244,7 @@ func (es ConfigErrors) Error() string {
 func LoadConfig(file string) (Config, error) {
 	if file == "" {
 		c := Defaults()
-		return c, c.finish("")
+		return c, c.finish("", nil)
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -254,7 +254,7 @@ func LoadConfig(file string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return c, c.finish(file)
+	return c, c.finish(file, b)
 }
 
 // ParseConfig decodes TOML over the defaults and validates the values
@@ -601,15 +601,11 @@ func checkListen(addr string, emptyHostOK bool) error {
 	return nil
 }
 
-// finish reads the secret files the config names. Errors name the key.
-func (c *Config) finish(file string) error {
+// finish reads the secret files the config names. Errors name the key and
+// its line in src, the text of the config file (none: nil).
+func (c *Config) finish(file string, src []byte) error {
 	var es ConfigErrors
-	lines := map[string]int{}
-	if file != "" {
-		if b, err := os.ReadFile(file); err == nil {
-			lines = keyLines(b)
-		}
-	}
+	lines := keyLines(src)
 	read := func(key, path string, dst *scanwarden.Secret) {
 		if path == "" {
 			return

@@ -156,7 +156,7 @@ func (m *Main) Open(ctx context.Context) error {
 		def := Defaults()
 		def.File = cfg.File
 		cfg = def
-		if err := cfg.finish(""); err != nil {
+		if err := cfg.finish("", nil); err != nil {
 			return err
 		}
 	}
