@@ -77,9 +77,9 @@ func printDoctor(env environ, rep doctor.Report) {
 	counts := map[doctor.Status]int{}
 	for _, c := range rep.Checks {
 		counts[c.Status]++
-		fmt.Fprintf(env.stdout, "%-4s  %-*s  %s\n", strings.ToUpper(string(c.Status)), width, c.ID, c.Detail)
+		humanf(env.stdout, "%-4s  %-*s  %s\n", strings.ToUpper(string(c.Status)), width, c.ID, c.Detail)
 		if c.Fix != "" && c.Status != doctor.OK && c.Status != doctor.Skip {
-			fmt.Fprintf(env.stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
+			humanf(env.stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
 		}
 	}
 	fmt.Fprintf(env.stdout, "\n%s: %d ok, %d warning(s), %d failed, %d skipped\n",
