@@ -27,6 +27,7 @@ type smbSession struct {
 	s     *smb2.Session // nil over SMB1
 	v1    *smb1Conn     // set over SMB1
 	guest bool          // the server logged the session on as guest
+	stamp *stamper      // SMB2/3: delete-on-close for the canary's CREATE
 }
 
 // A gate is asked, with what the server told so far (dialect, signing, the
@@ -56,13 +57,15 @@ func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, pa
 			return nil, nil, err
 		}
 	}
-	d := &smb2.Dialer{Initiator: &smb2.NTLMInitiator{
+	ntlm := &smb2.NTLMInitiator{
 		User:        f.User,
 		Password:    password,
 		Domain:      f.Domain,
 		Workstation: workstation,
-	}}
-	sc := &sniffConn{Conn: conn, asks: make(chan gateAsk), quit: make(chan struct{})}
+	}
+	d := &smb2.Dialer{Initiator: ntlm}
+	sc := &sniffConn{Conn: conn, asks: make(chan gateAsk), quit: make(chan struct{}),
+		stamp: &stamper{sessionKey: ntlm.SessionKey}}
 	if g == nil {
 		sc.asks = nil
 	}
@@ -104,7 +107,7 @@ wait:
 		return nil, info, fmt.Errorf("session setup as %s: %w", f.Typed, res.err)
 	}
 	conn.SetDeadline(time.Time{})
-	return &smbSession{conn: sc, s: res.s, guest: sc.guest()}, info, nil
+	return &smbSession{conn: sc, s: res.s, guest: sc.guest(), stamp: sc.stamp}, info, nil
 }
 
 // close logs off (bounded) and closes the connection.
@@ -127,11 +130,16 @@ type gateAsk struct {
 // sniffConn reads along the SMB2 responses of negotiate and session setup —
 // dialect, signing, the NTLM CHALLENGE, the exact NT status of a failure,
 // the session flags — which the SMB library does not pass on, and holds the
-// NTLM AUTHENTICATE until the gate allows it.
+// NTLM AUTHENTICATE until the gate allows it. Through stamp it gives the
+// canary's CREATE delete-on-close (stamp.go).
 type sniffConn struct {
 	net.Conn
-	asks chan gateAsk  // nil: no gate
-	quit chan struct{} // closed when logon no longer answers asks
+	asks  chan gateAsk  // nil: no gate
+	quit  chan struct{} // closed when logon no longer answers asks
+	stamp *stamper      // nil: messages leave as written
+
+	wmu       sync.Mutex
+	outRemain int // bytes of the message being written still to come
 
 	mu       sync.Mutex
 	off      bool   // sniffing stopped once the session is up
@@ -168,7 +176,49 @@ func (c *sniffConn) Write(p []byte) (int, error) {
 			}
 		}
 	}
-	return c.Conn.Write(p)
+	if c.stamp == nil {
+		return c.Conn.Write(p)
+	}
+	out := c.outgoing(p)
+	n, err := c.Conn.Write(out)
+	if n == len(out) {
+		n = len(p) // a stamped copy has the same length
+	}
+	return n, err
+}
+
+// outgoing follows the frames the SMB library writes — a 4-byte transport
+// header, then the message, each in one Write — hands the logon's messages
+// to the stamper's hash and returns what is to be sent for p.
+func (c *sniffConn) outgoing(p []byte) []byte {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	switch {
+	case c.outRemain == 0 && len(p) == 4 && p[0] == 0:
+		c.outRemain = frameLen(p)
+		return p
+	case c.outRemain > 0 && c.outRemain == len(p):
+		c.outRemain = 0
+		c.stamp.logonMessage(p, true)
+		return c.stamp.outgoing(p)
+	}
+	// Any other split: counted, never changed. A logon message not seen
+	// whole leaves the session without a signing key for stamps.
+	for rest := p; len(rest) > 0; {
+		if c.outRemain == 0 {
+			if len(rest) < 4 {
+				c.stamp.blind()
+				break
+			}
+			c.outRemain = frameLen(rest)
+			rest = rest[4:]
+			c.stamp.blind()
+		}
+		k := min(c.outRemain, len(rest))
+		c.outRemain -= k
+		rest = rest[k:]
+	}
+	return p
 }
 
 func (c *sniffConn) Read(p []byte) (int, error) {
@@ -184,6 +234,9 @@ func (c *sniffConn) Read(p []byte) (int, error) {
 }
 
 func (c *sniffConn) stopSniffing() {
+	if c.stamp != nil {
+		c.stamp.logonDone()
+	}
 	c.mu.Lock()
 	c.off = true
 	c.hdr, c.body = nil, nil
@@ -216,6 +269,9 @@ func (c *sniffConn) feed(b []byte) {
 		if c.remain == 0 {
 			if c.hdr[0] == 0 {
 				c.inspect(c.body)
+				if c.stamp != nil {
+					c.stamp.logonMessage(c.body, len(c.body) == frameLen(c.hdr))
+				}
 			}
 			c.hdr = c.hdr[:0]
 		}

@@ -219,8 +219,20 @@ func TestLabCauses(t *testing.T) {
 		{name: "no-write-finance-acl", dest: dc + "/scans/finance", user: "alice", want: CauseNoWritePermission},
 		{name: "no-write-deny-ace", dest: dc + "/scans/denied", user: "alice", want: CauseNoWritePermission},
 		{name: "no-delete-permission", dest: dc + "/scans/nodelete", user: "alice", want: CauseNoDeletePermission, check: func(t *testing.T, r Report) {
-			if r.Canary == "" || !strings.Contains(r.Verdict.Summary, "cannot delete") {
-				t.Errorf("leftover canary not reported: %q / %s", r.Canary, r.Verdict.Summary)
+			// The creator's delete-on-close handle removes the canary all
+			// the same: nothing is left behind, nothing to delete by hand.
+			w := stepIs(t, r, StepWrite, StatusFail)
+			if r.Canary != "" || w.Evidence["delete_on_close"] != true || !strings.Contains(r.Verdict.Summary, "cannot delete") {
+				t.Errorf("canary %q, evidence %v, summary %s", r.Canary, w.Evidence, r.Verdict.Summary)
+			}
+			s := labSession(t, lab, lab.DCIP, "alice")
+			sh, err := s.Mount(`\\` + lab.DCIP + `\scans`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sh.Umount()
+			if _, err := sh.Stat(fmt.Sprint(w.Evidence["canary"])); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("canary %v still in the folder: %v", w.Evidence["canary"], err)
 			}
 		}},
 		{name: "disk-full", dest: dc + "/full", user: "alice", want: CauseDiskFull, check: func(t *testing.T, r Report) {

@@ -507,8 +507,18 @@ func (c *smb1Conn) delete(ctx context.Context, path string) error {
 }
 
 // freeBytes asks TRANS2_QUERY_FS_INFORMATION (SMB_QUERY_FS_SIZE_INFO).
+// setDeletePending marks the open file fid for deletion when its last
+// handle closes (TRANS2_SET_FILE_INFORMATION, SMB_SET_FILE_DISPOSITION_INFO).
+func (c *smb1Conn) setDeletePending(ctx context.Context, fid uint16) error {
+	params := binary.LittleEndian.AppendUint16(nil, fid)
+	params = binary.LittleEndian.AppendUint16(params, 0x0102)
+	params = binary.LittleEndian.AppendUint16(params, 0)
+	_, _, err := c.trans2(ctx, 0x0008, params, []byte{1}, 0)
+	return err
+}
+
 func (c *smb1Conn) freeBytes(ctx context.Context) (uint64, error) {
-	_, d, err := c.trans2(ctx, 0x0003, binary.LittleEndian.AppendUint16(nil, 0x0103), 64) // TRANS2_QUERY_FS_INFORMATION
+	_, d, err := c.trans2(ctx, 0x0003, binary.LittleEndian.AppendUint16(nil, 0x0103), nil, 64) // TRANS2_QUERY_FS_INFORMATION
 	if err != nil {
 		return 0, err
 	}
@@ -521,14 +531,14 @@ func (c *smb1Conn) freeBytes(ctx context.Context) (uint64, error) {
 	return avail * spu * bps, nil
 }
 
-// trans2 sends a TRANS2 request of sub-command sub with params and no data
+// trans2 sends a TRANS2 request of sub-command sub with params and data
 // and returns the answer's parameters and data (one answer message).
-func (c *smb1Conn) trans2(ctx context.Context, sub uint16, params []byte, maxData int) (rparams, rdata []byte, err error) {
+func (c *smb1Conn) trans2(ctx context.Context, sub uint16, params, data []byte, maxData int) (rparams, rdata []byte, err error) {
 	// 32 + 1 + 30 words + 2 count = 65, +3 (pad, empty Unicode name) = 68.
 	const paramOff = 68
 	dataOff := paramOff + len(params)
 	w := binary.LittleEndian.AppendUint16(nil, uint16(len(params))) // total parameter count
-	w = binary.LittleEndian.AppendUint16(w, 0)                      // total data count
+	w = binary.LittleEndian.AppendUint16(w, uint16(len(data)))      // total data count
 	w = binary.LittleEndian.AppendUint16(w, 16)                     // max parameter count
 	w = binary.LittleEndian.AppendUint16(w, uint16(maxData))        // max data count
 	w = append(w, 0, 0)                                             // max setup count, reserved
@@ -537,11 +547,11 @@ func (c *smb1Conn) trans2(ctx context.Context, sub uint16, params []byte, maxDat
 	w = binary.LittleEndian.AppendUint16(w, 0)                      // reserved
 	w = binary.LittleEndian.AppendUint16(w, uint16(len(params)))    // parameter count
 	w = binary.LittleEndian.AppendUint16(w, paramOff)
-	w = binary.LittleEndian.AppendUint16(w, 0) // data count
+	w = binary.LittleEndian.AppendUint16(w, uint16(len(data))) // data count
 	w = binary.LittleEndian.AppendUint16(w, uint16(dataOff))
 	w = append(w, 1, 0) // setup count, reserved
 	w = binary.LittleEndian.AppendUint16(w, sub)
-	d := append([]byte{0, 0, 0}, params...)
+	d := append(append([]byte{0, 0, 0}, params...), data...)
 	resp, rw, _, err := c.call(ctx, smb1CmdTrans2, w, d, false)
 	if err != nil {
 		return nil, nil, err
@@ -586,7 +596,7 @@ func (c *smb1Conn) listDir(ctx context.Context, p string) ([]fs.FileInfo, error)
 	params = binary.LittleEndian.AppendUint16(params, 0x0101) // SMB_FIND_FILE_DIRECTORY_INFO
 	params = binary.LittleEndian.AppendUint32(params, 0)
 	params = append(params, utf16z(pattern)...)
-	rp, rd, err := c.trans2(ctx, 0x0001, params, maxData)
+	rp, rd, err := c.trans2(ctx, 0x0001, params, nil, maxData)
 	if err != nil {
 		return nil, err
 	}
@@ -610,7 +620,7 @@ func (c *smb1Conn) listDir(ctx context.Context, p string) ([]fs.FileInfo, error)
 		params = binary.LittleEndian.AppendUint32(params, 0)
 		params = binary.LittleEndian.AppendUint16(params, 0x000a) // continue from last, close at end
 		params = append(params, utf16z(last)...)
-		rp, rd, err = c.trans2(ctx, 0x0002, params, maxData)
+		rp, rd, err = c.trans2(ctx, 0x0002, params, nil, maxData)
 		if err != nil {
 			return nil, err
 		}
@@ -755,6 +765,35 @@ func (s smb1FS) OpenFile(name string, flag int, _ os.FileMode) (remoteFile, erro
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	return &smb1File{fs: s, o: o, name: name}, nil
+}
+
+func (s smb1FS) CreateCanary(name string) (remoteFile, bool, error) {
+	o, err := s.c.ntCreate(s.ctx, name, genericRead|genericWrite|accessDelete, dispositionCreate, optionNonDirectory|optionDeleteOnClose) // shares read, write and delete
+	if err == nil {
+		return &smb1File{fs: s, o: o, name: name}, true, nil
+	}
+	// Refused with DELETE access: once more without (see smb2FS).
+	o, err = s.c.ntCreate(s.ctx, name, genericRead|genericWrite, dispositionCreate, optionNonDirectory)
+	if err != nil {
+		return nil, false, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &smb1File{fs: s, o: o, name: name}, false, nil
+}
+
+// RemoveOpen deletes a canary whose handle is open (SMB1's DELETE would
+// meet that handle's sharing): a second open with DELETE access that sets
+// the delete disposition, which the server refuses when the account may
+// not delete or the file is read-only.
+func (s smb1FS) RemoveOpen(name string) error {
+	o, err := s.c.ntCreate(s.ctx, name, accessDelete, dispositionOpen, optionNonDirectory)
+	if err == nil {
+		err = s.c.setDeletePending(s.ctx, o.fid)
+		s.c.close(s.ctx, o.fid)
+	}
+	if err != nil {
+		return &os.PathError{Op: "remove", Path: name, Err: err}
+	}
+	return nil
 }
 
 func (s smb1FS) Remove(name string) error {

@@ -18,8 +18,9 @@ import (
 // share is a tree connection of the check's session: SMB2/3 through the
 // SMB library, or SMB1 through smb1Conn.
 type share struct {
-	s  *smb2.Share // nil over SMB1
-	v1 *smb1Conn   // set over SMB1 (the tree is disconnected at log-off)
+	s     *smb2.Share // nil over SMB1
+	v1    *smb1Conn   // set over SMB1 (the tree is disconnected at log-off)
+	stamp *stamper    // SMB2/3: gives the canary's CREATE delete-on-close
 }
 
 func (sh *share) close() {
@@ -36,6 +37,12 @@ type remoteFS interface {
 	Stat(name string) (os.FileInfo, error)
 	OpenFile(name string, flag int, perm os.FileMode) (remoteFile, error)
 	Remove(name string) error
+	// CreateCanary creates name to read and write, with delete-on-close
+	// when it can (doomed): the server then removes the file when its
+	// handle closes, or when the connection drops.
+	CreateCanary(name string) (f remoteFile, doomed bool, err error)
+	// RemoveOpen deletes a doomed canary whose handle is still open.
+	RemoveOpen(name string) error
 }
 
 type remoteFile interface {
@@ -50,10 +57,39 @@ func (sh *share) fs(ctx context.Context) remoteFS {
 	if sh.v1 != nil {
 		return smb1FS{c: sh.v1, ctx: ctx}
 	}
-	return smb2FS{sh.s.WithContext(ctx)}
+	return smb2FS{sh.s.WithContext(ctx), sh.stamp}
 }
 
-type smb2FS struct{ *smb2.Share }
+type smb2FS struct {
+	*smb2.Share
+	stamp *stamper
+}
+
+func (s smb2FS) CreateCanary(name string) (remoteFile, bool, error) {
+	const flag = os.O_RDWR | os.O_CREATE | os.O_EXCL
+	if s.stamp != nil {
+		s.stamp.arm(name, doomStamp)
+		f, err := s.OpenFile(name, flag, 0o666)
+		doomed := s.stamp.disarm()
+		if err == nil || !doomed {
+			return f, doomed, err
+		}
+		// Refused with DELETE access (an account that may write but not
+		// delete): once more without; the write step's own delete then
+		// shows whether the account may delete at all.
+	}
+	f, err := s.OpenFile(name, flag, 0o666)
+	return f, false, err
+}
+
+func (s smb2FS) RemoveOpen(name string) error {
+	if s.stamp == nil {
+		return s.Remove(name)
+	}
+	s.stamp.arm(name, shareStamp)
+	defer s.stamp.disarm()
+	return s.Remove(name)
+}
 
 func (s smb2FS) OpenFile(name string, flag int, perm os.FileMode) (remoteFile, error) {
 	f, err := s.Share.OpenFile(name, flag, perm)
@@ -87,7 +123,7 @@ func (c *checker) stepTree(ctx context.Context) (*share, bool) {
 	} else {
 		var m *smb2.Share
 		m, err = c.sess.s.WithContext(tctx).Mount(unc)
-		sh = &share{s: m}
+		sh = &share{s: m, stamp: c.sess.stamp}
 	}
 	if err == nil {
 		c.ok(s, "connected to share "+c.t.Share)
@@ -237,19 +273,32 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		}
 	}()
 
-	f, err := fs.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	f, doomed, err := fs.CreateCanary(p)
 	if err != nil {
 		c.writeFailed(s, "create", err, p)
 		return
 	}
-	created = true
+	created = !doomed // a doomed canary goes with its handle
+	s.Evidence["delete_on_close"] = doomed
 	if c.o.afterCreate != nil {
 		c.o.afterCreate()
 	}
 	if !c.writeCanary(ctx, s, f, p, name) {
 		return
 	}
-	if c.deleteCanary(s, fs, p, name) {
+	if doomed {
+		// Deleted with its handle whatever happens; the creator's own
+		// handle may always delete, so whether the account may delete a
+		// file it did not just create is asked before the handle closes.
+		c.deleteCanary(s, fs, p, name, true)
+		f.Close()
+		return
+	}
+	if err := f.Close(); err != nil {
+		c.writeFailed(s, "write", err, p)
+		return
+	}
+	if c.deleteCanary(s, fs, p, name, false) {
 		created = false // deleted, or a second try would fail the same way
 	}
 }
@@ -271,9 +320,10 @@ func (c *checker) recordCanary(ctx context.Context, name string) (forget func(co
 	}
 }
 
-// writeCanary writes the canary's payload through f, reads it back, notes
-// the volume's free space and closes f. It reports false once it has
-// recorded a failure, or the caller's cancellation between operations.
+// writeCanary writes the canary's payload through f, reads it back and
+// notes the volume's free space; f stays open for the caller to close. It
+// reports false — f then closed — once it has recorded a failure, or the
+// caller's cancellation between operations.
 func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p, name string) bool {
 	interrupted := func() bool {
 		if ctx.Err() != nil {
@@ -305,10 +355,6 @@ func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p
 	if free, ok := f.freeBytes(); ok {
 		s.Evidence["free_bytes"] = free
 	}
-	if err := f.Close(); err != nil {
-		c.writeFailed(s, "write", err, p)
-		return false
-	}
 	return true
 }
 
@@ -319,14 +365,24 @@ func (c *checker) canaryName() string {
 	return canaryPrefix + c.o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + ".tmp"
 }
 
-// deleteCanary deletes the written canary at p to see whether the account
-// may, and ends the write step. It reports whether the file needs no
-// further try (deleted, or refused for good and reported as left behind).
-func (c *checker) deleteCanary(s *stepState, fs remoteFS, p, name string) bool {
-	if err := fs.Remove(p); err != nil {
+// deleteCanary deletes the written canary at p — closed, or doomed and
+// still open — to see whether the account may, and ends the write step. It
+// reports whether the file needs no further try (deleted, or refused for
+// good and reported as left behind).
+func (c *checker) deleteCanary(s *stepState, fs remoteFS, p, name string, doomed bool) bool {
+	remove := fs.Remove
+	if doomed {
+		remove = fs.RemoveOpen
+	}
+	if err := remove(p); err != nil {
 		cause, ev := classify(stepDelete, err)
 		for k, v := range ev {
 			s.Evidence[k] = v
+		}
+		if cause == CauseNoDeletePermission && doomed {
+			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them (the test file is gone all the same: it was created to be deleted on close)", c.who(), c.folder()),
+				fmt.Sprintf("Grant %s 'Delete' on the folder if files must be replaced.", c.grantee()))
+			return true
 		}
 		if cause == CauseNoDeletePermission {
 			c.r.Canary = c.t.Share + `\` + p
@@ -337,14 +393,19 @@ func (c *checker) deleteCanary(s *stepState, fs remoteFS, p, name string) bool {
 		c.fail(s, cause, fmt.Sprintf("deleting the test file failed: %v", err), "")
 		return false
 	}
-	detail := fmt.Sprintf("created %s, wrote %d bytes, read them back and deleted it", name, canarySize)
+	c.canaryDone(s, name, "deleted it")
+	return true
+}
+
+// canaryDone ends a write step whose canary is gone.
+func (c *checker) canaryDone(s *stepState, name, how string) {
+	detail := fmt.Sprintf("created %s, wrote %d bytes, read them back and %s", name, canarySize, how)
 	if free, ok := s.Evidence["free_bytes"].(uint64); ok && free < 100<<20 {
 		low := fmt.Sprintf("only %d MiB free on the disk of %s", free>>20, c.folder())
 		c.warnAction(s, detail+"; "+low, low)
-		return true
+		return
 	}
 	c.ok(s, detail)
-	return true
 }
 
 // canaryFolder keys the canary journal: the destination folder as the

@@ -1,0 +1,106 @@
+package smbcheck
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"testing"
+)
+
+// RFC 4493, section 4: AES-CMAC test vectors.
+func TestCMACAES128(t *testing.T) {
+	key, _ := hex.DecodeString("2b7e151628aed2a6abf7158809cf4f3c")
+	msg, _ := hex.DecodeString("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710")
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{
+		{0, "bb1d6929e95937287fa37d129b756746"},
+		{16, "070a16b46b4d4144f79bdd9dd04a287c"},
+		{40, "dfa66747de9ae63030ca32611497c827"},
+		{64, "51f0bebf7e3b9d92fc49741779363cfe"},
+	} {
+		if got := hex.EncodeToString(cmacAES128(key, msg[:tc.n])); got != tc.want {
+			t.Errorf("CMAC of %d bytes = %s, want %s", tc.n, got, tc.want)
+		}
+	}
+}
+
+// createRequest is an SMB2 CREATE request for name as the SMB library
+// builds one (no create contexts).
+func createRequest(name string) []byte {
+	m := make([]byte, 64, 64+56+2*len(name))
+	copy(m, "\xfeSMB")
+	binary.LittleEndian.PutUint16(m[4:], 64)
+	binary.LittleEndian.PutUint16(m[12:], smb2CmdCreate)
+	b := binary.LittleEndian.AppendUint16(nil, 57)
+	b = append(b, make([]byte, 22)...)                             // security flags … reserved
+	b = binary.LittleEndian.AppendUint32(b, 0x40000000|0x80000000) // GENERIC_READ|WRITE
+	b = binary.LittleEndian.AppendUint32(b, 0x80)                  // attributes
+	b = binary.LittleEndian.AppendUint32(b, shareRead|shareWrite)
+	b = binary.LittleEndian.AppendUint32(b, 2) // FILE_CREATE
+	b = binary.LittleEndian.AppendUint32(b, 0x20)
+	n := toUTF16(name)
+	b = binary.LittleEndian.AppendUint16(b, 64+56)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(n)))
+	b = append(b, make([]byte, 8)...)
+	return append(append(m, b...), n...)
+}
+
+func TestStampCreate(t *testing.T) {
+	name := toUTF16(`m2\scanwarden-check-x.tmp`)
+	m := createRequest(`m2\scanwarden-check-x.tmp`)
+	out := stampCreate(m, name, doomStamp)
+	if out == nil {
+		t.Fatal("the armed CREATE was not stamped")
+	}
+	if got := binary.LittleEndian.Uint32(out[64+24:]); got != 0xC0010000 {
+		t.Errorf("access %#x", got)
+	}
+	if got := binary.LittleEndian.Uint32(out[64+32:]); got != shareRead|shareWrite|shareDelete {
+		t.Errorf("share %#x", got)
+	}
+	if got := binary.LittleEndian.Uint32(out[64+40:]); got != 0x20|optionDeleteOnClose|optionNonDirectory {
+		t.Errorf("options %#x", got)
+	}
+	if !bytes.Equal(out[:64+24], m[:64+24]) || len(out) != len(m) || &out[0] == &m[0] {
+		t.Error("the stamp changed more than its fields, or wrote into the library's buffer")
+	}
+	for what, bad := range map[string][]byte{
+		"another name": createRequest(`m2\scanwarden-check-y.tmp`),
+		"a prefix":     createRequest(`m2\scanwarden-check-x.tm`),
+		"a response":   func() []byte { b := createRequest(`m2\scanwarden-check-x.tmp`); b[16] |= 1; return b }(),
+		"a compound":   func() []byte { b := createRequest(`m2\scanwarden-check-x.tmp`); b[20] = 8; return b }(),
+		"a write":      func() []byte { b := createRequest(`m2\scanwarden-check-x.tmp`); b[12] = 9; return b }(),
+		"cut short":    m[:64+50],
+	} {
+		if stampCreate(bad, name, doomStamp) != nil {
+			t.Errorf("%s was stamped", what)
+		}
+	}
+}
+
+// A signed CREATE is stamped only when the signing key is known: a logon
+// message the stamper did not see whole leaves it unstamped, and the
+// write step deletes the canary itself.
+func TestStamperSignedNeedsKey(t *testing.T) {
+	m := createRequest(`scanwarden-check-x.tmp`)
+	binary.LittleEndian.PutUint32(m[16:], smb2FlagSigned)
+	s := &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
+	s.blind()
+	s.logonDone()
+	s.arm(`scanwarden-check-x.tmp`, doomStamp)
+	if out := s.outgoing(m); &out[0] != &m[0] || s.disarm() {
+		t.Fatal("stamped without a signing key")
+	}
+	s = &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
+	s.logonDone()
+	s.arm(`scanwarden-check-x.tmp`, doomStamp)
+	out := s.outgoing(m)
+	if !s.disarm() || bytes.Equal(out[48:64], m[48:64]) {
+		t.Fatal("not stamped and signed with the key")
+	}
+	if again := s.outgoing(m); &again[0] != &m[0] {
+		t.Error("stamped after disarm")
+	}
+}
