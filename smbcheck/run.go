@@ -121,7 +121,6 @@ func (c *checker) run(ctx context.Context) {
 		c.skip(StepPath, StepWrite, StepACL)
 		return
 	}
-	defer share.close()
 	if !c.stepPath(ctx, share) {
 		c.skip(StepWrite, StepACL)
 		return

@@ -10,26 +10,20 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
 )
 
 // share is a tree connection of the check's session: SMB2/3 through the
-// SMB library, or SMB1 through smb1Conn.
+// SMB library, or SMB1 through smb1Conn. It is not disconnected on its own:
+// the session's log-off ends its trees (and their open files) on the
+// server, one round trip fewer.
 type share struct {
 	s     *smb2.Share // nil over SMB1
-	v1    *smb1Conn   // set over SMB1 (the tree is disconnected at log-off)
+	v1    *smb1Conn   // set over SMB1
 	stamp *stamper    // SMB2/3: gives the canary's CREATE delete-on-close
-}
-
-func (sh *share) close() {
-	if sh.s == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	sh.s.WithContext(ctx).Umount()
 }
 
 // remoteFS is what the path and write steps do in a share.
@@ -283,14 +277,19 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	if c.o.afterCreate != nil {
 		c.o.afterCreate()
 	}
-	if !c.writeCanary(ctx, s, f, p, name) {
+	// A doomed canary is deleted with its handle whatever happens; the
+	// creator's own handle may always delete, so whether the account may
+	// delete a file it did not just create is asked before it closes.
+	var probe func() error
+	if doomed {
+		probe = func() error { return fs.RemoveOpen(p) }
+	}
+	ok, probeErr := c.writeCanary(ctx, s, f, p, name, probe, sh.v1 == nil)
+	if !ok {
 		return
 	}
 	if doomed {
-		// Deleted with its handle whatever happens; the creator's own
-		// handle may always delete, so whether the account may delete a
-		// file it did not just create is asked before the handle closes.
-		c.deleteCanary(s, fs, p, name, true)
+		c.deleteCanary(s, probeErr, p, name, true)
 		f.Close()
 		return
 	}
@@ -298,7 +297,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		c.writeFailed(s, "write", err, p)
 		return
 	}
-	if c.deleteCanary(s, fs, p, name, false) {
+	if c.deleteCanary(s, fs.Remove(p), p, name, false) {
 		created = false // deleted, or a second try would fail the same way
 	}
 }
@@ -320,11 +319,14 @@ func (c *checker) recordCanary(ctx context.Context, name string) (forget func(co
 	}
 }
 
-// writeCanary writes the canary's payload through f, reads it back and
-// notes the volume's free space; f stays open for the caller to close. It
-// reports false — f then closed — once it has recorded a failure, or the
-// caller's cancellation between operations.
-func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p, name string) bool {
+// writeCanary writes the canary's payload through f, then reads it back,
+// notes the volume's free space and runs probe (when not nil) — the three
+// at once when parallel (an SMB2/3 session takes several requests in
+// flight: one round trip instead of three or five). f stays open for the
+// caller. It reports false — f then closed — once it has recorded a
+// failure, or the caller's cancellation between operations; probeErr is
+// what probe returned.
+func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p, name string, probe func() error, parallel bool) (ok bool, probeErr error) {
 	interrupted := func() bool {
 		if ctx.Err() != nil {
 			c.writeFailed(s, "write", fmt.Errorf("check interrupted: %w", ctx.Err()), p)
@@ -335,27 +337,50 @@ func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p
 	payload := canaryPayload(name)
 	if interrupted() {
 		f.Close()
-		return false
+		return false, nil
 	}
 	if _, err := f.Write(payload); err != nil {
 		f.Close()
 		c.writeFailed(s, "write", err, p)
-		return false
+		return false, nil
 	}
 	if interrupted() {
 		f.Close()
-		return false
+		return false, nil
 	}
-	if err := readBack(f, payload); err != nil {
-		f.Close()
-		c.writeFailed(s, "read back", err, p)
-		return false
+	var (
+		readErr   error
+		free      uint64
+		freeKnown bool
+	)
+	jobs := []func(){
+		func() { readErr = readBack(f, payload) },
+		// The volume's free space, asked through the canary's own handle.
+		func() { free, freeKnown = f.freeBytes() },
 	}
-	// The volume's free space, asked through the canary's own handle.
-	if free, ok := f.freeBytes(); ok {
+	if probe != nil {
+		jobs = append(jobs, func() { probeErr = probe() })
+	}
+	if parallel {
+		var wg sync.WaitGroup
+		for _, job := range jobs {
+			wg.Go(job)
+		}
+		wg.Wait()
+	} else {
+		for _, job := range jobs {
+			job()
+		}
+	}
+	if freeKnown {
 		s.Evidence["free_bytes"] = free
 	}
-	return true
+	if readErr != nil {
+		f.Close()
+		c.writeFailed(s, "read back", readErr, p)
+		return false, nil
+	}
+	return true, probeErr
 }
 
 // canaryName is a new test file's name: recognisable, dated, unique.
@@ -365,16 +390,12 @@ func (c *checker) canaryName() string {
 	return canaryPrefix + c.o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + ".tmp"
 }
 
-// deleteCanary deletes the written canary at p — closed, or doomed and
-// still open — to see whether the account may, and ends the write step. It
-// reports whether the file needs no further try (deleted, or refused for
-// good and reported as left behind).
-func (c *checker) deleteCanary(s *stepState, fs remoteFS, p, name string, doomed bool) bool {
-	remove := fs.Remove
-	if doomed {
-		remove = fs.RemoveOpen
-	}
-	if err := remove(p); err != nil {
+// deleteCanary judges err, what deleting the written canary at p — closed,
+// or doomed and still open — returned, and ends the write step. It reports
+// whether the file needs no further try (deleted, or refused for good and
+// reported as left behind).
+func (c *checker) deleteCanary(s *stepState, err error, p, name string, doomed bool) bool {
+	if err != nil {
 		cause, ev := classify(stepDelete, err)
 		for k, v := range ev {
 			s.Evidence[k] = v

@@ -20,8 +20,23 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/seal"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
 )
+
+func init() {
+	// The WAL file stays when the last connection closes: the next
+	// process's first commit then writes into it instead of creating it
+	// anew (a sync of the file and of its directory on the first logon's
+	// path). Its content is checkpointed as before.
+	sqlite.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
+		fc, ok := c.(sqlite.FileControl)
+		if !ok {
+			return nil
+		}
+		_, err := fc.FileControlPersistWAL("main", 1)
+		return err
+	})
+}
 
 //go:embed migrations/*.sql
 var migrations embed.FS
