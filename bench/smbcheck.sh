@@ -16,6 +16,7 @@ n="${1:-30}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/scanwarden" ./cmd/scanwarden
+go build -o "$work/smbfloor" ./bench/smbfloor
 printf '%s\n' "$SWLAB_PASSWORD" >"$work/pw"
 chmod 600 "$work/pw"
 head -c 65536 /dev/urandom >"$work/canary.tmp"
@@ -27,8 +28,11 @@ printf 'username = %s\npassword = %s\ndomain = %s\n' "$user" "$SWLAB_PASSWORD" "
 chmod 600 "$auth"
 
 now() { date +%s%N; }
-sw=() sc=()
+sw=() sc=() ex=()
 for i in $(seq "$n"); do
+	t0=$(now)
+	"$work/scanwarden" version >/dev/null
+	ex+=($((($(now) - t0) / 1000)))
 	t0=$(now)
 	"$work/scanwarden" check "//$host/scans" --user "$domain\\$user" --password-file "$work/pw" \
 		--state-dir "$work/state" >/dev/null
@@ -42,9 +46,15 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 msw=$(median "${sw[@]}")
 msc=$(median "${sc[@]}")
-awk -v a="$msw" -v b="$msc" -v n="$n" -v host="$host" 'BEGIN {
+mex=$(median "${ex[@]}")
+awk -v a="$msw" -v b="$msc" -v x="$mex" -v n="$n" -v host="$host" 'BEGIN {
 	printf "runs: %d each, alternating, against %s\n", n, host
 	printf "scanwarden check (name, tcp, negotiate, session, tree, path, write): median %.1f ms\n", a/1000
 	printf "smbclient -L + put/rm canary:                                      median %.1f ms\n", b/1000
 	printf "ratio scanwarden/smbclient: %.2f (target <= 0.30)\n", a/b
+	printf "floor: starting the binary (scanwarden version): median %.1f ms\n", x/1000
 }'
+# What one connection needs at least: the same requests through the same SMB
+# library in one process (no process start, no name lookup, no state store).
+addr=$(getent hosts "$host" | awk '{print $1; exit}')
+SMBFLOOR_PASSWORD="$SWLAB_PASSWORD" "$work/smbfloor" -addr "${addr:-$host}" -user "$user" -domain "$domain" -n "$n"
