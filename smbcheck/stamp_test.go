@@ -104,3 +104,18 @@ func TestStamperSignedNeedsKey(t *testing.T) {
 		t.Error("stamped after disarm")
 	}
 }
+
+// An encrypted session's messages leave in a transform header the stamper
+// cannot open: the canary is then created plainly (doomed false) and the
+// write step deletes it after the close.
+func TestStamperLeavesEncryptedAlone(t *testing.T) {
+	m := createRequest(`scanwarden-check-x.tmp`)
+	enc := append([]byte("\xfdSMB"), make([]byte, 48)...)
+	enc = append(enc, m...) // what the name looks like does not matter: it is ciphertext on the wire
+	s := &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
+	s.logonDone()
+	s.arm(`scanwarden-check-x.tmp`, doomStamp)
+	if out := s.outgoing(enc); &out[0] != &enc[0] || s.disarm() {
+		t.Fatal("an encrypted message was stamped")
+	}
+}
