@@ -119,3 +119,27 @@ func TestStamperLeavesEncryptedAlone(t *testing.T) {
 		t.Fatal("an encrypted message was stamped")
 	}
 }
+
+// FuzzStamper: whatever a server sends during the logon (hashed) and
+// whatever leaves (perhaps stamped), nothing panics, and a stamped copy
+// differs from its message only in the access, share and options fields
+// and the signature.
+func FuzzStamper(f *testing.F) {
+	f.Add(createRequest(`scanwarden-check-x.tmp`), []byte("\xfeSMB"))
+	f.Fuzz(func(t *testing.T, out, in []byte) {
+		s := &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }}
+		s.logonMessage(in, len(in)%2 == 0)
+		s.logonDone()
+		s.arm(`scanwarden-check-x.tmp`, doomStamp)
+		got := s.outgoing(out)
+		if len(got) != len(out) {
+			t.Fatalf("length %d, want %d", len(got), len(out))
+		}
+		for i := range got {
+			field := (i >= 48 && i < 64) || (i >= 64+24 && i < 64+28) || (i >= 64+32 && i < 64+36) || (i >= 64+40 && i < 64+44)
+			if got[i] != out[i] && !field {
+				t.Fatalf("byte %d changed", i)
+			}
+		}
+	})
+}
