@@ -148,6 +148,7 @@ type ReceiverConfig struct {
 	PasswordFile string   `toml:"password_file"` // its password
 	SMB1         bool     `toml:"smb1"`          // let SMB1/NTLMv1 firmware in (a standing warning)
 	ExternalSMBD bool     `toml:"external_smbd"` // smbd runs under its own unit
+	Allow        []string `toml:"allow"`         // addresses/networks that may connect to the share (the MFPs); empty = any
 	Quiet        Duration `toml:"quiet"`         // a scan is complete after this long without a write
 	Retry        Duration `toml:"retry"`         // first retry of a failed delivery (doubling)
 	MaxRetry     Duration `toml:"max_retry"`
@@ -548,6 +549,11 @@ func (c *Config) validate() ConfigErrors {
 			bad("receiver.password_file", `""`, "needed with receiver.enabled")
 		}
 	}
+	for _, a := range r.Allow {
+		if _, err := parseAllow(a); err != nil {
+			bad("receiver.allow", strconv.Quote(a), "not an address or a network such as 192.168.10.0/24")
+		}
+	}
 	if r.Share == "" || strings.ContainsAny(r.Share, `\/:*?"<>|[]`) {
 		bad("receiver.share", strconv.Quote(r.Share), "a share name")
 	}
@@ -564,6 +570,15 @@ func (c *Config) validate() ConfigErrors {
 		bad("receiver.retention", r.Retention.D(), "0 or more")
 	}
 	return es
+}
+
+// parseAllow reads an address (one host) or a network.
+func parseAllow(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if ip, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(ip, ip.BitLen()), nil
+	}
+	return netip.ParsePrefix(s)
 }
 
 // receiverListen reads IP or IP:PORT (port 445 when left out).

@@ -87,6 +87,7 @@ mail_to = ["admin@office.test"]
 		{"cidr too big", "[snmp]\ncidr = [\"10.0.0.0/8\"]\n", "snmp.cidr", 2, "1,024"},
 		{"cidr junk", "[snmp]\n\ncidr = [\"office\"]\n", "snmp.cidr", 3, "not a network"},
 		{"allow junk", "[snmp]\nsmtp_listen = \":2525\"\nallow = [\"relay\"]\n", "snmp.allow", 3, "not a network"},
+		{"receiver allow junk", "[receiver]\nallow = [\"10.0.0.5\", \"mfp-floor2\"]\n", "receiver.allow", 2, "not an address or a network"},
 		{"allow without listener", "[snmp]\nallow = [\"10.0.0.5/32\"]\n", "snmp.allow", 2, "needs snmp.trap_listen"},
 		{"ad without user", "[ad]\nurl = \"ldaps://dc1\"\npassword_file = \"x\"\n", "ad.bind_user", 0, "needed with ad.url"},
 		{"ad scheme", "[ad]\nurl = \"http://dc1\"\nbind_user = \"u\"\npassword_file = \"x\"\n", "ad.url", 2, "ldaps://"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,9 +36,14 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 	watch.Quiet = rc.Quiet.D()
 	fwd := receiver.DefaultForward
 	fwd.Retry, fwd.MaxRetry, fwd.Retention = rc.Retry.D(), rc.MaxRetry.D(), rc.Retention.D()
+	var allow []netip.Prefix
+	for _, a := range rc.Allow {
+		p, _ := parseAllow(a) // validated with the config
+		allow = append(allow, p)
+	}
 	maxFail := cfg.Checks.MaxFailures
 	r, err := receiver.New(receiver.Config{DataDir: dir, Listen: ip, Port: port, Share: rc.Share,
-		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1,
+		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
 		observedCatalogue{m.st.Scans(), m.delivery}, receiverDests{m.st}, receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Timeout: cfg.Checks.Timeout.D()},
 		m.log)

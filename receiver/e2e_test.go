@@ -72,6 +72,7 @@ type opts struct {
 	retain *time.Duration
 	listen string // address (default 127.0.0.1)
 	port   int    // port (default a free one)
+	allow  []netip.Prefix
 }
 
 func newEnv(t testing.TB, o opts) *env {
@@ -100,7 +101,7 @@ func newEnv(t testing.TB, o opts) *env {
 		o.port = freePort(t)
 	}
 	cfg := receiver.Config{DataDir: dir, Listen: netip.MustParseAddr(o.listen), Port: o.port, Share: "scans",
-		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}}, SMB1: o.smb1,
+		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}}, SMB1: o.smb1, Allow: o.allow,
 		Watch:     receiver.WatchConfig{Quiet: o.quiet, QuietAfterLogoff: 200 * time.Millisecond, Rescan: 2 * time.Second},
 		Forward:   receiver.ForwardConfig{Retry: 200 * time.Millisecond, MaxRetry: time.Second, Retention: time.Hour, Poll: 100 * time.Millisecond},
 		KeepSamba: o.keep}

@@ -111,6 +111,8 @@ func TestSafeName(t *testing.T) {
 		"...":              "scan",
 		"CON.pdf":          "_CON.pdf",
 		"bad\xffutf8.pdf":  "bad_utf8.pdf",
+		"a\u202efdp.exe":   "a_fdp.exe",
+		"z\u200bw.pdf":     "z_w.pdf",
 	} {
 		if got := SafeName(in); got != want {
 			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)

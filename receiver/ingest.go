@@ -96,6 +96,16 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	if now != snap {
 		return changed, Scan{}, nil
 	}
+	if links(f) > 1 {
+		// Another name shares this file (an SMB client may make hard
+		// links in the share, e.g. under a junk name that stays in the
+		// inbox): a write through it would change the scan after it is
+		// catalogued. This name gets its own copy; the next look takes it.
+		if err := g.unshare(f, path, snap); err != nil {
+			return changed, Scan{}, fmt.Errorf("unshare %s: %w", path, err)
+		}
+		return changed, Scan{}, nil
+	}
 	folder, file := g.split(path)
 	sc := Scan{Destination: g.dest(folder), Folder: folder, File: file, Size: snap.size, ReceivedAt: g.now().UTC(),
 		InboxPath: g.rel(path), Writer: writer}
@@ -163,6 +173,53 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 		return changed, sc, fmt.Errorf("move %s into the held area: %w", path, err)
 	}
 	return ingested, sc, nil
+}
+
+// links is the number of names f has (1 when it cannot tell).
+func links(f *os.File) uint64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return 1
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// unshare replaces path, which f holds open as it looked in snap, with a
+// copy of its own (written in the held area, fsynced, renamed over path):
+// the other names keep the old file.
+func (g *ingester) unshare(f *os.File, path string, snap snapshot) error {
+	if err := os.MkdirAll(g.heldDir(), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(g.heldDir(), ".unshare-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone already after the rename
+	defer tmp.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := io.CopyBuffer(struct{ io.Writer }{tmp}, struct{ io.Reader }{f}, g.buf)
+	if err != nil {
+		return err
+	}
+	if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size {
+		return errors.New("changed while copied")
+	}
+	if err := tmp.Chmod(0o640); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return fsyncPath(filepath.Dir(path))
 }
 
 func fstatSnap(f *os.File) (snapshot, error) {
@@ -296,14 +353,16 @@ func (g *ingester) split(path string) (folder, file string) {
 const maxName = 200
 
 // SafeName makes a client-provided file name safe to keep and to deliver:
-// no path separators or characters Windows refuses, no control characters,
+// no path separators or characters Windows refuses, no control characters
+// nor invisible format characters (bidi overrides and isolates, zero-width
+// spaces: they make a name read as another),
 // no leading/trailing dots or spaces, at most maxName bytes (the extension
 // kept), never empty.
 func SafeName(name string) string {
 	var b strings.Builder
 	for _, r := range name {
 		switch {
-		case r == utf8.RuneError, unicode.IsControl(r), strings.ContainsRune(`/\:*?"<>|`, r):
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Cf, r), strings.ContainsRune(`/\:*?"<>|`, r):
 			b.WriteRune('_')
 		default:
 			b.WriteRune(r)

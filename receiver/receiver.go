@@ -33,6 +33,9 @@ type Config struct {
 	// SMB1 lets SMB1/NTLMv1 firmware in, on this share only (a standing
 	// security warning in Status).
 	SMB1 bool
+	// Allow lists the networks that may connect to the share (the MFPs);
+	// empty = any address that reaches Listen.
+	Allow []netip.Prefix
 	// ExternalSamba: smbd runs under its own unit from the config written
 	// here; the receiver validates and writes the config and asks that smbd
 	// to reload, but never starts or stops it.
@@ -68,7 +71,7 @@ func (c Config) Validate() error {
 
 func (c Config) samba() SambaConfig {
 	return SambaConfig{Dir: filepath.Join(c.DataDir, "smbd"), Inbox: Inbox(c.DataDir), Listen: c.Listen, Port: c.Port,
-		Share: c.Share, Accounts: c.Accounts, SMB1: c.SMB1, Bin: c.SambaBin}
+		Share: c.Share, Accounts: c.Accounts, SMB1: c.SMB1, Allow: c.Allow, Bin: c.SambaBin}
 }
 
 // Inbox is the share's folder in a data dir.

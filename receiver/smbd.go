@@ -34,6 +34,10 @@ type SambaConfig struct {
 	// SMB1 lets old firmware in: SMB1 (NT1) and NTLMv1, for this instance
 	// only. A standing security warning while on.
 	SMB1 bool
+	// Allow lists the networks that may connect (the MFPs' addresses);
+	// empty = any address that reaches Listen. Others are dropped before
+	// any SMB is read (hosts allow / hosts deny).
+	Allow []netip.Prefix
 	// ForceUser owns every file the MFPs write (the daemon's own user, so
 	// the watcher may move them); "" = the user running scanwarden.
 	ForceUser string
@@ -78,6 +82,11 @@ func (c SambaConfig) Validate() error {
 		return &ConfigError{"port", strconv.Itoa(c.Port), "must be 1–65535"}
 	case !validShareName(c.Share):
 		return &ConfigError{"share", c.Share, "must be 1–80 letters, digits, '-', '_' or '.'"}
+	}
+	for _, p := range c.Allow {
+		if !p.IsValid() {
+			return &ConfigError{"allow", p.String(), "must be an address or a network (CIDR)"}
+		}
 	}
 	seen := map[string]bool{}
 	for _, a := range c.Accounts {
@@ -130,6 +139,29 @@ func (c SambaConfig) ports() []int {
 		return []int{445, 139} // old firmware may know only 139
 	}
 	return []int{c.Port}
+}
+
+// The bounds the managed smbd runs under (see Conf). Each TCP connection is
+// one smbd process; a connection that never gets as far as a tree connect
+// is dropped by smbd itself after 60 s (hard-coded in Samba), one that
+// logged on and sits idle without an open file after deadtime.
+const (
+	// MaxSmbdProcesses bounds smbd's children: a connection beyond it is
+	// closed at accept, before smbd forks. An office's MFPs send one job per
+	// connection; 64 leaves room for many at once.
+	MaxSmbdProcesses = 64
+	// DeadtimeMinutes drops a logged-on session idle this long with no
+	// file open (Samba's default is a week). MFPs connect per job.
+	DeadtimeMinutes = 15
+)
+
+// hostsAllow renders Allow for smb.conf as network/length words.
+func hostsAllow(ps []netip.Prefix) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Masked().String())
+	}
+	return strings.Join(out, " ")
 }
 
 // Conf renders the complete smb.conf. Every path smbd writes is under Dir;
@@ -186,6 +218,23 @@ func (c SambaConfig) Conf() (string, error) {
 	w("disable spoolss", "yes")
 	w("usershare path", "")
 	w("server signing", "auto")
+	// Bounds against a flood or idle holders from the LAN.
+	w("max smbd processes", strconv.Itoa(MaxSmbdProcesses))
+	w("deadtime", strconv.Itoa(DeadtimeMinutes))
+	// With multi-channel, smbd hands every connection that names the same
+	// client GUID to one process, past max smbd processes: 300 of them
+	// held 826 descriptors in one smbd. MFPs use one connection per job.
+	w("server multi channel support", "no")
+	if len(c.Allow) > 0 {
+		w("hosts allow", hostsAllow(c.Allow))
+		w("hosts deny", "ALL")
+	}
+	// No symlinks, created or followed: with SMB1 on, Samba's default unix
+	// extensions would let a client create a link to any path, which the
+	// share would then serve.
+	w("unix extensions", "no")
+	w("wide links", "no")
+	w("follow symlinks", "no")
 	if c.SMB1 {
 		w("server min protocol", "NT1")
 		w("ntlm auth", "ntlmv1-permitted")
@@ -196,6 +245,7 @@ func (c SambaConfig) Conf() (string, error) {
 	fmt.Fprintf(&b, "\n[%s]\n", c.Share)
 	w("path", c.Inbox)
 	w("read only", "no")
+	w("guest ok", "no")
 	w("browseable", "yes")
 	if len(users) > 0 {
 		w("valid users", strings.Join(users, " "))

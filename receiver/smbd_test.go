@@ -42,6 +42,47 @@ func TestSambaConfValidates(t *testing.T) {
 	}
 }
 
+// The bounds against the LAN are in every generated config, and an
+// allowlist becomes hosts allow + hosts deny = ALL (testparm accepts it).
+func TestSambaConfBounds(t *testing.T) {
+	dir := t.TempDir()
+	cfg := SambaConfig{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"),
+		Port: 445, Share: "scans", Accounts: []Account{{Name: "mfp", Password: scanwarden.NewSecret("x")}},
+		Allow: []netip.Prefix{netip.MustParsePrefix("10.77.0.5/24"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("fd00::/64")}}
+	conf, err := cfg.Conf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"max smbd processes = 64", "deadtime = 15", "server multi channel support = no",
+		"hosts allow = 10.77.0.0/24 192.168.1.7/32 fd00::/64", "hosts deny = ALL", "unix extensions = no", "wide links = no",
+		"follow symlinks = no", "map to guest = never", "guest ok = no"} {
+		if !strings.Contains(conf, "\t"+want+"\n") {
+			t.Errorf("smb.conf lacks %q", want)
+		}
+	}
+	cfg.Allow = nil
+	if conf, _ := cfg.Conf(); strings.Contains(conf, "hosts ") {
+		t.Errorf("no allowlist, yet hosts allow/deny in the config")
+	}
+	cfg.Allow = []netip.Prefix{{}}
+	if err := cfg.Validate(); err == nil {
+		t.Errorf("an invalid network accepted")
+	}
+	if _, err := exec.LookPath("testparm"); err != nil {
+		if _, err := os.Stat("/usr/bin/testparm"); err != nil {
+			t.Skip("samba not installed")
+		}
+	}
+	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("10.77.0.0/24")}
+	s, err := NewSamba(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteConfig(context.Background()); err != nil {
+		t.Fatalf("testparm: %v", err)
+	}
+}
+
 func TestSambaConfigErrors(t *testing.T) {
 	good := SambaConfig{Dir: "/x", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}
 	for _, tc := range []struct {
