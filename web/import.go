@@ -36,7 +36,6 @@ func (s *Server) importPreview(w http.ResponseWriter, r *http.Request, _ actor) 
 		s.fail(w, r, "importer", ErrNotRunning)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxExport+1<<20)
 	v := importView{Device: r.FormValue("device")}
 	if s.cfg.Fleet != nil {
 		v.Devices, _ = s.cfg.Fleet.Devices(r.Context())

@@ -36,6 +36,9 @@ func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if !s.formOK(w, r) {
+		return
+	}
 	addr := clientAddr(r)
 	next := safeNext(r.PostFormValue("next"))
 	view := loginView{Next: next}

@@ -50,6 +50,10 @@ type Config struct {
 	// (default 5 per 15 min) lock that address out until the window ends.
 	LoginFailures int
 	LoginWindow   time.Duration
+	// BodyTimeout is how long a request's body may take to arrive once
+	// its headers are in (default 30 s); bodies are also capped in size
+	// (64 KiB, an address-book upload 9 MiB).
+	BodyTimeout time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -98,6 +102,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.LoginWindow <= 0 {
 		cfg.LoginWindow = 15 * time.Minute
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = 30 * time.Second
 	}
 	v, err := parseViews()
 	if err != nil {
@@ -202,7 +209,7 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
-	return securityHeaders(cop.Handler(mux))
+	return securityHeaders(s.limitBodies(cop.Handler(mux)))
 }
 
 // recordingMux remembers its patterns (the route tests walk them).

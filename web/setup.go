@@ -18,6 +18,9 @@ func (s *Server) setupForm(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) setupSubmit(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if !s.formOK(w, r) {
+		return
+	}
 	tok := r.PostFormValue("token")
 	p1, p2 := r.PostFormValue("password"), r.PostFormValue("confirm")
 	if !s.checkSetup(tok, false) {
