@@ -30,6 +30,7 @@ type Trap struct {
 	UpTime    int64  // sysUpTime.0 / v1 timestamp
 	Vars      []TrapVar
 	packet    *gosnmp.SnmpPacket // for the inform response
+	usm       usmStamp           // SNMPv3: the sender's engine, boots, time and digest
 }
 
 // TrapVar is one variable of a trap, rendered as data.
@@ -134,7 +135,9 @@ func DecodeTrapV3(b []byte, peer netip.AddrPort, users []V3Auth) (tr Trap, err e
 		if pkt.PDUType == gosnmp.InformRequest {
 			return Trap{}, fmt.Errorf("trap from %s: SNMPv3 informs are not taken (send traps)", peer)
 		}
-		return trapFromPacket(Trap{Peer: peer, Version: V3, User: u.User}, pkt)
+		pu := pkt.SecurityParameters.(*gosnmp.UsmSecurityParameters)
+		return trapFromPacket(Trap{Peer: peer, Version: V3, User: u.User, usm: usmStamp{engineID: pu.AuthoritativeEngineID,
+			boots: pu.AuthoritativeEngineBoots, time: pu.AuthoritativeEngineTime, digest: pu.AuthenticationParameters}}, pkt)
 	}
 	return Trap{}, fmt.Errorf("trap from %s: %w", peer, ErrTrapNotAuthenticated)
 }
@@ -340,7 +343,8 @@ type TrapStats struct {
 	Packets    int64 `json:"packets"`
 	NotAllowed int64 `json:"not_allowed"` // from an address outside the allowlist: not decoded
 	Malformed  int64 `json:"malformed"`   // not a notification we can decode
-	Refused    int64 `json:"refused"`     // a community not accepted, or a v3 message no user authenticates
+	Refused    int64 `json:"refused"`     // a community not accepted, a v3 message no user authenticates, or a replayed one
+	Replayed   int64 `json:"replayed"`    // of Refused: authentic v3 traps out of their time window, or copies
 	Dropped    int64 `json:"dropped"`     // events lost to a full queue
 	Events     int64 `json:"events"`
 	NewEvents  int64 `json:"new_events"`
@@ -364,7 +368,9 @@ type TrapListener struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	packets, notAllowed, malformed, refused, dropped, events, fresh, unverified atomic.Int64
+	replay *replayGuard
+
+	packets, notAllowed, malformed, refused, replayed, dropped, events, fresh, unverified atomic.Int64
 }
 
 // NewTrapListener returns a listener; Open binds it.
@@ -383,7 +389,7 @@ func NewTrapListener(cfg TrapListenerConfig, rules *Rules, sink Sink, log *slog.
 	}
 	log = log.With("component", "snmp.traps")
 	return &TrapListener{cfg: cfg, rules: rules, sink: sink, log: log, junk: newLogLimiter(log, cfg.LogEvery),
-		now: time.Now, queue: make(chan Event, cfg.QueueSize)}, nil
+		now: time.Now, queue: make(chan Event, cfg.QueueSize), replay: newReplayGuard()}, nil
 }
 
 // trapReadBuffer is the socket receive buffer asked for: a burst of traps
@@ -430,7 +436,7 @@ func (l *TrapListener) Addr() net.Addr { return l.conn.LocalAddr() }
 // Stats returns the counters.
 func (l *TrapListener) Stats() TrapStats {
 	return TrapStats{Packets: l.packets.Load(), NotAllowed: l.notAllowed.Load(), Malformed: l.malformed.Load(),
-		Refused: l.refused.Load(), Dropped: l.dropped.Load(), Events: l.events.Load(), NewEvents: l.fresh.Load(),
+		Refused: l.refused.Load(), Replayed: l.replayed.Load(), Dropped: l.dropped.Load(), Events: l.events.Load(), NewEvents: l.fresh.Load(),
 		Unverified: l.unverified.Load()}
 }
 
@@ -539,6 +545,12 @@ func (l *TrapListener) handleV3(b []byte, peer netip.AddrPort, device bool) {
 	if err != nil {
 		l.malformed.Add(1)
 		l.junk.warn("malformed", "dropped trap", "peer", peer.String(), "err", err)
+		return
+	}
+	if ok, why := l.replay.check(tr.usm, l.now()); !ok {
+		l.refused.Add(1)
+		l.replayed.Add(1)
+		l.junk.warn("replay", "SNMPv3 trap refused: "+why, "peer", peer.String(), "user", tr.User)
 		return
 	}
 	l.enqueue(tr, peer, device)
