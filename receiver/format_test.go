@@ -2,7 +2,6 @@ package receiver
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"net/netip"
@@ -80,21 +79,6 @@ func TestJunk(t *testing.T) {
 	}
 }
 
-func TestPipe(t *testing.T) {
-	src := bytes.Repeat([]byte("0123456789"), 350000)
-	var dst, tee bytes.Buffer
-	bufs := [][]byte{make([]byte, 1000), make([]byte, 1000)}
-	n, err := pipe(&dst, bytes.NewReader(src), &tee, bufs)
-	if err != nil || n != int64(len(src)) || !bytes.Equal(dst.Bytes(), src) || !bytes.Equal(tee.Bytes(), src) {
-		t.Fatalf("n=%d err=%v", n, err)
-	}
-	// a failing writer stops the copy
-	n, err = pipe(failWriter{}, bytes.NewReader(src), nil, bufs)
-	if err == nil || n != 0 {
-		t.Fatalf("n=%d err=%v", n, err)
-	}
-}
-
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, os.ErrPermission }
@@ -129,50 +113,6 @@ func TestSambaMissing(t *testing.T) {
 		Bin: SambaBin{Smbd: "/nonexistent/smbd"}}
 	if _, err := NewSamba(c); !errors.Is(err, ErrSambaMissing) {
 		t.Fatalf("got %v", err)
-	}
-}
-
-func TestPipeAt(t *testing.T) {
-	src := bytes.Repeat([]byte("abcdefghij"), 350001)
-	p := filepath.Join(t.TempDir(), "dst")
-	f, _ := os.Create(p)
-	defer f.Close()
-	var tee bytes.Buffer
-	bufs := make([][]byte, writersInFlight+1)
-	for i := range bufs {
-		bufs[i] = make([]byte, 4096)
-	}
-	n, err := pipeAt(f, bytes.NewReader(src), &tee, bufs)
-	got, _ := os.ReadFile(p)
-	if err != nil || n != int64(len(src)) || !bytes.Equal(got, src) || !bytes.Equal(tee.Bytes(), src) {
-		t.Fatalf("n=%d err=%v", n, err)
-	}
-	ro, _ := os.Open(p) // WriteAt fails on a read-only file
-	defer ro.Close()
-	if _, err := pipeAt(ro, bytes.NewReader(src), nil, bufs); err == nil {
-		t.Fatal("no error from a failing WriterAt")
-	}
-}
-
-func TestHashAt(t *testing.T) {
-	src := bytes.Repeat([]byte("0123456789abcdef"), 100003)
-	bufs := make([][]byte, writersInFlight+1)
-	for i := range bufs {
-		bufs[i] = make([]byte, 4096)
-	}
-	want := sha256.Sum256(src)
-	for _, tc := range []struct {
-		name string
-		size int64
-		n    int64
-		ok   bool
-	}{{"exact", int64(len(src)), int64(len(src)), true}, {"longer", int64(len(src)) - 10, int64(len(src)) - 9, false},
-		{"shorter", int64(len(src)) + 10, int64(len(src)), true}} {
-		h := sha256.New()
-		n, err := hashAt(h, bytes.NewReader(src), tc.size, bufs)
-		if err != nil || n != tc.n || (bytes.Equal(h.Sum(nil), want[:]) != tc.ok) {
-			t.Errorf("%s: n=%d err=%v", tc.name, n, err)
-		}
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -97,7 +96,7 @@ type forwarder struct {
 // ring returns the forwarder's copy buffers, made on first use.
 func (fw *forwarder) ring() [][]byte {
 	if fw.bufs == nil {
-		fw.bufs = make([][]byte, writersInFlight+1)
+		fw.bufs = make([][]byte, ringSize)
 		for i := range fw.bufs {
 			fw.bufs[i] = make([]byte, copyBuf)
 		}
@@ -199,7 +198,11 @@ func (fw *forwarder) deliverTo(ctx context.Context, d Destination, scans []Scan)
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
-		if err := fw.deliver(ctx, folder, sc); err != nil {
+		err := fw.deliver(ctx, folder, sc)
+		if errors.Is(err, errClaimed) {
+			continue // another delivery has it: not ours to count
+		}
+		if err != nil {
 			return n, fmt.Errorf("destination %s: %w", d.Name, err)
 		}
 		n++
@@ -238,16 +241,22 @@ func (fw *forwarder) fail(ctx context.Context, sc Scan, from State, cause error)
 	fw.lastErr, fw.lastErrAt = sc.Error, fw.now()
 }
 
-// deliver copies one scan: claim → temporary file → rename to a free name
-// (a file already there with the same content counts as delivered) → read
-// back and compare → delivered.
+// errClaimed says another delivery (the background forwarder, an
+// on-demand one, another process) took the scan first: it is neither
+// delivered nor failed by this one.
+var errClaimed = errors.New("another delivery has it in hand")
+
+// deliver copies one scan: claim → temporary file, read back and compared
+// → rename to a free name (a file already there with the same content
+// counts as delivered) → delivered. A scan another delivery claimed first
+// is left to it: errClaimed.
 func (fw *forwarder) deliver(ctx context.Context, folder Folder, sc Scan) error {
 	from := sc.State
 	sc.State, sc.Claim = Delivering, fw.claim
 	if ok, err := fw.cat.UpdateScan(ctx, sc, from); err != nil {
 		return err
 	} else if !ok {
-		return nil // someone else took it
+		return &DeliveryError{sc.ID, "claim", errClaimed}
 	}
 	name, err := fw.copyScan(ctx, folder, sc)
 	if err != nil {
@@ -265,6 +274,11 @@ func (fw *forwarder) deliver(ctx context.Context, folder Folder, sc Scan) error 
 	return nil
 }
 
+// copyScan delivers sc into folder: written to a temporary name and read
+// back there (size and SHA-256 against the catalogue), flushed, then
+// renamed to a free name. So a final name only ever holds a copy that read
+// back as the scan; a crash leaves at most the temporary file, which the
+// next attempt removes.
 func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (string, error) {
 	local, err := os.Open(filepath.Join(fw.dataDir, sc.HeldPath))
 	if err != nil {
@@ -281,32 +295,9 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 	if err != nil || done {
 		return name, err
 	}
-	w, err := folder.Create(ctx, tmp)
-	if err != nil {
-		return "", &DeliveryError{sc.ID, "create " + tmp, err}
-	}
-	h := sha256.New()
-	var n int64
-	if wa, ok := w.(io.WriterAt); ok && writeAtWorks(wa) {
-		n, err = pipeAt(wa, local, h, fw.ring())
-	} else {
-		n, err = pipe(w, local, h, fw.ring())
-	}
-	if err == nil && n != sc.Size {
-		err = fmt.Errorf("held copy is %d bytes, catalogued %d", n, sc.Size)
-	}
-	if err == nil && hex.EncodeToString(h.Sum(nil)) != sc.SHA256 {
-		err = errors.New("held copy does not match its catalogued SHA-256")
-	}
-	if err == nil {
-		err = w.Sync()
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fw.send(ctx, folder, tmp, local, sc); err != nil {
 		folder.Remove(context.WithoutCancel(ctx), tmp)
-		return "", &DeliveryError{sc.ID, "write " + tmp, err}
+		return "", err
 	}
 	for range 100 {
 		err = folder.Rename(ctx, tmp, name)
@@ -328,15 +319,76 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 		folder.Remove(context.WithoutCancel(ctx), tmp)
 		return "", &DeliveryError{sc.ID, "rename", err}
 	}
-	if err := fw.verify(ctx, folder, name, sc); err != nil {
-		// what we wrote does not read back as the scan: it must not stay
-		// under a final name (the next attempt writes it again)
-		if rerr := folder.Remove(context.WithoutCancel(ctx), name); rerr != nil {
-			fw.log.Error("a delivered copy failed its verification and could not be removed", "id", sc.ID, "file", name, "err", rerr)
-		}
-		return "", &DeliveryError{sc.ID, "verify " + name, err}
+	// The rename moved the file that read back; its size under the final
+	// name says the rename took that file.
+	fi, err := folder.Stat(ctx, name)
+	if err == nil && fi.Size() != sc.Size {
+		err = fmt.Errorf("%d bytes after the rename, want %d", fi.Size(), sc.Size)
+	}
+	if err != nil {
+		return "", &DeliveryError{sc.ID, "stat " + name, err}
 	}
 	return name, nil
+}
+
+// send writes the held copy to tmp and reads it back: over SMB2/3 each
+// region is read back while later ones are written; otherwise (SMB1) the
+// whole file is written, then read back through a new handle. The copy is
+// flushed to the server's disk before it counts.
+func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local *os.File, sc Scan) error {
+	w, err := folder.Create(ctx, tmp)
+	if err != nil {
+		return &DeliveryError{sc.ID, "create " + tmp, err}
+	}
+	h := sha256.New()
+	var sent, back int64
+	ra, overlap := concurrent(w)
+	if overlap {
+		sent, back, err = sendVerify(ra, local, h, fw.ring(), w.Sync, flushEvery)
+	} else {
+		sent, err = pipe(w, local, fw.ring())
+	}
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &DeliveryError{sc.ID, "write " + tmp, err}
+	}
+	if !overlap {
+		if back, err = fw.readBack(ctx, folder, tmp, h, sc.Size); err != nil {
+			return &DeliveryError{sc.ID, "verify " + tmp, err}
+		}
+	}
+	if sent != sc.Size {
+		return &DeliveryError{sc.ID, "read held copy", fmt.Errorf("it is %d bytes, catalogued %d", sent, sc.Size)}
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); back != sc.Size || sum != sc.SHA256 {
+		return &DeliveryError{sc.ID, "verify " + tmp, fw.mismatch(local, sc, back, sum)}
+	}
+	return nil
+}
+
+// mismatch explains a copy that did not read back as the catalogued scan:
+// the held copy is hashed again to tell a held copy that changed on this
+// disk since it was received from a destination that stored other bytes.
+func (fw *forwarder) mismatch(local *os.File, sc Scan, back int64, sum string) error {
+	readBack := fmt.Errorf("read back %d bytes sha256 %s, want %d bytes %s", back, sum, sc.Size, sc.SHA256)
+	if _, err := local.Seek(0, io.SeekStart); err != nil {
+		return readBack
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, local, fw.ring()[0])
+	if err != nil {
+		return readBack
+	}
+	if held := hex.EncodeToString(h.Sum(nil)); n != sc.Size || held != sc.SHA256 {
+		return fmt.Errorf("the held copy no longer matches the catalogue (%d bytes sha256 %s, catalogued %d bytes %s): it changed on this disk after it was received",
+			n, held, sc.Size, sc.SHA256)
+	}
+	return readBack
 }
 
 // findName returns the name to deliver under: the scan's own, or with a
@@ -366,18 +418,8 @@ func (fw *forwarder) findName(ctx context.Context, folder Folder, sc Scan) (stri
 
 // verify reads name back and compares size and SHA-256 with the catalogue.
 func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc Scan) error {
-	r, err := folder.Open(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	h := sha256.New()
-	var n int64
-	if ra, ok := r.(io.ReaderAt); ok && concurrentReads(r) {
-		n, err = hashAt(h, ra, sc.Size, fw.ring())
-	} else {
-		n, err = pipe(h, r, nil, fw.ring())
-	}
+	n, err := fw.readBack(ctx, folder, name, h, sc.Size)
 	if err != nil {
 		return err
 	}
@@ -386,6 +428,21 @@ func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc 
 		return fmt.Errorf("read back %d bytes sha256 %s, want %d bytes %s", n, sum, sc.Size, sc.SHA256)
 	}
 	return nil
+}
+
+// readBack opens name and hashes its content into h (size bytes expected,
+// several reads in flight where the file allows it); it returns how many
+// bytes the file holds (size+1 when it is longer).
+func (fw *forwarder) readBack(ctx context.Context, folder Folder, name string, h io.Writer, size int64) (int64, error) {
+	r, err := folder.Open(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	if ra, ok := concurrent(r); ok {
+		return hashAt(h, ra, size, fw.ring())
+	}
+	return pipe(h, r, fw.ring())
 }
 
 // purge removes the local copies of scans delivered longer ago than the
@@ -437,233 +494,4 @@ func claimAlive(claim, own string) bool {
 	}
 	_, err = os.Stat("/proc/" + pidS)
 	return err == nil && !isZombie(pid)
-}
-
-// copyBuf is the size of each of the forwarder's buffers: one SMB write or
-// read of up to 1 MiB (the most a server takes in one request).
-const copyBuf = 1 << 20
-
-// pipe copies src to dst through a fixed ring of buffers, reading the next
-// buffer while the last one is written, so a slow network side and the
-// local side (disk, SHA-256 in tee) overlap. Memory: len(bufs) buffers.
-func pipe(dst io.Writer, src io.Reader, tee io.Writer, bufs [][]byte) (int64, error) {
-	type chunk struct {
-		b []byte
-		n int
-	}
-	full := make(chan chunk, len(bufs))
-	free := make(chan []byte, len(bufs))
-	for _, b := range bufs {
-		free <- b
-	}
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	go func() {
-		defer close(full)
-		for {
-			var b []byte
-			select {
-			case b = <-free:
-			case <-stop:
-				readErr <- nil
-				return
-			}
-			n, err := io.ReadFull(src, b)
-			if n > 0 {
-				if tee != nil {
-					tee.Write(b[:n])
-				}
-				full <- chunk{b, n}
-			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				readErr <- nil
-				return
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
-		}
-	}()
-	var total int64
-	var werr error
-	for c := range full {
-		if werr == nil {
-			var n int
-			n, werr = dst.Write(c.b[:c.n])
-			total += int64(n)
-			if werr == nil && n != c.n {
-				werr = io.ErrShortWrite
-			}
-			if werr != nil {
-				close(stop)
-			}
-		}
-		if werr == nil {
-			free <- c.b
-		}
-	}
-	rerr := <-readErr
-	if werr != nil {
-		return total, werr
-	}
-	return total, rerr
-}
-
-// writeAtWorks probes a remote file for concurrent writes (an SMB1
-// destination answers errors.ErrUnsupported).
-func writeAtWorks(w io.WriterAt) bool {
-	_, err := w.WriteAt(nil, 0)
-	return err == nil
-}
-
-// writersInFlight is how many WRITE requests the forwarder keeps in flight
-// on a destination that takes concurrent writes (SMB2/3).
-const writersInFlight = 4
-
-// pipeAt copies src to dst with up to writersInFlight concurrent WriteAt
-// calls, reading (and teeing into the hash) src sequentially; bufs bound the
-// memory (at least writersInFlight+1 of them).
-func pipeAt(dst io.WriterAt, src io.Reader, tee io.Writer, bufs [][]byte) (int64, error) {
-	type job struct {
-		b   []byte
-		n   int
-		off int64
-	}
-	free := make(chan []byte, len(bufs))
-	for _, b := range bufs {
-		free <- b
-	}
-	jobs := make(chan job)
-	var mu sync.Mutex
-	var werr error
-	failed := func() bool { mu.Lock(); defer mu.Unlock(); return werr != nil }
-	var wg sync.WaitGroup
-	for range writersInFlight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				if !failed() {
-					n, err := dst.WriteAt(j.b[:j.n], j.off)
-					if err == nil && n != j.n {
-						err = io.ErrShortWrite
-					}
-					if err != nil {
-						mu.Lock()
-						if werr == nil {
-							werr = err
-						}
-						mu.Unlock()
-					}
-				}
-				free <- j.b
-			}
-		}()
-	}
-	var off int64
-	var rerr error
-	for !failed() {
-		b := <-free
-		n, err := io.ReadFull(src, b)
-		if n > 0 {
-			if tee != nil {
-				tee.Write(b[:n])
-			}
-			jobs <- job{b, n, off}
-			off += int64(n)
-		} else {
-			free <- b
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			rerr = err
-			break
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if werr != nil {
-		return off, werr
-	}
-	return off, rerr
-}
-
-// concurrentReads says whether reads of r may overlap: an SMB2/3 file
-// (WriteAt works there) or a local one.
-func concurrentReads(r RemoteFile) bool {
-	wa, ok := r.(io.WriterAt)
-	if !ok {
-		return false
-	}
-	_, err := wa.WriteAt(nil, 0) // no bytes: a probe, even on a file opened to read
-	return !errors.Is(err, errors.ErrUnsupported)
-}
-
-// hashAt reads size bytes of r with up to writersInFlight reads in flight,
-// hashes them in order into h, and returns how many bytes r holds (one more
-// read past size tells whether it is longer).
-func hashAt(h io.Writer, r io.ReaderAt, size int64, bufs [][]byte) (int64, error) {
-	type result struct {
-		b   []byte
-		n   int
-		err error
-	}
-	free := make(chan []byte, len(bufs))
-	for _, b := range bufs {
-		free <- b
-	}
-	order := make(chan chan result, writersInFlight)
-	stop := make(chan struct{})
-	go func() {
-		defer close(order)
-		for off := int64(0); off < size; {
-			var b []byte
-			select {
-			case b = <-free:
-			case <-stop:
-				return
-			}
-			m := int(min(int64(len(b)), size-off))
-			c := make(chan result, 1)
-			order <- c
-			go func(b []byte, off int64) {
-				n, err := r.ReadAt(b[:m], off)
-				if err == io.EOF && n == m {
-					err = nil
-				}
-				c <- result{b, n, err}
-			}(b, off)
-			off += int64(m)
-		}
-	}()
-	var total int64
-	var err error
-	for c := range order {
-		res := <-c
-		if err == nil {
-			if res.err == nil || res.err == io.EOF {
-				h.Write(res.b[:res.n])
-				total += int64(res.n)
-			}
-			if res.err != nil {
-				err = res.err
-				close(stop)
-			}
-		}
-		free <- res.b
-	}
-	if err != nil {
-		if err == io.EOF {
-			return total, nil // shorter than size: the caller compares
-		}
-		return total, err
-	}
-	var one [1]byte
-	if n, _ := r.ReadAt(one[:], size); n > 0 {
-		total += int64(n) // longer than size
-	}
-	return total, nil
 }

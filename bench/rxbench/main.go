@@ -6,6 +6,11 @@
 //	                           read back, verify) and `smbclient put` the same
 //	                           file, alternating; peak RSS of the forwarding
 //	                           process
+//	                           (RXBENCH_ROUNDS rounds, default 3; each
+//	                           round's CPU seconds of the forwarder, the
+//	                           lab DC's smbd and the whole machine, and the
+//	                           load average; RXBENCH_CPUPROFILE=P writes the
+//	                           delivery's CPU profile to P.<round>)
 //	rxbench ingest N           N PDFs put by smbclient (one logon each) into a
 //	                           running receiver; close → catalogued latency
 //	                           (close-write seen by inotify → the file leaves
@@ -25,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,35 +121,47 @@ func forward(arg string) error {
 	os.WriteFile(auth, []byte(fmt.Sprintf("username = alice\npassword = %s\ndomain = %s\n", env("SWLAB_PASSWORD"), env("SWLAB_DOMAIN"))), 0o600)
 	var fw, sc []float64
 	var rss []int64
-	for round := 0; round < 3; round++ {
+	rounds := 3
+	if r, err := strconv.Atoi(os.Getenv("RXBENCH_ROUNDS")); err == nil && r > 0 {
+		rounds = r
+	}
+	for round := 0; round < rounds; round++ {
 		// the forwarder, in its own process so its peak RSS is its own
-		t0 := time.Now()
+		_, idle := smbdProcs()
+		m0, s0 := machineCPU(), smbdCPU()
 		cmd := exec.Command(os.Args[0], "deliver-child", src+"|"+sub+"|"+strconv.Itoa(round))
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
 			return fmt.Errorf("deliver: %v %s", err, out)
 		}
-		_ = t0
 		// the delivery itself (logon, write, rename, read back, verify),
 		// not the child's start-up and cataloguing
-		d, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-		if err != nil {
+		var d, dcpu float64
+		if _, err := fmt.Sscan(string(out), &d, &dcpu); err != nil {
 			return fmt.Errorf("deliver child said %q", out)
 		}
+		smbdSettle(idle)
+		fwMachine, fwSmbd := machineCPU()-m0, smbdCPU()-s0
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		rss = append(rss, ru.Maxrss)
 		fw = append(fw, d)
 		// smbclient put of the same file
 		t1 := time.Now()
+		m1, s1 := machineCPU(), smbdCPU()
 		c := exec.Command("smbclient", "//"+env("SWLAB_DC_IP")+"/scans", "-A", auth, "--use-kerberos=disabled", "-m", "SMB3",
 			"-c", fmt.Sprintf("cd %s; put %s ref-%d.pdf", sub, src, round))
 		if out, err := c.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
 			return fmt.Errorf("smbclient: %v %s", err, out)
 		}
 		sc = append(sc, time.Since(t1).Seconds())
-		fmt.Printf("round %d: forwarder %.2f s, smbclient put %.2f s, forwarder peak RSS %.1f MiB\n",
-			round+1, d, sc[len(sc)-1], float64(ru.Maxrss)/1024)
+		smbdSettle(idle)
+		scMachine, scSmbd := machineCPU()-m1, smbdCPU()-s1
+		fmt.Printf("round %d: forwarder %.2f s, smbclient put %.2f s (%.2fx), forwarder peak RSS %.1f MiB\n",
+			round+1, d, sc[len(sc)-1], sc[len(sc)-1]/d, float64(ru.Maxrss)/1024)
+		load, _ := os.ReadFile("/proc/loadavg")
+		fmt.Printf("  CPU s: forwarder %.2f (delivery only), smbd %.2f, machine %.2f; smbclient %.2f, smbd %.2f, machine %.2f; load %s\n",
+			dcpu, fwSmbd, fwMachine, cpuSeconds(c.ProcessState), scSmbd, scMachine, strings.Join(strings.Fields(string(load))[:3], " "))
 		os.Remove(filepath.Join(remoteDir, "scan.pdf"))
 		os.Remove(filepath.Join(remoteDir, fmt.Sprintf("ref-%d.pdf", round)))
 	}
@@ -189,14 +207,101 @@ func deliverChild(arg string) error {
 		SHA256: hex.EncodeToString(h.Sum(nil)), State: receiver.Held, ReceivedAt: time.Now(), HeldPath: "held/x.pdf"}); err != nil {
 		return err
 	}
+	if p := os.Getenv("RXBENCH_CPUPROFILE"); p != "" {
+		pf, err := os.Create(p + "." + parts[2])
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(pf)
+		defer pf.Close()
+		defer pprof.StopCPUProfile()
+	}
+	c0 := selfCPU()
 	t0 := time.Now()
 	k, err := receiver.DeliverNow(ctx, rx, st.Scans(), dests{{Name: "bench", Folder: "bench", Target: target(sub)}},
 		receiver.SMBRemote{MaxFailures: 1, Timeout: 30 * time.Second}, "bench")
 	if err != nil || k != 1 {
 		return fmt.Errorf("delivered %d: %v", k, err)
 	}
-	fmt.Printf("%.3f\n", time.Since(t0).Seconds())
+	fmt.Printf("%.3f %.3f\n", time.Since(t0).Seconds(), selfCPU()-c0)
 	return nil
+}
+
+// selfCPU is this process's user+system CPU time so far, in seconds.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// cpuSeconds is a finished process's user+system CPU time.
+func cpuSeconds(ps *os.ProcessState) float64 { return (ps.UserTime() + ps.SystemTime()).Seconds() }
+
+// machineCPU is the CPU time (user, nice, system, irq, softirq) the whole
+// machine has spent since boot, in seconds: the difference across an
+// operation shows what it cost the client and the lab server together
+// (and whatever else ran meanwhile).
+func machineCPU() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	var ticks float64
+	for _, i := range []int{1, 2, 3, 6, 7} {
+		if i < len(f) {
+			v, _ := strconv.ParseFloat(f[i], 64)
+			ticks += v
+		}
+	}
+	return ticks / 100 // USER_HZ
+}
+
+// smbdCPU is the CPU time, in seconds, of the lab DC's smbd processes
+// (its config file in their command line) with that of their waited-for
+// children (the connections).
+func smbdCPU() float64 { t, _ := smbdProcs(); return t }
+
+// smbdSettle waits (up to 3 s) until the lab DC runs no more smbd
+// processes than n: a finished client's connection process has exited
+// and been reaped, so its CPU time shows in its parent's.
+func smbdSettle(n int) {
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, k := smbdProcs(); k <= n {
+			return
+		}
+	}
+}
+
+// smbdProcs returns smbdCPU and how many processes it summed.
+func smbdProcs() (float64, int) {
+	var k int
+	conf := filepath.Join(env("SCANWARDEN_LAB"), "dc") + "/"
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var ticks float64
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		open, close := strings.IndexByte(string(b), '('), strings.LastIndexByte(string(b), ')')
+		if open < 0 || close < open || !strings.HasPrefix(string(b[open+1:close]), "smbd") {
+			continue
+		}
+		if cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(d), "cmdline")); !strings.Contains(string(cmd), conf) {
+			continue
+		}
+		k++
+		f := strings.Fields(string(b[close+1:])) // state ppid ... utime(12) stime(13) cutime(14) cstime(15)
+		for _, i := range []int{11, 12, 13, 14} {
+			if i < len(f) {
+				v, _ := strconv.ParseFloat(f[i], 64)
+				ticks += v
+			}
+		}
+	}
+	return ticks / 100, k
 }
 
 func median(v []float64) float64 {

@@ -1,0 +1,187 @@
+package receiver_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// heldScan catalogues data as a held scan "scan.pdf" for destination "d"
+// in a fresh data dir (no smbd: the forwarder alone).
+func heldScan(t *testing.T, data []byte) (dir string, cat receiver.Catalogue, id int64) {
+	t.Helper()
+	dir = t.TempDir()
+	st, err := store.OpenDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	held := filepath.Join(dir, "held", "x.pdf")
+	os.MkdirAll(filepath.Dir(held), 0o700)
+	if err := os.WriteFile(held, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, err = st.Scans().AddScan(context.Background(), receiver.Scan{Destination: "d", Folder: "d", File: "scan.pdf",
+		Size: int64(len(data)), SHA256: sum(data), State: receiver.Held, ReceivedAt: time.Now(), HeldPath: "held/x.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, st.Scans(), id
+}
+
+var dDest = staticDests{{Name: "d", Folder: "d"}}
+
+// corruptRemote is a destination folder whose server stores one byte
+// wrong in every write (a fake: no lab server corrupts on demand);
+// sequential hides WriteAt/ReadAt, as over SMB1.
+type corruptRemote struct {
+	dir        string
+	sequential bool
+}
+
+func (c corruptRemote) Open(context.Context, smbcheck.Target) (receiver.Folder, error) {
+	return corruptFolder{dirFolder(c.dir), c.sequential}, nil
+}
+
+type corruptFolder struct {
+	dirFolder
+	sequential bool
+}
+
+func (f corruptFolder) Create(ctx context.Context, n string) (receiver.RemoteFile, error) {
+	rf, err := f.dirFolder.Create(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if f.sequential {
+		return seqFile{corruptFile{rf.(*os.File)}}, nil
+	}
+	return corruptFile{rf.(*os.File)}, nil
+}
+
+type corruptFile struct{ *os.File }
+
+func flip(p []byte) []byte {
+	q := append([]byte(nil), p...)
+	if len(q) > 0 {
+		q[len(q)/2] ^= 1
+	}
+	return q
+}
+
+func (f corruptFile) Write(p []byte) (int, error) { return f.File.Write(flip(p)) }
+func (f corruptFile) WriteAt(p []byte, off int64) (int, error) {
+	return f.File.WriteAt(flip(p), off)
+}
+
+// seqFile offers only what an SMB1 file does: sequential Read and Write.
+type seqFile struct{ f corruptFile }
+
+func (s seqFile) Read(p []byte) (int, error)  { return s.f.Read(p) }
+func (s seqFile) Write(p []byte) (int, error) { return s.f.Write(p) }
+func (s seqFile) Sync() error                 { return s.f.Sync() }
+func (s seqFile) Close() error                { return s.f.Close() }
+
+// A destination that stores other bytes than were sent: the read-back
+// catches it, the scan fails, and nothing is left under the final name
+// (nor the temporary one) — over SMB2/3-like concurrent files and over
+// sequential (SMB1-like) ones. Then a faithful destination gets it.
+func TestDeliverCatchesCorruption(t *testing.T) {
+	for _, seq := range []bool{false, true} {
+		name := map[bool]string{false: "concurrent", true: "sequential"}[seq]
+		t.Run(name, func(t *testing.T) {
+			data := pdf(strings.Repeat("page ", 700000)) // several copy buffers
+			dir, cat, id := heldScan(t, data)
+			dest := t.TempDir()
+			n, err := receiver.DeliverNow(context.Background(), dir, cat, dDest, corruptRemote{dest, seq}, "d")
+			if n != 0 || err == nil || !strings.Contains(err.Error(), "read back") {
+				t.Fatalf("delivered %d, err %v", n, err)
+			}
+			if ents, _ := os.ReadDir(dest); len(ents) != 0 {
+				t.Fatalf("left at the destination: %v", ents)
+			}
+			sc, _ := cat.Scan(context.Background(), id)
+			if sc.State != receiver.Failed || !strings.Contains(sc.Error, "read back") {
+				t.Fatalf("scan %+v", sc)
+			}
+			t.Logf("corrupting destination: %s", sc.Error)
+			n, err = receiver.DeliverNow(context.Background(), dir, cat, dDest, &dirRemote{dir: dest}, "d")
+			if n != 1 || err != nil {
+				t.Fatalf("healthy destination: %d, %v", n, err)
+			}
+			got, err := os.ReadFile(filepath.Join(dest, "scan.pdf"))
+			if err != nil || sum(got) != sum(data) {
+				t.Fatalf("delivered copy: %v", err)
+			}
+		})
+	}
+}
+
+// A held copy that changed on the receiver's disk after it was catalogued
+// (same size, one byte) is caught before it is marked delivered, the error
+// says where the difference is, and nothing stays at the destination.
+func TestDeliverHeldCopyChanged(t *testing.T) {
+	data := pdf(strings.Repeat("scan ", 300000))
+	dir, cat, id := heldScan(t, data)
+	bad := append([]byte(nil), data...)
+	bad[len(bad)/3] ^= 0x40
+	os.WriteFile(filepath.Join(dir, "held", "x.pdf"), bad, 0o600)
+	dest := t.TempDir()
+	n, err := receiver.DeliverNow(context.Background(), dir, cat, dDest, &dirRemote{dir: dest}, "d")
+	if n != 0 || err == nil || !strings.Contains(err.Error(), "held copy no longer matches") {
+		t.Fatalf("delivered %d, err %v", n, err)
+	}
+	if ents, _ := os.ReadDir(dest); len(ents) != 0 {
+		t.Fatalf("left at the destination: %v", ents)
+	}
+	if sc, _ := cat.Scan(context.Background(), id); sc.State != receiver.Failed {
+		t.Fatalf("scan %+v", sc)
+	}
+}
+
+// racingCat lets another delivery claim each scan between the forwarder's
+// query and its own claim.
+type racingCat struct{ receiver.Catalogue }
+
+func (c racingCat) UpdateScan(ctx context.Context, s receiver.Scan, from receiver.State) (bool, error) {
+	if s.State == receiver.Delivering && !strings.HasPrefix(s.Claim, "other:") {
+		other := s
+		other.Claim = "other:1"
+		c.Catalogue.UpdateScan(ctx, other, from)
+	}
+	return c.Catalogue.UpdateScan(ctx, s, from)
+}
+
+// A scan another delivery claimed first is neither copied nor counted by
+// this one (it was counted as delivered: TestLabDeliverBrokenThenHealed
+// once saw "1 delivered" into a read-only folder under load), and a
+// delivery of that one scan says so instead of reporting success.
+func TestDeliverCountsOnlyItsOwn(t *testing.T) {
+	dir, cat, id := heldScan(t, pdf("claimed elsewhere"))
+	dest := t.TempDir()
+	n, err := receiver.DeliverNow(context.Background(), dir, racingCat{cat}, dDest, &dirRemote{dir: dest}, "d")
+	if n != 0 || err != nil {
+		t.Fatalf("delivered %d, err %v", n, err)
+	}
+	if ents, _ := os.ReadDir(dest); len(ents) != 0 {
+		t.Fatalf("copied: %v", ents)
+	}
+	sc, _ := cat.Scan(context.Background(), id)
+	if sc.State != receiver.Delivering || sc.Claim != "other:1" {
+		t.Fatalf("scan %+v", sc)
+	}
+	// the same race through DeliverScan
+	sc.State, sc.Claim = receiver.Held, ""
+	cat.UpdateScan(context.Background(), sc, receiver.Delivering)
+	err = receiver.DeliverScan(context.Background(), dir, racingCat{cat}, dDest, &dirRemote{dir: dest}, id)
+	if err == nil || !strings.Contains(err.Error(), "another delivery") {
+		t.Fatalf("DeliverScan of a scan claimed by another: %v", err)
+	}
+}
