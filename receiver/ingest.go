@@ -130,8 +130,8 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	if err != nil {
 		return changed, Scan{}, fmt.Errorf("hash %s: %w", path, err)
 	}
-	if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size {
-		return changed, Scan{}, nil
+	if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size || links(f) > 1 {
+		return changed, Scan{}, nil // a link made while we hashed is unshared at the next look
 	}
 	sc.SHA256, sc.State, sc.Error = sum, state, why
 	if state == Incomplete {

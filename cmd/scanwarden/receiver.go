@@ -24,7 +24,7 @@ import (
 )
 
 const receiverUsage = `usage:
-  scanwarden receiver run [--data-dir D] --listen IP[:PORT] [--share scans] [--account mfp --password-file F] [--smb1] [--retry 30s]
+  scanwarden receiver run [--data-dir D] --listen IP[:PORT] [--share scans] [--account mfp --password-file F] [--smb1] [--allow NET]… [--retry 30s]
   scanwarden receiver list [--data-dir D] [--json]
   scanwarden receiver deliver [DESTINATION] [--data-dir D]
   scanwarden receiver force ID [--data-dir D]
@@ -37,6 +37,7 @@ every complete scan, holds it, and delivers it, verified, to the destination's
 real folder once that works again; it runs in the foreground until SIGTERM.
 smbd runs in its own session: a crash of scanwarden does not cut an upload,
 and the next run finds it again. SMB1/NTLMv1 (old firmware) only with --smb1.
+With --allow only those addresses or networks (the MFPs) may connect.
 "list" prints every scan, "deliver" tries now, "force" lets an incomplete
 scan be delivered as it is, "status" says how the share is. "accounts" (as
 root) writes smbd's config and the MFP account into its passdb, for an smbd
@@ -148,7 +149,7 @@ func parseListen(s string) (netip.Addr, int, error) {
 }
 
 func receiverRun(ctx context.Context, env environ, args []string) int {
-	f := newReceiverFlags(env, "run", "run [--data-dir D] --listen IP[:PORT] [--share scans] [--account mfp --password-file F] [--smb1] [--retry 30s]")
+	f := newReceiverFlags(env, "run", "run [--data-dir D] --listen IP[:PORT] [--share scans] [--account mfp --password-file F] [--smb1] [--allow NET]… [--retry 30s]")
 	listen := f.fs.String("listen", "", "the one address (and port, default 445) the share binds, e.g. 192.168.10.5 or 192.168.10.5:4445")
 	share := f.fs.String("share", receiver.DefaultShare, "share name")
 	account := f.fs.String("account", "mfp", "the MFPs' login name on the share (a local account of scanwarden's smbd)")
@@ -158,6 +159,19 @@ func receiverRun(ctx context.Context, env environ, args []string) int {
 	quiet := f.fs.Duration("quiet", receiver.DefaultWatch.Quiet, "a scan is complete after this long without a write (shortened once the MFP logs off)")
 	retention := f.fs.Duration("retention", receiver.DefaultForward.Retention, "how long a delivered scan's local copy is kept")
 	keep := f.fs.Bool("keep-smbd", false, "leave smbd running when this command stops")
+	var allow []netip.Prefix
+	f.fs.Func("allow", "address or network (CIDR) that may connect to the share, e.g. the MFPs' 192.168.10.0/24 (repeatable; default any)", func(s string) error {
+		if ip, err := netip.ParseAddr(s); err == nil {
+			allow = append(allow, netip.PrefixFrom(ip, ip.BitLen()))
+			return nil
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return errors.New("not an address or a network such as 192.168.10.0/24")
+		}
+		allow = append(allow, p)
+		return nil
+	})
 	pos, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -196,7 +210,7 @@ func receiverRun(ctx context.Context, env environ, args []string) int {
 	watch := receiver.DefaultWatch
 	watch.Quiet = *quiet
 	cfg := receiver.Config{DataDir: receiverDir(dir), Listen: ip, Port: port, Share: *share,
-		Accounts: []receiver.Account{{Name: *account, Password: pw}}, SMB1: *smb1, KeepSamba: *keep,
+		Accounts: []receiver.Account{{Name: *account, Password: pw}}, SMB1: *smb1, Allow: allow, KeepSamba: *keep,
 		Watch: watch, Forward: fwd}
 	log := slog.New(slog.NewTextHandler(env.stderr, nil))
 	dests, remote, err := receiverPeers(ctx, env, st, dir, *f.keyFile)

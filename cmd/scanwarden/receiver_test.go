@@ -32,6 +32,7 @@ func TestReceiverBadArguments(t *testing.T) {
 		{"listen bad port", []string{"receiver", "run", "--data-dir", dir, "--listen", "127.0.0.1:99999", "--password-file", pw}, "bad port"},
 		{"no password", []string{"receiver", "run", "--data-dir", dir, "--listen", "127.0.0.1"}, "--password-file"},
 		{"bad account", []string{"receiver", "run", "--data-dir", dir, "--listen", "127.0.0.1:4455", "--password-file", pw, "--account", "Bad Name"}, "account"},
+		{"allow junk", []string{"receiver", "run", "--data-dir", dir, "--listen", "127.0.0.1", "--password-file", pw, "--allow", "mfp-floor2"}, "not an address or a network"},
 		{"force without id", []string{"receiver", "force", "--data-dir", dir}, "ID"},
 		{"two destinations", []string{"receiver", "deliver", "a", "b", "--data-dir", dir}, "one destination"},
 	} {
@@ -103,7 +104,7 @@ func TestLabReceiverCLI(t *testing.T) {
 	go func() {
 		var out, errb bytes.Buffer
 		code := run(ctx, []string{"receiver", "run", "--listen", "127.0.0.1:" + strconv.Itoa(port), "--account", "swmfp",
-			"--password-file", mfp, "--quiet", "2s", "--retry", "1s"}, strings.NewReader(""), &out, &errb)
+			"--password-file", mfp, "--quiet", "2s", "--retry", "1s", "--allow", "127.0.0.1"}, strings.NewReader(""), &out, &errb)
 		done <- result{code, out.String(), errb.String()}
 	}()
 	defer func() {
@@ -152,6 +153,10 @@ func TestLabReceiverCLI(t *testing.T) {
 	if len(rows) != 1 || rows[0]["state"] != "delivered" || rows[0]["destination"] != "front-desk" || rows[0]["file"] != "scan.pdf" ||
 		rows[0]["delivered_at"] == nil || rows[0]["sha256"] == "" {
 		t.Fatalf("list: %+v", rows)
+	}
+	// --allow reached smbd's config (and the allowed address got in, above)
+	if conf, err := os.ReadFile(filepath.Join(dir, "receiver", "smbd", "smb.conf")); err != nil || !strings.Contains(string(conf), "hosts allow = 127.0.0.1/32\n") {
+		t.Errorf("smb.conf without the --allow address: %v\n%s", err, conf)
 	}
 	r := runCLI(t, nil, "", "receiver", "status", "--json")
 	var st map[string]any
