@@ -50,18 +50,19 @@ type Main struct {
 	// that SIGTERM ends the process within 10 s).
 	Drain time.Duration
 
-	log     *slog.Logger
-	level   *slog.LevelVar
-	st      *store.Store
-	faults  *faults
-	metrics *metrics
-	sd      *sdNotifier
-	ln      net.Listener
-	srv     *http.Server
-	web     *web.Server
-	tls     *tls.Config // [web] tls_cert/tls_key; nil: plain HTTP
-	recv    *receiver.Receiver
-	recvDir string
+	log      *slog.Logger
+	level    *slog.LevelVar
+	st       *store.Store
+	faults   *faults
+	metrics  *metrics
+	sd       *sdNotifier
+	ln       net.Listener
+	srv      *http.Server
+	web      *web.Server
+	tls      *tls.Config // [web] tls_cert/tls_key; nil: plain HTTP
+	webLimit *webLimit   // the web listener's connection caps
+	recv     *receiver.Receiver
+	recvDir  string
 
 	mu       sync.RWMutex
 	p        *parts
@@ -205,7 +206,8 @@ func (m *Main) Open(ctx context.Context) error {
 		cfg = c
 	}
 	m.metrics = newMetrics(st, m.faults, m.Monitor, m.devicesUp)
-	m.metrics.reg.MustRegister(&receiverCollector{m})
+	m.webLimit = &webLimit{warn: m.log.With("component", "http").Warn}
+	m.metrics.reg.MustRegister(&receiverCollector{m}, m.webLimit)
 	m.seedMetrics(ctx)
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -274,10 +276,11 @@ func (m *Main) status() string {
 }
 
 func (m *Main) listen(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	var ln net.Listener = m.webLimit.wrap(tcp, m.tls != nil)
 	if m.tls != nil {
 		ln = tls.NewListener(ln, m.tls)
 	}

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+
+	"github.com/scanwarden/scanwarden/internal/connlimit"
 )
 
 // Bounds on a device e-mail.
@@ -321,7 +323,7 @@ type MailListener struct {
 	now   func() time.Time
 
 	srv    *smtp.Server
-	ln     *trackingListener
+	ln     *connlimit.Listener
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
@@ -355,7 +357,12 @@ func (m *MailListener) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mail listener: listen %s: %w", m.cfg.Addr, err)
 	}
-	m.ln = &trackingListener{Listener: ln, m: m, conns: map[*trackedConn]struct{}{}, perAddr: map[netip.Addr]int{}}
+	m.ln = connlimit.New(ln, func(peer netip.Addr, open, fromPeer int) (string, bool) {
+		if reply := m.admit(peer, open, fromPeer); reply != "" {
+			return reply + "\r\n", false
+		}
+		return "", true
+	}, m.cfg.SessionTimeout)
 	ctx, m.cancel = context.WithCancel(ctx)
 	srv := smtp.NewServer(&mailBackend{m: m, ctx: ctx})
 	srv.Domain = m.cfg.Domain
@@ -375,7 +382,7 @@ func (m *MailListener) Open(ctx context.Context) error {
 	go func() {
 		defer m.wg.Done()
 		<-ctx.Done()
-		m.ln.shut()
+		m.ln.Shut()
 	}()
 	return nil
 }
@@ -392,112 +399,11 @@ func (m *MailListener) Close() error {
 	}
 	m.cancel()
 	m.srv.Close()
-	m.ln.shut()
+	m.ln.Shut()
 	m.wg.Wait()
-	m.ln.wait()
+	m.ln.Wait()
 	m.srv = nil
 	return nil
-}
-
-// trackingListener admits connections (allowlist and caps, answered and
-// closed right here, before the SMTP server spends anything on them) and
-// owns the admitted ones: shut closes the socket and every connection, wait
-// returns once each was closed.
-type trackingListener struct {
-	net.Listener
-	m       *MailListener
-	mu      sync.Mutex
-	closed  bool
-	conns   map[*trackedConn]struct{}
-	perAddr map[netip.Addr]int
-	wg      sync.WaitGroup
-}
-
-func (l *trackingListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		var peer netip.Addr
-		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
-			peer = ap.Addr().Unmap()
-		}
-		l.mu.Lock()
-		if l.closed {
-			l.mu.Unlock()
-			c.Close()
-			return nil, net.ErrClosed
-		}
-		if reply := l.m.admit(peer, len(l.conns), l.perAddr[peer]); reply != "" {
-			l.mu.Unlock()
-			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			io.WriteString(c, reply+"\r\n")
-			c.Close()
-			continue
-		}
-		end := time.Now().Add(l.m.cfg.SessionTimeout)
-		tc := &trackedConn{Conn: c, l: l, peer: peer, end: end}
-		l.conns[tc] = struct{}{}
-		l.perAddr[peer]++
-		l.wg.Add(1)
-		l.mu.Unlock()
-		c.SetDeadline(end)
-		return tc, nil
-	}
-}
-
-// shut closes the socket and every open connection; it may be called more
-// than once.
-func (l *trackingListener) shut() {
-	l.mu.Lock()
-	l.closed = true
-	conns := make([]*trackedConn, 0, len(l.conns))
-	for c := range l.conns {
-		conns = append(conns, c)
-	}
-	l.mu.Unlock()
-	l.Listener.Close()
-	for _, c := range conns {
-		c.Conn.Close()
-	}
-}
-
-func (l *trackingListener) wait() { l.wg.Wait() }
-
-// trackedConn leaves its listener's set when closed; no deadline the SMTP
-// server sets reaches past the session's end.
-type trackedConn struct {
-	net.Conn
-	l    *trackingListener
-	peer netip.Addr
-	end  time.Time
-	once sync.Once
-}
-
-func (c *trackedConn) clamp(t time.Time) time.Time {
-	if t.IsZero() || t.After(c.end) {
-		return c.end
-	}
-	return t
-}
-
-func (c *trackedConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.clamp(t)) }
-func (c *trackedConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.clamp(t)) }
-func (c *trackedConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.clamp(t)) }
-
-func (c *trackedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(func() {
-		c.l.mu.Lock()
-		delete(c.l.conns, c)
-		if c.l.perAddr[c.peer]--; c.l.perAddr[c.peer] <= 0 {
-			delete(c.l.perAddr, c.peer)
-		}
-		c.l.mu.Unlock()
-		c.l.wg.Done()
-	})
-	return err
 }
 
 // MailStats are the listener's counters.
