@@ -603,6 +603,7 @@ func (m *Main) openWatch(ctx context.Context, cfg Config, rules *snmp.Rules, tar
 			tc.Users = []snmp.V3Auth{*u}
 		}
 		tc.Allow = allow
+		tc.Replay = m.st // the v3 replay guard outlives a restart
 		wc.Traps = &tc
 	}
 	if cfg.SNMP.SMTPListen != "" {

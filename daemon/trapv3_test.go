@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -74,5 +77,125 @@ func TestServeTakesV3Traps(t *testing.T) {
 	evs, _ := st.SNMPEvents(context.Background(), "", time.Time{}, 100)
 	if len(evs) != 1 || evs[0].Code != "1103" {
 		t.Errorf("stored %+v, want only 1103", evs)
+	}
+}
+
+// An attacker captures authentic SNMPv3 traps on the LAN and sends them
+// after scanwarden restarted: the replay guard's state (store) outlives the
+// restart, so a copy of a trap taken before it, and a trap held back
+// (captured, never delivered) from further back than the 150 s window,
+// are refused; the engine's next trap is taken. Real net-snmp snmptrap
+// traps, captured into a socket of the test.
+func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
+	if _, err := exec.LookPath("snmptrap"); err != nil {
+		t.Skip("snmptrap not installed (apt-get install snmp): skipping the v3 replay test")
+	}
+	dir := t.TempDir()
+	auth, priv := filepath.Join(dir, "trap.auth"), filepath.Join(dir, "trap.priv")
+	os.WriteFile(auth, []byte("serve-auth-31f7\n"), 0o600)
+	os.WriteFile(priv, []byte("serve-priv-0a2c\n"), 0o600)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trapAddr := pc.LocalAddr().String()
+	pc.Close()
+	cfg := testConfig(t, "[snmp]\ntrap_listen = \""+trapAddr+"\"\nallow = [\"127.0.0.0/8\"]\ntrap_v3_user = \"kyotrap\"\n"+
+		"trap_v3_auth_file = \""+auth+"\"\ntrap_v3_priv_file = \""+priv+"\"\n")
+	// capture runs snmptrap into a socket of ours: what the attacker holds.
+	capture := func(engineTime int, uptime, text string) []byte {
+		t.Helper()
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		args := []string{"-v", "3", "-e", "0x80001f8880c0ffee000000b3", "-Z", "3," + strconv.Itoa(engineTime),
+			"-u", "kyotrap", "-l", "authPriv", "-a", "SHA", "-A", "serve-auth-31f7", "-x", "AES", "-X", "serve-priv-0a2c",
+			pc.LocalAddr().String(), uptime, "1.3.6.1.2.1.43.18.2.0.1", "1.3.6.1.2.1.43.18.1.1.8.1.7", "s", text}
+		cmd := exec.Command("snmptrap", args...)
+		cmd.Env = append(cmd.Environ(), "MIBS=", "SNMPCONFPATH=/nonexistent", "HOME="+t.TempDir())
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("snmptrap: %v\n%s", err, b)
+		}
+		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 65536)
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatalf("capture: %v", err)
+		}
+		return buf[:n]
+	}
+	held := capture(700, "100", "Send error 1101")    // captured, never delivered, 300 s behind
+	first := capture(1000, "101", "Send error 1103")  // delivered before the restart
+	second := capture(1001, "102", "Send error 1103") // delivered before the restart
+	next := capture(1010, "103", "Send error 1105")   // the engine's next trap, after the restart
+
+	traps := func(m *Main) snmp.TrapStats {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		if m.p == nil || m.p.watch == nil || m.p.watch.Stats().Traps == nil {
+			t.Fatal("no trap listener")
+		}
+		return *m.p.watch.Stats().Traps
+	}
+	open := func() *Main {
+		m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+		if err := m.Open(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if f := m.Faults(); len(f) != 0 {
+			t.Fatalf("faults %+v", f)
+		}
+		return m
+	}
+	send := func(m *Main, b []byte) {
+		t.Helper()
+		want := traps(m).Packets + 1
+		c, err := net.Dial("udp", trapAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 5*time.Second, "the listener read the trap", func() bool { return traps(m).Packets >= want })
+	}
+
+	m := open()
+	send(m, first)
+	send(m, second)
+	if st := traps(m); st.Events != 2 || st.Replayed != 0 {
+		t.Fatalf("before the restart: %+v", st)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m = open()
+	defer m.Close()
+	// The held-back trap first: without the saved state nothing would say it
+	// is old, and it would be stored as a new 1101.
+	for _, b := range [][]byte{held, first, second} {
+		send(m, b)
+	}
+	time.Sleep(100 * time.Millisecond) // an event taken would be written by now
+	if st := traps(m); st.Events != 0 || st.Replayed != 3 {
+		t.Errorf("after the restart, the replays: %+v; want 3 replayed, 0 events", st)
+	}
+	send(m, next)
+	waitUntil(t, 5*time.Second, "the engine's next trap stored", func() bool { return traps(m).NewEvents == 1 })
+	evs, err := m.Store().SNMPEvents(context.Background(), "", time.Time{}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, ev := range evs {
+		codes = append(codes, ev.Code)
+	}
+	slices.Sort(codes)
+	if !slices.Equal(codes, []string{"1103", "1103", "1105"}) {
+		t.Errorf("stored codes %v, want 1103 twice (before the restart) and 1105", codes)
 	}
 }

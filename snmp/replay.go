@@ -1,6 +1,7 @@
 package snmp
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -16,9 +17,11 @@ import (
 // that engine's clock as extrapolated since. Inside the window it also
 // refuses an exact copy (the same digest) of a message already taken.
 //
-// The notions live in memory: after a restart the first message of an
-// engine is taken as it comes (RFC 3414 learns them the same way, by
-// discovery).
+// The notions live in memory and, when the listener has a ReplayStore, are
+// saved there (at most a second after they change, and at Close) and read
+// back at Open: a trap captured before a restart is refused after it.
+// Without a store the first message of an engine after a restart is taken
+// as it comes.
 
 // timeWindow is RFC 3414's 150 s.
 const timeWindow = 150 * time.Second
@@ -41,14 +44,17 @@ type engineNotion struct {
 	at          time.Time // when the latest boots/time arrived
 }
 
+type seenKey struct{ engine, digest string }
+
 type replayGuard struct {
 	mu      sync.Mutex
 	engines map[string]engineNotion
-	seen    map[string]time.Time // engine ID + digest → when taken
+	seen    map[seenKey]time.Time // when taken
+	dirty   bool                  // changed since the last state()
 }
 
 func newReplayGuard() *replayGuard {
-	return &replayGuard{engines: map[string]engineNotion{}, seen: map[string]time.Time{}}
+	return &replayGuard{engines: map[string]engineNotion{}, seen: map[seenKey]time.Time{}}
 }
 
 // check says whether a message stamped s, arriving at now, is taken; when
@@ -59,7 +65,7 @@ func (g *replayGuard) check(s usmStamp, now time.Time) (ok bool, why string) {
 	if s.boots >= math.MaxInt32 {
 		return false, "engine boots at its maximum (RFC 3414: never in the time window)"
 	}
-	key := s.engineID + "\x00" + s.digest
+	key := seenKey{s.engineID, s.digest}
 	if _, dup := g.seen[key]; dup {
 		return false, "a copy of a trap already taken"
 	}
@@ -85,7 +91,87 @@ func (g *replayGuard) check(s usmStamp, now time.Time) (ok bool, why string) {
 		g.prune(now)
 	}
 	g.seen[key] = now
+	g.dirty = true
 	return true, ""
+}
+
+// ReplayState is what the SNMPv3 replay guard knows, kept across restarts
+// by a ReplayStore: per sender engine the latest boots/time and when it
+// arrived, and the digests of the messages taken within the time window.
+// Bounded: at most 1,024 engines and 8,192 digests.
+type ReplayState struct {
+	Engines []ReplayEngine
+	Seen    []ReplaySeen
+}
+
+// ReplayEngine is one sender engine's latest boots/time and when it arrived.
+type ReplayEngine struct {
+	EngineID    []byte
+	Boots, Time uint32
+	At          time.Time
+}
+
+// ReplaySeen is the digest (msgAuthenticationParameters) of a message
+// taken from engine EngineID at At.
+type ReplaySeen struct {
+	EngineID, Digest []byte
+	At               time.Time
+}
+
+// ReplayStore keeps the replay guard's state across restarts (the daemon's
+// store). Save replaces the whole state.
+type ReplayStore interface {
+	LoadReplay(ctx context.Context) (ReplayState, error)
+	SaveReplay(ctx context.Context, st ReplayState) error
+}
+
+// state returns the guard's state (digests older than the window left
+// out: the time check refuses their copies) when it changed since the last
+// call, or ok false.
+func (g *replayGuard) state(now time.Time) (st ReplayState, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.dirty {
+		return st, false
+	}
+	g.dirty = false
+	for id, n := range g.engines {
+		st.Engines = append(st.Engines, ReplayEngine{EngineID: []byte(id), Boots: n.boots, Time: n.time, At: n.at})
+	}
+	for key, at := range g.seen {
+		if now.Sub(at) > timeWindow {
+			continue
+		}
+		st.Seen = append(st.Seen, ReplaySeen{EngineID: []byte(key.engine), Digest: []byte(key.digest), At: at})
+	}
+	return st, true
+}
+
+// touch marks the state changed (a save failed: try again).
+func (g *replayGuard) touch() {
+	g.mu.Lock()
+	g.dirty = true
+	g.mu.Unlock()
+}
+
+// load merges a saved state into the guard (at Open), within its bounds.
+func (g *replayGuard) load(st ReplayState, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, e := range st.Engines {
+		if len(g.engines) >= maxEngines {
+			break
+		}
+		g.engines[string(e.EngineID)] = engineNotion{boots: e.Boots, time: e.Time, at: e.At}
+	}
+	for _, s := range st.Seen {
+		if len(g.seen) >= maxDigests {
+			break
+		}
+		if now.Sub(s.At) <= timeWindow {
+			g.seen[seenKey{string(s.EngineID), string(s.Digest)}] = s.At
+		}
+	}
 }
 
 // prune drops digests older than the window (the time check refuses their

@@ -299,6 +299,10 @@ type TrapListenerConfig struct {
 	// counted. BatchSize events go to the sink in one write at most.
 	QueueSize int `json:"queue_size"`
 	BatchSize int `json:"batch_size"`
+	// Replay keeps the SNMPv3 replay guard's state across restarts (read at
+	// Open, saved at most a second after a change and at Close); nil: in
+	// memory only.
+	Replay ReplayStore `json:"-"`
 	// LogEvery is the least time between two log lines about junk of one
 	// kind (malformed, refused, not allowed, dropped); the lines carry how
 	// many were not logged.
@@ -410,8 +414,17 @@ func (l *TrapListener) Open(ctx context.Context) error {
 		return fmt.Errorf("trap listener: listen %s: %w", l.cfg.Addr, err)
 	}
 	l.conn = pc.(*net.UDPConn)
+	if l.cfg.Replay != nil {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := l.cfg.Replay.LoadReplay(lctx)
+		cancel()
+		if err != nil {
+			l.log.Error("SNMPv3 replay guard: saved state not read; a trap captured before this start may be taken once", "err", err)
+		}
+		l.replay.load(st, l.now())
+	}
 	ctx, l.cancel = context.WithCancel(ctx)
-	l.wg.Add(3)
+	l.wg.Add(4)
 	go func() {
 		defer l.wg.Done()
 		<-ctx.Done()
@@ -427,7 +440,45 @@ func (l *TrapListener) Open(ctx context.Context) error {
 		defer l.wg.Done()
 		l.write(ctx, readerDone)
 	}()
+	go func() {
+		defer l.wg.Done()
+		l.saveReplay(ctx, readerDone)
+	}()
 	return nil
+}
+
+// replaySave is how often the replay guard's state is saved when it changed.
+const replaySave = time.Second
+
+// saveReplay saves the replay guard's state when it changed, every
+// replaySave, and once more after the reader stopped.
+func (l *TrapListener) saveReplay(ctx context.Context, readerDone <-chan struct{}) {
+	if l.cfg.Replay == nil {
+		return
+	}
+	t := time.NewTicker(replaySave)
+	defer t.Stop()
+	save := func(ctx context.Context) {
+		st, changed := l.replay.state(l.now())
+		if !changed {
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := l.cfg.Replay.SaveReplay(ctx, st); err != nil {
+			l.replay.touch()
+			l.junk.warn("replay-save", "SNMPv3 replay guard: state not saved", "err", err)
+		}
+	}
+	for {
+		select {
+		case <-t.C:
+			save(ctx)
+		case <-readerDone:
+			save(context.WithoutCancel(ctx))
+			return
+		}
+	}
 }
 
 // Addr is the bound address (useful with port 0).

@@ -343,6 +343,7 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 			tc.Users = []snmp.V3Auth{*a.trapUser}
 		}
 		tc.Allow = a.allow
+		tc.Replay = st // the v3 replay guard outlives a restart
 		cfg.Traps = &tc
 	}
 	if a.smtpAddr != "" {
