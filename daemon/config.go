@@ -148,7 +148,7 @@ type ReceiverConfig struct {
 	PasswordFile string   `toml:"password_file"` // its password
 	SMB1         bool     `toml:"smb1"`          // let SMB1/NTLMv1 firmware in (a standing warning)
 	ExternalSMBD bool     `toml:"external_smbd"` // smbd runs under its own unit
-	Allow        []string `toml:"allow"`         // addresses/networks that may connect to the share (the MFPs); empty = any
+	Allow        []string `toml:"allow"`         // networks that may connect to the share besides the registered MFPs
 	Quiet        Duration `toml:"quiet"`         // a scan is complete after this long without a write
 	Retry        Duration `toml:"retry"`         // first retry of a failed delivery (doubling)
 	MaxRetry     Duration `toml:"max_retry"`

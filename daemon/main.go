@@ -63,6 +63,11 @@ type Main struct {
 	webLimit *webLimit   // the web listener's connection caps
 	recv     *receiver.Receiver
 	recvDir  string
+	// The fallback share's allowlist: [receiver] allow, and what was last
+	// set (syncReceiverAllow).
+	recvAllowMu  sync.Mutex
+	recvAllowCfg []netip.Prefix
+	recvAllowKey string
 
 	mu       sync.RWMutex
 	p        *parts
@@ -338,6 +343,7 @@ func (m *Main) background(ctx context.Context) {
 			m.sd.Send("WATCHDOG=1", "STATUS="+m.status())
 		case <-devTick.C:
 			m.syncDevices(ctx)
+			m.syncReceiverAllow(ctx)
 		}
 	}
 }
@@ -346,6 +352,7 @@ func (m *Main) background(ctx context.Context) {
 // makes the monitor re-read the destinations.
 func (m *Main) SyncDevices(ctx context.Context) {
 	m.syncDevices(ctx)
+	m.syncReceiverAllow(ctx)
 	if mon := m.Monitor(); mon != nil {
 		mon.Reload()
 	}

@@ -19,8 +19,9 @@ import (
 )
 
 // openReceiver runs the fallback share when [receiver] enabled is set. It
-// is not rebuilt on reload (smbd is kept across daemon restarts anyway);
-// a receiver that cannot start is the "receiver" fault.
+// is not rebuilt on reload (smbd is kept across daemon restarts anyway),
+// but its allowlist follows the registry (syncReceiverAllow); a receiver
+// that cannot start is the "receiver" fault.
 func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 	rc := cfg.Receiver
 	if !rc.Enabled {
@@ -36,14 +37,15 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 	watch.Quiet = rc.Quiet.D()
 	fwd := receiver.DefaultForward
 	fwd.Retry, fwd.MaxRetry, fwd.Retention = rc.Retry.D(), rc.MaxRetry.D(), rc.Retention.D()
-	var allow []netip.Prefix
+	var configured []netip.Prefix
 	for _, a := range rc.Allow {
 		p, _ := parseAllow(a) // validated with the config
-		allow = append(allow, p)
+		configured = append(configured, p)
 	}
+	allow, allowWarning, unresolved := m.receiverAllow(ctx, configured)
 	maxFail := cfg.Checks.MaxFailures
 	r, err := receiver.New(receiver.Config{DataDir: dir, Listen: ip, Port: port, Share: rc.Share,
-		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow,
+		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow, AllowWarning: allowWarning,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
 		observedCatalogue{m.st.Scans(), m.delivery}, receiverDests{m.st}, receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Timeout: cfg.Checks.Timeout.D()},
 		m.log)
@@ -56,6 +58,8 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 		return
 	}
 	m.recv, m.recvDir = r, dir
+	m.recvAllowCfg, m.recvAllowKey = configured, fmt.Sprint(allow, allowWarning)
+	m.logReceiverAllow(allow, allowWarning, unresolved)
 	for _, w := range receiverWarnings(ctx, r) {
 		m.log.Warn("receiver", "warning", w)
 	}
@@ -102,7 +106,7 @@ func (b receiverBackend) Status(ctx context.Context) (web.ReceiverStatus, error)
 	if err != nil {
 		return web.ReceiverStatus{Enabled: true, Fault: err.Error()}, nil
 	}
-	out := web.ReceiverStatus{Enabled: true, Counts: map[string]int{}, Warnings: st.Warnings}
+	out := web.ReceiverStatus{Enabled: true, Counts: map[string]int{}, Allow: st.Allow, Warnings: st.Warnings}
 	for k, v := range st.Counts {
 		out.Counts[string(k)] = v
 	}

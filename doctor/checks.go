@@ -18,6 +18,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
@@ -478,4 +479,14 @@ func (d *doc) receiverUnit(cfg daemon.Config) {
 	}
 	d.add("receiver", OK, "", "fallback share \\\\%s\\%s, account %s, smbd %s", cfg.Receiver.Listen, cfg.Receiver.Share, cfg.Receiver.Account,
 		map[bool]string{true: "in its own unit", false: "started by the daemon"}[cfg.Receiver.ExternalSMBD])
+	// Who may connect, as the running daemon last set it (it follows the
+	// registered MFPs).
+	allow, warning, ok := receiver.ReadAllow(filepath.Join(absDataDir(cfg), "receiver"))
+	switch {
+	case !ok:
+	case warning != "":
+		d.add("receiver.allow", Warn, "register the MFPs or set [receiver] allow in "+d.configFile, "%s", warning)
+	default:
+		d.add("receiver.allow", OK, "", "the fallback share admits %s", strings.Join(allow, " "))
+	}
 }

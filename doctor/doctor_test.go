@@ -257,8 +257,15 @@ func TestReceiverUnit(t *testing.T) {
 	rep := run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond})
 	want(t, rep, "receiver", Warn, "the daemon starts smbd itself", "external_smbd = true")
 	want(t, rep, "port.44592", OK, "the fallback share, receiver.listen) is free", "")
-	conf, _ = box(t, rx+"external_smbd = true\n")
+	conf, data := box(t, rx+"external_smbd = true\n")
 	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond}), "receiver", OK, `\\127.0.0.1:44592\scans, account mfp, smbd in its own unit`, "")
+	// Who may connect, as the daemon last set it (data_dir/receiver/receiver.json).
+	os.MkdirAll(filepath.Join(data, "receiver"), 0o700)
+	info := filepath.Join(data, "receiver", "receiver.json")
+	os.WriteFile(info, []byte(`{"listen":"127.0.0.1","port":44592,"allow":["10.0.0.0/24"],"allow_warning":"no MFP is registered and [receiver] allow is empty: the fallback share admits any host on this box's networks (10.0.0.0/24)"}`), 0o600)
+	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond}), "receiver.allow", Warn, "no MFP is registered", "register the MFPs")
+	os.WriteFile(info, []byte(`{"listen":"127.0.0.1","port":44592,"allow":["10.0.0.7/32"]}`), 0o600)
+	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond}), "receiver.allow", OK, "admits 10.0.0.7/32", "")
 	conf, _ = box(t, "")
 	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit}), "receiver", Skip, "off", "")
 }

@@ -34,8 +34,12 @@ type Config struct {
 	// security warning in Status).
 	SMB1 bool
 	// Allow lists the networks that may connect to the share (the MFPs);
-	// empty = any address that reaches Listen.
+	// empty = any address that reaches Listen (a standing warning).
+	// SetAllow replaces it while the receiver runs.
 	Allow []netip.Prefix
+	// AllowWarning, when not empty, is a standing warning in Status: why
+	// Allow admits more than the MFPs (serve: no MFP registered yet).
+	AllowWarning string
 	// ExternalSamba: smbd runs under its own unit from the config written
 	// here; the receiver validates and writes the config and asks that smbd
 	// to reload, but never starts or stops it.
@@ -95,6 +99,8 @@ type Receiver struct {
 	mu      sync.Mutex
 	folders map[string]string // share folder → destination
 	stats   runStats
+	allowMu sync.Mutex // one SetAllow at a time
+	allowW  string     // why the allowlist admits more than the MFPs (a standing warning); under mu
 }
 
 type runStats struct {
@@ -116,17 +122,19 @@ func New(cfg Config, cat Catalogue, dests Destinations, remote Remote, log *slog
 		return nil, err
 	}
 	r := &Receiver{cfg: cfg, cat: cat, dests: dests, remote: remote, log: log.With("component", "receiver"), samba: s,
-		kick: make(chan *string, 16), folders: map[string]string{}}
+		kick: make(chan *string, 16), folders: map[string]string{}, allowW: cfg.AllowWarning}
 	return r, nil
 }
 
 // runInfo is what `receiver status` reads from another process (no secret).
 type runInfo struct {
-	Listen string `json:"listen"`
-	Port   int    `json:"port"`
-	Share  string `json:"share"`
-	SMB1   bool   `json:"smb1"`
-	Pid    int    `json:"pid"`
+	Listen       string   `json:"listen"`
+	Port         int      `json:"port"`
+	Share        string   `json:"share"`
+	SMB1         bool     `json:"smb1"`
+	Pid          int      `json:"pid"`
+	Allow        []string `json:"allow"`
+	AllowWarning string   `json:"allow_warning,omitempty"`
 }
 
 // Open starts (or finds) smbd, lays out the share, finishes what a crash
@@ -216,7 +224,15 @@ func (r *Receiver) destOf(folder string) string {
 }
 
 func (r *Receiver) writeRunInfo() {
-	b, _ := json.Marshal(runInfo{Listen: r.cfg.Listen.String(), Port: r.cfg.Port, Share: r.cfg.Share, SMB1: r.cfg.SMB1, Pid: r.samba.Pid()})
+	allow := []string{}
+	for _, p := range r.samba.Config().Allow {
+		allow = append(allow, p.Masked().String())
+	}
+	r.mu.Lock()
+	warn := r.allowW
+	r.mu.Unlock()
+	b, _ := json.Marshal(runInfo{Listen: r.cfg.Listen.String(), Port: r.cfg.Port, Share: r.cfg.Share, SMB1: r.cfg.SMB1, Pid: r.samba.Pid(),
+		Allow: allow, AllowWarning: warn})
 	tmp := filepath.Join(r.cfg.DataDir, "receiver.json.new")
 	if os.WriteFile(tmp, b, 0o600) == nil {
 		os.Rename(tmp, filepath.Join(r.cfg.DataDir, "receiver.json"))
@@ -443,12 +459,15 @@ func Force(ctx context.Context, dataDir string, cat Catalogue, id int64) (Scan, 
 
 // Status is the receiver's state for `receiver status` and the web page.
 type Status struct {
-	SmbdUp     bool           `json:"smbd_up"`
-	SmbdPid    int            `json:"smbd_pid,omitempty"`
-	Listen     string         `json:"listen"`
-	Port       int            `json:"port"`
-	Share      string         `json:"share"`
-	SMB1       bool           `json:"smb1"`
+	SmbdUp  bool   `json:"smbd_up"`
+	SmbdPid int    `json:"smbd_pid,omitempty"`
+	Listen  string `json:"listen"`
+	Port    int    `json:"port"`
+	Share   string `json:"share"`
+	SMB1    bool   `json:"smb1"`
+	// Allow are the networks that may connect to the share; empty: any
+	// address (a standing warning).
+	Allow      []string       `json:"allow"`
 	Warnings   []string       `json:"warnings"`
 	Inbox      int            `json:"inbox"`       // files in the inbox not yet catalogued (incomplete ones included)
 	InboxBytes int64          `json:"inbox_bytes"` // their bytes
@@ -474,6 +493,56 @@ type DeliveryState struct {
 // SMB1Warning is the standing warning while SMB1 is on.
 const SMB1Warning = "SMB1/NTLMv1 is ON for the fallback share: old firmware can log on, and so can anything that breaks SMB1 or cracks NTLMv1 responses on this network; switch it off once the MFPs are updated"
 
+// ReadAllow reads, from another process, who may connect to the share of
+// the receiver last run on dataDir: the networks (empty: any address) and
+// the standing warning about them ("" when none). ok is false when no
+// receiver ran there.
+func ReadAllow(dataDir string) (allow []string, warning string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json"))
+	if err != nil {
+		return nil, "", false
+	}
+	var info runInfo
+	if json.Unmarshal(b, &info) != nil || info.Listen == "" {
+		return nil, "", false
+	}
+	warning = info.AllowWarning
+	if warning == "" && len(info.Allow) == 0 {
+		warning = AnyAddressWarning
+	}
+	return info.Allow, warning, true
+}
+
+// AnyAddressWarning is the standing warning while no allowlist is set.
+const AnyAddressWarning = "the fallback share admits any address that reaches it: list the MFPs' addresses or networks ([receiver] allow, receiver run --allow)"
+
+// SetAllow replaces the share's allowlist while it runs: smb.conf is
+// rewritten, validated by testparm (refused: the running list stays) and
+// smbd reloads it (new connections are checked against the new list).
+// warning, when not empty, is a standing warning in Status: why the list
+// admits more than the MFPs.
+func (r *Receiver) SetAllow(ctx context.Context, allow []netip.Prefix, warning string) error {
+	r.allowMu.Lock()
+	defer r.allowMu.Unlock()
+	changed, err := r.samba.SetAllow(ctx, allow)
+	if err != nil {
+		return fmt.Errorf("receiver allow: %w", err)
+	}
+	r.mu.Lock()
+	r.allowW = warning
+	r.mu.Unlock()
+	r.writeRunInfo()
+	if !changed || (r.cfg.ExternalSamba && os.Geteuid() != 0) {
+		return nil // unprivileged under its own unit: the path unit reloads it
+	}
+	if r.samba.Alive() {
+		if err := r.samba.Reload(); err != nil {
+			return fmt.Errorf("receiver allow: %w", err)
+		}
+	}
+	return nil
+}
+
 // Status reads the receiver's state from disk and the catalogue; it works
 // from another process (the CLI) as well.
 func (r *Receiver) Status(ctx context.Context) (Status, error) {
@@ -488,8 +557,15 @@ func ReadStatus(ctx context.Context, dataDir string, cat Catalogue) (Status, err
 		json.Unmarshal(b, &info)
 	}
 	st.Listen, st.Port, st.Share, st.SMB1 = info.Listen, info.Port, info.Share, info.SMB1
+	st.Allow = append([]string{}, info.Allow...)
 	if st.SMB1 {
 		st.Warnings = append(st.Warnings, SMB1Warning)
+	}
+	switch {
+	case info.AllowWarning != "":
+		st.Warnings = append(st.Warnings, info.AllowWarning)
+	case info.Listen != "" && len(info.Allow) == 0:
+		st.Warnings = append(st.Warnings, AnyAddressWarning)
 	}
 	if info.Listen != "" {
 		if ip, err := netip.ParseAddr(info.Listen); err == nil {

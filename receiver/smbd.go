@@ -13,8 +13,10 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -311,6 +313,7 @@ type Samba struct {
 	cfg SambaConfig
 	bin SambaBin
 	pid atomic.Int64 // the running smbd (0: none known); read by the watcher
+	mu  sync.Mutex   // cfg.Allow (SetAllow); one WriteConfig at a time
 }
 
 // NewSamba checks the config and finds the Samba programs.
@@ -326,7 +329,36 @@ func NewSamba(cfg SambaConfig) (*Samba, error) {
 }
 
 // Config is the config the instance was made with.
-func (s *Samba) Config() SambaConfig { return s.cfg }
+func (s *Samba) Config() SambaConfig {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cfg
+	c.Allow = slices.Clone(c.Allow)
+	return c
+}
+
+// SetAllow replaces the allowlist and writes smb.conf (validated by
+// testparm; when refused, the old list and file stay). It reports whether
+// smb.conf changed; reloading smbd is the caller's (Reload).
+func (s *Samba) SetAllow(ctx context.Context, allow []netip.Prefix) (bool, error) {
+	c := s.Config()
+	c.Allow = allow
+	if err := c.Validate(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	old := s.cfg.Allow
+	s.cfg.Allow = slices.Clone(allow)
+	s.mu.Unlock()
+	changed, err := s.WriteConfig(ctx)
+	if err != nil {
+		s.mu.Lock()
+		s.cfg.Allow = old
+		s.mu.Unlock()
+		return false, err
+	}
+	return changed, nil
+}
 
 // ConfPath is the smb.conf scanwarden writes.
 func (s *Samba) ConfPath() string { return s.cfg.confPath() }
@@ -341,6 +373,8 @@ func (s *Samba) Pid() int { return int(s.pid.Load()) }
 // puts it in place; when validation fails the file in place (and the smbd
 // running with it) is kept. It reports whether the file changed.
 func (s *Samba) WriteConfig(ctx context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	conf, err := s.cfg.Conf()
 	if err != nil {
 		return false, err
@@ -516,7 +550,7 @@ func (s *Samba) Start(ctx context.Context) error {
 		if !changed {
 			return nil
 		}
-		if sameListen(string(old), s.cfg) {
+		if sameListen(string(old), s.Config()) {
 			if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
 				return fmt.Errorf("reload smbd %d: %w", pid, err)
 			}

@@ -250,7 +250,10 @@ type Event struct {
 type ReceiverStatus struct {
 	Enabled bool           `json:"enabled"`
 	Counts  map[string]int `json:"counts"` // scans per state
-	// Warnings are standing ones (SMB1/NTLMv1 enabled for old firmware).
+	// Allow are the networks that may connect to the share (empty: any).
+	Allow []string `json:"allow"`
+	// Warnings are standing ones (SMB1/NTLMv1 enabled for old firmware, a
+	// share open to more than the MFPs).
 	Warnings []string `json:"warnings,omitempty"`
 	Fault    string   `json:"fault,omitempty"`
 }

@@ -17,7 +17,7 @@ func TestDeliverOneScan(t *testing.T) {
 	s.recv.mu.Unlock()
 	c := s.login()
 	_, body := s.get(c, "/receiver")
-	for _, want := range []string{"/receiver/scans/1/deliver", "/receiver/scans/4/deliver"} {
+	for _, want := range []string{"/receiver/scans/1/deliver", "/receiver/scans/4/deliver", "May connect: <code>10.1.2.7/32</code>, <code>10.1.3.0/24</code>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("receiver page lacks %q", want)
 		}

@@ -228,7 +228,7 @@ func (f *fakeReceiver) Status(context.Context) (ReceiverStatus, error) {
 	for _, s := range f.scans {
 		c[s.State]++
 	}
-	return ReceiverStatus{Enabled: true, Counts: c, Warnings: []string{"SMB1 is on for old firmware"}}, nil
+	return ReceiverStatus{Enabled: true, Counts: c, Allow: []string{"10.1.2.7/32", "10.1.3.0/24"}, Warnings: []string{"SMB1 is on for old firmware"}}, nil
 }
 func (f *fakeReceiver) Scans(_ context.Context, state string, limit int) ([]Scan, error) {
 	var out []Scan

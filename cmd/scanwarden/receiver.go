@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -405,6 +406,11 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 	}
 	fmt.Fprintf(env.stdout, "smbd:      %s, \\\\%s\\%s port %d\n", up, s.Listen, s.Share, s.Port)
 	fmt.Fprintf(env.stdout, "SMB1:      %s\n", smb1)
+	allow := "any address"
+	if len(s.Allow) > 0 {
+		allow = strings.Join(s.Allow, " ")
+	}
+	fmt.Fprintf(env.stdout, "allow:     %s\n", allow)
 	fmt.Fprintf(env.stdout, "inbox:     %d file(s), %d bytes not yet taken in\n", s.Inbox, s.InboxBytes)
 	fmt.Fprintf(env.stdout, "held:      %d scan(s), %d bytes waiting; %d incomplete, %d failed, %d delivered\n",
 		s.Counts[receiver.Held]+s.Counts[receiver.Failed]+s.Counts[receiver.Delivering], s.HeldBytes,

@@ -1,0 +1,163 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// receiverAllow is who may connect to serve's fallback share: the
+// registered devices' addresses (names resolved, 2 s each) and
+// [receiver] allow — as the trap and mail listeners admit the watched
+// devices and [snmp] allow. With neither (no MFP registered yet, none of
+// their names resolving, no allow) it is the networks of this box's
+// interfaces, with a standing warning: the admin setting the box up can
+// point an MFP at the share and see it work, nothing beyond a router can
+// connect, and the list narrows to the MFPs by itself once they are
+// registered. (Refusing everyone would look like a broken share; admitting
+// every address would let routed networks in.) unresolved names the
+// devices whose address gave none.
+func (m *Main) receiverAllow(ctx context.Context, configured []netip.Prefix) (allow []netip.Prefix, warning string, unresolved []string) {
+	devs, err := m.st.Devices(ctx)
+	if err != nil {
+		m.log.Warn("fallback share allowlist: devices not read", "err", err)
+	}
+	seen := map[netip.Prefix]bool{}
+	add := func(p netip.Prefix) {
+		if p = p.Masked(); !seen[p] {
+			seen[p] = true
+			allow = append(allow, p)
+		}
+	}
+	for _, d := range devs {
+		if d.Address == "" {
+			continue
+		}
+		ips, err := deviceIPs(ctx, d.Address)
+		if err != nil || len(ips) == 0 {
+			unresolved = append(unresolved, d.Name)
+			continue
+		}
+		for _, ip := range ips {
+			add(netip.PrefixFrom(ip, ip.BitLen()))
+		}
+	}
+	for _, p := range configured {
+		add(p)
+	}
+	if len(allow) > 0 {
+		sortPrefixes(allow)
+		return allow, "", unresolved
+	}
+	for _, p := range localNetworks() {
+		add(p)
+	}
+	sortPrefixes(allow)
+	var nets []string
+	for _, p := range allow {
+		nets = append(nets, p.String())
+	}
+	why := "no MFP is registered"
+	if len(unresolved) > 0 {
+		why = "no registered MFP's address resolves (" + strings.Join(unresolved, ", ") + ")"
+	}
+	warning = fmt.Sprintf("%s and [receiver] allow is empty: the fallback share admits any host on this box's networks (%s); register the MFPs (scanwarden device add, or import their address book) or set [receiver] allow",
+		why, strings.Join(nets, " "))
+	return allow, warning, unresolved
+}
+
+// deviceIPs are the addresses of a device's HOST[:PORT].
+func deviceIPs(ctx context.Context, addr string) ([]netip.Addr, error) {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{ip.Unmap()}, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
+	for i := range ips {
+		ips[i] = ips[i].Unmap()
+	}
+	return ips, err
+}
+
+// localNetworks are the networks of this box's interfaces (link-local
+// IPv6 left out: smbd binds one address).
+func localNetworks() []netip.Prefix {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, ok := netip.AddrFromSlice(n.IP)
+		if !ok {
+			continue
+		}
+		ip = ip.Unmap()
+		if ip.IsLinkLocalUnicast() {
+			continue
+		}
+		bits, _ := n.Mask.Size()
+		if ip.Is4() && bits > 32 {
+			bits -= 96
+		}
+		out = append(out, netip.PrefixFrom(ip, bits).Masked())
+	}
+	return out
+}
+
+func sortPrefixes(ps []netip.Prefix) {
+	slices.SortFunc(ps, func(a, b netip.Prefix) int {
+		if c := a.Addr().Compare(b.Addr()); c != 0 {
+			return c
+		}
+		return a.Bits() - b.Bits()
+	})
+}
+
+// syncReceiverAllow brings the share's allowlist in step with the
+// registry (every 30 s, and after an import): a change rewrites smb.conf,
+// testparm validates it and smbd reloads it.
+func (m *Main) syncReceiverAllow(ctx context.Context) {
+	if m.recv == nil {
+		return
+	}
+	m.recvAllowMu.Lock()
+	defer m.recvAllowMu.Unlock()
+	allow, warning, unresolved := m.receiverAllow(ctx, m.recvAllowCfg)
+	key := fmt.Sprint(allow, warning)
+	if key == m.recvAllowKey {
+		return
+	}
+	if err := m.recv.SetAllow(ctx, allow, warning); err != nil {
+		m.faults.set("receiver.allow", "the fallback share's allowlist was not updated (the previous one stays): "+err.Error())
+		m.log.Error("fallback share allowlist not updated", "err", err)
+		return
+	}
+	m.faults.clear("receiver.allow")
+	m.recvAllowKey = key
+	m.logReceiverAllow(allow, warning, unresolved)
+}
+
+func (m *Main) logReceiverAllow(allow []netip.Prefix, warning string, unresolved []string) {
+	if len(unresolved) > 0 {
+		m.log.Warn("fallback share: device addresses that do not resolve are not admitted", "devices", strings.Join(unresolved, ","))
+	}
+	if warning != "" {
+		m.log.Warn("fallback share open to the local networks", "allow", fmt.Sprint(allow), "warning", warning)
+		return
+	}
+	m.log.Info("fallback share allowlist", "allow", fmt.Sprint(allow))
+}

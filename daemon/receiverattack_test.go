@@ -1,0 +1,189 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cloudsoda/go-smb2"
+
+	"github.com/scanwarden/scanwarden/registry"
+)
+
+// smbNegotiate is an SMB2 NEGOTIATE (2.0.2, 2.1) in its NetBIOS frame.
+func smbNegotiate() []byte {
+	h := make([]byte, 64)
+	copy(h, "\xfeSMB")
+	binary.LittleEndian.PutUint16(h[4:], 64)
+	binary.LittleEndian.PutUint16(h[14:], 1)
+	body := make([]byte, 40)
+	binary.LittleEndian.PutUint16(body[0:], 36)
+	binary.LittleEndian.PutUint16(body[2:], 2)
+	binary.LittleEndian.PutUint16(body[4:], 1)
+	binary.LittleEndian.PutUint16(body[36:], 0x0202)
+	binary.LittleEndian.PutUint16(body[38:], 0x0210)
+	msg := append(h, body...)
+	return append([]byte{0, 0, byte(len(msg) >> 8), byte(len(msg))}, msg...)
+}
+
+// smbRefused connects from ip, sends a NEGOTIATE and says whether smbd
+// closed the connection without an SMB answer (smbd's hosts allow sends at
+// most a NetBIOS negative session response, 0x83, before closing); err:
+// it answered SMB, or kept the connection open.
+func smbRefused(ip netip.Addr, addr string) (bool, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: ip.AsSlice()}, Timeout: 2 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write(smbNegotiate())
+	b, err := io.ReadAll(c)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return false, errors.New("still open after 5 s")
+	case bytes.Contains(b, []byte("\xfeSMB")):
+		return false, fmt.Errorf("smbd answered SMB (%d bytes)", len(b))
+	case len(b) > 0 && b[0] != 0x83:
+		return false, fmt.Errorf("smbd answered % x", b)
+	}
+	return true, nil
+}
+
+// upload logs on from ip as the MFP and writes a file.
+func upload(ip netip.Addr, addr, name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: ip.AsSlice()}, Timeout: 2 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	s, err := (&smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: "mfpserve", Password: "Mfp.Serve-25"}}).DialConn(ctx, c, addr)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	defer s.Logoff()
+	sh, err := s.Mount(`\\127.0.0.1\scans`)
+	if err != nil {
+		return err
+	}
+	defer sh.Umount()
+	return sh.WriteFile(name, []byte("%PDF-1.4\n% from "+ip.String()+"\n%%EOF\n"), 0o644)
+}
+
+// serve's fallback share admits the registered MFPs' addresses, and follows
+// the registry: with no device it is open to the box's networks (a standing
+// warning); once an MFP is registered at 127.0.0.1, a host at 127.0.0.2 is
+// refused before any SMB is read while the MFP uploads; registering
+// 127.0.0.2 as a device admits it. Real managed smbd (root + samba).
+func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a real smbd needs root")
+	}
+	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/testparm"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skip("samba not installed: " + p)
+		}
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	pw := filepath.Join(t.TempDir(), "mfp.pw")
+	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
+	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \""+addr+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	defer func() {
+		rs, _ := m.recv.Status(ctx)
+		m.Close()
+		if rs.SmbdPid > 0 { // smbd outlives the daemon; this test ends it
+			if p, err := os.FindProcess(rs.SmbdPid); err == nil {
+				p.Signal(syscall.SIGTERM)
+				waitUntil(t, 10*time.Second, "smbd to exit", func() bool { return p.Signal(syscall.Signal(0)) != nil })
+			}
+		}
+	}()
+	if m.recv == nil {
+		t.Fatalf("receiver not running: %+v", m.Faults())
+	}
+	mfp, other := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
+	status := func() (allow, warnings []string) {
+		t.Helper()
+		st, err := m.recv.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, _ := receiverBackend{m}.Status(ctx)
+		if !slices.Equal(ws.Allow, st.Allow) {
+			t.Errorf("web shows allow %v, receiver %v", ws.Allow, st.Allow)
+		}
+		return st.Allow, st.Warnings
+	}
+
+	// No device registered: the box's networks, with a standing warning.
+	allow, warnings := status()
+	if !slices.Contains(allow, "127.0.0.0/8") || len(warnings) != 1 || !strings.Contains(warnings[0], "no MFP is registered") {
+		t.Fatalf("no device: allow %v, warnings %q", allow, warnings)
+	}
+	if err := upload(other, addr, "before.pdf"); err != nil {
+		t.Fatalf("no device registered: upload from %s: %v", other, err)
+	}
+
+	// The MFP registered at 127.0.0.1 (by name and port, as an admin types it).
+	if err := m.Store().PutDevice(ctx, registry.Device{Name: "mfp-a", Address: "127.0.0.1:161"}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	m.SyncDevices(ctx)
+	if allow, warnings = status(); !slices.Equal(allow, []string{"127.0.0.1/32"}) || len(warnings) != 0 {
+		t.Fatalf("one device: allow %v, warnings %q", allow, warnings)
+	}
+	waitUntil(t, 10*time.Second, "smbd to refuse 127.0.0.2", func() bool { ok, _ := smbRefused(other, addr); return ok })
+	reloaded := time.Since(t0)
+	for i := range 5 {
+		if ok, err := smbRefused(other, addr); !ok {
+			t.Fatalf("attempt %d from %s not refused: %v", i, other, err)
+		}
+	}
+	if err := upload(other, addr, "intruder.pdf"); err == nil {
+		t.Fatalf("%s uploaded while not a device", other)
+	}
+	if err := upload(mfp, addr, "mfp-a.pdf"); err != nil {
+		t.Fatalf("the registered MFP's upload: %v", err)
+	}
+
+	// 127.0.0.2 registered too: admitted.
+	if err := m.Store().PutDevice(ctx, registry.Device{Name: "mfp-b", Address: "127.0.0.2"}); err != nil {
+		t.Fatal(err)
+	}
+	m.SyncDevices(ctx)
+	if allow, _ = status(); !slices.Equal(allow, []string{"127.0.0.1/32", "127.0.0.2/32"}) {
+		t.Fatalf("two devices: allow %v", allow)
+	}
+	waitUntil(t, 10*time.Second, "the second device's upload", func() bool { return upload(other, addr, "mfp-b.pdf") == nil })
+	conf, _ := os.ReadFile(filepath.Join(cfg.DataDir, "receiver", "smbd", "smb.conf"))
+	if !strings.Contains(string(conf), "hosts allow = 127.0.0.1/32 127.0.0.2/32\n") {
+		t.Errorf("smb.conf:\n%s", conf)
+	}
+	t.Logf("refused from %s %v after the MFP was registered (smb.conf rewritten, testparm, smbd reloaded)", other, reloaded.Round(time.Millisecond))
+}
