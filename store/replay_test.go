@@ -47,10 +47,16 @@ func TestReplayStateSaved(t *testing.T) {
 	for i := range maxReplayDigests + 10 {
 		big.Seen = append(big.Seen, snmp.ReplaySeen{EngineID: []byte("e"), Digest: fmt.Appendf(nil, "d%d", i), At: at})
 	}
+	t0 := time.Now()
 	if err := s.SaveReplay(ctx, big); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = s.LoadReplay(ctx); err != nil || len(got.Engines) != maxReplayEngines || len(got.Seen) != maxReplayDigests {
+	saved := time.Since(t0)
+	t0 = time.Now()
+	got, err = s.LoadReplay(ctx)
+	t.Logf("a full state (%d engines, %d digests offered): saved in %v, read in %v", len(big.Engines), len(big.Seen),
+		saved.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	if err != nil || len(got.Engines) != maxReplayEngines || len(got.Seen) != maxReplayDigests {
 		t.Fatalf("after an oversize save: %d engines, %d digests, %v", len(got.Engines), len(got.Seen), err)
 	}
 }
