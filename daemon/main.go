@@ -68,6 +68,9 @@ type Main struct {
 	recvAllowMu  sync.Mutex
 	recvAllowCfg []netip.Prefix
 	recvAllowKey string
+	// Device names' last resolved addresses (name + address → IPs).
+	recvResolvedMu sync.Mutex
+	recvResolved   map[string][]netip.Addr
 
 	mu       sync.RWMutex
 	p        *parts

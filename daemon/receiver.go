@@ -42,7 +42,17 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 		p, _ := parseAllow(a) // validated with the config
 		configured = append(configured, p)
 	}
-	allow, allowWarning, unresolved := m.receiverAllow(ctx, configured)
+	allow, allowWarning, unresolved, err := m.receiverAllow(ctx, configured)
+	if err != nil {
+		// The store was just opened: should it fail here, start with what
+		// was configured (or the box's networks) and let the sync correct it.
+		m.log.Warn("receiver", "err", err)
+		allow, allowWarning = configured, ""
+		if len(allow) == 0 {
+			allow = localNetworks()
+			allowWarning = "the registered MFPs could not be read: the fallback share admits any host on this box's networks until they are"
+		}
+	}
 	maxFail := cfg.Checks.MaxFailures
 	r, err := receiver.New(receiver.Config{DataDir: dir, Listen: ip, Port: port, Share: rc.Share,
 		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow, AllowWarning: allowWarning,

@@ -7,7 +7,10 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/scanwarden/scanwarden/registry"
 )
 
 // receiverAllow is who may connect to serve's fallback share: the
@@ -21,10 +24,11 @@ import (
 // registered. (Refusing everyone would look like a broken share; admitting
 // every address would let routed networks in.) unresolved names the
 // devices whose address gave none.
-func (m *Main) receiverAllow(ctx context.Context, configured []netip.Prefix) (allow []netip.Prefix, warning string, unresolved []string) {
+func (m *Main) receiverAllow(ctx context.Context, configured []netip.Prefix) (allow []netip.Prefix, warning string, unresolved []string, err error) {
 	devs, err := m.st.Devices(ctx)
 	if err != nil {
-		m.log.Warn("fallback share allowlist: devices not read", "err", err)
+		// Not "no device": the caller keeps the list it has.
+		return nil, "", nil, fmt.Errorf("fallback share allowlist: devices not read: %w", err)
 	}
 	seen := map[netip.Prefix]bool{}
 	add := func(p netip.Prefix) {
@@ -33,16 +37,12 @@ func (m *Main) receiverAllow(ctx context.Context, configured []netip.Prefix) (al
 			allow = append(allow, p)
 		}
 	}
-	for _, d := range devs {
-		if d.Address == "" {
+	for _, r := range m.resolveDevices(ctx, devs) {
+		if len(r.ips) == 0 {
+			unresolved = append(unresolved, r.name)
 			continue
 		}
-		ips, err := deviceIPs(ctx, d.Address)
-		if err != nil || len(ips) == 0 {
-			unresolved = append(unresolved, d.Name)
-			continue
-		}
-		for _, ip := range ips {
+		for _, ip := range r.ips {
 			add(netip.PrefixFrom(ip, ip.BitLen()))
 		}
 	}
@@ -51,7 +51,7 @@ func (m *Main) receiverAllow(ctx context.Context, configured []netip.Prefix) (al
 	}
 	if len(allow) > 0 {
 		sortPrefixes(allow)
-		return allow, "", unresolved
+		return allow, "", unresolved, nil
 	}
 	for _, p := range localNetworks() {
 		add(p)
@@ -67,7 +67,65 @@ func (m *Main) receiverAllow(ctx context.Context, configured []netip.Prefix) (al
 	}
 	warning = fmt.Sprintf("%s and [receiver] allow is empty: the fallback share admits any host on this box's networks (%s); register the MFPs (scanwarden device add, or import their address book) or set [receiver] allow",
 		why, strings.Join(nets, " "))
-	return allow, warning, unresolved
+	return allow, warning, unresolved, nil
+}
+
+type resolvedDevice struct {
+	name string
+	ips  []netip.Addr
+}
+
+// resolveDevices gives the addresses of the devices that have one: names
+// are looked up at once (8 at a time, 2 s each, 5 s in all: the daemon's
+// background loop also pets the watchdog); a name that does not resolve now
+// keeps the addresses it last resolved to (a DNS hiccup does not lock an
+// MFP out).
+func (m *Main) resolveDevices(ctx context.Context, devs []registry.Device) []resolvedDevice {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out := make([]resolvedDevice, 0, len(devs))
+	for _, d := range devs {
+		if d.Address != "" {
+			out = append(out, resolvedDevice{name: d.Name})
+		}
+	}
+	addrs := map[string]string{}
+	for _, d := range devs {
+		addrs[d.Name] = d.Address
+	}
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i].ips, _ = deviceIPs(ctx, addrs[out[i].name])
+		}()
+	}
+	wg.Wait()
+	m.recvResolvedMu.Lock()
+	defer m.recvResolvedMu.Unlock()
+	if m.recvResolved == nil {
+		m.recvResolved = map[string][]netip.Addr{}
+	}
+	seen := map[string]bool{}
+	for i, r := range out {
+		key := r.name + "\x00" + addrs[r.name]
+		seen[key] = true
+		if len(r.ips) > 0 {
+			m.recvResolved[key] = r.ips
+		} else {
+			out[i].ips = m.recvResolved[key]
+		}
+	}
+	for k := range m.recvResolved {
+		if !seen[k] {
+			delete(m.recvResolved, k) // device gone or readdressed
+		}
+	}
+	return out
 }
 
 // deviceIPs are the addresses of a device's HOST[:PORT].
@@ -136,7 +194,11 @@ func (m *Main) syncReceiverAllow(ctx context.Context) {
 	}
 	m.recvAllowMu.Lock()
 	defer m.recvAllowMu.Unlock()
-	allow, warning, unresolved := m.receiverAllow(ctx, m.recvAllowCfg)
+	allow, warning, unresolved, err := m.receiverAllow(ctx, m.recvAllowCfg)
+	if err != nil {
+		m.log.Warn("fallback share allowlist kept", "err", err)
+		return
+	}
 	key := fmt.Sprint(allow, warning)
 	if key == m.recvAllowKey {
 		return

@@ -187,3 +187,34 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 	}
 	t.Logf("refused from %s %v after the MFP was registered (smb.conf rewritten, testparm, smbd reloaded)", other, reloaded.Round(time.Millisecond))
 }
+
+// Device names are resolved for the share's allowlist; one that does not
+// resolve now keeps what it last resolved to (a DNS hiccup must not lock an
+// MFP out), and is named when it never did. No device and no allow: the
+// box's networks with the standing warning.
+func TestReceiverAllowNames(t *testing.T) {
+	ctx := context.Background()
+	m := &Main{Config: testConfig(t, ""), Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	allow, warning, _, err := m.receiverAllow(ctx, nil)
+	if err != nil || !slices.Contains(allow, netip.MustParsePrefix("127.0.0.0/8")) || !strings.Contains(warning, "no MFP is registered") {
+		t.Fatalf("no device: %v %q %v", allow, warning, err)
+	}
+	for _, d := range []registry.Device{{Name: "by-name", Address: "localhost:161"}, {Name: "gone", Address: "mfp-gone.invalid"},
+		{Name: "flaky", Address: "mfp-flaky.invalid"}, {Name: "unpolled"}} {
+		if err := m.Store().PutDevice(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.recvResolvedMu.Lock()
+	m.recvResolved = map[string][]netip.Addr{"flaky\x00mfp-flaky.invalid": {netip.MustParseAddr("10.9.8.7")}}
+	m.recvResolvedMu.Unlock()
+	allow, warning, unresolved, err := m.receiverAllow(ctx, []netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")})
+	if err != nil || warning != "" || !slices.Equal(unresolved, []string{"gone"}) || !slices.Contains(allow, netip.MustParsePrefix("127.0.0.1/32")) ||
+		!slices.Contains(allow, netip.MustParsePrefix("10.9.8.7/32")) || !slices.Contains(allow, netip.MustParsePrefix("10.1.2.0/24")) {
+		t.Fatalf("allow %v, warning %q, unresolved %v, %v", allow, warning, unresolved, err)
+	}
+}
