@@ -799,7 +799,7 @@ func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
-		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web"), TLS: m.tls != nil}
+		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web"), TLS: m.tls != nil, Authenticated: m.webLimit.trust}
 	if m.recv != nil {
 		wc.Receiver = receiverBackend{m} // the running receiver: deliver and force too
 	}

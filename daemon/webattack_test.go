@@ -107,7 +107,47 @@ func TestAttackWebIdleFlood(t *testing.T) {
 		t.Errorf("the server holds %d more descriptors under the flood", extra)
 	}
 
+	// Now from many addresses (127.0.0.10–17, 32 each: within the
+	// per-address cap) until the total cap is full.
+	refusedBefore := m.webLimit.Refused()
+	for a := 10; a < 18; a++ {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(a))}, Timeout: 2 * time.Second}
+		for range WebMaxConnsPerAddr {
+			c, err := d.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Fatalf("from 127.0.0.%d: %v", a, err)
+			}
+			conns = append(conns, c)
+		}
+	}
+	waitUntil(t, 10*time.Second, "the total cap to fill", func() bool { return m.webLimit.open() >= WebMaxConns })
+	rss2, fds2 := procFigures()
+	// A newcomer that never authenticated is refused while it is full...
+	newcomer := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.50")}}).DialContext}}
+	if resp, err := newcomer.Get(base + "/healthz"); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("an unknown address while the cap is full: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// ...the admin, whose address made authenticated requests, is not
+	// (a fresh connection: the reserve).
+	admin.CloseIdleConnections()
+	t0 = time.Now()
+	resp, err = admin.Get(base + "/")
+	if err != nil {
+		t.Fatalf("dashboard during the many-address flood: %v", err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "mfp-evil") {
+		t.Fatalf("dashboard during the many-address flood: %s %.300s", resp.Status, body)
+	}
+	t.Logf("then 8 addresses × %d: total cap full at %d open, %d more refused; unknown 127.0.0.50 → 503; the admin's dashboard (reserve) in %v; RSS %.1f MiB, descriptors %d (%d client sockets)",
+		WebMaxConnsPerAddr, m.webLimit.open(), m.webLimit.Refused()-refusedBefore-1, time.Since(t0).Round(time.Millisecond),
+		float64(rss2)/1024, fds2, len(conns))
+
 	// The held ones never sent a request: ReadHeaderTimeout (10 s) cuts them.
-	waitUntil(t, 15*time.Second, "the idle connections to be cut", func() bool { return m.webLimit.open() == 1 || m.webLimit.open() == 0 })
+	waitUntil(t, 15*time.Second, "the idle connections to be cut", func() bool { return m.webLimit.open() <= 2 })
 	t.Logf("idle holders cut %v after they connected", time.Since(start).Round(100*time.Millisecond))
 }

@@ -18,9 +18,18 @@ import (
 // another. Connections that stay idle are cut by the http.Server's
 // timeouts (ReadHeaderTimeout 10 s before a request, IdleTimeout between
 // requests) and the body timeout (web.Config.BodyTimeout).
+//
+// An attacker with many addresses can fill WebMaxConns; WebReserve more
+// slots are kept for addresses that made an authenticated request (a live
+// session or an API token) within the last 24 h, so the admin who was
+// logged in still gets the page during such a flood (at most
+// webTrustedMax such addresses are remembered, the least recent forgotten).
 const (
 	WebMaxConns        = 256
 	WebMaxConnsPerAddr = 32
+	WebReserve         = 32
+	webTrustedMax      = 64
+	webTrustedFor      = 24 * time.Hour
 )
 
 // webBusy is what a refused plain-HTTP connection reads (nothing over TLS).
@@ -33,6 +42,7 @@ var webRefusedDesc = prometheus.NewDesc("scanwarden_web_connections_refused_tota
 // webLimit counts and logs (once per 10 s) the web connections refused.
 type webLimit struct {
 	ln      *connlimit.Listener // the last wrapped
+	trusted map[netip.Addr]time.Time
 	mu      sync.Mutex
 	refused int64
 	last    time.Time
@@ -45,7 +55,13 @@ func (w *webLimit) wrap(ln net.Listener, tls bool) *connlimit.Listener {
 	if tls {
 		reply = ""
 	}
-	l := connlimit.New(ln, connlimit.Caps(WebMaxConns, WebMaxConnsPerAddr, reply, w.refuse), 0)
+	l := connlimit.New(ln, func(peer netip.Addr, open, fromPeer int) (string, bool) {
+		if fromPeer < WebMaxConnsPerAddr && (open < WebMaxConns || (open < WebMaxConns+WebReserve && w.isTrusted(peer))) {
+			return "", true
+		}
+		w.refuse(peer, open, fromPeer)
+		return reply, false
+	}, 0)
 	w.mu.Lock()
 	w.ln = l
 	w.mu.Unlock()
@@ -61,6 +77,34 @@ func (w *webLimit) open() int {
 		return 0
 	}
 	return l.Open()
+}
+
+// trust remembers an address that made an authenticated request.
+func (w *webLimit) trust(a netip.Addr) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.trusted == nil {
+		w.trusted = map[netip.Addr]time.Time{}
+	}
+	if _, ok := w.trusted[a]; !ok && len(w.trusted) >= webTrustedMax {
+		var oldest netip.Addr
+		var at time.Time
+		for k, t := range w.trusted {
+			if at.IsZero() || t.Before(at) {
+				oldest, at = k, t
+			}
+		}
+		delete(w.trusted, oldest)
+	}
+	w.trusted[a] = now
+}
+
+func (w *webLimit) isTrusted(a netip.Addr) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.trusted[a]
+	return ok && time.Since(t) < webTrustedFor
 }
 
 func (w *webLimit) refuse(peer netip.Addr, open, fromPeer int) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -144,6 +145,16 @@ func auditEntry(at time.Time, a actor, client, action, target, detail string) sc
 	return scanwarden.AuditEntry{At: at, Actor: name, Client: client, Action: action, Target: target, Detail: detail}
 }
 
+// authenticated tells Config.Authenticated about r's client.
+func (s *Server) authenticated(r *http.Request) {
+	if s.cfg.Authenticated == nil {
+		return
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		s.cfg.Authenticated(ap.Addr().Unmap())
+	}
+}
+
 // clientAddr is the peer's IP (proxies' headers are not trusted).
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -182,6 +193,7 @@ func (s *Server) session(r *http.Request) (actor, bool) {
 	if !ok || !now.Before(sess.Expires) || now.Sub(sess.LastSeen) > s.cfg.SessionIdle {
 		return actor{}, false
 	}
+	s.authenticated(r)
 	// Refresh the idle clock at most once a minute: a page view is no write.
 	if now.Sub(sess.LastSeen) > time.Minute {
 		if err := s.cfg.Auth.TouchSession(r.Context(), h, now); err != nil {
@@ -297,6 +309,7 @@ func (s *Server) requireToken(h func(http.ResponseWriter, *http.Request, actor))
 				return
 			}
 			s.touchToken(r.Context(), t.Name)
+			s.authenticated(r)
 			h(w, r, actor{name: "token:" + t.Name})
 			return
 		}

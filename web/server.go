@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +55,11 @@ type Config struct {
 	// its headers are in (default 30 s); bodies are also capped in size
 	// (64 KiB, an address-book upload 9 MiB).
 	BodyTimeout time.Duration
+
+	// Authenticated, when set, is told the client address of every request
+	// that carries a live session or a valid API token (the daemon keeps
+	// connection slots in reserve for those addresses).
+	Authenticated func(addr netip.Addr)
 
 	Logger *slog.Logger
 	Now    func() time.Time

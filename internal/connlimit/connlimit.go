@@ -38,20 +38,6 @@ func New(ln net.Listener, admit Admit, session time.Duration) *Listener {
 	return &Listener{Listener: ln, admit: admit, session: session, conns: map[*conn]struct{}{}, perAddr: map[netip.Addr]int{}}
 }
 
-// Caps is the usual Admit: at most max connections in all and perAddr from
-// one address; refused ones get reply. refused, when set, is called for each.
-func Caps(max, perAddr int, reply string, refused func(peer netip.Addr, open, fromPeer int)) Admit {
-	return func(peer netip.Addr, open, fromPeer int) (string, bool) {
-		if open >= max || fromPeer >= perAddr {
-			if refused != nil {
-				refused(peer, open, fromPeer)
-			}
-			return reply, false
-		}
-		return "", true
-	}
-}
-
 // Accept returns the next admitted connection.
 func (l *Listener) Accept() (net.Conn, error) {
 	for {

@@ -16,7 +16,13 @@ func TestListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	var refused []netip.Addr
-	l := New(tcp, Caps(3, 2, "busy\n", func(p netip.Addr, _, _ int) { refused = append(refused, p) }), 300*time.Millisecond)
+	l := New(tcp, func(p netip.Addr, open, fromPeer int) (string, bool) {
+		if open >= 3 || fromPeer >= 2 {
+			refused = append(refused, p)
+			return "busy\n", false
+		}
+		return "", true
+	}, 300*time.Millisecond)
 	accepted := make(chan net.Conn, 8)
 	go func() {
 		for {
