@@ -22,10 +22,11 @@ const copyBuf = 1 << 20
 // a WRITE followed by the READ that checks it.
 const inFlight = 4
 
-// ringSize is the number of copy buffers: those in flight, and as many
-// again being filled from the held copy or waiting to be hashed in order,
-// so a region that takes longer does not stall the others.
-const ringSize = 2 * inFlight
+// ringSize is the number of copy buffers: those in flight, one being
+// filled from the held copy and one being hashed. (Measured: the reader
+// hardly ever waits for a free buffer; the server's answers are what the
+// copy waits for.)
+const ringSize = inFlight + 2
 
 // flushEvery is how many bytes the forwarder lets the server gather before
 // it asks it to write them to its disk.

@@ -116,6 +116,12 @@ func forward(arg string) error {
 		rand.Read(buf)
 		f.Write(buf)
 	}
+	// on disk before the first round: else the kernel writes the fresh
+	// file back during it, against whichever side runs first (the
+	// forwarder)
+	if err := f.Sync(); err != nil {
+		return err
+	}
 	f.Close()
 	auth := filepath.Join(work, "auth")
 	os.WriteFile(auth, []byte(fmt.Sprintf("username = alice\npassword = %s\ndomain = %s\n", env("SWLAB_PASSWORD"), env("SWLAB_DOMAIN"))), 0o600)
