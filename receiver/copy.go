@@ -4,9 +4,14 @@ package receiver
 // the file's size; the network side keeps several requests in flight where
 // the destination allows it (SMB2/3), so the wire, the server and the local
 // side (disk, SHA-256) overlap.
+//
+// Over SMB2/3 a scan is written whole (writeAll), then read back whole
+// (hashAt). Measured against reading each region back right after its
+// write, with the writes of later regions in flight: the interleaved
+// copy cost the lab DC's smbd ~0.75 CPU-s more per GiB (3.5 vs 2.75) and
+// took longer on these 2 cores, and its peak RSS was ~9 MiB higher.
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -17,15 +22,12 @@ import (
 // takes no more, whatever it negotiates).
 const copyBuf = 1 << 20
 
-// inFlight is how many regions the forwarder keeps between the server and
-// itself on a destination that takes concurrent requests (SMB2/3): each is
-// a WRITE followed by the READ that checks it.
+// inFlight is how many WRITE (or READ) requests the forwarder keeps in
+// flight on a destination that takes concurrent requests (SMB2/3).
 const inFlight = 4
 
 // ringSize is the number of copy buffers: those in flight, one being
-// filled from the held copy and one being hashed. (Measured: the reader
-// hardly ever waits for a free buffer; the server's answers are what the
-// copy waits for.)
+// filled from the held copy (or hashed) and one spare.
 const ringSize = inFlight + 2
 
 // flushEvery is how many bytes the forwarder lets the server gather before
@@ -51,161 +53,6 @@ func concurrent(f RemoteFile) (randomAccess, bool) {
 		return nil, false
 	}
 	return ra, true
-}
-
-// errStopped is the result of a region skipped after another failed.
-var errStopped = errors.New("stopped")
-
-// readBackError says a region did not read back as it was written.
-type readBackError struct {
-	off       int64
-	want, got int
-	err       error
-}
-
-func (e *readBackError) Error() string {
-	if e.err != nil {
-		return fmt.Sprintf("read back at %d: %v", e.off, e.err)
-	}
-	return fmt.Sprintf("read back at %d: %d bytes, wrote %d", e.off, e.got, e.want)
-}
-func (e *readBackError) Unwrap() error { return e.err }
-
-// sendVerify copies src to dst and reads each region back right after the
-// server acknowledged its write, while later regions are still being
-// written: up to inFlight regions in flight, each a WriteAt then a ReadAt of
-// the same bytes into the same buffer. What was read back is hashed into h
-// in file order. sent is how many bytes src gave, back how many read back
-// (a destination longer than sent counts one more). The caller compares h
-// with the catalogue: a held copy changed since it was catalogued fails
-// there as surely as a destination that stored other bytes.
-//
-// flush, when not nil, is called from another goroutine each time another
-// every bytes have read back (one call at a time), so the server writes the
-// file to its disk while the rest is still on its way and the caller's last
-// flush has little left to do.
-func sendVerify(dst randomAccess, src io.Reader, h io.Writer, bufs [][]byte, flush func() error, every int64) (sent, back int64, err error) {
-	type region struct {
-		b    []byte
-		n    int
-		off  int64
-		done chan error
-	}
-	free := make(chan []byte, len(bufs))
-	for _, b := range bufs {
-		free <- b
-	}
-	jobs := make(chan *region)
-	order := make(chan *region, len(bufs)) // regions in file order, for the hash
-	stop := make(chan struct{})            // closed at the first failure
-	var wg sync.WaitGroup
-	for range inFlight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range jobs {
-				select {
-				case <-stop:
-					r.done <- errStopped
-					continue
-				default:
-				}
-				n, err := dst.WriteAt(r.b[:r.n], r.off)
-				if err == nil && n != r.n {
-					err = io.ErrShortWrite
-				}
-				if err != nil {
-					r.done <- err
-					continue
-				}
-				n, err = dst.ReadAt(r.b[:r.n], r.off)
-				if err == io.EOF && n == r.n {
-					err = nil
-				}
-				if err != nil || n != r.n {
-					err = &readBackError{r.off, r.n, n, err}
-				}
-				r.done <- err
-			}
-		}()
-	}
-	var readErr error
-	go func() {
-		defer close(order)
-		defer close(jobs)
-		var off int64
-		for {
-			var b []byte
-			select {
-			case b = <-free:
-			case <-stop:
-				return
-			}
-			n, err := io.ReadFull(src, b)
-			if n > 0 {
-				r := &region{b, n, off, make(chan error, 1)}
-				order <- r
-				jobs <- r
-				off += int64(n)
-			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return
-			}
-			if err != nil {
-				readErr = fmt.Errorf("read held copy: %w", err)
-				return
-			}
-		}
-	}()
-	var flushed chan error // the running flush, nil when none
-	next := every
-	for r := range order {
-		rerr := <-r.done
-		if err == nil {
-			if rerr != nil {
-				err = rerr
-				close(stop)
-			} else {
-				h.Write(r.b[:r.n])
-				back += int64(r.n)
-			}
-		}
-		sent = max(sent, r.off+int64(r.n))
-		free <- r.b
-		if flushed != nil {
-			select {
-			case ferr := <-flushed:
-				flushed = nil
-				if ferr != nil && err == nil {
-					err = fmt.Errorf("flush: %w", ferr)
-					close(stop)
-				}
-			default:
-			}
-		}
-		if flush != nil && err == nil && flushed == nil && back >= next {
-			next = back + every
-			flushed = make(chan error, 1)
-			go func(c chan error) { c <- flush() }(flushed)
-		}
-	}
-	wg.Wait() // no request on dst is left when this returns
-	if flushed != nil {
-		if ferr := <-flushed; ferr != nil && err == nil {
-			err = fmt.Errorf("flush: %w", ferr)
-		}
-	}
-	if err == nil {
-		err = readErr // set before order was closed
-	}
-	if err != nil {
-		return sent, back, err
-	}
-	var one [1]byte
-	if n, _ := dst.ReadAt(one[:], sent); n > 0 {
-		back += int64(n) // longer than what was written
-	}
-	return sent, back, nil
 }
 
 // pipe copies src to dst through a fixed ring of buffers, reading the next
@@ -336,4 +183,104 @@ func hashAt(h io.Writer, r io.ReaderAt, size int64, bufs [][]byte) (int64, error
 		total += int64(n) // longer than size
 	}
 	return total, nil
+}
+
+// writeAll copies src to dst with up to inFlight concurrent WriteAt calls,
+// reading src sequentially into the ring. flush, when not nil, is called
+// from another goroutine each time another every bytes have been handed
+// to the writers (one call at a time), so the server writes the file to
+// its disk while the rest is on its way.
+func writeAll(dst io.WriterAt, src io.Reader, bufs [][]byte, flush func() error, every int64) (int64, error) {
+	type region struct {
+		b   []byte
+		n   int
+		off int64
+	}
+	free := make(chan []byte, len(bufs))
+	for _, b := range bufs {
+		free <- b
+	}
+	jobs := make(chan region)
+	var mu sync.Mutex
+	var werr error
+	setErr := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if werr == nil {
+			werr = err
+		}
+	}
+	failed := func() bool { mu.Lock(); defer mu.Unlock(); return werr != nil }
+	var wg sync.WaitGroup
+	for range inFlight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range jobs {
+				if !failed() {
+					n, err := dst.WriteAt(r.b[:r.n], r.off)
+					if err == nil && n != r.n {
+						err = io.ErrShortWrite
+					}
+					if err != nil {
+						setErr(err)
+					}
+				}
+				free <- r.b
+			}
+		}()
+	}
+	var flushed chan error // the running flush, nil when none
+	endFlush := func(wait bool) {
+		if flushed == nil {
+			return
+		}
+		var ferr error
+		if wait {
+			ferr = <-flushed
+		} else {
+			select {
+			case ferr = <-flushed:
+			default:
+				return
+			}
+		}
+		flushed = nil
+		if ferr != nil {
+			setErr(fmt.Errorf("flush: %w", ferr))
+		}
+	}
+	var off int64
+	var rerr error
+	next := every
+	for !failed() {
+		b := <-free
+		n, err := io.ReadFull(src, b)
+		if n > 0 {
+			jobs <- region{b, n, off}
+			off += int64(n)
+		} else {
+			free <- b
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			rerr = fmt.Errorf("read held copy: %w", err)
+			break
+		}
+		endFlush(false)
+		if flush != nil && every > 0 && flushed == nil && off >= next {
+			next = off + every
+			flushed = make(chan error, 1)
+			go func(c chan error) { c <- flush() }(flushed)
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	endFlush(true)
+	if werr != nil {
+		return off, werr
+	}
+	return off, rerr
 }

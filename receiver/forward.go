@@ -331,10 +331,11 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 	return name, nil
 }
 
-// send writes the held copy to tmp and reads it back: over SMB2/3 each
-// region is read back while later ones are written; otherwise (SMB1) the
-// whole file is written, then read back through a new handle. The copy is
-// flushed to the server's disk before it counts.
+// send writes the held copy to tmp and reads it back: over SMB2/3 through
+// the same handle, with several requests in flight and the last flush
+// running beside the read-back; otherwise (SMB1) sequentially, then read
+// back through a new handle. The copy is flushed to the server's disk
+// before it counts.
 func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local *os.File, sc Scan) error {
 	w, err := folder.Create(ctx, tmp)
 	if err != nil {
@@ -342,14 +343,23 @@ func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local 
 	}
 	h := sha256.New()
 	var sent, back int64
-	ra, overlap := concurrent(w)
-	if overlap {
-		sent, back, err = sendVerify(ra, local, h, fw.ring(), w.Sync, flushEvery)
+	ra, random := concurrent(w)
+	if random {
+		sent, err = writeAll(ra, local, fw.ring(), w.Sync, flushEvery)
+		if err == nil {
+			// read back through the same handle while the last flush runs
+			synced := make(chan error, 1)
+			go func() { synced <- w.Sync() }()
+			back, err = hashAt(h, ra, sent, fw.ring())
+			if serr := <-synced; err == nil && serr != nil {
+				err = serr
+			}
+		}
 	} else {
 		sent, err = pipe(w, local, fw.ring())
-	}
-	if err == nil {
-		err = w.Sync()
+		if err == nil {
+			err = w.Sync()
+		}
 	}
 	if cerr := w.Close(); err == nil {
 		err = cerr
@@ -357,7 +367,7 @@ func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local 
 	if err != nil {
 		return &DeliveryError{sc.ID, "write " + tmp, err}
 	}
-	if !overlap {
+	if !random {
 		if back, err = fw.readBack(ctx, folder, tmp, h, sc.Size); err != nil {
 			return &DeliveryError{sc.ID, "verify " + tmp, err}
 		}

@@ -10,7 +10,9 @@
 //	                           round's CPU seconds of the forwarder, the
 //	                           lab DC's smbd and the whole machine, and the
 //	                           load average; RXBENCH_CPUPROFILE=P writes the
-//	                           delivery's CPU profile to P.<round>)
+//	                           delivery's CPU profile to P.<round>;
+//	                           RXBENCH_ORDER=smbclient-first puts first in
+//	                           each round)
 //	rxbench ingest N           N PDFs put by smbclient (one logon each) into a
 //	                           running receiver; close → catalogued latency
 //	                           (close-write seen by inotify → the file leaves
@@ -18,6 +20,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -131,45 +134,97 @@ func forward(arg string) error {
 	if r, err := strconv.Atoi(os.Getenv("RXBENCH_ROUNDS")); err == nil && r > 0 {
 		rounds = r
 	}
+	// Each transfer starts right after the copy before it was removed from
+	// the DC's share (an untimed put is the first such copy): on this VM a
+	// write into page-cache pages just freed runs up to three times faster
+	// than one into pages long free (measured: 1 GiB puts took 3.4-4.9 s
+	// in a row while the earlier copies stayed, 1.2 s right after they
+	// were removed). Without this the side that runs second in a round was
+	// measured in the slow state and the ratio depended on the order.
+	prev := filepath.Join(remoteDir, "warm-up.pdf")
+	warm := exec.Command("smbclient", "//"+env("SWLAB_DC_IP")+"/scans", "-A", auth, "--use-kerberos=disabled", "-m", "SMB3",
+		"-c", fmt.Sprintf("cd %s; put %s warm-up.pdf", sub, src))
+	if out, err := warm.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
+		return fmt.Errorf("smbclient: %v %s", err, out)
+	}
+	defer func() { os.Remove(prev) }()
 	for round := 0; round < rounds; round++ {
-		// the forwarder, in its own process so its peak RSS is its own
 		_, idle := smbdProcs()
-		m0, s0 := machineCPU(), smbdCPU()
-		cmd := exec.Command(os.Args[0], "deliver-child", src+"|"+sub+"|"+strconv.Itoa(round))
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return fmt.Errorf("deliver: %v %s", err, out)
+		// the forwarder, in its own process so its peak RSS is its own
+		var d, dcpu, fwMachine, fwSmbd float64
+		var ru *syscall.Rusage
+		forwarder := func() error {
+			cmd := exec.Command(os.Args[0], "deliver-child", src+"|"+sub+"|"+strconv.Itoa(round))
+			cmd.Stderr = os.Stderr
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			defer cmd.Wait()
+			out := bufio.NewReader(stdout)
+			// the child has catalogued the scan: go
+			if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+				return fmt.Errorf("deliver child said %q (%v)", line, err)
+			}
+			if err := os.Remove(prev); err != nil {
+				return err
+			}
+			m0, s0 := machineCPU(), smbdCPU()
+			fmt.Fprintln(stdin, "go")
+			// the delivery itself (logon, write, rename, read back, verify),
+			// not the child's start-up and cataloguing
+			rest, _ := io.ReadAll(out)
+			if err := cmd.Wait(); err != nil {
+				return fmt.Errorf("deliver: %v %s", err, rest)
+			}
+			if _, err := fmt.Sscan(string(rest), &d, &dcpu); err != nil {
+				return fmt.Errorf("deliver child said %q", rest)
+			}
+			smbdSettle(idle)
+			fwMachine, fwSmbd = machineCPU()-m0, smbdCPU()-s0
+			ru = cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			prev = filepath.Join(remoteDir, "scan.pdf")
+			return nil
 		}
-		// the delivery itself (logon, write, rename, read back, verify),
-		// not the child's start-up and cataloguing
-		var d, dcpu float64
-		if _, err := fmt.Sscan(string(out), &d, &dcpu); err != nil {
-			return fmt.Errorf("deliver child said %q", out)
+		// smbclient put of the same file
+		var put, putCPU, scMachine, scSmbd float64
+		smbclient := func() error {
+			if err := os.Remove(prev); err != nil {
+				return err
+			}
+			t1 := time.Now()
+			m1, s1 := machineCPU(), smbdCPU()
+			c := exec.Command("smbclient", "//"+env("SWLAB_DC_IP")+"/scans", "-A", auth, "--use-kerberos=disabled", "-m", "SMB3",
+				"-c", fmt.Sprintf("cd %s; put %s ref-%d.pdf", sub, src, round))
+			if out, err := c.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
+				return fmt.Errorf("smbclient: %v %s", err, out)
+			}
+			put = time.Since(t1).Seconds()
+			smbdSettle(idle)
+			scMachine, scSmbd = machineCPU()-m1, smbdCPU()-s1
+			putCPU = cpuSeconds(c.ProcessState)
+			prev = filepath.Join(remoteDir, fmt.Sprintf("ref-%d.pdf", round))
+			return nil
 		}
-		smbdSettle(idle)
-		fwMachine, fwSmbd := machineCPU()-m0, smbdCPU()-s0
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		first, second := forwarder, smbclient
+		if os.Getenv("RXBENCH_ORDER") == "smbclient-first" {
+			first, second = smbclient, forwarder
+		}
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
 		rss = append(rss, ru.Maxrss)
 		fw = append(fw, d)
-		// smbclient put of the same file
-		t1 := time.Now()
-		m1, s1 := machineCPU(), smbdCPU()
-		c := exec.Command("smbclient", "//"+env("SWLAB_DC_IP")+"/scans", "-A", auth, "--use-kerberos=disabled", "-m", "SMB3",
-			"-c", fmt.Sprintf("cd %s; put %s ref-%d.pdf", sub, src, round))
-		if out, err := c.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
-			return fmt.Errorf("smbclient: %v %s", err, out)
-		}
-		sc = append(sc, time.Since(t1).Seconds())
-		smbdSettle(idle)
-		scMachine, scSmbd := machineCPU()-m1, smbdCPU()-s1
+		sc = append(sc, put)
 		fmt.Printf("round %d: forwarder %.2f s, smbclient put %.2f s (%.2fx), forwarder peak RSS %.1f MiB\n",
-			round+1, d, sc[len(sc)-1], sc[len(sc)-1]/d, float64(ru.Maxrss)/1024)
+			round+1, d, put, put/d, float64(ru.Maxrss)/1024)
 		load, _ := os.ReadFile("/proc/loadavg")
 		fmt.Printf("  CPU s: forwarder %.2f (delivery only), smbd %.2f, machine %.2f; smbclient %.2f, smbd %.2f, machine %.2f; load %s\n",
-			dcpu, fwSmbd, fwMachine, cpuSeconds(c.ProcessState), scSmbd, scMachine, strings.Join(strings.Fields(string(load))[:3], " "))
-		os.Remove(filepath.Join(remoteDir, "scan.pdf"))
-		os.Remove(filepath.Join(remoteDir, fmt.Sprintf("ref-%d.pdf", round)))
+			dcpu, fwSmbd, fwMachine, putCPU, scSmbd, scMachine, strings.Join(strings.Fields(string(load))[:3], " "))
 	}
 	mf, ms := median(fw), median(sc)
 	maxRSS := rss[0]
@@ -221,6 +276,10 @@ func deliverChild(arg string) error {
 		pprof.StartCPUProfile(pf)
 		defer pf.Close()
 		defer pprof.StopCPUProfile()
+	}
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return err
 	}
 	c0 := selfCPU()
 	t0 := time.Now()
