@@ -54,7 +54,9 @@ awk -v a="$msw" -v b="$msc" -v x="$mex" -v n="$n" -v host="$host" 'BEGIN {
 	printf "ratio scanwarden/smbclient: %.2f (target <= 0.30)\n", a/b
 	printf "floor: starting the binary (scanwarden version): median %.1f ms\n", x/1000
 }'
-# What one connection needs at least: the same requests through the same SMB
-# library in one process (no process start, no name lookup, no state store).
+# What one connection needs at least — the same requests through the same SMB
+# library in one process (no process start, no name lookup, no state store) —
+# alternating with whole checks in one process with the store open, as serve
+# runs them.
 addr=$(getent hosts "$host" | awk '{print $1; exit}')
 SMBFLOOR_PASSWORD="$SWLAB_PASSWORD" "$work/smbfloor" -addr "${addr:-$host}" -user "$user" -domain "$domain" -n "$n"
