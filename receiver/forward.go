@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -88,6 +89,12 @@ type forwarder struct {
 	log     *slog.Logger
 	now     func() time.Time
 	bufs    [][]byte // the copy ring (copyBuf each)
+	// names, when not nil, is held while a delivery picks its final name
+	// and renames its temporary file to it: the receiver's forwarders
+	// (background, on demand) share it, so two of them never pick the
+	// same free name. (An SMB2 rename replaces: smbcheck looks for the
+	// target first, and another delivery could take the name between.)
+	names *sync.Mutex
 
 	lastErr   string
 	lastErrAt time.Time
@@ -298,6 +305,15 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 	if err := fw.send(ctx, folder, tmp, local, sc); err != nil {
 		folder.Remove(context.WithoutCancel(ctx), tmp)
 		return "", err
+	}
+	if fw.names != nil {
+		fw.names.Lock()
+		defer fw.names.Unlock()
+		// the name may have been taken while this copy was sent
+		if name, done, err = fw.findName(ctx, folder, sc); err != nil || done {
+			folder.Remove(context.WithoutCancel(ctx), tmp)
+			return name, err
+		}
 	}
 	for range 100 {
 		err = folder.Rename(ctx, tmp, name)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -183,5 +184,72 @@ func TestDeliverCountsOnlyItsOwn(t *testing.T) {
 	err = receiver.DeliverScan(context.Background(), dir, racingCat{cat}, dDest, &dirRemote{dir: dest}, id)
 	if err == nil || !strings.Contains(err.Error(), "another delivery") {
 		t.Fatalf("DeliverScan of a scan claimed by another: %v", err)
+	}
+}
+
+// slowRename is a local destination folder whose rename looks for the
+// target, waits, then replaces — as smbcheck's SMB2 rename does (the SMB
+// library's rename replaces), with the window between made wide (a fake:
+// the race needs a timing no real server gives on demand).
+type slowRename struct{ dir string }
+
+func (s slowRename) Open(context.Context, smbcheck.Target) (receiver.Folder, error) {
+	return slowRenameFolder{dirFolder(s.dir)}, nil
+}
+
+type slowRenameFolder struct{ dirFolder }
+
+func (f slowRenameFolder) Rename(_ context.Context, a, b string) error {
+	if _, err := os.Stat(f.p(b)); err == nil {
+		return os.ErrExist
+	}
+	time.Sleep(150 * time.Millisecond)
+	return os.Rename(f.p(a), f.p(b))
+}
+
+// Scans of one name delivered at the same time by the receiver's
+// forwarders (background, Deliver, DeliverScan) each get their own name:
+// none replaces another's copy. (Two of them once picked the same free
+// name, and the second rename replaced the first copy: a scan marked
+// delivered was gone — seen as TestLabDeliverBrokenThenHealed failing
+// with one file at the destination.)
+func TestDeliverSameNameConcurrent(t *testing.T) {
+	remote := &dirRemote{dir: t.TempDir()}
+	remote.broken.Store(true)
+	e := newEnv(t, opts{remote: remote})
+	want := map[string]bool{}
+	for i := range 4 {
+		data := pdf(strings.Repeat(string(rune('p'+i)), 1000)) // same size, other bytes
+		want[sum(data)] = true
+		if err := e.put("reception/same.pdf", data, false); err != nil {
+			t.Fatal(err)
+		}
+		e.waitScans(10*time.Second, "taken in", func(r []receiver.Scan) bool { return len(r) == i+1 })
+	}
+	rows := e.waitScans(10*time.Second, "all failed", func(r []receiver.Scan) bool { return count(r, receiver.Failed) == 4 })
+	e.r.Close() // no background forwarder meeting the broken remote: one with the slow rename below
+	e.open(slowRename{remote.dir})
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 0 {
+				e.r.DeliverScan(context.Background(), rows[3].ID)
+				return
+			}
+			e.r.Deliver(context.Background(), "")
+		}()
+	}
+	wg.Wait()
+	e.waitScans(10*time.Second, "all delivered", func(r []receiver.Scan) bool { return count(r, receiver.Delivered) == 4 })
+	ents, _ := os.ReadDir(remote.dir)
+	got := map[string]bool{}
+	for _, en := range ents {
+		b, _ := os.ReadFile(filepath.Join(remote.dir, en.Name()))
+		got[sum(b)] = true
+	}
+	if len(ents) != 4 || len(got) != 4 {
+		t.Fatalf("destination holds %d files, %d different scans: %v", len(ents), len(got), ents)
 	}
 }

@@ -96,6 +96,7 @@ type Receiver struct {
 	fw     *forwarder
 	w      *watcher
 
+	names   sync.Mutex // its forwarders' choice of final names (forwarder.names)
 	mu      sync.Mutex
 	folders map[string]string // share folder → destination
 	stats   runStats
@@ -214,7 +215,7 @@ func (r *Receiver) ingester() *ingester {
 
 func (r *Receiver) forwarder() *forwarder {
 	return &forwarder{cfg: r.cfg.Forward, dataDir: r.cfg.DataDir, cat: r.cat, dests: r.dests, remote: r.remote,
-		claim: newClaim(), log: r.log, now: time.Now}
+		claim: newClaim(), log: r.log, now: time.Now, names: &r.names}
 }
 
 func (r *Receiver) destOf(folder string) string {
@@ -632,11 +633,15 @@ func DeliverNow(ctx context.Context, dataDir string, cat Catalogue, dests Destin
 // DeliverScan delivers one held (or failed) scan now, past the back-off
 // (the web page's "deliver now").
 func (r *Receiver) DeliverScan(ctx context.Context, id int64) error {
-	return DeliverScan(ctx, r.cfg.DataDir, r.cat, r.dests, r.remote, id)
+	return deliverScan(ctx, r.cfg.DataDir, r.cat, r.dests, r.remote, id, &r.names)
 }
 
 // DeliverScan does Receiver.DeliverScan without a running receiver.
 func DeliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, id int64) error {
+	return deliverScan(ctx, dataDir, cat, dests, remote, id, nil)
+}
+
+func deliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, id int64, names *sync.Mutex) error {
 	sc, err := cat.Scan(ctx, id)
 	if err != nil {
 		return err
@@ -660,7 +665,7 @@ func DeliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Desti
 			continue
 		}
 		fw := &forwarder{cfg: DefaultForward, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(),
-			log: slog.New(slog.DiscardHandler), now: time.Now}
+			log: slog.New(slog.DiscardHandler), now: time.Now, names: names}
 		folder, err := remote.Open(ctx, d.Target)
 		if err != nil {
 			fw.fail(ctx, sc, sc.State, err)
