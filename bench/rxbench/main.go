@@ -4,8 +4,10 @@
 //	rxbench forward SIZE_MIB   deliver one held scan of SIZE MiB to the lab
 //	                           DC's share through the forwarder (write, rename,
 //	                           read back, verify) and `smbclient put` the same
-//	                           file, alternating; peak RSS of the forwarding
-//	                           process
+//	                           file, alternating (and, as a reference with
+//	                           the forwarder's bytes on the wire, `get` it
+//	                           back to /dev/null); peak RSS of the
+//	                           forwarding process
 //	                           (RXBENCH_ROUNDS rounds, default 3; each
 //	                           round's CPU seconds of the forwarder, the
 //	                           lab DC's smbd and the whole machine, and the
@@ -128,7 +130,7 @@ func forward(arg string) error {
 	f.Close()
 	auth := filepath.Join(work, "auth")
 	os.WriteFile(auth, []byte(fmt.Sprintf("username = alice\npassword = %s\ndomain = %s\n", env("SWLAB_PASSWORD"), env("SWLAB_DOMAIN"))), 0o600)
-	var fw, sc []float64
+	var fw, sc, pg []float64
 	var rss []int64
 	rounds := 3
 	if r, err := strconv.Atoi(os.Getenv("RXBENCH_ROUNDS")); err == nil && r > 0 {
@@ -188,7 +190,7 @@ func forward(arg string) error {
 			return nil
 		}
 		// smbclient put of the same file
-		var put, putCPU, scMachine, scSmbd float64
+		var put, get, putCPU, scMachine, scSmbd float64
 		smbclient := func() error {
 			if err := os.Remove(prev); err != nil {
 				return err
@@ -205,6 +207,15 @@ func forward(arg string) error {
 			scMachine, scSmbd = machineCPU()-m1, smbdCPU()-s1
 			putCPU = cpuSeconds(c.ProcessState)
 			prev = filepath.Join(remoteDir, fmt.Sprintf("ref-%d.pdf", round))
+			// and read it back: the same bytes on the wire as the
+			// forwarder (a reference, not the target's)
+			t2 := time.Now()
+			g := exec.Command("smbclient", "//"+env("SWLAB_DC_IP")+"/scans", "-A", auth, "--use-kerberos=disabled", "-m", "SMB3",
+				"-c", fmt.Sprintf("cd %s; get ref-%d.pdf /dev/null", sub, round))
+			if out, err := g.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
+				return fmt.Errorf("smbclient get: %v %s", err, out)
+			}
+			get = time.Since(t2).Seconds()
 			return nil
 		}
 		first, second := forwarder, smbclient
@@ -220,6 +231,7 @@ func forward(arg string) error {
 		rss = append(rss, ru.Maxrss)
 		fw = append(fw, d)
 		sc = append(sc, put)
+		pg = append(pg, put+get)
 		fmt.Printf("round %d: forwarder %.2f s, smbclient put %.2f s (%.2fx), forwarder peak RSS %.1f MiB\n",
 			round+1, d, put, put/d, float64(ru.Maxrss)/1024)
 		load, _ := os.ReadFile("/proc/loadavg")
@@ -234,6 +246,8 @@ func forward(arg string) error {
 	size := float64(mib)
 	fmt.Printf("forward %d MiB to //%s/scans (write + rename + read back + SHA-256 verify): median %.2f s = %.0f MiB/s\n", mib, env("SWLAB_DC_IP"), mf, size/mf)
 	fmt.Printf("smbclient put of the same file:                                     median %.2f s = %.0f MiB/s\n", ms, size/ms)
+	mpg := median(pg)
+	fmt.Printf("(reference: smbclient put + get to /dev/null, the forwarder's bytes on the wire: median %.2f s; forwarder/that %.2fx)\n", mpg, mpg/mf)
 	fmt.Printf("throughput forwarder/smbclient: %.2fx (target >= 0.9x); forwarder peak RSS %.1f MiB (target < 64 MiB)\n", ms/mf, float64(maxRSS)/1024)
 	return nil
 }
