@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
@@ -139,7 +140,8 @@ type sniffConn struct {
 	stamp *stamper      // nil: messages leave as written
 
 	wmu       sync.Mutex
-	outRemain int // bytes of the message being written still to come
+	outRemain int         // bytes of the message being written still to come
+	gated     atomic.Bool // the gate was asked, or the logon is over
 
 	mu       sync.Mutex
 	off      bool   // sniffing stopped once the session is up
@@ -158,12 +160,15 @@ type sniffConn struct {
 var ntlmAuthenticate = []byte("NTLMSSP\x00\x03\x00\x00\x00")
 
 func (c *sniffConn) Write(p []byte) (int, error) {
-	if c.asks != nil && bytes.Contains(p, ntlmAuthenticate) {
+	// Searched only until the gate was asked or the logon ended: a
+	// forwarder's 1 MiB WRITEs are not scanned for the AUTHENTICATE.
+	if c.asks != nil && !c.gated.Load() && bytes.Contains(p, ntlmAuthenticate) {
 		c.mu.Lock()
 		first := !c.asked
 		c.asked = true
 		info := c.info
 		c.mu.Unlock()
+		c.gated.Store(true)
 		if first {
 			a := gateAsk{info: &info, answer: make(chan error, 1)}
 			select {
@@ -234,6 +239,7 @@ func (c *sniffConn) Read(p []byte) (int, error) {
 }
 
 func (c *sniffConn) stopSniffing() {
+	c.gated.Store(true)
 	if c.stamp != nil {
 		c.stamp.logonDone()
 	}

@@ -258,7 +258,7 @@ func (s *Session) connectFolder(ctx context.Context) error {
 			sess.close()
 			return opError("tree connect", "", err)
 		}
-		s.tree = smb2Tree{sh}
+		s.tree = smb2Tree{sh, sess.stamp}
 	}
 	if s.folder != "" {
 		fi, err := s.tree.stat(tctx, s.folder)
@@ -357,9 +357,10 @@ func (s *Session) openFile(ctx context.Context, op, name string, flag int) (*Fil
 }
 
 // Rename renames a file of the folder. It fails with os.ErrExist when to
-// exists. (Over SMB2/3 this is checked right before, since the SMB
-// library's rename would replace the file: one created by someone else in
-// between is replaced. Over SMB1 the server refuses.)
+// exists: the server refuses (over SMB2/3 the rename is stamped not to
+// replace, see stamp.go; on an encrypted session, where it cannot be, the
+// name is looked up right before — one created by someone else in between
+// would be replaced).
 func (s *Session) Rename(ctx context.Context, from, to string) error {
 	pto, err := s.rel(to)
 	if err != nil {
@@ -430,7 +431,10 @@ type sessionFile interface {
 	Close() error
 }
 
-type smb2Tree struct{ sh *smb2.Share }
+type smb2Tree struct {
+	sh    *smb2.Share
+	stamp *stamper
+}
 
 func (t smb2Tree) openFile(ctx context.Context, p string, flag int) (sessionFile, error) {
 	f, err := t.sh.WithContext(ctx).OpenFile(p, flag, 0o666)
@@ -442,6 +446,19 @@ func (t smb2Tree) openFile(ctx context.Context, p string, flag int) (sessionFile
 
 func (t smb2Tree) rename(ctx context.Context, from, to string) error {
 	sh := t.sh.WithContext(ctx)
+	if t.stamp != nil && t.stamp.ready() {
+		t.stamp.arm(to, keepStamp)
+		err := sh.Rename(from, to)
+		if t.stamp.disarm() {
+			if st, ok := ntStatusOf(err); ok && st == StatusObjectNameCollision {
+				return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
+			}
+			return err
+		}
+		// Not stamped (it left in a shape the stamper does not know):
+		// it may have replaced a file under to.
+		return errors.Join(err, fmt.Errorf("rename %s to %s: could not be kept from replacing a file of that name", from, to))
+	}
 	if _, err := sh.Stat(to); err == nil {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
 	} else if !errors.Is(err, os.ErrNotExist) {

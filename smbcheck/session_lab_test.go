@@ -39,6 +39,7 @@ func TestLabDialForward(t *testing.T) {
 	for _, tc := range []struct{ name, dest, user string }{
 		{"dc", "//" + lab.DCHost + "/scans", lab.Domain + `\alice`},
 		{"standalone", "//" + lab.SMB2IP + "/scans", "scanuser"},
+		{"signing-mandatory", "//" + lab.SignIP + "/scans", "scanuser"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			led := &countingLedger{Ledger: &MemoryLedger{}}
@@ -95,7 +96,12 @@ func TestLabDialForward(t *testing.T) {
 			if want := sha256.Sum256(data); !bytes.Equal(h.Sum(nil), want[:]) {
 				t.Fatal("read back differs")
 			}
-			// A rename onto an existing name is refused, not a replace.
+			// A rename onto an existing name is refused by the server (the
+			// rename is stamped not to replace; no lookup before it), and
+			// the file under that name is untouched.
+			if tr, ok := s.tree.(smb2Tree); !ok || !tr.stamp.ready() {
+				t.Fatalf("the rename cannot be stamped here (%T)", s.tree)
+			}
 			g, err := s.Create(ctx, tmp)
 			if err != nil {
 				t.Fatal(err)
@@ -104,6 +110,9 @@ func TestLabDialForward(t *testing.T) {
 			g.Close()
 			if err := s.Rename(ctx, tmp, final); !errors.Is(err, os.ErrExist) {
 				t.Errorf("rename onto an existing file: %v, want os.ErrExist", err)
+			}
+			if fi, err := s.Stat(ctx, final); err != nil || fi.Size() != int64(len(data)) {
+				t.Errorf("%s after the refused rename: %v, size %v (replaced?)", final, err, fi)
 			}
 			list, err := s.ReadDir(ctx, "")
 			if err != nil {

@@ -32,6 +32,7 @@ const (
 	smb2CmdNegotiate    = 0
 	smb2CmdSessionSetup = 1
 	smb2CmdCreate       = 5
+	smb2CmdSetInfo      = 17
 
 	smb2FlagResponse = 0x00000001
 	smb2FlagSigned   = 0x00000008
@@ -43,8 +44,13 @@ const (
 	shareDelete         = 0x00000004 // FILE_SHARE_DELETE
 )
 
-// A stamp is what is added to a CREATE's access, share access and options.
-type stamp struct{ access, share, options uint32 }
+// A stamp is what is added to a CREATE's access, share access and options
+// — or, for noReplace, a rename (SET_INFO FileRenameInformation) that must
+// not replace a file already under the new name.
+type stamp struct {
+	access, share, options uint32
+	noReplace              bool
+}
 
 var (
 	// doomStamp makes the canary: the server deletes it when its handle
@@ -53,6 +59,9 @@ var (
 	// shareStamp lets the delete probe open the canary while the
 	// canary's own handle (read and write) is still open.
 	shareStamp = stamp{share: shareRead | shareWrite}
+	// keepStamp makes a rename fail with OBJECT_NAME_COLLISION instead of
+	// replacing what is there (the SMB library always asks to replace).
+	keepStamp = stamp{noReplace: true}
 )
 
 // stamper stamps one armed CREATE of a session.
@@ -69,6 +78,7 @@ type stamper struct {
 	armed   []byte   // the CREATE's path, UTF-16LE; nil when disarmed
 	with    stamp
 	stamped bool
+	sealed  bool // a message left encrypted: nothing can be stamped
 }
 
 // logonMessage folds a negotiate or session setup message (request, or
@@ -150,7 +160,16 @@ func (s *stamper) outgoing(m []byte) []byte {
 	if s.armed == nil || s.stamped {
 		return m
 	}
-	out := stampCreate(m, s.armed, s.with)
+	if len(m) >= 4 && string(m[:4]) == "\xfdSMB" {
+		s.sealed = true
+		return m
+	}
+	var out []byte
+	if s.with.noReplace {
+		out = stampRename(m, s.armed)
+	} else {
+		out = stampCreate(m, s.armed, s.with)
+	}
 	if out == nil {
 		return m
 	}
@@ -162,6 +181,14 @@ func (s *stamper) outgoing(m []byte) []byte {
 	}
 	s.stamped = true
 	return out
+}
+
+// ready reports whether a stamp can be applied to the next message: none
+// has left encrypted, and the signing key can be derived if it is signed.
+func (s *stamper) ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.sealed && s.deriveKey()
 }
 
 // deriveKey derives the session's signing key (MS-SMB2 3.2.5.3.1) once.
@@ -221,6 +248,43 @@ func stampCreate(m, name []byte, st stamp) []byte {
 	}{{access, st.access}, {share, st.share}, {options, st.options}} {
 		binary.LittleEndian.PutUint32(out[f.at:], binary.LittleEndian.Uint32(out[f.at:])|f.bits)
 	}
+	return out
+}
+
+// stampRename returns a copy of m with ReplaceIfExists cleared when m is a
+// lone SMB2 SET_INFO FileRenameInformation request renaming to exactly name;
+// nil otherwise.
+func stampRename(m, name []byte) []byte {
+	const (
+		body         = 64
+		infoType     = body + 2
+		infoClass    = body + 3
+		bufLength    = body + 4
+		bufOffset    = body + 8
+		minSetInfo   = body + 32
+		structSet    = 33
+		renameHeader = 20 // ReplaceIfExists, 7 reserved, RootDirectory, FileNameLength
+	)
+	if len(m) < minSetInfo || string(m[:4]) != "\xfeSMB" ||
+		binary.LittleEndian.Uint16(m[12:]) != smb2CmdSetInfo ||
+		binary.LittleEndian.Uint32(m[16:])&smb2FlagResponse != 0 ||
+		binary.LittleEndian.Uint32(m[20:]) != 0 ||
+		binary.LittleEndian.Uint16(m[body:]) != structSet ||
+		m[infoType] != 1 || m[infoClass] != 10 { // SMB2_0_INFO_FILE, FileRenameInformation
+		return nil
+	}
+	off := int(binary.LittleEndian.Uint16(m[bufOffset:]))
+	n := int(binary.LittleEndian.Uint32(m[bufLength:]))
+	if off < minSetInfo || n < renameHeader || off+n > len(m) {
+		return nil
+	}
+	buf := m[off : off+n]
+	nameLen := int(binary.LittleEndian.Uint32(buf[16:]))
+	if renameHeader+nameLen > len(buf) || !bytes.Equal(buf[renameHeader:renameHeader+nameLen], name) {
+		return nil
+	}
+	out := bytes.Clone(m)
+	out[off] = 0 // ReplaceIfExists
 	return out
 }
 

@@ -143,3 +143,37 @@ func FuzzStamper(f *testing.F) {
 		}
 	})
 }
+
+// renameRequest is an SMB2 SET_INFO FileRenameInformation request to name,
+// replace-if-exists set, as the SMB library builds one.
+func renameRequest(name string) []byte {
+	m := make([]byte, 64)
+	copy(m, "\xfeSMB")
+	binary.LittleEndian.PutUint16(m[12:], smb2CmdSetInfo)
+	n := toUTF16(name)
+	buf := append([]byte{1}, make([]byte, 15)...)
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(n)))
+	buf = append(buf, n...)
+	b := binary.LittleEndian.AppendUint16(nil, 33)
+	b = append(b, 1, 10)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(buf)))
+	b = binary.LittleEndian.AppendUint16(b, 64+32)
+	b = append(b, make([]byte, 2+4+16)...)
+	return append(append(m, b...), buf...)
+}
+
+func TestStampRename(t *testing.T) {
+	m := renameRequest(`scans\report.pdf`)
+	out := stampRename(m, toUTF16(`scans\report.pdf`))
+	if out == nil || out[64+32] != 0 || m[64+32] != 1 {
+		t.Fatalf("replace-if-exists not cleared on a copy: %v", out)
+	}
+	if stampRename(m, toUTF16(`scans\other.pdf`)) != nil || stampRename(createRequest(`scans\report.pdf`), toUTF16(`scans\report.pdf`)) != nil {
+		t.Error("another rename, or a CREATE, was stamped")
+	}
+	short := renameRequest(`scans\report.pdf`)
+	binary.LittleEndian.PutUint32(short[64+32+16:], 1000) // a name length beyond the message
+	if stampRename(short, toUTF16(`scans\report.pdf`)) != nil {
+		t.Error("a rename whose name runs past the message was stamped")
+	}
+}
