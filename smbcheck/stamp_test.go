@@ -126,6 +126,7 @@ func TestStamperLeavesEncryptedAlone(t *testing.T) {
 // and the signature.
 func FuzzStamper(f *testing.F) {
 	f.Add(createRequest(`scanwarden-check-x.tmp`), []byte("\xfeSMB"))
+	f.Add(renameRequest(`scanwarden-check-x.tmp`), []byte("\xfeSMB"))
 	f.Fuzz(func(t *testing.T, out, in []byte) {
 		s := &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }}
 		s.logonMessage(in, len(in)%2 == 0)
@@ -135,6 +136,11 @@ func FuzzStamper(f *testing.F) {
 		if len(got) != len(out) {
 			t.Fatalf("length %d, want %d", len(got), len(out))
 		}
+		s.arm(`scanwarden-check-x.tmp`, keepStamp)
+		if renamed := s.outgoing(out); len(renamed) != len(out) {
+			t.Fatalf("rename stamp: length %d, want %d", len(renamed), len(out))
+		}
+		s.disarm()
 		for i := range got {
 			field := (i >= 48 && i < 64) || (i >= 64+24 && i < 64+28) || (i >= 64+32 && i < 64+36) || (i >= 64+40 && i < 64+44)
 			if got[i] != out[i] && !field {
