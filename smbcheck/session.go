@@ -453,11 +453,10 @@ func (t smb2Tree) rename(ctx context.Context, from, to string) error {
 			if st, ok := ntStatusOf(err); ok && st == StatusObjectNameCollision {
 				return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
 			}
-			return err
 		}
-		// Not stamped (it left in a shape the stamper does not know):
-		// it may have replaced a file under to.
-		return errors.Join(err, fmt.Errorf("rename %s to %s: could not be kept from replacing a file of that name", from, to))
+		// Not stamped only when the rename left in a shape the stamper
+		// does not know (or never left): it was renamed, or it failed.
+		return err
 	}
 	if _, err := sh.Stat(to); err == nil {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}

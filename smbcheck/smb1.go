@@ -537,6 +537,11 @@ func (c *smb1Conn) trans2(ctx context.Context, sub uint16, params, data []byte, 
 	// 32 + 1 + 30 words + 2 count = 65, +3 (pad, empty Unicode name) = 68.
 	const paramOff = 68
 	dataOff := paramOff + len(params)
+	pad := 0
+	if len(data) > 0 {
+		pad = (4 - dataOff%4) % 4 // data on a 4-byte boundary, as Windows clients send it
+		dataOff += pad
+	}
 	w := binary.LittleEndian.AppendUint16(nil, uint16(len(params))) // total parameter count
 	w = binary.LittleEndian.AppendUint16(w, uint16(len(data)))      // total data count
 	w = binary.LittleEndian.AppendUint16(w, 16)                     // max parameter count
@@ -551,7 +556,7 @@ func (c *smb1Conn) trans2(ctx context.Context, sub uint16, params, data []byte, 
 	w = binary.LittleEndian.AppendUint16(w, uint16(dataOff))
 	w = append(w, 1, 0) // setup count, reserved
 	w = binary.LittleEndian.AppendUint16(w, sub)
-	d := append(append([]byte{0, 0, 0}, params...), data...)
+	d := append(append(append([]byte{0, 0, 0}, params...), make([]byte, pad)...), data...)
 	resp, rw, _, err := c.call(ctx, smb1CmdTrans2, w, d, false)
 	if err != nil {
 		return nil, nil, err

@@ -69,6 +69,8 @@ type stamper struct {
 	// sessionKey is the NTLM session key, asked once the logon is done.
 	sessionKey func() []byte
 
+	armMu sync.Mutex // held from arm to disarm: one armed operation at a time
+
 	mu      sync.Mutex
 	dialect uint16
 	preauth [64]byte // SMB 3.1.1: hash of the logon's messages so far
@@ -135,8 +137,11 @@ func (s *stamper) logonDone() {
 }
 
 // arm makes the next CREATE of path (as the SMB library sends it: a
-// backslash path relative to the share) carry st.
+// backslash path relative to the share) carry st — or, for a noReplace
+// stamp, the next rename to path. It waits for an armed operation of
+// another goroutine to be disarmed; every arm must be followed by disarm.
 func (s *stamper) arm(path string, st stamp) {
+	s.armMu.Lock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.armed = toUTF16(path)
@@ -147,9 +152,11 @@ func (s *stamper) arm(path string, st stamp) {
 // disarm ends the stamp and reports whether it was applied.
 func (s *stamper) disarm() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.armed = nil
-	return s.stamped
+	stamped := s.stamped
+	s.mu.Unlock()
+	s.armMu.Unlock()
+	return stamped
 }
 
 // outgoing returns m as it should leave: m itself, or a stamped and
@@ -157,11 +164,11 @@ func (s *stamper) disarm() bool {
 func (s *stamper) outgoing(m []byte) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.armed == nil || s.stamped {
+	if len(m) >= 4 && string(m[:4]) == "\xfdSMB" {
+		s.sealed = true // an encrypting session or share: ready says no from now on
 		return m
 	}
-	if len(m) >= 4 && string(m[:4]) == "\xfdSMB" {
-		s.sealed = true
+	if s.armed == nil || s.stamped {
 		return m
 	}
 	var out []byte

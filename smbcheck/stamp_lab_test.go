@@ -109,3 +109,24 @@ func labSessionAs(t *testing.T, ip, user, domain, password string) *smb2.Session
 	t.Cleanup(func() { s.Logoff() })
 	return s
 }
+
+// TestLabCanaryEncryptedShare: on a share that requires encryption the
+// canary cannot be stamped; it is created plainly, deleted after the close,
+// and the check is ok with nothing left behind.
+func TestLabCanaryEncryptedShare(t *testing.T) {
+	lab := testlab.Require(t)
+	r := Run(context.Background(), labTarget(t, lab, "//"+lab.SMB2IP+"/sealed", "scanuser", ""), Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
+	w := r.Step(StepWrite)
+	if r.Verdict.Cause != CauseOK || w == nil || w.Evidence["delete_on_close"] != false || r.Canary != "" {
+		t.Fatalf("verdict %s, write %+v, canary %q:%s", r.Verdict.Cause, w, r.Canary, stepsString(r))
+	}
+	watch := labSessionAs(t, lab.SMB2IP, "scanuser", "", lab.Password)
+	sh, err := watch.Mount(`\\` + lab.SMB2IP + `\sealed`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Umount()
+	if _, err := sh.Stat(fmt.Sprint(w.Evidence["canary"])); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("canary %v still there: %v", w.Evidence["canary"], err)
+	}
+}

@@ -118,6 +118,18 @@ func TestStamperLeavesEncryptedAlone(t *testing.T) {
 	if out := s.outgoing(enc); &out[0] != &enc[0] || s.disarm() {
 		t.Fatal("an encrypted message was stamped")
 	}
+	// Encrypted traffic before anything is armed (the tree connect, a
+	// folder lookup) already says no: a rename then looks the name up
+	// first instead of leaving unstamped.
+	s = &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
+	s.logonDone()
+	if !s.ready() {
+		t.Fatal("not ready before any encrypted message")
+	}
+	s.outgoing(enc)
+	if s.ready() {
+		t.Error("ready after an encrypted message left unarmed")
+	}
 }
 
 // FuzzStamper: whatever a server sends during the logon (hashed) and
@@ -133,6 +145,7 @@ func FuzzStamper(f *testing.F) {
 		s.logonDone()
 		s.arm(`scanwarden-check-x.tmp`, doomStamp)
 		got := s.outgoing(out)
+		s.disarm()
 		if len(got) != len(out) {
 			t.Fatalf("length %d, want %d", len(got), len(out))
 		}

@@ -269,6 +269,11 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 
 	f, doomed, err := fs.CreateCanary(p)
 	if err != nil {
+		if _, answered := ntStatusOf(err); !answered {
+			// No answer (a timeout, a dropped connection): the CREATE
+			// may have been carried out. The next check sweeps the name.
+			keepRecord = true
+		}
 		c.writeFailed(s, "create", err, p)
 		return
 	}
