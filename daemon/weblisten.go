@@ -24,6 +24,11 @@ import (
 // session or an API token) within the last 24 h, so the admin who was
 // logged in still gets the page during such a flood (at most
 // webTrustedMax such addresses are remembered, the least recent forgotten).
+//
+// "One address" is an IPv6 peer's /64 (connlimit): a host's SLAAC or
+// privacy addresses count as one. Neighbours on that /64 share its
+// WebMaxConnsPerAddr, so a trusted IPv6 address is not held to its /64's
+// (only to the caps in all).
 const (
 	WebMaxConns        = 256
 	WebMaxConnsPerAddr = 32
@@ -56,7 +61,10 @@ func (w *webLimit) wrap(ln net.Listener, tls bool) *connlimit.Listener {
 		reply = ""
 	}
 	l := connlimit.New(ln, func(peer netip.Addr, open, fromPeer int) (string, bool) {
-		if fromPeer < WebMaxConnsPerAddr && (open < WebMaxConns || (open < WebMaxConns+WebReserve && w.isTrusted(peer))) {
+		if open < WebMaxConns && fromPeer < WebMaxConnsPerAddr {
+			return "", true
+		}
+		if open < WebMaxConns+WebReserve && w.isTrusted(peer) && (fromPeer < WebMaxConnsPerAddr || peer.Is6()) {
 			return "", true
 		}
 		w.refuse(peer, open, fromPeer)

@@ -14,7 +14,9 @@ import (
 )
 
 // Admit decides on a connection from peer while open connections are
-// admitted in all, fromPeer of them from peer. ok admits it; otherwise
+// admitted in all, fromPeer of them from peer (from peer's /64 when it is
+// an IPv6 address: one host with SLAAC or privacy addresses, or one
+// network, counts as one). ok admits it; otherwise
 // reply (may be empty) is written to the connection, best effort within
 // 100 ms, and the connection is closed.
 type Admit func(peer netip.Addr, open, fromPeer int) (reply string, ok bool)
@@ -28,7 +30,7 @@ type Listener struct {
 	mu      sync.Mutex
 	closed  bool
 	conns   map[*conn]struct{}
-	perAddr map[netip.Addr]int
+	perAddr map[netip.Addr]int // by peerKey
 	wg      sync.WaitGroup
 }
 
@@ -55,7 +57,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 			c.Close()
 			return nil, net.ErrClosed
 		}
-		if reply, ok := l.admit(peer, len(l.conns), l.perAddr[peer]); !ok {
+		key := peerKey(peer)
+		if reply, ok := l.admit(peer, len(l.conns), l.perAddr[key]); !ok {
 			l.mu.Unlock()
 			if reply != "" {
 				c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
@@ -68,9 +71,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if l.session > 0 {
 			end = time.Now().Add(l.session)
 		}
-		tc := &conn{Conn: c, l: l, peer: peer, end: end}
+		tc := &conn{Conn: c, l: l, key: key, end: end}
 		l.conns[tc] = struct{}{}
-		l.perAddr[peer]++
+		l.perAddr[key]++
 		l.wg.Add(1)
 		l.mu.Unlock()
 		if !end.IsZero() {
@@ -78,6 +81,15 @@ func (l *Listener) Accept() (net.Conn, error) {
 		}
 		return tc, nil
 	}
+}
+
+// peerKey is what the per-address count is kept under: an IPv4 address
+// itself, an IPv6 address's /64 (its zone dropped).
+func peerKey(a netip.Addr) netip.Addr {
+	if !a.Is6() {
+		return a
+	}
+	return netip.PrefixFrom(a, 64).Masked().Addr()
 }
 
 // Open is the number of admitted connections not yet closed.
@@ -111,7 +123,7 @@ func (l *Listener) Wait() { l.wg.Wait() }
 type conn struct {
 	net.Conn
 	l    *Listener
-	peer netip.Addr
+	key  netip.Addr // peerKey of its peer
 	end  time.Time
 	once sync.Once
 }
@@ -135,8 +147,8 @@ func (c *conn) Close() error {
 	c.once.Do(func() {
 		c.l.mu.Lock()
 		delete(c.l.conns, c)
-		if c.l.perAddr[c.peer]--; c.l.perAddr[c.peer] <= 0 {
-			delete(c.l.perAddr, c.peer)
+		if c.l.perAddr[c.key]--; c.l.perAddr[c.key] <= 0 {
+			delete(c.l.perAddr, c.key)
 		}
 		c.l.mu.Unlock()
 		c.l.wg.Done()

@@ -95,3 +95,78 @@ func TestListener(t *testing.T) {
 		t.Fatal("Shut/Wait did not return")
 	}
 }
+
+// fakeListener hands out in-memory connections that say they come from
+// the given addresses (a fake: the peers' IPv6 addresses, other than ::1,
+// cannot be dialled from here).
+type fakeListener struct {
+	peers chan string
+}
+
+type fakeConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c fakeConn) RemoteAddr() net.Addr { return c.remote }
+
+func (f fakeListener) Accept() (net.Conn, error) {
+	p, ok := <-f.peers
+	if !ok {
+		return nil, net.ErrClosed
+	}
+	a, b := net.Pipe()
+	go func() { io.Copy(io.Discard, b) }()
+	return fakeConn{a, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(p))}, nil
+}
+func (f fakeListener) Close() error   { return nil }
+func (f fakeListener) Addr() net.Addr { return &net.TCPAddr{} }
+
+// The per-address count of an IPv6 peer is its /64's: another address of
+// the same /64 (SLAAC, privacy addresses) is counted with it, another /64
+// and IPv4 addresses apart; Admit still sees the peer's own address.
+func TestPerAddressIPv6By64(t *testing.T) {
+	peers := []struct {
+		addr     string
+		fromPeer int // what Admit is told
+	}{
+		{"[2001:db8:1:2::10]:5000", 0},
+		{"[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:5001", 1},
+		{"[2001:db8:1:2::10%eth0]:5002", 2},
+		{"[2001:db8:1:3::10]:5003", 0},
+		{"[::ffff:192.0.2.1]:5004", 0},
+		{"192.0.2.1:5005", 1},
+		{"192.0.2.2:5006", 0},
+	}
+	ch := make(chan string, len(peers))
+	var seen []netip.Addr
+	var told []int
+	l := New(fakeListener{ch}, func(p netip.Addr, open, fromPeer int) (string, bool) {
+		seen = append(seen, p)
+		told = append(told, fromPeer)
+		return "", true
+	}, 0)
+	var conns []net.Conn
+	for i, p := range peers {
+		ch <- p.addr
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if told[i] != p.fromPeer {
+			t.Errorf("%s: Admit told %d from the peer, want %d", p.addr, told[i], p.fromPeer)
+		}
+		want := netip.MustParseAddrPort(p.addr).Addr().Unmap()
+		if seen[i] != want {
+			t.Errorf("%s: Admit saw %s", p.addr, seen[i])
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	if l.Open() != 0 || len(l.perAddr) != 0 {
+		t.Errorf("after closing all: open %d, counts %v", l.Open(), l.perAddr)
+	}
+	close(ch)
+}
