@@ -435,14 +435,32 @@ func (fw *forwarder) findName(ctx context.Context, folder Folder, sc Scan) (stri
 		if err != nil {
 			return "", false, &DeliveryError{sc.ID, "stat " + name, err}
 		}
-		if fi.Size() == sc.Size && fw.verify(ctx, folder, name, sc) == nil {
+		if fi.IsDir() || fi.Size() != sc.Size {
+			continue // another file (or a folder) has the name
+		}
+		// Same size: read it back. Only a file that read back as other
+		// bytes frees us to take the next name; one that could not be
+		// read (a timeout, a sharing violation, a dropped connection) may
+		// be this very scan (a crash after its rename): the delivery is
+		// retried later rather than made a second time.
+		err = fw.verify(ctx, folder, name, sc)
+		if err == nil {
 			return name, true, nil
+		}
+		if !errors.Is(err, errDiffers) {
+			return "", false, &DeliveryError{sc.ID, "read back " + name, err}
 		}
 	}
 	return "", false, &DeliveryError{sc.ID, "find a free name", errors.New("999 files of that name")}
 }
 
-// verify reads name back and compares size and SHA-256 with the catalogue.
+// errDiffers marks verify's error when the file read back whole and holds
+// other bytes than the scan (size or SHA-256); any other error of verify
+// says the file could not be read.
+var errDiffers = errors.New("another file")
+
+// verify reads name back and compares size and SHA-256 with the catalogue:
+// errDiffers when they differ.
 func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc Scan) error {
 	h := sha256.New()
 	n, err := fw.readBack(ctx, folder, name, h, sc.Size)
@@ -451,7 +469,7 @@ func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc 
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if n != sc.Size || sum != sc.SHA256 {
-		return fmt.Errorf("read back %d bytes sha256 %s, want %d bytes %s", n, sum, sc.Size, sc.SHA256)
+		return fmt.Errorf("%w: read back %d bytes sha256 %s, want %d bytes %s", errDiffers, n, sum, sc.Size, sc.SHA256)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package receiver_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,5 +252,73 @@ func TestDeliverSameNameConcurrent(t *testing.T) {
 	}
 	if len(ents) != 4 || len(got) != 4 {
 		t.Fatalf("destination holds %d files, %d different scans: %v", len(ents), len(got), ents)
+	}
+}
+
+// errSharing stands for a Windows server's STATUS_SHARING_VIOLATION (a
+// user or a virus scanner holds the file open without share-read): a fake,
+// no lab server produces it on demand.
+var errSharing = errors.New("open: sharing violation")
+
+// unreadable is a destination folder whose named file cannot be opened.
+type unreadable struct {
+	dir, name string
+}
+
+func (u unreadable) Open(context.Context, smbcheck.Target) (receiver.Folder, error) {
+	return unreadableFolder{dirFolder(u.dir), u.name}, nil
+}
+
+type unreadableFolder struct {
+	dirFolder
+	name string
+}
+
+func (f unreadableFolder) Open(ctx context.Context, n string) (receiver.RemoteFile, error) {
+	if n == f.name {
+		return nil, errSharing
+	}
+	return f.dirFolder.Open(ctx, n)
+}
+
+// A file of the scan's name and size that cannot be read back may be this
+// very scan (a crash after its rename, before it was marked delivered):
+// the delivery fails and is retried, instead of delivering a second copy
+// under "scan (2).pdf". Once it reads back as the scan, the scan counts as
+// delivered there; a file of that size with other bytes does free the
+// next name.
+func TestDeliverUnreadableNameIsNoOtherFile(t *testing.T) {
+	data := pdf(strings.Repeat("kill -9 ", 5000))
+	dir, cat, id := heldScan(t, data)
+	dest := t.TempDir()
+	os.WriteFile(filepath.Join(dest, "scan.pdf"), data, 0o600) // delivered before the crash
+	n, err := receiver.DeliverNow(context.Background(), dir, cat, dDest, unreadable{dest, "scan.pdf"}, "d")
+	if n != 0 || !errors.Is(err, errSharing) {
+		t.Fatalf("delivered %d, err %v", n, err)
+	}
+	if ents, _ := os.ReadDir(dest); len(ents) != 1 {
+		t.Fatalf("destination holds %v", ents)
+	}
+	sc, _ := cat.Scan(context.Background(), id)
+	if sc.State != receiver.Failed || !strings.Contains(sc.Error, "sharing violation") {
+		t.Fatalf("scan %+v", sc)
+	}
+	n, err = receiver.DeliverNow(context.Background(), dir, cat, dDest, &dirRemote{dir: dest}, "d")
+	if sc, _ = cat.Scan(context.Background(), id); n != 1 || err != nil || sc.RemoteName != "scan.pdf" {
+		t.Fatalf("readable: %d, %v, %+v", n, err, sc)
+	}
+	if ents, _ := os.ReadDir(dest); len(ents) != 1 {
+		t.Fatalf("destination holds %v", ents)
+	}
+
+	// Same size, other bytes: the next name.
+	dir, cat, id = heldScan(t, data)
+	dest = t.TempDir()
+	other := append([]byte(nil), data...)
+	other[100] ^= 1
+	os.WriteFile(filepath.Join(dest, "scan.pdf"), other, 0o600)
+	n, err = receiver.DeliverNow(context.Background(), dir, cat, dDest, &dirRemote{dir: dest}, "d")
+	if sc, _ = cat.Scan(context.Background(), id); n != 1 || err != nil || sc.RemoteName != "scan (2).pdf" {
+		t.Fatalf("another file of that name: %d, %v, %+v", n, err, sc)
 	}
 }
