@@ -89,12 +89,15 @@ type forwarder struct {
 	log     *slog.Logger
 	now     func() time.Time
 	bufs    [][]byte // the copy ring (copyBuf each)
-	// names, when not nil, is held while a delivery picks its final name
-	// and renames its temporary file to it: the receiver's forwarders
-	// (background, on demand) share it, so two of them never pick the
-	// same free name. (An SMB2 rename replaces: smbcheck looks for the
-	// target first, and another delivery could take the name between.)
-	names *sync.Mutex
+	// names, when not nil, has the lock of each destination folder, held
+	// while a delivery picks its final name there and renames its
+	// temporary file to it: the receiver's forwarders (background, on
+	// demand) share it, so two of them never pick the same free name.
+	// (Should an SMB2 rename replace — smbcheck looks for the target
+	// first on an encrypted session — another delivery could take the
+	// name between.) One lock per folder: a slow destination holds up
+	// only deliveries to that folder.
+	names *nameLocks
 
 	lastErr   string
 	lastErrAt time.Time
@@ -205,7 +208,7 @@ func (fw *forwarder) deliverTo(ctx context.Context, d Destination, scans []Scan)
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
-		err := fw.deliver(ctx, folder, sc)
+		err := fw.deliver(ctx, folder, d, sc)
 		if errors.Is(err, errClaimed) {
 			continue // another delivery has it: not ours to count
 		}
@@ -257,7 +260,7 @@ var errClaimed = errors.New("another delivery has it in hand")
 // → rename to a free name (a file already there with the same content
 // counts as delivered) → delivered. A scan another delivery claimed first
 // is left to it: errClaimed.
-func (fw *forwarder) deliver(ctx context.Context, folder Folder, sc Scan) error {
+func (fw *forwarder) deliver(ctx context.Context, folder Folder, d Destination, sc Scan) error {
 	from := sc.State
 	sc.State, sc.Claim = Delivering, fw.claim
 	if ok, err := fw.cat.UpdateScan(ctx, sc, from); err != nil {
@@ -265,7 +268,7 @@ func (fw *forwarder) deliver(ctx context.Context, folder Folder, sc Scan) error 
 	} else if !ok {
 		return &DeliveryError{sc.ID, "claim", errClaimed}
 	}
-	name, err := fw.copyScan(ctx, folder, sc)
+	name, err := fw.copyScan(ctx, folder, d, sc)
 	if err != nil {
 		fw.fail(ctx, sc, Delivering, err)
 		return err
@@ -286,7 +289,7 @@ func (fw *forwarder) deliver(ctx context.Context, folder Folder, sc Scan) error 
 // renamed to a free name. So a final name only ever holds a copy that read
 // back as the scan; a crash leaves at most the temporary file, which the
 // next attempt removes.
-func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (string, error) {
+func (fw *forwarder) copyScan(ctx context.Context, folder Folder, d Destination, sc Scan) (string, error) {
 	local, err := os.Open(filepath.Join(fw.dataDir, sc.HeldPath))
 	if err != nil {
 		return "", &DeliveryError{sc.ID, "open held copy", err}
@@ -307,8 +310,7 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 		return "", err
 	}
 	if fw.names != nil {
-		fw.names.Lock()
-		defer fw.names.Unlock()
+		defer fw.names.lock(folderKey(d.Target))()
 		// the name may have been taken while this copy was sent
 		if name, done, err = fw.findName(ctx, folder, sc); err != nil || done {
 			folder.Remove(context.WithoutCancel(ctx), tmp)
@@ -345,6 +347,52 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, sc Scan) (stri
 		return "", &DeliveryError{sc.ID, "stat " + name, err}
 	}
 	return name, nil
+}
+
+// nameLocks has a mutex per destination folder (folderKey), made on first
+// use and dropped when no delivery holds or waits for it.
+type nameLocks struct {
+	mu sync.Mutex
+	m  map[string]*nameLock
+}
+
+type nameLock struct {
+	sync.Mutex
+	users int // holding or waiting; under nameLocks.mu
+}
+
+// lock takes key's mutex and returns its unlock.
+func (ls *nameLocks) lock(key string) (unlock func()) {
+	ls.mu.Lock()
+	if ls.m == nil {
+		ls.m = map[string]*nameLock{}
+	}
+	l := ls.m[key]
+	if l == nil {
+		l = &nameLock{}
+		ls.m[key] = l
+	}
+	l.users++
+	ls.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		ls.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(ls.m, key)
+		}
+		ls.mu.Unlock()
+	}
+}
+
+// folderKey names a destination's real folder for its names lock: host,
+// port, share and path, case-folded as Windows and Samba compare them.
+// (Two destinations naming one server differently — a name and an address
+// — get two keys; their names then rest on the rename that does not
+// replace.)
+func folderKey(t smbcheck.Target) string {
+	p := strings.Trim(strings.ReplaceAll(t.Path, `\`, "/"), "/")
+	return strings.ToLower(fmt.Sprintf("%s|%d|%s|%s", t.Host, t.Info().Port, t.Share, p))
 }
 
 // send writes the held copy to tmp and reads it back: over SMB2/3 through

@@ -322,3 +322,94 @@ func TestDeliverUnreadableNameIsNoOtherFile(t *testing.T) {
 		t.Fatalf("another file of that name: %d, %v, %+v", n, err, sc)
 	}
 }
+
+// hangingRemote opens real local folders by the target's host: the folder
+// of host "hung" answers every rename only once release is closed (a fake
+// for a destination server that stopped answering: its timeout is minutes).
+type hangingRemote struct {
+	dirs    map[string]string // host → local folder
+	entered chan struct{}     // a rename reached the hung folder
+	release chan struct{}
+}
+
+func (h hangingRemote) Open(_ context.Context, t smbcheck.Target) (receiver.Folder, error) {
+	if t.Host == "hung" {
+		return hungFolder{dirFolder(h.dirs[t.Host]), h}, nil
+	}
+	return dirFolder(h.dirs[t.Host]), nil
+}
+
+type hungFolder struct {
+	dirFolder
+	h hangingRemote
+}
+
+func (f hungFolder) Rename(ctx context.Context, a, b string) error {
+	f.h.entered <- struct{}{}
+	select {
+	case <-f.h.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return f.dirFolder.Rename(ctx, a, b)
+}
+
+// A destination that hangs while a delivery holds its names lock (between
+// picking the final name and the rename) holds up no delivery to another
+// destination: the names lock is per destination folder.
+func TestDeliverHungDestinationBlocksNoOther(t *testing.T) {
+	h := hangingRemote{dirs: map[string]string{"hung": t.TempDir(), "fine": t.TempDir()},
+		entered: make(chan struct{}, 1), release: make(chan struct{})}
+	dests := staticDests{{Name: "hung", Folder: "hung", Target: smbcheck.Target{Host: "hung", Share: "s"}},
+		{Name: "fine", Folder: "fine", Target: smbcheck.Target{Host: "fine", Share: "s"}}}
+	e := newEnv(t, opts{remote: h, dests: dests})
+	ids := map[string]int64{}
+	for _, d := range dests {
+		data := pdf("to " + d.Name)
+		held := filepath.Join("held", d.Name+".pdf")
+		os.MkdirAll(filepath.Join(e.dir, "held"), 0o700)
+		if err := os.WriteFile(filepath.Join(e.dir, held), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// failed, retry far off: the background forwarder leaves them alone
+		id, err := e.st.Scans().AddScan(context.Background(), receiver.Scan{Destination: d.Name, Folder: d.Folder, File: "scan.pdf",
+			Size: int64(len(data)), SHA256: sum(data), State: receiver.Failed, ReceivedAt: time.Now(), HeldPath: held,
+			NextAttempt: time.Now().Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[d.Name] = id
+	}
+	hung := make(chan error, 1)
+	go func() { hung <- e.r.DeliverScan(context.Background(), ids["hung"]) }()
+	select {
+	case <-h.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the delivery to the hung destination did not reach its rename")
+	}
+	fine := make(chan error, 1)
+	t0 := time.Now()
+	go func() { fine <- e.r.DeliverScan(context.Background(), ids["fine"]) }()
+	select {
+	case err := <-fine:
+		if err != nil {
+			t.Errorf("delivery to the other destination: %v", err)
+		}
+		t.Logf("the other destination's delivery took %v while one hung", time.Since(t0))
+		fine <- nil
+	case <-time.After(5 * time.Second):
+		t.Error("the delivery to the other destination waited on the hung one")
+	}
+	close(h.release)
+	if err := <-hung; err != nil {
+		t.Errorf("the hung destination, released: %v", err)
+	}
+	if err := <-fine; err != nil {
+		t.Errorf("delivery to the other destination: %v", err)
+	}
+	for name, dir := range h.dirs {
+		if b, err := os.ReadFile(filepath.Join(dir, "scan.pdf")); err != nil || sum(b) != sum(pdf("to "+name)) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

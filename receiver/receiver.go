@@ -96,7 +96,7 @@ type Receiver struct {
 	fw     *forwarder
 	w      *watcher
 
-	names   sync.Mutex // its forwarders' choice of final names (forwarder.names)
+	names   nameLocks // its forwarders' choice of final names (forwarder.names)
 	mu      sync.Mutex
 	folders map[string]string // share folder → destination
 	stats   runStats
@@ -641,7 +641,7 @@ func DeliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Desti
 	return deliverScan(ctx, dataDir, cat, dests, remote, id, nil)
 }
 
-func deliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, id int64, names *sync.Mutex) error {
+func deliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, id int64, names *nameLocks) error {
 	sc, err := cat.Scan(ctx, id)
 	if err != nil {
 		return err
@@ -672,7 +672,7 @@ func deliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Desti
 			return fmt.Errorf("destination %s: %w", d.Name, err)
 		}
 		defer folder.Close()
-		return fw.deliver(ctx, folder, sc)
+		return fw.deliver(ctx, folder, d, sc)
 	}
 	return fmt.Errorf("scan %d: destination %q is no longer registered", id, sc.Destination)
 }
