@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -21,15 +22,43 @@ import (
 // saved there (at most a second after they change, and at Close) and read
 // back at Open: a trap captured before a restart is refused after it.
 // Without a store the first message of an engine after a restart is taken
-// as it comes.
+// as it comes. A loaded notion is re-based to the time of loading: its
+// saved wall-clock time is not trusted (a box without a real-time clock
+// starts with its clock ahead or behind, and NTP steps it later), so the
+// extrapolation starts again from the engine's latest time at Open. That
+// under-counts the time the box was down (more permissive); captures from
+// further back than the window before that latest time, and copies of the
+// digests taken within it, are still refused.
+//
+// An engine that restarts without incrementing snmpEngineBoots (some
+// agents keep it on a read-only store, or reset it) has its clock far
+// behind its notion from then on, which would never heal. So after
+// rebaseAfter authenticated traps in a row from one engine, refused as
+// behind its notion, with one boots value, and consistent with each other
+// (each later in engine time, the engine's clock advancing with ours), the
+// notion is re-based to the last of them (which is taken), and the
+// listener logs an ERROR naming the engine and counts it.
 
 // timeWindow is RFC 3414's 150 s.
 const timeWindow = 150 * time.Second
 
 // Bounds of the guard's memory. Only authenticated messages reach it.
+// When maxDigests are kept, the oldest go down to keepDigests (and all
+// older than the window): the scan is paid once per maxDigests-keepDigests
+// new digests.
 const (
-	maxEngines = 1024
-	maxDigests = 8192
+	maxEngines  = 1024
+	maxDigests  = 8192
+	keepDigests = maxDigests * 3 / 4
+)
+
+// rebaseAfter consistent traps in a row refused as behind an engine's
+// notion re-base it; rebaseSlack (plus 2 % of the run's length) is how far
+// the engine's clock may drift from ours over the run (whole seconds on
+// the wire, the network's delay).
+const (
+	rebaseAfter = 3
+	rebaseSlack = 2 * time.Second
 )
 
 // usmStamp is what a v3 trap says about its sender's engine.
@@ -41,7 +70,46 @@ type usmStamp struct {
 
 type engineNotion struct {
 	boots, time uint32
-	at          time.Time // when the latest boots/time arrived
+	at          time.Time // when the latest boots/time arrived (or the notion was loaded)
+	behind      behindRun // the traps refused in a row as behind this notion
+}
+
+// behindRun is a run of authenticated traps from one engine refused as
+// behind its notion (an earlier boot, or older than the window).
+type behindRun struct {
+	n                   int
+	boots               uint32
+	firstTime, lastTime uint32
+	firstAt             time.Time
+}
+
+// add counts s, refused at now as behind, into the run; it says whether
+// the run is now rebaseAfter long. A trap that does not follow the run (
+// another boots value, not later in engine time, or engine time not
+// advancing with real time since the run's first) starts a new run.
+func (r *behindRun) add(s usmStamp, now time.Time) bool {
+	if r.n > 0 && s.boots == r.boots && s.time > r.lastTime {
+		engine := time.Duration(s.time-r.firstTime) * time.Second
+		ours := now.Sub(r.firstAt)
+		if d := engine - ours; d.Abs() <= rebaseSlack+ours.Abs()/50 {
+			r.n++
+			r.lastTime = s.time
+			return r.n >= rebaseAfter
+		}
+	}
+	*r = behindRun{n: 1, boots: s.boots, firstTime: s.time, lastTime: s.time, firstAt: now}
+	return false
+}
+
+// verdict is the guard's answer on one message.
+type verdict struct {
+	ok  bool
+	why string // why it was refused
+	// rebased is set when the message ended a run of rebaseAfter refused
+	// as behind: the notion given up (its time extrapolated to now) was
+	// replaced by the message's boots/time, and the message taken.
+	rebased bool
+	was     struct{ boots, time uint32 }
 }
 
 type seenKey struct{ engine, digest string }
@@ -58,41 +126,51 @@ func newReplayGuard() *replayGuard {
 }
 
 // check says whether a message stamped s, arriving at now, is taken; when
-// it is, it updates the engine's notion. why says what is wrong otherwise.
-func (g *replayGuard) check(s usmStamp, now time.Time) (ok bool, why string) {
+// it is, it updates the engine's notion.
+func (g *replayGuard) check(s usmStamp, now time.Time) verdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s.boots >= math.MaxInt32 {
-		return false, "engine boots at its maximum (RFC 3414: never in the time window)"
+		return verdict{why: "engine boots at its maximum (RFC 3414: never in the time window)"}
 	}
 	key := seenKey{s.engineID, s.digest}
 	if _, dup := g.seen[key]; dup {
-		return false, "a copy of a trap already taken"
+		return verdict{why: "a copy of a trap already taken"}
 	}
+	var v verdict
 	n, known := g.engines[s.engineID]
 	if known {
-		if s.boots < n.boots {
-			return false, "from an earlier boot of the sending engine than already seen"
+		est := int64(n.time) + int64(now.Sub(n.at)/time.Second)
+		switch {
+		case s.boots < n.boots:
+			v.why = "from an earlier boot of the sending engine than already seen"
+		case s.boots == n.boots && int64(s.time) < est-int64(timeWindow/time.Second):
+			v.why = "older than the 150 s time window of the sending engine's clock"
 		}
-		if s.boots == n.boots {
-			est := int64(n.time) + int64(now.Sub(n.at)/time.Second)
-			if int64(s.time) < est-int64(timeWindow/time.Second) {
-				return false, "older than the 150 s time window of the sending engine's clock"
+		if v.why != "" {
+			if !n.behind.add(s, now) {
+				g.engines[s.engineID] = n
+				return v
 			}
+			v.why, v.rebased = "", true
+			v.was.boots, v.was.time = n.boots, uint32(min(max(est, 0), math.MaxUint32))
 		}
 	}
-	if !known || s.boots > n.boots || s.time > n.time {
+	if !known || v.rebased || s.boots > n.boots || s.time > n.time {
 		if !known && len(g.engines) >= maxEngines {
 			g.evictEngine()
 		}
-		g.engines[s.engineID] = engineNotion{boots: s.boots, time: s.time, at: now}
+		n = engineNotion{boots: s.boots, time: s.time, at: now}
 	}
+	n.behind = behindRun{} // taken: a run of refused ones is broken
+	g.engines[s.engineID] = n
 	if len(g.seen) >= maxDigests {
 		g.prune(now)
 	}
 	g.seen[key] = now
 	g.dirty = true
-	return true, ""
+	v.ok = true
+	return v
 }
 
 // ReplayState is what the SNMPv3 replay guard knows, kept across restarts
@@ -155,6 +233,10 @@ func (g *replayGuard) touch() {
 }
 
 // load merges a saved state into the guard (at Open), within its bounds.
+// The saved wall-clock times are not trusted: every engine's notion is
+// re-based to now (its latest boots/time as if it had just arrived), and
+// every digest is kept as if taken now (the window from now on covers what
+// the re-based notion does not refuse by time).
 func (g *replayGuard) load(st ReplayState, now time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -162,31 +244,38 @@ func (g *replayGuard) load(st ReplayState, now time.Time) {
 		if len(g.engines) >= maxEngines {
 			break
 		}
-		g.engines[string(e.EngineID)] = engineNotion{boots: e.Boots, time: e.Time, at: e.At}
+		g.engines[string(e.EngineID)] = engineNotion{boots: e.Boots, time: e.Time, at: now}
 	}
 	for _, s := range st.Seen {
 		if len(g.seen) >= maxDigests {
 			break
 		}
-		if now.Sub(s.At) <= timeWindow {
-			g.seen[seenKey{string(s.EngineID), string(s.Digest)}] = s.At
-		}
+		g.seen[seenKey{string(s.EngineID), string(s.Digest)}] = now
 	}
 }
 
 // prune drops digests older than the window (the time check refuses their
-// copies from then on), then any while still full.
+// copies from then on), then the oldest down to keepDigests.
 func (g *replayGuard) prune(now time.Time) {
 	for k, at := range g.seen {
 		if now.Sub(at) > timeWindow {
 			delete(g.seen, k)
 		}
 	}
-	for k := range g.seen {
-		if len(g.seen) < maxDigests {
-			break
-		}
-		delete(g.seen, k)
+	if len(g.seen) <= keepDigests {
+		return
+	}
+	type taken struct {
+		key seenKey
+		at  time.Time
+	}
+	all := make([]taken, 0, len(g.seen))
+	for k, at := range g.seen {
+		all = append(all, taken{k, at})
+	}
+	slices.SortFunc(all, func(a, b taken) int { return a.at.Compare(b.at) })
+	for _, t := range all[:len(all)-keepDigests] {
+		delete(g.seen, t.key)
 	}
 }
 

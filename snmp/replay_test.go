@@ -3,9 +3,11 @@ package snmp
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -118,8 +120,8 @@ func TestReplayGuardBounds(t *testing.T) {
 	g := newReplayGuard()
 	now := time.Unix(1e9, 0)
 	for i := range maxEngines + 10 {
-		if ok, why := g.check(usmStamp{engineID: fmt.Sprint("e", i), boots: 1, time: 1, digest: fmt.Sprint("d", i)}, now.Add(time.Duration(i))); !ok {
-			t.Fatalf("engine %d: %s", i, why)
+		if v := g.check(usmStamp{engineID: fmt.Sprint("e", i), boots: 1, time: 1, digest: fmt.Sprint("d", i)}, now.Add(time.Duration(i))); !v.ok {
+			t.Fatalf("engine %d: %s", i, v.why)
 		}
 	}
 	if len(g.engines) > maxEngines || len(g.seen) > maxDigests {
@@ -131,7 +133,234 @@ func TestReplayGuardBounds(t *testing.T) {
 	if len(g.seen) > maxDigests {
 		t.Fatalf("%d digests kept", len(g.seen))
 	}
-	if ok, _ := g.check(usmStamp{engineID: "max", boots: 1<<31 - 1, digest: "m"}, now); ok {
+	if g.check(usmStamp{engineID: "max", boots: 1<<31 - 1, digest: "m"}, now).ok {
 		t.Error("boots 2^31-1 taken")
 	}
+}
+
+// A full digest map is pruned to 3/4 of its bound, the oldest first (all
+// taken within the window): the newest stay, and the next prune is
+// maxDigests-keepDigests digests away.
+func TestReplayGuardPrunesOldestFirst(t *testing.T) {
+	g := newReplayGuard()
+	t0 := time.Unix(1e9, 0)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Millisecond) } // all within 10 s
+	for i := range maxDigests {
+		if v := g.check(usmStamp{engineID: "e", boots: 1, time: 100, digest: fmt.Sprint("d", i)}, at(i)); !v.ok {
+			t.Fatalf("digest %d: %s", i, v.why)
+		}
+	}
+	if len(g.seen) != maxDigests {
+		t.Fatalf("%d digests before the prune", len(g.seen))
+	}
+	g.check(usmStamp{engineID: "e", boots: 1, time: 100, digest: "next"}, at(maxDigests))
+	if len(g.seen) != keepDigests+1 {
+		t.Fatalf("%d digests after the prune, want %d", len(g.seen), keepDigests+1)
+	}
+	for i := range maxDigests {
+		_, kept := g.seen[seenKey{"e", fmt.Sprint("d", i)}]
+		if want := i >= maxDigests-keepDigests; kept != want {
+			t.Fatalf("digest %d of %d kept: %v", i, maxDigests, kept)
+		}
+	}
+	// the newest copies are still refused
+	if v := g.check(usmStamp{engineID: "e", boots: 1, time: 100, digest: fmt.Sprint("d", maxDigests-1)}, at(maxDigests+1)); v.ok {
+		t.Error("a copy of the newest digest taken after the prune")
+	}
+	for i := range maxDigests - keepDigests - 2 {
+		g.check(usmStamp{engineID: "e", boots: 1, time: 100, digest: fmt.Sprint("more", i)}, at(maxDigests+2+i))
+	}
+	if len(g.seen) != maxDigests-1 {
+		t.Fatalf("%d digests: pruned again before full", len(g.seen))
+	}
+}
+
+// A loaded notion is re-based to the time it is loaded: the saved
+// wall-clock time is not trusted. (b) saved, then loaded with the box's
+// clock 10 minutes ahead (no RTC, NTP not yet synced); (c) taken while the
+// clock was an hour behind, saved, loaded after NTP stepped it: the
+// engine's next traps are taken, a capture from beyond the window before
+// its latest time and a copy of a saved digest are still refused.
+func TestReplayGuardLoadRebases(t *testing.T) {
+	saved := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		load time.Time // the box's clock at load
+	}{
+		{"clock ahead at load", saved.Add(10 * time.Minute)},
+		{"clock behind when saved", saved.Add(time.Hour)},
+		{"clock behind at load", saved.Add(-time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newReplayGuard()
+			g.load(ReplayState{
+				Engines: []ReplayEngine{{EngineID: []byte("mfp"), Boots: 3, Time: 5000, At: saved}},
+				Seen:    []ReplaySeen{{EngineID: []byte("mfp"), Digest: []byte("taken"), At: saved.Add(-time.Second)}},
+			}, tc.load)
+			now := tc.load.Add(20 * time.Second)
+			if v := g.check(usmStamp{engineID: "mfp", boots: 3, time: 4999, digest: "taken"}, now); v.ok {
+				t.Error("a copy of a saved digest taken")
+			}
+			if v := g.check(usmStamp{engineID: "mfp", boots: 3, time: 4800, digest: "held back"}, now); v.ok {
+				t.Error("a capture 200 s behind the saved time taken")
+			}
+			if v := g.check(usmStamp{engineID: "mfp", boots: 3, time: 5020, digest: "next"}, now); !v.ok {
+				t.Errorf("the engine's next trap refused: %s", v.why)
+			}
+		})
+	}
+}
+
+// An engine that restarts without incrementing its boots (same boots,
+// engine time from 0) is refused as too old at first; after rebaseAfter
+// such traps in a row whose engine time advances with ours, its notion is
+// re-based (reported) and its traps are taken again. Captures sent faster
+// or slower than they were made, and one capture sent again and again,
+// never re-base it.
+func TestReplayGuardRebasesStuckEngine(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	fresh := func() *replayGuard {
+		g := newReplayGuard()
+		if v := g.check(usmStamp{engineID: "mfp", boots: 7, time: 86400, digest: "before"}, t0); !v.ok {
+			t.Fatal(v.why)
+		}
+		return g
+	}
+	reboot := t0.Add(time.Hour) // the engine restarts, boots still 7
+	trap := func(g *replayGuard, engineTime int, real time.Duration, digest string) verdict {
+		return g.check(usmStamp{engineID: "mfp", boots: 7, time: uint32(engineTime), digest: digest}, reboot.Add(real))
+	}
+
+	t.Run("restarted engine", func(t *testing.T) {
+		g := fresh()
+		for i, et := range []int{30, 95, 160} {
+			v := trap(g, et, time.Duration(et)*time.Second+300*time.Millisecond, fmt.Sprint("after", i))
+			if last := i == rebaseAfter-1; v.ok != last || v.rebased != last {
+				t.Fatalf("trap %d after the restart: %+v", i, v)
+			}
+			if i == rebaseAfter-1 && (v.was.boots != 7 || v.was.time < 86400+3600) {
+				t.Errorf("the notion given up: %+v", v.was)
+			}
+		}
+		if v := trap(g, 200, 200*time.Second, "later"); !v.ok || v.rebased {
+			t.Errorf("the next trap after the re-base: %+v", v)
+		}
+		if v := trap(g, 20, 200*time.Second, "old"); v.ok {
+			t.Error("a trap 180 s behind the re-based notion taken")
+		}
+	})
+	t.Run("replayed captures", func(t *testing.T) {
+		for name, sends := range map[string][][2]int{ // engine time, seconds after the reboot
+			"faster than made": {{1000, 10}, {1600, 20}, {2200, 30}, {2800, 40}, {3400, 50}},
+			"slower than made": {{1000, 10}, {1010, 100}, {1020, 200}, {1030, 300}, {1040, 400}},
+			"one capture":      {{1000, 10}, {1000, 10}, {1000, 11}, {1000, 12}, {1000, 13}},
+			"out of order":     {{1000, 10}, {990, 10}, {1000, 20}, {990, 20}, {1000, 30}},
+		} {
+			g := fresh()
+			for i, s := range sends {
+				if v := trap(g, s[0], time.Duration(s[1])*time.Second, fmt.Sprint(i)); v.ok || v.rebased {
+					t.Errorf("%s: send %d %v: %+v", name, i, s, v)
+				}
+			}
+		}
+	})
+	t.Run("a run broken by a trap taken", func(t *testing.T) {
+		g := fresh()
+		trap(g, 30, 30*time.Second, "a")
+		trap(g, 60, 60*time.Second, "b")
+		if v := g.check(usmStamp{engineID: "mfp", boots: 8, time: 5, digest: "boots 8"}, reboot.Add(61*time.Second)); !v.ok {
+			t.Fatal(v.why)
+		}
+		if v := trap(g, 90, 90*time.Second, "c"); v.ok || v.rebased {
+			t.Errorf("an earlier boot's trap after the run was broken: %+v", v)
+		}
+	})
+}
+
+// syncBuffer is a log sink safe for the listener's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// An MFP that restarts without incrementing snmpEngineBoots: real
+// snmptrap traps with the same boots and an engine time from 0. Its first
+// traps are refused as too old; the third in a row, its clock advancing
+// with ours, re-bases the notion: taken, an ERROR naming the engine, and
+// TrapStats.Rebased counts it. The traps after are taken.
+func TestTrapV3EngineRestartedWithSameBoots(t *testing.T) {
+	if _, err := exec.LookPath("snmptrap"); err != nil {
+		t.Skip("snmptrap not installed (apt-get install snmp)")
+	}
+	var logs syncBuffer
+	sink := NewMemorySink(time.Hour, 0)
+	cfg := DefaultTrapListenerConfig("127.0.0.1:0")
+	cfg.Users = []V3Auth{{User: "signer", AuthProto: "SHA256", AuthPass: scanwarden.NewSecret("auth-pass-signer")}}
+	cfg.AllowFrom = func(a netip.Addr) bool { return a.IsLoopback() }
+	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), sink, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	l.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	if err := l.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	conn, err := net.Dial("udp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sent := 0
+	send := func(b []byte) {
+		t.Helper()
+		if _, err := conn.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+		// handled (refused, or stored) before the clock moves on
+		waitFor(t, "the listener handled it", func() bool { st := l.Stats(); return st.Refused+st.Events >= int64(sent) })
+	}
+	send(captureTrap(t, 5, 90000, "7001", "Send error 1101")) // a day up
+	advance(time.Hour)                                        // it restarts, boots still 5
+	for i, et := range []int{20, 80, 140, 200} {
+		advance(60 * time.Second)
+		send(captureTrap(t, 5, et, fmt.Sprint(7002+i), fmt.Sprint("Send error ", 1102+i)))
+	}
+	waitFor(t, "3 events", func() bool { return len(sink.Snapshot()) >= 3 })
+	time.Sleep(100 * time.Millisecond)
+	var codes []string
+	for _, ev := range sink.Snapshot() {
+		codes = append(codes, ev.Code)
+	}
+	st := l.Stats()
+	t.Logf("stored %v; stats %+v", codes, st)
+	if !slices.Equal(codes, []string{"1101", "1104", "1105"}) || st.Replayed != 2 || st.Rebased != 1 {
+		t.Errorf("want 1101, 1104 (re-based), 1105 stored, 2 refused, 1 re-base; got %v, %+v", codes, st)
+	}
+	line := ""
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "level=ERROR") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "80001f8880c0ffee000000aa") || !strings.Contains(line, "snmpEngineBoots") {
+		t.Errorf("no ERROR naming the engine; log:\n%s", logs.String())
+	}
+	t.Logf("%s", line)
 }

@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/scanwarden/scanwarden"
@@ -349,6 +350,7 @@ type TrapStats struct {
 	Malformed  int64 `json:"malformed"`   // not a notification we can decode
 	Refused    int64 `json:"refused"`     // a community not accepted, a v3 message no user authenticates, or a replayed one
 	Replayed   int64 `json:"replayed"`    // of Refused: authentic v3 traps out of their time window, or copies
+	Rebased    int64 `json:"rebased"`     // v3 engines whose replay notion was re-based (restarted without incrementing their boots)
 	Dropped    int64 `json:"dropped"`     // events lost to a full queue
 	Events     int64 `json:"events"`
 	NewEvents  int64 `json:"new_events"`
@@ -374,7 +376,7 @@ type TrapListener struct {
 
 	replay *replayGuard
 
-	packets, notAllowed, malformed, refused, replayed, dropped, events, fresh, unverified atomic.Int64
+	packets, notAllowed, malformed, refused, replayed, rebased, dropped, events, fresh, unverified atomic.Int64
 }
 
 // NewTrapListener returns a listener; Open binds it.
@@ -487,7 +489,7 @@ func (l *TrapListener) Addr() net.Addr { return l.conn.LocalAddr() }
 // Stats returns the counters.
 func (l *TrapListener) Stats() TrapStats {
 	return TrapStats{Packets: l.packets.Load(), NotAllowed: l.notAllowed.Load(), Malformed: l.malformed.Load(),
-		Refused: l.refused.Load(), Replayed: l.replayed.Load(), Dropped: l.dropped.Load(), Events: l.events.Load(), NewEvents: l.fresh.Load(),
+		Refused: l.refused.Load(), Replayed: l.replayed.Load(), Rebased: l.rebased.Load(), Dropped: l.dropped.Load(), Events: l.events.Load(), NewEvents: l.fresh.Load(),
 		Unverified: l.unverified.Load()}
 }
 
@@ -598,11 +600,21 @@ func (l *TrapListener) handleV3(b []byte, peer netip.AddrPort, device bool) {
 		l.junk.warn("malformed", "dropped trap", "peer", peer.String(), "err", err)
 		return
 	}
-	if ok, why := l.replay.check(tr.usm, l.now()); !ok {
+	engine := hex.EncodeToString([]byte(tr.usm.engineID))
+	v := l.replay.check(tr.usm, l.now())
+	if !v.ok {
 		l.refused.Add(1)
 		l.replayed.Add(1)
-		l.junk.warn("replay", "SNMPv3 trap refused: "+why, "peer", peer.String(), "user", tr.User)
+		l.junk.warn("replay", "SNMPv3 trap refused: "+v.why, "peer", peer.String(), "user", tr.User, "engine", engine,
+			"boots", tr.usm.boots, "time", tr.usm.time)
 		return
+	}
+	if v.rebased {
+		l.rebased.Add(1)
+		l.log.Error("SNMPv3 replay guard: engine "+engine+" sent "+strconv.Itoa(rebaseAfter)+
+			" traps in a row behind what it said before, its clock advancing with ours: it restarted without incrementing snmpEngineBoots (or its boots/time were reset); its notion is re-based and its traps are taken again",
+			"engine", engine, "peer", peer.String(), "user", tr.User, "boots", tr.usm.boots, "time", tr.usm.time,
+			"was_boots", v.was.boots, "was_time", v.was.time)
 	}
 	l.enqueue(tr, peer, device)
 }
