@@ -71,6 +71,8 @@ type Main struct {
 	// Device names' last resolved addresses (name + address → IPs).
 	recvResolvedMu sync.Mutex
 	recvResolved   map[string][]netip.Addr
+	// interfaceNets reads the box's networks (nil: localNetworks).
+	interfaceNets func() ([]netip.Prefix, error)
 
 	mu       sync.RWMutex
 	p        *parts
@@ -241,8 +243,9 @@ func (m *Main) Open(ctx context.Context) error {
 		m.wg.Add(1)
 		go m.retryListen(runCtx, cfg.Listen)
 	}
-	m.wg.Add(1)
+	m.wg.Add(2)
 	go m.background(runCtx)
+	go m.syncReceiverAllowLoop(runCtx)
 	if link, err := m.web.SetupLink(ctx); err != nil {
 		m.log.Error("admin setup link", "err", err)
 	} else if link != "" {
@@ -323,7 +326,8 @@ func (m *Main) retryListen(ctx context.Context, addr string) {
 }
 
 // background keeps the watch's device list in step with the registry and
-// pets systemd's watchdog.
+// pets systemd's watchdog. (The fallback share's allowlist follows the
+// registry on a goroutine of its own: syncReceiverAllowLoop.)
 func (m *Main) background(ctx context.Context) {
 	defer m.wg.Done()
 	wd, err := watchdogInterval(m.getenv)
@@ -346,7 +350,6 @@ func (m *Main) background(ctx context.Context) {
 			m.sd.Send("WATCHDOG=1", "STATUS="+m.status())
 		case <-devTick.C:
 			m.syncDevices(ctx)
-			m.syncReceiverAllow(ctx)
 		}
 	}
 }

@@ -49,8 +49,7 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 		m.log.Warn("receiver", "err", err)
 		allow, allowWarning = configured, ""
 		if len(allow) == 0 {
-			allow = localNetworks()
-			allowWarning = "the registered MFPs could not be read: the fallback share admits any host on this box's networks until they are"
+			allow, allowWarning = m.localAllow("the registered MFPs could not be read (until they are)")
 		}
 	}
 	maxFail := cfg.Checks.MaxFailures

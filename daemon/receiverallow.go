@@ -22,7 +22,10 @@ import (
 // point an MFP at the share and see it work, nothing beyond a router can
 // connect, and the list narrows to the MFPs by itself once they are
 // registered. (Refusing everyone would look like a broken share; admitting
-// every address would let routed networks in.) unresolved names the
+// every address would let routed networks in.) When the box's networks
+// cannot be read either, it is 127.0.0.1 alone (smb.conf: hosts allow
+// 127.0.0.1, hosts deny ALL), and the warning says so: an empty list would
+// write no hosts allow at all, admitting any address. unresolved names the
 // devices whose address gave none.
 func (m *Main) receiverAllow(ctx context.Context, configured []netip.Prefix) (allow []netip.Prefix, warning string, unresolved []string, err error) {
 	devs, err := m.st.Devices(ctx)
@@ -53,21 +56,47 @@ func (m *Main) receiverAllow(ctx context.Context, configured []netip.Prefix) (al
 		sortPrefixes(allow)
 		return allow, "", unresolved, nil
 	}
-	for _, p := range localNetworks() {
-		add(p)
-	}
-	sortPrefixes(allow)
-	var nets []string
-	for _, p := range allow {
-		nets = append(nets, p.String())
-	}
 	why := "no MFP is registered"
 	if len(unresolved) > 0 {
 		why = "no registered MFP's address resolves (" + strings.Join(unresolved, ", ") + ")"
 	}
-	warning = fmt.Sprintf("%s and [receiver] allow is empty: the fallback share admits any host on this box's networks (%s); register the MFPs (scanwarden device add, or import their address book) or set [receiver] allow",
-		why, strings.Join(nets, " "))
+	allow, warning = m.localAllow(why + " and [receiver] allow is empty")
 	return allow, warning, unresolved, nil
+}
+
+// localAllow is the allowlist when no MFP can be named: the box's networks,
+// or 127.0.0.1 alone when they cannot be read (never an empty list: that
+// writes no hosts allow, which admits any address); warning says why
+// (starting with why) and what the share admits.
+func (m *Main) localAllow(why string) (allow []netip.Prefix, warning string) {
+	const fix = "register the MFPs (scanwarden device add, or import their address book) or set [receiver] allow"
+	interfaceNets := m.interfaceNets
+	if interfaceNets == nil {
+		interfaceNets = localNetworks
+	}
+	local, err := interfaceNets()
+	seen := map[netip.Prefix]bool{}
+	var nets []string
+	for _, p := range local {
+		if p = p.Masked(); !seen[p] {
+			seen[p] = true
+			allow = append(allow, p)
+		}
+	}
+	sortPrefixes(allow)
+	for _, p := range allow {
+		nets = append(nets, p.String())
+	}
+	if len(allow) == 0 {
+		cause := "none found"
+		if err != nil {
+			cause = err.Error()
+		}
+		return []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+			fmt.Sprintf("%s, and this box's networks could not be read (%s): the fallback share admits 127.0.0.1 only (this box), no MFP can store a scan; %s",
+				why, cause, fix)
+	}
+	return allow, fmt.Sprintf("%s: the fallback share admits any host on this box's networks (%s); %s", why, strings.Join(nets, " "), fix)
 }
 
 type resolvedDevice struct {
@@ -76,8 +105,8 @@ type resolvedDevice struct {
 }
 
 // resolveDevices gives the addresses of the devices that have one: names
-// are looked up at once (8 at a time, 2 s each, 5 s in all: the daemon's
-// background loop also pets the watchdog); a name that does not resolve now
+// are looked up at once (8 at a time, 2 s each, 5 s in all: an import
+// waits for it); a name that does not resolve now
 // keeps the addresses it last resolved to (a DNS hiccup does not lock an
 // MFP out).
 func (m *Main) resolveDevices(ctx context.Context, devs []registry.Device) []resolvedDevice {
@@ -148,10 +177,10 @@ func deviceIPs(ctx context.Context, addr string) ([]netip.Addr, error) {
 
 // localNetworks are the networks of this box's interfaces (link-local
 // IPv6 left out: smbd binds one address).
-func localNetworks() []netip.Prefix {
+func localNetworks() ([]netip.Prefix, error) {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("interface addresses: %w", err)
 	}
 	var out []netip.Prefix
 	for _, a := range addrs {
@@ -173,7 +202,7 @@ func localNetworks() []netip.Prefix {
 		}
 		out = append(out, netip.PrefixFrom(ip, bits).Masked())
 	}
-	return out
+	return out, nil
 }
 
 func sortPrefixes(ps []netip.Prefix) {
@@ -183,6 +212,27 @@ func sortPrefixes(ps []netip.Prefix) {
 		}
 		return a.Bits() - b.Bits()
 	})
+}
+
+// receiverAllowEvery is how often the share's allowlist is brought in step
+// with the registry (besides at once after an import).
+const receiverAllowEvery = 30 * time.Second
+
+// syncReceiverAllowLoop runs syncReceiverAllow every receiverAllowEvery, on
+// its own goroutine: a sync can take seconds of DNS and testparm, and the
+// background loop must pet systemd's watchdog on time.
+func (m *Main) syncReceiverAllowLoop(ctx context.Context) {
+	defer m.wg.Done()
+	t := time.NewTicker(receiverAllowEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.syncReceiverAllow(ctx)
+		}
+	}
 }
 
 // syncReceiverAllow brings the share's allowlist in step with the

@@ -218,3 +218,75 @@ func TestReceiverAllowNames(t *testing.T) {
 		t.Fatalf("allow %v, warning %q, unresolved %v, %v", allow, warning, unresolved, err)
 	}
 }
+
+// When no MFP is registered, nothing is configured and this box's networks
+// cannot be read (the interface list fails — a fake: it does not fail on
+// demand here), the fallback share admits 127.0.0.1 alone (hosts allow +
+// hosts deny = ALL), not any address (an empty list writes no hosts
+// allow), and the standing warning says so. Real managed smbd.
+func TestAttackReceiverAllowNoNetworks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a real smbd needs root")
+	}
+	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/testparm"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skip("samba not installed: " + p)
+		}
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	pw := filepath.Join(t.TempDir(), "mfp.pw")
+	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
+	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \""+addr+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" },
+		interfaceNets: func() ([]netip.Prefix, error) {
+			return nil, errors.New("interface addresses: netlink: permission denied")
+		}}
+	ctx := context.Background()
+	if err := m.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		var pid int
+		if m.recv != nil {
+			rs, _ := m.recv.Status(ctx)
+			pid = rs.SmbdPid
+		}
+		m.Close()
+		if pid > 0 { // smbd outlives the daemon; this test ends it
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Signal(syscall.SIGTERM)
+				waitUntil(t, 10*time.Second, "smbd to exit", func() bool { return p.Signal(syscall.Signal(0)) != nil })
+			}
+		}
+	}()
+	if m.recv == nil {
+		t.Fatalf("receiver not running: %+v", m.Faults())
+	}
+	st, err := m.recv.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.Allow, []string{"127.0.0.1/32"}) || len(st.Warnings) != 1 ||
+		!strings.Contains(st.Warnings[0], "127.0.0.1 only") || !strings.Contains(st.Warnings[0], "permission denied") {
+		t.Fatalf("allow %v, warnings %q", st.Allow, st.Warnings)
+	}
+	t.Logf("warning: %s", st.Warnings[0])
+	conf, _ := os.ReadFile(filepath.Join(cfg.DataDir, "receiver", "smbd", "smb.conf"))
+	if !strings.Contains(string(conf), "hosts allow = 127.0.0.1/32\n") || !strings.Contains(string(conf), "hosts deny = ALL\n") {
+		t.Errorf("smb.conf:\n%s", conf)
+	}
+	if ok, err := smbRefused(netip.MustParseAddr("127.0.0.2"), addr); !ok {
+		t.Errorf("127.0.0.2 not refused: %v", err)
+	}
+	if err := upload(netip.MustParseAddr("127.0.0.1"), addr, "local.pdf"); err != nil {
+		t.Errorf("upload from 127.0.0.1: %v", err)
+	}
+	// the periodic sync keeps it so
+	m.syncReceiverAllow(ctx)
+	if st, _ = m.recv.Status(ctx); !slices.Equal(st.Allow, []string{"127.0.0.1/32"}) {
+		t.Errorf("after a sync: allow %v", st.Allow)
+	}
+}
