@@ -223,6 +223,16 @@ func (s *stamper) deriveKey() bool {
 	return true
 }
 
+// loneRequest reports whether m is an SMB2 request of command cmd, not
+// compounded, whose body has structure size size, and no shorter than least.
+func loneRequest(m []byte, cmd, size uint16, least int) bool {
+	return len(m) >= least && len(m) >= 66 && string(m[:4]) == "\xfeSMB" &&
+		binary.LittleEndian.Uint16(m[12:]) == cmd &&
+		binary.LittleEndian.Uint32(m[16:])&smb2FlagResponse == 0 &&
+		binary.LittleEndian.Uint32(m[20:]) == 0 && // NextCommand: not compounded
+		binary.LittleEndian.Uint16(m[64:]) == size
+}
+
 // stampCreate returns a copy of m with st added when m is a lone SMB2
 // CREATE request for exactly name; nil otherwise.
 func stampCreate(m, name []byte, st stamp) []byte {
@@ -236,11 +246,7 @@ func stampCreate(m, name []byte, st stamp) []byte {
 		minCreate    = body + 56
 		structCreate = 57
 	)
-	if len(m) < minCreate || string(m[:4]) != "\xfeSMB" ||
-		binary.LittleEndian.Uint16(m[12:]) != smb2CmdCreate ||
-		binary.LittleEndian.Uint32(m[16:])&smb2FlagResponse != 0 ||
-		binary.LittleEndian.Uint32(m[20:]) != 0 || // NextCommand: not compounded
-		binary.LittleEndian.Uint16(m[body:]) != structCreate {
+	if !loneRequest(m, smb2CmdCreate, structCreate, minCreate) {
 		return nil
 	}
 	off := int(binary.LittleEndian.Uint16(m[nameOffset:]))
@@ -272,11 +278,7 @@ func stampRename(m, name []byte) []byte {
 		structSet    = 33
 		renameHeader = 20 // ReplaceIfExists, 7 reserved, RootDirectory, FileNameLength
 	)
-	if len(m) < minSetInfo || string(m[:4]) != "\xfeSMB" ||
-		binary.LittleEndian.Uint16(m[12:]) != smb2CmdSetInfo ||
-		binary.LittleEndian.Uint32(m[16:])&smb2FlagResponse != 0 ||
-		binary.LittleEndian.Uint32(m[20:]) != 0 ||
-		binary.LittleEndian.Uint16(m[body:]) != structSet ||
+	if !loneRequest(m, smb2CmdSetInfo, structSet, minSetInfo) ||
 		m[infoType] != 1 || m[infoClass] != 10 { // SMB2_0_INFO_FILE, FileRenameInformation
 		return nil
 	}
