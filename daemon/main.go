@@ -25,6 +25,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/internal/loglimit"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/receiver"
@@ -216,7 +217,7 @@ func (m *Main) Open(ctx context.Context) error {
 		cfg = c
 	}
 	m.metrics = newMetrics(st, m.faults, m.Monitor, m.devicesUp)
-	m.webLimit = &webLimit{warn: m.log.With("component", "http").Warn}
+	m.webLimit = &webLimit{log: loglimit.New(m.log.With("component", "http"), 10*time.Second)}
 	m.metrics.reg.MustRegister(&receiverCollector{m}, m.webLimit)
 	m.seedMetrics(ctx)
 

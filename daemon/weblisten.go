@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/scanwarden/scanwarden/internal/connlimit"
+	"github.com/scanwarden/scanwarden/internal/loglimit"
 )
 
 // Caps on the web listener's connections, counted on the TCP socket before
@@ -50,9 +51,7 @@ type webLimit struct {
 	trusted map[netip.Addr]time.Time
 	mu      sync.Mutex
 	refused int64
-	last    time.Time
-	skipped int64
-	warn    func(msg string, args ...any)
+	log     *loglimit.Limiter // nil: refusals are only counted
 }
 
 func (w *webLimit) wrap(ln net.Listener, tls bool) *connlimit.Listener {
@@ -118,18 +117,10 @@ func (w *webLimit) isTrusted(a netip.Addr) bool {
 func (w *webLimit) refuse(peer netip.Addr, open, fromPeer int) {
 	w.mu.Lock()
 	w.refused++
-	now := time.Now()
-	if !w.last.IsZero() && now.Sub(w.last) < 10*time.Second {
-		w.skipped++
-		w.mu.Unlock()
-		return
-	}
-	skipped := w.skipped
-	w.last, w.skipped = now, 0
 	w.mu.Unlock()
-	if w.warn != nil {
-		w.warn("web connection refused: too many at once", "peer", peer.String(), "open", open, "from_peer", fromPeer,
-			"caps", strconv.Itoa(WebMaxConns)+" in all, "+strconv.Itoa(WebMaxConnsPerAddr)+" per address", "not_logged_since_last", skipped)
+	if w.log != nil {
+		w.log.Warn("busy", "web connection refused: too many at once", "peer", peer.String(), "open", open, "from_peer", fromPeer,
+			"caps", strconv.Itoa(WebMaxConns)+" in all, "+strconv.Itoa(WebMaxConnsPerAddr)+" per address")
 	}
 }
 

@@ -346,20 +346,3 @@ func TestTrapFromAllowedNetworkIsUnverified(t *testing.T) {
 	}
 }
 
-// The log limiter lets one line of a kind through per period and counts
-// the rest into the next line.
-func TestLogLimiter(t *testing.T) {
-	h := &countingHandler{}
-	l := newLogLimiter(slog.New(h), time.Minute)
-	now := time.Unix(0, 0)
-	l.now = func() time.Time { return now }
-	for range 1000 {
-		l.warn("junk", "x")
-	}
-	l.warn("other", "y")
-	now = now.Add(time.Minute)
-	l.warn("junk", "x")
-	if n := h.n.Load(); n != 3 {
-		t.Errorf("%d lines, want 3", n)
-	}
-}

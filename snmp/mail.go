@@ -23,6 +23,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/scanwarden/scanwarden/internal/connlimit"
+	"github.com/scanwarden/scanwarden/internal/loglimit"
 )
 
 // Bounds on a device e-mail.
@@ -319,7 +320,7 @@ type MailListener struct {
 	sink  Sink
 	index *DeviceIndex
 	log   *slog.Logger
-	junk  *logLimiter
+	junk  *loglimit.Limiter
 	now   func() time.Time
 
 	srv    *smtp.Server
@@ -343,7 +344,7 @@ func NewMailListener(cfg MailListenerConfig, rules *Rules, sink Sink, index *Dev
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "snmp.mail")
-	return &MailListener{cfg: cfg, rules: rules, sink: sink, index: index, log: log, junk: newLogLimiter(log, 10*time.Second),
+	return &MailListener{cfg: cfg, rules: rules, sink: sink, index: index, log: log, junk: loglimit.New(log, 10*time.Second),
 		now: time.Now}, nil
 }
 
@@ -438,12 +439,12 @@ func (m *MailListener) count(f func(*MailStats)) {
 func (m *MailListener) admit(peer netip.Addr, open, fromPeer int) string {
 	if !m.allowed(peer) {
 		m.count(func(s *MailStats) { s.NotAllowed++ })
-		m.junk.warn("not allowed", "SMTP connection from an address not allowed", "peer", peer.String())
+		m.junk.Warn("not allowed", "SMTP connection from an address not allowed", "peer", peer.String())
 		return "554 5.7.1 scanwarden: this address may not send here"
 	}
 	if open >= m.cfg.MaxConns || fromPeer >= m.cfg.MaxConnsPerAddr {
 		m.count(func(s *MailStats) { s.Busy++ })
-		m.junk.warn("busy", "SMTP connection refused: too many sessions", "peer", peer.String(), "open", open, "from_peer", fromPeer)
+		m.junk.Warn("busy", "SMTP connection refused: too many sessions", "peer", peer.String(), "open", open, "from_peer", fromPeer)
 		return "421 4.7.0 scanwarden: too many connections, try again later"
 	}
 	m.count(func(s *MailStats) { s.Connections++ })
@@ -568,7 +569,7 @@ func (s *mailSession) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if errors.Is(err, smtp.ErrDataTooLarge) {
 		s.m.count(func(st *MailStats) { st.Oversize++ })
-		s.m.junk.warn("oversize", "mail larger than the limit refused", "peer", s.peer.String(), "limit", maxMailBytes)
+		s.m.junk.Warn("oversize", "mail larger than the limit refused", "peer", s.peer.String(), "limit", maxMailBytes)
 		return smtp.ErrDataTooLarge
 	}
 	if err != nil {
@@ -576,7 +577,7 @@ func (s *mailSession) Data(r io.Reader) error {
 	}
 	err = s.m.Accept(s.ctx, s.from, s.peer, bytes.NewReader(b))
 	if err != nil {
-		s.m.junk.warn("malformed", "mail not understood", "peer", s.peer.String(), "err", err)
+		s.m.junk.Warn("malformed", "mail not understood", "peer", s.peer.String(), "err", err)
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "message not understood"}
 	}
 	return nil

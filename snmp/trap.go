@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/internal/loglimit"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -366,7 +367,7 @@ type TrapListener struct {
 	rules *Rules
 	sink  Sink
 	log   *slog.Logger
-	junk  *logLimiter
+	junk  *loglimit.Limiter
 	now   func() time.Time
 
 	conn   *net.UDPConn
@@ -394,7 +395,7 @@ func NewTrapListener(cfg TrapListenerConfig, rules *Rules, sink Sink, log *slog.
 		cfg.DeviceFor = func(a netip.Addr) string { return netip.AddrPortFrom(a, DefaultPort).String() }
 	}
 	log = log.With("component", "snmp.traps")
-	return &TrapListener{cfg: cfg, rules: rules, sink: sink, log: log, junk: newLogLimiter(log, cfg.LogEvery),
+	return &TrapListener{cfg: cfg, rules: rules, sink: sink, log: log, junk: loglimit.New(log, cfg.LogEvery),
 		now: time.Now, queue: make(chan Event, cfg.QueueSize), replay: newReplayGuard()}, nil
 }
 
@@ -469,7 +470,7 @@ func (l *TrapListener) saveReplay(ctx context.Context, readerDone <-chan struct{
 		defer cancel()
 		if err := l.cfg.Replay.SaveReplay(ctx, st); err != nil {
 			l.replay.touch()
-			l.junk.warn("replay-save", "SNMPv3 replay guard: state not saved", "err", err)
+			l.junk.Warn("replay-save", "SNMPv3 replay guard: state not saved", "err", err)
 		}
 	}
 	for {
@@ -513,7 +514,7 @@ func (l *TrapListener) serve(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			l.junk.warn("read", "read", "err", err)
+			l.junk.Warn("read", "read", "err", err)
 			continue
 		}
 		l.packets.Add(1)
@@ -542,7 +543,7 @@ func (l *TrapListener) handle(_ context.Context, b []byte, peer netip.AddrPort) 
 	ok, device := l.allowed(peer.Addr())
 	if !ok {
 		l.notAllowed.Add(1)
-		l.junk.warn("not allowed", "trap from an address not allowed", "peer", peer.String())
+		l.junk.Warn("not allowed", "trap from an address not allowed", "peer", peer.String())
 		return
 	}
 	if isV3Message(b) {
@@ -555,23 +556,23 @@ func (l *TrapListener) handle(_ context.Context, b []byte, peer netip.AddrPort) 
 	comm, ok := peekCommunity(b)
 	if !ok {
 		l.malformed.Add(1)
-		l.junk.warn("malformed", "dropped trap", "peer", peer.String(), "err", "not an SNMPv1/v2c message")
+		l.junk.Warn("malformed", "dropped trap", "peer", peer.String(), "err", "not an SNMPv1/v2c message")
 		return
 	}
 	if !l.communityOK(comm) {
 		l.refused.Add(1)
-		l.junk.warn("community", "trap with a community not accepted", "peer", peer.String())
+		l.junk.Warn("community", "trap with a community not accepted", "peer", peer.String())
 		return
 	}
 	tr, err := DecodeTrap(b, peer)
 	if err != nil {
 		l.malformed.Add(1)
-		l.junk.warn("malformed", "dropped trap", "peer", peer.String(), "err", err)
+		l.junk.Warn("malformed", "dropped trap", "peer", peer.String(), "err", err)
 		return
 	}
 	if !l.communityOK(tr.Community.Reveal()) {
 		l.refused.Add(1)
-		l.junk.warn("community", "trap with a community not accepted", "peer", peer.String())
+		l.junk.Warn("community", "trap with a community not accepted", "peer", peer.String())
 		return
 	}
 	if tr.Inform {
@@ -586,18 +587,18 @@ func (l *TrapListener) handle(_ context.Context, b []byte, peer netip.AddrPort) 
 func (l *TrapListener) handleV3(b []byte, peer netip.AddrPort, device bool) {
 	if len(l.cfg.Users) == 0 {
 		l.refused.Add(1)
-		l.junk.warn("community", "SNMPv3 trap but no v3 user is configured", "peer", peer.String())
+		l.junk.Warn("community", "SNMPv3 trap but no v3 user is configured", "peer", peer.String())
 		return
 	}
 	tr, err := DecodeTrapV3(b, peer, l.cfg.Users)
 	if errors.Is(err, ErrTrapNotAuthenticated) {
 		l.refused.Add(1)
-		l.junk.warn("community", "SNMPv3 trap not authenticated by a configured user", "peer", peer.String())
+		l.junk.Warn("community", "SNMPv3 trap not authenticated by a configured user", "peer", peer.String())
 		return
 	}
 	if err != nil {
 		l.malformed.Add(1)
-		l.junk.warn("malformed", "dropped trap", "peer", peer.String(), "err", err)
+		l.junk.Warn("malformed", "dropped trap", "peer", peer.String(), "err", err)
 		return
 	}
 	engine := hex.EncodeToString([]byte(tr.usm.engineID))
@@ -605,7 +606,7 @@ func (l *TrapListener) handleV3(b []byte, peer netip.AddrPort, device bool) {
 	if !v.ok {
 		l.refused.Add(1)
 		l.replayed.Add(1)
-		l.junk.warn("replay", "SNMPv3 trap refused: "+v.why, "peer", peer.String(), "user", tr.User, "engine", engine,
+		l.junk.Warn("replay", "SNMPv3 trap refused: "+v.why, "peer", peer.String(), "user", tr.User, "engine", engine,
 			"boots", tr.usm.boots, "time", tr.usm.time)
 		return
 	}
@@ -638,7 +639,7 @@ func (l *TrapListener) enqueue(tr Trap, peer netip.AddrPort, device bool) {
 		case l.queue <- ev:
 		default:
 			l.dropped.Add(1)
-			l.junk.warn("dropped", "trap queue full: event dropped", "peer", peer.String())
+			l.junk.Warn("dropped", "trap queue full: event dropped", "peer", peer.String())
 		}
 	}
 }
@@ -776,10 +777,10 @@ func (l *TrapListener) respond(tr Trap, peer netip.AddrPort) {
 	p.Error, p.ErrorIndex = gosnmp.NoError, 0
 	b, err := p.MarshalMsg()
 	if err != nil {
-		l.junk.warn("inform", "inform response", "peer", peer.String(), "err", err)
+		l.junk.Warn("inform", "inform response", "peer", peer.String(), "err", err)
 		return
 	}
 	if _, err := l.conn.WriteToUDPAddrPort(b, peer); err != nil {
-		l.junk.warn("inform", "inform response", "peer", peer.String(), "err", err)
+		l.junk.Warn("inform", "inform response", "peer", peer.String(), "err", err)
 	}
 }
