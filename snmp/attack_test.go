@@ -345,4 +345,3 @@ func TestTrapFromAllowedNetworkIsUnverified(t *testing.T) {
 		t.Errorf("event %+v", ev)
 	}
 }
-
