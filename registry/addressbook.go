@@ -147,7 +147,7 @@ func ReadAddressBook(r io.Reader) (*AddressBook, error) {
 				book.Skipped++
 			default:
 				if first, dup := ids[c.ID]; dup {
-					return nil, &BookError{Line: c.Line, Contact: c.label(), Err: fmt.Errorf("Id %q repeats the contact on line %d", clip(c.ID), first)}
+					return nil, &BookError{Line: c.Line, Contact: c.label(), Err: fmt.Errorf("Id %s repeats the contact on line %d", shownValue(clip(c.ID)), first)}
 				}
 				ids[c.ID] = c.Line
 				book.Contacts = append(book.Contacts, c)
@@ -204,13 +204,13 @@ func readItem(t xml.StartElement, line int) (Contact, bool, bool, error) {
 	}
 	parts := strings.FieldsFunc(smbPath, func(r rune) bool { return r == '\\' || r == '/' })
 	if len(parts) == 0 {
-		return fail("SmbPath %q names no share", clip(smbPath))
+		return fail("SmbPath %s names no share", shownValue(clip(smbPath)))
 	}
 	c.Share, c.Path = parts[0], strings.Join(parts[1:], "/")
 	if p := strings.TrimSpace(attrs["SmbPort"]); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return fail("SmbPort %q: not a port", clip(p))
+			return fail("SmbPort %s: not a port", shownValue(clip(p)))
 		}
 		c.Port = n
 	}
@@ -229,7 +229,7 @@ func readItem(t xml.StartElement, line int) (Contact, bool, bool, error) {
 }
 
 func (c Contact) label() string {
-	return fmt.Sprintf("Id=%q DisplayName=%q", clip(c.ID), clip(c.DisplayName))
+	return fmt.Sprintf("Id=%s DisplayName=%s", shownValue(clip(c.ID)), shownValue(clip(c.DisplayName)))
 }
 
 func itemLabel(t xml.StartElement) string {
@@ -278,7 +278,7 @@ func charsetReader(label string, in io.Reader) (io.Reader, error) {
 	case "iso-8859-1", "latin1", "latin-1", "iso8859-1":
 		return &latin1Reader{r: in}, nil
 	}
-	return nil, fmt.Errorf("encoding %q is not supported: save the export as UTF-8", clip(label))
+	return nil, fmt.Errorf("encoding %s is not supported: save the export as UTF-8", shownValue(clip(label)))
 }
 
 type latin1Reader struct {

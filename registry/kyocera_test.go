@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 func TestKyoceraPasswordKnownAnswers(t *testing.T) {
@@ -75,7 +77,7 @@ func TestValidateFieldErrors(t *testing.T) {
 		"display_name": {Name: "a", Host: "h", Share: "s", DisplayName: "a\nb", Source: SourceAdded},
 		"source":       {Name: "a", Host: "h", Share: "s"},
 	} {
-		var fe *FieldError
+		var fe *scanwarden.FieldError
 		if err := d.Validate(); !errors.As(err, &fe) || fe.Field != field {
 			t.Errorf("%s: %v", field, err)
 		}
@@ -83,8 +85,17 @@ func TestValidateFieldErrors(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Error(err)
 	}
-	var fe *FieldError
+	var fe *scanwarden.FieldError
 	if err := (Device{Name: "m", SNMP: SNMP{Version: "4"}}).Validate(); !errors.As(err, &fe) || fe.Field != "snmp_version" {
 		t.Errorf("device: %v", err)
+	}
+}
+
+// A value shows in the message as typed: quoted, never Go-escaped (an
+// admin copies a path's single backslashes back into the panel).
+func TestFieldErrorShowsValueAsTyped(t *testing.T) {
+	err := Destination{Name: "a", Host: "h", Share: "s", Path: `scans\..\hr`, Source: SourceAdded}.Validate()
+	if err == nil || err.Error() != `path "scans\..\hr": contains ..` {
+		t.Errorf("%v", err)
 	}
 }

@@ -114,32 +114,34 @@ func (d Destination) Target(dev *Device) smbcheck.Target {
 // maxName is the longest destination or device name.
 const maxName = 64
 
-// FieldError says which field of a device or destination cannot be stored,
-// so that the CLI, the web form and the importer can each name it in their
-// own words. Value is the field's value (never a secret's).
-type FieldError struct {
-	Field  string // name, host, port, share, path, user, display_name, address_book_id, source, address, snmp_version
-	Value  string
-	Reason string
+// badField is the *scanwarden.FieldError for a field of a device or
+// destination that cannot be stored (the CLI, the web form and the importer
+// each name the field in their own words). Its value shows quoted as typed —
+// never Go-escaped: a path's backslashes stay single — and clipped; never a
+// secret's.
+func badField(field, value, reason string) error {
+	var v any
+	if value != "" {
+		v = shownValue(clip(value))
+	}
+	return scanwarden.BadField(field, v, reason)
 }
 
-func (e *FieldError) Error() string {
-	if e.Value == "" {
-		return e.Field + ": " + e.Reason
-	}
-	return fmt.Sprintf("%s %q: %s", e.Field, clip(e.Value), e.Reason)
-}
+// shownValue prints in plain double quotes.
+type shownValue string
+
+func (s shownValue) String() string { return `"` + string(s) + `"` }
 
 // ValidName reports whether name can name a destination or a device: 1 to
 // 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit. Such a name is
 // also a safe folder name and needs no quoting on a command line. The error
-// is a *FieldError.
+// is a *scanwarden.FieldError.
 func ValidName(name string) error {
 	if name == "" {
-		return &FieldError{Field: "name", Reason: "empty"}
+		return badField("name", "", "empty")
 	}
 	if len(name) > maxName {
-		return &FieldError{Field: "name", Value: name, Reason: fmt.Sprintf("longer than %d characters", maxName)}
+		return badField("name", name, fmt.Sprintf("longer than %d characters", maxName))
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -147,7 +149,7 @@ func ValidName(name string) error {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case (c == '.' || c == '_' || c == '-') && i > 0:
 		default:
-			return &FieldError{Field: "name", Value: name, Reason: "use letters, digits, . _ - (starting with a letter or digit)"}
+			return badField("name", name, "use letters, digits, . _ - (starting with a letter or digit)")
 		}
 	}
 	return nil
@@ -167,68 +169,65 @@ func Folder(name string) string {
 }
 
 // Validate names the first field of a destination that cannot be stored
-// (a *FieldError).
+// (a *scanwarden.FieldError).
 func (d Destination) Validate() error {
 	if err := ValidName(d.Name); err != nil {
 		return err
 	}
-	bad := func(field, value, reason string) error {
-		return &FieldError{Field: field, Value: value, Reason: reason}
-	}
 	switch {
 	case strings.TrimSpace(d.Host) == "":
-		return bad("host", "", "empty")
+		return badField("host", "", "empty")
 	case strings.ContainsAny(d.Host, "/\\ \t"):
-		return bad("host", d.Host, "contains a slash or a space")
+		return badField("host", d.Host, "contains a slash or a space")
 	case d.Port < 0 || d.Port > 65535:
-		return bad("port", fmt.Sprint(d.Port), "out of range")
+		return badField("port", fmt.Sprint(d.Port), "out of range")
 	case strings.TrimSpace(d.Share) == "":
-		return bad("share", "", "empty (the path must start with the share name)")
+		return badField("share", "", "empty (the path must start with the share name)")
 	case strings.ContainsAny(d.Share, `\/:*?"<>|`):
-		return bad("share", d.Share, "contains a character not allowed in a share name")
+		return badField("share", d.Share, "contains a character not allowed in a share name")
 	}
 	for _, p := range pathParts(d.Path) {
 		if p == ".." {
-			return bad("path", d.Path, "contains ..")
+			return badField("path", d.Path, "contains ..")
 		}
 	}
 	for _, f := range []struct{ name, v string }{{"host", d.Host}, {"share", d.Share}, {"user", d.User}, {"display_name", d.DisplayName}, {"address_book_id", d.AddressBookID}, {"path", d.Path}, {"workstation", d.Workstation}} {
 		if len(f.v) > 1024 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\r\n") {
-			return bad(f.name, "", "too long, not UTF-8 or has control characters")
+			return badField(f.name, "", "too long, not UTF-8 or has control characters")
 		}
 	}
 	switch d.Source {
 	case SourceImported, SourceAdded:
 	default:
-		return bad("source", string(d.Source), fmt.Sprintf("want %q or %q", SourceImported, SourceAdded))
+		return badField("source", string(d.Source), "want "+string(SourceImported)+" or "+string(SourceAdded))
 	}
 	// smbcheck's own rules stay the last word (an empty login is stored as
 	// the device stores it: guest).
 	t := d.Target(nil)
 	t.User = "x"
 	if err := t.Validate(); err != nil {
-		return bad("destination", d.URL(), err.Error())
+		return badField("destination", d.URL(), err.Error())
 	}
 	return nil
 }
 
 // Validate names the first field of a device that cannot be stored (a
-// *FieldError).
+// *scanwarden.FieldError).
 func (d Device) Validate() error {
 	if err := ValidName(d.Name); err != nil {
 		return err
 	}
 	if strings.ContainsAny(d.Address, " \t/\\") {
-		return &FieldError{Field: "address", Value: d.Address, Reason: "want HOST[:PORT]"}
+		return badField("address", d.Address, "want HOST[:PORT]")
 	}
 	switch d.SNMP.Version {
 	case "", "1", "2c", "3":
 	default:
-		return &FieldError{Field: "snmp_version", Value: d.SNMP.Version, Reason: "want 1, 2c or 3"}
+		return badField("snmp_version", d.SNMP.Version, "want 1, 2c or 3")
 	}
 	for _, f := range []struct{ name, v string }{{"address", d.Address}, {"serial", d.Serial}, {"model", d.Model}, {"sys_name", d.SysName}, {"workstation", d.Workstation}, {"snmp_v3_user", d.SNMP.V3User}} {
 		if len(f.v) > 1024 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\r\n") {
-			return &FieldError{Field: f.name, Reason: "too long, not UTF-8 or has control characters"}
+			return badField(f.name, "", "too long, not UTF-8 or has control characters")
 		}
 	}
 	return nil
