@@ -224,7 +224,7 @@ func printDestination(w io.Writer, j destinationJSON, ws string) {
 	humanf(w, "workstation   %s\n", ws)
 	humanf(w, "source        %s\n", j.Source)
 	if j.AddressBookID != "" {
-		humanf(w, "address book  Id %s, %q\n", j.AddressBookID, j.DisplayName)
+		humanf(w, "address book  Id %s, \"%s\"\n", j.AddressBookID, j.DisplayName)
 	}
 	humanf(w, "folder        %s\n", j.Folder)
 }

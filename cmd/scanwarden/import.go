@@ -94,10 +94,10 @@ func runImport(ctx context.Context, env environ, args []string) int {
 		if res.New[i] {
 			mark = "+"
 		}
-		humanf(env.stdout, "  %s %-24s %-40s user %s  (contact %s %q)\n", mark, d.Name, destString(d.Target(nil)), userLabel(d.User), d.AddressBookID, d.DisplayName)
+		humanf(env.stdout, "  %s %-24s %-40s user %s  (contact %s \"%s\")\n", mark, d.Name, destString(d.Target(nil)), userLabel(d.User), d.AddressBookID, d.DisplayName)
 	}
 	for _, d := range res.Removed {
-		humanf(env.stdout, "  - %-24s %-40s (contact %s %q is no longer in the address book)\n", d.Name, destString(d.Target(nil)), d.AddressBookID, d.DisplayName)
+		humanf(env.stdout, "  - %-24s %-40s (contact %s \"%s\" is no longer in the address book)\n", d.Name, destString(d.Target(nil)), d.AddressBookID, d.DisplayName)
 	}
 	if res.DryRun {
 		fmt.Fprintln(env.stdout, "dry run: nothing changed")
