@@ -7,6 +7,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -174,22 +175,20 @@ func (d Destination) Validate() error {
 	if err := ValidName(d.Name); err != nil {
 		return err
 	}
-	switch {
-	case strings.TrimSpace(d.Host) == "":
-		return badField("host", "", "empty")
-	case strings.ContainsAny(d.Host, "/\\ \t"):
-		return badField("host", d.Host, "contains a slash or a space")
-	case d.Port < 0 || d.Port > 65535:
-		return badField("port", fmt.Sprint(d.Port), "out of range")
-	case strings.TrimSpace(d.Share) == "":
-		return badField("share", "", "empty (the path must start with the share name)")
-	case strings.ContainsAny(d.Share, `\/:*?"<>|`):
-		return badField("share", d.Share, "contains a character not allowed in a share name")
-	}
-	for _, p := range pathParts(d.Path) {
-		if p == ".." {
-			return badField("path", d.Path, "contains ..")
+	// Where and how it logs on: smbcheck's rules (an empty login is stored
+	// as the device stores it: guest).
+	t := d.Target(nil)
+	t.User = "x"
+	if err := t.Validate(); err != nil {
+		var fe *scanwarden.FieldError
+		if !errors.As(err, &fe) {
+			return badField("destination", d.URL(), err.Error())
 		}
+		v := ""
+		if fe.Value != nil {
+			v = fmt.Sprint(fe.Value)
+		}
+		return badField(fe.Field, v, fe.Reason)
 	}
 	for _, f := range []struct{ name, v string }{{"host", d.Host}, {"share", d.Share}, {"user", d.User}, {"display_name", d.DisplayName}, {"address_book_id", d.AddressBookID}, {"path", d.Path}, {"workstation", d.Workstation}} {
 		if len(f.v) > 1024 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\r\n") {
@@ -200,13 +199,6 @@ func (d Destination) Validate() error {
 	case SourceImported, SourceAdded:
 	default:
 		return badField("source", string(d.Source), "want "+string(SourceImported)+" or "+string(SourceAdded))
-	}
-	// smbcheck's own rules stay the last word (an empty login is stored as
-	// the device stores it: guest).
-	t := d.Target(nil)
-	t.User = "x"
-	if err := t.Validate(); err != nil {
-		return badField("destination", d.URL(), err.Error())
 	}
 	return nil
 }
