@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -86,16 +83,7 @@ func runDaemon(dir string, nDev, nDest, nEv, nScan int) {
 		log.Fatal(err)
 	}
 	base := "http://" + m.Addr().String()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.PostForm(base+"/login", url.Values{"user": {"admin"}, "password": {"benchmark password"}})
-	if err != nil || len(resp.Cookies()) == 0 {
-		log.Fatalf("login: %v", err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	fmt.Printf("%s %s=%s\n", base, resp.Cookies()[0].Name, resp.Cookies()[0].Value)
-	os.Stdout.Sync()
-	select {}
+	serveLoggedIn(base)
 }
 
 func must(err error) {

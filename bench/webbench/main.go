@@ -84,6 +84,12 @@ func main() {
 	}
 	go http.Serve(ln, srv.Handler())
 	base := "http://" + ln.Addr().String()
+	serveLoggedIn(base)
+}
+
+// serveLoggedIn logs in as the admin, prints the base URL and the session
+// cookie for wrk, and serves until killed.
+func serveLoggedIn(base string) {
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.PostForm(base+"/login", url.Values{"user": {"admin"}, "password": {"benchmark password"}})
 	if err != nil || len(resp.Cookies()) == 0 {
