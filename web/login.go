@@ -3,21 +3,11 @@ package web
 import (
 	"net/http"
 	"strconv"
-	"strings"
 )
 
 type loginView struct {
 	Next    string
 	NoAdmin bool
-}
-
-// safeNext keeps a post-login redirect on this site.
-func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n") {
-		return "/"
-	}
-	return next
 }
 
 func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) {
