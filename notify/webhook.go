@@ -28,7 +28,9 @@ type WebhookConfig struct {
 	Backoff      time.Duration // wait before the 2nd attempt, doubled each time, capped at MaxBackoff
 	MaxBackoff   time.Duration
 	Timeout      time.Duration // per attempt
-	Client       *http.Client  // nil: a client with Timeout
+	// Client sends the POSTs (nil: a client with Timeout). The webhook
+	// uses a copy that follows no redirect, whatever Client says.
+	Client *http.Client
 }
 
 // Validate names the first field that cannot be used.
@@ -63,9 +65,15 @@ func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: cfg.Timeout}
+	c := &http.Client{Timeout: cfg.Timeout}
+	if cfg.Client != nil {
+		cp := *cfg.Client
+		c = &cp
 	}
+	// The body and the secret header go to the configured URL and nowhere
+	// else: a redirect is an answer (RedirectError), never followed.
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	cfg.Client = c
 	return &Webhook{cfg: cfg, sleep: sleepCtx}, nil
 }
 
@@ -85,9 +93,29 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("webhook answered %d: %q", e.Code, e.Body)
 }
 
+// RedirectError is a 3xx answer. Redirects are not followed (the secret
+// header would go to wherever the answer points): the delivery failed, and
+// the error names where the receiving end wanted it to go.
+type RedirectError struct {
+	Code     int
+	Location string // resolved against the webhook URL, query and user info left out
+}
+
+func (e *RedirectError) Error() string {
+	if e.Location == "" {
+		return fmt.Sprintf("webhook answered %d, a redirect without a Location (redirects are not followed)", e.Code)
+	}
+	return fmt.Sprintf("webhook answered %d, a redirect to %s (not followed: set notify.webhook_url to the address that takes the POST)",
+		e.Code, e.Location)
+}
+
 // retryable: network errors, 5xx, 408 and 429 are tried again; other
-// refusals will not change by themselves.
+// refusals and redirects will not change by themselves.
 func retryable(err error) bool {
+	var re *RedirectError
+	if errors.As(err, &re) {
+		return false
+	}
 	var se *StatusError
 	if errors.As(err, &se) {
 		return se.Code >= 500 || se.Code == http.StatusTooManyRequests || se.Code == http.StatusRequestTimeout
@@ -144,6 +172,13 @@ func (w *Webhook) post(ctx context.Context, body []byte) error {
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 == 3 {
+		re := &RedirectError{Code: resp.StatusCode}
+		if loc, err := resp.Location(); err == nil {
+			re.Location = redactURL(loc.String())
+		}
+		return re
+	}
 	if resp.StatusCode/100 != 2 {
 		return &StatusError{Code: resp.StatusCode, Body: string(bytes.TrimSpace(snippet))}
 	}
