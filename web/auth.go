@@ -155,6 +155,16 @@ func (s *Server) authenticated(r *http.Request) {
 	}
 }
 
+// peerAddr is the peer's IP as an address (the zero Addr when RemoteAddr
+// does not parse: all such requests then share one limiter entry).
+func peerAddr(r *http.Request) netip.Addr {
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap()
+	}
+	a, _ := netip.ParseAddr(r.RemoteAddr)
+	return a.Unmap()
+}
+
 // clientAddr is the peer's IP (proxies' headers are not trusted).
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -194,6 +204,7 @@ func (s *Server) session(r *http.Request) (actor, bool) {
 		return actor{}, false
 	}
 	s.authenticated(r)
+	s.limiter.trust(peerAddr(r))
 	// Refresh the idle clock at most once a minute: a page view is no write.
 	if now.Sub(sess.LastSeen) > time.Minute {
 		if err := s.cfg.Auth.TouchSession(r.Context(), h, now); err != nil {

@@ -11,16 +11,16 @@ func (s *Server) passwordChange(w http.ResponseWriter, r *http.Request, a actor)
 		s.fail(w, r, "admin account", err)
 		return
 	}
-	addr := clientAddr(r)
-	if ok, _ := s.limiter.allow(addr); !ok {
+	ticket, refused, _ := s.limiter.reserve(peerAddr(r))
+	if refused != "" {
 		s.renderSettings(w, r, http.StatusTooManyRequests, settingsView{}, "", "Too many wrong passwords from this address; try later.")
 		return
 	}
-	if !checkPassword(hash, cur) {
-		s.limiter.fail(addr)
+	if len(cur) > 1024 || !checkPassword(hash, cur) {
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "The current password is wrong.")
 		return
 	}
+	s.limiter.succeed(ticket)
 	if p1 != p2 {
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "The two new passwords differ.")
 		return

@@ -47,10 +47,18 @@ type Config struct {
 	// (default 2 s; negative: never). Anything done through the site
 	// drops the cache at once.
 	PageCache time.Duration
-	// LoginFailures failed logins per client address within LoginWindow
-	// (default 5 per 15 min) lock that address out until the window ends.
-	LoginFailures int
-	LoginWindow   time.Duration
+	// LoginFailures password guesses per client address within
+	// LoginWindow (default 5 per 15 min) lock that address out until the
+	// window ends; LoginPrefixFailures (default 20) do the same for an
+	// IPv6 /64. LoginPerMinute (default 30) bounds the guesses evaluated
+	// per minute for the whole box; addresses the admin used in the last
+	// 24 h are exempt from the /64 and the global limits. A guess counts
+	// from before its hash is computed; only the right password gives it
+	// back.
+	LoginFailures       int
+	LoginPrefixFailures int
+	LoginPerMinute      int
+	LoginWindow         time.Duration
 	// BodyTimeout is how long a request's body may take to arrive once
 	// its headers are in (default 30 s); bodies are also capped in size
 	// (64 KiB, an address-book upload 9 MiB).
@@ -103,6 +111,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LoginFailures <= 0 {
 		cfg.LoginFailures = 5
 	}
+	if cfg.LoginPrefixFailures <= 0 {
+		cfg.LoginPrefixFailures = 20
+	}
+	if cfg.LoginPerMinute <= 0 {
+		cfg.LoginPerMinute = 30
+	}
 	if cfg.PageCache == 0 {
 		cfg.PageCache = 2 * time.Second
 	}
@@ -117,11 +131,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	s := &Server{
-		cfg:     cfg,
-		log:     cfg.Logger.With("component", "web"),
-		now:     cfg.Now,
-		views:   v,
-		limiter: newLimiter(cfg.LoginFailures, cfg.LoginWindow, cfg.Now),
+		cfg:   cfg,
+		log:   cfg.Logger.With("component", "web"),
+		now:   cfg.Now,
+		views: v,
+		limiter: newLimiter(limits{perAddr: cfg.LoginFailures, perPrefix: cfg.LoginPrefixFailures,
+			perMinute: cfg.LoginPerMinute, window: cfg.LoginWindow}, cfg.Now),
 		runs:    newRuns(cfg.Now),
 		imports: newPendingImports(cfg.Now),
 		cache:   newPageCache(cfg.PageCache, cfg.Now),

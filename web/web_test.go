@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -369,19 +370,23 @@ func TestLoginRateLimited(t *testing.T) {
 
 func TestLimiterBounded(t *testing.T) {
 	now := time.Unix(0, 0)
-	l := newLimiter(1, time.Minute, func() time.Time { return now })
+	// A global budget large enough to fill the table: it still never
+	// refuses an address that has not failed.
+	l := newLimiter(limits{perAddr: 1, perPrefix: 1, perMinute: 2 * limiterCap, window: time.Minute}, func() time.Time { return now })
 	for i := 0; i < limiterCap+50; i++ {
-		l.fail(string(rune(i)) + "x")
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		if _, refused, _ := l.reserve(a); refused != "" {
+			t.Fatalf("address %d refused (%s) on its first guess", i, refused)
+		}
 	}
-	if len(l.seen) > limiterCap {
-		t.Fatalf("table grew to %d", len(l.seen))
+	if len(l.addrs) > limiterCap {
+		t.Fatalf("table grew to %d", len(l.addrs))
 	}
-	if ok, _ := l.allow("new"); ok {
-		t.Fatal("a full table of live windows must refuse new addresses")
+	if _, refused, _ := l.reserve(netip.MustParseAddr("192.0.2.9")); refused != "" {
+		t.Fatalf("a new address refused by a full table (%s)", refused)
 	}
-	now = now.Add(time.Minute)
-	if ok, _ := l.allow("new"); !ok {
-		t.Fatal("ended windows must make room")
+	if _, refused, _ := l.reserve(netip.AddrFrom4([4]byte{10, 0, 0, 0})); refused != refusedAddr {
+		t.Fatalf("an address over its limit: refused %q, want %q", refused, refusedAddr)
 	}
 }
 
