@@ -800,7 +800,7 @@ func (m *Main) seedMetrics(ctx context.Context) {
 // behind its auth, /debug/pprof) over the daemon's backends.
 func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	b := webBackend{m}
-	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b,
+	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
 		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web"), TLS: m.tls != nil, Authenticated: m.webLimit.trust}

@@ -669,6 +669,37 @@ func (m *Monitor) CheckNow(ctx context.Context, name string, progress func(smbch
 	}
 }
 
+// CheckAll queues a check of every registered destination now ("Check all
+// now"), behind the same caps as any other check: MaxConcurrent, one at a
+// time per file server, the checker's lockout budget. A destination whose
+// check is already waiting keeps that one. It does not wait for the
+// checks; n is how many destinations will be checked.
+func (m *Monitor) CheckAll(ctx context.Context) (n int, err error) {
+	m.refresh(ctx, true)
+	now := m.cfg.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return 0, errors.New("scanwarden is stopping")
+	}
+	names := make([]string, 0, len(m.dests))
+	for k := range m.dests {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		n++
+		// Its regular interval runs from this check.
+		m.nextDue[k] = now.Add(m.cfg.Interval + m.jitter())
+		if _, queued := m.byDest[k]; queued {
+			continue
+		}
+		m.enqueueLocked(&job{dest: m.dests[k], reason: ReasonManual})
+	}
+	m.dispatchLocked()
+	return n, nil
+}
+
 // Delivery puts a held scan's delivery (or its failure) on the
 // destination's incident: a delivery that failed opens one like a failing
 // check; a delivered scan is a line on the open incident's timeline.

@@ -3,11 +3,14 @@ package web
 import (
 	"net/http"
 	"sort"
+	"strconv"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/summary"
 )
 
 type dashboardView struct {
+	Summary      *summary.Summary // nil when it could not be read
 	Devices      []Device
 	Destinations []Destination
 	Failing      int
@@ -24,6 +27,13 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
 	problem := func(what string, err error) {
 		s.log.Error("dashboard", "part", what, "err", err)
 		v.Problems = append(v.Problems, "Could not read "+what+".")
+	}
+	if sm := s.cfg.Summary; sm != nil {
+		if sum, err := sm.Summary(ctx); err != nil {
+			problem("the summary", err)
+		} else {
+			v.Summary = &sum
+		}
 	}
 	if f := s.cfg.Fleet; f != nil {
 		var err error
@@ -62,7 +72,14 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
 			problem("the daemon's faults", err)
 		}
 	}
-	s.render(w, http.StatusOK, "dashboard", pageData{Title: "Overview", Nav: "overview", LoggedIn: true, Data: v})
+	flash := ""
+	if r.URL.Query().Get("done") == "check-all" {
+		flash = "Every destination is queued for a check (" + r.URL.Query().Get("n") + "); the results appear here as they come in."
+		if _, err := strconv.Atoi(r.URL.Query().Get("n")); err != nil {
+			flash = "Every destination is queued for a check; the results appear here as they come in."
+		}
+	}
+	s.render(w, http.StatusOK, "dashboard", pageData{Title: "Overview", Nav: "overview", LoggedIn: true, Flash: flash, Data: v})
 }
 
 // rank orders destinations: failing, never checked, fine.

@@ -16,6 +16,7 @@ import (
 
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/summary"
 )
 
 // memAuth is an in-memory AuthStore (the store's own tests cover SQL).
@@ -350,6 +351,58 @@ type site struct {
 	clock  *fakeClock
 	check  funcChecker
 	client *http.Client // logged in after login()
+	// checkAll counts "Check all now" requests.
+	checkAll *fakeCheckAll
+}
+
+// fakeSummary builds the headline over the fake fleet, incidents and
+// receiver, as the daemon does over the store.
+type fakeSummary struct{ s *site }
+
+func (f fakeSummary) Summary(ctx context.Context) (summary.Summary, error) {
+	in := summary.Input{Now: f.s.clock.Now()}
+	var incs []Incident
+	if in := f.s.srv.cfg.Incidents; in != nil {
+		incs, _ = in.Incidents(ctx, "open", 100)
+	}
+	opened := map[string]time.Time{}
+	for _, i := range incs {
+		opened[i.Destination] = i.OpenedAt
+		in.OpenIncidents = append(in.OpenIncidents, summary.Incident{ID: i.ID, Destination: i.Destination, Cause: i.Cause, OpenedAt: i.OpenedAt})
+	}
+	held := map[string]int{}
+	for _, sc := range f.s.recv.scans {
+		if sc.State == ScanHeld {
+			held[sc.Destination]++
+			in.Held++
+		}
+	}
+	for _, d := range f.s.fleet.destinations {
+		sd := summary.Destination{Name: d.Name, Held: held[d.Name], FailingSince: opened[d.Name]}
+		if d.Last != nil {
+			sd.Checked, sd.Cause, sd.LastCheck = true, d.Last.Verdict.Cause, d.Last.At
+		}
+		in.Destinations = append(in.Destinations, sd)
+	}
+	return summary.Build(in), nil
+}
+
+type fakeCheckAll struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *fakeCheckAll) CheckAll(context.Context) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	return 2, nil
+}
+
+func (f *fakeCheckAll) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
 }
 
 const testPassword = "correct horse battery"
@@ -383,7 +436,7 @@ func sampleReport(dest string) smbcheck.Report {
 
 func newSite(t *testing.T, mod ...func(*Config)) *site {
 	t.Helper()
-	s := &site{t: t, auth: newMemAuth(), clock: &fakeClock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}}
+	s := &site{t: t, checkAll: &fakeCheckAll{}, auth: newMemAuth(), clock: &fakeClock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}}
 	rep := sampleReport("reception")
 	last := &CheckRecord{At: s.clock.t.Add(-5 * time.Minute), Verdict: rep.Verdict, Trigger: "schedule"}
 	s.fleet = &fakeFleet{
@@ -436,6 +489,8 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 		Status: statusFunc(func() []Fault {
 			return []Fault{{Part: "snmp.trap", Message: "udp :162: address in use", Since: opened}}
 		}),
+		Summary:  fakeSummary{s},
+		CheckAll: s.checkAll,
 		Metrics: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, "scanwarden_open_incidents 1\n")
 		}),

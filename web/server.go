@@ -35,6 +35,10 @@ type Config struct {
 	Importer  Importer
 	Settings  Settings
 	Status    Status
+	// Summary is the overview's headline (also GET /api/v1/summary);
+	// CheckAll its "Check all now".
+	Summary  Summarizer
+	CheckAll AllChecker
 	// Metrics is the Prometheus handler, mounted at /metrics behind auth.
 	Metrics http.Handler
 
@@ -177,6 +181,7 @@ func (s *Server) routes() http.Handler {
 	}
 	page("POST /logout", s.logout)
 	cached("GET /{$}", s.dashboard)
+	page("POST /check-all", s.checkAll)
 	cached("GET /devices/{name}", s.devicePage)
 	cached("GET /destinations/{name}", s.destinationPage)
 	page("POST /destinations/{name}/check", s.checkNow)
@@ -222,6 +227,8 @@ func (s *Server) routes() http.Handler {
 	api("GET /api/v1/events", s.apiEvents)
 	api("GET /api/v1/scans", s.apiScans)
 	api("GET /api/v1/audit", s.apiAudit)
+	api("GET /api/v1/summary", s.apiSummary)
+	api("POST /api/v1/check-all", s.apiCheckAll)
 	api("/api/", func(w http.ResponseWriter, r *http.Request, _ actor) {
 		writeAPIError(w, http.StatusNotFound, "no such API route")
 	})

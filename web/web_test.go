@@ -29,6 +29,7 @@ type route struct {
 var routes = []route{
 	{"POST", "/logout", false},
 	{"GET", "/", false},
+	{"POST", "/check-all", false},
 	{"GET", "/devices/mfp01", false},
 	{"GET", "/destinations/reception", false},
 	{"POST", "/destinations/reception/check", false},
@@ -66,6 +67,8 @@ var routes = []route{
 	{"GET", "/api/v1/events", true},
 	{"GET", "/api/v1/scans", true},
 	{"GET", "/api/v1/audit", true},
+	{"GET", "/api/v1/summary", true},
+	{"POST", "/api/v1/check-all", true},
 	{"GET", "/api/v1/nope", true},
 }
 

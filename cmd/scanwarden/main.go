@@ -29,6 +29,7 @@ const usage = `scanwarden — find out why a Kyocera MFP cannot scan to its SMB 
 
 usage:
   scanwarden serve [--config FILE]                                  run the appliance: scheduled checks, SNMP watch, incidents, notifications, web
+  scanwarden status [--json]                                        one sentence: do the destinations accept scans; held scans; oldest incident
   scanwarden notify test [--config FILE] [--channel webhook|mail]   send a test notification on serve's channels
   scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]   replay a scan destination's logon, layer by layer
   scanwarden check --destination NAME [flags]                       replay a stored destination; its report is kept
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "serve":
 		return runServe(ctx, env, rest)
+	case "status":
+		return runStatus(ctx, env, rest)
 	case "notify":
 		return runNotify(ctx, env, rest)
 	case "check":

@@ -1,0 +1,66 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/summary"
+	"github.com/scanwarden/scanwarden/web"
+)
+
+// Summary reads the headline's input from the store and builds it (the
+// overview, GET /api/v1/summary and `scanwarden status` all come here).
+func Summary(ctx context.Context, st *store.Store, now time.Time) (summary.Summary, error) {
+	in := summary.Input{Now: now}
+	incs, err := st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
+	if err != nil {
+		return summary.Summary{}, fmt.Errorf("summary: %w", err)
+	}
+	opened := map[string]time.Time{}
+	for _, i := range incs {
+		opened[strings.ToLower(i.Destination)] = i.OpenedAt
+		in.OpenIncidents = append(in.OpenIncidents, summary.Incident{ID: i.ID, Destination: i.Destination, Cause: i.Cause, OpenedAt: i.OpenedAt})
+	}
+	held, err := st.Scans().HeldByDestination(ctx)
+	if err != nil {
+		return summary.Summary{}, fmt.Errorf("summary: %w", err)
+	}
+	for _, n := range held {
+		in.Held += n
+	}
+	ds, err := st.Destinations(ctx, "")
+	if err != nil {
+		return summary.Summary{}, fmt.Errorf("summary: %w", err)
+	}
+	for _, d := range ds {
+		sd := summary.Destination{Name: d.Name, Held: held[d.Name], FailingSince: opened[strings.ToLower(d.Name)]}
+		r, ok, err := st.LatestReport(ctx, d.Name)
+		if err != nil {
+			return summary.Summary{}, fmt.Errorf("summary: %w", err)
+		}
+		if ok {
+			sd.Checked, sd.Cause, sd.LastCheck = true, r.Cause, r.At
+		}
+		in.Destinations = append(in.Destinations, sd)
+	}
+	return summary.Build(in), nil
+}
+
+// Summary implements web.Summarizer.
+func (b webBackend) Summary(ctx context.Context) (summary.Summary, error) {
+	return Summary(ctx, b.m.st, time.Now())
+}
+
+// CheckAll implements web.AllChecker: every destination queued on the
+// running scheduler.
+func (b webBackend) CheckAll(ctx context.Context) (int, error) {
+	mon := b.m.Monitor()
+	if mon == nil {
+		return 0, web.ErrNotRunning
+	}
+	return mon.CheckAll(ctx)
+}

@@ -1,0 +1,44 @@
+package monitor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// "Check all now" checks every destination at once, none of them due, and
+// still one at a time per file server and at most MaxConcurrent in all.
+func TestCheckAll(t *testing.T) {
+	var dests []Destination
+	for i, host := range []string{"fs1", "fs1", "fs1", "fs2", "fs2", "fs3"} {
+		d := dest(string(rune('a'+i)), host, "MFP01")
+		d.LastCheck = time.Now() // checked just now: not due for an hour
+		dests = append(dests, d)
+	}
+	r := newRig(t, Config{Interval: time.Hour, Jitter: time.Minute, MaxConcurrent: 2}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+		time.Sleep(5 * time.Millisecond)
+		return smbcheck.Verdict{Cause: smbcheck.CauseOK}
+	}, dests...)
+	n, err := r.m.CheckAll(context.Background())
+	if err != nil || n != len(dests) {
+		t.Fatalf("CheckAll = %d, %v; want %d", n, err, len(dests))
+	}
+	waitFor(t, "every destination checked", func() bool {
+		for _, d := range dests {
+			if r.rep.count(d.Name) < 1 {
+				return false
+			}
+		}
+		return true
+	})
+	r.chk.mu.Lock()
+	defer r.chk.mu.Unlock()
+	if r.chk.maxServer != 1 || r.chk.maxAll > 2 {
+		t.Errorf("per server %d (want 1), all %d (want ≤ 2)", r.chk.maxServer, r.chk.maxAll)
+	}
+	if got := r.chk.calls.Load(); got != int64(len(dests)) {
+		t.Errorf("%d checks, want %d (one each)", got, len(dests))
+	}
+}

@@ -1,0 +1,67 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/scanwarden/scanwarden/summary"
+)
+
+// Summarizer gives the headline: one sentence of state, the held scans,
+// the oldest open incident (package summary builds it; the daemon reads
+// its input from the store, as `scanwarden status` does).
+type Summarizer interface {
+	Summary(ctx context.Context) (summary.Summary, error)
+}
+
+// AllChecker asks the scheduler to check every destination now, behind
+// its caps (max_concurrent, one at a time per file server, the lockout
+// budget); it does not wait for the checks. n is how many were queued.
+type AllChecker interface {
+	CheckAll(ctx context.Context) (n int, err error)
+}
+
+// GET /api/v1/summary — the overview's headline.
+func (s *Server) apiSummary(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Summary == nil {
+		s.apiFail(w, r, ErrNotRunning)
+		return
+	}
+	sum, err := s.cfg.Summary.Summary(r.Context())
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sum)
+}
+
+// POST /api/v1/check-all — every destination checked now (queued).
+func (s *Server) apiCheckAll(w http.ResponseWriter, r *http.Request, a actor) {
+	if s.cfg.CheckAll == nil {
+		s.apiFail(w, r, ErrNotRunning)
+		return
+	}
+	n, err := s.cfg.CheckAll.CheckAll(r.Context())
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	s.audit(r.Context(), a, r, "destinations.check_all", "", strconv.Itoa(n)+" queued")
+	writeJSON(w, http.StatusAccepted, map[string]int{"queued": n})
+}
+
+// POST /check-all — the overview's "Check all now".
+func (s *Server) checkAll(w http.ResponseWriter, r *http.Request, a actor) {
+	if s.cfg.CheckAll == nil {
+		s.fail(w, r, "scheduler", ErrNotRunning)
+		return
+	}
+	n, err := s.cfg.CheckAll.CheckAll(r.Context())
+	if err != nil {
+		s.fail(w, r, "scheduler", err)
+		return
+	}
+	s.audit(r.Context(), a, r, "destinations.check_all", "", strconv.Itoa(n)+" queued")
+	http.Redirect(w, r, "/?done=check-all&n="+strconv.Itoa(n), http.StatusSeeOther)
+}
