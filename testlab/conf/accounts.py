@@ -2,9 +2,11 @@
 """Writes the lab's domain policy, accounts, groups and DNS records into the
 offline sam.ldb of a freshly provisioned Samba AD DC (before it starts).
 
-usage: accounts.py SMB_CONF all     policy, every account but grace, groups, DNS
+usage: accounts.py SMB_CONF all     policy, every account but grace and pwsoon, groups, DNS
        accounts.py SMB_CONF grace   grace only: run it under faketime -f -40d so
                                      her password is 40 days old (max age 30)
+       accounts.py SMB_CONF pwsoon  pwsoon only: run it under faketime -f -25d so
+                                     its password expires in 5 days (max age 30)
 The password comes from $SWLAB_PASSWORD; DNS records from $SWLAB_DNS_RECORDS
 ("name=ip name=ip ...", zone $SWLAB_DNS_DOMAIN).
 """
@@ -46,6 +48,17 @@ def user_dn(db, name):
     return str(res[0].dn)
 
 
+def warning_accounts(db, pw):
+    """The warnings' accounts (issue 22): each test its own, so no other
+    test's lockout count or expiry moves them."""
+    db.newuser("contractor", pw)
+    modify(db, user_dn(db, "contractor"), accountExpires=nttime(time.time() + 3 * 86400),
+           description="warnings: accountExpires 3 days after lab up")
+    db.newuser("hammered", pw)
+    modify(db, user_dn(db, "hammered"),
+           description="warnings: lockout-pressure test raises its badPwdCount with smbclient between two checks")
+
+
 def main():
     conf, mode = sys.argv[1], sys.argv[2]
     pw = os.environ["SWLAB_PASSWORD"]
@@ -55,6 +68,10 @@ def main():
 
     if mode == "grace":
         db.newuser("grace", pw)
+        return
+    if mode == "pwsoon":
+        db.newuser("pwsoon", pw)
+        modify(db, user_dn(db, "pwsoon"), description="warnings: password expires in 5 days (set 25 days ago, max age 30)")
         return
 
     # lockout 3 / 30 min / 30 min, max password age 30 days
@@ -87,6 +104,8 @@ def main():
     modify(db, user_dn(db, "dotlocked"), description="locked by smbcheck's own test (.\\user on a DC)")
     modify(db, user_dn(db, "servewrong"), description="serve's whole-program test: a destination stored with a wrong password")
     modify(db, user_dn(db, "regwrong"), description="registry's test of a wrong stored password (logs on right after)")
+
+    warning_accounts(db, pw)
 
     zone = os.environ["SWLAB_DNS_DOMAIN"]
     base = ",".join("DC=%s" % p for p in zone.split("."))
