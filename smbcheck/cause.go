@@ -40,6 +40,18 @@ const (
 	// CauseGuestRefused: a destination with an empty login (anonymous or
 	// guest logon) that the server or the share refuses.
 	CauseGuestRefused Cause = "guest-refused"
+	// CauseNTLMBlocked: the server refuses NTLM logons (STATUS_NTLM_BLOCKED,
+	// "Restrict NTLM: Incoming NTLM traffic = Deny all"); not a password
+	// failure.
+	CauseNTLMBlocked Cause = "ntlm-blocked"
+	// CauseClockSkew: the KDC's clock and the client's differ by more than
+	// Kerberos allows (5 minutes).
+	CauseClockSkew Cause = "clock-skew"
+	// CauseKDCUnreachable: no Kerberos KDC of the realm answers.
+	CauseKDCUnreachable Cause = "kdc-unreachable"
+	// CauseKerberosNeedsName: the destination's host is an address, for
+	// which no Kerberos service ticket exists (cifs/10.0.0.5).
+	CauseKerberosNeedsName Cause = "kerberos-needs-name"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -106,6 +118,14 @@ var causes = []CauseInfo{
 		"Correct the destination's Login User Name on the MFP."},
 	{CauseGuestRefused, "1102", "The destination has no login (anonymous/guest), and the server or the share refuses guests.",
 		"Better: give the MFP an account on the server with Modify on the folder and store it in the destination's Login User Name and Login Password. Or allow guest access on that share and server, knowing that anyone on the network can then use it."},
+	{CauseNTLMBlocked, "1102", "The server refuses NTLM logons (Restrict NTLM), which the MFP uses.",
+		"Turn on Kerberos for SMB sending on the MFP if its firmware offers it (it then needs the server's DNS name as Host Name and the domain's KDC), or add this server to the domain's NTLM exceptions (Group Policy: Network security: Restrict NTLM: Add server exceptions in this domain, or the server's own Restrict NTLM policy)."},
+	{CauseClockSkew, "1102", "The clocks of the MFP and the domain's KDC differ by more than Kerberos allows (5 minutes).",
+		"Set the MFP's clock right and give it the domain controller as its NTP server (Command Center RX → Device Settings → Date/Time → NTP Server)."},
+	{CauseKDCUnreachable, "1102", "No Kerberos KDC (domain controller) of the account's realm answers.",
+		"Give the MFP a DNS server that knows the domain (its _kerberos SRV records) and check that TCP/UDP 88 to a domain controller is open."},
+	{CauseKerberosNeedsName, "1102", "The destination's host is an IP address: Kerberos needs the server's DNS name to get a ticket for it.",
+		"Enter the server's full DNS name as the destination's Host Name on the MFP (Command Center RX → Address Book → Host Name)."},
 }
 
 // Causes returns the vocabulary, in a stable order.

@@ -57,6 +57,7 @@ const (
 	StatusBadImpersonationLevel  NTStatus = 0xC00000A5
 	StatusNetworkSessionExpired  NTStatus = 0xC000035C
 	StatusDeletePending          NTStatus = 0xC0000056
+	StatusNTLMBlocked            NTStatus = 0xC0000418
 )
 
 // ntInfo is one row of the table: a status's name, its cause, and the
@@ -131,6 +132,7 @@ var ntTable = map[NTStatus]ntInfo{
 	StatusBadImpersonationLevel:  {"STATUS_BAD_IMPERSONATION_LEVEL", "", nil},
 	StatusNetworkSessionExpired:  {"STATUS_NETWORK_SESSION_EXPIRED", CauseUnknown, nil},
 	StatusDeletePending:          {"STATUS_DELETE_PENDING", "", nil},
+	StatusNTLMBlocked:            {"STATUS_NTLM_BLOCKED", CauseNTLMBlocked, nil},
 }
 
 // Name is the status's symbolic name, or its hex value.

@@ -686,6 +686,11 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	// connection, an interrupt), the DC may have counted it, so it counts
 	// here too — as a failure whose cause is what was observed.
 	out := Outcome{Kind: Failed, Cause: res.cause, Status: res.status.String()}
+	if res.status == StatusNTLMBlocked {
+		// The server refused NTLM itself: no password was judged and no
+		// bad logon counted, so the budget is not spent.
+		out = Outcome{Kind: Cancelled}
+	}
 	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
 		c.o.Logger.Warn("failure ledger", "err", rerr)
 	}

@@ -196,8 +196,13 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *Serv
 		}
 		if l.id != 0 {
 			// The AUTHENTICATE left: it counts as a failure whatever
-			// happened next (the DC may have counted it).
-			o.Ledger.Resolve(rctx, l.id, Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()})
+			// happened next (the DC may have counted it) — unless the
+			// server refused NTLM itself, judging no password.
+			out := Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()}
+			if e.Status == StatusNTLMBlocked {
+				out = Outcome{Kind: Cancelled}
+			}
+			o.Ledger.Resolve(rctx, l.id, out)
 		}
 		return nil, nil, e
 	}

@@ -189,7 +189,8 @@ func TestCauseVocabulary(t *testing.T) {
 		"bad-credentials", "wrong-user-format", "account-disabled", "account-locked", "password-expired",
 		"password-must-change", "account-expired", "workstation-restricted", "logon-hours", "share-not-found",
 		"share-access-denied", "path-not-found", "no-write-permission", "no-delete-permission", "connection-limit",
-		"server-resources", "disk-full", "timeout", "unknown", "unknown-user", "guest-refused"}
+		"server-resources", "disk-full", "timeout", "unknown", "unknown-user", "guest-refused",
+		"ntlm-blocked", "clock-skew", "kdc-unreachable", "kerberos-needs-name"}
 	var got []string
 	for _, c := range Causes() {
 		got = append(got, string(c.Cause))
@@ -487,6 +488,7 @@ func TestNTTable(t *testing.T) {
 		{StepPath, StatusNotFound, CausePathNotFound},
 		{StepWrite, StatusObjectNameCollision, CauseUnknown},
 		{StepSession, StatusAccountLockedOut, CauseAccountLocked},
+		{StepSession, StatusNTLMBlocked, CauseNTLMBlocked},
 		{StepSession, NTStatus(0xC0FFEE00), CauseUnknown},
 	}
 	for _, tc := range tests {
