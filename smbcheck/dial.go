@@ -48,6 +48,20 @@ var errGateClosed = errors.New("logon not sent")
 // session setup (nil when it said nothing). On failure conn is left open for
 // the caller to close.
 func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
+	ntlm := &smb2.NTLMInitiator{
+		User:        f.User,
+		Password:    password,
+		Domain:      f.Domain,
+		Workstation: workstation,
+	}
+	return logonWith(ctx, conn, port, host, f.Typed, ntlm, ntlm.SessionKey, g)
+}
+
+// logonWith negotiates and sets up a session with the initiator (NTLM, or
+// Kerberos from kerberos.go); sessionKey is the initiator's, for the
+// stamper; typed names the logon in errors. The gate applies to an NTLM
+// AUTHENTICATE only.
+func logonWith(ctx context.Context, conn net.Conn, port int, host, typed string, init smb2.Initiator, sessionKey func() []byte, g gate) (*smbSession, *ServerInfo, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
@@ -58,15 +72,9 @@ func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, pa
 			return nil, nil, err
 		}
 	}
-	ntlm := &smb2.NTLMInitiator{
-		User:        f.User,
-		Password:    password,
-		Domain:      f.Domain,
-		Workstation: workstation,
-	}
-	d := &smb2.Dialer{Initiator: ntlm}
+	d := &smb2.Dialer{Initiator: init}
 	sc := &sniffConn{Conn: conn, asks: make(chan gateAsk), quit: make(chan struct{}),
-		stamp: &stamper{sessionKey: ntlm.SessionKey}}
+		stamp: &stamper{sessionKey: sessionKey}}
 	if g == nil {
 		sc.asks = nil
 	}
@@ -96,16 +104,16 @@ wait:
 	info := sc.serverInfo()
 	if res.err != nil {
 		if gateErr != nil {
-			return nil, info, fmt.Errorf("session setup as %s: %w: %w", f.Typed, errGateClosed, gateErr)
+			return nil, info, fmt.Errorf("session setup as %s: %w: %w", typed, errGateClosed, gateErr)
 		}
 		if _, ok := ntStatusOf(res.err); !ok {
 			// The library folds some statuses into a message; the
 			// sniffer saw the real one on the wire.
 			if st := sc.failure(); st != 0 {
-				return nil, info, fmt.Errorf("session setup as %s: %w (%v)", f.Typed, st, res.err)
+				return nil, info, fmt.Errorf("session setup as %s: %w (%v)", typed, st, res.err)
 			}
 		}
-		return nil, info, fmt.Errorf("session setup as %s: %w", f.Typed, res.err)
+		return nil, info, fmt.Errorf("session setup as %s: %w", typed, res.err)
 	}
 	conn.SetDeadline(time.Time{})
 	return &smbSession{conn: sc, s: res.s, guest: sc.guest(), stamp: sc.stamp}, info, nil

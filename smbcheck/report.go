@@ -94,6 +94,7 @@ type TargetInfo struct {
 	Path        string `json:"path"`
 	User        string `json:"user"`
 	Workstation string `json:"workstation"`
+	Auth        Auth   `json:"auth,omitempty"` // "" for ntlm, the default
 }
 
 // Report is the result of one check. It is data: a check that ran always

@@ -49,6 +49,14 @@ type checker struct {
 	// warnings are what an ok verdict must still say: things that need
 	// an admin's action (not information such as the dialect).
 	warnings []string
+	// also are causes a step found besides its own (the Kerberos replay
+	// behind an NTLM refusal): the verdict lists them.
+	also []Cause
+	// probing makes the next attempt's gate end the logon once the
+	// negotiate and ad steps are taken: nothing is sent that could fail.
+	probing bool
+	// krbNote is the Kerberos try of auth auto before its NTLM fallback.
+	krbNote *krbResult
 }
 
 type verdictNote struct {
@@ -226,6 +234,11 @@ func (c *checker) finish() {
 		}
 		if c.firstFx.fix != "" {
 			v.Fix = c.firstFx.fix
+		}
+	}
+	for _, a := range c.also {
+		if a != v.Cause && a != CauseOK && !containsCause(v.Also, a) {
+			v.Also = append(v.Also, a)
 		}
 	}
 	if c.ledgerHit != nil && c.ledgerHit.Cause == v.Cause {
@@ -595,6 +608,7 @@ type attemptResult struct {
 	info    *ServerInfo // what the server told (nil: it did not negotiate)
 	refused *Refusal    // the ledger kept the logon back
 	stopped bool        // the negotiate or ad step ended the check
+	probed  bool        // a probe: the gate ended the logon on purpose
 	cause   Cause
 	status  NTStatus
 	err     error
@@ -603,6 +617,9 @@ type attemptResult struct {
 
 // errStopped closes the gate when the negotiate or ad step failed.
 var errStopped = errors.New("check stopped before the logon")
+
+// errProbed closes the gate of a probe (see checker.probing).
+var errProbed = errors.New("negotiate only: no logon sent")
 
 // attempt sends one logon with form. conn may be nil: then a fresh
 // connection is dialed (and closed on failure). The failure ledger is asked
@@ -633,6 +650,10 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 			return errStopped
 		}
 		c.computeBudget()
+		if c.probing {
+			res.probed = true
+			return errProbed
+		}
 		key, err := c.ledger.Key(ctx)
 		if err != nil {
 			return fmt.Errorf("failure ledger: %w", err)
@@ -673,7 +694,7 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	}
 	conn.Close()
 	res.err = err
-	if res.stopped || res.refused != nil {
+	if res.stopped || res.refused != nil || res.probed {
 		return res
 	}
 	res.cause, res.ev = classify(StepSession, err)
@@ -698,6 +719,13 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 }
 
 func (c *checker) stepSession(ctx context.Context) bool {
+	if c.t.auth() != AuthNTLM && !c.smb1 {
+		return c.stepSessionKerberos(ctx)
+	}
+	return c.stepSessionNTLM(ctx)
+}
+
+func (c *checker) stepSessionNTLM(ctx context.Context) bool {
 	stored := storedForm(c.t.User)
 	res := c.attempt(ctx, c.conn, stored)
 	c.conn = nil // handed over to the attempt
@@ -723,6 +751,11 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	if c.smb1 {
 		s.Evidence["protocol"] = "SMB1 (NT LM 0.12), NTLMv2"
 	}
+	if c.krbNote != nil {
+		// auth auto: Kerberos could not judge the password, NTLM follows.
+		s.Evidence["auth"] = string(AuthAuto) + ": Kerberos, then NTLM"
+		c.krbNote.evidence(s.Evidence)
+	}
 	switch {
 	case res.sess != nil:
 		c.sess, c.form = res.sess, stored
@@ -745,6 +778,9 @@ func (c *checker) stepSession(ctx context.Context) bool {
 	}
 	if c.sessionAnonymousRefused(s, res) || c.ntlmv1Refused(ctx, s, res) {
 		return false
+	}
+	if res.status == StatusNTLMBlocked && c.krbNote == nil && !c.smb1 {
+		return c.ntlmBlocked(ctx, s)
 	}
 	if res.status.IsLogonFailure() {
 		// The forms step names the cause: another form may work.

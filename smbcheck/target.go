@@ -24,6 +24,8 @@ type Target struct {
 	// Workstation is the NetBIOS name the MFP sends in NTLM (its host name);
 	// a "log on to" restriction is judged against it.
 	Workstation string
+	// Auth is how the MFP logs on: ntlm ("" too), kerberos or auto.
+	Auth Auth
 }
 
 // DefaultWorkstation is sent when the MFP's name is not known.
@@ -31,7 +33,22 @@ const DefaultWorkstation = "SCANWARDEN"
 
 // Info is the target without its secret.
 func (t Target) Info() TargetInfo {
-	return TargetInfo{Host: t.Host, Port: t.port(), Share: t.Share, Path: t.Path, User: t.User, Workstation: t.workstation()}
+	return TargetInfo{Host: t.Host, Port: t.port(), Share: t.Share, Path: t.Path, User: t.User, Workstation: t.workstation(), Auth: t.infoAuth()}
+}
+
+func (t Target) auth() Auth {
+	if t.Auth == "" {
+		return AuthNTLM
+	}
+	return t.Auth
+}
+
+// infoAuth is the auth a report shows: none for the default, NTLM.
+func (t Target) infoAuth() Auth {
+	if t.auth() == AuthNTLM {
+		return ""
+	}
+	return t.Auth
 }
 
 func (t Target) port() int {
@@ -60,7 +77,7 @@ func (t Target) pathParts() []string {
 }
 
 // Validate names the first field that cannot be used, as a
-// *scanwarden.FieldError whose Field is host, port, share, path or user.
+// *scanwarden.FieldError whose Field is host, port, share, path, auth or user.
 func (t Target) Validate() error {
 	bad := scanwarden.BadField
 	switch {
@@ -74,6 +91,8 @@ func (t Target) Validate() error {
 		return bad("share", "", "empty (the destination path must start with the share name)")
 	case strings.ContainsAny(t.Share, `\/:*?"<>|`):
 		return bad("share", t.Share, "contains a character not allowed in a share name")
+	case t.Auth != "" && t.Auth != AuthNTLM && t.Auth != AuthKerberos && t.Auth != AuthAuto:
+		return bad("auth", string(t.Auth), "not ntlm, kerberos or auto")
 	case t.User != "" && strings.TrimSpace(t.User) == "":
 		// An empty user is what the MFP stores for an anonymous (guest)
 		// logon; spaces alone are a typo.
@@ -186,6 +205,13 @@ type Options struct {
 	// DNSDomains are domains a bare host name is tried under when it does
 	// not resolve (e.g. the AD domain), to tell which full name to store.
 	DNSDomains []string
+	// Realm is the Kerberos realm of a user name without a UPN suffix when
+	// the server names no DNS domain ([ad]'s domain); KDCs are asked for a
+	// realm whose KDCs DNS does not name (no _kerberos SRV record): the
+	// [ad] host, as host or host:port. A Resolver that has LookupSRV
+	// (*net.Resolver) finds the SRV records, else the system resolver.
+	Realm string
+	KDCs  []string
 	// resolvConf is read for the search list (tests point it elsewhere).
 	resolvConf string
 	// afterCreate runs right after the canary is created (tests interrupt

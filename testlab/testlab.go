@@ -30,6 +30,13 @@ type Lab struct {
 	GhostIP       string    // nothing listens
 	TarpitIP      string    // accepts TCP and never answers
 	UpAt          time.Time // SWLAB_UP_AT: when `lab up` finished (erin's lockout ends 30 min later)
+	// The second AD DC, whose realm refuses NTLM (ntlm auth = disabled).
+	DC2IP      string // its address; its DNS serves its realm's SRV records
+	DC2Host    string // dc2.ntlmoff.test
+	Realm2     string // NTLMOFF.TEST
+	Domain2    string // NTLMOFF
+	DNSDomain2 string // ntlmoff.test
+	KDCSkewIP  string // dc2's KDC again, on its own address, 10 minutes ahead (faketime)
 }
 
 // LockoutLeft is how long erin stays locked out: the lab locks her at `lab up`
@@ -81,6 +88,12 @@ func Load() (*Lab, string) {
 		GuestIP:       os.Getenv("SWLAB_GUEST_IP"),
 		GhostIP:       os.Getenv("SWLAB_GHOST_IP"),
 		TarpitIP:      os.Getenv("SWLAB_TARPIT_IP"),
+		DC2IP:         os.Getenv("SWLAB_DC2_IP"),
+		DC2Host:       os.Getenv("SWLAB_DC2_HOST"),
+		Realm2:        os.Getenv("SWLAB_REALM2"),
+		Domain2:       os.Getenv("SWLAB_DOMAIN2"),
+		DNSDomain2:    os.Getenv("SWLAB_DNS_DOMAIN2"),
+		KDCSkewIP:     os.Getenv("SWLAB_KDC_SKEW_IP"),
 	}
 	if s, err := strconv.ParseInt(os.Getenv("SWLAB_UP_AT"), 10, 64); err == nil {
 		l.UpAt = time.Unix(s, 0)

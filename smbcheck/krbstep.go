@@ -1,0 +1,142 @@
+package smbcheck
+
+// The session step over Kerberos: auth kerberos and auto, and the Kerberos
+// replay behind a server's NTLM refusal.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// stepSessionKerberos is the session step of a Kerberos-capable MFP. One
+// NTLM negotiation whose AUTHENTICATE never leaves takes the negotiate and
+// ad steps and learns the server's DNS names; then the Kerberos logon.
+func (c *checker) stepSessionKerberos(ctx context.Context) bool {
+	stored := storedForm(c.t.User)
+	c.probing = true
+	res := c.attempt(ctx, c.conn, stored)
+	c.probing = false
+	c.conn = nil
+	if res.stopped {
+		return false
+	}
+	if !c.negotiated && !c.explainNegotiation(ctx, res) {
+		return false
+	}
+	s := c.begin(StepSession)
+	s.Evidence["auth"] = string(c.t.auth())
+	s.Evidence["form"] = formEvidence(stored)
+	k := c.kerberos(ctx)
+	k.evidence(s.Evidence)
+	s.Evidence["budget"] = c.budget
+	if k.sess != nil {
+		c.sess, c.form = k.sess, stored
+		c.ok(s, k.detail)
+		c.skipWhy("not needed: the Kerberos logon succeeded", StepForms)
+		return true
+	}
+	if c.t.auth() == AuthAuto && k.fallback && k.refused == nil {
+		// Kerberos could not judge the password: as the MFP, try NTLM.
+		s.Duration = 0
+		c.krbNote = k
+		return c.stepSessionNTLM(ctx)
+	}
+	if k.refused != nil {
+		c.refused(s, k.refused)
+		c.skipWhy("not run: nothing more may be replayed now", StepForms)
+		return false
+	}
+	detail, fix := c.krbFailure(k)
+	c.fail(s, k.cause, detail, fix)
+	c.skipWhy("not tried: a Kerberos logon names its principal, not a user name form", StepForms)
+	return false
+}
+
+// ntlmBlocked ends the session step of a server that refused the MFP's NTLM
+// logon (STATUS_NTLM_BLOCKED): the same credentials over Kerberos tell
+// whether the stored password is right. When they log on, the later steps
+// run over that Kerberos session (what the MFP meets once it uses
+// Kerberos); the verdict stays ntlm-blocked.
+func (c *checker) ntlmBlocked(ctx context.Context, s *stepState) bool {
+	c.skipWhy("not tried: the server refuses NTLM whatever the user name form", StepForms)
+	start := time.Now()
+	k := c.kerberos(ctx)
+	k.evidence(s.Evidence)
+	s.Evidence["kerberos_ms"] = time.Since(start).Milliseconds()
+	fix := c.ntlmBlockedFix()
+	switch {
+	case k.sess != nil:
+		c.sess = k.sess
+		c.form = storedForm(c.t.User)
+		c.fail(s, CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; the stored password is right: over Kerberos %s logs on (the steps below run over that Kerberos session)", k.principal), fix)
+		return true
+	case k.refused != nil:
+		c.fail(s, CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; whether the stored password is right is not known: the Kerberos try was not sent (%s)", k.refused.Reason), fix)
+		return false
+	}
+	detail, kfix := c.krbFailure(k)
+	if k.cause == CauseBadCredentials {
+		c.also = append(c.also, k.cause)
+		c.fail(s, CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses, and the stored password is wrong: over Kerberos %s", detail),
+			"Two things to fix. The password: re-enter the destination's Login Password on the MFP (Command Center RX → Address Book) with the account's current password. And NTLM: "+fix)
+		return false
+	}
+	if k.cause != CauseKDCUnreachable && k.cause != CauseUnknown && k.cause != CauseKerberosNeedsName && k.cause != CauseClockSkew {
+		// An account state the admin must fix as well.
+		c.also = append(c.also, k.cause)
+		fix = "Two things to fix. The account: " + kfix + " And NTLM: " + fix
+	}
+	c.fail(s, CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; over Kerberos: %s", detail), fix)
+	return false
+}
+
+// ntlmBlockedFix names the two ways out, with this server's names.
+func (c *checker) ntlmBlockedFix() string {
+	name, nb := c.t.Host, c.t.Host
+	if c.server != nil {
+		if c.server.DNSComputer != "" {
+			name = c.server.DNSComputer
+		}
+		if c.server.NetBIOSComputer != "" {
+			nb = c.server.NetBIOSComputer
+		}
+	}
+	return fmt.Sprintf("Either turn on Kerberos for SMB sending on the MFP if its firmware offers it (its Host Name must then be the server's DNS name, %s, and the MFP needs the domain's DNS and a right clock), or add %s to the domain's NTLM exceptions (Group Policy: Network security: Restrict NTLM: Add server exceptions in this domain, or the server's own Restrict NTLM: Incoming NTLM traffic policy).", name, nb)
+}
+
+// krbFailure says what a failed Kerberos logon means and its fix.
+func (c *checker) krbFailure(k *krbResult) (detail, fix string) {
+	detail = k.detail
+	switch k.cause {
+	case CauseKerberosNeedsName:
+		name := ""
+		if c.server != nil && c.server.DNSComputer != "" {
+			name = c.server.DNSComputer
+		}
+		if name != "" && !strings.EqualFold(name, c.t.Host) {
+			detail = fmt.Sprintf("%s; the server calls itself %s", detail, name)
+			fix = fmt.Sprintf("Enter %s (the server's DNS name, from its negotiate) as the destination's Host Name on the MFP instead of %s: Kerberos tickets are issued for names, not addresses.", name, c.t.Host)
+		} else {
+			fix = "Enter the server's full DNS name as the destination's Host Name on the MFP (the name its computer account has in the domain)."
+		}
+	case CauseClockSkew:
+		if k.hasOffset {
+			detail = fmt.Sprintf("%s; the KDC's clock is %+d s off this box's (Kerberos allows %d s)", detail, int64(k.offset.Round(time.Second)/time.Second), int64(maxSkew/time.Second))
+		}
+		fix = "Set the MFP's clock right and give it an NTP server — the domain controller (Command Center RX → Device Settings → Date/Time → NTP Server); check this box's and the domain controller's clocks too."
+	case CauseKDCUnreachable:
+		fix = fmt.Sprintf("Give the MFP a DNS server that has the _kerberos SRV records of %s (the domain's DNS) and check that TCP/UDP 88 to a domain controller is open; or set scanwarden's [ad] host so it can find a KDC.", orWord(k.realm, "the realm"))
+	default:
+		fix = c.accountFix(k.cause)
+	}
+	return detail, fix
+}
+
+func orWord(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
