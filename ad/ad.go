@@ -171,6 +171,20 @@ func (d *Directory) DNSDomain() string {
 	return ""
 }
 
+// KDCHost is the configured DC's host (from the URL), which a Kerberos
+// logon asks when DNS names no KDC of the realm; "" when the DC is found
+// by DNS SRV.
+func (d *Directory) KDCHost() string {
+	if d.cfg.URL == "" {
+		return ""
+	}
+	u, err := url.Parse(d.cfg.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
 // Close releases the directory. Each question has its own connection, so
 // there is nothing to end; it exists for the caller's defer.
 func (d *Directory) Close() error { return nil }

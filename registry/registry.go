@@ -74,7 +74,10 @@ type Destination struct {
 	Password scanwarden.Secret
 	Device   string // the device's name; "" when not tied to one
 	// Workstation overrides the device's name for this destination.
-	Workstation   string
+	Workstation string
+	// Auth is how the MFP logs on: ntlm ("" too, what MFPs send),
+	// kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM).
+	Auth          smbcheck.Auth
 	AddressBookID string // the contact's Id in the device's address book
 	DisplayName   string // the contact's DisplayName
 	Source        Source
@@ -108,7 +111,7 @@ func (d Destination) Target(dev *Device) smbcheck.Target {
 	}
 	return smbcheck.Target{
 		Host: d.Host, Port: d.Port, Share: d.Share, Path: d.Path,
-		User: d.User, Password: d.Password, Workstation: ws,
+		User: d.User, Password: d.Password, Workstation: ws, Auth: d.Auth,
 	}
 }
 

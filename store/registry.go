@@ -177,7 +177,7 @@ func (s *Store) RemoveDevice(ctx context.Context, name string, withDestinations 
 // --- destinations ---
 
 const destCols = `t.id, t.name, t.host, t.port, t.share, t.path, t.user_name, t.password_sealed, coalesce(d.name, ''),
-	t.workstation, t.address_book_id, t.display_name, t.source, t.created_at, t.updated_at`
+	t.workstation, t.auth, t.address_book_id, t.display_name, t.source, t.created_at, t.updated_at`
 
 const destFrom = " FROM destinations t LEFT JOIN devices d ON d.id = t.device_id"
 
@@ -185,8 +185,8 @@ func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) 
 	var t registry.Destination
 	var id int64
 	var pw []byte
-	var src, created, updated string
-	if err := r.Scan(&id, &t.Name, &t.Host, &t.Port, &t.Share, &t.Path, &t.User, &pw, &t.Device, &t.Workstation,
+	var src, created, updated, auth string
+	if err := r.Scan(&id, &t.Name, &t.Host, &t.Port, &t.Share, &t.Path, &t.User, &pw, &t.Device, &t.Workstation, &auth,
 		&t.AddressBookID, &t.DisplayName, &src, &created, &updated); err != nil {
 		return 0, t, err
 	}
@@ -196,6 +196,7 @@ func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) 
 	}
 	t.Password = scanwarden.NewSecret(v)
 	t.Source = registry.Source(src)
+	t.Auth = smbcheck.Auth(auth)
 	t.Created, _ = parseTime(created)
 	t.Updated, _ = parseTime(updated)
 	return id, t, nil
@@ -232,13 +233,13 @@ func (s *Store) putDestination(ctx context.Context, tx *sql.Tx, t registry.Desti
 	}
 	now := formatTime(s.now())
 	_, err = tx.ExecContext(ctx, `INSERT INTO destinations (name, host, port, share, path, user_name, password_sealed,
-			device_id, workstation, address_book_id, display_name, source, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			device_id, workstation, auth, address_book_id, display_name, source, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(name) DO UPDATE SET host=excluded.host, port=excluded.port, share=excluded.share, path=excluded.path,
 			user_name=excluded.user_name, password_sealed=excluded.password_sealed, device_id=excluded.device_id,
-			workstation=excluded.workstation, address_book_id=excluded.address_book_id,
+			workstation=excluded.workstation, auth=excluded.auth, address_book_id=excluded.address_book_id,
 			display_name=excluded.display_name, source=excluded.source, updated_at=excluded.updated_at`,
-		t.Name, t.Host, t.Port, t.Share, t.Path, t.User, pw, dev, t.Workstation, t.AddressBookID, t.DisplayName,
+		t.Name, t.Host, t.Port, t.Share, t.Path, t.User, pw, dev, t.Workstation, authColumn(t.Auth), t.AddressBookID, t.DisplayName,
 		string(t.Source), now, now)
 	if err != nil {
 		return fmt.Errorf("put destination %s: %w", t.Name, err)
@@ -435,4 +436,12 @@ func (s *Store) LatestVerdicts(ctx context.Context) (map[string]LatestVerdict, e
 		out[strings.ToLower(name)] = v
 	}
 	return out, rows.Err()
+}
+
+// authColumn is a destination's auth as stored: "ntlm" for the default.
+func authColumn(a smbcheck.Auth) string {
+	if a == "" {
+		return string(smbcheck.AuthNTLM)
+	}
+	return string(a)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,9 +56,21 @@ func TestRegistryCRUD(t *testing.T) {
 	if err != nil || gd.SNMP.Community.Reveal() != "comm-Secret-1" || gd.SNMP.V3Auth.IsZero() == false {
 		t.Fatalf("device %+v %v", gd, err)
 	}
-	if tg := got.Target(&gd); tg.Workstation != "MFP01" || tg.User != `KYOLAB\alice` {
+	if tg := got.Target(&gd); tg.Workstation != "MFP01" || tg.User != `KYOLAB\alice` || tg.Auth != smbcheck.AuthNTLM {
 		t.Fatalf("target %+v", tg)
 	}
+	// auth: stored as given; a value outside ntlm|kerberos|auto is refused.
+	d.Auth = smbcheck.AuthKerberos
+	if err := s.PutDestination(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Destination(ctx, "alice"); err != nil || got.Auth != smbcheck.AuthKerberos || got.Target(nil).Auth != smbcheck.AuthKerberos {
+		t.Fatalf("auth kerberos: %+v %v", got, err)
+	}
+	if err := s.PutDestination(ctx, registry.Destination{Name: "y", Host: "h", Share: "s", Auth: "ntlmv1"}); err == nil || !strings.Contains(err.Error(), "auth") {
+		t.Fatalf("auth ntlmv1 stored: %v", err)
+	}
+	d.Auth = ""
 
 	// Reports: newest first, bounded.
 	t0 := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)

@@ -44,6 +44,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	smb1Only := fs.Bool("device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting)")
 	ntlmv1 := fs.Bool("device-ntlmv1", false, "the MFP logs on with NTLMv1 (old SMB1 firmware; implies --device-smb1-only)")
 	noSigning := fs.Bool("device-no-signing", false, "the MFP cannot sign SMB traffic")
+	authFlag := fs.String("auth", "", "how the MFP logs on: ntlm (what MFPs send), kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM); default ntlm, or the stored destination's")
 	adf := registerADFlags(fs)
 	destName := fs.String("destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
 	df := registerDataFlags(fs)
@@ -108,6 +109,14 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		canaries = dirCanaries{filepath.Join(dir, "canaries")}
 	}
 	defer ledger.Close()
+	if *authFlag != "" {
+		a, err := smbcheck.ParseAuth(*authFlag)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "scanwarden check: --%s\n", err.Error())
+			return exitUsage
+		}
+		t.Auth = a
+	}
 
 	opts := smbcheck.Options{
 		NoWrite:     *noWrite,
@@ -127,13 +136,17 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		opts.Directory = dirc
 		if d := dirc.DNSDomain(); d != "" {
 			opts.DNSDomains = []string{d}
+			opts.Realm = d
+		}
+		if h := dirc.KDCHost(); h != "" {
+			opts.KDCs = []string{h}
 		}
 	}
 	if !*asJSON {
 		if t.User == "" {
 			humanf(env.stdout, "checking %s with an empty login name (anonymous logon; workstation %s)\n", destString(t), t.Info().Workstation)
 		} else {
-			humanf(env.stdout, "checking %s as %s (workstation %s)\n", destString(t), t.User, t.Info().Workstation)
+			humanf(env.stdout, "checking %s as %s (workstation %s%s)\n", destString(t), t.User, t.Info().Workstation, authLabel(t.Auth))
 		}
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
@@ -236,11 +249,18 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 		fmt.Fprintln(w, "  (from an earlier observation: not replayed now to protect the account)")
 	}
 	for _, c := range v.Also {
+		found := false
 		for _, s := range r.Steps {
 			if s.Cause == c {
 				humanf(w, "  also found: %s — %s\n", c, s.Detail)
+				found = true
 				break
 			}
+		}
+		if !found {
+			// Found inside another step (the Kerberos replay behind an
+			// NTLM refusal): its generic summary.
+			humanf(w, "  also found: %s — %s\n", c, c.Info().Summary)
 		}
 	}
 	if r.WorkingForm != nil {
@@ -336,4 +356,13 @@ func (s *storeLedger) Close() error {
 		return s.st.Close()
 	}
 	return nil
+}
+
+// authLabel words a destination's auth for the first line of a check: ""
+// for NTLM, what MFPs send.
+func authLabel(a smbcheck.Auth) string {
+	if a == "" || a == smbcheck.AuthNTLM {
+		return ""
+	}
+	return ", auth " + string(a)
 }

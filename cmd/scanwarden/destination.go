@@ -15,7 +15,7 @@ import (
 
 const destinationUsage = `usage:
   scanwarden destination add NAME //HOST[:PORT]/SHARE[/PATH] --user USER (--password-file FILE | --no-password)
-                             [--device DEVICE] [--workstation NAME]
+                             [--device DEVICE] [--workstation NAME] [--auth ntlm|kerberos|auto]
   scanwarden destination list [--device DEVICE] [--json]
   scanwarden destination show NAME [--json]
   scanwarden destination remove NAME
@@ -48,6 +48,7 @@ func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 	noPassword := c.fs.Bool("no-password", false, "the MFP stores an empty password")
 	device := c.fs.String("device", "", "the device (MFP) this destination belongs to")
 	workstation := c.fs.String("workstation", "", "NetBIOS name to replay with (default: the device's)")
+	authFlag := c.fs.String("auth", "ntlm", "how the MFP logs on: ntlm (what MFPs send), kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM)")
 	pos, code, ok := c.parse(args, 2, "want NAME and //HOST[:PORT]/SHARE[/PATH]")
 	if !ok {
 		return code
@@ -59,6 +60,10 @@ func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	auth, err := smbcheck.ParseAuth(*authFlag)
+	if err != nil {
+		return c.fail(fmt.Errorf("--%w", err))
+	}
 	var pw scanwarden.Secret
 	switch {
 	case *noPassword && *passwordFile != "":
@@ -69,7 +74,7 @@ func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 		}
 	}
 	d := registry.Destination{Name: pos[0], Host: t.Host, Port: t.Port, Share: t.Share, Path: t.Path, User: user,
-		Password: pw, Device: *device, Workstation: *workstation, Source: registry.SourceAdded}
+		Password: pw, Device: *device, Workstation: *workstation, Auth: auth, Source: registry.SourceAdded}
 	if err := d.Validate(); err != nil {
 		return c.fail(err)
 	}
@@ -222,6 +227,7 @@ func printDestination(w io.Writer, j destinationJSON, ws string) {
 		humanf(w, "device        %s\n", j.Device)
 	}
 	humanf(w, "workstation   %s\n", ws)
+	humanf(w, "auth          %s\n", j.Auth)
 	humanf(w, "source        %s\n", j.Source)
 	if j.AddressBookID != "" {
 		humanf(w, "address book  Id %s, \"%s\"\n", j.AddressBookID, j.DisplayName)

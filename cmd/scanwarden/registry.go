@@ -74,6 +74,7 @@ type destinationJSON struct {
 	DisplayName   string      `json:"display_name"`
 	Device        string      `json:"device,omitempty"`
 	Workstation   string      `json:"workstation,omitempty"`
+	Auth          string      `json:"auth,omitempty"`
 	Source        string      `json:"source,omitempty"`
 	Folder        string      `json:"folder,omitempty"`
 	LastCheck     *reportJSON `json:"last_check,omitempty"`
@@ -99,6 +100,10 @@ func destJSON(d registry.Destination) destinationJSON {
 func fullDestJSON(d registry.Destination, last *registry.Report) destinationJSON {
 	j := destJSON(d)
 	j.Device, j.Workstation, j.Source, j.Folder = d.Device, d.Workstation, string(d.Source), d.Folder()
+	j.Auth = string(smbcheck.AuthNTLM)
+	if d.Auth != "" {
+		j.Auth = string(d.Auth)
+	}
 	if last != nil {
 		j.LastCheck = &reportJSON{At: last.At.UTC(), Cause: string(last.Cause), KyoceraCode: last.KyoceraCode, Summary: last.Summary}
 	}

@@ -158,11 +158,19 @@ func TestImportAddressBookCLI(t *testing.T) {
 	cli(exitOK, "", "destination", "add", "guest", "//nas/public", "--user", "", "--no-password", "--data-dir", data)
 	cli(exitUsage, "", "destination", "add", "bad name", "//nas/public", "--user", "u", "--no-password", "--data-dir", data)
 	cli(exitUsage, "", "destination", "add", "nouser", "//nas/public", "--no-password", "--data-dir", data)
+	cli(exitOK, "", "destination", "add", "krb", "//fs01/scans", "--user", "h@kyolab.test", "--password-file", pwf, "--auth", "kerberos", "--data-dir", data)
+	if r := cli(exitUsage, "", "destination", "add", "krb2", "//fs01/scans", "--user", "h", "--no-password", "--auth", "ntlmv1", "--data-dir", data); !strings.Contains(r.stderr, "--auth") {
+		t.Errorf("bad --auth: %s", r.stderr)
+	}
+	if r := cli(exitOK, "", "destination", "show", "krb", "--data-dir", data); !strings.Contains(r.stdout, "auth          kerberos") {
+		t.Errorf("show krb: %s", r.stdout)
+	}
+	cli(exitOK, "", "destination", "remove", "krb", "--data-dir", data)
 	cli(exitUsage, "", "destination", "add", "x", "//nas/public", "--user", "u", "--password-file", pwf, "--device", "nope", "--data-dir", data)
 	show := cli(exitOK, "", "destination", "show", "hand", "--json", "--data-dir", data)
 	var sh map[string]any
 	json.Unmarshal([]byte(show.stdout), &sh)
-	if sh["replay_workstation"] != "MFP02" || sh["port"] != float64(139) || sh["source"] != "added" {
+	if sh["replay_workstation"] != "MFP02" || sh["port"] != float64(139) || sh["source"] != "added" || sh["auth"] != "ntlm" {
 		t.Errorf("show: %s", show.stdout)
 	}
 	if r := cli(exitOK, "", "destination", "show", "guest", "--data-dir", data); !strings.Contains(r.stdout, "guest") || !strings.Contains(r.stdout, "never") {
