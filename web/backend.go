@@ -183,6 +183,8 @@ type Destination struct {
 	Path        string `json:"path"`
 	User        string `json:"user"`
 	Workstation string `json:"workstation"`
+	// Auth is how the MFP logs on: ntlm, kerberos or auto.
+	Auth        string `json:"auth"`
 	PasswordSet bool   `json:"password_set"`
 	Source      string `json:"source"` // imported | added
 	// Last is the newest check, nil when never checked.

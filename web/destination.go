@@ -8,6 +8,7 @@ type destinationView struct {
 	Destination Destination
 	History     []CheckRecord
 	CanCheck    bool
+	CanEdit     bool // an Editor is wired: the auth form shows
 }
 
 // destinationPage shows one destination: the last report step by step, its
@@ -23,7 +24,7 @@ func (s *Server) destinationPage(w http.ResponseWriter, r *http.Request, _ actor
 		s.fail(w, r, "destination", err)
 		return
 	}
-	v := destinationView{Destination: d, CanCheck: s.cfg.Checker != nil}
+	v := destinationView{Destination: d, CanCheck: s.cfg.Checker != nil, CanEdit: s.cfg.Editor != nil}
 	if v.History, err = s.cfg.Fleet.History(r.Context(), d.Name, 20); err != nil {
 		s.log.Error("destination history", "destination", d.Name, "err", err)
 	}

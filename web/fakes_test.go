@@ -165,6 +165,18 @@ func (f *fakeFleet) Destination(_ context.Context, name string) (Destination, er
 	}
 	return Destination{}, ErrNotFound
 }
+
+// SetAuth implements Editor.
+func (f *fakeFleet) SetAuth(_ context.Context, name string, auth smbcheck.Auth) error {
+	for i := range f.destinations {
+		if f.destinations[i].Name == name {
+			f.destinations[i].Auth = string(auth)
+			return nil
+		}
+	}
+	return ErrNotFound
+}
+
 func (f *fakeFleet) History(_ context.Context, name string, limit int) ([]CheckRecord, error) {
 	h := f.history[name]
 	if len(h) > limit {
@@ -486,6 +498,7 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 		Receiver: s.recv,
 		Importer: s.imp,
 		Settings: s.sets,
+		Editor:   s.fleet,
 		Status: statusFunc(func() []Fault {
 			return []Fault{{Part: "snmp.trap", Message: "udp :162: address in use", Since: opened}}
 		}),

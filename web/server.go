@@ -39,6 +39,8 @@ type Config struct {
 	// CheckAll its "Check all now".
 	Summary  Summarizer
 	CheckAll AllChecker
+	// Editor sets a destination's auth (nil: the page shows it read-only).
+	Editor Editor
 	// Metrics is the Prometheus handler, mounted at /metrics behind auth.
 	Metrics http.Handler
 
@@ -185,6 +187,7 @@ func (s *Server) routes() http.Handler {
 	cached("GET /devices/{name}", s.devicePage)
 	cached("GET /destinations/{name}", s.destinationPage)
 	page("POST /destinations/{name}/check", s.checkNow)
+	page("POST /destinations/{name}/auth", s.destinationAuth)
 	page("GET /runs/{id}/events", s.runEvents)
 	cached("GET /incidents", s.incidentsPage)
 	cached("GET /incidents/{id}", s.incidentPage)
@@ -222,6 +225,7 @@ func (s *Server) routes() http.Handler {
 	api("GET /api/v1/destinations", s.apiDestinations)
 	api("GET /api/v1/destinations/{name}", s.apiDestination)
 	api("POST /api/v1/destinations/{name}/check", s.apiCheck)
+	api("POST /api/v1/destinations/{name}/auth", s.apiDestinationAuth)
 	api("GET /api/v1/incidents", s.apiIncidents)
 	api("GET /api/v1/incidents/{id}", s.apiIncident)
 	api("GET /api/v1/events", s.apiEvents)

@@ -1,0 +1,79 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+// Editor changes what is stored about a destination.
+type Editor interface {
+	// SetAuth sets how the destination logs on: ntlm, kerberos or auto
+	// (ErrNotFound for an unknown destination).
+	SetAuth(ctx context.Context, destination string, auth smbcheck.Auth) error
+}
+
+// POST /destinations/{name}/auth — the destination page's auth form.
+func (s *Server) destinationAuth(w http.ResponseWriter, r *http.Request, a actor) {
+	name := r.PathValue("name")
+	if s.cfg.Editor == nil {
+		s.fail(w, r, "destination editor", ErrNotRunning)
+		return
+	}
+	auth, err := smbcheck.ParseAuth(r.FormValue("auth"))
+	if err != nil {
+		http.Error(w, "auth: want ntlm, kerberos or auto", http.StatusBadRequest)
+		return
+	}
+	if err := s.cfg.Editor.SetAuth(r.Context(), name, auth); err != nil {
+		s.fail(w, r, "destination", err)
+		return
+	}
+	s.audit(r.Context(), a, r, "destination.auth", name, string(auth))
+	http.Redirect(w, r, "/destinations/"+url.PathEscape(name), http.StatusSeeOther)
+}
+
+// POST /api/v1/destinations/{name}/auth — {"auth": "ntlm"|"kerberos"|"auto"}
+// (or a form value auth); answers the destination.
+func (s *Server) apiDestinationAuth(w http.ResponseWriter, r *http.Request, a actor) {
+	if s.cfg.Editor == nil || s.cfg.Fleet == nil {
+		s.apiFail(w, r, ErrNotRunning)
+		return
+	}
+	name := r.PathValue("name")
+	v := r.FormValue("auth")
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		var body struct {
+			Auth string `json:"auth"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			writeAPIError(w, http.StatusBadRequest, "body: want {\"auth\": \"ntlm\"|\"kerberos\"|\"auto\"}")
+			return
+		}
+		v = body.Auth
+	}
+	if strings.TrimSpace(v) == "" {
+		writeAPIError(w, http.StatusBadRequest, "auth: missing (ntlm, kerberos or auto)")
+		return
+	}
+	auth, err := smbcheck.ParseAuth(v)
+	if err != nil {
+		writeAPIError(w, http.StatusBadRequest, "auth: want ntlm, kerberos or auto")
+		return
+	}
+	if err := s.cfg.Editor.SetAuth(r.Context(), name, auth); err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	s.audit(r.Context(), a, r, "destination.auth", name, string(auth))
+	d, err := s.cfg.Fleet.Destination(r.Context(), name)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
