@@ -240,6 +240,10 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 		r := run(t, dest, "kwrong@"+lab.DNSDomain2, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthKerberos, Options{}, CauseBadCredentials)
 		sessionEv(t, r, "krb_error", "(24) KDC_ERR_PREAUTH_FAILED Pre-authentication information was invalid")
 	})
+	t.Run("unknown principal", func(t *testing.T) {
+		r := run(t, dest, "nosuchkrb@"+lab.DNSDomain2, "", AuthKerberos, Options{}, CauseUnknownUser)
+		sessionEv(t, r, "krb_error", "(6) KDC_ERR_C_PRINCIPAL_UNKNOWN Client not found in Kerberos database")
+	})
 	t.Run("disabled account", func(t *testing.T) {
 		r := run(t, dest, lab.Domain2+`\kdis`, "", AuthKerberos, Options{}, CauseAccountDisabled)
 		sessionEv(t, r, "kerberos", string(CauseAccountDisabled))
@@ -262,6 +266,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 			t.Errorf("summary does not give the offset: %s", r.Verdict.Summary)
 		}
 		sessionEv(t, r, "kerberos_kdc_source", "the [ad] host ("+lab.KDCSkewIP+")")
+		t.Logf("%s: %s\nfix: %s", r.Verdict.Cause, r.Verdict.Summary, r.Verdict.Fix)
 	})
 	t.Run("no KDC", func(t *testing.T) {
 		r := run(t, dest, lab.Domain2+`\kim`, "", AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.GhostIP}}, CauseKDCUnreachable)

@@ -60,7 +60,7 @@ func (c *checker) stepSessionKerberos(ctx context.Context) bool {
 // run over that Kerberos session (what the MFP meets once it uses
 // Kerberos); the verdict stays ntlm-blocked.
 func (c *checker) ntlmBlocked(ctx context.Context, s *stepState) bool {
-	c.skipWhy("not tried: the server refuses NTLM whatever the user name form", StepForms)
+	defer c.skipWhy("not tried: the server refuses NTLM whatever the user name form", StepForms)
 	start := time.Now()
 	k := c.kerberos(ctx)
 	k.evidence(s.Evidence)
