@@ -477,6 +477,10 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 			opts.Directory = d
 			if dom := d.DNSDomain(); dom != "" {
 				opts.DNSDomains = []string{dom}
+				opts.Realm = dom
+			}
+			if h := d.KDCHost(); h != "" {
+				opts.KDCs = []string{h}
 			}
 		}
 	}
@@ -800,7 +804,7 @@ func (m *Main) seedMetrics(ctx context.Context) {
 // behind its auth, /debug/pprof) over the daemon's backends.
 func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	b := webBackend{m}
-	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b,
+	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
 		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web"), TLS: m.tls != nil, Authenticated: m.webLimit.trust}

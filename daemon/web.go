@@ -27,6 +27,7 @@ var (
 	_ web.Incidents = webBackend{}
 	_ web.Events    = webBackend{}
 	_ web.Status    = webBackend{}
+	_ web.Editor    = webBackend{}
 )
 
 func notFound(err error) error {
@@ -134,9 +135,30 @@ func (b webBackend) Device(ctx context.Context, name string) (web.Device, error)
 }
 
 func webDestination(d registry.Destination) web.Destination {
-	return web.Destination{Name: d.Name, Device: d.Device, DisplayName: d.DisplayName, Host: d.Host, Port: d.Port,
+	wd := web.Destination{Name: d.Name, Device: d.Device, DisplayName: d.DisplayName, Host: d.Host, Port: d.Port,
 		Share: d.Share, Path: d.Path, User: d.User, Workstation: d.Workstation, PasswordSet: !d.Password.IsZero(),
-		Source: string(d.Source)}
+		Source: string(d.Source), Auth: string(d.Target(nil).Info().Auth)}
+	if wd.Auth == "" {
+		wd.Auth = string(smbcheck.AuthNTLM)
+	}
+	return wd
+}
+
+// SetAuth implements web.Editor: the destination as stored, with auth; the
+// scheduler re-reads the list.
+func (b webBackend) SetAuth(ctx context.Context, name string, auth smbcheck.Auth) error {
+	d, err := b.m.st.Destination(ctx, name)
+	if err != nil {
+		return notFound(err)
+	}
+	d.Auth = auth
+	if err := b.m.st.PutDestination(ctx, d); err != nil {
+		return err
+	}
+	if mon := b.m.Monitor(); mon != nil {
+		mon.Reload()
+	}
+	return nil
 }
 
 func record(r registry.Report) *web.CheckRecord {
