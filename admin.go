@@ -20,12 +20,55 @@ type Session struct {
 type APIToken struct {
 	Name     string
 	Hash     string
+	Scope    TokenScope
 	Created  time.Time
 	LastUsed time.Time // zero until first used
 }
 
+// TokenScope is what a token may do. Each scope includes the ones before it.
+type TokenScope string
+
+// The scopes: metrics reads only /metrics; read also the GET API; admin also
+// runs checks, imports and changes settings.
+const (
+	ScopeMetrics TokenScope = "metrics"
+	ScopeRead    TokenScope = "read"
+	ScopeAdmin   TokenScope = "admin"
+)
+
+// ParseTokenScope reads a scope's name; ok false for anything else.
+func ParseTokenScope(s string) (TokenScope, bool) {
+	switch sc := TokenScope(s); sc {
+	case ScopeMetrics, ScopeRead, ScopeAdmin:
+		return sc, true
+	}
+	return "", false
+}
+
+// Allows reports whether a token of scope t may do what needs scope need.
+func (t TokenScope) Allows(need TokenScope) bool { return t.rank() >= need.rank() && need.rank() > 0 }
+
+func (t TokenScope) rank() int {
+	switch t {
+	case ScopeMetrics:
+		return 1
+	case ScopeRead:
+		return 2
+	case ScopeAdmin:
+		return 3
+	}
+	return 0
+}
+
+// AnonymousActor is the actor of an attempt made without a session or a
+// token (a failed login). The store counts those per address and hour
+// instead of keeping each, apart from the admin's actions.
+const AnonymousActor = "anonymous"
+
 // AuditEntry is one admin action: who (admin or token:NAME), from where, what
-// and on what. Detail never holds a secret.
+// and on what. Detail never holds a secret. An anonymous row read back
+// stands for Count attempts from Client in one hour (At the latest); an
+// authenticated one has Count 1.
 type AuditEntry struct {
 	ID     int64
 	At     time.Time
@@ -34,4 +77,5 @@ type AuditEntry struct {
 	Action string
 	Target string
 	Detail string
+	Count  int
 }

@@ -215,7 +215,7 @@ webhook_backoff = "10ms"
 			t.Errorf("anonymous %s %s: %d", r.method, r.path, resp.StatusCode)
 		}
 	}
-	token, err := web.CreateToken(context.Background(), m.Store(), "test", time.Now())
+	token, err := web.CreateToken(context.Background(), m.Store(), "test", "admin", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func openWebDaemon(t *testing.T, dest registry.Destination) (*Main, string) {
 	}
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
-	if err := web.SetPassword(ctx, m.Store(), "web test password"); err != nil {
+	if _, err := web.SetPassword(ctx, m.Store(), "web test password", false); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Store().PutDevice(ctx, registry.Device{Name: "mfp-evil", Address: "127.0.0.1:9", SysName: hostileName,
@@ -79,7 +79,7 @@ func closedPort(t *testing.T) int {
 func TestWebMounted(t *testing.T) {
 	m, base := openWebDaemon(t, registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort(t), Share: "scans",
 		User: "alice", Password: scanwarden.NewSecret("pw"), Source: registry.SourceAdded})
-	tok, err := web.CreateToken(context.Background(), m.Store(), "prom", time.Now())
+	tok, err := web.CreateToken(context.Background(), m.Store(), "prom", "admin", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestWebTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if err := web.SetPassword(context.Background(), m.Store(), "web test password"); err != nil {
+	if _, err := web.SetPassword(context.Background(), m.Store(), "web test password", false); err != nil {
 		t.Fatal(err)
 	}
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},

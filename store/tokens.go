@@ -21,8 +21,14 @@ var ErrNoToken = errors.New("no such token")
 
 // CreateToken stores a new token.
 func (s *Store) CreateToken(ctx context.Context, t scanwarden.APIToken) error {
-	_, err := s.db.ExecContext(ctx, "INSERT INTO api_tokens(name, hash, created) VALUES (?, ?, ?)",
-		t.Name, t.Hash, formatTime(t.Created))
+	if t.Scope == "" {
+		t.Scope = scanwarden.ScopeRead
+	}
+	if _, ok := scanwarden.ParseTokenScope(string(t.Scope)); !ok {
+		return fmt.Errorf("create token %s: scope %q is not metrics, read or admin", t.Name, t.Scope)
+	}
+	_, err := s.db.ExecContext(ctx, "INSERT INTO api_tokens(name, hash, scope, created) VALUES (?, ?, ?, ?)",
+		t.Name, t.Hash, string(t.Scope), formatTime(t.Created))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed: api_tokens.name") {
 			return fmt.Errorf("create token %s: %w", t.Name, ErrTokenExists)
@@ -34,7 +40,7 @@ func (s *Store) CreateToken(ctx context.Context, t scanwarden.APIToken) error {
 
 // TokenByHash finds a token by its hash.
 func (s *Store) TokenByHash(ctx context.Context, hash string) (scanwarden.APIToken, bool, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name, hash, created, last_used FROM api_tokens WHERE hash = ?", hash)
+	rows, err := s.db.QueryContext(ctx, "SELECT name, hash, scope, created, last_used FROM api_tokens WHERE hash = ?", hash)
 	if err != nil {
 		return scanwarden.APIToken{}, false, fmt.Errorf("read token: %w", err)
 	}
@@ -55,11 +61,21 @@ func (s *Store) TouchToken(ctx context.Context, name string, at time.Time) error
 
 // Tokens lists the tokens by name.
 func (s *Store) Tokens(ctx context.Context) ([]scanwarden.APIToken, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name, hash, created, last_used FROM api_tokens ORDER BY name")
+	rows, err := s.db.QueryContext(ctx, "SELECT name, hash, scope, created, last_used FROM api_tokens ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("read tokens: %w", err)
 	}
 	return scanTokens(rows)
+}
+
+// DeleteTokens revokes every token and says how many there were.
+func (s *Store) DeleteTokens(ctx context.Context) (int, error) {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM api_tokens")
+	if err != nil {
+		return 0, fmt.Errorf("delete tokens: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
 
 // DeleteToken revokes a token; ErrNoToken when there is none.
@@ -80,7 +96,7 @@ func scanTokens(rows *sql.Rows) ([]scanwarden.APIToken, error) {
 	for rows.Next() {
 		var t scanwarden.APIToken
 		var created, used string
-		if err := rows.Scan(&t.Name, &t.Hash, &created, &used); err != nil {
+		if err := rows.Scan(&t.Name, &t.Hash, &t.Scope, &created, &used); err != nil {
 			return nil, fmt.Errorf("read token: %w", err)
 		}
 		var err error

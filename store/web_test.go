@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -143,5 +144,53 @@ func TestAuditPruned(t *testing.T) {
 	s.db.QueryRowContext(ctx, "SELECT count(*) FROM audit_log").Scan(&n)
 	if n != auditKeep {
 		t.Errorf("audit rows %d, want %d", n, auditKeep)
+	}
+}
+
+// Anonymous failed logins, however many, are counted per address and hour
+// and never push the admin's actions out of the log (they did: after a
+// flood only login.failed rows remained).
+func TestAttackAuditFloodKeepsAdminActions(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "sw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for i, a := range []string{"login", "token.create", "settings.set"} {
+		if err := s.AddAudit(ctx, scanwarden.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Actor: "admin", Client: "192.0.2.1", Action: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 10,200 failures (the old log kept 10,000 rows of any kind): 200
+	// addresses × 51, spread over about two hours.
+	for i := 0; i < 10200; i++ {
+		at := t0.Add(time.Minute + time.Duration(i)*700*time.Millisecond)
+		client := "10.9." + strconv.Itoa(i%200/100) + "." + strconv.Itoa(i%100)
+		if err := s.AddAudit(ctx, scanwarden.AuditEntry{At: at, Actor: scanwarden.AnonymousActor, Client: client, Action: "login.failed", Target: "admin"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, err := s.Audit(ctx, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, anonRows, anonCount := 0, 0, 0
+	for _, e := range log {
+		if e.Actor == "admin" {
+			admin++
+			continue
+		}
+		anonRows++
+		anonCount += e.Count
+	}
+	t.Logf("audit after 10,200 anonymous failures: %d admin rows, %d anonymous rows counting %d", admin, anonRows, anonCount)
+	if admin != 3 {
+		t.Errorf("%d of the admin's 3 actions left after the flood", admin)
+	}
+	// 200 addresses over the hours 10:00 and 11:00 (and 12:00's first minute).
+	if anonRows > 600 || anonCount != 10200 {
+		t.Errorf("anonymous failures: %d rows counting %d, want ≤ 600 rows counting 10200", anonRows, anonCount)
 	}
 }

@@ -76,19 +76,27 @@ func checkPassword(hash, password string) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
-// SetPassword sets the admin password and ends every session.
-func SetPassword(ctx context.Context, st AuthStore, password string) error {
+// SetPassword sets the admin password and ends every session; with
+// revokeTokens it also revokes every API token and says how many.
+func SetPassword(ctx context.Context, st AuthStore, password string, revokeTokens bool) (int, error) {
 	h, err := HashPassword(password)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := st.SetAdminPassword(ctx, h); err != nil {
-		return fmt.Errorf("store the admin password: %w", err)
+		return 0, fmt.Errorf("store the admin password: %w", err)
 	}
 	if err := st.DeleteSessions(ctx); err != nil {
-		return fmt.Errorf("end the sessions: %w", err)
+		return 0, fmt.Errorf("end the sessions: %w", err)
 	}
-	return nil
+	if !revokeTokens {
+		return 0, nil
+	}
+	n, err := st.DeleteTokens(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("revoke the API tokens: %w", err)
+	}
+	return n, nil
 }
 
 // tokenPrefix marks scanwarden API tokens (easy to find in a leaked file).
@@ -96,11 +104,18 @@ const tokenPrefix = "swt_"
 
 var tokenName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// CreateToken makes an API token called name, stores its hash and returns
-// the token: the only time it is seen.
-func CreateToken(ctx context.Context, st AuthStore, name string, now time.Time) (string, error) {
+// CreateToken makes an API token called name with a scope ("" is read),
+// stores its hash and returns the token: the only time it is seen.
+func CreateToken(ctx context.Context, st AuthStore, name, scope string, now time.Time) (string, error) {
 	if !tokenName.MatchString(name) {
 		return "", errors.New("a token name is 1–64 letters, digits, '.', '_' or '-'")
+	}
+	if scope == "" {
+		scope = string(scanwarden.ScopeRead)
+	}
+	sc, ok := scanwarden.ParseTokenScope(scope)
+	if !ok {
+		return "", fmt.Errorf("scope %q: metrics, read or admin", scope)
 	}
 	existing, err := st.Tokens(ctx)
 	if err != nil {
@@ -112,7 +127,7 @@ func CreateToken(ctx context.Context, st AuthStore, name string, now time.Time) 
 		}
 	}
 	tok := tokenPrefix + randomString(32)
-	if err := st.CreateToken(ctx, scanwarden.APIToken{Name: name, Hash: hashSecret(tok), Created: now}); err != nil {
+	if err := st.CreateToken(ctx, scanwarden.APIToken{Name: name, Hash: hashSecret(tok), Scope: sc, Created: now}); err != nil {
 		return "", fmt.Errorf("store token %s: %w", name, err)
 	}
 	return tok, nil
@@ -140,7 +155,7 @@ type actor struct {
 func auditEntry(at time.Time, a actor, client, action, target, detail string) scanwarden.AuditEntry {
 	name := a.name
 	if name == "" {
-		name = "anonymous"
+		name = scanwarden.AnonymousActor
 	}
 	return scanwarden.AuditEntry{At: at, Actor: name, Client: client, Action: action, Target: target, Detail: detail}
 }
@@ -301,8 +316,9 @@ func (s *Server) requireSession(h func(http.ResponseWriter, *http.Request, actor
 	})
 }
 
-// requireToken lets a bearer token or a session through; others get 401.
-func (s *Server) requireToken(h func(http.ResponseWriter, *http.Request, actor)) http.Handler {
+// requireToken lets a session, or a bearer token whose scope allows need,
+// through; others get 401 (no or a wrong token) or 403 (too narrow a scope).
+func (s *Server) requireToken(need scanwarden.TokenScope, h func(http.ResponseWriter, *http.Request, actor)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		if auth := r.Header.Get("Authorization"); auth != "" {
@@ -321,6 +337,10 @@ func (s *Server) requireToken(h func(http.ResponseWriter, *http.Request, actor))
 			}
 			s.touchToken(r.Context(), t.Name)
 			s.authenticated(r)
+			if !t.Scope.Allows(need) {
+				writeAPIError(w, http.StatusForbidden, "token "+t.Name+" has scope "+string(t.Scope)+"; this needs "+string(need))
+				return
+			}
 			h(w, r, actor{name: "token:" + t.Name})
 			return
 		}

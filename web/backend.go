@@ -137,6 +137,8 @@ type AuthStore interface {
 	TouchToken(ctx context.Context, name string, at time.Time) error
 	Tokens(ctx context.Context) ([]scanwarden.APIToken, error)
 	DeleteToken(ctx context.Context, name string) error
+	// DeleteTokens revokes every token (a password change) and says how many.
+	DeleteTokens(ctx context.Context) (int, error)
 
 	AddAudit(ctx context.Context, e scanwarden.AuditEntry) error
 	Audit(ctx context.Context, limit int) ([]scanwarden.AuditEntry, error)

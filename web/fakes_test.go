@@ -76,6 +76,13 @@ func (m *memAuth) DeleteSessions(context.Context) error {
 	clear(m.sessions)
 	return nil
 }
+func (m *memAuth) DeleteTokens(context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.tokens)
+	clear(m.tokens)
+	return n, nil
+}
 func (m *memAuth) CreateToken(_ context.Context, t scanwarden.APIToken) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -539,9 +546,15 @@ func (s *site) anon() *http.Client {
 // login returns a client with a session cookie (following no redirects).
 func (s *site) login() *http.Client {
 	s.t.Helper()
+	return s.loginWith(testPassword)
+}
+
+// loginWith logs in with password.
+func (s *site) loginWith(password string) *http.Client {
+	s.t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.PostForm(s.ts.URL+"/login", url.Values{"user": {"admin"}, "password": {testPassword}, "next": {"/"}})
+	resp, err := c.PostForm(s.ts.URL+"/login", url.Values{"user": {"admin"}, "password": {password}, "next": {"/"}})
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package web
 
-import "net/http"
+import (
+	"fmt"
+	"net/http"
+)
 
 // passwordChange sets a new admin password (the current one is asked) and
 // ends every session but a new one for this browser.
@@ -25,12 +28,21 @@ func (s *Server) passwordChange(w http.ResponseWriter, r *http.Request, a actor)
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "The two new passwords differ.")
 		return
 	}
-	if err := SetPassword(r.Context(), s.cfg.Auth, p1); err != nil {
+	// The form's "revoke every API token" box is checked by default; a
+	// form without the field (an older page) keeps them.
+	revoke := r.PostFormValue("revoke_tokens") != ""
+	n, err := SetPassword(r.Context(), s.cfg.Auth, p1, revoke)
+	if err != nil {
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "Not changed: "+err.Error())
 		return
 	}
 	s.sessions.clear() // every session ended with the change
-	s.audit(r.Context(), a, r, "password.set", "admin", "settings page")
+	s.touched.Clear()
+	detail := "settings page"
+	if revoke {
+		detail += fmt.Sprintf("; %d API token(s) revoked", n)
+	}
+	s.audit(r.Context(), a, r, "password.set", "admin", detail)
 	if err := s.startSession(w, r); err != nil {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	scanwarden "github.com/scanwarden/scanwarden"
 )
 
 // Config is what the server is built from. Auth is required; a nil backend
@@ -213,13 +215,17 @@ func (s *Server) routes() http.Handler {
 	page("GET /debug/pprof/trace", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Trace(w, r) })
 
 	// API and metrics: a session or a bearer token.
+	// A token's scope decides: /metrics needs metrics, reading needs read,
+	// anything that acts (a check: SMB and AD logons) needs admin.
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
+		need := scanwarden.ScopeRead
 		if strings.HasPrefix(pattern, "POST ") {
 			h = s.invalidating(h)
+			need = scanwarden.ScopeAdmin
 		}
-		mux.Handle(pattern, s.requireToken(h))
+		mux.Handle(pattern, s.requireToken(need, h))
 	}
-	api("GET /metrics", s.metrics)
+	mux.Handle("GET /metrics", s.requireToken(scanwarden.ScopeMetrics, s.metrics))
 	api("GET /api/v1/devices", s.apiDevices)
 	api("GET /api/v1/devices/{name}", s.apiDevice)
 	api("GET /api/v1/destinations", s.apiDestinations)

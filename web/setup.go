@@ -36,7 +36,7 @@ func (s *Server) setupSubmit(w http.ResponseWriter, r *http.Request) {
 			Error: "The two passwords differ."})
 		return
 	}
-	if err := SetPassword(r.Context(), s.cfg.Auth, p1); err != nil {
+	if _, err := SetPassword(r.Context(), s.cfg.Auth, p1, false); err != nil {
 		s.render(w, http.StatusBadRequest, "setup", pageData{Title: "Set the admin password", Data: setupView{Token: tok},
 			Error: err.Error()})
 		return

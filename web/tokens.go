@@ -3,17 +3,23 @@ package web
 import (
 	"net/http"
 	"strings"
+
+	scanwarden "github.com/scanwarden/scanwarden"
 )
 
 // tokenCreate makes an API token and shows it once.
 func (s *Server) tokenCreate(w http.ResponseWriter, r *http.Request, a actor) {
 	name := strings.TrimSpace(r.PostFormValue("name"))
-	tok, err := CreateToken(r.Context(), s.cfg.Auth, name, s.now())
+	scope := r.PostFormValue("scope")
+	tok, err := CreateToken(r.Context(), s.cfg.Auth, name, scope, s.now())
 	if err != nil {
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{TokenName: name}, "", "The token was not made: "+err.Error())
 		return
 	}
-	s.audit(r.Context(), a, r, "token.create", name, "")
+	if scope == "" {
+		scope = string(scanwarden.ScopeRead)
+	}
+	s.audit(r.Context(), a, r, "token.create", name, "scope "+scope)
 	s.renderSettings(w, r, http.StatusOK, settingsView{NewToken: tok, TokenName: name}, "", "")
 }
 

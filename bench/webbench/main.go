@@ -75,7 +75,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := web.SetPassword(context.Background(), auth, "benchmark password"); err != nil {
+	if _, err := web.SetPassword(context.Background(), auth, "benchmark password", false); err != nil {
 		log.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", *listen)
@@ -248,5 +248,6 @@ func (m *memAuth) TokenByHash(context.Context, string) (scanwarden.APIToken, boo
 func (m *memAuth) TouchToken(context.Context, string, time.Time) error         { return nil }
 func (m *memAuth) Tokens(context.Context) ([]scanwarden.APIToken, error)       { return nil, nil }
 func (m *memAuth) DeleteToken(context.Context, string) error                   { return nil }
+func (m *memAuth) DeleteTokens(context.Context) (int, error)                   { return 0, nil }
 func (m *memAuth) AddAudit(context.Context, scanwarden.AuditEntry) error       { return nil }
 func (m *memAuth) Audit(context.Context, int) ([]scanwarden.AuditEntry, error) { return nil, nil }

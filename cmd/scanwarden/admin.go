@@ -12,10 +12,15 @@ import (
 )
 
 const adminUsage = `usage:
-  scanwarden admin set-password [--data-dir DIR] --password-file FILE   set the web admin's password (argon2id); ends every session
-  scanwarden admin token create NAME [--data-dir DIR]                   make an API token (printed once, stored hashed)
-  scanwarden admin token list [--data-dir DIR]                          list the API tokens
-  scanwarden admin token revoke NAME [--data-dir DIR]                   revoke an API token
+  scanwarden admin set-password [--data-dir DIR] --password-file FILE [--revoke-tokens=false]
+                                                     set the web admin's password (argon2id); ends every session and
+                                                     revokes every API token (--revoke-tokens=false keeps them)
+  scanwarden admin token create NAME [--scope metrics|read|admin] [--data-dir DIR]
+                                                     make an API token (printed once, stored hashed); scope metrics
+                                                     reads only /metrics, read (the default) the GET API and /metrics,
+                                                     admin also runs checks
+  scanwarden admin token list [--data-dir DIR]       list the API tokens with their scope and last use
+  scanwarden admin token revoke NAME [--data-dir DIR]  revoke an API token
 
 The password file's first line is the password ("-" reads stdin); it needs at least 10 characters.
 --data-dir is the daemon's data directory (default: as every command finds it; see the README).
@@ -52,9 +57,14 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() { fmt.Fprint(env.stderr, adminUsage); fs.PrintDefaults() }
 	dataDir := fs.String("data-dir", "", dataDirUsage)
-	var pwFile *string
-	if sub == "set-password" {
+	var pwFile, scope *string
+	var revoke *bool
+	switch sub {
+	case "set-password":
 		pwFile = fs.String("password-file", "", `file whose first line is the new password ("-": stdin)`)
+		revoke = fs.Bool("revoke-tokens", true, "also revoke every API token")
+	case "token create":
+		scope = fs.String("scope", "read", "what the token may do: metrics, read or admin")
 	}
 	pos, err := parseInterspersed(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
@@ -100,18 +110,23 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 	}
 	switch sub {
 	case "set-password":
-		if err := web.SetPassword(ctx, st, pw); err != nil {
+		n, err := web.SetPassword(ctx, st, pw, *revoke)
+		if err != nil {
 			return fail(err)
 		}
 		audit("password.set", "admin")
-		fmt.Fprintln(env.stdout, "The admin password is set; every web session has ended.")
+		if *revoke {
+			fmt.Fprintf(env.stdout, "The admin password is set; every web session has ended and %d API token(s) are revoked.\n", n)
+		} else {
+			fmt.Fprintln(env.stdout, "The admin password is set; every web session has ended (the API tokens are kept).")
+		}
 	case "token create":
-		tok, err := web.CreateToken(ctx, st, pos[0], time.Now())
+		tok, err := web.CreateToken(ctx, st, pos[0], *scope, time.Now())
 		if err != nil {
 			return fail(err)
 		}
 		audit("token.create", pos[0])
-		fmt.Fprintf(env.stderr, "API token %q (shown once; only its hash is kept):\n", pos[0])
+		fmt.Fprintf(env.stderr, "API token %q, scope %s (shown once; only its hash is kept):\n", pos[0], *scope)
 		fmt.Fprintln(env.stdout, tok)
 	case "token list":
 		toks, err := st.Tokens(ctx)
@@ -123,7 +138,7 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 			if !t.LastUsed.IsZero() {
 				used = "last used " + t.LastUsed.Local().Format(time.DateTime)
 			}
-			fmt.Fprintf(env.stdout, "%s\tmade %s\t%s\n", t.Name, t.Created.Local().Format(time.DateTime), used)
+			fmt.Fprintf(env.stdout, "%s\tscope %s\tmade %s\t%s\n", t.Name, t.Scope, t.Created.Local().Format(time.DateTime), used)
 		}
 	case "token revoke":
 		if err := st.DeleteToken(ctx, pos[0]); err != nil {

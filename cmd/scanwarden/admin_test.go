@@ -43,8 +43,16 @@ func TestAdminCLI(t *testing.T) {
 	if r := runCLI(t, nil, "", "admin", "token", "create", "prometheus", "--data-dir", dir); r.code != exitUsage {
 		t.Errorf("duplicate token: %+v", r)
 	}
+	if r := runCLI(t, nil, "", "admin", "token", "create", "scrape", "--scope", "metrics", "--data-dir", dir); r.code != exitOK {
+		t.Errorf("token create --scope metrics: %+v", r)
+	}
+	if r := runCLI(t, nil, "", "admin", "token", "create", "x", "--scope", "root", "--data-dir", dir); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "metrics, read or admin") {
+		t.Errorf("token create --scope root: %+v", r)
+	}
 	r = runCLI(t, nil, "", "admin", "token", "list", "--data-dir", dir)
-	if r.code != exitOK || !strings.HasPrefix(r.stdout, "prometheus\t") || strings.Contains(r.stdout, tok) {
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, "prometheus\tscope read\t") || !strings.Contains(r.stdout, "scrape\tscope metrics\t") ||
+		strings.Contains(r.stdout, tok) {
 		t.Errorf("token list: %+v", r)
 	}
 
@@ -58,11 +66,11 @@ func TestAdminCLI(t *testing.T) {
 		t.Errorf("stored password %q", h)
 	}
 	toks, _ := st.Tokens(context.Background())
-	if len(toks) != 1 || toks[0].Hash == tok || len(toks[0].Hash) != 64 {
+	if len(toks) != 2 || toks[0].Hash == tok || len(toks[0].Hash) != 64 || toks[1].Scope != "metrics" {
 		t.Errorf("stored token %+v", toks)
 	}
 	log, _ := st.Audit(context.Background(), 10)
-	if len(log) != 2 || log[0].Action != "token.create" || log[0].Actor != "cli" {
+	if len(log) != 3 || log[0].Action != "token.create" || log[0].Actor != "cli" {
 		t.Errorf("audit %+v", log)
 	}
 	st.Close()
@@ -72,5 +80,14 @@ func TestAdminCLI(t *testing.T) {
 	}
 	if r := runCLI(t, nil, "", "admin", "token", "revoke", "prometheus", "--data-dir", dir); r.code != exitUsage {
 		t.Errorf("revoke twice: %+v", r)
+	}
+	// A new password revokes the tokens left (the scrape token) unless told not to.
+	if r := runCLI(t, nil, "", "admin", "set-password", "--data-dir", dir, "--password-file", pw, "--revoke-tokens=false"); r.code != exitOK ||
+		!strings.Contains(r.stdout, "tokens are kept") {
+		t.Errorf("set-password --revoke-tokens=false: %+v", r)
+	}
+	if r := runCLI(t, nil, "", "admin", "set-password", "--data-dir", dir, "--password-file", pw); r.code != exitOK ||
+		!strings.Contains(r.stdout, "1 API token(s) are revoked") {
+		t.Errorf("set-password: %+v", r)
 	}
 }
