@@ -48,6 +48,11 @@ const (
 	MaxAddressBookSize = 16 << 20
 	maxAttr            = 4096
 	maxItems           = 100_000
+	// MaxDepth is the deepest element nesting accepted (a device's export
+	// is 2 deep: the root and its items); MaxAttrs the most attributes on
+	// one element (a contact has about 40).
+	MaxDepth = 8
+	MaxAttrs = 256
 )
 
 // BookError is an address book that cannot be imported; it names the line
@@ -94,13 +99,111 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ErrTooManyAttrs is the error of an element with more than MaxAttrs
+// attributes.
+var ErrTooManyAttrs = fmt.Errorf("more than %d attributes on one element", MaxAttrs)
+
+// attrGuard counts the attributes of each tag in the raw bytes, before
+// encoding/xml builds the tag (which it does whole, however many attributes
+// it has): a tag with more than MaxAttrs is refused as it streams in, naming
+// its line. An attribute is counted at its '=' outside quotes inside a tag;
+// comments, CDATA and processing instructions are not tags here (their
+// insides are skipped up to their own end).
+type attrGuard struct {
+	r     io.Reader
+	line  int
+	state int  // guardText, guardTag, guardQuote, guardSpecial
+	quote byte // the open quote in guardQuote
+	attrs int
+	// In guardSpecial: the terminator awaited ("-->", "]]>", "?>" or
+	// ">"), and how much of it has been seen.
+	end  string
+	seen int
+	err  error
+}
+
+const (
+	guardText = iota
+	guardTag
+	guardQuote
+	guardSpecial
+	guardOpen // just after '<'
+	guardBang // after "<!"
+)
+
+func (g *attrGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	for _, b := range p[:n] {
+		if b == '\n' {
+			g.line++
+		}
+		switch g.state {
+		case guardText:
+			if b == '<' {
+				g.state = guardOpen
+			}
+		case guardOpen:
+			switch b {
+			case '!':
+				g.state = guardBang
+			case '?':
+				g.state, g.end, g.seen = guardSpecial, "?>", 0
+			default:
+				g.state, g.attrs = guardTag, 0
+			}
+		case guardBang:
+			switch b {
+			case '-':
+				g.state, g.end, g.seen = guardSpecial, "-->", 0
+			case '[':
+				g.state, g.end, g.seen = guardSpecial, "]]>", 0
+			default:
+				g.state, g.end, g.seen = guardSpecial, ">", 0 // <!DOCTYPE …>
+			}
+		case guardSpecial:
+			switch {
+			case b == g.end[g.seen]:
+				if g.seen++; g.seen == len(g.end) {
+					g.state = guardText
+				}
+			case b == g.end[0]:
+				g.seen = 1
+			default:
+				g.seen = 0
+			}
+		case guardTag:
+			switch b {
+			case '"', '\'':
+				g.state, g.quote = guardQuote, b
+			case '=':
+				if g.attrs++; g.attrs > MaxAttrs {
+					g.err = &BookError{Line: g.line, Err: ErrTooManyAttrs}
+					return 0, g.err
+				}
+			case '>':
+				g.state = guardText
+			}
+		case guardQuote:
+			if b == g.quote {
+				g.state = guardTag
+			}
+		}
+	}
+	return n, err
+}
+
 // ReadAddressBook reads a Kyocera address-book export. It reads at most
 // MaxAddressBookSize bytes, expands no entity beyond XML's five (a
-// "billion laughs" file is refused), refuses over-long attributes, and
+// "billion laughs" file is refused), refuses elements nested deeper than
+// MaxDepth or carrying more than MaxAttrs attributes (both before the XML
+// decoder spends memory on them), refuses over-long attributes, and
 // checks every SMB contact completely (host, share, port, password) so that
 // an import is all or nothing. Passwords are decoded (DecodePassword).
 func ReadAddressBook(r io.Reader) (*AddressBook, error) {
-	dec := xml.NewDecoder(&limitReader{r: r, n: MaxAddressBookSize})
+	dec := xml.NewDecoder(&attrGuard{r: &limitReader{r: r, n: MaxAddressBookSize}, line: 1})
 	dec.Strict = true
 	dec.CharsetReader = charsetReader
 	book := &AddressBook{}
@@ -117,11 +220,21 @@ func ReadAddressBook(r io.Reader) (*AddressBook, error) {
 			if l == 0 {
 				l = line
 			}
+			var be *BookError
+			if errors.As(err, &be) {
+				return nil, be
+			}
 			return nil, &BookError{Line: l, Err: cleanXMLError(err)}
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			depth++
+			if depth > MaxDepth {
+				return nil, &BookError{Line: line, Err: fmt.Errorf("element <%s> nested %d deep, more than %d: not an address book", clip(t.Name.Local), depth, MaxDepth)}
+			}
+			if len(t.Attr) > MaxAttrs {
+				return nil, &BookError{Line: line, Err: fmt.Errorf("element <%s> has %d attributes, more than %d", clip(t.Name.Local), len(t.Attr), MaxAttrs)}
+			}
 			if depth == 1 {
 				if !rootPattern.MatchString(t.Name.Local) {
 					return nil, &BookError{Line: line, Err: fmt.Errorf("root element <%s>: not a Kyocera address book (want DeviceAddressBook_v…)", clip(t.Name.Local))}

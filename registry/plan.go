@@ -1,7 +1,7 @@
 package registry
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -23,18 +23,21 @@ type ImportPlan struct {
 
 // PlanImport matches a book's contacts against the registry (existing: every
 // destination, of every device) and names the new ones. Pure and
-// deterministic: the same registry and book give the same plan.
+// deterministic: the same registry and book give the same plan. Linear in
+// the registry and the book, however many contacts share a display name.
 func PlanImport(device string, existing []Destination, book *AddressBook) ImportPlan {
 	p := ImportPlan{Device: device, Skipped: book.Skipped}
-	taken := map[string]bool{}
+	names := newNamer(len(existing) + len(book.Contacts))
 	mine := map[string]Destination{}
 	for _, d := range existing {
-		taken[strings.ToLower(d.Name)] = true
+		names.take(d.Name)
 		if strings.EqualFold(d.Device, device) && d.Source == SourceImported && d.AddressBookID != "" {
 			mine[d.AddressBookID] = d
 		}
 	}
-	inBook := map[string]bool{}
+	inBook := make(map[string]bool, len(book.Contacts))
+	p.Put = make([]Destination, 0, len(book.Contacts))
+	p.New = make([]bool, 0, len(book.Contacts))
 	for _, c := range book.Contacts {
 		inBook[c.ID] = true
 		d := Destination{
@@ -48,8 +51,7 @@ func PlanImport(device string, existing []Destination, book *AddressBook) Import
 		if ok {
 			d.Name, d.Workstation, d.Created = old.Name, old.Workstation, old.Created
 		} else {
-			d.Name = uniqueName(taken, c, device)
-			taken[strings.ToLower(d.Name)] = true
+			d.Name = names.fresh(c, device)
 		}
 		p.Put = append(p.Put, d)
 		p.New = append(p.New, !ok)
@@ -62,9 +64,27 @@ func PlanImport(device string, existing []Destination, book *AddressBook) Import
 	return p
 }
 
-// uniqueName derives a destination name from the contact's display name:
-// its slug; taken, the slug and the device; then numbered.
-func uniqueName(taken map[string]bool, c Contact, device string) string {
+// namer hands out unique destination names. For each base it remembers the
+// next number to try, so n contacts sharing a display name cost O(n), not
+// O(n²) (every one used to count up from 2 again).
+type namer struct {
+	taken map[string]bool // lower-cased names in use
+	next  map[string]int  // lower-cased base → next number to try
+}
+
+func newNamer(n int) *namer {
+	return &namer{taken: make(map[string]bool, n), next: map[string]int{}}
+}
+
+func (n *namer) take(name string) { n.taken[strings.ToLower(name)] = true }
+
+func (n *namer) free(name string) bool {
+	return !n.taken[strings.ToLower(name)] && ValidName(name) == nil
+}
+
+// fresh derives a name from the contact's display name: its slug; taken,
+// the slug and the device; then the slug numbered from 2.
+func (n *namer) fresh(c Contact, device string) string {
 	base := Slug(c.DisplayName)
 	if base == "" {
 		base = "contact-" + Slug(c.ID)
@@ -72,22 +92,24 @@ func uniqueName(taken map[string]bool, c Contact, device string) string {
 			base = "contact"
 		}
 	}
-	try := func(n string) bool {
-		if len(n) > maxName {
-			n = n[:maxName]
+	for _, try := range []string{clipName(base), clipName(base + "-" + Slug(device))} {
+		if strings.HasSuffix(try, "-") {
+			continue // no device slug
 		}
-		return !taken[strings.ToLower(n)] && ValidName(n) == nil
+		if n.free(try) {
+			n.take(try)
+			return try
+		}
 	}
-	if try(base) {
-		return base
-	}
-	if dev := Slug(device); dev != "" && try(base+"-"+dev) {
-		return clipName(base + "-" + dev)
-	}
-	for i := 2; ; i++ {
-		n := fmt.Sprintf("%s-%d", base, i)
-		if try(n) {
-			return clipName(n)
+	key := strings.ToLower(base)
+	i := max(n.next[key], 2)
+	for ; ; i++ {
+		suffix := "-" + strconv.Itoa(i)
+		try := clipName(base[:min(len(base), maxName-len(suffix))] + suffix)
+		if n.free(try) {
+			n.next[key] = i + 1
+			n.take(try)
+			return try
 		}
 	}
 }
