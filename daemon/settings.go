@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,6 +183,9 @@ func fileSets(c Config, key string) bool {
 }
 
 // overlay lays stored settings over cfg where the file does not set the key.
+// A stored value that cannot be used (a secret that does not open with the
+// key, a value that no longer parses) is skipped, with a standing fault
+// ("settings.unreadable") naming each; the others apply.
 func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 	stored, err := m.st.StoredSettings(ctx)
 	if err != nil {
@@ -189,6 +193,17 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 	}
 	out := cfg
 	out.CIDRCopy()
+	var skipped []string
+	var unreadable []string // section.key of secrets that did not open
+	defer func() {
+		if len(skipped) == 0 {
+			m.faults.clear("settings.unreadable")
+			return
+		}
+		msg := "stored settings skipped (enter them again on the settings page): " + strings.Join(skipped, "; ")
+		m.faults.set("settings.unreadable", msg)
+		m.log.Warn("stored settings skipped", "settings", strings.Join(skipped, "; "))
+	}()
 	for _, s := range stored {
 		f, ok := findSetting(s.Section, s.Key)
 		if !ok {
@@ -198,9 +213,11 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 			if fileSets(cfg, s.Section+"."+f.fileKey) {
 				continue
 			}
-			plain, err := m.st.Key().Open([]byte(s.Value), "setting:"+s.Section+"."+s.Key)
+			plain, err := m.st.Key().Open([]byte(s.Value), store.SettingLabel(s.Section, s.Key))
 			if err != nil {
-				return cfg, fmt.Errorf("stored setting %s.%s: %w", s.Section, s.Key, err)
+				skipped = append(skipped, fmt.Sprintf("%s.%s: %v", s.Section, s.Key, err))
+				unreadable = append(unreadable, s.Section+"."+s.Key)
+				continue
 			}
 			*secretField(&out, s.Section, s.Key) = scanwarden.NewSecret(string(plain))
 			continue
@@ -213,7 +230,20 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 			continue
 		}
 		if err := setValue(v, s.Value); err != nil {
-			return cfg, fmt.Errorf("stored setting %s.%s: %w", s.Section, s.Key, err)
+			skipped = append(skipped, fmt.Sprintf("%s.%s: %v", s.Section, s.Key, err))
+		}
+	}
+	// An endpoint whose secret did not open is not used either (it would
+	// fail, or be used without its secret): the file's value stays.
+	for _, tie := range secretTies {
+		if !slices.Contains(unreadable, tie.section+"."+tie.secret) {
+			continue
+		}
+		for _, k := range tie.fields {
+			from, _ := configField(&cfg, tie.section, k)
+			to, _ := configField(&out, tie.section, k)
+			to.Set(from)
+			skipped = append(skipped, fmt.Sprintf("%s.%s: not used without %s.%s", tie.section, k, tie.section, tie.secret))
 		}
 	}
 	if es := out.validate(); len(es) > 0 {
@@ -290,7 +320,7 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 				continue // keep the stored one
 			}
 			*secretField(&cfg, section, k) = scanwarden.NewSecret(val)
-			sealed := b.m.st.Key().Seal([]byte(val), "setting:"+section+"."+k)
+			sealed := b.m.st.Key().Seal([]byte(val), store.SettingLabel(section, k))
 			rows = append(rows, store.StoredSetting{Section: section, Key: k, Value: string(sealed), Secret: true})
 			continue
 		}
@@ -300,15 +330,81 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 		}
 		rows = append(rows, store.StoredSetting{Section: section, Key: k, Value: val})
 	}
+	// A secret belongs to its endpoint: moving the endpoint without
+	// entering the secret again drops the stored one, so it is never sent
+	// to the new place (and a secret from the file refuses the move).
+	before := b.current()
+	var dropped []secretTie
+	for _, tie := range secretTies {
+		if tie.section != section || values[tie.secret] != "" || !tie.moved(before, cfg) {
+			continue
+		}
+		f, _ := findSetting(section, tie.secret)
+		if fileSets(before, section+"."+f.fileKey) {
+			return &web.FieldError{Section: section, Field: tie.fields[0], Value: values[tie.fields[0]],
+				Reason: fmt.Sprintf("%s.%s comes from %s and stays with the endpoint set there; change both in the file", section, tie.secret, before.File)}
+		}
+		if secretField(&cfg, section, tie.secret).IsZero() {
+			continue
+		}
+		*secretField(&cfg, section, tie.secret) = scanwarden.Secret{}
+		rows = append(rows, store.StoredSetting{Section: section, Key: tie.secret, Delete: true})
+		dropped = append(dropped, tie)
+	}
 	if es := cfg.validate(); len(es) > 0 {
 		e := es[0]
+		for _, tie := range dropped {
+			if strings.HasPrefix(e.Key, section+"."+tie.secret) {
+				// The endpoint cannot work without its secret: ask for it
+				// again rather than drop it (nothing is changed).
+				return &web.FieldError{Section: section, Field: tie.secret,
+					Reason: fmt.Sprintf("%s changed: enter the %s again (a stored secret is never sent to a new endpoint)",
+						strings.Join(tie.fields, "/"), f(section, tie.secret))}
+			}
+		}
 		sec, field, _ := strings.Cut(e.Key, ".")
 		return &web.FieldError{Section: sec, Field: field, Value: e.Value, Reason: e.Reason}
 	}
 	if err := b.m.st.SetSettings(ctx, rows); err != nil {
 		return err
 	}
+	for _, tie := range dropped {
+		b.m.log.Warn("stored secret dropped: its endpoint changed", "setting", section+"."+tie.secret)
+	}
 	return b.m.Reload(ctx)
+}
+
+// f is a setting's label, for messages.
+func f(section, key string) string {
+	if fd, ok := findSetting(section, key); ok {
+		return strings.ToLower(fd.label)
+	}
+	return section + "." + key
+}
+
+// secretTies are the secrets bound to an endpoint: where they are sent.
+var secretTies = []secretTie{
+	{"ad", "password", []string{"url"}},
+	{"notify", "webhook_secret", []string{"webhook_url"}},
+	{"notify", "smtp_password", []string{"smtp_host", "smtp_port"}},
+	{"snmp", "community", []string{"cidr"}},
+}
+
+type secretTie struct {
+	section, secret string
+	fields          []string // the endpoint's settings
+}
+
+// moved reports whether the endpoint differs between two configs.
+func (t secretTie) moved(a, b Config) bool {
+	for _, k := range t.fields {
+		va, _ := configField(&a, t.section, k)
+		vb, _ := configField(&b, t.section, k)
+		if formatValue(va) != formatValue(vb) {
+			return true
+		}
+	}
+	return false
 }
 
 // SendTest sends a test notification on one channel and records it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/scanwarden/scanwarden/seal"
 )
@@ -148,7 +149,10 @@ var sealedColumns = []struct{ table, column, label string }{
 }
 
 func (s *Store) sealedCount(ctx context.Context) (int, error) {
-	total := 0
+	var total int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM stored_settings WHERE secret != 0").Scan(&total); err != nil {
+		return 0, fmt.Errorf("count sealed values: %w", err)
+	}
 	for _, c := range sealedColumns {
 		var n int
 		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL", c.table, c.column)
@@ -160,8 +164,26 @@ func (s *Store) sealedCount(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// RotateKey re-encrypts every sealed value under a new key in one
-// transaction. The new key is written to KEY.new first, the database
+// SettingLabel is the seal label of a secret stored from the settings
+// page: the daemon seals with it, rotation re-seals with it.
+func SettingLabel(section, key string) string { return "setting:" + section + "." + key }
+
+// UnreadableError names the sealed values that do not open with the key: a
+// rotation then changes nothing.
+type UnreadableError struct {
+	Names []string
+	KeyID string
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("%d sealed value(s) do not open with key %s: %s; re-enter them (or remove them) and rotate again",
+		len(e.Names), e.KeyID, strings.Join(e.Names, ", "))
+}
+
+// RotateKey re-encrypts every sealed value — the registry's columns and the
+// secrets stored from the settings page — under a new key in one
+// transaction; if any value does not open with the old key, nothing is
+// changed and the error (*UnreadableError) names each. The new key is written to KEY.new first, the database
 // committed, then KEY.new renamed over KEY; a crash in between is finished
 // by the next UnlockKey. It returns the old and new key ids and how many
 // values were re-sealed.
@@ -188,19 +210,21 @@ func (s *Store) RotateKey(ctx context.Context) (oldID, newID string, n int, err 
 		return "", "", 0, fmt.Errorf("rotate key: %w", err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var unreadable []string
 		for _, c := range sealedColumns {
-			rows, err := tx.QueryContext(ctx, fmt.Sprintf("SELECT id, %s FROM %s WHERE %s IS NOT NULL", c.column, c.table, c.column))
+			rows, err := tx.QueryContext(ctx, fmt.Sprintf("SELECT id, name, %s FROM %s WHERE %s IS NOT NULL", c.column, c.table, c.column))
 			if err != nil {
 				return err
 			}
 			type row struct {
-				id int64
-				v  []byte
+				id   int64
+				name string
+				v    []byte
 			}
 			var all []row
 			for rows.Next() {
 				var r row
-				if err := rows.Scan(&r.id, &r.v); err != nil {
+				if err := rows.Scan(&r.id, &r.name, &r.v); err != nil {
 					rows.Close()
 					return err
 				}
@@ -213,7 +237,8 @@ func (s *Store) RotateKey(ctx context.Context) (oldID, newID string, n int, err 
 			for _, r := range all {
 				pt, err := old.Open(r.v, c.label)
 				if err != nil {
-					return fmt.Errorf("%s.%s row %d: %w", c.table, c.column, r.id, err)
+					unreadable = append(unreadable, fmt.Sprintf("%s %s (%s)", strings.TrimSuffix(c.table, "s"), r.name, c.column))
+					continue
 				}
 				if _, err := tx.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE id = ?", c.table, c.column),
 					nk.Seal(pt, c.label), r.id); err != nil {
@@ -222,7 +247,42 @@ func (s *Store) RotateKey(ctx context.Context) (oldID, newID string, n int, err 
 				n++
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?, ?)
+		// The secrets saved from the settings page (sealed by the daemon
+		// under "setting:SECTION.KEY").
+		rows, err := tx.QueryContext(ctx, "SELECT section, key, value FROM stored_settings WHERE secret != 0")
+		if err != nil {
+			return err
+		}
+		var settings []StoredSetting
+		for rows.Next() {
+			var v StoredSetting
+			if err := rows.Scan(&v.Section, &v.Key, &v.Value); err != nil {
+				rows.Close()
+				return err
+			}
+			settings = append(settings, v)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, v := range settings {
+			label := SettingLabel(v.Section, v.Key)
+			pt, err := old.Open([]byte(v.Value), label)
+			if err != nil {
+				unreadable = append(unreadable, "setting "+v.Section+"."+v.Key)
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, "UPDATE stored_settings SET value = ? WHERE section = ? AND key = ?",
+				string(nk.Seal(pt, label)), v.Section, v.Key); err != nil {
+				return err
+			}
+			n++
+		}
+		if len(unreadable) > 0 {
+			return &UnreadableError{Names: unreadable, KeyID: old.ID()}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?, ?)
 			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, settingKeyID, []byte(nk.ID()))
 		return err
 	})

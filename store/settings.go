@@ -9,10 +9,12 @@ import (
 // Settings stored from the web page (migration 0007). The store keeps what
 // it is given: a secret's value must arrive sealed.
 
-// StoredSetting is one stored setting.
+// StoredSetting is one stored setting. With Delete, SetSettings removes it
+// (back to the file's value or the default).
 type StoredSetting struct {
 	Section, Key, Value string
 	Secret              bool
+	Delete              bool
 }
 
 // SetSettings stores a section's values in one transaction.
@@ -20,6 +22,12 @@ func (s *Store) SetSettings(ctx context.Context, vals []StoredSetting) error {
 	now := formatTime(s.now())
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for _, v := range vals {
+			if v.Delete {
+				if _, err := tx.ExecContext(ctx, "DELETE FROM stored_settings WHERE section = ? AND key = ?", v.Section, v.Key); err != nil {
+					return fmt.Errorf("delete setting %s.%s: %w", v.Section, v.Key, err)
+				}
+				continue
+			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO stored_settings(section, key, value, secret, updated_at) VALUES (?, ?, ?, ?, ?)
 				ON CONFLICT(section, key) DO UPDATE SET value = excluded.value, secret = excluded.secret, updated_at = excluded.updated_at`,
 				v.Section, v.Key, v.Value, snmpBool(v.Secret), now)

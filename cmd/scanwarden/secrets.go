@@ -7,8 +7,10 @@ import (
 
 const secretsUsage = `usage: scanwarden secrets rotate [--data-dir DIR] [--key-file FILE]
 
-Re-encrypts every stored secret (destination passwords, SNMP credentials)
-under a new key, in one transaction, and replaces the key file. The old key
+Re-encrypts every stored secret (destination passwords, SNMP credentials,
+the AD, webhook, mail and SNMP secrets saved from the settings page) under a
+new key, in one transaction, and replaces the key file. A value that does
+not open with the current key is named and nothing is changed. The old key
 no longer opens anything: drop its copies (backups hold the old key's
 secrets). A key handed over by systemd ($CREDENTIALS_DIRECTORY) is read-only:
 rotate with --key-file pointing at the key's source, then reload the
