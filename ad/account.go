@@ -72,11 +72,15 @@ func (d *Directory) Account(ctx context.Context, typed, workstation string) (*sm
 
 // Account narrows u to what a check needs.
 func (u *User) Account() *smbcheck.Account {
-	return &smbcheck.Account{
+	a := &smbcheck.Account{
 		Found: u.Found, SAM: u.SAM, UPN: u.UPN, NetBIOSDomain: u.NetBIOSDomain, DNSDomain: u.DNSDomain,
 		Cause: u.Cause, Certain: u.Certain, Summary: u.Summary, Fix: u.Fix, Budget: u.Budget,
 		SIDs: slices.Clone(u.SIDs), SIDNames: u.SIDNames, Evidence: u.Evidence,
 	}
+	if u.PasswordLastSet != nil {
+		a.PasswordLastSet = *u.PasswordLastSet
+	}
+	return a
 }
 
 // User looks up the account that typed (any form the MFP may hold: user,

@@ -56,7 +56,7 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 	r, err := receiver.New(receiver.Config{DataDir: dir, Listen: ip, Port: port, Share: rc.Share,
 		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow, AllowWarning: allowWarning,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
-		observedCatalogue{m.st.Scans(), m.delivery}, receiverDests{m.st}, receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Timeout: cfg.Checks.Timeout.D()},
+		observedCatalogue{m.st.Scans(), m.delivery}, receiverDests{m.st}, receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Window: cfg.Checks.FailureWindow.D(), Timeout: cfg.Checks.Timeout.D()},
 		m.log)
 	if err == nil {
 		err = r.Open(ctx)

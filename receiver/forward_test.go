@@ -277,3 +277,37 @@ func TestDeliverConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Issue 23: deliveries count failed logons over the configured window
+// (checks.failure_window), not smbcheck's 30-minute default: a wrong stored
+// password is kept back for the window given, against the receiver's own
+// smbd (standalone: no lockout policy).
+func TestSMBRemoteUsesConfiguredWindow(t *testing.T) {
+	e := newEnv(t, opts{remote: &dirRemote{dir: t.TempDir()}})
+	target := smbcheck.Target{Host: "127.0.0.1", Port: e.cfg.Port, Share: "scans", User: "swmfp",
+		Password: scanwardenSecret("Not.The-Password-7"), Workstation: "MFP01"}
+	for _, window := range []time.Duration{2 * time.Hour, 5 * time.Minute} {
+		remote := receiver.SMBRemote{Ledger: &smbcheck.MemoryLedger{}, MaxFailures: 2, Window: window, Timeout: 5 * time.Second}
+		if _, err := remote.Open(context.Background(), target); !errors.Is(err, receiver.ErrLogon) {
+			t.Fatalf("wrong password: %v", err)
+		}
+		_, err := remote.Open(context.Background(), target)
+		var se *smbcheck.Error
+		if !errors.As(err, &se) || se.Refusal == nil || se.Refusal.Last == nil {
+			t.Fatalf("second try with the same password was not kept back: %v", err)
+		}
+		if got := se.Refusal.RetryAt.Sub(se.Refusal.Last.At); got != window {
+			t.Errorf("window %v: the same password is kept back for %v", window, got)
+		}
+		if !strings.Contains(se.Refusal.Reason, spellWindow(window)) {
+			t.Errorf("window %v: reason %q", window, se.Refusal.Reason)
+		}
+	}
+}
+
+func spellWindow(d time.Duration) string {
+	if d >= time.Hour {
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return fmt.Sprintf("%d minutes", d/time.Minute)
+}

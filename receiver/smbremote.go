@@ -16,12 +16,16 @@ import (
 type SMBRemote struct {
 	Ledger      smbcheck.Ledger // the store's ledger; nil: a private one
 	MaxFailures int             // failed-logon budget per account and window (0: no logon that could fail)
-	Timeout     time.Duration   // per operation (0: smbcheck's default)
+	// Window is the budget's window — the checks' failure_window, so that
+	// deliveries and checks count failures over the same span (0:
+	// smbcheck.DefaultWindow).
+	Window  time.Duration
+	Timeout time.Duration // per operation (0: smbcheck's default)
 }
 
 // Open implements Remote.
 func (r SMBRemote) Open(ctx context.Context, t smbcheck.Target) (Folder, error) {
-	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Timeout: r.Timeout})
+	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout})
 	if err != nil {
 		var se *smbcheck.Error
 		if errors.As(err, &se) && (se.Refusal != nil || se.Op == "logon" && se.Status.IsLogonFailure()) {

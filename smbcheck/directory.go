@@ -1,6 +1,9 @@
 package smbcheck
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Directory is what a check asks Active Directory. Package ad implements it;
 // a check works without one.
@@ -36,6 +39,10 @@ type Account struct {
 	// safety margin, before the domain would lock it; -1 when the domain
 	// has no lockout policy (then each form is tried at most once).
 	Budget int
+	// PasswordLastSet is the account's pwdLastSet (zero: unknown or never):
+	// a password set after a failure lifts that failure's block (see
+	// AccountSeen).
+	PasswordLastSet time.Time
 	// SIDs are the account's own SID and its groups' (tokenGroups), used to
 	// judge a folder's ACL.
 	SIDs []string

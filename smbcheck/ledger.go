@@ -17,23 +17,43 @@ import (
 // lockout. The CLI and the daemon keep it in the store; without one a check
 // keeps it in memory.
 //
-// An attempt is reserved before the logon is sent and counts as a failure
-// until it is resolved: a crash between the two errs on the side of the
-// account.
+// An attempt is reserved before the logon is sent and counts toward the
+// budget until it is resolved. What the rules make of an entry (see Judge):
+//   - a definite failure (the server refused this form and password:
+//     bad-credentials, locked, disabled, …) counts toward the budget and
+//     blocks the same form and password for the window;
+//   - a pending attempt (a logon in flight, here or in another process) and
+//     one whose outcome is unknown (no answer, a dropped connection, or the
+//     process died before resolving it: Interrupted) count toward the
+//     budget and are no failure: the next logon of that form and password
+//     may be sent as soon as the budget allows it (the gate first waits up
+//     to 10 s for the answer of the same form's logon in flight);
+//   - a success clears the account's resolved entries before it (the DC
+//     resets badPwdCount on a successful logon), the unknown and
+//     interrupted ones included; pending ones stay.
 type Ledger interface {
 	// Reserve records a pending attempt of form on account unless the
-	// account's failures since since (pending ones included) reach budget,
-	// the same form already failed since since, or a lockout was observed
-	// since since. It returns the new attempt's id, or 0 and why not.
+	// account's entries since since (pending ones included) reach budget,
+	// the same form and password definitely failed since since, or a
+	// lockout was observed since since. It returns the new attempt's id, or
+	// 0 and why not.
 	Reserve(ctx context.Context, a Attempt, since time.Time, budget int) (int64, *Refusal, error)
 	// Resolve records the outcome of attempt id: a success clears the
-	// account's ledger; a logon failure keeps it with its cause; Cancel
-	// drops it (no logon decision was made, e.g. the server never answered).
+	// account's ledger; a logon failure keeps it with its cause; Cancelled
+	// drops it (no logon decision the DC counts was made, e.g. the server
+	// never answered the NEGOTIATE, or refused NTLM before any password
+	// was judged).
 	Resolve(ctx context.Context, id int64, o Outcome) error
 	// Key is the secret that fingerprints passwords in form keys (see
 	// FormKey); it stays with the ledger.
 	Key(ctx context.Context) ([]byte, error)
 }
+
+// Interrupted is the Status of an entry whose process ended (killed,
+// crashed, restarted) between its Reserve and its Resolve: its cause is
+// CauseUnknown. A Ledger shared by processes records it when it finds such
+// an entry; it counts toward the budget and blocks no form.
+const Interrupted = "interrupted: the process ended before the logon's outcome was recorded"
 
 // Attempt is one logon about to be sent.
 type Attempt struct {
@@ -41,6 +61,34 @@ type Attempt struct {
 	Form    string // form key: see FormKey (includes a password fingerprint)
 	Typed   string // the form as typed, for humans
 	At      time.Time
+	// Seen is the account as the directory shows it right before this
+	// attempt (nil: no directory). A fix made on the DC after a failure —
+	// the password set again, the account unlocked or enabled — lifts that
+	// failure's block of the form (it still counts toward the budget).
+	Seen *AccountSeen
+}
+
+// AccountSeen is what the directory says of an account now.
+type AccountSeen struct {
+	// State is the account's cause now: CauseOK when it can log on.
+	State Cause
+	// PasswordLastSet is the DC's pwdLastSet (zero: unknown).
+	PasswordLastSet time.Time
+}
+
+// lifts reports whether what the directory shows now undoes e, a definite
+// failure: a wrong password is undone by a password set after it, a
+// state of the account (locked, disabled, expired, must change, …) by the
+// account no longer being in it.
+func (s *AccountSeen) lifts(e *LedgerEntry) bool {
+	if s == nil || !e.Definite() {
+		return false
+	}
+	switch e.Cause {
+	case CauseBadCredentials, CauseWrongUserFormat, CauseUnknownUser:
+		return s.State == CauseOK && s.PasswordLastSet.After(e.At)
+	}
+	return s.State == CauseOK
 }
 
 // Outcome of an attempt.
@@ -69,15 +117,34 @@ type LedgerEntry struct {
 	Form    string
 	Typed   string
 	At      time.Time
-	Cause   Cause // "" while pending (or when the process died before resolving)
+	Cause   Cause // "" while pending
 	Status  string
 }
+
+// Pending reports whether e's logon is still in flight.
+func (e *LedgerEntry) Pending() bool { return e.Cause == "" }
+
+// definiteCauses are the server's answers to an AUTHENTICATE that judge the
+// form, the password or the account: only these block a form.
+var definiteCauses = map[Cause]bool{
+	CauseBadCredentials: true, CauseWrongUserFormat: true, CauseAccountDisabled: true, CauseAccountLocked: true,
+	CausePasswordExpired: true, CausePasswordMustChange: true, CauseAccountExpired: true,
+	CauseWorkstationRestricted: true, CauseLogonHours: true, CauseUnknownUser: true, CauseGuestRefused: true,
+}
+
+// Definite reports whether e is a failure the server decided (see
+// Ledger): not pending, not unknown, not interrupted.
+func (e *LedgerEntry) Definite() bool { return definiteCauses[e.Cause] }
 
 // Refusal says why no attempt may be made now.
 type Refusal struct {
 	Reason  string       // human sentence
 	Last    *LedgerEntry // the last observed failure, if any
 	RetryAt time.Time    // when an attempt may be made again
+	// Pending is how many of the entries that spent the budget are logons
+	// still in flight: when they resolve (a success clears the account),
+	// the budget may be back before RetryAt.
+	Pending int
 }
 
 // AccountKey identifies an account for the ledger: the authority (NTLM
@@ -114,32 +181,51 @@ func spell(d time.Duration) string {
 	return d.String()
 }
 
-// Judge applies the ledger rules to the entries of one account within the
-// window (window = a.At - since): every Ledger implementation's Reserve
-// calls it inside its own transaction.
+// Judge applies the ledger rules (see Ledger) to the entries of one account
+// within the window (window = a.At - since): every Ledger implementation's
+// Reserve calls it inside its own transaction.
 func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *Refusal {
-	var last *LedgerEntry
+	var last, lastDone *LedgerEntry
+	pending := 0
 	for i := range entries {
-		if last == nil || entries[i].At.After(last.At) {
-			last = &entries[i]
+		e := &entries[i]
+		if last == nil || e.At.After(last.At) {
+			last = e
+		}
+		if e.Pending() {
+			pending++
+		} else if lastDone == nil || e.At.After(lastDone.At) {
+			lastDone = e
 		}
 	}
 	for i := range entries {
 		e := &entries[i]
-		if e.Cause == CauseAccountLocked {
+		if e.Cause == CauseAccountLocked && !a.Seen.lifts(e) {
 			return &Refusal{Reason: fmt.Sprintf("the account was seen locked out at %s; no logon is replayed until the window has passed", e.At.Format(time.TimeOnly)),
 				Last: e, RetryAt: e.At.Add(window)}
 		}
 	}
 	for i := range entries {
 		e := &entries[i]
-		if e.Form == a.Form {
+		if e.Form == a.Form && e.Definite() && !a.Seen.lifts(e) {
 			return &Refusal{Reason: fmt.Sprintf("this user name form and password already failed at %s; it is not replayed again within %s", e.At.Format(time.TimeOnly), spell(window)),
 				Last: e, RetryAt: e.At.Add(window)}
 		}
 	}
+	for i := range entries {
+		e := &entries[i]
+		if e.Form == a.Form && e.Pending() && a.At.Sub(e.At) < pendingWait {
+			// Its answer is due any moment and says whether this one may go:
+			// wait for it (reserve does), but not longer than pendingWait.
+			return &Refusal{Reason: fmt.Sprintf("the same user name form and password is being tried by another logon since %s; its answer is awaited", e.At.Format(time.TimeOnly)),
+				Last: e, RetryAt: e.At.Add(pendingWait), Pending: pending}
+		}
+	}
 	if len(entries) >= budget {
-		r := &Refusal{Last: last}
+		r := &Refusal{Last: lastDone, Pending: pending}
+		if r.Last == nil {
+			r.Last = last
+		}
 		if budget == 0 {
 			r.Reason = "the failure budget is 0: no logon that could fail is replayed"
 		} else {
@@ -150,6 +236,9 @@ func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *
 				}
 			}
 			r.Reason = fmt.Sprintf("the failure budget (%d per %s) is spent", budget, spell(window))
+			if pending > 0 {
+				r.Reason += fmt.Sprintf(" (%d of it by logons still in flight)", pending)
+			}
 			r.RetryAt = oldest.Add(window)
 		}
 		return r
@@ -224,4 +313,35 @@ func (m *MemoryLedger) Resolve(_ context.Context, id int64, o Outcome) error {
 		delete(m.entries, id)
 	}
 	return nil
+}
+
+// pendingWait bounds how long a gate waits for logons in flight elsewhere
+// when they alone keep the budget spent; pendingPoll is how often it asks
+// again.
+const (
+	pendingWait = 10 * time.Second
+	pendingPoll = 100 * time.Millisecond
+)
+
+// reserve asks l for an attempt at a (its At and Window from now) and,
+// while the budget is spent only because other logons of the account are
+// in flight (Refusal.Pending), waits for them up to pendingWait: a logon in
+// flight elsewhere is never a failure, and once it succeeds the budget is
+// back.
+func reserve(ctx context.Context, l Ledger, a Attempt, now func() time.Time, window time.Duration, budget int) (int64, *Refusal, error) {
+	start := time.Now()
+	for {
+		a.At = now()
+		id, r, err := l.Reserve(ctx, a, a.At.Add(-window), budget)
+		if err != nil || r == nil || r.Pending == 0 || time.Since(start) >= pendingWait {
+			return id, r, err
+		}
+		t := time.NewTimer(pendingPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return id, r, nil
+		case <-t.C:
+		}
+	}
 }

@@ -595,6 +595,15 @@ func (c *checker) accountKey() string {
 	return AccountKey(authority, user)
 }
 
+// accountSeen is the directory's view of the account for the ledger (nil
+// without a directory, or when it found no account).
+func (c *checker) accountSeen() *AccountSeen {
+	if c.account == nil || !c.account.Found {
+		return nil
+	}
+	return &AccountSeen{State: c.account.Cause, PasswordLastSet: c.account.PasswordLastSet}
+}
+
 func (c *checker) computeBudget() {
 	c.budget = c.o.MaxFailures
 	if c.account != nil && c.account.Found && c.account.Budget >= 0 && c.account.Budget < c.budget {
@@ -658,12 +667,12 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 		if err != nil {
 			return fmt.Errorf("failure ledger: %w", err)
 		}
-		a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key), Typed: f.Typed, At: c.o.Now()}
+		a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key), Typed: f.Typed, Seen: c.accountSeen()}
 		if c.ntlmv2 {
 			// The NTLMv2 retry of an NTLMv1 device is another attempt.
 			a.Form += "|ntlmv2"
 		}
-		id, res.refused, err = c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
+		id, res.refused, err = reserve(ctx, c.ledger, a, c.o.Now, c.o.Window, c.budget)
 		if err != nil {
 			return fmt.Errorf("failure ledger: %w", err)
 		}

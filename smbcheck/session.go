@@ -234,8 +234,8 @@ func (l *dialLedger) reserve(info *ServerInfo) error {
 		authority = info.NetBIOSDomain
 	}
 	user, _ := baseUser(l.t.User)
-	a := Attempt{Account: AccountKey(authority, user), Form: FormKey(l.f, l.t.Password.Reveal(), key), Typed: l.f.Typed, At: l.o.Now()}
-	l.id, l.refusal, err = l.o.Ledger.Reserve(l.ctx, a, a.At.Add(-l.o.Window), l.o.MaxFailures)
+	a := Attempt{Account: AccountKey(authority, user), Form: FormKey(l.f, l.t.Password.Reveal(), key), Typed: l.f.Typed}
+	l.id, l.refusal, err = reserve(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, l.o.MaxFailures)
 	if err != nil {
 		return fmt.Errorf("failure ledger: %w", err)
 	}

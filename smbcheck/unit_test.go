@@ -520,3 +520,79 @@ func TestJudgeWindows(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18: only a definite failure blocks its form and password; a logon in
+// flight or one whose outcome is unknown counts toward the budget and
+// blocks nothing; a fix seen in the directory lifts a definite failure's
+// block, never the budget.
+func TestLedgerOnlyDefiniteFailuresBlock(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	w := 30 * time.Minute
+	acct := AccountKey("KYOLAB", "walt")
+	try := func(l *MemoryLedger, f string, at time.Time, budget int, seen *AccountSeen) (int64, *Refusal) {
+		t.Helper()
+		id, r, err := l.Reserve(ctx, Attempt{Account: acct, Form: f, Typed: f, At: at, Seen: seen}, at.Add(-w), budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, r
+	}
+	// In flight: the same form waits up to 10 s for its answer (a wait,
+	// not a failure), then may go; the budget counts it.
+	l := &MemoryLedger{}
+	try(l, "f", now, 3, nil)
+	if _, r := try(l, "f", now.Add(time.Second), 3, nil); r == nil || r.Pending != 1 || r.Last == nil || r.Last.Cause != "" {
+		t.Fatalf("the same form's logon in flight is not awaited: %+v", r)
+	}
+	if _, r := try(l, "f", now.Add(pendingWait), 3, nil); r != nil {
+		t.Fatalf("a logon in flight blocked its form: %s", r.Reason)
+	}
+	if _, r := try(l, "g", now.Add(2*time.Second), 2, nil); r == nil || r.Pending != 2 || !strings.Contains(r.Reason, "in flight") {
+		t.Fatalf("logons in flight not counted toward the budget: %+v", r)
+	}
+	// Unknown outcome (no answer after the AUTHENTICATE left): counts, blocks nothing.
+	l = &MemoryLedger{}
+	id, _ := try(l, "f", now, 2, nil)
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseTimeout})
+	id, r := try(l, "f", now.Add(time.Second), 2, nil)
+	if r != nil {
+		t.Fatalf("an unknown outcome blocked its form: %s", r.Reason)
+	}
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseUnknown, Status: Interrupted})
+	if _, r := try(l, "f", now.Add(2*time.Second), 2, nil); r == nil || !strings.Contains(r.Reason, "budget") {
+		t.Fatalf("unknown outcomes not counted toward the budget: %+v", r)
+	}
+	// Definite: blocks its form, until the directory shows the password set after it.
+	l = &MemoryLedger{}
+	id, _ = try(l, "f", now, 3, nil)
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials})
+	if _, r := try(l, "f", now.Add(time.Minute), 3, nil); r == nil || r.Last == nil || r.Last.Cause != CauseBadCredentials {
+		t.Fatalf("a definite failure did not block its form: %+v", r)
+	}
+	before := &AccountSeen{State: CauseOK, PasswordLastSet: now.Add(-time.Hour)}
+	if _, r := try(l, "f", now.Add(time.Minute), 3, before); r == nil {
+		t.Fatal("a password set before the failure lifted its block")
+	}
+	expired := &AccountSeen{State: CausePasswordExpired, PasswordLastSet: now.Add(time.Minute)}
+	if _, r := try(l, "f", now.Add(2*time.Minute), 3, expired); r == nil {
+		t.Fatal("an account that cannot log on lifted the block")
+	}
+	set := &AccountSeen{State: CauseOK, PasswordLastSet: now.Add(time.Minute)}
+	if _, r := try(l, "f", now.Add(2*time.Minute), 2, set); r != nil {
+		t.Fatalf("the password set on the DC after the failure did not lift the block: %s", r.Reason)
+	}
+	if _, r := try(l, "f", now.Add(3*time.Minute), 2, set); r == nil || !strings.Contains(r.Reason, "budget") {
+		t.Fatalf("the lifted failure no longer counts toward the budget: %+v", r)
+	}
+	// A lockout blocks everything until the directory shows the account unlocked.
+	l = &MemoryLedger{}
+	id, _ = try(l, "f", now, 3, nil)
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseAccountLocked})
+	if _, r := try(l, "g", now.Add(time.Minute), 3, &AccountSeen{State: CauseAccountLocked}); r == nil || !strings.Contains(r.Reason, "locked") {
+		t.Fatalf("a lockout still seen did not block: %+v", r)
+	}
+	if _, r := try(l, "f", now.Add(time.Minute), 3, &AccountSeen{State: CauseOK}); r != nil {
+		t.Fatalf("an unlocked account is still blocked: %s", r.Reason)
+	}
+}

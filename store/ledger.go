@@ -39,6 +39,9 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		if _, err := tx.ExecContext(ctx, "DELETE FROM settings WHERE key = 'ledger_key'"); err != nil {
 			return err
 		}
+		if err := markInterrupted(ctx, tx, a.Account); err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT account, form, typed, at, cause, status FROM logon_attempts
 			WHERE account = ? AND at >= ? ORDER BY at`, a.Account, formatTime(since))
 		if err != nil {
@@ -66,8 +69,8 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		if refusal = smbcheck.Judge(entries, a, budget, a.At.Sub(since)); refusal != nil {
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, "INSERT INTO logon_attempts(account, form, typed, at, expires) VALUES (?, ?, ?, ?, ?)",
-			a.Account, a.Form, a.Typed, formatTime(a.At), formatTime(a.At.Add(a.At.Sub(since))))
+		res, err := tx.ExecContext(ctx, "INSERT INTO logon_attempts(account, form, typed, at, expires, owner) VALUES (?, ?, ?, ?, ?, ?)",
+			a.Account, a.Form, a.Typed, formatTime(a.At), formatTime(a.At.Add(a.At.Sub(since))), processOwner())
 		if err != nil {
 			return err
 		}
@@ -78,6 +81,41 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		return 0, nil, fmt.Errorf("ledger reserve: %w", err)
 	}
 	return id, refusal, nil
+}
+
+// markInterrupted resolves the account's pending rows whose process has
+// ended (killed, crashed, restarted mid-logon) as interrupted: cause
+// unknown, status smbcheck.Interrupted. They still count toward the budget
+// (the DC may have counted the logon), block no form, and a later success
+// clears them.
+func markInterrupted(ctx context.Context, tx *sql.Tx, account string) error {
+	rows, err := tx.QueryContext(ctx, "SELECT id, owner FROM logon_attempts WHERE account = ? AND cause = ''", account)
+	if err != nil {
+		return err
+	}
+	var gone []int64
+	for rows.Next() {
+		var id int64
+		var owner string
+		if err := rows.Scan(&id, &owner); err != nil {
+			rows.Close()
+			return err
+		}
+		if ownerGone(owner) {
+			gone = append(gone, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range gone {
+		if _, err := tx.ExecContext(ctx, "UPDATE logon_attempts SET cause = ?, status = ? WHERE id = ? AND cause = ''",
+			string(smbcheck.CauseUnknown), smbcheck.Interrupted, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Resolve implements smbcheck.Ledger.
