@@ -3,6 +3,7 @@ package receiver_test
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
@@ -59,8 +61,14 @@ func runCrashChild(conf string) int {
 	}
 	var remote receiver.Remote = &dirRemote{dir: c.Local}
 	if c.Local == "" {
+		// As `receiver run` and serve deliver: behind the store's ledger,
+		// which outlives the kills.
+		if _, err := st.UnlockKey(ctx, filepath.Join(c.DataDir, "secret.key")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
 		c.Target.Password = scanwarden.NewSecret(c.Pass)
-		remote = receiver.SMBRemote{MaxFailures: 2, Timeout: 10 * time.Second}
+		remote = receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: crashBudget, Timeout: 10 * time.Second}
 	}
 	cfg := receiver.Config{DataDir: filepath.Join(c.DataDir, "rx"), Listen: netip.MustParseAddr("127.0.0.1"), Port: c.Port, Share: "scans",
 		Accounts:  []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}},
@@ -83,6 +91,9 @@ func runCrashChild(conf string) int {
 	return 0
 }
 
+// crashBudget is the crash test's failed-logon budget per account.
+const crashBudget = 2
+
 func randN(n int64) int64 {
 	v, _ := rand.Int(rand.Reader, big.NewInt(n))
 	return v.Int64()
@@ -94,6 +105,13 @@ func randN(n int64) int64 {
 // destination exactly once with its SHA-256, nothing else is there, nothing
 // is left delivering. SCANWARDEN_CRASH_RUNS sets the number of kills
 // (default 30; the issue's figure, 200, is in the receiver's note).
+//
+// In the lab the scans go to the DC as rxcrash, behind the store's failure
+// ledger (issue 18): a kill during a delivery's logon leaves a pending row,
+// which once made every later delivery fail for 30 minutes ("already
+// failed … (unknown)"). Now every held scan is delivered within a minute of
+// the last start, and rxcrash's badPwdCount on the DC stays within the
+// budget.
 func TestCrashKill9(t *testing.T) {
 	requireSmbd(t)
 	runs := 30
@@ -109,7 +127,7 @@ func TestCrashKill9(t *testing.T) {
 		destDir = filepath.Join(lab.Dir, "dc", "shares", "scans", sub)
 		if err := os.Mkdir(destDir, 0o777); err == nil {
 			os.Chmod(destDir, 0o777)
-			child.Target = smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`, Workstation: "MFP01"}
+			child.Target = smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\rxcrash`, Workstation: "MFP01"}
 			child.Pass = lab.Password
 			t.Cleanup(func() { os.RemoveAll(destDir) })
 			t.Logf("delivering to the lab DC: //%s/scans/%s", lab.DCIP, sub)
@@ -172,8 +190,31 @@ func TestCrashKill9(t *testing.T) {
 		}
 		os.Remove(p)
 	}
+	// Kills that cut a delivery's logon leave its ledger row pending.
+	seenPending := map[int64]bool{}
+	pendingRows := func() int {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DefaultFile)+"?mode=ro")
+		if err != nil {
+			return 0
+		}
+		defer db.Close()
+		rows, err := db.Query("SELECT id FROM logon_attempts WHERE cause = ''")
+		if err != nil {
+			return 0
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var id int64
+			if rows.Scan(&id) == nil && !seenPending[id] {
+				seenPending[id] = true
+				n++
+			}
+		}
+		return n
+	}
 	deadline := time.Now().Add(max(4*time.Minute, time.Duration(runs)*3*time.Second))
-	kills := 0
+	kills, cut := 0, 0
 	for i := 0; i < runs && time.Now().Before(deadline); i++ {
 		cmd := start()
 		var wg sync.WaitGroup
@@ -185,10 +226,15 @@ func TestCrashKill9(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		kills++
+		if child.Local == "" {
+			cut += pendingRows()
+		}
 		wg.Wait()
 	}
-	t.Logf("%d kills, %d uploads reported done", kills, len(uploaded))
-	// a last life without a kill: everything must arrive
+	t.Logf("%d kills (%d during a delivery's logon), %d uploads reported done", kills, cut, len(uploaded))
+	// a last life without a kill: everything must arrive, within a minute
+	// when the deliveries go through the ledger
+	healed := time.Now()
 	cmd := start()
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 	st, err := store.OpenDir(context.Background(), dir)
@@ -196,7 +242,11 @@ func TestCrashKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	end := time.Now().Add(90 * time.Second)
+	within := 90 * time.Second
+	if child.Local == "" {
+		within = time.Minute
+	}
+	end := healed.Add(within)
 	var rows []receiver.Scan
 	for {
 		rows, _ = st.Scans().Scans(context.Background(), receiver.ScanQuery{})
@@ -204,12 +254,25 @@ func TestCrashKill9(t *testing.T) {
 			break
 		}
 		if time.Now().After(end) {
+			filepath.WalkDir(filepath.Join(dir, "rx"), func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && !strings.Contains(p, "/smbd/") {
+					fi, _ := d.Info()
+					t.Logf("left: %s (%d bytes)", p, fi.Size())
+				}
+				return nil
+			})
+			states := map[receiver.State]int{}
+			for _, r := range rows {
+				states[r.State]++
+			}
+			t.Logf("catalogue: %d rows %v", len(rows), states)
 			t.Fatalf("not all delivered: %d uploads, %d delivered, %d held, %d failed, %d delivering, %d incomplete",
 				len(uploaded), count(rows, receiver.Delivered), count(rows, receiver.Held), count(rows, receiver.Failed),
 				count(rows, receiver.Delivering), count(rows, receiver.Incomplete))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	took := time.Since(healed)
 	// count what is at the destination
 	ents, err := os.ReadDir(destDir)
 	if err != nil {
@@ -236,13 +299,50 @@ func TestCrashKill9(t *testing.T) {
 			}
 		}
 	}
+	lost, dup := 0, 0
 	for h, name := range uploaded {
 		if seen[h] != 1 {
 			t.Errorf("upload %s (sha256 %s…) is at the destination %d times", name, h[:12], seen[h])
 		}
+		if seen[h] == 0 {
+			lost++
+		} else if seen[h] > 1 {
+			dup++
+		}
 	}
+	bad := "-"
+	if lab, _ := testlab.Load(); lab != nil && child.Local == "" {
+		n, err := labBadPwdCount(lab, "rxcrash")
+		if err != nil {
+			t.Fatalf("badPwdCount of rxcrash: %v", err)
+		}
+		if n > crashBudget {
+			t.Errorf("rxcrash's badPwdCount is %d, over the budget of %d", n, crashBudget)
+		}
+		bad = strconv.Itoa(n)
+	}
+	t.Logf("after %d kills: %d uploads, %d lost, %d duplicated, all delivered %.1f s after the last start; badPwdCount %s",
+		kills, len(uploaded), lost, dup, took.Seconds(), bad)
 	if n := count(rows, receiver.Incomplete); n != 0 {
 		t.Logf("%d incomplete (uploads cut by nothing here should not be incomplete)", n)
 	}
 	t.Logf("destination holds %d files; %d scans delivered", len(ents), count(rows, receiver.Delivered))
+}
+
+// labBadPwdCount reads user's badPwdCount on the lab DC (ldapreader over
+// LDAPS).
+func labBadPwdCount(lab *testlab.Lab, user string) (int, error) {
+	d, err := ad.New(ad.Config{URL: "ldaps://" + lab.DCIP, BindUser: "ldapreader@" + lab.DNSDomain,
+		Password: scanwarden.NewSecret(lab.Password), CAFile: lab.CA, Timeout: 10 * time.Second})
+	if err != nil {
+		return 0, err
+	}
+	u, err := d.User(context.Background(), lab.Domain+`\`+user, "")
+	if err != nil {
+		return 0, err
+	}
+	if !u.Found {
+		return 0, fmt.Errorf("no account %s (bring the lab up again: testlab/conf/accounts.py adds it)", user)
+	}
+	return u.BadPwdCount, nil
 }

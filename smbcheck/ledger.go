@@ -74,6 +74,11 @@ type AccountSeen struct {
 	State Cause
 	// PasswordLastSet is the DC's pwdLastSet (zero: unknown).
 	PasswordLastSet time.Time
+	// DCBudget is set when the budget the attempt is judged against is the
+	// DC's (lockout threshold − badPwdCount − margin), which already counts
+	// every failure the DC saw: a failure the DC fix lifted is then not
+	// counted a second time.
+	DCBudget bool
 }
 
 // lifts reports whether what the directory shows now undoes e, a definite
@@ -221,7 +226,15 @@ func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *
 				Last: e, RetryAt: e.At.Add(pendingWait), Pending: pending}
 		}
 	}
-	if len(entries) >= budget {
+	counted := len(entries)
+	if a.Seen != nil && a.Seen.DCBudget {
+		for i := range entries {
+			if a.Seen.lifts(&entries[i]) {
+				counted--
+			}
+		}
+	}
+	if counted >= budget {
 		r := &Refusal{Last: lastDone, Pending: pending}
 		if r.Last == nil {
 			r.Last = last

@@ -601,7 +601,8 @@ func (c *checker) accountSeen() *AccountSeen {
 	if c.account == nil || !c.account.Found {
 		return nil
 	}
-	return &AccountSeen{State: c.account.Cause, PasswordLastSet: c.account.PasswordLastSet}
+	return &AccountSeen{State: c.account.Cause, PasswordLastSet: c.account.PasswordLastSet,
+		DCBudget: c.account.Budget >= 0 && c.account.Budget <= c.o.MaxFailures}
 }
 
 func (c *checker) computeBudget() {

@@ -585,6 +585,18 @@ func TestLedgerOnlyDefiniteFailuresBlock(t *testing.T) {
 	if _, r := try(l, "f", now.Add(3*time.Minute), 2, set); r == nil || !strings.Contains(r.Reason, "budget") {
 		t.Fatalf("the lifted failure no longer counts toward the budget: %+v", r)
 	}
+	// Against the DC's own budget (threshold − badPwdCount − margin, which
+	// counts the failure already), a lifted failure is not counted twice.
+	l = &MemoryLedger{}
+	id, _ = try(l, "f", now, 1, nil)
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials})
+	dc := &AccountSeen{State: CauseOK, PasswordLastSet: now.Add(time.Minute), DCBudget: true}
+	if _, r := try(l, "f", now.Add(2*time.Minute), 1, dc); r != nil {
+		t.Fatalf("a lifted failure counted twice against the DC's budget: %s", r.Reason)
+	}
+	if _, r := try(l, "g", now.Add(3*time.Minute), 1, &AccountSeen{State: CauseOK, DCBudget: true}); r == nil {
+		t.Fatal("a failure not lifted went uncounted")
+	}
 	// A lockout blocks everything until the directory shows the account unlocked.
 	l = &MemoryLedger{}
 	id, _ = try(l, "f", now, 3, nil)

@@ -83,7 +83,7 @@ def main():
 
     users = ["alice", "bob"] + ["badpw%d" % i for i in range(1, 9)] + \
             ["dave", "erin", "frank", "heidi", "ivan", "judy", "jdoe", "ldapreader", "labcheck",
-             "dotdisabled", "dotlocked", "servewrong", "regwrong"]
+             "dotdisabled", "dotlocked", "servewrong", "regwrong", "dcfix", "rxcrash"]
     for u in users:
         db.newuser(u, pw)
 

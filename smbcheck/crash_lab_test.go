@@ -1,0 +1,134 @@
+package smbcheck_test
+
+// A check killed (SIGKILL) in the middle of its logon — the daemon's
+// scheduled check when a watchdog restart, an upgrade or the OOM killer
+// ends it — and the next check of the same healthy destination, with the
+// ledger in the store as serve keeps it.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/testlab"
+)
+
+// checkChildEnv makes the test binary a check that stops for good right
+// after its logon was reserved in the ledger (see runCheckChild).
+const checkChildEnv = "SW_CHECK_CHILD"
+
+type checkChild struct {
+	DataDir string          `json:"data_dir"`
+	Target  smbcheck.Target `json:"target"`
+	Pass    string          `json:"pass"`
+}
+
+func TestMain(m *testing.M) {
+	if c := os.Getenv(checkChildEnv); c != "" {
+		os.Exit(runCheckChild(c))
+	}
+	os.Exit(m.Run())
+}
+
+// stallLedger is the store's ledger; once an attempt is reserved it says
+// "reserved" and never returns: the logon is in flight when the parent
+// kills the process.
+type stallLedger struct{ *store.Ledger }
+
+func (l stallLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
+	id, r, err := l.Ledger.Reserve(ctx, a, since, budget)
+	if id != 0 {
+		fmt.Println("reserved")
+		select {}
+	}
+	return id, r, err
+}
+
+func runCheckChild(conf string) int {
+	var c checkChild
+	if err := json.Unmarshal([]byte(conf), &c); err != nil {
+		fmt.Println("error", err)
+		return 2
+	}
+	ctx := context.Background()
+	st, err := store.OpenDir(ctx, c.DataDir)
+	if err == nil {
+		_, err = st.UnlockKey(ctx, filepath.Join(c.DataDir, "secret.key"))
+	}
+	if err != nil {
+		fmt.Println("error", err)
+		return 2
+	}
+	c.Target.Password = scanwarden.NewSecret(c.Pass)
+	rep := smbcheck.Run(ctx, c.Target, smbcheck.Options{Ledger: stallLedger{st.Ledger()}, MaxFailures: 2, NoWrite: true, StepTimeout: 10 * time.Second})
+	fmt.Println("finished", rep.Verdict.Cause)
+	return 1
+}
+
+// Issue 18: a check killed during its logon left a pending row, and every
+// later check of that destination reported "not replayed: this user name
+// form and password already failed … (unknown)" for 30 minutes. Now the next
+// check replays and passes; the interrupted logon cost one budget slot,
+// which its success gives back.
+func TestLabCheckKilledDuringLogon(t *testing.T) {
+	lab := testlab.Require(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\alice`, Workstation: "MFP01"}
+	conf, _ := json.Marshal(checkChild{DataDir: dir, Target: target, Pass: lab.Password})
+	for round := range 2 { // twice: the second kill finds the first's row cleared
+		child := exec.Command(os.Args[0], "-test.run=^$")
+		child.Env = append(os.Environ(), checkChildEnv+"="+string(conf))
+		out, err := child.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := child.Start(); err != nil {
+			t.Fatal(err)
+		}
+		said := make(chan string, 1)
+		go func() {
+			l, _ := bufio.NewReader(out).ReadString('\n')
+			said <- strings.TrimSpace(l)
+		}()
+		select {
+		case l := <-said:
+			if l != "reserved" {
+				child.Process.Kill()
+				child.Wait()
+				t.Fatalf("round %d: the check said %q before its logon", round, l)
+			}
+		case <-time.After(30 * time.Second):
+			child.Process.Kill()
+			child.Wait()
+			t.Fatalf("round %d: the check did not reach its logon in 30 s", round)
+		}
+		child.Process.Kill()
+		child.Wait()
+
+		st, err := store.OpenDir(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.UnlockKey(ctx, filepath.Join(dir, "secret.key")); err != nil {
+			t.Fatal(err)
+		}
+		target.Password = scanwarden.NewSecret(lab.Password)
+		rep := smbcheck.Run(ctx, target, smbcheck.Options{Ledger: st.Ledger(), MaxFailures: 2, NoWrite: true, StepTimeout: 10 * time.Second})
+		st.Close()
+		if !rep.OK() || rep.Verdict.FromLedger {
+			s := rep.Step(smbcheck.StepSession)
+			t.Fatalf("round %d: the check after the kill: %s: %s (%+v)", round, rep.Verdict.Cause, rep.Verdict.Summary, s)
+		}
+	}
+}
