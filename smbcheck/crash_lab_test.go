@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -31,6 +32,9 @@ type checkChild struct {
 	DataDir string          `json:"data_dir"`
 	Target  smbcheck.Target `json:"target"`
 	Pass    string          `json:"pass"`
+	// Dial: log on again and again through smbcheck.Dial (a forwarder
+	// whose destination's stored password is wrong) until killed.
+	Dial bool `json:"dial"`
 }
 
 func TestMain(m *testing.M) {
@@ -70,6 +74,16 @@ func runCheckChild(conf string) int {
 		return 2
 	}
 	c.Target.Password = scanwarden.NewSecret(c.Pass)
+	if c.Dial {
+		fmt.Println("reserved")
+		for {
+			s, err := smbcheck.Dial(ctx, c.Target, smbcheck.DialOptions{Ledger: st.Ledger(), MaxFailures: killBudget, Timeout: 10 * time.Second})
+			if err == nil {
+				s.Close()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	rep := smbcheck.Run(ctx, c.Target, smbcheck.Options{Ledger: stallLedger{st.Ledger()}, MaxFailures: 2, NoWrite: true, StepTimeout: 10 * time.Second})
 	fmt.Println("finished", rep.Verdict.Cause)
 	return 1
@@ -130,5 +144,67 @@ func TestLabCheckKilledDuringLogon(t *testing.T) {
 			s := rep.Step(smbcheck.StepSession)
 			t.Fatalf("round %d: the check after the kill: %s: %s (%+v)", round, rep.Verdict.Cause, rep.Verdict.Summary, s)
 		}
+	}
+}
+
+// killBudget is the budget of the kill test below (lab threshold: 3).
+const killBudget = 2
+
+// labAdmin runs samba-tool against the lab DC over LDAP as Administrator.
+func labAdmin(t *testing.T, lab *testlab.Lab, args ...string) {
+	t.Helper()
+	args = append(args, "-H", "ldap://"+lab.DCIP, "-U", "Administrator%"+lab.AdminPassword)
+	if out, err := exec.Command("samba-tool", args...).CombinedOutput(); err != nil {
+		t.Fatalf("samba-tool %s: %v\n%s", args[:2], err, out)
+	}
+}
+
+// The lockout guarantee whatever the kill timing (issue 18): a forwarder
+// whose stored password is wrong logs on in a loop and is killed (SIGKILL)
+// at random moments, 12 times, restarted each time on the same store. The
+// interrupted logons each cost a budget slot, so the account's badPwdCount
+// on the DC never passes the budget (2) and never reaches the lockout
+// threshold (3). The account is made for the test and removed after it.
+func TestLabKilledWrongPasswordNeverLocks(t *testing.T) {
+	lab := testlab.Require(t)
+	ctx := context.Background()
+	user := fmt.Sprintf("swkill%d", time.Now().UnixNano()%1e6)
+	labAdmin(t, lab, "user", "create", user, lab.Password)
+	t.Cleanup(func() {
+		exec.Command("samba-tool", "user", "delete", user, "-H", "ldap://"+lab.DCIP, "-U", "Administrator%"+lab.AdminPassword).Run()
+	})
+	dir := t.TempDir()
+	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\` + user, Workstation: "MFP01"}
+	conf, _ := json.Marshal(checkChild{DataDir: dir, Target: target, Pass: "Wrong-" + lab.Password, Dial: true})
+	for i := range 12 {
+		child := exec.Command(os.Args[0], "-test.run=^$")
+		child.Env = append(os.Environ(), checkChildEnv+"="+string(conf))
+		out, err := child.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := child.Start(); err != nil {
+			t.Fatal(err)
+		}
+		bufio.NewReader(out).ReadString('\n')
+		time.Sleep(time.Duration(i*271%1500) * time.Millisecond)
+		child.Process.Kill()
+		child.Wait()
+	}
+	d, err := ad.New(ad.Config{URL: "ldaps://" + lab.DCIP, BindUser: "ldapreader@" + lab.DNSDomain,
+		Password: scanwarden.NewSecret(lab.Password), CAFile: lab.CA, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := d.User(ctx, lab.Domain+`\`+user, "MFP01")
+	if err != nil || !u.Found {
+		t.Fatalf("AD: %v %+v", err, u)
+	}
+	t.Logf("after 12 kills: badPwdCount %d, locked %v", u.BadPwdCount, u.Locked)
+	if u.BadPwdCount > killBudget || u.Locked {
+		t.Fatalf("badPwdCount %d (budget %d), locked %v", u.BadPwdCount, killBudget, u.Locked)
+	}
+	if u.BadPwdCount == 0 {
+		t.Fatal("no wrong logon reached the DC: the test did not exercise the budget")
 	}
 }
