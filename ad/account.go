@@ -76,11 +76,20 @@ func (u *User) Account() *smbcheck.Account {
 		Found: u.Found, SAM: u.SAM, UPN: u.UPN, NetBIOSDomain: u.NetBIOSDomain, DNSDomain: u.DNSDomain,
 		Cause: u.Cause, Certain: u.Certain, Summary: u.Summary, Fix: u.Fix, Budget: u.Budget,
 		SIDs: slices.Clone(u.SIDs), SIDNames: u.SIDNames, Evidence: u.Evidence,
+		BadPwdCount: u.BadPwdCount, LockoutThreshold: u.LockoutThreshold,
+		PasswordExpires: deref(u.PasswordExpires), AccountExpires: deref(u.AccountExpires), LastBadPassword: deref(u.LastBadPassword),
 	}
 	if u.PasswordLastSet != nil {
 		a.PasswordLastSet = *u.PasswordLastSet
 	}
 	return a
+}
+
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 // User looks up the account that typed (any form the MFP may hold: user,
@@ -703,6 +712,9 @@ func (j *judging) conclude(states []state, prefix string) *User {
 		if u.PasswordExpires != nil && u.PasswordExpires.Sub(j.now) < 14*24*time.Hour {
 			u.Fix = fmt.Sprintf("Set a new password for %s before %s and enter it on the MFP at the same time.", j.r.SAM, j.day(*u.PasswordExpires))
 		}
+		if u.AccountExpires != nil && u.AccountExpires.Sub(j.now) < 14*24*time.Hour {
+			u.Fix = fmt.Sprintf("Extend or clear the expiry date of %s before %s (Set-ADAccountExpiration %s), or move the MFPs to an account that does not expire.", j.r.SAM, j.day(*u.AccountExpires), j.r.SAM)
+		}
 		return u
 	}
 	for _, s := range states {
@@ -749,6 +761,12 @@ func okSummary(u *User, who string, now time.Time, day func(time.Time) string, p
 		fmt.Fprintf(&b, ", password expires %s", day(*u.PasswordExpires))
 		if left := u.PasswordExpires.Sub(now); left < 14*24*time.Hour {
 			fmt.Fprintf(&b, " (in %s: the MFP will fail then unless it gets the new one)", fmtDays(left))
+		}
+	}
+	if u.AccountExpires != nil {
+		fmt.Fprintf(&b, ", account expires %s", day(*u.AccountExpires))
+		if left := u.AccountExpires.Sub(now); left < 14*24*time.Hour {
+			fmt.Fprintf(&b, " (in %s: the MFP will fail then unless the expiry is extended)", fmtDays(left))
 		}
 	}
 	if len(u.Workstations) > 0 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/warning"
 )
 
 // Config is `scanwarden serve`'s configuration: one TOML file, every key
@@ -39,6 +40,7 @@ type Config struct {
 	Notify    NotifyConfig    `toml:"notify"`
 	Receiver  ReceiverConfig  `toml:"receiver"`
 	Web       WebConfig       `toml:"web"`
+	Warnings  WarningsConfig  `toml:"warnings"`
 
 	// File is the file the config was read from ("" for defaults only);
 	// FileKeys the keys it set ("checks.interval"): where both the file and
@@ -164,6 +166,36 @@ type WebConfig struct {
 	TLSKey  string `toml:"tls_key"`  // PEM private key
 }
 
+// WarningsConfig is [warnings]: when a destination whose checks pass is
+// said to be about to fail (a warning beside the verdict, never changing
+// it); 0 turns that warning off.
+type WarningsConfig struct {
+	// PasswordDays: the scan account's password expires within this many
+	// days (password-expires-soon).
+	PasswordDays int `toml:"password_days"`
+	// AccountDays: the scan account itself (accountExpires) expires within
+	// this many days (account-expires-soon).
+	AccountDays int `toml:"account_days"`
+	// DiskPercent: the destination's volume has less than this percentage
+	// free — said at once (disk-filling).
+	DiskPercent int `toml:"disk_percent"`
+	// DiskFloorBytes: the volume has fewer than this many bytes free — said
+	// at once (disk-filling).
+	DiskFloorBytes int64 `toml:"disk_floor_bytes"`
+	// DiskDays: the free space the last checks measured, as a trend, runs
+	// out within this many days (disk-filling, with the projected day).
+	DiskDays int `toml:"disk_days"`
+	// LockoutRise: this many bad passwords or more between two checks of a
+	// destination that scanwarden did not send (lockout-pressure).
+	LockoutRise int `toml:"lockout_rise"`
+}
+
+// Thresholds is the section as package warning takes it.
+func (w WarningsConfig) Thresholds() warning.Thresholds {
+	return warning.Thresholds{PasswordDays: w.PasswordDays, AccountDays: w.AccountDays, DiskPercent: w.DiskPercent,
+		DiskFloorBytes: w.DiskFloorBytes, DiskDays: w.DiskDays, LockoutRise: w.LockoutRise}
+}
+
 // Duration is a time.Duration written "15m", "90s" in the file.
 type Duration time.Duration
 
@@ -195,9 +227,16 @@ func Defaults() Config {
 		AD:        ADConfig{Margin: 1, Timeout: Duration(10 * time.Second)},
 		Notify: NotifyConfig{WebhookSecretHeader: "X-Scanwarden-Secret", WebhookAttempts: 5, WebhookBackoff: Duration(2 * time.Second),
 			SMTPPort: 587, SMTPTLS: "starttls"},
+		Warnings: defaultWarnings(),
 		Receiver: ReceiverConfig{Share: "scans", Account: "mfp", Quiet: Duration(10 * time.Second), Retry: Duration(30 * time.Second),
 			MaxRetry: Duration(30 * time.Minute), Retention: Duration(30 * 24 * time.Hour)},
 	}
+}
+
+func defaultWarnings() WarningsConfig {
+	t := warning.DefaultThresholds()
+	return WarningsConfig{PasswordDays: t.PasswordDays, AccountDays: t.AccountDays, DiskPercent: t.DiskPercent,
+		DiskFloorBytes: t.DiskFloorBytes, DiskDays: t.DiskDays, LockoutRise: t.LockoutRise}
 }
 
 // ConfigError is a bad key or value: the file, the key (dotted,
@@ -417,6 +456,24 @@ func (c *Config) validate() ConfigErrors {
 	}
 	if ck.EventGap.D() < 0 {
 		bad("checks.event_gap", ck.EventGap.D(), "0 or more")
+	}
+	wc := c.Warnings
+	for _, d := range []struct {
+		key string
+		v   int
+	}{{"warnings.password_days", wc.PasswordDays}, {"warnings.account_days", wc.AccountDays}, {"warnings.disk_days", wc.DiskDays}} {
+		if d.v < 0 || d.v > 366 {
+			bad(d.key, d.v, "0 (off) .. 366 days")
+		}
+	}
+	if wc.DiskPercent < 0 || wc.DiskPercent > 99 {
+		bad("warnings.disk_percent", wc.DiskPercent, "0 (off) .. 99")
+	}
+	if wc.DiskFloorBytes < 0 {
+		bad("warnings.disk_floor_bytes", wc.DiskFloorBytes, "0 (off) or more")
+	}
+	if wc.LockoutRise < 0 || wc.LockoutRise > 100 {
+		bad("warnings.lockout_rise", wc.LockoutRise, "0 (off) .. 100")
 	}
 	if c.Incidents.CloseAfter.D() < 0 {
 		bad("incidents.close_after", c.Incidents.CloseAfter.D(), "0 or more")

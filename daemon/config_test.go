@@ -52,9 +52,12 @@ smtp_host = "mail.office.test"
 smtp_from = "scanwarden@office.test"
 mail_to = ["admin@office.test"]
 `
-	c, err := ParseConfig("s.toml", []byte(full))
+	c, err := ParseConfig("s.toml", []byte(full+"\n[warnings]\npassword_days = 0 # zero turns it off\ndisk_floor_bytes = 1073741824\n"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if th := c.Warnings.Thresholds(); th.PasswordDays != 0 || th.DiskFloorBytes != 1<<30 || th.AccountDays != 14 || th.DiskPercent != 5 {
+		t.Fatalf("warnings %+v", th)
 	}
 	if c.Checks.MaxFailures != 0 || c.Checks.Interval.D() != 5*time.Minute || c.Incidents.CloseAfter.D() != time.Hour ||
 		len(c.SNMP.CIDR) != 2 || c.Notify.SMTPPort != 587 || c.Checks.Timeout.D() != 10*time.Second {
@@ -95,6 +98,8 @@ mail_to = ["admin@office.test"]
 		{"mail without from", "[notify]\nsmtp_host = \"m\"\nmail_to = [\"a@b\"]\n", "notify.smtp_from", 0, "needed"},
 		{"tls mode", "[notify]\nsmtp_tls = \"ssl\"\n", "notify.smtp_tls", 2, "starttls, tls or none"},
 		{"log level", "log_level = \"verbose\"\n", "log_level", 1, "debug, info"},
+		{"warnings negative days", "[warnings]\npassword_days = -1\n", "warnings.password_days", 2, "0 (off)"},
+		{"warnings percent", "[warnings]\n\ndisk_percent = 100\n", "warnings.disk_percent", 3, "0 (off) .. 99"},
 		{"syntax", "[checks\ninterval = \"5m\"\n", "", 1, "expected"},
 	}
 	for _, tc := range tests {

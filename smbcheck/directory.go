@@ -49,7 +49,17 @@ type Account struct {
 	// SIDNames names those SIDs (DOMAIN\name), when the directory knows
 	// them, so that an ACL's deciding entry is shown by name.
 	SIDNames map[string]string
-	Evidence Evidence
+	// What tells days ahead that the account will stop working (zero
+	// when not known or never): when its password and the account
+	// expire, the bad passwords the DC counts now (0 once its observation
+	// window passed), the
+	// last one's time and the domain's lockout threshold (0: none).
+	PasswordExpires  time.Time
+	AccountExpires   time.Time
+	BadPwdCount      int
+	LastBadPassword  time.Time
+	LockoutThreshold int
+	Evidence         Evidence
 }
 
 // Host is what the directory knows of the target computer.
@@ -65,4 +75,25 @@ type Host struct {
 	// client edition allows 20 inbound sessions; 24H2 requires signing.
 	Warnings []string
 	Evidence Evidence
+}
+
+// foresight puts what tells days ahead that the account will stop working
+// into the ad step's evidence, under stable keys that the warnings read
+// back from a stored report: account (DOMAIN\sam), password_expires,
+// account_expires, last_bad_password (RFC 3339, absent when not known or
+// never), bad_pwd_count and lockout_threshold.
+func (a *Account) foresight(ev Evidence) {
+	who := a.SAM
+	if a.NetBIOSDomain != "" {
+		who = a.NetBIOSDomain + `\` + a.SAM
+	}
+	ev["account"] = who
+	ev["bad_pwd_count"] = a.BadPwdCount
+	ev["lockout_threshold"] = a.LockoutThreshold
+	for k, t := range map[string]time.Time{"password_expires": a.PasswordExpires, "account_expires": a.AccountExpires,
+		"last_bad_password": a.LastBadPassword} {
+		if !t.IsZero() {
+			ev[k] = t.UTC().Format(time.RFC3339)
+		}
+	}
 }

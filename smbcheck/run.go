@@ -518,6 +518,7 @@ func (c *checker) stepAD(ctx context.Context) bool {
 		return false
 	}
 	s.Evidence["budget"] = acct.Budget
+	acct.foresight(s.Evidence)
 	if acct.Cause != CauseOK && acct.Cause != "" && acct.Certain {
 		c.fail(s, acct.Cause, acct.Summary, acct.Fix)
 		return false

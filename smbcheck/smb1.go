@@ -517,18 +517,19 @@ func (c *smb1Conn) setDeletePending(ctx context.Context, fid uint16) error {
 	return err
 }
 
-func (c *smb1Conn) freeBytes(ctx context.Context) (uint64, error) {
+func (c *smb1Conn) freeBytes(ctx context.Context) (free, total uint64, err error) {
 	_, d, err := c.trans2(ctx, 0x0003, binary.LittleEndian.AppendUint16(nil, 0x0103), nil, 64) // TRANS2_QUERY_FS_INFORMATION
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if len(d) < 24 {
-		return 0, fmt.Errorf("SMB1 file system size: %d bytes", len(d))
+		return 0, 0, fmt.Errorf("SMB1 file system size: %d bytes", len(d))
 	}
+	all := binary.LittleEndian.Uint64(d[0:])
 	avail := binary.LittleEndian.Uint64(d[8:])
 	spu := uint64(binary.LittleEndian.Uint32(d[16:]))
 	bps := uint64(binary.LittleEndian.Uint32(d[20:]))
-	return avail * spu * bps, nil
+	return avail * spu * bps, all * spu * bps, nil
 }
 
 // trans2 sends a TRANS2 request of sub-command sub with params and data
@@ -839,9 +840,9 @@ func (f *smb1File) Close() error {
 	return nil
 }
 
-func (f *smb1File) freeBytes() (uint64, bool) {
-	n, err := f.fs.c.freeBytes(f.fs.ctx)
-	return n, err == nil
+func (f *smb1File) freeBytes() (free, total uint64, ok bool) {
+	free, total, err := f.fs.c.freeBytes(f.fs.ctx)
+	return free, total, err == nil
 }
 
 func (f *smb1File) Read(p []byte) (int, error) {

@@ -43,7 +43,7 @@ type remoteFile interface {
 	io.Writer
 	io.ReaderAt
 	Close() error
-	freeBytes() (uint64, bool)
+	freeBytes() (free, total uint64, ok bool)
 }
 
 // fs is the share under ctx.
@@ -95,12 +95,12 @@ func (s smb2FS) OpenFile(name string, flag int, perm os.FileMode) (remoteFile, e
 
 type smb2File struct{ *smb2.File }
 
-func (f smb2File) freeBytes() (uint64, bool) {
+func (f smb2File) freeBytes() (free, total uint64, ok bool) {
 	st, err := f.Statfs()
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return st.AvailableBlockCount() * st.BlockSize(), true
+	return st.AvailableBlockCount() * st.BlockSize(), st.TotalBlockCount() * st.BlockSize(), true
 }
 
 func (c *checker) stepTree(ctx context.Context) (*share, bool) {
@@ -356,12 +356,13 @@ func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p
 	var (
 		readErr   error
 		free      uint64
+		total     uint64
 		freeKnown bool
 	)
 	jobs := []func(){
 		func() { readErr = readBack(f, payload) },
 		// The volume's free space, asked through the canary's own handle.
-		func() { free, freeKnown = f.freeBytes() },
+		func() { free, total, freeKnown = f.freeBytes() },
 	}
 	if probe != nil {
 		jobs = append(jobs, func() { probeErr = probe() })
@@ -379,6 +380,9 @@ func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p
 	}
 	if freeKnown {
 		s.Evidence["free_bytes"] = free
+		if total > 0 {
+			s.Evidence["total_bytes"] = total
+		}
 	}
 	if readErr != nil {
 		f.Close()

@@ -236,6 +236,9 @@ func printADUser(w io.Writer, u *ad.User) {
 		case u.PasswordExpires != nil:
 			humanf(w, "  password expires %s\n", u.PasswordExpires.Local().Format("2 Jan 2006 15:04"))
 		}
+		if u.AccountExpires != nil {
+			humanf(w, "  account expires %s\n", u.AccountExpires.Local().Format("2 Jan 2006 15:04"))
+		}
 		ws := "any"
 		if len(u.Workstations) > 0 {
 			ws = strings.Join(u.Workstations, ", ")

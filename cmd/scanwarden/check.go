@@ -7,12 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/doctor"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/warning"
 )
 
 const checkUsage = `usage: scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]
@@ -24,6 +28,12 @@ names the cause of a failure and the fix. The password comes from
 --password-file FILE ("-" for stdin) or SCANWARDEN_PASSWORD; --no-password
 replays an empty Login Password, --user '' an empty Login User Name (the
 anonymous/guest logon an MFP sends then).
+
+A check that passes may still print a warning: what will fail days ahead
+(the account's password or the account expiring, the folder's volume filling
+up, bad passwords someone else keeps sending), judged with the [warnings]
+thresholds of --config. A warning never changes the verdict or the exit
+status; with --json it is in "warnings".
 
 Exit status: 0 the destination works, 1 a problem was found, 2 the check could not run.
 
@@ -46,6 +56,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	noSigning := fs.Bool("device-no-signing", false, "the MFP cannot sign SMB traffic")
 	authFlag := fs.String("auth", "", "how the MFP logs on: ntlm (what MFPs send), kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM); default ntlm, or the stored destination's")
 	adf := registerADFlags(fs)
+	configFile := fs.String("config", "", "the daemon's config, for its [warnings] thresholds (default "+doctor.DefaultConfig+" when it exists; else the defaults)")
 	destName := fs.String("destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
 	df := registerDataFlags(fs)
 	df.stateDirAlias(fs)
@@ -64,6 +75,13 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintln(env.stderr, "scanwarden check: --max-failures must be 0 or more")
 		return exitUsage
 	}
+	warn := checkWarnings{}
+	th, err := warningThresholds(*configFile)
+	if err != nil {
+		humanf(env.stderr, "scanwarden check: %s\n", err.Error())
+		return exitUsage
+	}
+	warn.tracker.Thresholds = th
 	var t smbcheck.Target
 	var ledger *storeLedger
 	var canaries smbcheck.CanaryJournal
@@ -80,6 +98,10 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 		defer st.Close()
 		t, ledger = dt, openedStoreLedger(st)
+		warn.st, warn.destination = st, *destName
+		if d, err := st.Destination(ctx, *destName); err == nil {
+			warn.device = d.Device
+		}
 		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, *destName, rep) }
 		if dir, err := df.dir(env); err == nil {
 			canaries = dirCanaries{filepath.Join(dir, "canaries")}
@@ -151,7 +173,39 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
 	rep := smbcheck.Run(ctx, t, opts)
-	return finishCheck(ctx, env, ledger, rep, *asJSON)
+	return finishCheck(ctx, env, ledger, warn, rep, *asJSON)
+}
+
+// checkWarnings judges a check's report for what will fail days ahead:
+// with the thresholds of the daemon's config, the history in the state
+// store and, for a stored destination, its name and device (its warnings
+// are kept as the daemon keeps them).
+type checkWarnings struct {
+	tracker     warning.Tracker
+	st          *store.Store // nil: the ledger's store, once open
+	destination string
+	device      string
+}
+
+// warningThresholds reads [warnings] from file, or from the installed
+// config when it exists; the defaults otherwise. Only the file is parsed:
+// the secret files it names are not read.
+func warningThresholds(file string) (warning.Thresholds, error) {
+	if file == "" {
+		if _, err := os.Stat(doctor.DefaultConfig); err != nil {
+			return warning.DefaultThresholds(), nil
+		}
+		file = doctor.DefaultConfig
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return warning.Thresholds{}, fmt.Errorf("config: %w", err)
+	}
+	c, err := daemon.ParseConfig(file, b)
+	if err != nil {
+		return warning.Thresholds{}, err
+	}
+	return c.Warnings.Thresholds(), nil
 }
 
 // typedTarget is the destination given on the command line: where, the
@@ -186,7 +240,7 @@ func typedTarget(env environ, dest, user string, userSet bool, workstation, pass
 
 // finishCheck waits for the state store, keeps the report of a stored
 // destination and prints the verdict; it returns the exit status.
-func finishCheck(ctx context.Context, env environ, ledger *storeLedger, rep smbcheck.Report, asJSON bool) int {
+func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn checkWarnings, rep smbcheck.Report, asJSON bool) int {
 	// Ctrl-C or SIGTERM ends the check early, yet the verdict reached so
 	// far is still printed: the store is waited for without the signal.
 	if _, err := ledger.wait(context.WithoutCancel(ctx)); err != nil {
@@ -200,15 +254,34 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, rep smbc
 			return exitUsage
 		}
 	}
+	warns := []warning.Warning{}
+	if warn.st == nil {
+		warn.st = ledger.st
+	}
+	if warn.st != nil && ctx.Err() == nil {
+		warn.tracker.Store = warn.st
+		up, err := warn.tracker.Observe(context.WithoutCancel(ctx), warn.destination, warn.device, rep)
+		if err != nil {
+			// The verdict stands without them.
+			humanf(env.stderr, "scanwarden check: warnings not judged: %s\n", err.Error())
+		} else if up.Warnings != nil {
+			warns = up.Warnings
+		}
+	}
 	if asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		out := struct {
+			smbcheck.Report
+			Warnings []warning.Warning `json:"warnings"`
+		}{rep, warns}
+		if err := enc.Encode(out); err != nil {
 			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
 	} else {
 		printVerdict(env.stdout, rep)
+		printWarnings(env.stdout, warns)
 	}
 	if rep.OK() {
 		return exitOK
@@ -270,6 +343,15 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 		humanf(w, "  left behind: %s\n", r.Canary)
 	}
 	humanf(w, "fix: %s\n", v.Fix)
+}
+
+// printWarnings prints what will fail days ahead, after the verdict: one
+// line each and what to do.
+func printWarnings(w io.Writer, ws []warning.Warning) {
+	for _, x := range ws {
+		humanf(w, "warning: %s — %s\n", x.Kind, x.Summary())
+		humanf(w, "  what to do: %s\n", x.Fix)
+	}
 }
 
 // readPassword takes the login password from --password-file (a file, or

@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/warning"
+)
+
+// VolumeHistory is how far back a volume's free-space samples are kept.
+const VolumeHistory = 30 * 24 * time.Hour
+
+// UpdateWarnings stores what one check observed and the destination's
+// warnings, in one transaction: it reads the history the judgement needs
+// (the volume's earlier samples, the account as this destination's
+// previous check saw it, the failed or unresolved logons the ledger holds
+// for it since, the destination's warnings so far), lets judge decide, then
+// keeps the sample, the account's counters and the warnings, and returns
+// which warning groups appeared or went across all destinations. With
+// destination "" (a check of a destination not registered) only the
+// sample is kept and nothing is raised.
+func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, o warning.Observation,
+	judge func(h warning.History) []warning.Warning) (warning.Update, error) {
+	var up warning.Update
+	now := s.now()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var h warning.History
+		var err error
+		if o.Volume != "" {
+			if h.Volume, err = volumeSamples(ctx, tx, o.Volume, o.At.Add(-VolumeHistory), o.At); err != nil {
+				return err
+			}
+		}
+		if destination != "" && o.Account != "" {
+			if h.Account, err = accountSeen(ctx, tx, destination, o.AccountKey()); err != nil {
+				return err
+			}
+			if h.Account != nil {
+				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM logon_attempts WHERE account = ? AND at >= ? AND at < ?`,
+					o.AccountKey(), formatTime(h.Account.At), formatTime(o.At)).Scan(&h.OwnFailures); err != nil {
+					return fmt.Errorf("ledger: %w", err)
+				}
+			}
+		}
+		before, err := warningRows(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, r := range before {
+			if r.Destination == destination {
+				h.Before = append(h.Before, r.Warning)
+			}
+		}
+		up.Warnings = judge(h)
+		if o.HasFree && o.Volume != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO volume_samples(volume, at, free, total) VALUES (?, ?, ?, ?)`,
+				o.Volume, formatTime(o.At), int64(min(o.Free, 1<<62)), int64(min(o.Total, 1<<62))); err != nil {
+				return fmt.Errorf("volume sample: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM volume_samples WHERE volume = ? AND at < ?`,
+				o.Volume, formatTime(o.At.Add(-VolumeHistory))); err != nil {
+				return fmt.Errorf("volume samples: prune: %w", err)
+			}
+		}
+		if destination == "" {
+			return nil
+		}
+		if o.Account != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO accounts_seen(destination, account, at, bad_pwd_count, last_bad)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT(destination) DO UPDATE SET account = excluded.account, at = excluded.at,
+				bad_pwd_count = excluded.bad_pwd_count, last_bad = excluded.last_bad`,
+				destination, o.AccountKey(), formatTime(o.At), o.BadPwdCount, optTime(o.LastBadPassword)); err != nil {
+				return fmt.Errorf("account seen: %w", err)
+			}
+		}
+		since := map[warning.Kind]string{}
+		for _, r := range before {
+			if r.Destination == destination {
+				since[r.Kind] = formatTime(r.Since)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM warnings WHERE destination = ?", destination); err != nil {
+			return fmt.Errorf("warnings: %w", err)
+		}
+		for _, w := range up.Warnings {
+			ev, err := json.Marshal(w.Evidence)
+			if err != nil {
+				return err
+			}
+			st, ok := since[w.Kind]
+			if !ok {
+				st = formatTime(now)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO warnings(destination, kind, subject, device, headline, fix, kyocera_code, due,
+				evidence, since, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, destination, string(w.Kind), w.Subject, device,
+				w.Headline, w.Fix, w.KyoceraCode, optTime(w.Due), string(ev), st, formatTime(now)); err != nil {
+				return fmt.Errorf("warnings: %w", err)
+			}
+		}
+		after, err := warningRows(ctx, tx)
+		if err != nil {
+			return err
+		}
+		up.Raised, up.Cleared = warning.Changes(warning.Groups(before), warning.Groups(after))
+		return nil
+	})
+	if err != nil {
+		return warning.Update{}, fmt.Errorf("update warnings of %q: %w", destination, err)
+	}
+	return up, nil
+}
+
+// Warnings returns every registered destination's warnings (a removed
+// destination's are left out), by destination.
+func (s *Store) Warnings(ctx context.Context) ([]warning.Row, error) {
+	rows, err := warningRows(ctx, s.db)
+	if err != nil {
+		return nil, fmt.Errorf("warnings: %w", err)
+	}
+	return rows, nil
+}
+
+// DestinationWarnings returns one destination's warnings.
+func (s *Store) DestinationWarnings(ctx context.Context, destination string) ([]warning.Row, error) {
+	all, err := s.Warnings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []warning.Row
+	for _, r := range all {
+		if r.Destination == destination {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+func warningRows(ctx context.Context, q querier) ([]warning.Row, error) {
+	rows, err := q.QueryContext(ctx, `SELECT d.name, w.kind, w.subject, w.device, w.headline, w.fix, w.kyocera_code, w.due,
+			w.evidence, w.since, w.updated
+		FROM warnings w JOIN destinations d ON d.name = w.destination ORDER BY d.name, w.kind`)
+	if err != nil {
+		return nil, fmt.Errorf("read warnings: %w", err)
+	}
+	defer rows.Close()
+	var out []warning.Row
+	for rows.Next() {
+		var r warning.Row
+		var kind, due, ev, since, updated string
+		if err := rows.Scan(&r.Destination, &kind, &r.Subject, &r.Device, &r.Headline, &r.Fix, &r.KyoceraCode, &due, &ev,
+			&since, &updated); err != nil {
+			return nil, fmt.Errorf("read warnings: %w", err)
+		}
+		r.Kind = warning.Kind(kind)
+		r.Evidence = smbcheck.Evidence{}
+		if err := json.Unmarshal([]byte(ev), &r.Evidence); err != nil {
+			return nil, fmt.Errorf("warning %s of %s: evidence: %w", kind, r.Destination, err)
+		}
+		for _, f := range []struct {
+			s   string
+			dst *time.Time
+		}{{due, &r.Due}, {since, &r.Since}, {updated, &r.Updated}} {
+			if f.s == "" {
+				continue
+			}
+			if *f.dst, err = parseTime(f.s); err != nil {
+				return nil, fmt.Errorf("warning %s of %s: %q: %w", kind, r.Destination, f.s, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func volumeSamples(ctx context.Context, tx *sql.Tx, volume string, since, before time.Time) ([]warning.Sample, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT at, free FROM volume_samples WHERE volume = ? AND at >= ? AND at < ? ORDER BY at`,
+		volume, formatTime(since), formatTime(before))
+	if err != nil {
+		return nil, fmt.Errorf("volume samples: %w", err)
+	}
+	defer rows.Close()
+	var out []warning.Sample
+	for rows.Next() {
+		var at string
+		var free int64
+		if err := rows.Scan(&at, &free); err != nil {
+			return nil, fmt.Errorf("volume samples: %w", err)
+		}
+		t, err := parseTime(at)
+		if err != nil {
+			return nil, fmt.Errorf("volume sample at %q: %w", at, err)
+		}
+		out = append(out, warning.Sample{At: t, Free: uint64(max(free, 0))})
+	}
+	return out, rows.Err()
+}
+
+// accountSeen is the account as the destination's previous check saw it;
+// nil when it never did, or saw another account.
+func accountSeen(ctx context.Context, tx *sql.Tx, destination, account string) (*warning.Seen, error) {
+	var acct, at, lastBad string
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT account, at, bad_pwd_count, last_bad FROM accounts_seen WHERE destination = ?`,
+		destination).Scan(&acct, &at, &n, &lastBad)
+	if err == sql.ErrNoRows || (err == nil && acct != account) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("account seen: %w", err)
+	}
+	s := &warning.Seen{BadPwdCount: n}
+	if s.At, err = parseTime(at); err != nil {
+		return nil, fmt.Errorf("account seen at %q: %w", at, err)
+	}
+	if lastBad != "" {
+		if s.LastBadPassword, err = parseTime(lastBad); err != nil {
+			return nil, fmt.Errorf("account seen last_bad %q: %w", lastBad, err)
+		}
+	}
+	return s, nil
+}
