@@ -33,6 +33,7 @@ import (
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/warning"
 	"github.com/scanwarden/scanwarden/web"
 )
 
@@ -494,7 +495,8 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
-		OnCheck: m.onCheck, OnFault: m.partFault, Log: m.log}, newFleet(m.st), checker{opts}, reports{m.st}, m.st, in)
+		OnCheck: m.onCheck, OnFault: m.partFault, Log: m.log,
+		Warnings: &warning.Tracker{Thresholds: cfg.Warnings.Thresholds(), Store: m.st}, WarningNotifier: in}, newFleet(m.st), checker{opts}, reports{m.st}, m.st, in)
 	if err == nil {
 		err = mon.Open(ctx)
 	}
@@ -804,7 +806,7 @@ func (m *Main) seedMetrics(ctx context.Context) {
 // behind its auth, /debug/pprof) over the daemon's backends.
 func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	b := webBackend{m}
-	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b,
+	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b, Warnings: b,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
 		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web"), TLS: m.tls != nil, Authenticated: m.webLimit.trust}

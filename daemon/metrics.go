@@ -74,7 +74,7 @@ func newMetrics(st *store.Store, faults *faults, mon func() *monitor.Monitor, de
 	})
 	m.reg.MustRegister(m.destOK, m.destCause, m.lastCheck, m.checks, m.duration, m.notify, m.pollDevices, m.pollAnswered,
 		m.pollSilent, m.pollSeconds, m.pollCycles, m.pollEvents, openIncidents,
-		&faultCollector{f: faults}, &monitorCollector{mon: mon}, &deviceCollector{up: deviceUp},
+		&faultCollector{f: faults}, &warningCollector{st: st}, &monitorCollector{mon: mon}, &deviceCollector{up: deviceUp},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -128,6 +128,28 @@ func (c *faultCollector) Describe(ch chan<- *prometheus.Desc) { ch <- faultDesc 
 func (c *faultCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, f := range c.f.list() {
 		ch <- prometheus.MustNewConstMetric(faultDesc, prometheus.GaugeValue, 1, f.Part)
+	}
+}
+
+// warningCollector reads the destinations' warnings at each scrape.
+type warningCollector struct{ st *store.Store }
+
+var warningDesc = prometheus.NewDesc("scanwarden_destination_warning",
+	"1 for each warning of a destination whose checks may still pass: what will fail days ahead "+
+		"(kind: password-expires-soon, account-expires-soon, disk-filling, lockout-pressure; subject: the account or volume).",
+	[]string{"destination", "device", "kind", "subject"}, nil)
+
+func (c *warningCollector) Describe(ch chan<- *prometheus.Desc) { ch <- warningDesc }
+func (c *warningCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := c.st.Warnings(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(warningDesc, err)
+		return
+	}
+	for _, r := range rows {
+		ch <- prometheus.MustNewConstMetric(warningDesc, prometheus.GaugeValue, 1, r.Destination, r.Device, string(r.Kind), r.Subject)
 	}
 }
 

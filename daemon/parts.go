@@ -10,6 +10,7 @@ import (
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/warning"
 )
 
 // incidentNotifier sends an incident change on every channel and records
@@ -23,12 +24,32 @@ type incidentNotifier struct {
 	now     func() time.Time
 }
 
-var _ monitor.Notifier = (*incidentNotifier)(nil)
+var (
+	_ monitor.Notifier        = (*incidentNotifier)(nil)
+	_ monitor.WarningNotifier = (*incidentNotifier)(nil)
+)
 
 // Notify implements monitor.Notifier.
 func (in *incidentNotifier) Notify(ctx context.Context, ch incident.Change, inc incident.Incident) {
 	msg := notify.FromIncident(ch, inc)
 	in.record(ctx, inc.ID, msg.Event, in.n.Send(ctx, msg))
+}
+
+// NotifyWarning implements monitor.WarningNotifier.
+func (in *incidentNotifier) NotifyWarning(ctx context.Context, raised bool, g warning.Group) {
+	msg := notify.FromWarning(raised, g)
+	for _, o := range in.n.Send(ctx, msg) {
+		result := "ok"
+		if o.Err != nil {
+			result = "failed"
+			in.faults.set("notify."+o.Channel, o.Err.Error())
+			in.log.Warn("notification failed", "channel", o.Channel, "event", msg.Event, "warning", g.Key(), "attempts", o.Attempts, "err", o.Err)
+		} else {
+			in.faults.clear("notify." + o.Channel)
+			in.log.Info("notification sent", "channel", o.Channel, "event", msg.Event, "warning", g.Key())
+		}
+		in.metrics.notify.WithLabelValues(o.Channel, msg.Event, result).Inc()
+	}
 }
 
 func (in *incidentNotifier) record(ctx context.Context, incidentID int64, event string, outs []notify.Outcome) {

@@ -9,6 +9,7 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/summary"
+	"github.com/scanwarden/scanwarden/warning"
 	"github.com/scanwarden/scanwarden/web"
 )
 
@@ -47,7 +48,22 @@ func Summary(ctx context.Context, st *store.Store, now time.Time) (summary.Summa
 		}
 		in.Destinations = append(in.Destinations, sd)
 	}
+	ws, err := st.Warnings(ctx)
+	if err != nil {
+		return summary.Summary{}, fmt.Errorf("summary: %w", err)
+	}
+	in.Warnings = warning.Groups(ws)
 	return summary.Build(in), nil
+}
+
+// Warnings implements web.WarningLister: every warning, grouped by what
+// the admin must do once.
+func (b webBackend) Warnings(ctx context.Context) ([]warning.Group, error) {
+	ws, err := b.m.st.Warnings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return warning.Groups(ws), nil
 }
 
 // Summary implements web.Summarizer.

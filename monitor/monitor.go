@@ -25,6 +25,7 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/warning"
 )
 
 // Destination is what the monitor needs of a registered destination.
@@ -75,6 +76,18 @@ type Notifier interface {
 	Notify(ctx context.Context, ch incident.Change, inc incident.Incident)
 }
 
+// Warnings judges each stored report for what will fail days ahead
+// (warning.Tracker over the store).
+type Warnings interface {
+	Observe(ctx context.Context, destination, device string, rep smbcheck.Report) (warning.Update, error)
+}
+
+// WarningNotifier tells the admin once about each warning group raised
+// (no destination had it before) and cleared (none has it any more).
+type WarningNotifier interface {
+	NotifyWarning(ctx context.Context, raised bool, g warning.Group)
+}
+
 // Config tunes the monitor. Zero means zero where it can (Jitter,
 // EventGap, CloseAfter); Interval and MaxConcurrent must be set.
 type Config struct {
@@ -93,6 +106,10 @@ type Config struct {
 	NotifyTimeout time.Duration
 	// OnCheck is called after each completed check (metrics).
 	OnCheck func(d Destination, rep smbcheck.Report, took time.Duration, reason string)
+	// Warnings, when set, judges every stored report for warnings;
+	// WarningNotifier (may be nil) is told of each group raised or cleared.
+	Warnings        Warnings
+	WarningNotifier WarningNotifier
 	// OnFault is called when reading the registry or writing reports and
 	// incidents fails (err set) and when it works again (err nil); part is
 	// "registry" or "store".
@@ -491,6 +508,9 @@ func (m *Monitor) run(j *job) {
 		}
 		in := incident.Input{Kind: incident.KindCheck, At: m.cfg.Now(), Destination: j.dest.Name, Device: j.dest.Device,
 			Verdict: rep.Verdict, ReportID: id}
+		if err == nil {
+			m.warn(ctx, j.dest, rep)
+		}
 		var aerr error
 		res.Incident, aerr = m.apply(ctx, j.dest, append(j.inputs, in))
 		if aerr != nil {
@@ -516,6 +536,43 @@ func (m *Monitor) run(j *job) {
 	delete(m.busy, j.dest.server())
 	m.dispatchLocked()
 	m.mu.Unlock()
+}
+
+// warn judges a stored report for warnings and notifies, in the
+// background, each group that appeared or went. A warning never touches
+// the incident or the verdict.
+func (m *Monitor) warn(ctx context.Context, d Destination, rep smbcheck.Report) {
+	if m.cfg.Warnings == nil {
+		return
+	}
+	up, err := m.cfg.Warnings.Observe(ctx, d.Name, d.Device, rep)
+	if err != nil {
+		m.fault("judge warnings of "+d.Name, err)
+		return
+	}
+	send := func(raised bool, g warning.Group) {
+		what := "cleared"
+		if raised {
+			what = "raised"
+		}
+		m.log.Info("warning "+what, "kind", g.Kind, "subject", g.Subject, "destinations", len(g.Destinations))
+		if m.cfg.WarningNotifier == nil {
+			return
+		}
+		m.notifyWG.Add(1)
+		go func() {
+			defer m.notifyWG.Done()
+			nctx, cancel := context.WithTimeout(m.notifyCtx, m.cfg.NotifyTimeout)
+			defer cancel()
+			m.cfg.WarningNotifier.NotifyWarning(nctx, raised, g)
+		}()
+	}
+	for _, g := range up.Raised {
+		send(true, g)
+	}
+	for _, g := range up.Cleared {
+		send(false, g)
+	}
 }
 
 // apply folds inputs into the destination's incident and notifies every

@@ -106,6 +106,23 @@ func (m *Mail) Send(ctx context.Context, msg Message) (int, error) {
 func Body(m Message) string {
 	p := m.Incident
 	var b strings.Builder
+	if w := m.Warning; w != nil {
+		if m.Event == EventWarningCleared {
+			fmt.Fprintf(&b, "Cleared: %s (%s) no longer holds for any destination.\n\nIt was: %s\n", w.Kind, w.Subject, w.Summary)
+			return b.String()
+		}
+		fmt.Fprintf(&b, "%s\n\nWhat to do: %s\n\n", w.Summary, w.Fix)
+		fmt.Fprintf(&b, "Warning:      %s (%s)\n", w.Kind, w.Subject)
+		if !w.Due.IsZero() {
+			fmt.Fprintf(&b, "When:         %s\n", w.Due.Format(time.RFC1123))
+		}
+		fmt.Fprintf(&b, "Destinations: %s\n", strings.Join(w.Destinations, ", "))
+		if len(w.Devices) > 0 {
+			fmt.Fprintf(&b, "MFPs:         %s\n", strings.Join(w.Devices, ", "))
+		}
+		b.WriteString("\nThe destinations' checks still pass; this says what will fail, once. A mail comes again when it clears.\n")
+		return b.String()
+	}
 	if m.Test {
 		b.WriteString("This is a test notification from scanwarden. This channel works.\n")
 		return b.String()

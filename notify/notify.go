@@ -6,7 +6,13 @@
 //	 "incident": {"id", "destination", "device", "cause", "kyocera_code",
 //	              "summary", "fix", "opened_at", "closed_at"}}
 //
-// Other fields may be added, never renamed.
+// Other fields may be added, never renamed. A warning (issue 22: what will
+// fail days ahead) comes once when raised and once when cleared, however
+// many checks see it in between, without "incident":
+//
+//	{"event": "warning.raised" | "warning.cleared",
+//	 "warning": {"kind", "subject", "headline", "summary", "fix", "text", "due",
+//	             "kyocera_code", "destinations", "devices", "since"}}
 package notify
 
 import (
@@ -16,6 +22,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/warning"
 )
 
 // Event names of the contract.
@@ -23,12 +30,17 @@ const (
 	EventOpened  = "incident.opened"
 	EventUpdated = "incident.updated"
 	EventClosed  = "incident.closed"
+
+	EventWarningRaised  = "warning.raised"
+	EventWarningCleared = "warning.cleared"
 )
 
 // Message is one notification: the webhook body, and what a mail says.
 type Message struct {
 	Event    string  `json:"event"`
-	Incident Payload `json:"incident"`
+	Incident Payload `json:"incident,omitzero"`
+	// Warning is set for the warning events (and Incident left out).
+	Warning *warning.Group `json:"warning,omitempty"`
 	// Test marks a message sent by the test-send command.
 	Test bool `json:"test,omitempty"`
 }
@@ -58,6 +70,15 @@ func FromIncident(ch incident.Change, inc incident.Incident) Message {
 		p.ClosedAt = &c
 	}
 	return Message{Event: ch.Event(), Incident: p}
+}
+
+// FromWarning builds the message for a warning group raised or cleared.
+func FromWarning(raised bool, g warning.Group) Message {
+	ev := EventWarningCleared
+	if raised {
+		ev = EventWarningRaised
+	}
+	return Message{Event: ev, Warning: &g}
 }
 
 // TestMessage is what the test-send command sends: shaped like a real
@@ -132,6 +153,12 @@ func Err(outs []Outcome) error {
 
 // Subject is the one-line summary used as mail subject.
 func Subject(m Message) string {
+	if w := m.Warning; w != nil {
+		if m.Event == EventWarningCleared {
+			return fmt.Sprintf("[scanwarden] warning cleared: %s %s", w.Kind, w.Subject)
+		}
+		return "[scanwarden] will fail: " + w.Headline
+	}
 	what := map[string]string{EventOpened: "opened", EventUpdated: "changed", EventClosed: "closed"}[m.Event]
 	p := m.Incident
 	s := fmt.Sprintf("[scanwarden] %s %s", p.Destination, what)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/warning"
 )
 
 // Destination is what the headline needs of one destination.
@@ -43,6 +44,8 @@ type Input struct {
 	// Held is every scan the fallback share holds (also for names no longer
 	// registered).
 	Held int
+	// Warnings are what will fail days ahead, grouped (warning.Groups).
+	Warnings []warning.Group
 	// Now sets the clock and the time zone the sentence is written in.
 	Now time.Time
 }
@@ -78,6 +81,10 @@ type Summary struct {
 	HeldScans    int       `json:"held_scans"`
 	// OldestIncident is the open incident opened first, nil when none.
 	OldestIncident *Incident `json:"oldest_incident,omitempty"`
+	// Warnings counts what will fail days ahead although the checks pass
+	// (one per account or volume); ComingUp lists them, soonest first.
+	Warnings int             `json:"warnings"`
+	ComingUp []warning.Group `json:"coming_up"`
 }
 
 // Build makes the headline. Failing destinations come oldest failure
@@ -122,6 +129,14 @@ func Build(in Input) Summary {
 		s.State = StateUnchecked
 	}
 	s.Sentence = sentence(s, in.Now)
+	s.ComingUp = append([]warning.Group{}, in.Warnings...)
+	s.Warnings = len(s.ComingUp)
+	if s.Warnings > 0 && s.State != StateEmpty {
+		s.Sentence += "; " + plural(s.Warnings, "warning", "warnings") + " coming up: " + s.ComingUp[0].Headline
+		if s.Warnings > 1 {
+			s.Sentence += ", …"
+		}
+	}
 	return s
 }
 

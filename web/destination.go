@@ -2,13 +2,18 @@ package web
 
 import (
 	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/scanwarden/scanwarden/warning"
 )
 
 type destinationView struct {
 	Destination Destination
 	History     []CheckRecord
 	CanCheck    bool
-	CanEdit     bool // an Editor is wired: the auth form shows
+	CanEdit     bool            // an Editor is wired: the auth form shows
+	Warnings    []warning.Group // the ones this destination is in
 }
 
 // destinationPage shows one destination: the last report step by step, its
@@ -27,6 +32,17 @@ func (s *Server) destinationPage(w http.ResponseWriter, r *http.Request, _ actor
 	v := destinationView{Destination: d, CanCheck: s.cfg.Checker != nil, CanEdit: s.cfg.Editor != nil}
 	if v.History, err = s.cfg.Fleet.History(r.Context(), d.Name, 20); err != nil {
 		s.log.Error("destination history", "destination", d.Name, "err", err)
+	}
+	if wl := s.cfg.Warnings; wl != nil {
+		gs, err := wl.Warnings(r.Context())
+		if err != nil {
+			s.log.Error("destination warnings", "destination", d.Name, "err", err)
+		}
+		for _, g := range gs {
+			if slices.ContainsFunc(g.Destinations, func(n string) bool { return strings.EqualFold(n, d.Name) }) {
+				v.Warnings = append(v.Warnings, g)
+			}
+		}
 	}
 	flash := ""
 	if r.URL.Query().Get("checked") != "" {

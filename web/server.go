@@ -43,6 +43,9 @@ type Config struct {
 	CheckAll AllChecker
 	// Editor sets a destination's auth (nil: the page shows it read-only).
 	Editor Editor
+	// Warnings lists what will fail days ahead (GET /api/v1/warnings, the
+	// destination page).
+	Warnings WarningLister
 	// Metrics is the Prometheus handler, mounted at /metrics behind auth.
 	Metrics http.Handler
 
@@ -238,6 +241,7 @@ func (s *Server) routes() http.Handler {
 	api("GET /api/v1/scans", s.apiScans)
 	api("GET /api/v1/audit", s.apiAudit)
 	api("GET /api/v1/summary", s.apiSummary)
+	api("GET /api/v1/warnings", s.apiWarnings)
 	api("POST /api/v1/check-all", s.apiCheckAll)
 	api("/api/", func(w http.ResponseWriter, r *http.Request, _ actor) {
 		writeAPIError(w, http.StatusNotFound, "no such API route")

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/scanwarden/scanwarden/summary"
+	"github.com/scanwarden/scanwarden/warning"
 )
 
 // Summarizer gives the headline: one sentence of state, the held scans,
@@ -13,6 +14,27 @@ import (
 // its input from the store, as `scanwarden status` does).
 type Summarizer interface {
 	Summary(ctx context.Context) (summary.Summary, error)
+}
+
+// WarningLister lists what will fail days ahead although the checks pass,
+// one group per account or volume (package warning), soonest first.
+type WarningLister interface {
+	Warnings(ctx context.Context) ([]warning.Group, error)
+}
+
+// GET /api/v1/warnings — every warning, grouped by what the admin must do
+// once, with the destinations and MFPs it will make fail.
+func (s *Server) apiWarnings(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Warnings == nil {
+		s.apiFail(w, r, ErrNotRunning)
+		return
+	}
+	gs, err := s.cfg.Warnings.Warnings(r.Context())
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"warnings": nonNil(gs)})
 }
 
 // AllChecker asks the scheduler to check every destination now, behind

@@ -70,6 +70,7 @@ var routes = []route{
 	{"GET", "/api/v1/scans", true},
 	{"GET", "/api/v1/audit", true},
 	{"GET", "/api/v1/summary", true},
+	{"GET", "/api/v1/warnings", true},
 	{"POST", "/api/v1/check-all", true},
 	{"GET", "/api/v1/nope", true},
 }

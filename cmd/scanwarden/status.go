@@ -54,6 +54,9 @@ func runStatus(ctx context.Context, env environ, args []string) int {
 		held = "1 scan held"
 	}
 	humanf(env.stdout, "%s by the fallback share\n", held)
+	for _, g := range sum.ComingUp {
+		humanf(env.stdout, "coming up: %s\n", g.Text)
+	}
 	if o := sum.OldestIncident; o != nil {
 		cause := ""
 		if o.Cause != "" {
