@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,6 +138,18 @@ webhook_backoff = "100ms"
 	}
 	if gs, err := (webBackend{m}).Warnings(ctx); err != nil || len(gs) != 1 || gs[0].Key() != g.Key() {
 		t.Errorf("web warnings %+v %v", gs, err)
+	}
+	rec := httptest.NewRecorder()
+	m.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, d := range []string{"a-scans", "a-upn", "b-scans"} {
+		dev := "MFP-" + strings.ToUpper(d[:1])
+		want := `scanwarden_destination_warning{destination="` + d + `",device="` + dev + `",kind="password-expires-soon",subject="KYOLAB\\pwsoon"} 1`
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(rec.Body.String(), `destination="b-alice",`) && strings.Contains(rec.Body.String(), `scanwarden_destination_warning{destination="b-alice"`) {
+		t.Error("b-alice has a warning metric")
 	}
 	incs, err := m.Store().Incidents(ctx, store.IncidentFilter{})
 	if err != nil || len(incs) != 0 {
