@@ -20,10 +20,13 @@ const VolumeHistory = 30 * 24 * time.Hour
 // previous check saw it, the failed or unresolved logons the ledger holds
 // for it since, the destination's warnings so far), lets judge decide, then
 // keeps the sample, the account's counters and the warnings, and returns
-// which warning groups appeared or went across all destinations. With
+// which warning groups appeared or went across all destinations since the
+// admin was last told (notified true: the caller tells now, and they are
+// marked told; false: `check`, which tells nobody, leaves them for the
+// daemon). With
 // destination "" (a check of a destination not registered) only the
 // sample is kept and nothing is raised.
-func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, o warning.Observation,
+func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, o warning.Observation, notified bool,
 	judge func(h warning.History) []warning.Warning) (warning.Update, error) {
 	var up warning.Update
 	now := s.now()
@@ -105,8 +108,8 @@ func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, 
 		if err != nil {
 			return err
 		}
-		up.Raised, up.Cleared = warning.Changes(warning.Groups(before), warning.Groups(after))
-		return nil
+		up.Raised, up.Cleared, err = notices(ctx, tx, warning.Groups(after), notified, now)
+		return err
 	})
 	if err != nil {
 		return warning.Update{}, fmt.Errorf("update warnings of %q: %w", destination, err)
@@ -137,6 +140,52 @@ func (s *Store) DestinationWarnings(ctx context.Context, destination string) ([]
 		}
 	}
 	return out, nil
+}
+
+// notices compares the groups now with the ones the admin was told of:
+// raised are new, cleared went; with notified they are marked told.
+func notices(ctx context.Context, tx *sql.Tx, now []warning.Group, notified bool, at time.Time) (raised, cleared []warning.Group, err error) {
+	rows, err := tx.QueryContext(ctx, "SELECT grp FROM warning_notices ORDER BY since, key")
+	if err != nil {
+		return nil, nil, fmt.Errorf("warning notices: %w", err)
+	}
+	var told []warning.Group
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("warning notices: %w", err)
+		}
+		var g warning.Group
+		if err := json.Unmarshal([]byte(b), &g); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("warning notice: %w", err)
+		}
+		told = append(told, g)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	raised, cleared = warning.Changes(told, now)
+	if !notified {
+		return raised, cleared, nil
+	}
+	for _, g := range raised {
+		b, err := json.Marshal(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO warning_notices(key, grp, since) VALUES (?, ?, ?)", g.Key(), string(b), formatTime(at)); err != nil {
+			return nil, nil, fmt.Errorf("warning notices: %w", err)
+		}
+	}
+	for _, g := range cleared {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM warning_notices WHERE key = ?", g.Key()); err != nil {
+			return nil, nil, fmt.Errorf("warning notices: %w", err)
+		}
+	}
+	return raised, cleared, nil
 }
 
 type querier interface {

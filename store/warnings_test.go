@@ -27,10 +27,11 @@ func TestUpdateWarnings(t *testing.T) {
 	w := warning.Warning{Kind: warning.PasswordExpiresSoon, Subject: `KYOLAB\scan`, Headline: "soon", KyoceraCode: "1102",
 		Evidence: smbcheck.Evidence{"x": 1}}
 	var seen []warning.History
+	notified := true
 	update := func(dest string, at time.Time, ws ...warning.Warning) warning.Update {
 		t.Helper()
 		o := warning.Observation{At: at, Passed: true, Account: `KYOLAB\scan`, BadPwdCount: 1, Volume: `\\fs1\scans`, HasFree: true, Free: 100}
-		up, err := s.UpdateWarnings(ctx, dest, "mfp1", o, func(h warning.History) []warning.Warning {
+		up, err := s.UpdateWarnings(ctx, dest, "mfp1", o, notified, func(h warning.History) []warning.Warning {
 			seen = append(seen, h)
 			return ws
 		})
@@ -64,7 +65,18 @@ func TestUpdateWarnings(t *testing.T) {
 	if up := update("b", t0.Add(4*time.Minute)); len(up.Cleared) != 1 || up.Cleared[0].Key() != w.Key() {
 		t.Fatalf("last one clears: %+v", up)
 	}
-	update("a", t0.Add(5*time.Minute), w)
+	// `check` (telling nobody) sees it first: the daemon still tells, once.
+	notified = false
+	if up := update("a", t0.Add(5*time.Minute), w); len(up.Raised) != 1 {
+		t.Fatalf("check: %+v", up)
+	}
+	notified = true
+	if up := update("a", t0.Add(6*time.Minute), w); len(up.Raised) != 1 {
+		t.Fatalf("daemon after check: %+v", up)
+	}
+	if up := update("a", t0.Add(7*time.Minute), w); len(up.Raised) != 0 {
+		t.Fatalf("told twice: %+v", up)
+	}
 	if err := s.RemoveDestination(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // (store.Store): it reads the history, calls judge and stores the outcome
 // in one transaction.
 type Store interface {
-	UpdateWarnings(ctx context.Context, destination, device string, o Observation, judge func(h History) []Warning) (Update, error)
+	UpdateWarnings(ctx context.Context, destination, device string, o Observation, notified bool, judge func(h History) []Warning) (Update, error)
 }
 
 // Tracker judges each check's report against the thresholds and what the
@@ -21,6 +21,9 @@ type Tracker struct {
 	Store      Store
 	Now        func() time.Time // nil: time.Now
 	Location   *time.Location   // dates in messages; nil: time.Local
+	// Notifies: the caller tells the admin of Update.Raised and Cleared
+	// (the daemon); without it (`check`) they stay to be told by the daemon.
+	Notifies bool
 }
 
 // Observe judges rep, a check of destination ("" when not registered) on
@@ -35,7 +38,7 @@ func (t *Tracker) Observe(ctx context.Context, destination, device string, rep s
 		now = t.Now
 	}
 	o := Observe(rep)
-	return t.Store.UpdateWarnings(ctx, destination, device, o, func(h History) []Warning {
+	return t.Store.UpdateWarnings(ctx, destination, device, o, t.Notifies, func(h History) []Warning {
 		return Assess(t.Thresholds, o, h, now(), t.Location)
 	})
 }

@@ -38,3 +38,12 @@ CREATE TABLE accounts_seen (
 	last_bad      TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (destination)
 );
+
+-- The warning groups (kind and subject) the admin was told of: raised once,
+-- cleared once, whichever process (the daemon, `check`) saw them first. The
+-- group as it was told, for the cleared message.
+CREATE TABLE warning_notices (
+	key   TEXT PRIMARY KEY,
+	grp   TEXT NOT NULL,
+	since TEXT NOT NULL
+);
