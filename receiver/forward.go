@@ -268,6 +268,16 @@ func (fw *forwarder) deliver(ctx context.Context, folder Folder, d Destination, 
 	} else if !ok {
 		return &DeliveryError{sc.ID, "claim", errClaimed}
 	}
+	// The content is judged again before it leaves: a row held before
+	// the share judged content at ingest is refused here.
+	if why := fw.refusal(sc); why != "" {
+		sc.State, sc.Claim, sc.Error = Refused, "", RefusedPrefix+why
+		if _, err := fw.cat.UpdateScan(context.WithoutCancel(ctx), sc, Delivering); err != nil {
+			return err
+		}
+		fw.log.Warn("scan refused: not delivered", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "why", why)
+		return &DeliveryError{sc.ID, "check content", ErrRefused}
+	}
 	name, err := fw.copyScan(ctx, folder, d, sc)
 	if err != nil {
 		fw.fail(ctx, sc, Delivering, err)
@@ -282,6 +292,23 @@ func (fw *forwarder) deliver(ctx context.Context, folder Folder, d Destination, 
 	}
 	fw.log.Info("scan delivered", "id", sc.ID, "destination", sc.Destination, "file", name, "size", sc.Size)
 	return nil
+}
+
+// ErrRefused: the scan's content is not a format the share delivers.
+var ErrRefused = errors.New("refused: not a scan format, or its name does not agree with its content")
+
+// refusal says why the held copy of sc must not be delivered ("" = it may;
+// an unreadable copy is left to copyScan's error).
+func (fw *forwarder) refusal(sc Scan) string {
+	f, err := os.Open(filepath.Join(fw.dataDir, sc.HeldPath))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, ok, why := Sniff(f, sc.Size, sc.File); !ok {
+		return why
+	}
+	return ""
 }
 
 // copyScan delivers sc into folder: written to a temporary name and read

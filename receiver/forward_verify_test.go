@@ -413,3 +413,39 @@ func TestDeliverHungDestinationBlocksNoOther(t *testing.T) {
 		}
 	}
 }
+
+// A row held before the share judged content at ingest (an older version
+// took it in) is judged again before it leaves: an EXE held as "old.pdf" is
+// refused at delivery and never reaches the folder.
+func TestDeliverJudgesContentAgain(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.OpenDir(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	exe := append([]byte("MZ\x90\x00"), make([]byte, 1000)...)
+	held := filepath.Join("held", "old.pdf")
+	os.MkdirAll(filepath.Join(dir, "held"), 0o700)
+	if err := os.WriteFile(filepath.Join(dir, held), exe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, err := st.Scans().AddScan(ctx, receiver.Scan{Destination: "front", Folder: "front", File: "old.pdf", Size: int64(len(exe)),
+		SHA256: sum(exe), State: receiver.Held, ReceivedAt: time.Now(), HeldPath: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := &dirRemote{dir: t.TempDir()}
+	n, err := receiver.DeliverNow(ctx, dir, st.Scans(), staticDests{{Name: "front", Folder: "front"}}, remote, "")
+	if n != 0 || !errors.Is(err, receiver.ErrRefused) {
+		t.Errorf("delivered %d (%v), want 0 and ErrRefused", n, err)
+	}
+	sc, err := st.Scans().Scan(ctx, id)
+	if err != nil || sc.State != receiver.Refused || !strings.Contains(sc.Error, "Windows program") {
+		t.Errorf("row after delivery: %s %q (%v)", sc.State, sc.Error, err)
+	}
+	if ents, _ := os.ReadDir(remote.dir); len(ents) != 0 {
+		t.Errorf("the folder holds %d files", len(ents))
+	}
+}

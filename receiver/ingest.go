@@ -62,6 +62,7 @@ const (
 	changed                   // the file changed while we looked: wait again
 	gone                      // the file is no longer there
 	unchangedIncomplete
+	stillOpen // someone still holds it open for writing
 )
 
 // ingester catalogues complete files: hash, row, atomic move.
@@ -79,9 +80,13 @@ func (g *ingester) heldDir() string { return filepath.Join(g.dataDir, "held") }
 // ingest takes in the file at path (absolute, inside the inbox) whose last
 // look was snap. A row is committed before the file leaves the inbox; the
 // move is a rename within one filesystem followed by fsync of the file and
-// both folders.
+// both folders. A file someone still holds open for writing is not taken
+// (stillOpen); when the kernel cannot tell, the error is a
+// *WriterSignalError and nothing is taken.
 func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, writer string, force bool) (outcome, Scan, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: should anyone hold a write lease, the open fails rather
+	// than waits for it
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return gone, Scan{}, nil
 	}
@@ -96,6 +101,13 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	if now != snap {
 		return changed, Scan{}, nil
 	}
+	switch err := readLease(f); {
+	case errors.Is(err, errStillOpen):
+		return stillOpen, Scan{}, nil
+	case err != nil:
+		return changed, Scan{}, err
+	}
+	defer dropLease(f)
 	if links(f) > 1 {
 		// Another name shares this file (an SMB client may make hard
 		// links in the share, e.g. under a junk name that stays in the
@@ -110,7 +122,10 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	sc := Scan{Destination: g.dest(folder), Folder: folder, File: file, Size: snap.size, ReceivedAt: g.now().UTC(),
 		InboxPath: g.rel(path), Writer: writer}
 	state, why := Held, ""
-	if !force {
+	if _, ok, reason := Sniff(f, snap.size, file); !ok {
+		state, why = Refused, RefusedPrefix+reason
+	}
+	if !force && state == Held {
 		fmtState, reason, err := checkFormat(f, snap.size)
 		if err != nil {
 			return changed, Scan{}, fmt.Errorf("read %s: %w", path, err)
@@ -132,6 +147,9 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	}
 	if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size || links(f) > 1 {
 		return changed, Scan{}, nil // a link made while we hashed is unshared at the next look
+	}
+	if !leaseHeld(f) {
+		return changed, Scan{}, nil // a writer opened it meanwhile
 	}
 	sc.SHA256, sc.State, sc.Error = sum, state, why
 	if state == Incomplete {
@@ -174,6 +192,9 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	}
 	return ingested, sc, nil
 }
+
+// RefusedPrefix begins a refused scan's error.
+const RefusedPrefix = "refused, never delivered: "
 
 // links is the number of names f has (1 when it cannot tell).
 func links(f *os.File) uint64 {
@@ -246,7 +267,7 @@ func (g *ingester) incompleteRow(ctx context.Context, inboxRel string) (Scan, bo
 // out of the inbox did not happen (it failed, or a crash came between):
 // the file is moved under that row, never catalogued twice.
 func (g *ingester) committedRow(ctx context.Context, inboxRel, sum string, size int64) (Scan, bool, error) {
-	rows, err := g.cat.Scans(ctx, ScanQuery{States: []State{Held, Failed}, InboxPath: &inboxRel})
+	rows, err := g.cat.Scans(ctx, ScanQuery{States: []State{Held, Failed, Refused}, InboxPath: &inboxRel})
 	if err != nil {
 		return Scan{}, false, err
 	}

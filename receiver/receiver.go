@@ -102,6 +102,7 @@ type Receiver struct {
 	stats   runStats
 	allowMu sync.Mutex // one SetAllow at a time
 	allowW  string     // why the allowlist admits more than the MFPs (a standing warning); under mu
+	stopped string     // why no scan can be taken from the inbox now ("" = they can); under mu
 }
 
 type runStats struct {
@@ -136,6 +137,8 @@ type runInfo struct {
 	Pid          int      `json:"pid"`
 	Allow        []string `json:"allow"`
 	AllowWarning string   `json:"allow_warning,omitempty"`
+	// IngestStopped: why nothing is taken from the inbox ("" = it is).
+	IngestStopped string `json:"ingest_stopped,omitempty"`
 }
 
 // Open starts (or finds) smbd, lays out the share, finishes what a crash
@@ -179,17 +182,23 @@ func (r *Receiver) Open(ctx context.Context) error {
 		return err
 	}
 	g := r.ingester()
-	w := newWatcher(r.cfg.Watch, Inbox(r.cfg.DataDir), g, newAuditTail(r.samba.AuditLog()), r.samba.OpenFiles, r.log)
+	w := newWatcher(r.cfg.Watch, Inbox(r.cfg.DataDir), g, newAuditTail(r.samba.AuditLog()), r.log)
 	if err := w.start(); err != nil {
 		return err
 	}
 	w.onScan = func(sc Scan, out outcome) {
-		if out == ingested && sc.Destination != "" {
+		if out == ingested && sc.State == Held && sc.Destination != "" {
 			select {
 			case r.kick <- nil:
 			default:
 			}
 		}
+	}
+	w.onSignal = func(problem string) {
+		r.mu.Lock()
+		r.stopped = problem
+		r.mu.Unlock()
+		r.writeRunInfo()
 	}
 	r.w = w
 	r.fw = r.forwarder()
@@ -230,10 +239,10 @@ func (r *Receiver) writeRunInfo() {
 		allow = append(allow, p.Masked().String())
 	}
 	r.mu.Lock()
-	warn := r.allowW
+	warn, stopped := r.allowW, r.stopped
 	r.mu.Unlock()
 	b, _ := json.Marshal(runInfo{Listen: r.cfg.Listen.String(), Port: r.cfg.Port, Share: r.cfg.Share, SMB1: r.cfg.SMB1, Pid: r.samba.Pid(),
-		Allow: allow, AllowWarning: warn})
+		Allow: allow, AllowWarning: warn, IngestStopped: stopped})
 	tmp := filepath.Join(r.cfg.DataDir, "receiver.json.new")
 	if os.WriteFile(tmp, b, 0o600) == nil {
 		os.Rename(tmp, filepath.Join(r.cfg.DataDir, "receiver.json"))
@@ -272,7 +281,7 @@ func (r *Receiver) layout(ctx context.Context) error {
 // process go back to held; a row committed whose file did not leave the
 // inbox gets its move; purged rows lose a held copy left behind.
 func (r *Receiver) recover(ctx context.Context) error {
-	rows, err := r.cat.Scans(ctx, ScanQuery{States: []State{Held, Failed, Delivering, Purged}})
+	rows, err := r.cat.Scans(ctx, ScanQuery{States: []State{Held, Failed, Delivering, Purged, Refused}})
 	if err != nil {
 		return fmt.Errorf("receiver: recover: %w", err)
 	}
@@ -315,6 +324,10 @@ func (r *Receiver) recover(ctx context.Context) error {
 			}
 		}
 		from := sc.State
+		if sc.State == Refused {
+			r.log.Error("refused scan has no held copy", "id", sc.ID, "file", sc.File)
+			continue
+		}
 		sc.State, sc.Error = Failed, "held copy missing (removed from "+filepath.Dir(held)+" by hand?)"
 		sc.NextAttempt = time.Now().Add(100 * 365 * 24 * time.Hour)
 		r.cat.UpdateScan(ctx, sc, from)
@@ -468,15 +481,19 @@ type Status struct {
 	SMB1    bool   `json:"smb1"`
 	// Allow are the networks that may connect to the share; empty: any
 	// address (a standing warning).
-	Allow      []string       `json:"allow"`
-	Warnings   []string       `json:"warnings"`
-	Inbox      int            `json:"inbox"`       // files in the inbox not yet catalogued (incomplete ones included)
-	InboxBytes int64          `json:"inbox_bytes"` // their bytes
-	Counts     map[State]int  `json:"counts"`
-	HeldBytes  int64          `json:"held_bytes"` // bytes of held (undelivered) scans
-	OldestHeld *time.Time     `json:"oldest_held"`
-	LastError  *DeliveryState `json:"last_delivery_error"`
-	FreeBytes  int64          `json:"free_bytes"` // free space of the data dir's filesystem
+	Allow    []string `json:"allow"`
+	Warnings []string `json:"warnings"`
+	// IngestStopped says why no scan is taken from the inbox now (the
+	// receiver cannot tell whether smbd still writes them); "" when they
+	// are. It is among Warnings too.
+	IngestStopped string         `json:"ingest_stopped,omitempty"`
+	Inbox         int            `json:"inbox"`       // files in the inbox not yet catalogued (incomplete ones included)
+	InboxBytes    int64          `json:"inbox_bytes"` // their bytes
+	Counts        map[State]int  `json:"counts"`
+	HeldBytes     int64          `json:"held_bytes"` // bytes of held (undelivered) scans
+	OldestHeld    *time.Time     `json:"oldest_held"`
+	LastError     *DeliveryState `json:"last_delivery_error"`
+	FreeBytes     int64          `json:"free_bytes"` // free space of the data dir's filesystem
 }
 
 // LowSpace is the free space below which Status warns: uploads that do not
@@ -512,6 +529,27 @@ func ReadAllow(dataDir string) (allow []string, warning string, ok bool) {
 		warning = AnyAddressWarning
 	}
 	return info.Allow, warning, true
+}
+
+// IngestStoppedWarning is the standing warning while no scan can be taken
+// from the inbox, for why.
+func IngestStoppedWarning(why string) string {
+	return "scans are held in the inbox, not taken: " + why
+}
+
+// ReadIngestStopped reads, from another process, why the receiver last run
+// on dataDir takes no scan from its inbox ("" when it takes them); ok is
+// false when no receiver ran there.
+func ReadIngestStopped(dataDir string) (why string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json"))
+	if err != nil {
+		return "", false
+	}
+	var info runInfo
+	if json.Unmarshal(b, &info) != nil || info.Listen == "" {
+		return "", false
+	}
+	return info.IngestStopped, true
 }
 
 // AnyAddressWarning is the standing warning while no allowlist is set.
@@ -559,6 +597,10 @@ func ReadStatus(ctx context.Context, dataDir string, cat Catalogue) (Status, err
 	}
 	st.Listen, st.Port, st.Share, st.SMB1 = info.Listen, info.Port, info.Share, info.SMB1
 	st.Allow = append([]string{}, info.Allow...)
+	if info.IngestStopped != "" {
+		st.IngestStopped = info.IngestStopped
+		st.Warnings = append(st.Warnings, IngestStoppedWarning(info.IngestStopped))
+	}
 	if st.SMB1 {
 		st.Warnings = append(st.Warnings, SMB1Warning)
 	}
@@ -649,6 +691,8 @@ func deliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Desti
 	switch {
 	case sc.State == Incomplete:
 		return fmt.Errorf("scan %d is incomplete: force it first to deliver it as it is", id)
+	case sc.State == Refused:
+		return fmt.Errorf("scan %d is %s", id, sc.Error)
 	case sc.State != Held && sc.State != Failed:
 		return fmt.Errorf("scan %d is %s", id, sc.State)
 	case sc.Destination == "":

@@ -22,6 +22,10 @@ const (
 	Failed State = "failed"
 	// Purged: delivered, and the local copy removed after the retention.
 	Purged State = "purged"
+	// Refused: its bytes are not a format an MFP scans to, or its name's
+	// extension does not agree with them (Sniff): kept in the held area,
+	// shown, downloadable by the admin as an attachment, never delivered.
+	Refused State = "refused"
 )
 
 // Unsorted is the share's folder for files that belong to no destination.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -771,61 +770,6 @@ func (s *Samba) Reload() error {
 		return errors.New("reload smbd: not running")
 	}
 	return syscall.Kill(pid, syscall.SIGHUP)
-}
-
-// OpenFiles is the set of files any smbd process of this instance (its
-// session) holds open: a file still open is not complete, whatever inotify
-// said. known is false when /proc cannot tell (not root, no smbd).
-func (s *Samba) OpenFiles() (open map[string]bool, known bool) {
-	sid := s.Pid()
-	if sid == 0 {
-		return nil, false
-	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d/fd", sid)); err != nil {
-		return nil, false // hidden from us, or gone
-	}
-	procs, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, false
-	}
-	open = map[string]bool{}
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil || !inSession(pid, sid) {
-			continue
-		}
-		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-		if err != nil {
-			if errors.Is(err, fs.ErrPermission) {
-				return nil, false
-			}
-			continue
-		}
-		for _, fd := range fds {
-			if link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(link, "/") {
-				open[link] = true
-			}
-		}
-	}
-	return open, true
-}
-
-// inSession says whether pid belongs to the session sid (field 6 of stat).
-func inSession(pid, sid int) bool {
-	if pid == sid {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// state ppid pgrp session ...
-	return len(f) > 3 && f[3] == strconv.Itoa(sid)
 }
 
 // ExistingSamba manages the smbd whose config the receiver wrote in its

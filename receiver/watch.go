@@ -33,23 +33,31 @@ var DefaultWatch = WatchConfig{Quiet: 10 * time.Second, QuietAfterLogoff: 100 * 
 // pending is a file the watcher waits on.
 type pending struct {
 	changed time.Time // the last event or size/mtime change seen
-	closed  bool      // a close-write came after the last write
 	snap    snapshot
-	junk    string // why it was reported as junk (then it is left alone until it changes)
-	incompl bool   // catalogued incomplete; re-examined only when it changes
+	junk    string    // why it was reported as junk (then it is left alone until it changes)
+	incompl bool      // catalogued incomplete; re-examined only when it changes
+	recheck time.Time // still open for writing: asked again at this time
+	noSig   string    // why the kernel cannot tell whether it is still written ("" = it can)
 }
+
+// openRecheck is how often a file still open for writing is asked about
+// again.
+const openRecheck = 250 * time.Millisecond
 
 // watcher follows the inbox with inotify (close-write, writes, renames,
 // deletes; subfolders as they appear), waits for each file's quiet window
-// and hands complete files to the ingester.
+// and hands complete files to the ingester, which takes none still open for
+// writing (writers.go).
 type watcher struct {
-	cfg    WatchConfig
-	inbox  string
-	g      *ingester
-	audit  *auditTail
-	open   func() (map[string]bool, bool) // files smbd holds open
-	log    *slog.Logger
-	onScan func(Scan, outcome) // observers (tests, the forwarder's wake-up)
+	cfg       WatchConfig
+	inbox     string
+	g         *ingester
+	audit     *auditTail
+	log       *slog.Logger
+	onScan    func(Scan, outcome)  // observers (tests, the forwarder's wake-up)
+	onSignal  func(problem string) // the writer signal broke ("" = works again)
+	signal    string               // why nothing can be taken now ("" = it can)
+	leasesOff string               // fs.leases-enable is 0 ("" = on)
 
 	fd      int
 	wds     map[int32]string
@@ -58,8 +66,8 @@ type watcher struct {
 	lastErr error
 }
 
-func newWatcher(cfg WatchConfig, inbox string, g *ingester, audit *auditTail, open func() (map[string]bool, bool), log *slog.Logger) *watcher {
-	return &watcher{cfg: cfg, inbox: inbox, g: g, audit: audit, open: open, log: log, fd: -1,
+func newWatcher(cfg WatchConfig, inbox string, g *ingester, audit *auditTail, log *slog.Logger) *watcher {
+	return &watcher{cfg: cfg, inbox: inbox, g: g, audit: audit, log: log, fd: -1,
 		wds: map[int32]string{}, files: map[string]*pending{}}
 }
 
@@ -91,8 +99,29 @@ func (w *watcher) addWatch(dir string) {
 	w.wds[int32(wd)] = dir
 }
 
+// setSignal records whether files can be taken; a change is logged once
+// and reported.
+func (w *watcher) setSignal(problem string) {
+	if problem == w.signal {
+		return
+	}
+	w.signal = problem
+	if problem != "" {
+		w.log.Error("scans are not taken from the inbox", "why", problem)
+	} else {
+		w.log.Info("scans are taken from the inbox again")
+	}
+	if w.onSignal != nil {
+		w.onSignal(problem)
+	}
+}
+
 // run is the watcher's loop until ctx ends.
 func (w *watcher) run(ctx context.Context) {
+	if on, ok := leasesEnabled(); ok && !on {
+		w.leasesOff = "file leases are off (sysctl fs.leases-enable = 0): the receiver cannot tell whether smbd still writes a scan, so it takes none; set fs.leases-enable = 1"
+		w.setSignal(w.leasesOff)
+	}
 	w.rescan(ctx, true)
 	w.audit.poll(false)
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -159,12 +188,8 @@ func (w *watcher) readEvents(ctx context.Context, buf []byte) {
 				}
 			case ev.Mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0:
 				w.dropped(ctx, p)
-			case ev.Mask&unix.IN_CLOSE_WRITE != 0:
-				pf := w.track(p, now)
-				pf.closed = true
-			case ev.Mask&(unix.IN_CREATE|unix.IN_MODIFY|unix.IN_MOVED_TO|unix.IN_ATTRIB) != 0:
-				pf := w.track(p, now)
-				pf.closed = false
+			case ev.Mask&(unix.IN_CLOSE_WRITE|unix.IN_CREATE|unix.IN_MODIFY|unix.IN_MOVED_TO|unix.IN_ATTRIB) != 0:
+				w.track(p, now)
 			}
 		}
 	}
@@ -201,7 +226,6 @@ func (w *watcher) rescan(ctx context.Context, first bool) {
 }
 
 func (w *watcher) walk(ctx context.Context, root string, first bool) {
-	open, known := w.open()
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || ctx.Err() != nil {
 			return nil
@@ -222,13 +246,9 @@ func (w *watcher) walk(ctx context.Context, root string, first bool) {
 		if err != nil {
 			return nil
 		}
-		pf := &pending{changed: time.Now()}
-		if known && !open[p] {
-			// smbd does not hold it: its quiet time counts from its mtime
-			pf.changed = snap.mtime
-			pf.closed = true
-		}
-		w.files[p] = pf
+		// its quiet time counts from its mtime; whether a writer still
+		// holds it open is asked when it is taken
+		w.files[p] = &pending{changed: snap.mtime}
 		return nil
 	})
 }
@@ -245,8 +265,6 @@ func (w *watcher) dirWatched(p string) (int32, bool) {
 // evaluate hands every file whose quiet window has passed to the ingester.
 func (w *watcher) evaluate(ctx context.Context) {
 	now := time.Now()
-	var open map[string]bool
-	var known, asked bool
 	for p, pf := range w.files {
 		if ctx.Err() != nil {
 			return
@@ -262,18 +280,8 @@ func (w *watcher) evaluate(ctx context.Context) {
 				window = w.cfg.QuietAfterLogoff
 			}
 		}
-		if now.Sub(pf.changed) < window {
+		if now.Sub(pf.changed) < window || now.Before(pf.recheck) {
 			continue
-		}
-		if !asked {
-			open, known = w.open()
-			asked = true
-		}
-		if known && open[p] {
-			continue // still open in smbd
-		}
-		if !known && !pf.closed && now.Sub(pf.changed) < 2*w.cfg.Quiet {
-			continue // no close seen and no way to ask: wait longer
 		}
 		snap, err := statSnap(p)
 		if err != nil {
@@ -304,6 +312,12 @@ func (w *watcher) evaluate(ctx context.Context) {
 			continue
 		}
 		out, sc, err := w.g.ingest(ctx, p, snap, writer, false)
+		pf.noSig = ""
+		if sig := (*WriterSignalError)(nil); errors.As(err, &sig) {
+			pf.noSig = sig.Error()
+			pf.recheck = now.Add(time.Second)
+			continue
+		}
 		if err != nil {
 			w.lastErr = err
 			w.log.Error("ingest failed", "file", rel, "err", err)
@@ -314,6 +328,10 @@ func (w *watcher) evaluate(ctx context.Context) {
 		case ingested:
 			delete(w.files, p)
 			w.audit.forget(p)
+			if sc.State == Refused {
+				w.log.Warn("scan refused: kept, never delivered", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "size", sc.Size, "writer", writer, "why", sc.Error)
+				break
+			}
 			w.log.Info("scan held", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "size", sc.Size, "writer", writer)
 		case incomplete:
 			pf.incompl = true
@@ -324,9 +342,19 @@ func (w *watcher) evaluate(ctx context.Context) {
 			w.dropped(ctx, p)
 		case changed:
 			pf.changed, pf.snap = now, snapshot{}
+		case stillOpen:
+			pf.recheck = now.Add(openRecheck)
 		}
 		if w.onScan != nil && (out == ingested || out == incomplete) {
 			w.onScan(sc, out)
 		}
 	}
+	problem := w.leasesOff
+	for _, pf := range w.files {
+		if problem != "" {
+			break
+		}
+		problem = pf.noSig
+	}
+	w.setSignal(problem)
 }

@@ -270,6 +270,9 @@ const (
 	ScanDelivered  = "delivered"
 	ScanFailed     = "failed"
 	ScanIncomplete = "incomplete"
+	// ScanRefused: not a format an MFP scans to (or its name disagrees
+	// with its content): never delivered, downloadable as an attachment.
+	ScanRefused = "refused"
 )
 
 // Scan is one file the fallback share received.

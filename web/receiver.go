@@ -21,7 +21,7 @@ func (s *Server) receiverPage(w http.ResponseWriter, r *http.Request, _ actor) {
 		return
 	}
 	v := receiverView{Status: st, State: r.URL.Query().Get("state"),
-		States: []string{ScanHeld, ScanIncomplete, ScanFailed, ScanDelivering, ScanReceived, ScanDelivered}}
+		States: []string{ScanHeld, ScanIncomplete, ScanRefused, ScanFailed, ScanDelivering, ScanReceived, ScanDelivered}}
 	known := v.State == ""
 	for _, x := range v.States {
 		known = known || x == v.State
