@@ -257,11 +257,21 @@ func (c observedCatalogue) UpdateScan(ctx context.Context, s receiver.Scan, from
 		switch s.State {
 		case receiver.Delivered:
 			c.delivered(s, true)
-		case receiver.Failed:
+		case receiver.Failed, receiver.Refused:
 			c.delivered(s, false)
 		}
 	}
 	return ok, err
+}
+
+// AddScan reports a scan refused as it arrived (not a scan format) as a
+// failed delivery: it shows on the destination's incident.
+func (c observedCatalogue) AddScan(ctx context.Context, s receiver.Scan) (int64, error) {
+	id, err := c.Catalogue.AddScan(ctx, s)
+	if err == nil && s.State == receiver.Refused && s.Destination != "" {
+		c.delivered(s, false)
+	}
+	return id, err
 }
 
 // delivery hands a delivery outcome to the monitor.

@@ -50,4 +50,13 @@ func TestObservedCatalogue(t *testing.T) {
 	if len(got) != 2 || got[0] != (seen{"a.pdf", true}) || got[1] != (seen{"b.pdf", false}) {
 		t.Fatalf("reported %+v", got)
 	}
+	// refused as it arrived: reported as a failed delivery at once
+	r := receiver.Scan{Destination: "reception", Folder: "reception", File: "x.exe", Size: 3, SHA256: "y", State: receiver.Refused,
+		ReceivedAt: now, HeldPath: "held/x.exe", Error: receiver.RefusedPrefix + "its content is a Windows program (MZ header)"}
+	if _, err := c.AddScan(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[2] != (seen{"x.exe", false}) {
+		t.Fatalf("refused scan reported as %+v", got)
+	}
 }

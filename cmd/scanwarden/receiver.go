@@ -38,6 +38,10 @@ every complete scan, holds it, and delivers it, verified, to the destination's
 real folder once that works again; it runs in the foreground until SIGTERM.
 smbd runs in its own session: a crash of scanwarden does not cut an upload,
 and the next run finds it again. SMB1/NTLMv1 (old firmware) only with --smb1.
+Only scans are delivered: a file whose bytes are not PDF, TIFF, JPEG, PNG,
+XPS/OpenXPS, DOCX/XLSX/PPTX or plain text, or whose name's extension does not
+agree with its bytes (an .exe, .lnk, .url, .scf; a program named .pdf), is
+kept as "refused": listed, never delivered.
 With --allow only those addresses or networks (the MFPs) may connect.
 "list" prints every scan, "deliver" tries now, "force" lets an incomplete
 scan be delivered as it is, "status" says how the share is. "accounts" (as
@@ -412,9 +416,9 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 	}
 	fmt.Fprintf(env.stdout, "allow:     %s\n", allow)
 	fmt.Fprintf(env.stdout, "inbox:     %d file(s), %d bytes not yet taken in\n", s.Inbox, s.InboxBytes)
-	fmt.Fprintf(env.stdout, "held:      %d scan(s), %d bytes waiting; %d incomplete, %d failed, %d delivered\n",
+	fmt.Fprintf(env.stdout, "held:      %d scan(s), %d bytes waiting; %d incomplete, %d failed, %d delivered, %d refused (not a scan format: never delivered)\n",
 		s.Counts[receiver.Held]+s.Counts[receiver.Failed]+s.Counts[receiver.Delivering], s.HeldBytes,
-		s.Counts[receiver.Incomplete], s.Counts[receiver.Failed], s.Counts[receiver.Delivered])
+		s.Counts[receiver.Incomplete], s.Counts[receiver.Failed], s.Counts[receiver.Delivered], s.Counts[receiver.Refused])
 	if s.OldestHeld != nil {
 		fmt.Fprintf(env.stdout, "oldest:    %s (%s ago)\n", s.OldestHeld.Local().Format("2006-01-02 15:04:05"), time.Since(*s.OldestHeld).Round(time.Second))
 	}
