@@ -9,7 +9,7 @@ import (
 	scanwarden "github.com/scanwarden/scanwarden"
 )
 
-// The audit log (migrations 0007, 0011). The admin's actions (a session, a
+// The audit log (migrations 0007, 0010). The admin's actions (a session, a
 // token, the CLI) are kept one row each in audit_log; anonymous attempts
 // (failed logins) are counted in audit_anonymous, one row per client
 // address, action and hour. Each table is pruned on its own, so no number

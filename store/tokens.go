@@ -11,7 +11,7 @@ import (
 	scanwarden "github.com/scanwarden/scanwarden"
 )
 
-// API tokens (migrations 0007, 0011: the scope): only their SHA-256 is stored.
+// API tokens (migrations 0007, 0010: the scope): only their SHA-256 is stored.
 
 // ErrTokenExists is returned when a token of that name exists.
 var ErrTokenExists = errors.New("a token with that name exists")
