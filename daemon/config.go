@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,6 +141,11 @@ type NotifyConfig struct {
 	SMTPPassword  scanwarden.Secret `toml:"-"`
 }
 
+// DefaultSmbdDir is [receiver] smbd_dir by default: the folder the smbd
+// unit's root step renders smb.conf into (scanwarden-smbd.service's
+// StateDirectory=).
+const DefaultSmbdDir = "/var/lib/scanwarden-smbd"
+
 // ReceiverConfig is [receiver]: the fallback scan share (package receiver),
 // off unless enabled. Its files live in data_dir/receiver.
 type ReceiverConfig struct {
@@ -150,6 +156,7 @@ type ReceiverConfig struct {
 	PasswordFile string   `toml:"password_file"` // its password
 	SMB1         bool     `toml:"smb1"`          // let SMB1/NTLMv1 firmware in (a standing warning)
 	ExternalSMBD bool     `toml:"external_smbd"` // smbd runs under its own unit
+	SmbdDir      string   `toml:"smbd_dir"`      // with external_smbd: root's own folder for smbd (smb.conf, passdb, logs)
 	Allow        []string `toml:"allow"`         // networks that may connect to the share besides the registered MFPs
 	Quiet        Duration `toml:"quiet"`         // a scan is complete after this long without a write
 	Retry        Duration `toml:"retry"`         // first retry of a failed delivery (doubling)
@@ -228,7 +235,7 @@ func Defaults() Config {
 		Notify: NotifyConfig{WebhookSecretHeader: "X-Scanwarden-Secret", WebhookAttempts: 5, WebhookBackoff: Duration(2 * time.Second),
 			SMTPPort: 587, SMTPTLS: "starttls"},
 		Warnings: defaultWarnings(),
-		Receiver: ReceiverConfig{Share: "scans", Account: "mfp", Quiet: Duration(10 * time.Second), Retry: Duration(30 * time.Second),
+		Receiver: ReceiverConfig{Share: "scans", Account: "mfp", SmbdDir: DefaultSmbdDir, Quiet: Duration(10 * time.Second), Retry: Duration(30 * time.Second),
 			MaxRetry: Duration(30 * time.Minute), Retention: Duration(30 * 24 * time.Hour)},
 	}
 }
@@ -610,6 +617,9 @@ func (c *Config) validate() ConfigErrors {
 		if _, err := parseAllow(a); err != nil {
 			bad("receiver.allow", strconv.Quote(a), "not an address or a network such as 192.168.10.0/24")
 		}
+	}
+	if r.ExternalSMBD && !filepath.IsAbs(r.SmbdDir) {
+		bad("receiver.smbd_dir", strconv.Quote(r.SmbdDir), "an absolute path (root's own folder for smbd)")
 	}
 	if r.Share == "" || strings.ContainsAny(r.Share, `\/:*?"<>|[]`) {
 		bad("receiver.share", strconv.Quote(r.Share), "a share name")

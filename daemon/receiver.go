@@ -53,7 +53,11 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 		}
 	}
 	maxFail := cfg.Checks.MaxFailures
-	r, err := receiver.New(receiver.Config{DataDir: dir, Listen: ip, Port: port, Share: rc.Share,
+	smbdDir := ""
+	if rc.ExternalSMBD {
+		smbdDir = rc.SmbdDir
+	}
+	r, err := receiver.New(receiver.Config{DataDir: dir, SmbdDir: smbdDir, Listen: ip, Port: port, Share: rc.Share,
 		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow, AllowWarning: allowWarning,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
 		observedCatalogue{m.st.Scans(), m.delivery}, receiverDests{m.st}, receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Window: cfg.Checks.FailureWindow.D(), Timeout: cfg.Checks.Timeout.D()},
@@ -121,6 +125,9 @@ func (b receiverBackend) Status(ctx context.Context) (web.ReceiverStatus, error)
 	}
 	if !st.SmbdUp {
 		out.Fault = "smbd is not running"
+	}
+	if st.Fault != "" && out.Fault == "" {
+		out.Fault = st.Fault
 	}
 	if st.LastError != nil && out.Fault == "" {
 		out.Fault = fmt.Sprintf("last delivery failed (scan %d): %s", st.LastError.Scan, st.LastError.Error)

@@ -198,7 +198,13 @@ func (d *doc) samba() {
 			return
 		}
 	}
-	d.add("samba", OK, "", "smbd %s (%s)", version, smbd)
+	// The share loads full_audit: without it smbd refuses every tree
+	// connect (vfs_init failed) while it runs and listens.
+	if err := receiver.FullAuditModule(ctx, smbd); err != nil {
+		d.add("samba", Fail, "apt-get install samba-vfs-modules", "smbd %s, but the fallback share cannot work: %v", version, err)
+		return
+	}
+	d.add("samba", OK, "", "smbd %s (%s), full_audit module present", version, smbd)
 }
 
 // daemonUp asks the daemon's /healthz on its listen address.

@@ -273,3 +273,46 @@ func TestReceiverUnit(t *testing.T) {
 	conf, _ = box(t, "")
 	want(t, run(t, Options{ConfigFile: conf, SMBUnit: unit}), "receiver", Skip, "off", "")
 }
+
+// TestPortsShareAddress: the fallback share binds receiver.listen only, so
+// the port held on another address of the box (another smbd bound to its own
+// interfaces) is no clash; held on the share's address, or on every
+// address, it is.
+func TestPortsShareAddress(t *testing.T) {
+	other, err := net.Listen("tcp", "127.0.0.3:0")
+	if err != nil {
+		t.Skip("no 127.0.0.3 here:", err)
+	}
+	defer other.Close()
+	port := other.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("Mfp.Pass-25\n"), 0o600)
+	conf, _ := box(t, fmt.Sprintf("[receiver]\nenabled = true\nlisten = \"127.0.0.2:%d\"\npassword_file = %q\n", port, pw))
+	id := fmt.Sprintf("port.%d", port)
+	rep := run(t, Options{ConfigFile: conf, ServiceUser: "nobody", Timeout: 300 * time.Millisecond})
+	want(t, rep, id, OK, "is free on 127.0.0.2 (in use on 127.0.0.3 only", "")
+
+	same, err := net.Listen("tcp", fmt.Sprintf("127.0.0.2:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = run(t, Options{ConfigFile: conf, ServiceUser: "nobody", Timeout: 300 * time.Millisecond})
+	want(t, rep, id, Fail, "on 127.0.0.2", "")
+	same.Close()
+	any, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", port+1))
+	if err != nil {
+		t.Skip(err)
+	}
+	defer any.Close()
+	os.WriteFile(conf, []byte(strings.Replace(string(must(os.ReadFile(conf))), fmt.Sprint(port), fmt.Sprint(port+1), 1)), 0o644)
+	rep = run(t, Options{ConfigFile: conf, ServiceUser: "nobody", Timeout: 300 * time.Millisecond})
+	want(t, rep, fmt.Sprintf("port.%d", port+1), Fail, "is held by", "") // Go binds [::] dual-stack
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,28 +37,49 @@ type portWant struct {
 	port       int
 	label      string
 	configured bool // a configured listener needs it (else only a warning)
+	// only is the one address the listener binds (the fallback share binds
+	// only receiver.listen); zero: every address.
+	only netip.Addr
+}
+
+// clashes says whether a socket bound to addr takes the port from w: it is
+// bound to w's address or to every address, or w binds every address.
+func (w portWant) clashes(addr string) bool {
+	if !w.only.IsValid() {
+		return true
+	}
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return true
+	}
+	a = a.Unmap()
+	return a.IsUnspecified() || a == w.only.Unmap()
 }
 
 func (d *doc) wantedPorts(cfg daemon.Config) []portWant {
 	var w []portWant
 	add := func(proto, addr, label string, configured bool) {
-		_, p, err := net.SplitHostPort(addr)
+		host, p, err := net.SplitHostPort(addr)
 		if err != nil {
 			return
 		}
 		if n, err := strconv.Atoi(p); err == nil && n > 0 {
-			w = append(w, portWant{proto, n, label, configured})
+			pw := portWant{proto: proto, port: n, label: label, configured: configured}
+			if ip, err := netip.ParseAddr(host); err == nil && !ip.IsUnspecified() && strings.HasPrefix(label, "the fallback share") {
+				pw.only = ip
+			}
+			w = append(w, pw)
 		}
 	}
 	// The fallback share (the receiver) binds 445 (and 139 for SMB1).
 	if r := cfg.Receiver; r.Enabled {
-		port := "445"
-		if _, p, err := net.SplitHostPort(r.Listen); err == nil {
-			port = p
+		host, port := r.Listen, "445"
+		if h, p, err := net.SplitHostPort(r.Listen); err == nil {
+			host, port = h, p
 		}
-		add("tcp", ":"+port, "the fallback share, receiver.listen", true)
+		add("tcp", net.JoinHostPort(host, port), "the fallback share, receiver.listen", true)
 		if r.SMB1 && port == "445" {
-			add("tcp", ":139", "the fallback share for SMB1 firmware, receiver.smb1", true)
+			add("tcp", net.JoinHostPort(host, "139"), "the fallback share for SMB1 firmware, receiver.smb1", true)
 		}
 	} else {
 		add("tcp", ":445", portLabel(445)+", not enabled", false)
@@ -91,13 +113,22 @@ func (d *doc) ports(cfg daemon.Config) {
 		if w.proto == "udp" {
 			id += "/udp"
 		}
-		var held []socket
+		var held, elsewhere []socket
 		for _, s := range socks {
 			if s.proto == w.proto && s.port == w.port {
-				held = append(held, s)
+				if w.clashes(s.addr) {
+					held = append(held, s)
+				} else {
+					elsewhere = append(elsewhere, s)
+				}
 			}
 		}
 		if len(held) == 0 {
+			if len(elsewhere) > 0 {
+				d.add(id, OK, "", "%s %d (%s) is free on %s (in use on %s only, which the share does not bind)", w.proto, w.port, w.label,
+					w.only, elsewhere[0].addr)
+				continue
+			}
 			d.add(id, OK, "", "%s %d (%s) is free", w.proto, w.port, w.label)
 			continue
 		}
@@ -107,7 +138,7 @@ func (d *doc) ports(cfg daemon.Config) {
 		var ours, theirs []proc
 		for _, s := range held {
 			for _, p := range cache[s.inode] {
-				if p.uid == uid && uid > 0 || p.comm == "scanwarden" || isOurSmbd(p, dataDir) {
+				if p.uid == uid && uid > 0 || p.comm == "scanwarden" || isOurSmbd(p, dataDir) || isOurSmbd(p, cfg.Receiver.SmbdDir) {
 					ours = append(ours, p)
 				} else {
 					theirs = append(theirs, p)
@@ -132,8 +163,10 @@ func (d *doc) ports(cfg daemon.Config) {
 
 func portFix(w portWant, p proc) string {
 	switch {
+	case (p.comm == "smbd" || p.comm == "nmbd") && (strings.Contains(p.cmdline, " -s ") || strings.Contains(p.cmdline, "--configfile")):
+		return fmt.Sprintf("another smbd (%s) holds it on the share's address: stop it, or give the share another receiver.listen", strings.TrimSpace(p.cmdline))
 	case p.comm == "smbd" || p.comm == "nmbd":
-		return "Debian's own Samba holds it: systemctl disable --now smbd nmbd (scanwarden runs its own smbd in scanwarden-smbd.service)"
+		return "Debian's own Samba holds it: systemctl disable --now smbd nmbd (scanwarden runs its own smbd in scanwarden-smbd.service), or bind it to other addresses (interfaces, bind interfaces only)"
 	case w.port == 162:
 		return fmt.Sprintf("stop %s (snmptrapd?) or give scanwarden another snmp.trap_listen and point the MFPs' traps there", p.comm)
 	}

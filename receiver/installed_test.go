@@ -75,6 +75,8 @@ func runInstalledChild(conf string) int {
 func installedConfig(c installedChild) receiver.Config {
 	return receiver.Config{DataDir: filepath.Join(c.DataDir, "rx"), Listen: netip.MustParseAddr("127.0.0.1"), Port: c.Port, Share: "scans",
 		Accounts:      []receiver.Account{{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}},
+		Allow:         []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		SmbdDir:       filepath.Join(filepath.Dir(c.DataDir), "scanwarden-smbd"), // root's own
 		ExternalSamba: true,
 		// the defaults' quiet window (10 s): a writer pausing 25 s is
 		// longer than the old "no close seen: wait 2×quiet" fallback
@@ -174,16 +176,16 @@ func startInstalled(t *testing.T) *installed {
 	if _, ok := in.waitLine(20*time.Second, func(m map[string]any) bool { return m["msg"] == "ready" }); !ok {
 		t.Fatalf("watcher child not ready: %s", stderr.String())
 	}
-	// the root side: the MFP account, then smbd from the config the daemon
-	// wrote, as the unit's command line says
-	s, err := receiver.ExistingSamba(in.cfg.DataDir, in.cfg.Accounts)
-	if err != nil {
+	// the root side: the unit's root step renders smb.conf from the
+	// daemon's allowlist and sets the MFP account, then smbd as the unit's
+	// command line says
+	sc := receiver.SambaConfig{Dir: in.cfg.SmbdDir, Inbox: receiver.Inbox(in.cfg.DataDir), Listen: in.cfg.Listen, Port: in.cfg.Port,
+		Share: in.cfg.Share, Accounts: in.cfg.Accounts}
+	if _, err := receiver.PrepareShare(context.Background(), receiver.ShareSetup{Samba: sc, AllowFile: receiver.AllowFile(in.cfg.DataDir),
+		Owner: daemonUser}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetAccounts(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	unit := exec.Command("/usr/sbin/smbd", "--foreground", "--no-process-group", "-s", s.ConfPath())
+	unit := exec.Command("/usr/sbin/smbd", sc.SmbdArgs()...)
 	unit.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := unit.Start(); err != nil {
 		t.Fatal(err)

@@ -24,8 +24,13 @@ import (
 // defaults (DefaultShare, port 445, DefaultWatch, DefaultForward) where the
 // config is read.
 type Config struct {
-	// DataDir holds inbox/ (the share), held/ (catalogued scans) and smbd/.
-	DataDir  string
+	// DataDir holds inbox/ (the share), held/ (catalogued scans) and, in
+	// the one-process layout, smbd/.
+	DataDir string
+	// SmbdDir is smbd's folder (smb.conf, pid file, passdb, logs); zero:
+	// DataDir/smbd. With ExternalSamba it is the root side's own folder
+	// (PrepareShare writes it), which the receiver only reads.
+	SmbdDir  string
 	Listen   netip.Addr // the one address the share binds
 	Port     int
 	Share    string
@@ -40,9 +45,10 @@ type Config struct {
 	// AllowWarning, when not empty, is a standing warning in Status: why
 	// Allow admits more than the MFPs (serve: no MFP registered yet).
 	AllowWarning string
-	// ExternalSamba: smbd runs under its own unit from the config written
-	// here; the receiver validates and writes the config and asks that smbd
-	// to reload, but never starts or stops it.
+	// ExternalSamba: smbd runs under its own unit (the installed layout),
+	// root renders its config. The receiver hands root only data — the
+	// allowlist in AllowFile(DataDir) — and never writes smb.conf, runs a
+	// Samba tool, starts, stops or signals smbd.
 	ExternalSamba bool
 	// KeepSamba leaves smbd running at Close (a daemon restart does not cut
 	// transfers in flight). Without it Close stops smbd.
@@ -74,7 +80,11 @@ func (c Config) Validate() error {
 }
 
 func (c Config) samba() SambaConfig {
-	return SambaConfig{Dir: filepath.Join(c.DataDir, "smbd"), Inbox: Inbox(c.DataDir), Listen: c.Listen, Port: c.Port,
+	dir := c.SmbdDir
+	if dir == "" {
+		dir = filepath.Join(c.DataDir, "smbd")
+	}
+	return SambaConfig{Dir: dir, Inbox: Inbox(c.DataDir), Listen: c.Listen, Port: c.Port,
 		Share: c.Share, Accounts: c.Accounts, SMB1: c.SMB1, Allow: c.Allow, Bin: c.SambaBin}
 }
 
@@ -103,6 +113,9 @@ type Receiver struct {
 	allowMu sync.Mutex // one SetAllow at a time
 	allowW  string     // why the allowlist admits more than the MFPs (a standing warning); under mu
 	stopped string     // why no scan can be taken from the inbox now ("" = they can); under mu
+	modMu   sync.Mutex // modErr, modAt: moduleCheck's last answer
+	modErr  error
+	modAt   time.Time
 }
 
 type runStats struct {
@@ -135,6 +148,7 @@ type runInfo struct {
 	Share        string   `json:"share"`
 	SMB1         bool     `json:"smb1"`
 	Pid          int      `json:"pid"`
+	SmbdDir      string   `json:"smbd_dir"`
 	Allow        []string `json:"allow"`
 	AllowWarning string   `json:"allow_warning,omitempty"`
 	// IngestStopped: why nothing is taken from the inbox ("" = it is).
@@ -156,24 +170,14 @@ func (r *Receiver) Open(ctx context.Context) error {
 		return err
 	}
 	if r.cfg.ExternalSamba {
-		changed, err := r.samba.WriteConfig(ctx)
-		if err != nil {
-			return err
+		// The root side (`scanwarden receiver prepare`, run by the smbd
+		// unit) renders smb.conf from root's config and this list, makes
+		// the accounts, and reloads smbd when the list changes (a path
+		// unit watches the file).
+		if _, err := WriteAllowFile(AllowFile(r.cfg.DataDir), r.cfg.Allow); err != nil {
+			return fmt.Errorf("receiver: %w", err)
 		}
-		// Unprivileged (the appliance), the root side makes the accounts
-		// (`scanwarden receiver accounts` before smbd starts) and reloads
-		// smbd when the config changes (a path unit).
-		if os.Geteuid() == 0 {
-			if err := r.samba.SetAccounts(ctx); err != nil {
-				return err
-			}
-		}
-		if pid := r.samba.Find(); pid != 0 {
-			r.samba.pid.Store(int64(pid))
-			if changed && os.Geteuid() == 0 {
-				r.samba.Reload()
-			}
-		}
+		r.samba.pid.Store(int64(r.samba.Find()))
 	} else if err := r.samba.Start(ctx); err != nil {
 		return err
 	}
@@ -242,7 +246,7 @@ func (r *Receiver) writeRunInfo() {
 	warn, stopped := r.allowW, r.stopped
 	r.mu.Unlock()
 	b, _ := json.Marshal(runInfo{Listen: r.cfg.Listen.String(), Port: r.cfg.Port, Share: r.cfg.Share, SMB1: r.cfg.SMB1, Pid: r.samba.Pid(),
-		Allow: allow, AllowWarning: warn, IngestStopped: stopped})
+		SmbdDir: r.samba.cfg.Dir, Allow: allow, AllowWarning: warn, IngestStopped: stopped})
 	tmp := filepath.Join(r.cfg.DataDir, "receiver.json.new")
 	if os.WriteFile(tmp, b, 0o600) == nil {
 		os.Rename(tmp, filepath.Join(r.cfg.DataDir, "receiver.json"))
@@ -473,7 +477,10 @@ func Force(ctx context.Context, dataDir string, cat Catalogue, id int64) (Scan, 
 
 // Status is the receiver's state for `receiver status` and the web page.
 type Status struct {
-	SmbdUp  bool   `json:"smbd_up"`
+	SmbdUp bool `json:"smbd_up"`
+	// Fault says why the share cannot take a scan although smbd may run
+	// (a Samba module missing): what to install. "" when none is known.
+	Fault   string `json:"fault,omitempty"`
 	SmbdPid int    `json:"smbd_pid,omitempty"`
 	Listen  string `json:"listen"`
 	Port    int    `json:"port"`
@@ -563,7 +570,13 @@ const AnyAddressWarning = "the fallback share admits any address that reaches it
 func (r *Receiver) SetAllow(ctx context.Context, allow []netip.Prefix, warning string) error {
 	r.allowMu.Lock()
 	defer r.allowMu.Unlock()
-	changed, err := r.samba.SetAllow(ctx, allow)
+	var changed bool
+	var err error
+	if r.cfg.ExternalSamba {
+		changed, err = r.samba.handAllow(allow)
+	} else {
+		changed, err = r.samba.SetAllow(ctx, allow)
+	}
 	if err != nil {
 		return fmt.Errorf("receiver allow: %w", err)
 	}
@@ -571,8 +584,8 @@ func (r *Receiver) SetAllow(ctx context.Context, allow []netip.Prefix, warning s
 	r.allowW = warning
 	r.mu.Unlock()
 	r.writeRunInfo()
-	if !changed || (r.cfg.ExternalSamba && os.Geteuid() != 0) {
-		return nil // unprivileged under its own unit: the path unit reloads it
+	if !changed || r.cfg.ExternalSamba {
+		return nil // under its own unit: the path unit reloads it
 	}
 	if r.samba.Alive() {
 		if err := r.samba.Reload(); err != nil {
@@ -585,11 +598,26 @@ func (r *Receiver) SetAllow(ctx context.Context, allow []netip.Prefix, warning s
 // Status reads the receiver's state from disk and the catalogue; it works
 // from another process (the CLI) as well.
 func (r *Receiver) Status(ctx context.Context) (Status, error) {
-	return ReadStatus(ctx, r.cfg.DataDir, r.cat)
+	return readStatus(ctx, r.cfg.DataDir, r.cat, r.moduleCheck)
+}
+
+// moduleCheck is FullAuditModule for the running receiver, asked at most
+// once a minute (Status serves the web page and /metrics).
+func (r *Receiver) moduleCheck(ctx context.Context) error {
+	r.modMu.Lock()
+	defer r.modMu.Unlock()
+	if time.Since(r.modAt) > time.Minute {
+		r.modErr, r.modAt = FullAuditModule(ctx, r.cfg.SambaBin.Smbd), time.Now()
+	}
+	return r.modErr
 }
 
 // ReadStatus is Status for a data dir, without a running receiver.
 func ReadStatus(ctx context.Context, dataDir string, cat Catalogue) (Status, error) {
+	return readStatus(ctx, dataDir, cat, func(ctx context.Context) error { return FullAuditModule(ctx, "") })
+}
+
+func readStatus(ctx context.Context, dataDir string, cat Catalogue, module func(context.Context) error) (Status, error) {
 	st := Status{Counts: map[State]int{}, Warnings: []string{}}
 	var info runInfo
 	if b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json")); err == nil {
@@ -612,13 +640,21 @@ func ReadStatus(ctx context.Context, dataDir string, cat Catalogue) (Status, err
 	}
 	if info.Listen != "" {
 		if ip, err := netip.ParseAddr(info.Listen); err == nil {
-			s := &Samba{cfg: SambaConfig{Dir: filepath.Join(dataDir, "smbd")}}
+			dir := info.SmbdDir
+			if dir == "" {
+				dir = filepath.Join(dataDir, "smbd")
+			}
+			s := &Samba{cfg: SambaConfig{Dir: dir}}
 			if pid := s.Find(); pid != 0 {
 				st.SmbdUp, st.SmbdPid = true, pid
 			}
 			if st.SmbdUp && !listening(ip, info.Port) {
 				st.SmbdUp = false
 				st.Warnings = append(st.Warnings, "smbd runs but does not answer on its port")
+			}
+			if err := module(ctx); err != nil {
+				st.Fault = err.Error()
+				st.Warnings = append(st.Warnings, st.Fault)
 			}
 		}
 	}

@@ -26,7 +26,10 @@ import (
 // SambaConfig is what scanwarden's own smbd serves. Zero means zero: the
 // caller fills defaults (DefaultShare, port 445) where it reads its config.
 type SambaConfig struct {
-	Dir      string     // smbd's folders (pid, lock, state, cache, private, log) and smb.conf
+	// Dir holds smb.conf and smbd's folders (pid, lock, state, cache,
+	// private, log). In the installed layout it is root's own
+	// (/var/lib/scanwarden-smbd): nothing under it is the daemon's.
+	Dir      string
 	Inbox    string     // the share's folder
 	Listen   netip.Addr // the one address smbd binds (bind interfaces only)
 	Port     int        // SMB port; 139 is served too when SMB1 is on and Port is 445
@@ -131,7 +134,8 @@ func validAccountName(s string) bool {
 
 func (c SambaConfig) confPath() string  { return filepath.Join(c.Dir, "smb.conf") }
 func (c SambaConfig) pidFile() string   { return filepath.Join(c.Dir, "run", "smbd.pid") }
-func (c SambaConfig) logFile() string   { return filepath.Join(c.Dir, "log", "smbd.log") }
+func (c SambaConfig) logDir() string    { return filepath.Join(c.Dir, "log") }
+func (c SambaConfig) logFile() string   { return filepath.Join(c.logDir(), "log.smbd") } // what smbd makes of -l logDir
 func (c SambaConfig) auditLog() string  { return c.logFile() }
 func (c SambaConfig) outputLog() string { return filepath.Join(c.Dir, "log", "smbd.out") }
 
@@ -265,6 +269,15 @@ func (c SambaConfig) Conf() (string, error) {
 	return b.String(), nil
 }
 
+// SmbdArgs is smbd's command line for this config (after the program):
+// in the foreground, in no process group of its own, with its log under
+// Dir from its first line (-l: smbd would otherwise open Samba's compiled-in
+// /var/log/samba before it reads smb.conf, read-only under the unit's
+// ProtectSystem=strict). scanwarden-smbd.service's ExecStart= is the same.
+func (c SambaConfig) SmbdArgs() []string {
+	return []string{"--foreground", "--no-process-group", "-s", c.confPath(), "-l", c.logDir()}
+}
+
 // ErrSambaMissing says Samba is not installed.
 var ErrSambaMissing = errors.New("samba is not installed (Debian: apt-get install samba)")
 
@@ -359,6 +372,24 @@ func (s *Samba) SetAllow(ctx context.Context, allow []netip.Prefix) (bool, error
 	return changed, nil
 }
 
+// handAllow is SetAllow for the installed layout: the list goes to root
+// as data (AllowFile next to the inbox), never into an smb.conf.
+func (s *Samba) handAllow(allow []netip.Prefix) (bool, error) {
+	c := s.Config()
+	c.Allow = allow
+	if err := c.Validate(); err != nil {
+		return false, err
+	}
+	changed, err := WriteAllowFile(AllowFile(filepath.Dir(c.Inbox)), allow)
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	s.cfg.Allow = slices.Clone(allow)
+	s.mu.Unlock()
+	return changed, nil
+}
+
 // ConfPath is the smb.conf scanwarden writes.
 func (s *Samba) ConfPath() string { return s.cfg.confPath() }
 
@@ -378,18 +409,8 @@ func (s *Samba) WriteConfig(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, d := range []string{"", "run", "lock", "state", "cache", "private", "ncalrpc", "bind-dns", "log"} {
-		mode := os.FileMode(0o700)
-		if d == "" || d == "lock" {
-			mode = 0o755 // smbd wants lock dir 0755
-		}
-		if err := os.MkdirAll(filepath.Join(s.cfg.Dir, d), mode); err != nil {
-			return false, fmt.Errorf("smbd dirs: %w", err)
-		}
-		os.Chmod(filepath.Join(s.cfg.Dir, d), mode)
-	}
-	if err := os.MkdirAll(s.cfg.Inbox, 0o750); err != nil {
-		return false, fmt.Errorf("inbox: %w", err)
+	if err := s.cfg.makeDirs(); err != nil {
+		return false, err
 	}
 	old, _ := os.ReadFile(s.cfg.confPath())
 	if string(old) == conf {
@@ -407,6 +428,30 @@ func (s *Samba) WriteConfig(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("write smb.conf: %w", err)
 	}
 	return true, nil
+}
+
+// makeDirs makes Dir and smbd's folders in it. Dir, run/ (the pid file)
+// and lock/ (smbd wants 0755) can be read by the daemon's user, who finds
+// smbd by its pid file; log/ is given that user's group by the root side
+// (PrepareShare); the rest is smbd's alone.
+func (c SambaConfig) makeDirs() error {
+	for _, d := range []string{"", "run", "lock", "state", "cache", "private", "ncalrpc", "bind-dns", "log"} {
+		mode := os.FileMode(0o700)
+		switch d {
+		case "", "lock", "run":
+			mode = 0o755
+		case "log":
+			mode = 0o750
+		}
+		p := filepath.Join(c.Dir, d)
+		if err := os.MkdirAll(p, mode); err != nil {
+			return fmt.Errorf("smbd dirs: %w", err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return fmt.Errorf("smbd dirs: %w", err)
+		}
+	}
+	return nil
 }
 
 // TestparmError is a config testparm refused; Output is what it said.
@@ -452,6 +497,9 @@ func (s *Samba) SetAccounts(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("account %s: useradd: %v: %s", a.Name, err, strings.TrimSpace(string(out)))
 			}
+			if err := s.recordCreatedUser(a.Name); err != nil {
+				return err
+			}
 		}
 		cmd := exec.CommandContext(ctx, s.bin.Smbpasswd, "-c", s.cfg.confPath(), "-s", "-a", a.Name)
 		pw := a.Password.Reveal()
@@ -460,6 +508,25 @@ func (s *Samba) SetAccounts(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("account %s: smbpasswd: %v: %s", a.Name, err, strings.TrimSpace(string(out)))
 		}
+	}
+	return nil
+}
+
+// CreatedUsersFile lists, one a line, the Unix users SetAccounts added
+// (Dir/created-users): the Debian package's purge removes them.
+const CreatedUsersFile = "created-users"
+
+func (s *Samba) recordCreatedUser(name string) error {
+	f, err := os.OpenFile(filepath.Join(s.cfg.Dir, CreatedUsersFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return fmt.Errorf("account %s: record it for removal at purge: %w", name, err)
+	}
+	_, err = fmt.Fprintln(f, name)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("account %s: record it for removal at purge: %w", name, err)
 	}
 	return nil
 }
@@ -536,6 +603,9 @@ func (e *PortError) Unwrap() error { return e.Err }
 // (reloading it when the config changed, restarting it when its addresses
 // changed) or starts one in its own session. smbd outlives scanwarden.
 func (s *Samba) Start(ctx context.Context) error {
+	if err := os.MkdirAll(s.cfg.Inbox, 0o750); err != nil {
+		return fmt.Errorf("inbox: %w", err)
+	}
 	old, _ := os.ReadFile(s.cfg.confPath())
 	changed, err := s.WriteConfig(ctx)
 	if err != nil {
@@ -599,7 +669,7 @@ func (s *Samba) spawn(ctx context.Context) error {
 		return fmt.Errorf("start smbd: %w", err)
 	}
 	defer devnull.Close()
-	cmd := exec.Command(s.bin.Smbd, "--foreground", "--no-process-group", "-s", s.cfg.confPath())
+	cmd := exec.Command(s.bin.Smbd, s.cfg.SmbdArgs()...)
 	// stdin /dev/null: in foreground mode smbd exits on EOF of a pipe; it
 	// must outlive us. Its own session: our crash or process-group kill
 	// does not reach it, and its exit signal to its group does not reach us.
@@ -770,28 +840,4 @@ func (s *Samba) Reload() error {
 		return errors.New("reload smbd: not running")
 	}
 	return syscall.Kill(pid, syscall.SIGHUP)
-}
-
-// ExistingSamba manages the smbd whose config the receiver wrote in its
-// data dir (the receiver's own Config.DataDir), to set accounts from the
-// root side while the daemon runs unprivileged.
-func ExistingSamba(dataDir string, accounts []Account) (*Samba, error) {
-	conf := filepath.Join(dataDir, "smbd", "smb.conf")
-	if _, err := os.Stat(conf); err != nil {
-		return nil, fmt.Errorf("no smb.conf yet (the daemon writes it at its first start): %w", err)
-	}
-	for _, a := range accounts {
-		if !validAccountName(a.Name) {
-			return nil, &ConfigError{"account", a.Name, "must be 1–32 lower-case letters, digits, '-', '_' starting with a letter"}
-		}
-		if a.Password.IsZero() {
-			return nil, &ConfigError{"password", "", "empty"}
-		}
-	}
-	c := SambaConfig{Dir: filepath.Join(dataDir, "smbd"), Inbox: filepath.Join(dataDir, "inbox"), Accounts: accounts}
-	b, err := c.bin()
-	if err != nil {
-		return nil, err
-	}
-	return &Samba{cfg: c, bin: b}, nil
 }

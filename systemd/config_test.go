@@ -23,6 +23,9 @@ func TestShippedConfig(t *testing.T) {
 	if !cfg.Receiver.ExternalSMBD {
 		t.Errorf("[receiver] external_smbd is false: the daemon would start smbd in its own cgroup")
 	}
+	if cfg.Receiver.SmbdDir != SmbdDir {
+		t.Errorf("[receiver] smbd_dir = %q, want %s (scanwarden-smbd.service's StateDirectory)", cfg.Receiver.SmbdDir, SmbdDir)
+	}
 	if cfg.Receiver.Enabled {
 		t.Errorf("[receiver] enabled by default: it needs a listen address and a password first")
 	}

@@ -71,6 +71,10 @@ func TestDebInstall(t *testing.T) {
 	if !regexp.MustCompile(`(^|, )samba(,|\||$)`).MatchString(fields) || !strings.Contains(fields, "|smbclient") {
 		t.Errorf("Depends|Recommends = %q, want samba and smbclient", fields)
 	}
+	// samba only recommends it; the share's full_audit needs it
+	if !regexp.MustCompile(`(^|, )samba-vfs-modules(,|\||$)`).MatchString(strings.Split(fields, "|")[0]) {
+		t.Errorf("Depends = %q, want samba-vfs-modules", fields)
+	}
 	if got := r.run("dpkg-query", "-W", "-f=${Conffiles}", "scanwarden"); !strings.Contains(got, ConfigFile+" ") {
 		t.Errorf("conffiles = %q, want %s", got, ConfigFile)
 	}
@@ -86,6 +90,7 @@ func TestDebInstall(t *testing.T) {
 	r.check(KeyFile, 0o600, 0, 0, false)
 	r.check(StateDir, 0o700, uid, gid, true)
 	r.check(LogsDir, 0o750, uid, gid, true)
+	r.check(SmbdDir, 0o755, 0, 0, true)
 	key := r.read(KeyFile)
 	if !regexp.MustCompile(`^[0-9a-f]{64}\n$`).Match(key) {
 		t.Errorf("%s is not 64 hex digits and a newline: %d bytes", KeyFile, len(key))
@@ -98,10 +103,16 @@ func TestDebInstall(t *testing.T) {
 	}
 	r.analyze()
 	r.doctor()
+	r.missingModule()
 
-	// --- the admin edits the config; the daemon has data
+	// --- the admin edits the config (turns the share on); the daemon has data
 	conf := append(r.read(ConfigFile), []byte("\n# edited by the admin\n")...)
+	conf = bytes.Replace(conf, []byte("enabled = false"), []byte("enabled = true"), 1)
+	conf = bytes.Replace(conf, []byte(`listen = ""`), []byte(`listen = "127.0.0.1:44599"`), 1)
+	conf = bytes.Replace(conf, []byte(`# password_file = `), []byte(`password_file = `), 1)
 	r.write(ConfigFile, conf, 0o644, 0, 0)
+	r.write("/etc/scanwarden/receiver.password", []byte("Mfp.Install-25\n"), 0o640, 0, gid)
+	r.shareRootStep(uid, gid)
 	data := []byte("precious scans and history\n")
 	r.write(filepath.Join(StateDir, "scanwarden.db"), data, 0o600, uid, gid)
 
@@ -139,10 +150,13 @@ func TestDebInstall(t *testing.T) {
 
 	// --- purge: nothing of scanwarden's is left but its system user
 	r.run("dpkg", "-P", "scanwarden")
-	r.gone(filepath.Dir(ConfigFile), StateDir, LogsDir,
+	r.gone(filepath.Dir(ConfigFile), StateDir, LogsDir, SmbdDir,
 		filepath.Join("/etc/systemd/system", Service),
 		filepath.Join("/etc/systemd/system/multi-user.target.wants", Service),
 		filepath.Join("/etc/systemd/system/multi-user.target.wants", SMBService))
+	if passwd := r.read("/etc/passwd"); bytes.Contains(passwd, []byte("\nmfp:")) {
+		t.Errorf("purge left the MFP account's Unix user that the smbd unit added")
+	}
 	left, _ := filepath.Glob(filepath.Join(root, "var/lib/systemd/deb-systemd-helper-*/*scanwarden*"))
 	more, _ := filepath.Glob(filepath.Join(root, "var/lib/systemd/deb-systemd-helper-*/*/*scanwarden*"))
 	if left = append(left, more...); len(left) > 0 {
@@ -323,4 +337,140 @@ func (r debianRoot) analyze() {
 	if score > maxExposure {
 		r.t.Errorf("installed %s: exposure %.1f, want at most %.1f", Service, score, maxExposure)
 	}
+}
+
+// sh runs a shell line in the root and returns its output and exit code
+// (stderr included), without failing the test.
+func (r debianRoot) sh(line string) (string, int) {
+	r.t.Helper()
+	script := `mount -t proc proc "$0/proc" && exec chroot "$0" sh -c "$1"`
+	cmd := exec.Command("unshare", "--mount", "--fork", "sh", "-c", script, r.dir, line)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	if err != nil {
+		r.t.Fatalf("in the Debian root: %s: %v", line, err)
+	}
+	return string(out), 0
+}
+
+// missingModule provokes a minimal box without samba-vfs-modules: the
+// module moved aside, doctor fails the samba check naming the package to
+// install, and the smbd unit's root step refuses to start the share.
+func (r debianRoot) missingModule() {
+	r.t.Helper()
+	mods, _ := filepath.Glob(filepath.Join(r.dir, "usr/lib/*/samba/vfs/full_audit.so"))
+	if len(mods) != 1 {
+		r.t.Fatalf("full_audit.so in the root: %q", mods)
+	}
+	aside := mods[0] + ".aside"
+	if err := os.Rename(mods[0], aside); err != nil {
+		r.t.Fatal(err)
+	}
+	defer os.Rename(aside, mods[0])
+	out, _ := r.sh("scanwarden doctor --json")
+	var rep struct {
+		Checks []struct{ ID, Status, Detail, Fix string } `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		r.t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	for _, c := range rep.Checks {
+		if c.ID == "samba" {
+			if c.Status != "fail" || !strings.Contains(c.Fix, "samba-vfs-modules") || !strings.Contains(c.Detail, "full_audit") {
+				r.t.Errorf("doctor without full_audit: %+v", c)
+			}
+			return
+		}
+	}
+	r.t.Errorf("doctor has no samba check: %s", out)
+}
+
+// shareRootStep runs scanwarden-smbd.service's root step (ExecStartPre=)
+// in the installed shape — the package's binary, paths and config, Debian's
+// Samba — on the allowlist the daemon's user hands over, then the attacks of
+// issue 18 on what that user can write: `root preexec` and `passdb backend =
+// smbpasswd:/root/file` appended to the allowlist and written as an smb.conf
+// at the old place, the allowlist a symlink to /etc/shadow, a symlink at the
+// old private dir. Each is refused or ignored, smb.conf stays byte for byte,
+// and no root-owned file appears or changes.
+func (r debianRoot) shareRootStep(uid, gid int) {
+	r.t.Helper()
+	allow := filepath.Join(ReceiverDir, "smbd-allow")
+	r.write(allow, []byte("127.0.0.1\n192.168.10.0/24\n"), 0o644, uid, gid)
+	prepare := Binary + " receiver prepare --config " + ConfigFile
+	if out, code := r.sh(prepare); code != 0 || !strings.Contains(out, SMBConf+" written") {
+		r.t.Fatalf("%s: exit %d\n%s", prepare, code, out)
+	}
+	r.check(SMBConf, 0o644, 0, 0, false)
+	good := r.read(SMBConf)
+	if !bytes.Contains(good, []byte("hosts allow = 127.0.0.1/32 192.168.10.0/24")) || !bytes.Contains(good, []byte("force user = "+User)) {
+		r.t.Errorf("smb.conf rendered by root:\n%s", good)
+	}
+	if got := r.read(filepath.Join(SmbdDir, "created-users")); string(got) != "mfp\n" {
+		r.t.Errorf("created-users = %q", got)
+	}
+	if out, code := r.sh("pdbedit -s " + SMBConf + " -L"); code != 0 || !strings.Contains(out, "mfp:") {
+		r.t.Errorf("pdbedit -L: %d %s", code, out)
+	}
+	// the attacks: root-owned files that must not appear or change
+	r.write("/root/root-file", []byte("root's own\n"), 0o640, 0, 0)
+	shadow := r.read("/etc/shadow")
+	old := filepath.Join(ReceiverDir, "smbd")
+	if err := os.MkdirAll(filepath.Join(r.dir, old), 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	os.Chown(filepath.Join(r.dir, old), uid, gid)
+	preexec := "\troot preexec = /bin/sh -c \"id > /root/preexec-ran\"\n"
+	passdb := "\tpassdb backend = smbpasswd:/root/root-file\n"
+	r.write(filepath.Join(old, "smb.conf"), []byte("[global]\n"+preexec+passdb), 0o644, uid, gid)
+	if err := os.Symlink("/root", filepath.Join(r.dir, old, "private")); err != nil {
+		r.t.Fatal(err)
+	}
+	os.Lchown(filepath.Join(r.dir, old, "private"), uid, gid)
+	for _, a := range []struct {
+		name, text, link, refused string
+	}{
+		{"root preexec in the allowlist", "127.0.0.1\n[global]\n" + preexec, "", "[global]"},
+		{"passdb redirect in the allowlist", "127.0.0.1\n" + passdb, "", "passdb backend = smbpasswd:/root/root-file"},
+		{"the allowlist a symlink to /etc/shadow", "", "/etc/shadow", "symbolic link"},
+		{"old smb.conf and private symlink only", "127.0.0.1\n192.168.10.0/24\n", "", ""},
+	} {
+		os.Remove(filepath.Join(r.dir, allow))
+		if a.link != "" {
+			os.Symlink(a.link, filepath.Join(r.dir, allow))
+			os.Lchown(filepath.Join(r.dir, allow), uid, gid)
+		} else {
+			r.write(allow, []byte(a.text), 0o644, uid, gid)
+		}
+		out, code := r.sh(prepare)
+		if code != 0 {
+			r.t.Errorf("%s: the root step failed (the share would stop): %d %s", a.name, code, out)
+		}
+		if a.refused != "" && (!strings.Contains(out, "refused") || !strings.Contains(out, strings.ReplaceAll(a.refused, `"`, `\"`))) {
+			r.t.Errorf("%s: not refused or not named:\n%s", a.name, out)
+		}
+		if got := r.read(SMBConf); !bytes.Equal(got, good) {
+			r.t.Errorf("%s: smb.conf changed:\n%s", a.name, got)
+		}
+		if got := r.read("/root/root-file"); string(got) != "root's own\n" {
+			r.t.Errorf("%s: /root/root-file changed: %q", a.name, got)
+		}
+		r.check("/root/root-file", 0o640, 0, 0, false)
+		if got := r.read("/etc/shadow"); !bytes.Equal(got, shadow) {
+			r.t.Errorf("%s: /etc/shadow changed", a.name)
+		}
+		ents, _ := os.ReadDir(filepath.Join(r.dir, "root"))
+		for _, e := range ents {
+			if e.Name() != "root-file" && !strings.HasPrefix(e.Name(), ".") {
+				r.t.Errorf("%s: root-owned side effect /root/%s", a.name, e.Name())
+			}
+		}
+		r.t.Logf("attack %q: root step exit %d; %s", a.name, code, strings.TrimSpace(out))
+	}
+	os.Remove(filepath.Join(r.dir, allow))
+	r.write(allow, []byte("127.0.0.1\n192.168.10.0/24\n"), 0o644, uid, gid)
 }

@@ -4,8 +4,8 @@
 // this one; Files embeds them for tools that need their text.
 //
 //	scanwarden.service              the daemon (Type=notify, watchdog, user scanwarden)
-//	scanwarden-smbd.service         the fallback share's smbd on the daemon's smb.conf
-//	scanwarden-smbd-reload.path     reloads that smbd when the daemon rewrites smb.conf
+//	scanwarden-smbd.service         the fallback share's smbd; root renders its smb.conf
+//	scanwarden-smbd-reload.path     reloads that smbd when the daemon's allowlist changes
 //	scanwarden-smbd-reload.service  what the path unit runs
 //	sysusers.d/scanwarden.conf      the system user
 //	tmpfiles.d/scanwarden.conf      the folders, owners and modes
@@ -37,10 +37,16 @@ const (
 	KeyFile    = "/etc/scanwarden/secret.key"
 	StateDir   = "/var/lib/scanwarden"
 	LogsDir    = "/var/log/scanwarden"
-	// ReceiverDir is the receiver's data dir (inbox/, held/, smbd/): the
-	// daemon gives the receiver data_dir/receiver.
+	// ReceiverDir is the receiver's data dir (inbox/, held/, and the
+	// allowlist it hands root): the daemon gives the receiver
+	// data_dir/receiver.
 	ReceiverDir = "/var/lib/scanwarden/receiver"
-	SMBConf     = ReceiverDir + "/smbd/smb.conf"
-	UnitDir     = "/usr/lib/systemd/system"
-	Binary      = "/usr/bin/scanwarden"
+	// AllowFile is the one file root reads from the daemon: data only.
+	AllowFile = ReceiverDir + "/smbd-allow"
+	// SmbdDir is root's own folder for smbd (the unit's StateDirectory=,
+	// [receiver] smbd_dir): smb.conf, passdb, tdbs, logs.
+	SmbdDir = "/var/lib/scanwarden-smbd"
+	SMBConf = SmbdDir + "/smb.conf"
+	UnitDir = "/usr/lib/systemd/system"
+	Binary  = "/usr/bin/scanwarden"
 )

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/receiver"
 )
 
 // maxExposure is the highest `systemd-analyze security` score the daemon's
@@ -179,6 +182,14 @@ func TestSecurityScore(t *testing.T) {
 	if score > maxExposure {
 		t.Errorf("%s: exposure %.1f %s, want at most %.1f", Service, score, word, maxExposure)
 	}
+	// The README states this figure: it must be the one systemd gives.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if said := fmt.Sprintf("security --offline=yes\nscanwarden.service` rates it %.1f %s", score, word); !bytes.Contains(readme, []byte(said)) {
+		t.Errorf("README does not say %q", said)
+	}
 	// smbd must run as root with setuid/setgid and DAC override to be the
 	// logged-on user; its score is reported, and bounded so it does not rot.
 	score, word = exposure(t, analyze, root, SMBService)
@@ -249,19 +260,40 @@ func TestServiceDirectives(t *testing.T) {
 			t.Errorf("%s ties the daemon and the share together", k)
 		}
 	}
-	if got := s["Service.ExecStart"]; len(got) != 1 || !strings.HasSuffix(got[0], " -s "+SMBConf) {
-		t.Errorf("%s ExecStart = %q, want smbd on %s", SMBService, got, SMBConf)
+	smbd := "/usr/sbin/smbd " + strings.Join(receiver.SambaConfig{Dir: SmbdDir}.SmbdArgs(), " ")
+	if got := s["Service.ExecStart"]; len(got) != 1 || got[0] != smbd {
+		t.Errorf("%s ExecStart = %q, want %q (receiver.SambaConfig.SmbdArgs)", SMBService, got, smbd)
 	}
-	if got := s["Unit.ConditionPathExists"]; len(got) != 1 || got[0] != SMBConf {
-		t.Errorf("%s ConditionPathExists = %q, want %s", SMBService, got, SMBConf)
+	if got := s["Service.StateDirectory"]; len(got) != 1 || "/var/lib/"+got[0] != SmbdDir {
+		t.Errorf("%s StateDirectory = %q, want %s", SMBService, got, SmbdDir)
 	}
-	accounts := "+" + Binary + " receiver accounts --config " + ConfigFile
-	if got := s["Service.ExecStartPre"]; len(got) == 0 || got[0] != accounts {
-		t.Errorf("%s ExecStartPre = %q, want first %q", SMBService, got, accounts)
+	if got := s["Unit.ConditionPathExists"]; len(got) != 1 || got[0] != AllowFile {
+		t.Errorf("%s ConditionPathExists = %q, want %s", SMBService, got, AllowFile)
+	}
+	// Root's step is the only thing that runs before smbd and at reload;
+	// no Samba tool runs from the unit against any file.
+	prepare := "+" + Binary + " receiver prepare --config " + ConfigFile
+	if got := s["Service.ExecStartPre"]; len(got) != 1 || got[0] != prepare {
+		t.Errorf("%s ExecStartPre = %q, want %q", SMBService, got, prepare)
+	}
+	if got := s["Service.ExecReload"]; len(got) != 2 || got[0] != prepare {
+		t.Errorf("%s ExecReload = %q, want %q then the HUP", SMBService, got, prepare)
+	}
+	for _, k := range []string{"Service.ReadWritePaths"} {
+		for _, v := range s[k] {
+			for _, p := range strings.Fields(v) {
+				if p != receiver.Inbox(ReceiverDir) {
+					t.Errorf("%s %s %s: smbd may write only the inbox of the daemon's", SMBService, k, p)
+				}
+			}
+		}
 	}
 	p := directives(t, "scanwarden-smbd-reload.path")
-	if got := p["Path.PathChanged"]; len(got) != 1 || got[0] != SMBConf {
-		t.Errorf("reload path watches %q, want %s", got, SMBConf)
+	if got := p["Path.PathChanged"]; len(got) != 1 || got[0] != AllowFile {
+		t.Errorf("reload path watches %q, want %s", got, AllowFile)
+	}
+	if AllowFile != receiver.AllowFile(ReceiverDir) {
+		t.Errorf("AllowFile %s, the receiver writes %s", AllowFile, receiver.AllowFile(ReceiverDir))
 	}
 }
 
@@ -323,6 +355,7 @@ func TestSysusersTmpfiles(t *testing.T) {
 		{ReceiverDir, 0o750, uid, gid},
 		{LogsDir, 0o750, uid, gid},
 		{filepath.Dir(ConfigFile), 0o755, 0, 0},
+		{SmbdDir, 0o755, 0, 0},
 	} {
 		st, err := os.Stat(filepath.Join(root, c.path))
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
@@ -30,7 +29,7 @@ const receiverUsage = `usage:
   scanwarden receiver deliver [DESTINATION] [--data-dir D]
   scanwarden receiver force ID [--data-dir D]
   scanwarden receiver status [--data-dir D] [--json]
-  scanwarden receiver accounts [--data-dir D] --account mfp --password-file F   (root; smbd in its own unit)
+  scanwarden receiver prepare --config FILE [--user scanwarden]   (root; smbd in its own unit)
 
 The fallback scan share. "run" starts scanwarden's own smbd on IP (port 445
 unless given; one folder per registered destination plus _unsorted), takes in
@@ -44,9 +43,11 @@ agree with its bytes (an .exe, .lnk, .url, .scf; a program named .pdf), is
 kept as "refused": listed, never delivered.
 With --allow only those addresses or networks (the MFPs) may connect.
 "list" prints every scan, "deliver" tries now, "force" lets an incomplete
-scan be delivered as it is, "status" says how the share is. "accounts" (as
-root) writes smbd's config and the MFP account into its passdb, for an smbd
-that runs in its own unit while the daemon runs unprivileged.
+scan be delivered as it is, "status" says how the share is. "prepare" (as
+root, scanwarden-smbd.service runs it) renders smbd's config from the config
+file and the allowlist the unprivileged daemon hands over as data (addresses
+and networks only; anything else is refused and the last good list stays),
+in [receiver] smbd_dir, and puts the MFP account into that smbd's passdb.
 
 Exit status: 0 ok, 1 "deliver" could not deliver everything, 2 bad arguments or setup.
 `
@@ -70,8 +71,8 @@ func runReceiver(ctx context.Context, env environ, args []string) int {
 		return receiverForce(ctx, env, args[1:])
 	case "status":
 		return receiverStatus(ctx, env, args[1:])
-	case "accounts":
-		return receiverAccounts(ctx, env, args[1:])
+	case "prepare":
+		return receiverPrepare(ctx, env, args[1:])
 	}
 	fmt.Fprintf(env.stderr, "scanwarden receiver: unknown command %q\n\n%s", args[0], receiverUsage)
 	return exitUsage
@@ -398,6 +399,9 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(s)
+		if s.Fault != "" {
+			return exitFinding
+		}
 		return exitOK
 	}
 	up := "down"
@@ -407,6 +411,9 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 	smb1 := "off"
 	if s.SMB1 {
 		smb1 = "ON"
+	}
+	if s.Fault != "" {
+		up += ", but the share refuses every MFP: " + s.Fault
 	}
 	fmt.Fprintf(env.stdout, "smbd:      %s, \\\\%s\\%s port %d\n", up, s.Listen, s.Share, s.Port)
 	fmt.Fprintf(env.stdout, "SMB1:      %s\n", smb1)
@@ -427,6 +434,9 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(env.stdout, "WARNING:", w)
+	}
+	if s.Fault != "" {
+		return exitFinding
 	}
 	return exitOK
 }
@@ -466,68 +476,82 @@ func (r registryDests) Destinations(ctx context.Context) ([]receiver.Destination
 	return out, nil
 }
 
-func receiverAccounts(ctx context.Context, env environ, args []string) int {
-	f := newReceiverFlags(env, "accounts", "accounts [--config FILE | [--data-dir D] --account mfp --password-file F]")
-	account := f.fs.String("account", "mfp", "the MFPs' login name on the share")
-	passwordFile := f.fs.String("password-file", "", "file holding its password (first line; - for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
-	configFile := f.fs.String("config", "", "take data_dir and [receiver] account and password_file from the daemon's config "+
-		"(as scanwarden-smbd.service does); without [receiver] enabled there is nothing to do")
-	pos, code, ok := f.parse(args)
-	if !ok {
-		return code
+// receiverPrepare is the root side of the installed layout
+// (scanwarden-smbd.service's ExecStartPre= and ExecReload=): it renders
+// smb.conf from the root-owned config and the daemon's allowlist (data,
+// validated), in root's own folder, and sets the MFP account.
+func receiverPrepare(ctx context.Context, env environ, args []string) int {
+	fs := flag.NewFlagSet("receiver prepare", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	configFile := fs.String("config", "", "the daemon's config (root's own): data_dir and [receiver] (required)")
+	owner := fs.String("user", "scanwarden", "the daemon's Unix user: owner of the allowlist file, the share's force user, the group that may read smbd's log")
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, "usage: scanwarden receiver prepare --config FILE [--user scanwarden]")
+		fs.PrintDefaults()
 	}
-	if len(pos) != 0 {
-		fmt.Fprintln(env.stderr, "scanwarden receiver accounts: unexpected argument", pos[0])
-		return exitUsage
-	}
-	var pw scanwarden.Secret
-	var dir string
-	if *configFile != "" {
-		cfg, err := daemon.LoadConfig(*configFile)
-		if err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
-			return exitUsage
-		}
-		if !cfg.Receiver.Enabled {
-			fmt.Fprintf(env.stdout, "receiver not enabled in %s: no account to set\n", *configFile)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
-		set := map[string]bool{}
-		f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-		if !set["account"] {
-			*account = cfg.Receiver.Account
-		}
-		pw = cfg.Receiver.Password
-		if dir, err = store.DataDir(cfg.DataDir, env.getenv, store.Local); err == nil {
-			dir, err = filepath.Abs(dir)
-		}
-		if err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
-			return exitUsage
-		}
-		if set["data-dir"] {
-			dir = *f.dataDir
-		}
-	} else {
-		var err error
-		if pw, err = readSecret(env, *passwordFile, "--password-file", "SCANWARDEN_RECEIVER_PASSWORD"); err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
-			return exitUsage
-		}
-		if dir, err = receiverDataDir(*f.dataDir, env.getenv); err != nil {
-			fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
-			return exitUsage
-		}
+		return exitUsage
 	}
-	s, err := receiver.ExistingSamba(receiverDir(dir), []receiver.Account{{Name: *account, Password: pw}})
+	if len(pos) != 0 || *configFile == "" {
+		fmt.Fprintln(env.stderr, "scanwarden receiver prepare: want --config FILE and no argument")
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(env.stderr, "scanwarden receiver prepare:", err)
+		return exitUsage
+	}
+	cfg, err := daemon.LoadConfig(*configFile)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
-		return exitUsage
+		return fail(err)
 	}
-	if err := s.SetAccounts(ctx); err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver accounts:", err)
-		return exitUsage
+	rc := cfg.Receiver
+	if !rc.Enabled || !rc.ExternalSMBD {
+		fmt.Fprintf(env.stdout, "receiver not enabled with external_smbd in %s: nothing to prepare\n", *configFile)
+		return exitOK
 	}
-	fmt.Fprintf(env.stdout, "account %s set in %s\n", *account, s.ConfPath())
+	dir, err := store.DataDir(cfg.DataDir, env.getenv, store.Local)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	ip, port, err := parseListen(rc.Listen)
+	if err != nil {
+		return fail(err)
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	res, err := receiver.PrepareShare(ctx, receiver.ShareSetup{
+		Samba: receiver.SambaConfig{Dir: rc.SmbdDir, Inbox: receiver.Inbox(receiverDir(dir)), Listen: ip, Port: port, Share: rc.Share,
+			Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1},
+		AllowFile: receiver.AllowFile(receiverDir(dir)),
+		Owner:     *owner,
+	}, log)
+	if err != nil {
+		return fail(err)
+	}
+	if res.Changed {
+		fmt.Fprintf(env.stdout, "%s written: share %s on %s, allow %s\n", res.Conf, rc.Share, rc.Listen, prefixList(res.Allow))
+	}
 	return exitOK
+}
+
+// dropTime leaves the time out of a log line (the journal stamps it).
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+func prefixList(ps []netip.Prefix) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return strings.Join(out, " ")
 }

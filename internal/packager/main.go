@@ -129,7 +129,9 @@ func describe(version, arch, binary, src string, mtime time.Time) *nfpm.Info {
 			"their real folder works again.",
 		MTime: mtime,
 		Overridables: nfpm.Overridables{
-			Depends:    []string{"samba", "systemd-sysusers", "systemd-tmpfiles", "init-system-helpers"},
+			// samba-vfs-modules: the share loads full_audit; samba only
+			// recommends it, and without it smbd refuses every MFP.
+			Depends:    []string{"samba", "samba-vfs-modules", "systemd-sysusers", "systemd-tmpfiles", "init-system-helpers", "passwd"},
 			Recommends: []string{"smbclient"},
 			Contents:   contents,
 			Umask:      0o022,
