@@ -177,6 +177,14 @@ func (r *Receiver) Open(ctx context.Context) error {
 		if _, err := WriteAllowFile(AllowFile(r.cfg.DataDir), r.cfg.Allow); err != nil {
 			return fmt.Errorf("receiver: %w", err)
 		}
+		// Older versions kept smbd's config here, written by the daemon:
+		// removed (as the daemon's user), so nothing of it is left for an
+		// smbd to read.
+		if old := filepath.Join(r.cfg.DataDir, "smbd"); old != r.samba.cfg.Dir {
+			if err := os.RemoveAll(old); err != nil {
+				r.log.Warn("old smbd folder not removed", "dir", old, "err", err)
+			}
+		}
 		r.samba.pid.Store(int64(r.samba.Find()))
 	} else if err := r.samba.Start(ctx); err != nil {
 		return err

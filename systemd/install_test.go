@@ -110,9 +110,12 @@ func TestDebInstall(t *testing.T) {
 	conf = bytes.Replace(conf, []byte("enabled = false"), []byte("enabled = true"), 1)
 	conf = bytes.Replace(conf, []byte(`listen = ""`), []byte(`listen = "127.0.0.1:44599"`), 1)
 	conf = bytes.Replace(conf, []byte(`# password_file = `), []byte(`password_file = `), 1)
+	conf = bytes.Replace(conf, []byte("\nexternal_smbd = true"), []byte("\nexternal_smbd = true\nquiet = \"1s\""), 1)
+	conf = bytes.Replace(conf, []byte(`listen = "0.0.0.0:8080"`), []byte(`listen = "127.0.0.1:0"`), 1)
 	r.write(ConfigFile, conf, 0o644, 0, 0)
 	r.write("/etc/scanwarden/receiver.password", []byte("Mfp.Install-25\n"), 0o640, 0, gid)
 	r.shareRootStep(uid, gid)
+	r.installedLayout()
 	data := []byte("precious scans and history\n")
 	r.write(filepath.Join(StateDir, "scanwarden.db"), data, 0o600, uid, gid)
 
@@ -473,4 +476,88 @@ func (r debianRoot) shareRootStep(uid, gid int) {
 	}
 	os.Remove(filepath.Join(r.dir, allow))
 	r.write(allow, []byte("127.0.0.1\n192.168.10.0/24\n"), 0o644, uid, gid)
+}
+
+// installedLayout runs the installed layout by hand in the Debian root, as
+// the units say (no systemd here: see the README's test notes): the daemon
+// as user scanwarden with scanwarden.service's environment (its data dir,
+// the key as a credential), which hands over its allowlist; the smbd unit's
+// root step; smbd started by root with the unit's ExecStart=; then an MFP
+// (smbclient) stores a scan on the share, and the unprivileged daemon
+// catalogues it. The daemon's user can neither read smbd's passdb nor
+// write its smb.conf, and smbd logs in root's folder, not /var/log/samba.
+func (r debianRoot) installedLayout() {
+	r.t.Helper()
+	const asDaemon = "setpriv --reuid=scanwarden --regid=scanwarden --init-groups env -i PATH=/usr/bin:/bin " +
+		"SCANWARDEN_STATE_DIR=/var/lib/scanwarden CREDENTIALS_DIRECTORY=/run/creds "
+	script := `set -u
+install -d -m 0700 -o scanwarden /run/creds
+install -m 0400 -o scanwarden /etc/scanwarden/secret.key /run/creds/secret.key
+rm -f /var/lib/scanwarden/receiver/smbd-allow
+` + asDaemon + `/usr/bin/scanwarden serve --config /etc/scanwarden/scanwarden.toml >/var/tmp/serve.log 2>&1 &
+for i in $(seq 150); do [ -s /var/lib/scanwarden/receiver/smbd-allow ] && break; sleep 0.1; done
+echo "ALLOW $(stat -c '%U %a' /var/lib/scanwarden/receiver/smbd-allow)"
+` + execLine(SMBService, "ExecStartPre") + ` || echo "PREPARE FAILED"
+` + execLine(SMBService, "ExecStart") + ` </dev/null >/var/tmp/smbd.out 2>&1 &
+printf '%%PDF-1.4\n1 0 obj\n<< /Body (installed) >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%%%EOF\n' >/var/tmp/scan.pdf
+for i in $(seq 50); do
+	smbclient //127.0.0.1/scans -p 44599 -U mfp%Mfp.Install-25 --use-kerberos=disabled -c 'cd _unsorted; put /var/tmp/scan.pdf scan1.pdf' >/var/tmp/put.out 2>&1 && { echo PUT OK; break; }
+	sleep 0.2
+done
+for i in $(seq 100); do
+	out=$(` + asDaemon + `/usr/bin/scanwarden receiver list --json 2>&1)
+	case "$out" in *scan1.pdf*) echo "LIST $out" | tr -d '\n'; echo; break ;; esac
+	sleep 0.2
+done
+` + asDaemon + `cat /var/lib/scanwarden-smbd/private/passdb.tdb >/dev/null 2>&1 && echo "DAEMON READS PASSDB"
+` + asDaemon + `sh -c 'echo "root preexec = /bin/true" >> /var/lib/scanwarden-smbd/smb.conf' 2>/dev/null && echo "DAEMON WRITES SMB.CONF"
+[ -e /var/log/samba/log.smbd ] && echo "LOGGED TO /var/log/samba"
+[ -s /var/lib/scanwarden-smbd/log/log.smbd ] && echo "LOG IN ROOT'S DIR"
+grep -c . /var/tmp/put.out >/dev/null; tail -n 3 /var/tmp/put.out /var/tmp/serve.log
+`
+	out, code := r.shPID(script)
+	r.t.Logf("installed layout by hand (exit %d):\n%s", code, out)
+	for _, want := range []string{"ALLOW scanwarden 644", "PUT OK", `"file": "scan1.pdf"`, "LOG IN ROOT'S DIR"} {
+		if !strings.Contains(out, want) {
+			r.t.Errorf("installed layout: no %q in\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"PREPARE FAILED", "DAEMON READS PASSDB", "DAEMON WRITES SMB.CONF", "LOGGED TO /var/log/samba"} {
+		if strings.Contains(out, bad) {
+			r.t.Errorf("installed layout: %s", bad)
+		}
+	}
+}
+
+// shPID is sh in a PID namespace of its own: whatever the line starts in
+// the background ends with it.
+func (r debianRoot) shPID(line string) (string, int) {
+	r.t.Helper()
+	script := `mount -t proc proc "$0/proc" && exec chroot "$0" sh -c "$1"`
+	cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "sh", "-c", script, r.dir, line)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	if err != nil {
+		r.t.Fatalf("in the Debian root: %v", err)
+	}
+	return string(out), 0
+}
+
+// execLine is a unit's command line for key (ExecStart, ExecStartPre: the
+// first), without systemd's prefixes ("+" and the like).
+func execLine(unit, key string) string {
+	b, err := Files.ReadFile(unit)
+	if err != nil {
+		panic(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), key+"="); ok {
+			return strings.TrimLeft(v, "+-@:!")
+		}
+	}
+	panic(unit + " has no " + key)
 }
