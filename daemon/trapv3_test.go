@@ -166,6 +166,8 @@ func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
 	m := open()
 	send(m, first)
 	send(m, second)
+	// Packets counts a trap when read; its event is stored after that.
+	waitUntil(t, 5*time.Second, "both traps stored", func() bool { return traps(m).Events >= 2 })
 	if st := traps(m); st.Events != 2 || st.Replayed != 0 {
 		t.Fatalf("before the restart: %+v", st)
 	}
