@@ -40,7 +40,7 @@ func toMonitor(d registry.Destination, devs map[string]registry.Device) monitor.
 	if x, ok := devs[strings.ToLower(d.Device)]; ok {
 		dev = &x
 	}
-	return monitor.Destination{Name: d.Name, Device: d.Device, Target: d.Target(dev)}
+	return monitor.Destination{Name: d.Name, Device: d.Device, Target: d.Target(dev), PasswordUnreadable: d.PasswordUnreadable}
 }
 
 // Destinations implements monitor.Registry.

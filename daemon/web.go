@@ -137,7 +137,7 @@ func (b webBackend) Device(ctx context.Context, name string) (web.Device, error)
 func webDestination(d registry.Destination) web.Destination {
 	wd := web.Destination{Name: d.Name, Device: d.Device, DisplayName: d.DisplayName, Host: d.Host, Port: d.Port,
 		Share: d.Share, Path: d.Path, User: d.User, Workstation: d.Workstation, PasswordSet: !d.Password.IsZero(),
-		Source: string(d.Source), Auth: string(d.Target(nil).Info().Auth)}
+		PasswordUnreadable: d.PasswordUnreadable, Source: string(d.Source), Auth: string(d.Target(nil).Info().Auth)}
 	if wd.Auth == "" {
 		wd.Auth = string(smbcheck.AuthNTLM)
 	}

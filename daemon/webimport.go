@@ -35,8 +35,12 @@ func (i webImporter) Import(ctx context.Context, device string, export []byte, d
 		if res.New[n] {
 			action = "add"
 		}
+		reason := "contact " + d.AddressBookID
+		if d.PasswordUnreadable != "" {
+			reason += "; " + registry.PasswordUnreadableMark + " (" + d.PasswordUnreadable + "): imported without a password"
+		}
 		out.Entries = append(out.Entries, web.ImportRow{Name: d.Name, DisplayName: d.DisplayName, Target: folderText(d), User: d.User,
-			Action: action, Reason: "contact " + d.AddressBookID})
+			Action: action, Reason: reason})
 	}
 	for _, d := range res.Removed {
 		out.Entries = append(out.Entries, web.ImportRow{Name: d.Name, DisplayName: d.DisplayName, Target: folderText(d), User: d.User,

@@ -42,3 +42,21 @@ func TestCheckAll(t *testing.T) {
 		t.Errorf("%d checks, want %d (one each)", got, len(dests))
 	}
 }
+
+// A destination whose imported password is unreadable is checked as such:
+// its report says so, an incident opens, and nothing is replayed.
+func TestPasswordUnreadableChecked(t *testing.T) {
+	d := dest("walt", "fs1", "MFP01")
+	d.PasswordUnreadable = "SmbLoginPasswd: encrypted password: not hex"
+	r := newRig(t, Config{}, nil, d)
+	res, err := r.m.CheckNow(context.Background(), "walt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.Verdict.Cause != smbcheck.CausePasswordUnreadable || r.chk.calls.Load() != 0 {
+		t.Errorf("verdict %s, %d replays", res.Report.Verdict.Cause, r.chk.calls.Load())
+	}
+	if res.Incident == nil || res.Incident.Cause != smbcheck.CausePasswordUnreadable {
+		t.Errorf("incident %+v", res.Incident)
+	}
+}

@@ -37,6 +37,9 @@ type Destination struct {
 	// At first sight the next check is due an interval after it, so a
 	// restart does not check every destination at once.
 	LastCheck time.Time
+	// PasswordUnreadable: the stored password is not known (why); its check
+	// replays nothing and says so (smbcheck.PasswordUnreadable).
+	PasswordUnreadable string
 }
 
 // server is the per-server cap's key.
@@ -489,7 +492,15 @@ func (m *Monitor) run(j *job) {
 		}
 	}
 	log := m.log.With("destination", j.dest.Name, "reason", j.reason)
-	rep := m.checker.Check(m.ctx, j.dest.Target, progress)
+	var rep smbcheck.Report
+	if why := j.dest.PasswordUnreadable; why != "" {
+		rep = smbcheck.PasswordUnreadable(j.dest.Target, why, start)
+		for _, s := range rep.Steps {
+			progress(s)
+		}
+	} else {
+		rep = m.checker.Check(m.ctx, j.dest.Target, progress)
+	}
 	took := m.cfg.Now().Sub(start)
 	res := Result{Report: rep}
 	if m.ctx.Err() != nil {

@@ -32,6 +32,10 @@ type Contact struct {
 	Path        string // below the share, "/" separated
 	User        string // SmbLoginName exactly as stored
 	Password    scanwarden.Secret
+	// PasswordUnreadable says why SmbLoginPasswd could not be read (not the
+	// device's encrypted hex form); the contact is imported without a
+	// password. "" when it was read.
+	PasswordUnreadable string
 }
 
 // AddressBook is what an export holds for scanwarden.
@@ -200,8 +204,9 @@ func (g *attrGuard) Read(p []byte) (int, error) {
 // "billion laughs" file is refused), refuses elements nested deeper than
 // MaxDepth or carrying more than MaxAttrs attributes (both before the XML
 // decoder spends memory on them), refuses over-long attributes, and
-// checks every SMB contact completely (host, share, port, password) so that
-// an import is all or nothing. Passwords are decoded (DecodePassword).
+// checks every SMB contact completely (host, share, port) so that an import
+// is all or nothing. Passwords are decoded (DecodePassword); a contact whose
+// password cannot be decoded is kept without one (Contact.PasswordUnreadable).
 func ReadAddressBook(r io.Reader) (*AddressBook, error) {
 	dec := xml.NewDecoder(&attrGuard{r: &limitReader{r: r, n: MaxAddressBookSize}, line: 1})
 	dec.Strict = true
@@ -328,11 +333,12 @@ func readItem(t xml.StartElement, line int) (Contact, bool, bool, error) {
 		c.Port = n
 	}
 	c.User = attrs["SmbLoginName"]
-	pw, err := DecodePassword(attrs["SmbLoginPasswd"])
-	if err != nil {
-		return fail("SmbLoginPasswd: %w", err)
+	if pw, err := DecodePassword(attrs["SmbLoginPasswd"]); err != nil {
+		// Taken without it: the admin enters it (the check says so).
+		c.PasswordUnreadable = "SmbLoginPasswd: " + err.Error()
+	} else {
+		c.Password = scanwarden.NewSecret(pw)
 	}
-	c.Password = scanwarden.NewSecret(pw)
 	d := Destination{Name: "x", Host: c.Host, Port: c.Port, Share: c.Share, Path: c.Path, User: c.User,
 		DisplayName: c.DisplayName, AddressBookID: c.ID, Source: SourceImported}
 	if err := d.Validate(); err != nil {

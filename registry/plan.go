@@ -43,6 +43,7 @@ func PlanImport(device string, existing []Destination, book *AddressBook) Import
 		d := Destination{
 			Host: c.Host, Port: c.Port, Share: c.Share, Path: c.Path, User: c.User, Password: c.Password,
 			Device: device, AddressBookID: c.ID, DisplayName: c.DisplayName, Source: SourceImported,
+			PasswordUnreadable: c.PasswordUnreadable,
 		}
 		if d.Port == 0 {
 			d.Port = 445

@@ -80,9 +80,13 @@ type Destination struct {
 	Auth          smbcheck.Auth
 	AddressBookID string // the contact's Id in the device's address book
 	DisplayName   string // the contact's DisplayName
-	Source        Source
-	Created       time.Time
-	Updated       time.Time
+	// PasswordUnreadable says why the address book's password could not be
+	// read ("" : the password is known); the destination then has none
+	// until one is entered, and its check says so without a logon.
+	PasswordUnreadable string
+	Source             Source
+	Created            time.Time
+	Updated            time.Time
 }
 
 // Folder is the destination's folder name on the fallback share (receiver)
@@ -101,6 +105,10 @@ func (d Destination) URL() string {
 	}
 	return s
 }
+
+// PasswordUnreadableMark is how every output marks a destination whose
+// imported password could not be read.
+const PasswordUnreadableMark = "password unreadable — enter it"
 
 // Target is what smbcheck replays: the stored fields, and as workstation the
 // destination's override, else the device's (dev may be nil).

@@ -52,6 +52,9 @@ const (
 	// CauseKerberosNeedsName: the destination's host is an address, for
 	// which no Kerberos service ticket exists (cifs/10.0.0.5).
 	CauseKerberosNeedsName Cause = "kerberos-needs-name"
+	// CausePasswordUnreadable: the stored destination has no password
+	// because its address book's could not be read; nothing is replayed.
+	CausePasswordUnreadable Cause = "password-unreadable"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -126,6 +129,8 @@ var causes = []CauseInfo{
 		"Give the MFP a DNS server that knows the domain (its _kerberos SRV records) and check that TCP/UDP 88 to a domain controller is open."},
 	{CauseKerberosNeedsName, "1102", "The destination's host is an IP address: Kerberos needs the server's DNS name to get a ticket for it.",
 		"Enter the server's full DNS name as the destination's Host Name on the MFP (Command Center RX → Address Book → Host Name)."},
+	{CausePasswordUnreadable, "", "The destination's password could not be read from the imported address book, so its logon was not replayed.",
+		"Enter the destination's password (scanwarden destination add NAME //HOST/SHARE/PATH --user USER --password-file FILE --device DEVICE, or re-import an export made by the device); it is checked again at once."},
 }
 
 // Causes returns the vocabulary, in a stable order.

@@ -177,7 +177,7 @@ func (s *Store) RemoveDevice(ctx context.Context, name string, withDestinations 
 // --- destinations ---
 
 const destCols = `t.id, t.name, t.host, t.port, t.share, t.path, t.user_name, t.password_sealed, coalesce(d.name, ''),
-	t.workstation, t.auth, t.address_book_id, t.display_name, t.source, t.created_at, t.updated_at`
+	t.workstation, t.auth, t.address_book_id, t.display_name, t.source, t.created_at, t.updated_at, t.password_unreadable`
 
 const destFrom = " FROM destinations t LEFT JOIN devices d ON d.id = t.device_id"
 
@@ -187,7 +187,7 @@ func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) 
 	var pw []byte
 	var src, created, updated, auth string
 	if err := r.Scan(&id, &t.Name, &t.Host, &t.Port, &t.Share, &t.Path, &t.User, &pw, &t.Device, &t.Workstation, &auth,
-		&t.AddressBookID, &t.DisplayName, &src, &created, &updated); err != nil {
+		&t.AddressBookID, &t.DisplayName, &src, &created, &updated, &t.PasswordUnreadable); err != nil {
 		return 0, t, err
 	}
 	v, err := s.openSecret(pw, "destination.password")
@@ -233,14 +233,15 @@ func (s *Store) putDestination(ctx context.Context, tx *sql.Tx, t registry.Desti
 	}
 	now := formatTime(s.now())
 	_, err = tx.ExecContext(ctx, `INSERT INTO destinations (name, host, port, share, path, user_name, password_sealed,
-			device_id, workstation, auth, address_book_id, display_name, source, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			device_id, workstation, auth, address_book_id, display_name, source, created_at, updated_at, password_unreadable)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(name) DO UPDATE SET host=excluded.host, port=excluded.port, share=excluded.share, path=excluded.path,
 			user_name=excluded.user_name, password_sealed=excluded.password_sealed, device_id=excluded.device_id,
 			workstation=excluded.workstation, auth=excluded.auth, address_book_id=excluded.address_book_id,
-			display_name=excluded.display_name, source=excluded.source, updated_at=excluded.updated_at`,
+			display_name=excluded.display_name, source=excluded.source, updated_at=excluded.updated_at,
+			password_unreadable=excluded.password_unreadable`,
 		t.Name, t.Host, t.Port, t.Share, t.Path, t.User, pw, dev, t.Workstation, authColumn(t.Auth), t.AddressBookID, t.DisplayName,
-		string(t.Source), now, now)
+		string(t.Source), now, now, t.PasswordUnreadable)
 	if err != nil {
 		return fmt.Errorf("put destination %s: %w", t.Name, err)
 	}

@@ -188,7 +188,10 @@ type Destination struct {
 	// Auth is how the MFP logs on: ntlm, kerberos or auto.
 	Auth        string `json:"auth"`
 	PasswordSet bool   `json:"password_set"`
-	Source      string `json:"source"` // imported | added
+	// PasswordUnreadable says why an imported password could not be read
+	// ("" : known); the destination has none until one is entered.
+	PasswordUnreadable string `json:"password_unreadable,omitempty"`
+	Source             string `json:"source"` // imported | added
 	// Last is the newest check, nil when never checked.
 	Last *CheckRecord `json:"last_check,omitempty"`
 	// Report is the newest report in full (Destination(name) only).

@@ -85,23 +85,21 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	var t smbcheck.Target
 	var ledger *storeLedger
 	var canaries smbcheck.CanaryJournal
+	unreadable := "" // the stored destination's password is unknown: why
 	if *destName != "" {
 		// A stored destination: everything comes from the registry.
 		if len(pos) != 0 || *user != "" || *passwordFile != "" || *noPassword || *workstation != "" {
 			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password or --workstation")
 			return exitUsage
 		}
-		st, dt, err := openDestination(ctx, env, df, *destName)
+		st, d, dt, err := openDestination(ctx, env, df, *destName)
 		if err != nil {
 			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
 		defer st.Close()
-		t, ledger = dt, openedStoreLedger(st)
-		warn.st, warn.destination = st, *destName
-		if d, err := st.Destination(ctx, *destName); err == nil {
-			warn.device = d.Device
-		}
+		t, ledger, unreadable = dt, openedStoreLedger(st), d.PasswordUnreadable
+		warn.st, warn.destination, warn.device = st, *destName, d.Device
 		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, *destName, rep) }
 		if dir, err := df.dir(env); err == nil {
 			canaries = dirCanaries{filepath.Join(dir, "canaries")}
@@ -172,7 +170,16 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 		}
 		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
 	}
-	rep := smbcheck.Run(ctx, t, opts)
+	var rep smbcheck.Report
+	if unreadable != "" {
+		// Nothing to replay: the import could not read its password.
+		rep = smbcheck.PasswordUnreadable(t, unreadable, time.Now())
+		if opts.Progress != nil {
+			opts.Progress(rep.Steps[0])
+		}
+	} else {
+		rep = smbcheck.Run(ctx, t, opts)
+	}
 	return finishCheck(ctx, env, ledger, warn, rep, *asJSON)
 }
 

@@ -130,6 +130,9 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 		if dev == "" {
 			dev = "-"
 		}
+		if j.PasswordUnreadable != "" {
+			last += " — " + registry.PasswordUnreadableMark
+		}
 		humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, destString(ds[i].Target(nil)), userLabel(j.User), last)
 	}
 	return exitOK
@@ -222,7 +225,11 @@ func printDestination(w io.Writer, j destinationJSON, ws string) {
 	humanf(w, "name          %s\n", j.Name)
 	humanf(w, "destination   %s\n", destString(smbcheck.Target{Host: j.Host, Port: j.Port, Share: j.Share, Path: j.Path}))
 	humanf(w, "user          %s\n", userLabel(j.User))
-	humanf(w, "password      (sealed)\n")
+	if j.PasswordUnreadable != "" {
+		humanf(w, "password      none: %s (%s)\n", registry.PasswordUnreadableMark, j.PasswordUnreadable)
+	} else {
+		humanf(w, "password      (sealed)\n")
+	}
 	if j.Device != "" {
 		humanf(w, "device        %s\n", j.Device)
 	}

@@ -95,6 +95,9 @@ func runImport(ctx context.Context, env environ, args []string) int {
 			mark = "+"
 		}
 		humanf(env.stdout, "  %s %-24s %-40s user %s  (contact %s \"%s\")\n", mark, d.Name, destString(d.Target(nil)), userLabel(d.User), d.AddressBookID, d.DisplayName)
+		if d.PasswordUnreadable != "" {
+			humanf(env.stdout, "      %s (%s): imported without a password\n", registry.PasswordUnreadableMark, d.PasswordUnreadable)
+		}
 	}
 	for _, d := range res.Removed {
 		humanf(env.stdout, "  - %-24s %-40s (contact %s \"%s\" is no longer in the address book)\n", d.Name, destString(d.Target(nil)), d.AddressBookID, d.DisplayName)

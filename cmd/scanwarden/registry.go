@@ -64,20 +64,22 @@ func (f *dataFlags) open(ctx context.Context, env environ) (*store.Store, error)
 // destinationJSON is a destination in every command's JSON: never a
 // password.
 type destinationJSON struct {
-	Name          string      `json:"name"`
-	Host          string      `json:"host"`
-	Port          int         `json:"port"`
-	Share         string      `json:"share"`
-	Path          string      `json:"path"`
-	User          string      `json:"user"`
-	AddressBookID string      `json:"address_book_id"`
-	DisplayName   string      `json:"display_name"`
-	Device        string      `json:"device,omitempty"`
-	Workstation   string      `json:"workstation,omitempty"`
-	Auth          string      `json:"auth,omitempty"`
-	Source        string      `json:"source,omitempty"`
-	Folder        string      `json:"folder,omitempty"`
-	LastCheck     *reportJSON `json:"last_check,omitempty"`
+	Name          string `json:"name"`
+	Host          string `json:"host"`
+	Port          int    `json:"port"`
+	Share         string `json:"share"`
+	Path          string `json:"path"`
+	User          string `json:"user"`
+	AddressBookID string `json:"address_book_id"`
+	DisplayName   string `json:"display_name"`
+	Device        string `json:"device,omitempty"`
+	Workstation   string `json:"workstation,omitempty"`
+	Auth          string `json:"auth,omitempty"`
+	Source        string `json:"source,omitempty"`
+	Folder        string `json:"folder,omitempty"`
+	// PasswordUnreadable: why the imported password could not be read.
+	PasswordUnreadable string      `json:"password_unreadable,omitempty"`
+	LastCheck          *reportJSON `json:"last_check,omitempty"`
 }
 
 type reportJSON struct {
@@ -93,7 +95,7 @@ func destJSON(d registry.Destination) destinationJSON {
 		port = 445
 	}
 	return destinationJSON{Name: d.Name, Host: d.Host, Port: port, Share: d.Share, Path: d.Path, User: d.User,
-		AddressBookID: d.AddressBookID, DisplayName: d.DisplayName}
+		AddressBookID: d.AddressBookID, DisplayName: d.DisplayName, PasswordUnreadable: d.PasswordUnreadable}
 }
 
 // fullDestJSON adds what list and show give beyond the import contract.
@@ -120,30 +122,30 @@ func userLabel(u string) string {
 
 // openDestination opens the registry and reads a stored destination as the
 // target to replay: its user, password and port, and the workstation name
-// of its device (or its own override).
-func openDestination(ctx context.Context, env environ, df *dataFlags, name string) (*store.Store, smbcheck.Target, error) {
+// of its device (or its own override); the destination itself beside it.
+func openDestination(ctx context.Context, env environ, df *dataFlags, name string) (*store.Store, registry.Destination, smbcheck.Target, error) {
 	st, err := df.open(ctx, env)
 	if err != nil {
-		return nil, smbcheck.Target{}, err
+		return nil, registry.Destination{}, smbcheck.Target{}, err
 	}
 	d, err := st.Destination(ctx, name)
 	if err != nil {
 		st.Close()
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, smbcheck.Target{}, fmt.Errorf("no destination %q (scanwarden destination list)", name)
+			return nil, d, smbcheck.Target{}, fmt.Errorf("no destination %q (scanwarden destination list)", name)
 		}
-		return nil, smbcheck.Target{}, err
+		return nil, d, smbcheck.Target{}, err
 	}
 	var dev *registry.Device
 	if d.Device != "" {
 		v, err := st.Device(ctx, d.Device)
 		if err != nil {
 			st.Close()
-			return nil, smbcheck.Target{}, err
+			return nil, d, smbcheck.Target{}, err
 		}
 		dev = &v
 	}
-	return st, d.Target(dev), nil
+	return st, d, d.Target(dev), nil
 }
 
 // openedStoreLedger is the ledger of a store already open (the caller

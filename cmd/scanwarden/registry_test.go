@@ -129,7 +129,7 @@ func TestImportAddressBookCLI(t *testing.T) {
 
 	// A hostile file changes nothing and names the contact.
 	bad := filepath.Join(dir, "bad.xml")
-	os.WriteFile(bad, []byte(strings.Replace(string(b), `SmbLoginPasswd="ED1CE55E30053916" SmbPort="445"/>`, `SmbLoginPasswd="ED1CE55E300539" SmbPort="445"/>`, 1)), 0o600)
+	os.WriteFile(bad, []byte(strings.Replace(string(b), `SmbLoginPasswd="ED1CE55E30053916" SmbPort="445"/>`, `SmbLoginPasswd="ED1CE55E30053916" SmbPort="99999"/>`, 1)), 0o600)
 	r := cli(exitUsage, "", "import", "addressbook", bad, "--device", "mfp01", "--data-dir", data)
 	if !strings.Contains(r.stderr, `Id="6"`) || !strings.Contains(r.stderr, "line 11") || !strings.Contains(r.stderr, "nothing imported") {
 		t.Errorf("bad file: %s", r.stderr)

@@ -1,0 +1,18 @@
+package smbcheck
+
+import "time"
+
+// PasswordUnreadable is the report of a destination whose stored password
+// is not known (why says why, e.g. the address book's field was not in the
+// device's form): no packet is sent, so no logon can fail and no budget is
+// spent; its session step fails with CausePasswordUnreadable.
+func PasswordUnreadable(t Target, why string, now time.Time) Report {
+	ci := CausePasswordUnreadable.Info()
+	return Report{
+		Target:  t.Info(),
+		Started: now,
+		Steps: []Step{{ID: StepSession, Status: StatusFail, Cause: CausePasswordUnreadable,
+			Detail: "not replayed: the password is unreadable (" + why + ")", Evidence: Evidence{"password": "unreadable"}}},
+		Verdict: Verdict{Cause: CausePasswordUnreadable, KyoceraCode: ci.KyoceraCode, Summary: ci.Summary, Fix: ci.Fix},
+	}
+}
