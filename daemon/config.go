@@ -31,7 +31,7 @@ type Config struct {
 	// command: $SCANWARDEN_DATA_DIR, the installed box's dir, else
 	// ./scanwarden-data (Main.Open resolves it).
 	DataDir  string `toml:"data_dir"`
-	Listen   string `toml:"listen"`
+	Listen   string `toml:"listen"`    // the web page, API and /metrics: HOST:PORT (0.0.0.0:8080 for every address)
 	LogLevel string `toml:"log_level"` // debug, info, warn, error
 
 	Checks    ChecksConfig    `toml:"checks"`
@@ -78,21 +78,21 @@ type IncidentsConfig struct {
 
 // SNMPConfig is [snmp]: the watch loop over the registry's devices.
 type SNMPConfig struct {
-	Interval          Duration `toml:"interval"`
-	CommunityFile     string   `toml:"community_file"` // "" = community "public"
-	TrapListen        string   `toml:"trap_listen"`    // "" = off, e.g. ":162"
-	TrapCommunityFile string   `toml:"trap_community_file"`
+	Interval          Duration `toml:"interval"`            // how often every device is polled
+	CommunityFile     string   `toml:"community_file"`      // "" = community "public"
+	TrapListen        string   `toml:"trap_listen"`         // "" = off, e.g. ":162"
+	TrapCommunityFile string   `toml:"trap_community_file"` // file holding the community traps must carry (trap_listen needs it or trap_v3_user)
 	// An SNMPv3 user whose traps are taken, beside or instead of the
 	// community: authNoPriv, or authPriv with trap_v3_priv_file; never noAuth.
 	TrapV3User      string   `toml:"trap_v3_user"`
 	TrapV3AuthProto string   `toml:"trap_v3_auth_proto"` // "" = SHA
-	TrapV3AuthFile  string   `toml:"trap_v3_auth_file"`
+	TrapV3AuthFile  string   `toml:"trap_v3_auth_file"`  // file holding trap_v3_user's auth password (required with it: noAuth traps are never taken)
 	TrapV3PrivProto string   `toml:"trap_v3_priv_proto"` // "" = AES
 	TrapV3PrivFile  string   `toml:"trap_v3_priv_file"`  // "" = authNoPriv
 	SMTPListen      string   `toml:"smtp_listen"`        // "" = off, e.g. ":2525"
 	CIDR            []string `toml:"cidr"`               // networks swept for Kyocera devices
 	Allow           []string `toml:"allow"`              // networks whose traps and mail are taken besides the devices' (a mail relay)
-	RulesFile       string   `toml:"rules_file"`
+	RulesFile       string   `toml:"rules_file"`         // a YAML file of send-failure rules replacing the built-in ones ("" = built in)
 
 	Community     scanwarden.Secret `toml:"-"`
 	TrapCommunity scanwarden.Secret `toml:"-"`
@@ -111,31 +111,31 @@ func (s SNMPConfig) TrapV3() *snmp.V3Auth {
 
 // ADConfig is [ad]; off while url is empty.
 type ADConfig struct {
-	URL           string   `toml:"url"`
-	BindUser      string   `toml:"bind_user"`
-	PasswordFile  string   `toml:"password_file"`
-	CA            string   `toml:"ca"`
-	InsecurePlain bool     `toml:"insecure_plain"`
-	Margin        int      `toml:"margin"`
-	Timeout       Duration `toml:"timeout"`
+	URL           string   `toml:"url"`            // the DC: ldaps://dc1.example.com, or ldap://dc1 (StartTLS); "" = Active Directory not asked
+	BindUser      string   `toml:"bind_user"`      // the read-only service account that reads accounts and policy
+	PasswordFile  string   `toml:"password_file"`  // file holding bind_user's password
+	CA            string   `toml:"ca"`             // PEM file of the CA that signed the DC's certificate ("" = the system's)
+	InsecurePlain bool     `toml:"insecure_plain"` // allow a plain LDAP bind without TLS (lab only)
+	Margin        int      `toml:"margin"`         // failed logons kept in reserve below the domain's lockout threshold (1..5)
+	Timeout       Duration `toml:"timeout"`        // per LDAP request
 
 	Password scanwarden.Secret `toml:"-"`
 }
 
 // NotifyConfig is [notify]; a channel is on when its address is set.
 type NotifyConfig struct {
-	WebhookURL          string   `toml:"webhook_url"`
-	WebhookSecretFile   string   `toml:"webhook_secret_file"`
-	WebhookSecretHeader string   `toml:"webhook_secret_header"`
-	WebhookAttempts     int      `toml:"webhook_attempts"`
-	WebhookBackoff      Duration `toml:"webhook_backoff"`
-	SMTPHost            string   `toml:"smtp_host"`
-	SMTPPort            int      `toml:"smtp_port"`
-	SMTPTLS             string   `toml:"smtp_tls"` // starttls, tls, none
-	SMTPUser            string   `toml:"smtp_user"`
-	SMTPPasswordFile    string   `toml:"smtp_password_file"`
-	SMTPFrom            string   `toml:"smtp_from"`
-	MailTo              []string `toml:"mail_to"`
+	WebhookURL          string   `toml:"webhook_url"`           // incident changes are POSTed here as JSON ("" = off)
+	WebhookSecretFile   string   `toml:"webhook_secret_file"`   // file holding a secret sent in webhook_secret_header
+	WebhookSecretHeader string   `toml:"webhook_secret_header"` // the header that carries the webhook secret
+	WebhookAttempts     int      `toml:"webhook_attempts"`      // tries per notification before it is given up
+	WebhookBackoff      Duration `toml:"webhook_backoff"`       // wait before the first retry, doubled after each failed attempt
+	SMTPHost            string   `toml:"smtp_host"`             // mail relay for notifications ("" = no mail)
+	SMTPPort            int      `toml:"smtp_port"`             // the relay's port
+	SMTPTLS             string   `toml:"smtp_tls"`              // starttls, tls, none
+	SMTPUser            string   `toml:"smtp_user"`             // login at the relay ("" = none)
+	SMTPPasswordFile    string   `toml:"smtp_password_file"`    // file holding smtp_user's password
+	SMTPFrom            string   `toml:"smtp_from"`             // the From address of notification mail
+	MailTo              []string `toml:"mail_to"`               // recipients of notification mail
 
 	WebhookSecret scanwarden.Secret `toml:"-"`
 	SMTPPassword  scanwarden.Secret `toml:"-"`
@@ -149,9 +149,9 @@ const DefaultSmbdDir = "/var/lib/scanwarden-smbd"
 // ReceiverConfig is [receiver]: the fallback scan share (package receiver),
 // off unless enabled. Its files live in data_dir/receiver.
 type ReceiverConfig struct {
-	Enabled      bool     `toml:"enabled"`
-	Listen       string   `toml:"listen"` // IP or IP:PORT (445 by default): the one address the share binds
-	Share        string   `toml:"share"`
+	Enabled      bool     `toml:"enabled"`       // run the fallback scan share (needs listen and password_file)
+	Listen       string   `toml:"listen"`        // IP or IP:PORT (445 by default): the one address the share binds
+	Share        string   `toml:"share"`         // the share's name as the MFPs address it
 	Account      string   `toml:"account"`       // the MFPs' login name on the share
 	PasswordFile string   `toml:"password_file"` // its password
 	SMB1         bool     `toml:"smb1"`          // let SMB1/NTLMv1 firmware in (a standing warning)
@@ -160,8 +160,8 @@ type ReceiverConfig struct {
 	Allow        []string `toml:"allow"`         // networks that may connect to the share besides the registered MFPs
 	Quiet        Duration `toml:"quiet"`         // a scan is complete after this long without a write
 	Retry        Duration `toml:"retry"`         // first retry of a failed delivery (doubling)
-	MaxRetry     Duration `toml:"max_retry"`
-	Retention    Duration `toml:"retention"` // how long a delivered scan's local copy is kept
+	MaxRetry     Duration `toml:"max_retry"`     // longest wait between delivery retries
+	Retention    Duration `toml:"retention"`     // how long a delivered scan's local copy is kept
 
 	Password scanwarden.Secret `toml:"-"`
 }

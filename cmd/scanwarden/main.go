@@ -47,6 +47,7 @@ usage:
   scanwarden doctor [--config FILE] [--json]                        check this installation: config, data, key, Samba, ports, AD, SNMP
   scanwarden version                                                the version of this binary
   scanwarden help COMMAND                                           flags of one command
+  scanwarden help --man | --man-config                              the manual pages scanwarden(8) and scanwarden.toml(5), as roff
 
 Run "scanwarden COMMAND -h" for a command's flags.
 `
@@ -58,6 +59,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
+	if cmd == "help" && len(rest) == 1 && (rest[0] == "--man" || rest[0] == "--man-config") {
+		return runManPage(ctx, environ{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}, rest[0])
+	}
 	if cmd == "help" && len(rest) > 0 {
 		cmd, rest = rest[0], []string{"-h"}
 	}

@@ -37,12 +37,13 @@ func run(args []string) error {
 	arch := fl.String("arch", runtime.GOARCH, "Go architecture of the binary")
 	src := fl.String("src", ".", "the repository's root")
 	out := fl.String("out", "dist", "folder the .deb is written to")
+	man := fl.String("man", "", "folder holding scanwarden.8.gz and scanwarden.toml.5.gz (scanwarden help --man | --man-config, gzipped; required)")
 	mtime := fl.Int64("mtime", 0, "Unix time stamped on every file (default: the binary's mtime), for reproducible packages")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
-	if *version == "" || *binary == "" {
-		return errors.New("-version and -binary are required")
+	if *version == "" || *binary == "" || *man == "" {
+		return errors.New("-version, -binary and -man are required")
 	}
 	st, err := os.Stat(*binary)
 	if err != nil {
@@ -52,7 +53,7 @@ func run(args []string) error {
 	if *mtime != 0 {
 		mt = time.Unix(*mtime, 0)
 	}
-	info := describe(*version, *arch, *binary, *src, mt)
+	info := describe(*version, *arch, *binary, *src, *man, mt)
 	pkg, err := nfpm.Get("deb")
 	if err != nil {
 		return err
@@ -90,7 +91,7 @@ func run(args []string) error {
 
 // describe is the package: what it ships, where, with which owner and mode,
 // what it needs, and the maintainer scripts (systemd/deb/).
-func describe(version, arch, binary, src string, mtime time.Time) *nfpm.Info {
+func describe(version, arch, binary, src, man string, mtime time.Time) *nfpm.Info {
 	in := func(p string) string { return filepath.Join(src, p) }
 	file := func(from, to string, mode os.FileMode) *files.Content {
 		return &files.Content{Source: from, Destination: to,
@@ -102,6 +103,10 @@ func describe(version, arch, binary, src string, mtime time.Time) *nfpm.Info {
 		file(in("systemd/tmpfiles.d/scanwarden.conf"), "/usr/lib/tmpfiles.d/scanwarden.conf", 0o644),
 		file(in("README.md"), "/usr/share/doc/scanwarden/README.md", 0o644),
 		file(in("systemd/deb/copyright"), "/usr/share/doc/scanwarden/copyright", 0o644),
+		// Generated from the CLI's flags and the config's definitions at
+		// build time; the unit's Documentation=man:scanwarden(8) resolves.
+		file(filepath.Join(man, "scanwarden.8.gz"), "/usr/share/man/man8/scanwarden.8.gz", 0o644),
+		file(filepath.Join(man, "scanwarden.toml.5.gz"), "/usr/share/man/man5/scanwarden.toml.5.gz", 0o644),
 	}
 	for _, u := range []string{"scanwarden.service", "scanwarden-smbd.service",
 		"scanwarden-smbd-reload.path", "scanwarden-smbd-reload.service"} {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/scanwarden/scanwarden/daemon"
+)
+
+// sourceFlags are the flag names this command's source registers
+// (fs.String("name", …), fs.StringVar(&v, "name", …), …), read from the
+// source itself, not from the page's generator.
+func sourceFlags(t *testing.T) map[string]bool {
+	t.Helper()
+	files, _ := filepath.Glob("*.go")
+	nameArg := map[string]int{"String": 0, "Bool": 0, "Int": 0, "Int64": 0, "Uint": 0, "Duration": 0, "Float64": 0,
+		"Func": 0, "BoolFunc": 0, "Var": 1, "TextVar": 1, "StringVar": 1, "BoolVar": 1, "IntVar": 1, "Int64Var": 1,
+		"DurationVar": 1, "UintVar": 1, "Float64Var": 1}
+	out := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			i, ok := nameArg[sel.Sel.Name]
+			if !ok || len(call.Args) <= i+1 {
+				return true
+			}
+			// The receiver is a flag set: fs, c.fs, f.fs, flags.
+			recv := strings.ToLower(exprText(sel.X))
+			if !strings.HasSuffix(recv, "fs") && !strings.Contains(recv, "flag") {
+				return true
+			}
+			if lit, ok := call.Args[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if name, err := strconv.Unquote(lit.Value); err == nil {
+					out[name] = true
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+func exprText(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return exprText(x.X) + "." + x.Sel.Name
+	}
+	return ""
+}
+
+// TestManPages: scanwarden(8) holds every flag the source registers, under
+// every command; scanwarden.toml(5) every config key; man renders both.
+func TestManPages(t *testing.T) {
+	r := runCLI(t, nil, "", "help", "--man")
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, ".TH SCANWARDEN 8") {
+		t.Fatalf("help --man: %d %s", r.code, r.stderr)
+	}
+	page := r.stdout
+	flags := sourceFlags(t)
+	if len(flags) < 40 {
+		t.Fatalf("only %d flags found in the source", len(flags))
+	}
+	for name := range flags {
+		if !strings.Contains(page, `.B \-\-`+strings.ReplaceAll(name, "-", `\-`)) {
+			t.Errorf("flag --%s is not on scanwarden(8)", name)
+		}
+	}
+	for _, path := range manCommands {
+		if !strings.Contains(page, ".SS scanwarden "+strings.Join(path, " ")+"\n") {
+			t.Errorf("command %v has no section", path)
+		}
+	}
+	// A command path that is not one prints the command's usage error, not
+	// its help: every listed path must be a real command.
+	for _, path := range manCommands {
+		text, _ := helpOf(t.Context(), environ{}, path)
+		if strings.Contains(text, "unknown subcommand") || strings.Contains(text, "unknown command") {
+			t.Errorf("%v: %s", path, text)
+		}
+	}
+	r = runCLI(t, nil, "", "help", "--man-config")
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, ".TH SCANWARDEN.TOML 5") {
+		t.Fatalf("help --man-config: %d %s", r.code, r.stderr)
+	}
+	keys, err := daemon.ConfigKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !strings.Contains(r.stdout, ".B "+strings.ReplaceAll(k.Key, "-", `\-`)+"\n") {
+			t.Errorf("config key %s is not on scanwarden.toml(5)", k.Name())
+		}
+	}
+	// man renders both without warnings (when man is installed).
+	man, err := exec.LookPath("man")
+	if err != nil {
+		t.Log("man not installed: rendering not checked")
+		return
+	}
+	dir := t.TempDir()
+	for name, text := range map[string]string{"scanwarden.8": page, "scanwarden.toml.5": r.stdout} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o644)
+		cmd := exec.Command(man, "--warnings", "-l", p)
+		cmd.Env = append(os.Environ(), "MANPAGER=cat", "PAGER=cat", "MANWIDTH=100", "LANG=C.UTF-8")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Errorf("man -l %s: %v\n%s", name, err, stderr.String())
+			continue
+		}
+		if strings.Contains(stderr.String(), "warning") {
+			t.Errorf("man -l %s warns:\n%s", name, grepLines(stderr.String(), "warning"))
+		}
+		if !strings.Contains(string(out), "scanwarden") || len(out) < 2000 {
+			t.Errorf("man -l %s rendered %d bytes", name, len(out))
+		}
+	}
+}
+
+func grepLines(s, want string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, want) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
