@@ -79,7 +79,16 @@ type eventSink struct {
 	faults *faults
 }
 
-var _ snmp.BatchSink = (*eventSink)(nil)
+var (
+	_ snmp.BatchSink = (*eventSink)(nil)
+	_ snmp.SeenSink  = (*eventSink)(nil)
+)
+
+func (s *eventSink) RecordSeen(ctx context.Context, address string, at time.Time) error {
+	err := s.next.RecordSeen(ctx, address, at)
+	s.storeFault(err)
+	return err
+}
 
 func (s *eventSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
 	err := s.next.RecordDevice(ctx, inv)

@@ -30,6 +30,8 @@ type pollOptions struct {
 
 // pollOutcome is what one device poll produced.
 type pollOutcome struct {
+	addr       string    // the device's HOST:PORT
+	at         time.Time // when it was polled
 	identified *Inventory
 	status     Status
 	events     []Event
@@ -42,6 +44,7 @@ type pollOutcome struct {
 func pollDevice(ctx context.Context, c *client, ds *deviceState, rules *Rules, opt pollOptions, now time.Time) (out pollOutcome) {
 	t := ds.target.withDefaults()
 	addr := t.Addr()
+	out.addr, out.at = addr, now
 	before := c.pdus.Load()
 	defer func() { out.pdus = c.pdus.Load() - before }()
 	// The whole poll is bounded: at most 3 requests, each timeout*(retries+1).

@@ -245,6 +245,10 @@ func (p *Poller) record(ctx context.Context, stats *CycleStats, out pollOutcome)
 		if err := p.sink.RecordDevice(ctx, *out.identified); err != nil && ctx.Err() == nil {
 			p.log.Error("record device", "device", out.identified.Address, "err", err)
 		}
+	} else if ss, ok := p.sink.(SeenSink); ok && out.err == nil && out.addr != "" {
+		if err := ss.RecordSeen(ctx, out.addr, out.at); err != nil && ctx.Err() == nil {
+			p.log.Error("record device seen", "device", out.addr, "err", err)
+		}
 	}
 	for _, ev := range out.events {
 		stats.Events++

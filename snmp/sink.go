@@ -1,6 +1,9 @@
 package snmp
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Sink receives what the poller, the trap listener and the mail listener
 // learn. Record returns fresh=false for a duplicate (same Key within the
@@ -8,6 +11,15 @@ import "context"
 type Sink interface {
 	RecordDevice(ctx context.Context, inv Inventory) error
 	RecordEvent(ctx context.Context, ev Event) (fresh bool, err error)
+}
+
+// SeenSink is a Sink that also keeps when each device last answered a
+// poll: the poller tells it after every answered status poll (identifying a
+// device, every 24 h, records the whole inventory instead). A device's
+// "seen" time then moves with every poll it answers.
+type SeenSink interface {
+	Sink
+	RecordSeen(ctx context.Context, address string, at time.Time) error
 }
 
 // BatchSink is a Sink that records many events in one write (the store:

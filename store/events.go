@@ -92,6 +92,19 @@ func (k *SNMPSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
 	})
 }
 
+// RecordSeen moves a known device's last_seen to at (it answered a poll);
+// a device not identified yet is left to RecordDevice.
+func (k *SNMPSink) RecordSeen(ctx context.Context, address string, at time.Time) error {
+	if at.IsZero() {
+		at = k.s.now()
+	}
+	if _, err := k.s.db.ExecContext(ctx, `UPDATE snmp_devices SET last_seen = ? WHERE address = ?`,
+		formatTime(at), address); err != nil {
+		return fmt.Errorf("record device seen %s: %w", address, err)
+	}
+	return nil
+}
+
 // RecordEvent stores ev unless an event with the same key was seen within
 // the window; then it only refreshes that row (fresh=false). Check and
 // write share one IMMEDIATE transaction, so two processes cannot both
