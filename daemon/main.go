@@ -80,6 +80,10 @@ type Main struct {
 	p        *parts
 	reloadMu sync.Mutex // one reload at a time (SIGHUP, the settings page)
 
+	// runCtx is the run context every part is opened under (the watch
+	// opened by SyncDevices and the parts a Reload rebuilds too, never a
+	// request's context); stop ends it.
+	runCtx context.Context
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
 	opened bool
@@ -223,7 +227,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.seedMetrics(ctx)
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	m.stop = stop
+	m.runCtx, m.stop = runCtx, stop
 	m.opened = true
 
 	m.openReceiver(runCtx, cfg)
@@ -357,7 +361,9 @@ func (m *Main) background(ctx context.Context) {
 }
 
 // SyncDevices re-reads the registry's devices now (after an import) and
-// makes the monitor re-read the destinations.
+// makes the monitor re-read the destinations. ctx bounds the reading only:
+// a watch it opens runs under the run context, not the caller's (a web
+// request's ends with its answer).
 func (m *Main) SyncDevices(ctx context.Context) {
 	m.syncDevices(ctx)
 	m.syncReceiverAllow(ctx)
@@ -387,7 +393,7 @@ func (m *Main) syncDevices(ctx context.Context) {
 		}
 		return
 	}
-	m.p.watch = m.openWatch(ctx, m.p.cfg, m.p.rules, targets)
+	m.p.watch = m.openWatch(m.runCtx, m.p.cfg, m.p.rules, targets)
 }
 
 // Reload re-reads the config file: a bad file keeps the running config
@@ -433,7 +439,7 @@ func (m *Main) Reload(ctx context.Context) error {
 	m.p = nil
 	m.mu.Unlock()
 	m.closeParts(oldParts)
-	p := m.openParts(context.WithoutCancel(ctx), cfg)
+	p := m.openParts(m.runCtx, cfg)
 	m.mu.Lock()
 	m.p = p
 	m.mu.Unlock()
