@@ -13,11 +13,14 @@ package monitor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +38,11 @@ type Destination struct {
 	Target smbcheck.Target
 	// LastCheck is when it was last checked (zero: never, or not known).
 	// At first sight the next check is due an interval after it, so a
-	// restart does not check every destination at once.
+	// restart does not check every destination at once; one whose last
+	// check is older than the interval (or that has none) is checked within
+	// the jitter, spread over the first minutes. A destination that appears
+	// or changes after the first list (added, imported, edited) is checked
+	// at once (check on arrival).
 	LastCheck time.Time
 	// PasswordUnreadable: the stored password is not known (why); its check
 	// replays nothing and says so (smbcheck.PasswordUnreadable).
@@ -185,9 +192,13 @@ type Monitor struct {
 	notifier  Notifier
 	log       *slog.Logger
 
-	mu        sync.Mutex
-	dests     map[string]Destination
-	loadedAt  time.Time
+	mu       sync.Mutex
+	dests    map[string]Destination
+	loadedAt time.Time
+	// loaded is set once the first list was read: a destination that
+	// appears or changes after that is checked at once (arrival).
+	loaded    bool
+	prints    map[string]string // destination → fingerprint of what is replayed
 	pending   []*job
 	byDest    map[string]*job
 	busy      map[string]bool // server → a check runs
@@ -384,11 +395,23 @@ func (m *Monitor) refresh(ctx context.Context, force bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.loadedAt = m.cfg.Now()
+	now := m.cfg.Now()
+	m.loadedAt = now
 	m.dests = make(map[string]Destination, len(ds))
+	prints := make(map[string]string, len(ds))
 	for _, d := range ds {
-		m.dests[key(d.Name)] = d
+		k := key(d.Name)
+		m.dests[k] = d
+		prints[k] = fingerprint(d)
+		if old, seen := m.prints[k]; m.loaded && (!seen || old != prints[k]) {
+			// Added, imported or edited (host, path, user, password,
+			// auth): checked at once, behind the same caps; its interval
+			// runs from that check.
+			m.nextDue[k] = now
+			delete(m.closeAt, k)
+		}
 	}
+	m.prints, m.loaded = prints, true
 	for k := range m.nextDue {
 		if _, ok := m.dests[k]; !ok {
 			delete(m.nextDue, k)
@@ -396,6 +419,15 @@ func (m *Monitor) refresh(ctx context.Context, force bool) {
 			delete(m.closeAt, k)
 		}
 	}
+}
+
+// fingerprint is what a check replays of d, hashed (the password never
+// kept a second time in clear): a change means "check it again now".
+func fingerprint(d Destination) string {
+	t := d.Target
+	h := sha256.Sum256([]byte(strings.Join([]string{t.Host, strconv.Itoa(t.Port), t.Share, t.Path, t.User, t.Password.Reveal(),
+		t.Workstation, string(t.Auth), d.PasswordUnreadable}, "\x00")))
+	return hex.EncodeToString(h[:])
 }
 
 // Reload makes the next scheduling round re-read the destination list
