@@ -22,7 +22,7 @@ var manCommands = [][]string{
 	{"snmp", "probe"}, {"snmp", "walk"}, {"snmp", "watch"}, {"snmp", "codes"},
 	{"admin", "set-password"}, {"admin", "token", "create"}, {"admin", "token", "list"}, {"admin", "token", "revoke"},
 	{"receiver", "run"}, {"receiver", "list"}, {"receiver", "deliver"}, {"receiver", "force"}, {"receiver", "status"},
-	{"receiver", "accounts"}, {"doctor"}, {"version"},
+	{"receiver", "prepare"}, {"doctor"}, {"version"},
 }
 
 // runManPage prints scanwarden(8) (`help --man`) or scanwarden.toml(5)
