@@ -166,11 +166,37 @@ type ReceiverConfig struct {
 	Password scanwarden.Secret `toml:"-"`
 }
 
-// WebConfig is [web]: HTTPS for the page, the API and /metrics when both
-// files are given (the session cookie is then Secure).
+// WebConfig is [web]: HTTPS for the page, the API and /metrics (Config.WebTLS
+// says when). Without cert_file/key_file the daemon makes its own
+// self-signed certificate in the data dir (internal/webcert).
 type WebConfig struct {
-	TLSCert string `toml:"tls_cert"` // PEM certificate (chain)
-	TLSKey  string `toml:"tls_key"`  // PEM private key
+	// TLS left out: HTTPS unless listen is a loopback address (only this
+	// box reaches it: a reverse proxy, tests) and no cert_file is given.
+	// true: HTTPS on any address; false: plain HTTP on any address.
+	TLS      *bool  `toml:"tls"`
+	CertFile string `toml:"cert_file"` // the admin's own PEM certificate (chain)
+	KeyFile  string `toml:"key_file"`  // and its PEM private key
+}
+
+// WebTLS says whether the page is served over HTTPS (plain HTTP to the same
+// port then only redirects there): [web] tls when set; else yes with
+// [web] cert_file, or when listen is not a loopback address.
+func (c Config) WebTLS() bool {
+	if c.Web.TLS != nil {
+		return *c.Web.TLS
+	}
+	if c.Web.CertFile != "" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return true
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err != nil || !ip.Unmap().IsLoopback()
 }
 
 // WarningsConfig is [warnings]: when a destination whose checks pass is
@@ -435,12 +461,15 @@ func (c *Config) validate() ConfigErrors {
 	default:
 		bad("log_level", strconv.Quote(c.LogLevel), "debug, info, warn or error")
 	}
-	if (c.Web.TLSCert == "") != (c.Web.TLSKey == "") {
-		if c.Web.TLSCert == "" {
-			bad("web.tls_cert", `""`, "needed with web.tls_key")
+	if (c.Web.CertFile == "") != (c.Web.KeyFile == "") {
+		if c.Web.CertFile == "" {
+			bad("web.cert_file", `""`, "needed with web.key_file")
 		} else {
-			bad("web.tls_key", `""`, "needed with web.tls_cert")
+			bad("web.key_file", `""`, "needed with web.cert_file")
 		}
+	}
+	if c.Web.TLS != nil && !*c.Web.TLS && c.Web.CertFile != "" {
+		bad("web.cert_file", strconv.Quote(c.Web.CertFile), "given with web.tls = false (leave it out, or set tls = true)")
 	}
 	ck := c.Checks
 	if ck.Interval.D() < 10*time.Second {

@@ -26,6 +26,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/internal/loglimit"
+	"github.com/scanwarden/scanwarden/internal/webcert"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/receiver"
@@ -60,9 +61,10 @@ type Main struct {
 	sd       *sdNotifier
 	ln       net.Listener
 	srv      *http.Server
+	redirect *http.Server // plain HTTP on the HTTPS port: redirects only
 	web      *web.Server
-	tls      *tls.Config // [web] tls_cert/tls_key; nil: plain HTTP
-	webLimit *webLimit   // the web listener's connection caps
+	cert     *webcert.Keeper // the page's certificate; nil: plain HTTP
+	webLimit *webLimit       // the web listener's connection caps
 	recv     *receiver.Receiver
 	recvDir  string
 	// The fallback share's allowlist: [receiver] allow, and what was last
@@ -188,14 +190,6 @@ func (m *Main) Open(ctx context.Context) error {
 	m.log = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.level}))
 	m.faults = newFaults(time.Now)
 	m.sd = newSDNotifier(m.getenv)
-	m.tls = nil
-	if cfg.Web.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.Web.TLSCert, cfg.Web.TLSKey)
-		if err != nil {
-			return fmt.Errorf("web.tls_cert/web.tls_key: %w", err)
-		}
-		m.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
 
 	dataDir, err := m.dataDir(cfg)
 	if err != nil {
@@ -204,6 +198,12 @@ func (m *Main) Open(ctx context.Context) error {
 	cfg.DataDir = dataDir
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir %s: %w", dataDir, err)
+	}
+	m.cert = nil
+	if cfg.WebTLS() {
+		if m.cert, err = m.openCert(cfg, dataDir); err != nil {
+			return err
+		}
 	}
 	st, err := store.OpenDir(ctx, dataDir)
 	if err != nil {
@@ -241,8 +241,13 @@ func (m *Main) Open(ctx context.Context) error {
 		m.Close()
 		return fmt.Errorf("web: %w", err)
 	}
-	m.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(m.log.With("component", "http").Handler(), slog.LevelWarn)}
+	errLog := slog.NewLogLogger(m.log.With("component", "http").Handler(), slog.LevelWarn)
+	m.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errLog}
+	if m.cert != nil {
+		m.srv.TLSConfig = m.cert.TLSConfig()
+		m.redirect = &http.Server{Handler: http.HandlerFunc(toHTTPS), ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout: 10 * time.Second, ErrorLog: errLog}
+	}
 	if err := m.listen(cfg.Listen); err != nil {
 		m.faults.set("web", fmt.Sprintf("listen %s: %v (retrying every 10 s)", cfg.Listen, err))
 		m.log.Error("web listener", "addr", cfg.Listen, "err", err)
@@ -252,24 +257,53 @@ func (m *Main) Open(ctx context.Context) error {
 	m.wg.Add(2)
 	go m.background(runCtx)
 	go m.syncReceiverAllowLoop(runCtx)
-	if link, err := m.web.SetupLink(ctx); err != nil {
-		m.log.Error("admin setup link", "err", err)
-	} else if link != "" {
-		host := cfg.Listen
-		if a := m.Addr(); a != nil {
-			host = a.String()
-		}
-		scheme := "http"
-		if m.tls != nil {
-			scheme = "https"
-		}
-		fmt.Fprintf(m.Stderr, "No admin password yet: open %s://%s%s within 24 h to set it (or run: scanwarden admin set-password --data-dir %s --password-file FILE)\n",
-			scheme, host, link, cfg.DataDir)
-	}
+	m.announceSetup(ctx, cfg)
 
 	m.log.Info("scanwarden serve started", "data_dir", dataDir, "listen", m.Addr(), "config", cfg.File)
 	m.sd.Send("READY=1", "STATUS="+m.status())
 	return nil
+}
+
+// announceSetup writes the one-time setup link (no admin password yet) to
+// the data dir's setup-link file and says where it is: the link is a
+// secret and the log is read by more people than root.
+func (m *Main) announceSetup(ctx context.Context, cfg Config) {
+	link, err := m.web.SetupLink(ctx)
+	if err != nil {
+		m.log.Error("admin setup link", "err", err)
+		return
+	}
+	if link == "" {
+		RemoveSetupLink(cfg.DataDir)
+		return
+	}
+	var listen net.Addr = &net.TCPAddr{}
+	if a := m.Addr(); a != nil {
+		listen = a
+	} else if ap, err := netip.ParseAddrPort(cfg.Listen); err == nil {
+		listen = net.TCPAddrFromAddrPort(ap)
+	}
+	scheme := "http"
+	var cert *webcert.Cert
+	if m.cert != nil {
+		scheme, cert = "https", m.cert.Current()
+	}
+	urls := pageURLs(scheme, listen)
+	file, err := writeSetupLink(cfg.DataDir, urls, link, cert, time.Now().Add(24*time.Hour))
+	if err != nil {
+		m.log.Error("admin setup link", "err", err)
+		return
+	}
+	fp := ""
+	if cert != nil {
+		fp = fmt.Sprintf(" The page's certificate is self-signed: its SHA-256 fingerprint is %s — compare it with the browser's.", cert.Fingerprint())
+		if !cert.SelfSigned {
+			fp = fmt.Sprintf(" The page's certificate (%s) has the SHA-256 fingerprint %s.", cert.CertFile, cert.Fingerprint())
+		}
+	}
+	fmt.Fprintf(m.Stderr, "No admin password yet. The page is at %s. The one-time setup link (valid 24 h) is in %s, "+
+		"readable by root and the daemon's user only: run `sudo scanwarden admin setup-link --data-dir %s` to print it "+
+		"(or set the password with `scanwarden admin set-password`).%s\n", strings.Join(urls, " "), file, cfg.DataDir, fp)
 }
 
 func logLevel(s string) slog.Level {
@@ -297,9 +331,16 @@ func (m *Main) listen(addr string) error {
 	if err != nil {
 		return err
 	}
-	var ln net.Listener = m.webLimit.wrap(tcp, m.tls != nil)
-	if m.tls != nil {
-		ln = tls.NewListener(ln, m.tls)
+	var ln net.Listener = m.webLimit.wrap(tcp, m.cert != nil)
+	if m.cert != nil {
+		// One port: TLS handshakes to the site, plain HTTP to a redirect.
+		split := splitTLS(ln)
+		ln = tls.NewListener(split.tls, m.srv.TLSConfig)
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.redirect.Serve(split.plain)
+		}()
 	}
 	m.ln = ln
 	m.wg.Add(1)
@@ -734,7 +775,10 @@ func (m *Main) Close() error {
 	m.log.Info("stopping")
 	if m.srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		m.srv.Shutdown(sctx)
+		m.srv.Shutdown(sctx) // first: its listener's close ends the redirect's too
+		if m.redirect != nil {
+			m.redirect.Shutdown(sctx)
+		}
 		cancel()
 	}
 	if m.web != nil {
@@ -815,7 +859,8 @@ func (m *Main) openWeb(ctx context.Context) (http.Handler, error) {
 	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b, Warnings: b,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(filepath.Dir(m.st.Path()), "receiver")},
-		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web"), TLS: m.tls != nil, Authenticated: m.webLimit.trust}
+		Metrics:  m.metrics.Handler(), Logger: m.log.With("component", "web"), TLS: m.cert != nil, Authenticated: m.webLimit.trust,
+		SetupDone: func() { RemoveSetupLink(filepath.Dir(m.st.Path())) }}
 	if m.recv != nil {
 		wc.Receiver = receiverBackend{m} // the running receiver: deliver and force too
 	}

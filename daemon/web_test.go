@@ -304,12 +304,13 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	return certFile, keyFile, pool
 }
 
-// TestWebTLS: with [web] tls_cert and tls_key the site is HTTPS only and
-// the session cookie is Secure (and __Host- prefixed).
+// TestWebTLS: with [web] cert_file and key_file the site is HTTPS only
+// (even on loopback) and the session cookie is Secure (and __Host-
+// prefixed).
 func TestWebTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key, pool := selfSigned(t, dir)
-	m := &Main{Config: testConfig(t, fmt.Sprintf("[web]\ntls_cert = %q\ntls_key = %q\n", cert, key)), Stderr: io.Discard,
+	m := &Main{Config: testConfig(t, fmt.Sprintf("[web]\ncert_file = %q\nkey_file = %q\n", cert, key)), Stderr: io.Discard,
 		Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
@@ -338,15 +339,16 @@ func TestWebTLS(t *testing.T) {
 		}
 	}
 
-	for _, bad := range []string{fmt.Sprintf("[web]\ntls_cert = %q\n", cert), fmt.Sprintf("[web]\ntls_key = %q\n", key)} {
+	for _, bad := range []string{fmt.Sprintf("[web]\ncert_file = %q\n", cert), fmt.Sprintf("[web]\nkey_file = %q\n", key),
+		fmt.Sprintf("[web]\ntls = false\ncert_file = %q\nkey_file = %q\n", cert, key)} {
 		f := filepath.Join(dir, "bad.toml")
 		os.WriteFile(f, []byte(bad), 0o600)
-		if _, err := LoadConfig(f); err == nil || !strings.Contains(err.Error(), "web.tls_") {
+		if _, err := LoadConfig(f); err == nil || !strings.Contains(err.Error(), "web.") {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	m2 := &Main{Config: testConfig(t, fmt.Sprintf("[web]\ntls_cert = %q\ntls_key = %q\n", key, key)), Stderr: io.Discard}
-	if err := m2.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "web.tls_cert") {
+	m2 := &Main{Config: testConfig(t, fmt.Sprintf("[web]\ncert_file = %q\nkey_file = %q\n", key, key)), Stderr: io.Discard}
+	if err := m2.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "web.cert_file") {
 		m2.Close()
 		t.Errorf("a bad certificate: %v", err)
 	}

@@ -49,7 +49,9 @@ type Config struct {
 	// Metrics is the Prometheus handler, mounted at /metrics behind auth.
 	Metrics http.Handler
 
-	// TLS marks the session cookie Secure (set it when serving HTTPS).
+	// TLS says the site is reached over HTTPS only (plain HTTP at most
+	// redirects there): the session cookie is Secure and __Host-, and every
+	// answer carries Strict-Transport-Security.
 	TLS bool
 	// SessionIdle ends a session unused this long (default 2 h);
 	// SessionMax ends any session this long after login (default 24 h).
@@ -74,6 +76,10 @@ type Config struct {
 	// its headers are in (default 30 s); bodies are also capped in size
 	// (64 KiB, an address-book upload 9 MiB).
 	BodyTimeout time.Duration
+
+	// SetupDone, when set, is called once the setup link has set the admin
+	// password (the daemon removes the file that held the link).
+	SetupDone func()
 
 	// Authenticated, when set, is told the client address of every request
 	// that carries a live session or a valid API token (the daemon keeps
@@ -251,7 +257,7 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
-	return securityHeaders(s.limitBodies(cop.Handler(mux)))
+	return securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
 }
 
 // recordingMux remembers its patterns (the route tests walk them).
@@ -278,10 +284,16 @@ func (s *Server) invalidating(h func(http.ResponseWriter, *http.Request, actor))
 }
 
 // securityHeaders sets the headers every answer carries. Pages load only
-// their own script and style files: no inline script, no frames.
-func securityHeaders(next http.Handler) http.Handler {
+// their own script and style files: no inline script, no frames. With hsts
+// (HTTPS is the only way in) browsers are told to keep to HTTPS for a year
+// (they ignore it for an IP address, and while the certificate is not
+// trusted: a self-signed one stays reachable by its exception).
+func securityHeaders(hsts bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
+		if hsts {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
 		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
 			"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")

@@ -43,6 +43,9 @@ func (s *Server) setupSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	s.sessions.clear() // every session ended with the change
 	s.checkSetup(tok, true)
+	if s.cfg.SetupDone != nil {
+		s.cfg.SetupDone()
+	}
 	s.audit(r.Context(), actor{name: "admin"}, r, "password.set", "admin", "setup link")
 	if err := s.startSession(w, r); err != nil {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/web"
 )
@@ -15,6 +18,7 @@ const adminUsage = `usage:
   scanwarden admin set-password [--data-dir DIR] --password-file FILE [--revoke-tokens=false]
                                                      set the web admin's password (argon2id); ends every session and
                                                      revokes every API token (--revoke-tokens=false keeps them)
+  scanwarden admin setup-link [--data-dir DIR]      print the one-time setup link (and the certificate's fingerprint)
   scanwarden admin token create NAME [--scope metrics|read|admin] [--data-dir DIR]
                                                      make an API token (printed once, stored hashed); scope metrics
                                                      reads only /metrics, read (the default) the GET API and /metrics,
@@ -24,6 +28,8 @@ const adminUsage = `usage:
 
 The password file's first line is the password ("-" reads stdin); it needs at least 10 characters.
 --data-dir is the daemon's data directory (default: as every command finds it; see the README).
+setup-link reads DIR/setup-link, which the daemon writes at each start while no admin password is set (mode 0600:
+run it as root or as the daemon's user).
 `
 
 func runAdmin(ctx context.Context, env environ, args []string) int {
@@ -33,7 +39,7 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
-	case "set-password":
+	case "set-password", "setup-link":
 	case "token":
 		if len(rest) == 0 {
 			fmt.Fprint(env.stderr, adminUsage)
@@ -71,7 +77,7 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 		return exitOK
 	}
 	wantPos := 1
-	if sub == "set-password" || sub == "token list" {
+	if sub == "set-password" || sub == "setup-link" || sub == "token list" {
 		wantPos = 0
 	}
 	if err == nil && len(pos) != wantPos {
@@ -91,6 +97,9 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 	dir, err := store.DataDir(*dataDir, env.getenv, store.UserStateDir)
 	if err != nil {
 		return fail(err)
+	}
+	if sub == "setup-link" {
+		return printSetupLink(env, dir)
 	}
 	var pw string
 	if pwFile != nil {
@@ -115,6 +124,7 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 			return fail(err)
 		}
 		audit("password.set", "admin")
+		daemon.RemoveSetupLink(dir)
 		if *revoke {
 			fmt.Fprintf(env.stdout, "The admin password is set; every web session has ended and %d API token(s) are revoked.\n", n)
 		} else {
@@ -147,5 +157,26 @@ func runAdmin(ctx context.Context, env environ, args []string) int {
 		audit("token.delete", pos[0])
 		fmt.Fprintf(env.stdout, "Token %q revoked.\n", pos[0])
 	}
+	return exitOK
+}
+
+// printSetupLink prints the setup-link file the daemon wrote (the store is
+// not opened: run as root, that would leave root-owned files in DIR).
+func printSetupLink(env environ, dir string) int {
+	file := filepath.Join(dir, daemon.SetupLinkName)
+	b, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		fmt.Fprintf(env.stderr, "scanwarden admin setup-link: no %s: an admin password is set already (change it with `scanwarden admin set-password`), "+
+			"or the daemon has not started since (it writes the link at each start while no password is set)\n", file)
+		return exitUsage
+	case errors.Is(err, os.ErrPermission):
+		fmt.Fprintf(env.stderr, "scanwarden admin setup-link: %s is readable by root and the daemon's user only: run it with sudo\n", file)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(env.stderr, "scanwarden admin setup-link: %v\n", err)
+		return exitUsage
+	}
+	env.stdout.Write(b)
 	return exitOK
 }
