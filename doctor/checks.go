@@ -2,6 +2,8 @@ package doctor
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -207,8 +209,10 @@ func (d *doc) samba() {
 	d.add("samba", OK, "", "smbd %s (%s), full_audit module present", version, smbd)
 }
 
-// daemonUp asks the daemon's /healthz on its listen address.
-func (d *doc) daemonUp(ctx context.Context, cfg daemon.Config) {
+// daemonUp asks the daemon's /healthz on its listen address: over HTTPS
+// when the page is served so, trusting exactly the certificate doctor read
+// (cert; nil: not checked — /healthz carries no secret).
+func (d *doc) daemonUp(ctx context.Context, cfg daemon.Config, cert *x509.Certificate) {
 	host, port, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return
@@ -216,11 +220,28 @@ func (d *doc) daemonUp(ctx context.Context, cfg daemon.Config) {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	url := "http://" + net.JoinHostPort(host, port) + "/healthz"
+	scheme := "http"
+	client := http.DefaultClient
+	if cfg.WebTLS() {
+		scheme = "https"
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			InsecureSkipVerify: true, // the page's own certificate, pinned below when doctor could read it
+			VerifyConnection: func(cs tls.ConnectionState) error {
+				if cert != nil && (len(cs.PeerCertificates) == 0 || !cs.PeerCertificates[0].Equal(cert)) {
+					return errors.New("the daemon serves another certificate than the one on disk (restart it after replacing the files)")
+				}
+				return nil
+			}}}}
+	}
+	url := scheme + "://" + net.JoinHostPort(host, port) + "/healthz"
 	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
+	if err != nil && strings.Contains(err.Error(), "another certificate") {
+		d.add("daemon", Warn, "systemctl restart scanwarden", "%s: %v", url, err)
+		return
+	}
 	if err != nil {
 		d.add("daemon", Warn, "systemctl start scanwarden; journalctl -u scanwarden says why it stopped",
 			"nothing answers %s: the daemon is not running (or listens elsewhere)", url)

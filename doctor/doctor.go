@@ -120,7 +120,7 @@ func Run(ctx context.Context, opt Options) Report {
 	d.samba()
 	d.receiverUnit(cfg)
 	d.ports(cfg)
-	d.daemonUp(ctx, cfg)
+	d.daemonUp(ctx, cfg, d.webCert(cfg))
 	d.ad(ctx, cfg)
 	d.snmp(ctx, cfg, key)
 	d.rep.Result = OK
