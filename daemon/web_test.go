@@ -39,8 +39,18 @@ const hostileName = `<img src=x onerror=alert(1)>`
 // openWebDaemon runs the daemon on port 0 with an admin password, one
 // device whose sysName is markup, and one destination.
 func openWebDaemon(t *testing.T, dest registry.Destination) (*Main, string) {
+	return openWebDaemonOn(t, dest, "")
+}
+
+// openWebDaemonOn is openWebDaemon listening on listen ("": loopback);
+// the base URL is https:// when the daemon serves HTTPS there.
+func openWebDaemonOn(t *testing.T, dest registry.Destination, listen string) (*Main, string) {
 	t.Helper()
-	m := &Main{Config: testConfig(t, "[checks]\ninterval = \"1h\"\n"), Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\n")
+	if listen != "" {
+		cfg.Listen = listen
+	}
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +70,9 @@ func openWebDaemon(t *testing.T, dest registry.Destination) (*Main, string) {
 		}
 	}
 	m.SyncDevices(ctx)
+	if m.cert != nil {
+		return m, "https://" + m.Addr().String()
+	}
 	return m, "http://" + m.Addr().String()
 }
 
@@ -146,7 +159,49 @@ func TestWebMounted(t *testing.T) {
 // device whose sysName is markup shown as text with no dialog, a held scan
 // downloaded.
 func TestWebBrowser(t *testing.T) {
-	b := webtest.Start(t, 2*time.Minute)
+	webBrowserFlow(t, "")
+}
+
+// TestWebBrowserHTTPS is the same flow with the daemon listening on the
+// lab's client address (not loopback: HTTPS by default) with the
+// certificate it made itself, which Chromium trusts by its public key's
+// hash as an admin trusts it by its fingerprint; plain http:// to the port
+// lands on https://, and the session cookie is Secure.
+func TestWebBrowserHTTPS(t *testing.T) {
+	lab := testlab.Require(t)
+	ip := lab.Getenv("SWLAB_CLI_IP")
+	if ip == "" {
+		t.Skip("SWLAB_CLI_IP not set: run under testlab/lab exec")
+	}
+	webBrowserFlow(t, net.JoinHostPort(ip, "0"))
+}
+
+func webBrowserFlow(t *testing.T, listen string) {
+	m, base := openWebDaemonOn(t, registry.Destination{}, listen)
+	var b *webtest.Browser
+	if listen == "" {
+		b = webtest.Start(t, 2*time.Minute)
+	} else {
+		if !strings.HasPrefix(base, "https://") {
+			t.Fatalf("listening on %s the daemon serves %s, want https", listen, base)
+		}
+		cert := m.cert.Current()
+		if !cert.SelfSigned {
+			t.Fatal("not the self-signed certificate")
+		}
+		t.Logf("%s: self-signed certificate SHA-256 %s, SPKI %s", base, cert.Fingerprint(), cert.SPKIHash())
+		b = webtest.Start(t, 2*time.Minute, webtest.TrustSPKI(cert.SPKIHash()))
+		// Plain HTTP to the same port: the browser ends up on https.
+		err := chromedp.Do(b.Ctx, chromedp.Navigate("http://"+strings.TrimPrefix(base, "https://")+"/login"),
+			chromedp.WaitVisible(chromedp.CSS(`input[name=password]`)))
+		href, herr := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`location.href`))
+		if err == nil {
+			err = herr
+		}
+		if err != nil || !strings.HasPrefix(href, base+"/login") {
+			t.Fatalf("http:// to the HTTPS port: at %q (%v), want %s/login", href, err, base)
+		}
+	}
 	contact := registry.Contact{ID: "1", DisplayName: "Reception", Host: "127.0.0.1", Port: closedPort(t), Share: "scans",
 		User: "alice", Password: scanwarden.NewSecret("pw")}
 	lab, why := testlab.Load()
@@ -162,7 +217,6 @@ func TestWebBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(book, xml.Bytes(), 0o600)
-	m, base := openWebDaemon(t, registry.Destination{})
 	ctx := context.Background()
 
 	// A held scan in the catalogue, its bytes in the held area.
@@ -184,6 +238,9 @@ func TestWebBrowser(t *testing.T) {
 		}
 	}
 	b.Login(t, base, "web test password")
+	if proto, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`location.protocol`)); err != nil || proto != base[:strings.Index(base, ":")+1] {
+		t.Fatalf("logged in over %q (%v), want %s", proto, err, base)
+	}
 	do("import preview",
 		chromedp.Navigate(base+"/import"),
 		chromedp.SetValue(chromedp.CSS(`input[name=device]`), "mfp-evil"),

@@ -48,8 +48,9 @@ func ChromiumPath() string {
 }
 
 // Start launches Chromium headless (or skips the test when there is none).
-// Every page gets timeout to finish; the browser ends with the test.
-func Start(t testing.TB, timeout time.Duration) *Browser {
+// Every page gets timeout to finish; the browser ends with the test. extra
+// are more command-line options (e.g. TrustSPKI).
+func Start(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
 	bin := ChromiumPath()
 	if bin == "" {
@@ -73,6 +74,7 @@ func Start(t testing.TB, timeout time.Duration) *Browser {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(1280, 900),
 	}
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
@@ -109,6 +111,14 @@ func Start(t testing.TB, timeout time.Duration) *Browser {
 	}
 	b.Ctx = ctx
 	return b
+}
+
+// TrustSPKI makes Chromium accept a certificate whose public key has this
+// base64 SHA-256 (webcert's SPKIHash) — as an admin who compared the
+// fingerprint accepts the box's self-signed certificate — and no other
+// certificate error.
+func TrustSPKI(spki string) chromedp.ExecAllocatorOption {
+	return chromedp.Flag("ignore-certificate-errors-spki-list", spki)
 }
 
 // Dialogs returns the JavaScript dialogs (alert, confirm, …) that opened.
