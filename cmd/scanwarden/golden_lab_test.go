@@ -32,7 +32,7 @@ var goldenVolatile = []struct {
 	with string
 }{
 	{regexp.MustCompile(`\s+(\d+ms|-)  `), " Nms  "},
-	{regexp.MustCompile(`\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b`), "D Mon"},
+	{regexp.MustCompile(`\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)( \d{4})?\b`), "D Mon"}, // a date in another year carries it
 	{regexp.MustCompile(`scanwarden-check-\d{8}T\d{6}Z-[0-9a-f]{12}\.tmp`), "scanwarden-check-CANARY.tmp"},
 	{regexp.MustCompile(`(10\.77\.0\.2):\d+`), "$1:PORT"},
 	{regexp.MustCompile(`\b\d{2}:\d{2}\b`), "HH:MM"},
