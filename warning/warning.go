@@ -263,11 +263,18 @@ func accountSoon(th Thresholds, o Observation, now time.Time, loc *time.Location
 // destination's previous check and this one that scanwarden did not send.
 func lockoutPressure(th Thresholds, o Observation, h History, loc *time.Location) *Warning {
 	prev := h.Account
-	if th.LockoutRise <= 0 || o.Account == "" || prev == nil || o.LastBadPassword.IsZero() || !o.LastBadPassword.After(prev.At) {
+	// badPasswordTime reaches us in whole seconds: a bad password in the
+	// same second as the previous check may have come just after it.
+	if th.LockoutRise <= 0 || o.Account == "" || prev == nil || o.LastBadPassword.IsZero() ||
+		o.LastBadPassword.Before(prev.At.Truncate(time.Second)) {
 		return nil
 	}
+	sameSecond := !o.LastBadPassword.After(prev.At)
 	rise := o.BadPwdCount - prev.BadPwdCount
 	if o.BadPwdCount <= prev.BadPwdCount {
+		if sameSecond {
+			return nil // no rise, and the bad password may be the one already counted
+		}
 		// The count restarted in between (a good logon, or the observation
 		// window passed) and rose again: at least this many are new.
 		rise = o.BadPwdCount

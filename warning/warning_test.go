@@ -57,6 +57,14 @@ func TestAssess(t *testing.T) {
 			History{Account: &Seen{At: now.Add(-15 * time.Minute)}, OwnFailures: 1}, "", ""},
 		{"bad password older than the last check", th, acct(func(o *Observation) { o.BadPwdCount, o.LastBadPassword = 2, now.Add(-time.Hour) }),
 			History{Account: &Seen{At: now.Add(-15 * time.Minute), BadPwdCount: 2}}, "", ""},
+		{"bad password in the same second as the last check, after it (the DC keeps whole seconds)", th, acct(func(o *Observation) {
+			o.BadPwdCount, o.LastBadPassword, o.LockoutThreshold = 1, now.Add(-15*time.Minute).Truncate(time.Second), 3
+		}),
+			History{Account: &Seen{At: now.Add(-15 * time.Minute).Truncate(time.Second).Add(300 * time.Millisecond)}}, "lockout-pressure", "had 1 bad password since the last check (badPwdCount 0 → 1 of 3"},
+		{"same second, no rise: the one already counted", th, acct(func(o *Observation) {
+			o.BadPwdCount, o.LastBadPassword, o.LockoutThreshold = 1, now.Add(-15*time.Minute).Truncate(time.Second), 3
+		}),
+			History{Account: &Seen{At: now.Add(-15 * time.Minute).Truncate(time.Second).Add(300 * time.Millisecond), BadPwdCount: 1}}, "", ""},
 		{"no previous check: nothing to compare", th, acct(func(o *Observation) { o.BadPwdCount, o.LastBadPassword = 2, now.Add(-time.Minute) }),
 			History{}, "", ""},
 		{"disk under the floor at once", th, acct(func(o *Observation) { o.HasFree, o.Free, o.Total = true, 100<<20, 100*gib }), History{},
