@@ -34,16 +34,36 @@ func TestCheckOnArrival(t *testing.T) {
 	waitFor(t, "the added and the edited destination checked", func() bool {
 		return r.rep.count("added") == 1 && r.rep.count("edited") == 1
 	})
-	time.Sleep(50 * time.Millisecond) // ten scheduling rounds
+	settled(t, r.m)
 	if n := r.rep.count("same"); n != 0 {
 		t.Errorf("the unchanged destination was checked %d times", n)
 	}
 	// Re-reading an unchanged list checks nothing again.
 	before := r.chk.calls.Load()
 	r.m.Reload()
-	waitFor(t, "the list re-read", func() bool { return r.m.Stats().Destinations == 3 })
-	time.Sleep(50 * time.Millisecond)
+	settled(t, r.m)
 	if got := r.chk.calls.Load(); got != before {
 		t.Errorf("an unchanged re-read checked %d more", got-before)
 	}
+}
+
+// settled waits until the list was re-read and the round after it has
+// nothing queued or running, every destination next due more than an hour
+// away: a destination wrongly made due would by then have been checked
+// (its check ends before running drops) or still be due now.
+func settled(t *testing.T, m *Monitor) {
+	t.Helper()
+	waitFor(t, "the re-read list scheduled", func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.loadedAt.IsZero() || m.running != 0 || len(m.pending) != 0 {
+			return false
+		}
+		for k := range m.dests {
+			if due, ok := m.nextDue[k]; !ok || due.Before(time.Now().Add(time.Hour)) {
+				return false
+			}
+		}
+		return true
+	})
 }
