@@ -445,11 +445,29 @@ func keyLines(b []byte) map[string]int {
 	return out
 }
 
+// badValue records a bad value of key with the reason.
+type badValue func(key string, value any, reason string)
+
+// validate checks every section; each error names its key.
 func (c *Config) validate() ConfigErrors {
 	var es ConfigErrors
 	bad := func(key string, value any, reason string) {
 		es = append(es, &ConfigError{Key: key, Value: fmt.Sprint(value), Reason: reason})
 	}
+	c.validateTop(bad)
+	c.Web.validate(bad)
+	c.Checks.validate(bad)
+	c.Warnings.validate(bad)
+	c.Incidents.validate(bad)
+	c.SNMP.validate(bad)
+	c.AD.validate(bad)
+	c.Notify.validate(bad)
+	c.Receiver.validate(bad)
+	return es
+}
+
+// validateTop checks the top-level keys.
+func (c *Config) validateTop(bad badValue) {
 	if c.DataDir != "" && strings.TrimSpace(c.DataDir) == "" {
 		bad("data_dir", strconv.Quote(c.DataDir), "blank (leave it out, or \"\", for the default)")
 	}
@@ -461,17 +479,24 @@ func (c *Config) validate() ConfigErrors {
 	default:
 		bad("log_level", strconv.Quote(c.LogLevel), "debug, info, warn or error")
 	}
-	if (c.Web.CertFile == "") != (c.Web.KeyFile == "") {
-		if c.Web.CertFile == "" {
+}
+
+// validate checks [web].
+func (w WebConfig) validate(bad badValue) {
+	if (w.CertFile == "") != (w.KeyFile == "") {
+		if w.CertFile == "" {
 			bad("web.cert_file", `""`, "needed with web.key_file")
 		} else {
 			bad("web.key_file", `""`, "needed with web.cert_file")
 		}
 	}
-	if c.Web.TLS != nil && !*c.Web.TLS && c.Web.CertFile != "" {
-		bad("web.cert_file", strconv.Quote(c.Web.CertFile), "given with web.tls = false (leave it out, or set tls = true)")
+	if w.TLS != nil && !*w.TLS && w.CertFile != "" {
+		bad("web.cert_file", strconv.Quote(w.CertFile), "given with web.tls = false (leave it out, or set tls = true)")
 	}
-	ck := c.Checks
+}
+
+// validate checks [checks].
+func (ck ChecksConfig) validate(bad badValue) {
 	if ck.Interval.D() < 10*time.Second {
 		bad("checks.interval", ck.Interval.D(), "at least 10s")
 	}
@@ -493,7 +518,10 @@ func (c *Config) validate() ConfigErrors {
 	if ck.EventGap.D() < 0 {
 		bad("checks.event_gap", ck.EventGap.D(), "0 or more")
 	}
-	wc := c.Warnings
+}
+
+// validate checks [warnings].
+func (wc WarningsConfig) validate(bad badValue) {
 	for _, d := range []struct {
 		key string
 		v   int
@@ -511,10 +539,17 @@ func (c *Config) validate() ConfigErrors {
 	if wc.LockoutRise < 0 || wc.LockoutRise > 100 {
 		bad("warnings.lockout_rise", wc.LockoutRise, "0 (off) .. 100")
 	}
-	if c.Incidents.CloseAfter.D() < 0 {
-		bad("incidents.close_after", c.Incidents.CloseAfter.D(), "0 or more")
+}
+
+// validate checks [incidents].
+func (i IncidentsConfig) validate(bad badValue) {
+	if i.CloseAfter.D() < 0 {
+		bad("incidents.close_after", i.CloseAfter.D(), "0 or more")
 	}
-	s := c.SNMP
+}
+
+// validate checks [snmp].
+func (s SNMPConfig) validate(bad badValue) {
 	if s.Interval.D() < time.Second {
 		bad("snmp.interval", s.Interval.D(), "at least 1s")
 	}
@@ -532,6 +567,27 @@ func (c *Config) validate() ConfigErrors {
 	if s.TrapListen != "" && s.TrapCommunityFile == "" && s.TrapCommunity.IsZero() && s.TrapV3User == "" {
 		bad("snmp.trap_listen", strconv.Quote(s.TrapListen), "needs snmp.trap_community_file or snmp.trap_v3_user (traps with any community are not taken)")
 	}
+	s.validateTrapV3(bad)
+	for _, cidr := range s.Allow {
+		if _, err := netip.ParsePrefix(strings.TrimSpace(cidr)); err != nil {
+			bad("snmp.allow", strconv.Quote(cidr), "not a network such as 192.168.10.0/24")
+		}
+	}
+	if len(s.Allow) > 0 && s.TrapListen == "" && s.SMTPListen == "" {
+		bad("snmp.allow", fmt.Sprint(s.Allow), "needs snmp.trap_listen or snmp.smtp_listen")
+	}
+	for _, cidr := range s.CIDR {
+		p, err := netip.ParsePrefix(strings.TrimSpace(cidr))
+		if err != nil {
+			bad("snmp.cidr", strconv.Quote(cidr), "not a network such as 192.168.10.0/24")
+		} else if p.Addr().Is4() && p.Bits() < 22 || p.Addr().Is6() && p.Bits() < 118 {
+			bad("snmp.cidr", strconv.Quote(cidr), "at most 1,024 addresses")
+		}
+	}
+}
+
+// validateTrapV3 checks the snmp.trap_v3_* keys.
+func (s SNMPConfig) validateTrapV3(bad badValue) {
 	if s.TrapV3User != "" && s.TrapListen == "" {
 		bad("snmp.trap_v3_user", strconv.Quote(s.TrapV3User), "needs snmp.trap_listen")
 	}
@@ -558,23 +614,10 @@ func (c *Config) validate() ConfigErrors {
 			bad("snmp.trap_v3_user", strconv.Quote(s.TrapV3User), err.Error())
 		}
 	}
-	for _, cidr := range s.Allow {
-		if _, err := netip.ParsePrefix(strings.TrimSpace(cidr)); err != nil {
-			bad("snmp.allow", strconv.Quote(cidr), "not a network such as 192.168.10.0/24")
-		}
-	}
-	if len(s.Allow) > 0 && s.TrapListen == "" && s.SMTPListen == "" {
-		bad("snmp.allow", fmt.Sprint(s.Allow), "needs snmp.trap_listen or snmp.smtp_listen")
-	}
-	for _, cidr := range s.CIDR {
-		p, err := netip.ParsePrefix(strings.TrimSpace(cidr))
-		if err != nil {
-			bad("snmp.cidr", strconv.Quote(cidr), "not a network such as 192.168.10.0/24")
-		} else if p.Addr().Is4() && p.Bits() < 22 || p.Addr().Is6() && p.Bits() < 118 {
-			bad("snmp.cidr", strconv.Quote(cidr), "at most 1,024 addresses")
-		}
-	}
-	a := c.AD
+}
+
+// validate checks [ad].
+func (a ADConfig) validate(bad badValue) {
 	if a.URL != "" {
 		u, err := url.Parse(a.URL)
 		if err != nil || (u.Scheme != "ldap" && u.Scheme != "ldaps") || u.Host == "" {
@@ -593,7 +636,10 @@ func (c *Config) validate() ConfigErrors {
 	if a.Timeout.D() < time.Second {
 		bad("ad.timeout", a.Timeout.D(), "at least 1s")
 	}
-	n := c.Notify
+}
+
+// validate checks [notify].
+func (n NotifyConfig) validate(bad badValue) {
 	if n.WebhookURL != "" {
 		u, err := url.Parse(n.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -633,7 +679,10 @@ func (c *Config) validate() ConfigErrors {
 	if n.SMTPUser != "" && n.SMTPPasswordFile == "" && n.SMTPPassword.IsZero() {
 		bad("notify.smtp_password_file", `""`, "needed with notify.smtp_user")
 	}
-	r := c.Receiver
+}
+
+// validate checks [receiver].
+func (r ReceiverConfig) validate(bad badValue) {
 	if r.Enabled {
 		if _, _, err := receiverListen(r.Listen); err != nil {
 			bad("receiver.listen", strconv.Quote(r.Listen), err.Error())
@@ -665,7 +714,6 @@ func (c *Config) validate() ConfigErrors {
 	if r.Retention.D() < 0 {
 		bad("receiver.retention", r.Retention.D(), "0 or more")
 	}
-	return es
 }
 
 // parseAllow reads an address (one host) or a network.
