@@ -56,9 +56,11 @@ type Config struct {
 	Logger   *slog.Logger
 }
 
+// DefaultTimeout and DefaultMargin are Config's Timeout and Margin when
+// left 0 (serve's [ad] defaults are these).
 const (
-	defaultTimeout = 10 * time.Second
-	defaultMargin  = 1
+	DefaultTimeout = 10 * time.Second
+	DefaultMargin  = 1
 )
 
 // Validate names the first setting that cannot be used, as a
@@ -113,10 +115,10 @@ var _ smbcheck.Directory = (*Directory)(nil)
 // connect: each question does.
 func New(cfg Config) (*Directory, error) {
 	if cfg.Margin == 0 {
-		cfg.Margin = defaultMargin
+		cfg.Margin = DefaultMargin
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = defaultTimeout
+		cfg.Timeout = DefaultTimeout
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

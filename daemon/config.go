@@ -19,6 +19,9 @@ import (
 	toml "github.com/pelletier/go-toml/v2"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/warning"
 )
@@ -250,19 +253,22 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // Defaults returns the configuration used for every key the file leaves out.
 func Defaults() Config {
+	watch := snmp.DefaultWatcherConfig()
 	return Config{
 		Listen:   "127.0.0.1:8080",
 		LogLevel: "info",
 		Checks: ChecksConfig{Interval: Duration(15 * time.Minute), Jitter: Duration(90 * time.Second), MaxConcurrent: 4,
-			MaxFailures: 2, FailureWindow: Duration(30 * time.Minute), Timeout: Duration(10 * time.Second), EventGap: Duration(time.Minute)},
+			MaxFailures: smbcheck.DefaultMaxFailures, FailureWindow: Duration(smbcheck.DefaultWindow), Timeout: Duration(smbcheck.DefaultTimeout),
+			EventGap: Duration(time.Minute)},
 		Incidents: IncidentsConfig{CloseAfter: Duration(3 * time.Hour)},
-		SNMP:      SNMPConfig{Interval: Duration(time.Minute)},
-		AD:        ADConfig{Margin: 1, Timeout: Duration(10 * time.Second)},
+		SNMP:      SNMPConfig{Interval: Duration(watch.Poller.Interval)},
+		AD:        ADConfig{Margin: ad.DefaultMargin, Timeout: Duration(ad.DefaultTimeout)},
 		Notify: NotifyConfig{WebhookSecretHeader: "X-Scanwarden-Secret", WebhookAttempts: 5, WebhookBackoff: Duration(2 * time.Second),
 			SMTPPort: 587, SMTPTLS: "starttls"},
 		Warnings: defaultWarnings(),
-		Receiver: ReceiverConfig{Share: "scans", Account: "mfp", SmbdDir: DefaultSmbdDir, Quiet: Duration(10 * time.Second), Retry: Duration(30 * time.Second),
-			MaxRetry: Duration(30 * time.Minute), Retention: Duration(30 * 24 * time.Hour)},
+		Receiver: ReceiverConfig{Share: receiver.DefaultShare, Account: receiver.DefaultAccount, SmbdDir: DefaultSmbdDir,
+			Quiet: Duration(receiver.DefaultWatch.Quiet), Retry: Duration(receiver.DefaultForward.Retry),
+			MaxRetry: Duration(receiver.DefaultForward.MaxRetry), Retention: Duration(receiver.DefaultForward.Retention)},
 	}
 }
 

@@ -58,8 +58,12 @@ type Account struct {
 // SambaBin names the Samba programs.
 type SambaBin struct{ Smbd, Testparm, Smbpasswd string }
 
-// DefaultShare is the share's name when the config gives none.
-const DefaultShare = "scans"
+// DefaultShare is the share's name when the config gives none;
+// DefaultAccount the MFPs' login name on it.
+const (
+	DefaultShare   = "scans"
+	DefaultAccount = "mfp"
+)
 
 // ConfigError is a setting that cannot be used: its field, value and why.
 type ConfigError struct {
