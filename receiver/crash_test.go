@@ -143,6 +143,11 @@ func TestCrashKill9(t *testing.T) {
 		child.Local = destDir
 		t.Log("no lab: delivering into a local folder (fake destination)")
 	}
+	if child.Local == "" {
+		// The destination took scans before this day of crashes: its form
+		// and password are known good to the ledger, as on a real box.
+		seedKnownGood(t, dir, child)
+	}
 	conf, _ := json.Marshal(child)
 	cfg := receiver.Config{Listen: netip.MustParseAddr("127.0.0.1"), Port: child.Port, Share: "scans"}
 	t.Cleanup(func() {
@@ -349,6 +354,28 @@ func TestCrashKill9(t *testing.T) {
 		t.Logf("%d incomplete (uploads cut by nothing here should not be incomplete)", n)
 	}
 	t.Logf("destination holds %d files; %d scans delivered", len(ents), count(rows, receiver.Delivered))
+}
+
+// seedKnownGood logs on to child's target once through the store's ledger
+// in dir (the key file the child unlocks), as an earlier delivery did.
+func seedKnownGood(t *testing.T, dir string, child crashChild) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.OpenDir(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.UnlockKey(ctx, filepath.Join(dir, "secret.key")); err != nil {
+		t.Fatal(err)
+	}
+	target := child.Target
+	target.Password = scanwarden.NewSecret(child.Pass)
+	s, err := smbcheck.Dial(ctx, target, smbcheck.DialOptions{Ledger: st.Ledger(), MaxFailures: crashBudget, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("logon as the destination before the crashes: %v", err)
+	}
+	s.Close()
 }
 
 // labBadPwdCount reads user's badPwdCount on the lab DC (ldapreader over

@@ -35,6 +35,18 @@ type checkChild struct {
 	// Dial: log on again and again through smbcheck.Dial (a forwarder
 	// whose destination's stored password is wrong) until killed.
 	Dial bool `json:"dial"`
+	// Answered: log on once through smbcheck.Dial; when the server has
+	// answered, say "answered" and never record the outcome (the process
+	// dies between the DC's decision and the ledger's record).
+	Answered bool `json:"answered"`
+}
+
+// answeredLedger is the store's ledger whose Resolve never returns.
+type answeredLedger struct{ *store.Ledger }
+
+func (l answeredLedger) Resolve(context.Context, int64, smbcheck.Outcome) error {
+	fmt.Println("answered")
+	select {}
 }
 
 func TestMain(m *testing.M) {
@@ -74,6 +86,11 @@ func runCheckChild(conf string) int {
 		return 2
 	}
 	c.Target.Password = scanwarden.NewSecret(c.Pass)
+	if c.Answered {
+		_, err := smbcheck.Dial(ctx, c.Target, smbcheck.DialOptions{Ledger: answeredLedger{st.Ledger()}, MaxFailures: killBudget, Timeout: 10 * time.Second})
+		fmt.Println("refused", err)
+		return 1
+	}
 	if c.Dial {
 		fmt.Println("reserved")
 		for {
@@ -212,5 +229,77 @@ func TestLabKilledWrongPasswordNeverLocks(t *testing.T) {
 	}
 	if u.BadPwdCount == 0 {
 		t.Fatal("no wrong logon reached the DC: the test did not exercise the budget")
+	}
+}
+
+// The rule that lets a row of crashes of a known-good form cost one slot
+// (store's logon_good) keeps the lockout guarantee where a directory's own
+// rules make it safe: a password that succeeded, then was changed on the DC
+// twice (the MFP's stored one is now the account's N-2 password), is tried
+// by six processes each killed after the DC answered and before the
+// outcome was recorded — the worst timing. All six logons are let through
+// (interrupted rows of a known-good form count once), and the DC counts none
+// of them: Samba AD, like Windows AD, does not count a bad logon made with
+// one of the two previous passwords (and still takes the previous one over
+// NTLM for an hour after a change). The account is made for the test.
+func TestLabKilledKnownGoodPasswordChangedNeverLocks(t *testing.T) {
+	lab := testlab.Require(t)
+	ctx := context.Background()
+	user := fmt.Sprintf("swgood%d", time.Now().UnixNano()%1e6)
+	stored := "Stored.Mfp-" + user
+	labAdmin(t, lab, "user", "create", user, stored)
+	t.Cleanup(func() {
+		exec.Command("samba-tool", "user", "delete", user, "-H", "ldap://"+lab.DCIP, "-U", "Administrator%"+lab.AdminPassword).Run()
+	})
+	dir := t.TempDir()
+	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\` + user, Workstation: "MFP01"}
+	st, err := store.OpenDir(ctx, dir)
+	if err == nil {
+		_, err = st.UnlockKey(ctx, filepath.Join(dir, "secret.key"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := target
+	good.Password = scanwarden.NewSecret(stored)
+	s, err := smbcheck.Dial(ctx, good, smbcheck.DialOptions{Ledger: st.Ledger(), MaxFailures: killBudget, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("the stored password before the changes: %v", err)
+	}
+	s.Close()
+	st.Close()
+	labAdmin(t, lab, "user", "setpassword", user, "--newpassword=Second.Pass-"+user)
+	labAdmin(t, lab, "user", "setpassword", user, "--newpassword=Third.Pass-"+user)
+
+	conf, _ := json.Marshal(checkChild{DataDir: dir, Target: target, Pass: stored, Answered: true})
+	for i := range 6 {
+		child := exec.Command(os.Args[0], "-test.run=^$")
+		child.Env = append(os.Environ(), checkChildEnv+"="+string(conf))
+		out, err := child.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := child.Start(); err != nil {
+			t.Fatal(err)
+		}
+		said, _ := bufio.NewReader(out).ReadString('\n')
+		child.Process.Kill()
+		child.Wait()
+		if strings.TrimSpace(said) != "answered" {
+			t.Fatalf("life %d: %q, want the logon sent and answered (a known-good form's crashes cost one slot)", i+1, said)
+		}
+	}
+	d, err := ad.New(ad.Config{URL: "ldaps://" + lab.DCIP, BindUser: "ldapreader@" + lab.DNSDomain,
+		Password: scanwarden.NewSecret(lab.Password), CAFile: lab.CA, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := d.User(ctx, lab.Domain+`\`+user, "MFP01")
+	if err != nil || !u.Found {
+		t.Fatalf("AD: %v %+v", err, u)
+	}
+	t.Logf("6 logons with the N-2 password, each killed before its outcome was recorded: badPwdCount %d, locked %v", u.BadPwdCount, u.Locked)
+	if u.BadPwdCount > killBudget || u.Locked {
+		t.Fatalf("badPwdCount %d (budget %d), locked %v", u.BadPwdCount, killBudget, u.Locked)
 	}
 }

@@ -30,7 +30,15 @@ import (
 //     to 10 s for the answer of the same form's logon in flight);
 //   - a success clears the account's resolved entries before it (the DC
 //     resets badPwdCount on a successful logon), the unknown and
-//     interrupted ones included; pending ones stay.
+//     interrupted ones included; pending ones stay;
+//   - interrupted entries of a form and password that had succeeded before
+//     them (and not definitely failed since: LedgerEntry.KnownGood) count
+//     together as one, however many crashes there were. Either the
+//     password was still right and the DC counted none of them, or it was
+//     changed on the DC since — and Active Directory does not count a bad
+//     logon made with one of the account's two previous passwords (its
+//     N-2 history check): the one slot is kept for what no directory rule
+//     covers (a local account of a standalone server, a third change).
 type Ledger interface {
 	// Reserve records a pending attempt of form on account unless the
 	// account's entries since since (pending ones included) reach budget,
@@ -124,6 +132,9 @@ type LedgerEntry struct {
 	At      time.Time
 	Cause   Cause // "" while pending
 	Status  string
+	// KnownGood is set on an interrupted entry whose form and password
+	// had succeeded before it and not definitely failed since (see Ledger).
+	KnownGood bool
 }
 
 // Pending reports whether e's logon is still in flight.
@@ -227,6 +238,9 @@ func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *
 		}
 	}
 	counted := len(entries)
+	if known := countKnownGood(entries); known > 1 {
+		counted -= known - 1
+	}
 	if a.Seen != nil && a.Seen.DCBudget {
 		for i := range entries {
 			if a.Seen.lifts(&entries[i]) {
@@ -257,6 +271,18 @@ func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *
 		return r
 	}
 	return nil
+}
+
+// countKnownGood counts the interrupted entries of forms known good: they
+// spend one slot of the budget between them (see Ledger).
+func countKnownGood(entries []LedgerEntry) int {
+	n := 0
+	for i := range entries {
+		if entries[i].KnownGood && entries[i].Status == Interrupted {
+			n++
+		}
+	}
+	return n
 }
 
 // MemoryLedger keeps the ledger in memory (one check, or tests).

@@ -39,7 +39,14 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		if _, err := tx.ExecContext(ctx, "DELETE FROM settings WHERE key = 'ledger_key'"); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM logon_good WHERE at < ?", formatTime(a.At.Add(-goodRetention))); err != nil {
+			return err
+		}
 		if err := markInterrupted(ctx, tx, a.Account); err != nil {
+			return err
+		}
+		good, err := goodForms(ctx, tx, a.Account)
+		if err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT account, form, typed, at, cause, status FROM logon_attempts
@@ -60,6 +67,9 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 				return fmt.Errorf("logon_attempts.at %q: %w", at, err)
 			}
 			e.Cause = smbcheck.Cause(cause)
+			if ok, g := good[e.Form]; g && e.Status == smbcheck.Interrupted && !ok.After(e.At) {
+				e.KnownGood = true
+			}
 			entries = append(entries, e)
 		}
 		rows.Close()
@@ -81,6 +91,32 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		return 0, nil, fmt.Errorf("ledger reserve: %w", err)
 	}
 	return id, refusal, nil
+}
+
+// goodRetention is how long a form that succeeded is remembered as known
+// good without succeeding again.
+const goodRetention = 90 * 24 * time.Hour
+
+// goodForms returns when each of account's forms last succeeded.
+func goodForms(ctx context.Context, tx *sql.Tx, account string) (map[string]time.Time, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT form, at FROM logon_good WHERE account = ?", account)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	good := map[string]time.Time{}
+	for rows.Next() {
+		var form, at string
+		if err := rows.Scan(&form, &at); err != nil {
+			return nil, err
+		}
+		t, err := parseTime(at)
+		if err != nil {
+			return nil, fmt.Errorf("logon_good.at %q: %w", at, err)
+		}
+		good[form] = t
+	}
+	return good, rows.Err()
 }
 
 // markInterrupted resolves the account's pending rows whose process has
@@ -123,9 +159,15 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 	err := l.s.tx(ctx, func(tx *sql.Tx) error {
 		switch o.Kind {
 		case smbcheck.Succeeded:
-			// The success and the resolved failures before it go; attempts
-			// still pending (another process's logon in flight) stay, and
-			// count until they resolve.
+			// The form is known good from now on; the success and the
+			// resolved failures before it go; attempts still pending
+			// (another process's logon in flight) stay, and count until
+			// they resolve.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO logon_good(account, form, at)
+				SELECT account, form, at FROM logon_attempts WHERE id = ?
+				ON CONFLICT(account, form) DO UPDATE SET at = excluded.at WHERE excluded.at > logon_good.at`, id); err != nil {
+				return err
+			}
 			_, err := tx.ExecContext(ctx, `DELETE FROM logon_attempts WHERE id = ?1 OR
 				(account = (SELECT account FROM logon_attempts WHERE id = ?1) AND cause != '' AND id < ?1)`, id)
 			return err
@@ -133,6 +175,14 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 			cause := o.Cause
 			if cause == "" {
 				cause = smbcheck.CauseUnknown
+			}
+			if e := (smbcheck.LedgerEntry{Cause: cause}); e.Definite() {
+				// The server judged this password wrong for the form (or
+				// the account unusable): it is known good no more.
+				if _, err := tx.ExecContext(ctx, `DELETE FROM logon_good WHERE (account, form) =
+					(SELECT account, form FROM logon_attempts WHERE id = ?)`, id); err != nil {
+					return err
+				}
 			}
 			_, err := tx.ExecContext(ctx, "UPDATE logon_attempts SET cause = ?, status = ? WHERE id = ?", string(cause), o.Status, id)
 			return err

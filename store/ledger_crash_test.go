@@ -128,3 +128,76 @@ func TestLedgerInFlightElsewhereIsNoFailure(t *testing.T) {
 	}
 	fmt.Fprintln(stdin, "go")
 }
+
+// Crashes in a row during logons of a form and password that had succeeded
+// cost one slot between them (issue 18: two kills during deliveries' logons
+// within the window spent a budget of 2, and every held scan then waited 30
+// minutes although the password was right); crashes during logons of a form
+// never seen to succeed each still cost one, and a definite failure of the
+// form makes it unknown again.
+func TestLedgerCrashesOfAKnownGoodFormCostOneSlot(t *testing.T) {
+	ctx := context.Background()
+	s, db := openTemp(t)
+	l := s.Ledger()
+	w := 30 * time.Minute
+	attempt := func(form string) smbcheck.Attempt {
+		now := time.Now()
+		return smbcheck.Attempt{Account: `kyolab\dave`, Form: form, Typed: "dave", At: now}
+	}
+	kill := func() {
+		helper, _ := startLedgerHelper(t, db)
+		helper.Process.Kill()
+		helper.Wait()
+	}
+	interrupted := func() (n int) {
+		s.db.QueryRow("SELECT count(*) FROM logon_attempts WHERE status = ?", smbcheck.Interrupted).Scan(&n)
+		return n
+	}
+
+	// Never succeeded: two crashes spend the budget of 2.
+	kill()
+	kill()
+	if _, r, _ := l.Reserve(ctx, attempt("helper-form"), time.Now().Add(-w), 2); r == nil || !strings.Contains(r.Reason, "budget") {
+		t.Fatalf("two crashes of a form never seen to succeed did not spend a budget of 2: %+v", r)
+	}
+	if n := interrupted(); n != 2 {
+		t.Fatalf("%d interrupted rows, want 2", n)
+	}
+
+	// helper-form succeeds (it clears the account) …
+	id, r, err := l.Reserve(ctx, attempt("helper-form"), time.Now().Add(-w), 3)
+	if err != nil || r != nil {
+		t.Fatalf("reserve: %+v %v", r, err)
+	}
+	if err := l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Succeeded}); err != nil {
+		t.Fatal(err)
+	}
+	// … then three crashes during its logons: one slot between them.
+	kill()
+	kill()
+	kill()
+	id, r, err = l.Reserve(ctx, attempt("helper-form"), time.Now().Add(-w), 2)
+	if err != nil || r != nil {
+		t.Fatalf("after three crashes of a known-good form: refused %+v (%v)", r, err)
+	}
+	if n := interrupted(); n != 3 {
+		t.Fatalf("%d interrupted rows, want 3 (they still count, together as one)", n)
+	}
+	// With this logon in flight, the budget of 2 is spent.
+	if _, r, _ := l.Reserve(ctx, attempt("other"), time.Now().Add(-w), 2); r == nil || !strings.Contains(r.Reason, "budget") {
+		t.Fatalf("the known-good crashes cost nothing: %+v", r)
+	}
+	// The server now refuses the password: the form is no longer known good,
+	// and a crash during its next logon costs a slot of its own.
+	if err := l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
+		t.Fatal(err)
+	}
+	var good int
+	s.db.QueryRow("SELECT count(*) FROM logon_good").Scan(&good)
+	if good != 0 {
+		t.Fatalf("%d known-good forms after the definite failure, want 0", good)
+	}
+	if _, r, _ := l.Reserve(ctx, attempt("helper-form"), time.Now().Add(-w), 5); r == nil || !strings.Contains(r.Reason, "already failed") {
+		t.Fatalf("the form the server refused is not blocked: %+v", r)
+	}
+}
