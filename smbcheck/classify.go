@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,15 +24,15 @@ func classify(step string, err error) (Cause, Evidence) {
 		return causeForStatus(step, st), ev
 	}
 	if errors.Is(err, smb2.ErrRequestNotAccepted) {
-		ev["nt_status"] = StatusRequestNotAccepted.String()
+		ev["nt_status"] = ntstatus.RequestNotAccepted.String()
 		return CauseConnectionLimit, ev
 	}
 	if errors.Is(err, os.ErrPermission) {
-		ev["nt_status"] = StatusAccessDenied.String() + " (as reported by the SMB library)"
-		return causeForStatus(step, StatusAccessDenied), ev
+		ev["nt_status"] = ntstatus.AccessDenied.String() + " (as reported by the SMB library)"
+		return causeForStatus(step, ntstatus.AccessDenied), ev
 	}
 	if errors.Is(err, os.ErrNotExist) {
-		ev["nt_status"] = StatusObjectNameNotFound.String() + " (as reported by the SMB library)"
+		ev["nt_status"] = ntstatus.ObjectNameNotFound.String() + " (as reported by the SMB library)"
 		return CausePathNotFound, ev
 	}
 	var dnsErr *net.DNSError
@@ -86,12 +87,12 @@ func isTimeout(err error) bool {
 }
 
 // ntStatusOf finds an NT status carried by err.
-func ntStatusOf(err error) (NTStatus, bool) {
+func ntStatusOf(err error) (ntstatus.Status, bool) {
 	var re *smb2.ResponseError
 	if errors.As(err, &re) {
-		return NTStatus(re.Code), true
+		return ntstatus.Status(re.Code), true
 	}
-	var st NTStatus
+	var st ntstatus.Status
 	if errors.As(err, &st) {
 		return st, true
 	}
@@ -100,7 +101,7 @@ func ntStatusOf(err error) (NTStatus, bool) {
 
 // causeForStatus reads the NT status table: the row's override for step,
 // else its cause, else unknown.
-func causeForStatus(step string, st NTStatus) Cause {
+func causeForStatus(step string, st ntstatus.Status) Cause {
 	info, ok := ntTable[st]
 	if !ok {
 		return CauseUnknown

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // dialTCP connects to addr:port within ctx.
@@ -157,7 +158,7 @@ type sniffConn struct {
 	body     []byte // the frame's first bytes (at most maxFrame)
 	remain   int    // bytes of the current frame still to read
 	keep     int    // bytes of the current frame to keep
-	status   NTStatus
+	status   ntstatus.Status
 	flags    uint16
 	sawSetup bool
 	info     ServerInfo
@@ -298,12 +299,12 @@ func (c *sniffConn) inspect(m []byte) {
 	if len(m) < 64 || string(m[:4]) != "\xfeSMB" {
 		return
 	}
-	status := NTStatus(binary.LittleEndian.Uint32(m[8:]))
+	status := ntstatus.Status(binary.LittleEndian.Uint32(m[8:]))
 	cmd := binary.LittleEndian.Uint16(m[12:])
 	if cmd > 1 { // only NEGOTIATE and SESSION_SETUP
 		return
 	}
-	if status != StatusSuccess && status != StatusMoreProcessingRequired && status != 0x00000103 /* STATUS_PENDING */ {
+	if status != ntstatus.Success && status != ntstatus.MoreProcessingRequired && status != ntstatus.Pending {
 		c.status = status
 	}
 	switch cmd {
@@ -314,21 +315,21 @@ func (c *sniffConn) inspect(m []byte) {
 			n.apply(&c.info)
 		}
 	case 1:
-		if status == StatusMoreProcessingRequired {
+		if status == ntstatus.MoreProcessingRequired {
 			if _, blob, err := parseSMB2SessionSetup(m); err == nil {
 				if ch, err := parseNTLMChallenge(blob); err == nil {
 					ch.apply(&c.info)
 				}
 			}
 		}
-		if status == StatusSuccess && len(m) >= 64+4 {
+		if status == ntstatus.Success && len(m) >= 64+4 {
 			c.sawSetup = true
 			c.flags = binary.LittleEndian.Uint16(m[66:])
 		}
 	}
 }
 
-func (c *sniffConn) failure() NTStatus {
+func (c *sniffConn) failure() ntstatus.Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.status

@@ -17,11 +17,13 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 type fakeWindows struct {
 	ln     net.Listener
-	status NTStatus // answer to the AUTHENTICATE leg
+	status ntstatus.Status // answer to the AUTHENTICATE leg
 	// vanish, when set, hangs up instead of answering the AUTHENTICATE: a
 	// server that goes away in the middle of a logon.
 	vanish bool
@@ -30,7 +32,7 @@ type fakeWindows struct {
 	conns  int
 }
 
-func startFakeWindows(t *testing.T, status NTStatus) *fakeWindows {
+func startFakeWindows(t *testing.T, status ntstatus.Status) *fakeWindows {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -82,14 +84,14 @@ func (f *fakeWindows) session(c net.Conn) {
 				writeFrame(c, fakeNegotiateResponse(msgID, 0x0210))
 			case 1:
 				if len(req) > 64+24 && containsNTLMType(req, 1) {
-					writeFrame(c, fakeSessionSetupResponse(msgID, StatusMoreProcessingRequired, spnegoResp(windowsChallenge())))
+					writeFrame(c, fakeSessionSetupResponse(msgID, ntstatus.MoreProcessingRequired, spnegoResp(windowsChallenge())))
 				} else if f.vanish {
 					return
 				} else {
 					writeFrame(c, fakeErrorResponse(msgID, 1, f.status))
 				}
 			default:
-				writeFrame(c, fakeErrorResponse(msgID, cmd, StatusNotSupported))
+				writeFrame(c, fakeErrorResponse(msgID, cmd, ntstatus.NotSupported))
 			}
 		default:
 			return
@@ -106,7 +108,7 @@ func containsNTLMType(b []byte, typ uint32) bool {
 	return false
 }
 
-func fakeHeader(cmd uint16, msgID uint64, status NTStatus) []byte {
+func fakeHeader(cmd uint16, msgID uint64, status ntstatus.Status) []byte {
 	h := make([]byte, 64)
 	copy(h, "\xfeSMB")
 	binary.LittleEndian.PutUint16(h[4:], 64)
@@ -122,7 +124,7 @@ func fakeHeader(cmd uint16, msgID uint64, status NTStatus) []byte {
 }
 
 func fakeNegotiateResponse(msgID uint64, dialect uint16) []byte {
-	b := fakeHeader(0, msgID, StatusSuccess)
+	b := fakeHeader(0, msgID, ntstatus.Success)
 	body := make([]byte, 64)
 	binary.LittleEndian.PutUint16(body[0:], 65)
 	binary.LittleEndian.PutUint16(body[2:], 0x01) // signing enabled, not required
@@ -137,7 +139,7 @@ func fakeNegotiateResponse(msgID uint64, dialect uint16) []byte {
 	return append(b, body...)
 }
 
-func fakeSessionSetupResponse(msgID uint64, status NTStatus, blob []byte) []byte {
+func fakeSessionSetupResponse(msgID uint64, status ntstatus.Status, blob []byte) []byte {
 	b := fakeHeader(1, msgID, status)
 	body := make([]byte, 8)
 	binary.LittleEndian.PutUint16(body[0:], 9)
@@ -146,7 +148,7 @@ func fakeSessionSetupResponse(msgID uint64, status NTStatus, blob []byte) []byte
 	return append(append(b, body...), blob...)
 }
 
-func fakeErrorResponse(msgID uint64, cmd uint16, status NTStatus) []byte {
+func fakeErrorResponse(msgID uint64, cmd uint16, status ntstatus.Status) []byte {
 	b := fakeHeader(cmd, msgID, status)
 	body := make([]byte, 9)
 	binary.LittleEndian.PutUint16(body[0:], 9)

@@ -3,6 +3,8 @@ package smbcheck
 import (
 	"bytes"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // FuzzNegotiateParsers feeds hostile server answers to every parser of the
@@ -10,7 +12,7 @@ import (
 func FuzzNegotiateParsers(f *testing.F) {
 	f.Add(fakeNegotiateResponse(0, 0x02ff))
 	f.Add(fakeNegotiateResponse(1, 0x0311))
-	f.Add(fakeSessionSetupResponse(2, StatusMoreProcessingRequired, spnegoResp(windowsChallenge())))
+	f.Add(fakeSessionSetupResponse(2, ntstatus.MoreProcessingRequired, spnegoResp(windowsChallenge())))
 	f.Add(windowsChallenge())
 	smb1 := smb1Header(0x72)
 	smb1 = append(smb1, 17)

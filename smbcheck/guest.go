@@ -9,6 +9,8 @@ package smbcheck
 
 import (
 	"fmt"
+
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // anonymous reports whether the destination stores an empty login name:
@@ -80,7 +82,7 @@ func (c *checker) sessionGuest(s *stepState, res attemptResult) bool {
 // sessionAnonymousRefused ends the session step when the server refused an
 // anonymous logon; it reports false when the logon was not anonymous.
 func (c *checker) sessionAnonymousRefused(s *stepState, res attemptResult) bool {
-	if !c.anonymous() || !(res.status.IsLogonFailure() || res.status == StatusAccessDenied) {
+	if !c.anonymous() || !(res.status.IsLogonFailure() || res.status == ntstatus.AccessDenied) {
 		return false
 	}
 	s.Evidence["anonymous"] = true

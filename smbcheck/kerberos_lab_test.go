@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -159,7 +160,7 @@ func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, se
 		sessionEv(t, r, "kerberos", "ok")
 		sessionEv(t, r, "kerberos_realm", lab.Realm2)
 		sessionEv(t, r, "kerberos_kdc_source", "DNS SRV _kerberos._tcp."+lab.DNSDomain2)
-		sessionEv(t, r, "nt_status", StatusNTLMBlocked.String())
+		sessionEv(t, r, "nt_status", ntstatus.NTLMBlocked.String())
 		if !strings.Contains(r.Verdict.Summary, "password is right") || !strings.Contains(r.Verdict.Fix, "NTLM exceptions") || len(r.Verdict.Also) != 0 {
 			t.Errorf("verdict %+v", r.Verdict)
 		}

@@ -17,6 +17,7 @@ import (
 	smb2 "github.com/cloudsoda/go-smb2"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -357,7 +358,7 @@ func TestLabConnectionLimit(t *testing.T) {
 		switch {
 		case err == nil:
 			t.Cleanup(func() { sh.Umount() })
-		case errors.As(err, &re) && re.Code == uint32(StatusInsufficientResources):
+		case errors.As(err, &re) && re.Code == uint32(ntstatus.InsufficientResources):
 			full = true
 		default:
 			t.Fatalf("holder %d mount: %v", i, err)

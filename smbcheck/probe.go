@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf16"
+
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // ServerInfo is what the negotiate probe learned.
@@ -159,7 +161,7 @@ func smb2Dance(conn net.Conn, info *ServerInfo, msgID uint64) error {
 		return err
 	}
 	if n.Status != 0 {
-		return fmt.Errorf("SMB2 negotiate: %w", ntError(n.Status))
+		return fmt.Errorf("SMB2 negotiate: %w", n.Status)
 	}
 	n.apply(info)
 	return ntlmOverSMB2(conn, info, msgID+1)
@@ -177,8 +179,8 @@ func ntlmOverSMB2(conn net.Conn, info *ServerInfo, msgID uint64) error {
 	if err != nil {
 		return err
 	}
-	if status != ntStatusMoreProcessingRequired {
-		return fmt.Errorf("session setup (NTLM negotiate): %w", ntError(status))
+	if status != ntstatus.MoreProcessingRequired {
+		return fmt.Errorf("session setup (NTLM negotiate): %w", status)
 	}
 	c, err := parseNTLMChallenge(blob)
 	if err != nil {
@@ -200,8 +202,8 @@ func ntlmOverSMB1(conn net.Conn, info *ServerInfo) error {
 	if err != nil {
 		return err
 	}
-	if status != ntStatusMoreProcessingRequired {
-		return ntError(status)
+	if status != ntstatus.MoreProcessingRequired {
+		return status
 	}
 	c, err := parseNTLMChallenge(blob)
 	if err != nil {
@@ -390,11 +392,11 @@ func utf16z(s string) []byte {
 	return append(out, 0, 0)
 }
 
-func parseSMB1SessionSetup(b []byte) (uint32, []byte, error) {
+func parseSMB1SessionSetup(b []byte) (ntstatus.Status, []byte, error) {
 	if len(b) < 33 || !bytes.HasPrefix(b, []byte("\xffSMB")) || b[4] != 0x73 {
 		return 0, nil, errors.New("SMB1 session setup response: malformed")
 	}
-	status := binary.LittleEndian.Uint32(b[5:])
+	status := ntstatus.Status(binary.LittleEndian.Uint32(b[5:]))
 	wc := int(b[32])
 	if wc != 4 || len(b) < 33+8+2 {
 		return status, nil, nil
@@ -408,8 +410,6 @@ func parseSMB1SessionSetup(b []byte) (uint32, []byte, error) {
 }
 
 // --- SMB2 --------------------------------------------------------------
-
-const ntStatusMoreProcessingRequired = 0xc0000016
 
 func smb2Header(cmd uint16, msgID uint64) []byte {
 	h := make([]byte, 64)
@@ -470,7 +470,7 @@ func appendContext(b []byte, typ uint16, data []byte) []byte {
 }
 
 type smb2Negotiate struct {
-	Status       uint32
+	Status       ntstatus.Status
 	Dialect      uint16
 	SecurityMode uint16
 }
@@ -499,14 +499,14 @@ func dialectName(d uint16) string {
 	return fmt.Sprintf("0x%04x", d)
 }
 
-func parseSMB2Header(b []byte, cmd uint16) (status uint32, body []byte, err error) {
+func parseSMB2Header(b []byte, cmd uint16) (status ntstatus.Status, body []byte, err error) {
 	if len(b) < 64 || !bytes.HasPrefix(b, []byte("\xfeSMB")) {
 		return 0, nil, fmt.Errorf("SMB2 response: %d bytes, not an SMB2 header", len(b))
 	}
 	if got := binary.LittleEndian.Uint16(b[12:]); got != cmd {
 		return 0, nil, fmt.Errorf("SMB2 response: command %d, want %d", got, cmd)
 	}
-	return binary.LittleEndian.Uint32(b[8:]), b[64:], nil
+	return ntstatus.Status(binary.LittleEndian.Uint32(b[8:])), b[64:], nil
 }
 
 func parseSMB2Negotiate(b []byte) (smb2Negotiate, error) {
@@ -539,12 +539,12 @@ func smb2SessionSetupRequest(msgID uint64, blob []byte) []byte {
 	return append(b, blob...)
 }
 
-func parseSMB2SessionSetup(b []byte) (uint32, []byte, error) {
+func parseSMB2SessionSetup(b []byte) (ntstatus.Status, []byte, error) {
 	status, body, err := parseSMB2Header(b, 1)
 	if err != nil {
 		return 0, nil, fmt.Errorf("session setup: %w", err)
 	}
-	if status != ntStatusMoreProcessingRequired && status != 0 {
+	if status != ntstatus.MoreProcessingRequired && status != 0 {
 		return status, nil, nil
 	}
 	if len(body) < 8 {

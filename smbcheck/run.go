@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // checker carries one check's state.
@@ -621,7 +622,7 @@ type attemptResult struct {
 	stopped bool        // the negotiate or ad step ended the check
 	probed  bool        // a probe: the gate ended the logon on purpose
 	cause   Cause
-	status  NTStatus
+	status  ntstatus.Status
 	err     error
 	ev      Evidence // the classified error's evidence
 }
@@ -718,7 +719,7 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	// connection, an interrupt), the DC may have counted it, so it counts
 	// here too — as a failure whose cause is what was observed.
 	out := Outcome{Kind: Failed, Cause: res.cause, Status: res.status.String()}
-	if res.status == StatusNTLMBlocked {
+	if res.status == ntstatus.NTLMBlocked {
 		// The server refused NTLM itself: no password was judged and no
 		// bad logon counted, so the budget is not spent.
 		out = Outcome{Kind: Cancelled}
@@ -790,7 +791,7 @@ func (c *checker) stepSessionNTLM(ctx context.Context) bool {
 	if c.sessionAnonymousRefused(s, res) || c.ntlmv1Refused(ctx, s, res) {
 		return false
 	}
-	if res.status == StatusNTLMBlocked && c.krbNote == nil && !c.smb1 {
+	if res.status == ntstatus.NTLMBlocked && c.krbNote == nil && !c.smb1 {
 		return c.ntlmBlocked(ctx, s)
 	}
 	if res.status.IsLogonFailure() {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // DialOptions tune Dial. Zero values mean zero: the caller fills its
@@ -48,10 +49,10 @@ const (
 // and the underlying error (errors.Is(err, os.ErrNotExist) and
 // os.ErrPermission work through it).
 type Error struct {
-	Op     string   // "connect", "logon", "tree connect", "folder", "create", "write", "read", "rename", "stat", "remove", "list", "close"
-	Path   string   // relative to the destination folder; "" for the folder itself
-	Cause  Cause    // CauseUnknown when nothing more is known
-	Status NTStatus // the NT status, when the server sent one
+	Op     string          // "connect", "logon", "tree connect", "folder", "create", "write", "read", "rename", "stat", "remove", "list", "close"
+	Path   string          // relative to the destination folder; "" for the folder itself
+	Cause  Cause           // CauseUnknown when nothing more is known
+	Status ntstatus.Status // the NT status, when the server sent one
 	// Refusal is set when the ledger kept the logon back: nothing was sent.
 	Refusal *Refusal
 	Err     error
@@ -199,7 +200,7 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *Serv
 			// happened next (the DC may have counted it) — unless the
 			// server refused NTLM itself, judging no password.
 			out := Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()}
-			if e.Status == StatusNTLMBlocked {
+			if e.Status == ntstatus.NTLMBlocked {
 				out = Outcome{Kind: Cancelled}
 			}
 			o.Ledger.Resolve(rctx, l.id, out)
@@ -455,7 +456,7 @@ func (t smb2Tree) rename(ctx context.Context, from, to string) error {
 		t.stamp.arm(to, keepStamp)
 		err := sh.Rename(from, to)
 		if t.stamp.disarm() {
-			if st, ok := ntStatusOf(err); ok && st == StatusObjectNameCollision {
+			if st, ok := ntStatusOf(err); ok && st == ntstatus.ObjectNameCollision {
 				return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
 			}
 		}

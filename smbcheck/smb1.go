@@ -24,6 +24,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // SMB1 commands used by the replay.
@@ -137,7 +139,7 @@ func smb1Parse(b []byte, cmd byte) (words, data []byte, err error) {
 	return words, b[start : start+bc], nil
 }
 
-func smb1Status(b []byte) NTStatus { return NTStatus(binary.LittleEndian.Uint32(b[5:])) }
+func smb1Status(b []byte) ntstatus.Status { return ntstatus.Status(binary.LittleEndian.Uint32(b[5:])) }
 
 // request builds a request of cmd with parameter words and data bytes.
 // Data that must be 2-aligned from the header start (Unicode strings) is
@@ -215,7 +217,7 @@ func (c *smb1Conn) call(ctx context.Context, cmd byte, words, data []byte, align
 		return nil, nil, nil, err
 	}
 	st := smb1Status(resp)
-	if st != StatusSuccess && st != StatusMoreProcessingRequired {
+	if st != ntstatus.Success && st != ntstatus.MoreProcessingRequired {
 		return resp, nil, nil, st
 	}
 	rw, rd, err = smb1Parse(resp, cmd)
@@ -286,7 +288,7 @@ func (c *smb1Conn) sessionSetup(ctx context.Context, cr ntlmCredentials, g gate)
 	if err != nil {
 		return err
 	}
-	if smb1Status(resp) != StatusSuccess {
+	if smb1Status(resp) != ntstatus.Success {
 		return fmt.Errorf("SMB1 session setup: %w", smb1Status(resp))
 	}
 	if len(rw) >= 6 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -42,20 +43,20 @@ func TestLabSMB1Replay(t *testing.T) {
 		{name: "NTLMv1 refused by an NTLMv2-only server", dest: base + "/scans", user: "scanuser", opts: v1, want: CauseSMB1Refused, check: func(t *testing.T, r Report) {
 			replayed(t, r)
 			s := stepIs(t, r, StepSession, StatusFail)
-			if s.Evidence["ntlmv2"] != "accepted" || s.Evidence["ntlmv1"] != StatusLogonFailure.String() || !strings.Contains(r.Verdict.Fix, "NTLMv2") {
+			if s.Evidence["ntlmv2"] != "accepted" || s.Evidence["ntlmv1"] != ntstatus.LogonFailure.String() || !strings.Contains(r.Verdict.Fix, "NTLMv2") {
 				t.Errorf("session evidence %v, fix %q", s.Evidence, r.Verdict.Fix)
 			}
 		}},
 		{name: "NTLMv1 accepted (smb1v1)", dest: base + ":2445/scans", user: "scanuser", opts: v1, want: CauseOK, check: replayed},
 		{name: "NTLMv1, wrong password (smb1v1)", dest: base + ":2445/scans", user: "scanuser", pw: wrongPassword, opts: v1, want: CauseBadCredentials, check: func(t *testing.T, r Report) {
-			if s := stepIs(t, r, StepSession, StatusFail); s.Evidence["ntlmv2"] != StatusLogonFailure.String() {
+			if s := stepIs(t, r, StepSession, StatusFail); s.Evidence["ntlmv2"] != ntstatus.LogonFailure.String() {
 				t.Errorf("session evidence %v", s.Evidence)
 			}
 		}},
 		{name: "ok port 139", dest: "//smb1srv." + lab.DNSDomain + ":139/scans", user: "scanuser", opts: smb1, want: CauseOK, check: replayed},
 		{name: "bad-credentials", dest: base + "/scans", user: "scanuser", pw: wrongPassword, opts: smb1, want: CauseBadCredentials, check: func(t *testing.T, r Report) {
 			replayed(t, r)
-			if s := stepIs(t, r, StepSession, StatusFail); s.Evidence["nt_status"] != StatusLogonFailure.String() {
+			if s := stepIs(t, r, StepSession, StatusFail); s.Evidence["nt_status"] != ntstatus.LogonFailure.String() {
 				t.Errorf("session evidence %v", s.Evidence)
 			}
 		}},
@@ -69,7 +70,7 @@ func TestLabSMB1Replay(t *testing.T) {
 		{name: "folder mode 0555", dest: base + "/scans/readonly", user: "scanuser", opts: smb1, want: CauseNoWritePermission},
 		{name: "read-only share", dest: base + "/scans-ro", user: "scanuser", opts: smb1, want: CauseNoWritePermission},
 		{name: "no-delete-permission", dest: base + "/nodelete", user: "scanuser", opts: smb1, want: CauseNoDeletePermission, check: func(t *testing.T, r Report) {
-			if s := stepIs(t, r, StepWrite, StatusFail); s.Evidence["nt_status"] != StatusCannotDelete.String() {
+			if s := stepIs(t, r, StepWrite, StatusFail); s.Evidence["nt_status"] != ntstatus.CannotDelete.String() {
 				t.Errorf("write evidence %v", s.Evidence)
 			}
 		}},

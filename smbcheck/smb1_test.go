@@ -10,6 +10,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // The NTLMv2 example of [MS-NLMP] 4.2.4: user "User", domain "Domain",
@@ -65,7 +67,7 @@ func TestNTLMv2Vector(t *testing.T) {
 }
 
 // smb1Answer builds an SMB1 server message.
-func smb1Answer(cmd byte, status NTStatus, words, data []byte) []byte {
+func smb1Answer(cmd byte, status ntstatus.Status, words, data []byte) []byte {
 	b := smb1Header(cmd)
 	b[9] |= 0x80 // reply
 	binary.LittleEndian.PutUint32(b[5:], uint32(status))
@@ -89,11 +91,11 @@ func smb1Seeds() [][]byte {
 	binary.LittleEndian.PutUint16(read[12:], 59)
 	return [][]byte{
 		smb1Answer(smb1CmdNegotiate, 0, neg, make([]byte, 16)),
-		smb1Answer(smb1CmdSessionSetup, StatusMoreProcessingRequired, ss, blob),
+		smb1Answer(smb1CmdSessionSetup, ntstatus.MoreProcessingRequired, ss, blob),
 		smb1Answer(smb1CmdNTCreate, 0, create, nil),
 		smb1Answer(smb1CmdReadAndX, 0, read, []byte{0, 1, 2, 3, 4}),
 		smb1Answer(smb1CmdWriteAndX, 0, []byte{0xff, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, nil),
-		smb1Answer(smb1CmdTreeConnect, StatusBadNetworkName, nil, nil),
+		smb1Answer(smb1CmdTreeConnect, ntstatus.BadNetworkName, nil, nil),
 	}
 }
 

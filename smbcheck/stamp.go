@@ -8,6 +8,8 @@ import (
 	"crypto/sha512"
 	"encoding/binary"
 	"sync"
+
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 // The canary's delete-on-close.
@@ -96,14 +98,14 @@ func (s *stamper) logonMessage(m []byte, whole bool) {
 	}
 	cmd := binary.LittleEndian.Uint16(m[12:])
 	response := binary.LittleEndian.Uint32(m[16:])&smb2FlagResponse != 0
-	status := NTStatus(binary.LittleEndian.Uint32(m[8:]))
+	status := ntstatus.Status(binary.LittleEndian.Uint32(m[8:]))
 	switch {
 	case cmd == smb2CmdNegotiate && response:
-		if status == StatusSuccess && len(m) >= 64+6 {
+		if status == ntstatus.Success && len(m) >= 64+6 {
 			s.dialect = binary.LittleEndian.Uint16(m[64+4:])
 		}
 	case cmd == smb2CmdSessionSetup && response:
-		if status != StatusMoreProcessingRequired {
+		if status != ntstatus.MoreProcessingRequired {
 			return // the last response is not hashed
 		}
 	case cmd != smb2CmdNegotiate && cmd != smb2CmdSessionSetup:

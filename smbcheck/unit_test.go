@@ -15,6 +15,7 @@ import (
 	smb2 "github.com/cloudsoda/go-smb2"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
 func TestParseDestination(t *testing.T) {
@@ -142,26 +143,26 @@ func TestClassify(t *testing.T) {
 		err  error
 		want Cause
 	}{
-		{"logon failure", StepSession, &smb2.ResponseError{Code: uint32(StatusLogonFailure)}, CauseBadCredentials},
-		{"disabled", StepSession, &smb2.ResponseError{Code: uint32(StatusAccountDisabled)}, CauseAccountDisabled},
-		{"locked", StepSession, &smb2.ResponseError{Code: uint32(StatusAccountLockedOut)}, CauseAccountLocked},
-		{"must change", StepSession, &smb2.ResponseError{Code: uint32(StatusPasswordMustChange)}, CausePasswordMustChange},
-		{"expired pw", StepSession, &smb2.ResponseError{Code: uint32(StatusPasswordExpired)}, CausePasswordExpired},
-		{"expired account", StepSession, &smb2.ResponseError{Code: uint32(StatusAccountExpired)}, CauseAccountExpired},
-		{"workstation", StepSession, &smb2.ResponseError{Code: uint32(StatusInvalidWorkstation)}, CauseWorkstationRestricted},
-		{"samba upn wrong password", StepSession, &smb2.ResponseError{Code: uint32(StatusNotFound)}, CauseBadCredentials},
-		{"hours", StepSession, &smb2.ResponseError{Code: uint32(StatusInvalidLogonHours)}, CauseLogonHours},
-		{"bad share", StepTree, &smb2.ResponseError{Code: uint32(StatusBadNetworkName)}, CauseShareNotFound},
+		{"logon failure", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.LogonFailure)}, CauseBadCredentials},
+		{"disabled", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountDisabled)}, CauseAccountDisabled},
+		{"locked", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountLockedOut)}, CauseAccountLocked},
+		{"must change", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.PasswordMustChange)}, CausePasswordMustChange},
+		{"expired pw", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.PasswordExpired)}, CausePasswordExpired},
+		{"expired account", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountExpired)}, CauseAccountExpired},
+		{"workstation", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InvalidWorkstation)}, CauseWorkstationRestricted},
+		{"samba upn wrong password", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.NotFound)}, CauseBadCredentials},
+		{"hours", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InvalidLogonHours)}, CauseLogonHours},
+		{"bad share", StepTree, &smb2.ResponseError{Code: uint32(ntstatus.BadNetworkName)}, CauseShareNotFound},
 		{"share denied (library)", StepTree, fmt.Errorf("mount: %w", os.ErrPermission), CauseShareAccessDenied},
 		{"create denied (library)", StepWrite, &os.PathError{Op: "open", Path: "x", Err: os.ErrPermission}, CauseNoWritePermission},
 		{"delete denied (library)", "delete", &os.PathError{Op: "remove", Path: "x", Err: os.ErrPermission}, CauseNoDeletePermission},
 		{"path missing (library)", StepPath, &os.PathError{Op: "stat", Path: "x", Err: os.ErrNotExist}, CausePathNotFound},
-		{"samba max connections", StepTree, &smb2.ResponseError{Code: uint32(StatusInsufficientResources)}, CauseConnectionLimit},
-		{"resources on write", StepWrite, &smb2.ResponseError{Code: uint32(StatusInsufficientResources)}, CauseServerResources},
-		{"server resources", StepSession, &smb2.ResponseError{Code: uint32(StatusInsuffServerResources)}, CauseServerResources},
+		{"samba max connections", StepTree, &smb2.ResponseError{Code: uint32(ntstatus.InsufficientResources)}, CauseConnectionLimit},
+		{"resources on write", StepWrite, &smb2.ResponseError{Code: uint32(ntstatus.InsufficientResources)}, CauseServerResources},
+		{"server resources", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InsuffServerResources)}, CauseServerResources},
 		{"windows session limit", StepSession, smb2.ErrRequestNotAccepted, CauseConnectionLimit},
-		{"disk full", StepWrite, &os.PathError{Op: "write", Path: "x", Err: &smb2.ResponseError{Code: uint32(StatusDiskFull)}}, CauseDiskFull},
-		{"our status type", StepSession, fmt.Errorf("x: %w", StatusLogonFailure), CauseBadCredentials},
+		{"disk full", StepWrite, &os.PathError{Op: "write", Path: "x", Err: &smb2.ResponseError{Code: uint32(ntstatus.DiskFull)}}, CauseDiskFull},
+		{"our status type", StepSession, fmt.Errorf("x: %w", ntstatus.LogonFailure), CauseBadCredentials},
 		{"dns", StepName, &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}, CauseNameUnresolved},
 		{"refused", StepTCP, opErr(syscall.ECONNREFUSED), CauseHostUnreachable},
 		{"no route", StepTCP, opErr(syscall.EHOSTUNREACH), CauseHostUnreachable},
@@ -228,7 +229,7 @@ func TestLedgerRules(t *testing.T) {
 	if r != nil {
 		t.Fatalf("first attempt refused: %v", r.Reason)
 	}
-	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials, Status: StatusLogonFailure.String()})
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials, Status: ntstatus.LogonFailure.String()})
 	// The same form and password: never twice in a window.
 	if _, r := try(form("bob", "wrong"), now.Add(time.Minute), 2); r == nil || r.Last == nil || r.Last.Cause != CauseBadCredentials {
 		t.Fatalf("same failing form was not refused: %+v", r)
@@ -314,7 +315,7 @@ func TestWindowsEdition(t *testing.T) {
 // STATUS_REQUEST_NOT_ACCEPTED from a Windows client edition at its
 // 20-session limit (FAKE peer, see fakepeer_test.go).
 func TestFakeWindowsSessionLimit(t *testing.T) {
-	f := startFakeWindows(t, StatusRequestNotAccepted)
+	f := startFakeWindows(t, ntstatus.RequestNotAccepted)
 	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
 		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
 	if rep.Verdict.Cause != CauseConnectionLimit {
@@ -341,7 +342,7 @@ func stepsString(r Report) string {
 }
 
 func TestReportJSONHasNoSecret(t *testing.T) {
-	f := startFakeWindows(t, StatusLogonFailure)
+	f := startFakeWindows(t, ntstatus.LogonFailure)
 	const pw = "Very-Secret-Pw-42"
 	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret(pw)},
 		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
@@ -380,15 +381,15 @@ func TestReportJSONHasNoSecret(t *testing.T) {
 }
 
 func TestSniffConnAnyChunking(t *testing.T) {
-	stream := append(framed(fakeNegotiateResponse(1, 0x0210)), framed(fakeSessionSetupResponse(2, StatusMoreProcessingRequired, make([]byte, 300)))...)
+	stream := append(framed(fakeNegotiateResponse(1, 0x0210)), framed(fakeSessionSetupResponse(2, ntstatus.MoreProcessingRequired, make([]byte, 300)))...)
 	stream = append(stream, 0x85, 0, 0, 0) // keep-alive
-	stream = append(stream, framed(fakeErrorResponse(3, 1, StatusAccountLockedOut))...)
+	stream = append(stream, framed(fakeErrorResponse(3, 1, ntstatus.AccountLockedOut))...)
 	for chunk := 1; chunk <= 80; chunk += 7 {
 		c := &sniffConn{}
 		for i := 0; i < len(stream); i += chunk {
 			c.feed(stream[i:min(i+chunk, len(stream))])
 		}
-		if c.failure() != StatusAccountLockedOut {
+		if c.failure() != ntstatus.AccountLockedOut {
 			t.Fatalf("chunk %d: saw %v", chunk, c.failure())
 		}
 	}
@@ -426,7 +427,7 @@ func TestServerVanishesMidLogon(t *testing.T) {
 // TestZeroBudgetSendsNothing: MaxFailures 0 means zero — no AUTHENTICATE
 // leaves (FAKE peer that would answer STATUS_LOGON_FAILURE).
 func TestZeroBudgetSendsNothing(t *testing.T) {
-	f := startFakeWindows(t, StatusLogonFailure)
+	f := startFakeWindows(t, ntstatus.LogonFailure)
 	led := &MemoryLedger{}
 	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
 		Options{MaxFailures: 0, Ledger: led, StepTimeout: 5 * time.Second})
@@ -474,22 +475,22 @@ func TestNTTable(t *testing.T) {
 	}
 	tests := []struct {
 		step string
-		st   NTStatus
+		st   ntstatus.Status
 		want Cause
 	}{
-		{StepTree, StatusAccessDenied, CauseShareAccessDenied},
-		{StepSession, StatusAccessDenied, CauseBadCredentials},
-		{StepWrite, StatusAccessDenied, CauseNoWritePermission},
-		{stepDelete, StatusAccessDenied, CauseNoDeletePermission},
-		{stepDelete, StatusCannotDelete, CauseNoDeletePermission},
-		{StepTree, StatusInsufficientResources, CauseConnectionLimit},
-		{StepWrite, StatusInsufficientResources, CauseServerResources},
-		{StepForms, StatusNotFound, CauseBadCredentials},
-		{StepPath, StatusNotFound, CausePathNotFound},
-		{StepWrite, StatusObjectNameCollision, CauseUnknown},
-		{StepSession, StatusAccountLockedOut, CauseAccountLocked},
-		{StepSession, StatusNTLMBlocked, CauseNTLMBlocked},
-		{StepSession, NTStatus(0xC0FFEE00), CauseUnknown},
+		{StepTree, ntstatus.AccessDenied, CauseShareAccessDenied},
+		{StepSession, ntstatus.AccessDenied, CauseBadCredentials},
+		{StepWrite, ntstatus.AccessDenied, CauseNoWritePermission},
+		{stepDelete, ntstatus.AccessDenied, CauseNoDeletePermission},
+		{stepDelete, ntstatus.CannotDelete, CauseNoDeletePermission},
+		{StepTree, ntstatus.InsufficientResources, CauseConnectionLimit},
+		{StepWrite, ntstatus.InsufficientResources, CauseServerResources},
+		{StepForms, ntstatus.NotFound, CauseBadCredentials},
+		{StepPath, ntstatus.NotFound, CausePathNotFound},
+		{StepWrite, ntstatus.ObjectNameCollision, CauseUnknown},
+		{StepSession, ntstatus.AccountLockedOut, CauseAccountLocked},
+		{StepSession, ntstatus.NTLMBlocked, CauseNTLMBlocked},
+		{StepSession, ntstatus.Status(0xC0FFEE00), CauseUnknown},
 	}
 	for _, tc := range tests {
 		if got := causeForStatus(tc.step, tc.st); got != tc.want {
