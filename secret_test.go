@@ -3,8 +3,11 @@ package scanwarden
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,5 +43,46 @@ func TestSecretNeverShows(t *testing.T) {
 	}
 	if s.Reveal() != pw || s.IsZero() || !NewSecret("").IsZero() {
 		t.Fatal("Reveal/IsZero wrong")
+	}
+}
+
+// TestReadSecretFile: the first line, without its end; an empty first line
+// and a line over the cap are refused without echoing the content.
+func TestReadSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, text, want, err string
+	}{
+		{"one line", "s3cret\n", "s3cret", ""},
+		{"no newline", "s3cret", "s3cret", ""},
+		{"crlf", "s3cret\r\nsecond\n", "s3cret", ""},
+		{"empty", "", "", "first line is empty"},
+		{"empty first line", "\nlater", "", "first line is empty"},
+		{"at the cap", strings.Repeat("a", MaxSecretFile) + "\n", strings.Repeat("a", MaxSecretFile), ""},
+		{"over the cap", strings.Repeat("b", MaxSecretFile+1), "", "longer than 64 KiB"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			if err := os.WriteFile(p, []byte(c.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := ReadSecretFile(p)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v, want %q", err, c.err)
+				}
+				if strings.Contains(err.Error(), "bbbb") {
+					t.Fatalf("the error holds the content: %v", err)
+				}
+				return
+			}
+			if err != nil || s.Reveal() != c.want {
+				t.Fatalf("got %d bytes, %v; want %d bytes", len(s.Reveal()), err, len(c.want))
+			}
+		})
+	}
+	if _, err := ReadSecretFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
 	}
 }

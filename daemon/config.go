@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"net/url"
@@ -690,7 +689,7 @@ func (n NotifyConfig) validate(bad badValue) {
 // validate checks [receiver].
 func (r ReceiverConfig) validate(bad badValue) {
 	if r.Enabled {
-		if _, _, err := receiverListen(r.Listen); err != nil {
+		if _, _, err := receiver.ParseListen(r.Listen); err != nil {
 			bad("receiver.listen", strconv.Quote(r.Listen), err.Error())
 		}
 		if r.PasswordFile == "" {
@@ -698,7 +697,7 @@ func (r ReceiverConfig) validate(bad badValue) {
 		}
 	}
 	for _, a := range r.Allow {
-		if _, err := parseAllow(a); err != nil {
+		if _, err := receiver.ParseAllowEntry(a); err != nil {
 			bad("receiver.allow", strconv.Quote(a), "not an address or a network such as 192.168.10.0/24")
 		}
 	}
@@ -720,35 +719,6 @@ func (r ReceiverConfig) validate(bad badValue) {
 	if r.Retention.D() < 0 {
 		bad("receiver.retention", r.Retention.D(), "0 or more")
 	}
-}
-
-// parseAllow reads an address (one host) or a network.
-func parseAllow(s string) (netip.Prefix, error) {
-	s = strings.TrimSpace(s)
-	if ip, err := netip.ParseAddr(s); err == nil {
-		return netip.PrefixFrom(ip, ip.BitLen()), nil
-	}
-	return netip.ParsePrefix(s)
-}
-
-// receiverListen reads IP or IP:PORT (port 445 when left out).
-func receiverListen(s string) (netip.Addr, int, error) {
-	if ip, err := netip.ParseAddr(s); err == nil {
-		return ip, 445, nil
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return netip.Addr{}, 0, errors.New("want the IP address the share binds, or IP:PORT")
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}, 0, errors.New("not an IP address (the share binds one address)")
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil || p < 1 || p > 65535 {
-		return netip.Addr{}, 0, errors.New("port must be 1..65535")
-	}
-	return ip, p, nil
 }
 
 // checkListen accepts HOST:PORT (port 0 lets the system choose).
@@ -802,25 +772,13 @@ func (c *Config) finish(file string, src []byte) error {
 	return nil
 }
 
-// readSecretFile reads a one-line secret; errors never hold the content.
+// readSecretFile reads a one-line secret (scanwarden.ReadSecretFile); the
+// error names neither the content nor the path (the key's value shows it).
 func readSecretFile(path string) (scanwarden.Secret, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return scanwarden.Secret{}, pe.Err
-		}
-		return scanwarden.Secret{}, err
+	s, err := scanwarden.ReadSecretFile(path)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return s, pe.Err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
-	if err != nil {
-		return scanwarden.Secret{}, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	line = strings.TrimSuffix(line, "\r")
-	if line == "" {
-		return scanwarden.Secret{}, errors.New("the first line of the file is empty")
-	}
-	return scanwarden.NewSecret(line), nil
+	return s, err
 }

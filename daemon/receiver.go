@@ -32,14 +32,22 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 		m.faults.set("receiver", err.Error())
 		return
 	}
-	ip, port, _ := receiverListen(rc.Listen) // validated with the config
+	ip, port, err := receiver.ParseListen(rc.Listen)
+	if err != nil { // validated with the config: a fault all the same
+		m.faults.set("receiver", "receiver.listen: "+err.Error())
+		return
+	}
 	watch := receiver.DefaultWatch
 	watch.Quiet = rc.Quiet.D()
 	fwd := receiver.DefaultForward
 	fwd.Retry, fwd.MaxRetry, fwd.Retention = rc.Retry.D(), rc.MaxRetry.D(), rc.Retention.D()
 	var configured []netip.Prefix
 	for _, a := range rc.Allow {
-		p, _ := parseAllow(a) // validated with the config
+		p, err := receiver.ParseAllowEntry(a)
+		if err != nil { // validated with the config: a fault all the same
+			m.faults.set("receiver", "receiver.allow "+a+": "+err.Error())
+			return
+		}
 		configured = append(configured, p)
 	}
 	allow, allowWarning, unresolved, err := m.receiverAllow(ctx, configured)

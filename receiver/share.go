@@ -108,7 +108,7 @@ func ParseAllow(name string, b []byte) ([]netip.Prefix, error) {
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		p, err := parsePrefix(l)
+		p, err := ParseAllowEntry(l)
 		if err != nil {
 			if len(l) > 80 {
 				l = l[:80]
@@ -126,17 +126,6 @@ func ParseAllow(name string, b []byte) ([]netip.Prefix, error) {
 		return nil, fmt.Errorf("%s: no address: the share would admit any address; the file is refused", name)
 	}
 	return out, nil
-}
-
-func parsePrefix(s string) (netip.Prefix, error) {
-	if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
-		return netip.PrefixFrom(ip, ip.BitLen()), nil
-	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return p.Masked(), nil
 }
 
 // openNoFollow opens path for reading the way root must open a file the

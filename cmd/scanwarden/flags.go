@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/scanwarden/scanwarden"
 )
@@ -34,25 +33,25 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// readSecretFile reads a one-line secret from file ("-": stdin). Errors name
-// the flag and the file, never the content.
+// readSecretFile reads a one-line secret from file ("-": stdin) by
+// scanwarden.ReadSecret. Errors name the flag and the file, never the
+// content.
 func readSecretFile(stdin io.Reader, file, flagName string) (scanwarden.Secret, error) {
-	var b []byte
+	var s scanwarden.Secret
 	var err error
 	if file == "-" {
-		b, err = io.ReadAll(io.LimitReader(stdin, 64<<10))
+		s, err = scanwarden.ReadSecret(stdin)
 	} else {
-		b, err = os.ReadFile(file)
+		s, err = scanwarden.ReadSecretFile(file)
 	}
-	if err != nil {
-		return scanwarden.Secret{}, fmt.Errorf("%s: %w", flagName, err)
+	var pe *os.PathError
+	switch {
+	case errors.As(err, &pe):
+		return s, fmt.Errorf("%s: %w", flagName, err)
+	case err != nil:
+		return s, fmt.Errorf("%s %s: %w", flagName, file, err)
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	line = strings.TrimSuffix(line, "\r")
-	if line == "" {
-		return scanwarden.Secret{}, fmt.Errorf("%s %s: the first line is empty", flagName, file)
-	}
-	return scanwarden.NewSecret(line), nil
+	return s, nil
 }
 
 // readSecret takes a secret from --FLAG FILE, else from the environment

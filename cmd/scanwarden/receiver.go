@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
 	"path/filepath"
 	"strconv"
@@ -134,24 +133,13 @@ func (f *receiverFlags) open(ctx context.Context, env environ) (string, *store.S
 	return dir, st, nil
 }
 
-// parseListen reads IP[:PORT] (an IPv6 address in brackets with a port).
+// parseListen reads --listen IP[:PORT] by receiver.ParseListen.
 func parseListen(s string) (netip.Addr, int, error) {
-	if ip, err := netip.ParseAddr(s); err == nil {
-		return ip, 445, nil
-	}
-	host, port, err := net.SplitHostPort(s)
+	ip, port, err := receiver.ParseListen(s)
 	if err != nil {
-		return netip.Addr{}, 0, fmt.Errorf("--listen %q: want IP or IP:PORT", s)
+		return ip, port, fmt.Errorf("--listen %q: %w", s, err)
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}, 0, fmt.Errorf("--listen %q: %q is not an IP address (the share binds one address)", s, host)
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil || p < 1 || p > 65535 {
-		return netip.Addr{}, 0, fmt.Errorf("--listen %q: bad port", s)
-	}
-	return ip, p, nil
+	return ip, port, nil
 }
 
 func receiverRun(ctx context.Context, env environ, args []string) int {
@@ -167,16 +155,9 @@ func receiverRun(ctx context.Context, env environ, args []string) int {
 	keep := f.fs.Bool("keep-smbd", false, "leave smbd running when this command stops")
 	var allow []netip.Prefix
 	f.fs.Func("allow", "address or network (CIDR) that may connect to the share, e.g. the MFPs' 192.168.10.0/24 (repeatable; default any)", func(s string) error {
-		if ip, err := netip.ParseAddr(s); err == nil {
-			allow = append(allow, netip.PrefixFrom(ip, ip.BitLen()))
-			return nil
-		}
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return errors.New("not an address or a network such as 192.168.10.0/24")
-		}
+		p, err := receiver.ParseAllowEntry(s)
 		allow = append(allow, p)
-		return nil
+		return err
 	})
 	pos, code, ok := f.parse(args)
 	if !ok {
