@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
+	"github.com/scanwarden/scanwarden/internal/secdesc"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -186,7 +187,7 @@ func (s *session) sidNames(dom *domainInfo, sids []string) map[string]string {
 		return names
 	}
 	for _, e := range res.Entries {
-		sid, err := smbcheck.SIDString(e.GetRawAttributeValue("objectSid"))
+		sid, err := secdesc.SIDString(e.GetRawAttributeValue("objectSid"))
 		if sam := e.GetAttributeValue("sAMAccountName"); err == nil && sam != "" {
 			names[sid] = dom.NetBIOS + `\` + sam
 		}
@@ -430,7 +431,7 @@ func (r *record) parseCounters(e *ldap.Entry) error {
 // parseSIDs reads the account's own SID and its groups' (tokenGroups).
 func (r *record) parseSIDs(e *ldap.Entry) error {
 	if b := e.GetRawAttributeValue("objectSid"); len(b) > 0 {
-		sid, err := smbcheck.SIDString(b)
+		sid, err := secdesc.SIDString(b)
 		if err != nil {
 			return fmt.Errorf("objectSid: %w", err)
 		}
@@ -438,7 +439,7 @@ func (r *record) parseSIDs(e *ldap.Entry) error {
 		r.Raw["objectSid"] = sid
 	}
 	for _, b := range e.GetRawAttributeValues("tokenGroups") {
-		sid, err := smbcheck.SIDString(b)
+		sid, err := secdesc.SIDString(b)
 		if err != nil {
 			return fmt.Errorf("tokenGroups: %w", err)
 		}

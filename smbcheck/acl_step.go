@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/internal/secdesc"
 )
 
 // stepACL is the permission truth: it reads the folder's security
@@ -52,7 +53,7 @@ func (c *checker) stepACL(ctx context.Context, sh *share) {
 
 // readACL reads and evaluates the folder's security descriptor for the
 // account's SIDs; when it cannot, it warns on s and reports false.
-func (c *checker) readACL(ctx context.Context, sh *share, s *stepState, folder, shown string) (Access, bool) {
+func (c *checker) readACL(ctx context.Context, sh *share, s *stepState, folder, shown string) (secdesc.Access, bool) {
 	actx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	raw, err := sh.s.WithContext(actx).SecurityInfoRaw(folder,
@@ -63,35 +64,35 @@ func (c *checker) readACL(ctx context.Context, sh *share, s *stepState, folder, 
 			s.Evidence[k] = v
 		}
 		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be read (%v): permissions judged by the canary only", shown, err))
-		return Access{}, false
+		return secdesc.Access{}, false
 	}
-	acc, err := EvaluateSDNamed(raw, c.account.SIDs, c.account.SIDNames)
+	acc, err := secdesc.EvaluateNamed(raw, c.account.SIDs, c.account.SIDNames)
 	if err != nil {
 		s.Evidence["error"] = err.Error()
 		c.warn(s, fmt.Sprintf("the security descriptor of %s could not be parsed: %v", shown, err))
-		return Access{}, false
+		return secdesc.Access{}, false
 	}
 	return acc, true
 }
 
 // aclDeciding is the entry that decides whether the account may create
 // files: the one on add-file, or on write-data when only that is missing.
-func aclDeciding(acc Access) string {
+func aclDeciding(acc secdesc.Access) string {
 	if acc.AddFile && !acc.WriteData {
-		return acc.Decisive[RightWriteData]
+		return acc.Decisive[secdesc.RightWriteData]
 	}
-	return acc.Decisive[RightAddFile]
+	return acc.Decisive[secdesc.RightAddFile]
 }
 
 // judgeACLAlone judges the folder by its ACL alone (no canary was written).
-func (c *checker) judgeACLAlone(s *stepState, acc Access, shown string) {
+func (c *checker) judgeACLAlone(s *stepState, acc secdesc.Access, shown string) {
 	who, deciding := c.form.Typed, aclDeciding(acc)
 	switch {
 	case !acc.AddFile || !acc.WriteData:
 		c.fail(s, CauseNoWritePermission, fmt.Sprintf("the ACL of %s does not let %s create files (%s)", shown, who, deciding),
 			fmt.Sprintf("Grant %s 'Modify' on %s (Security tab); the deciding entry is %s.", who, shown, deciding))
 	case !acc.CanDelete():
-		msg := fmt.Sprintf("the ACL of %s lets %s create and write files but not delete them (%s)", shown, who, acc.Decisive[RightDelete])
+		msg := fmt.Sprintf("the ACL of %s lets %s create and write files but not delete them (%s)", shown, who, acc.Decisive[secdesc.RightDelete])
 		c.warnAction(s, msg, msg)
 	default:
 		c.ok(s, fmt.Sprintf("the ACL of %s lets %s create, write and delete files (%s)", shown, who, deciding))
@@ -100,7 +101,7 @@ func (c *checker) judgeACLAlone(s *stepState, acc Access, shown string) {
 
 // judgeACLWithCanary compares what the ACL allows with what the canary (step
 // w) proved, and names the layer that decides when they disagree.
-func (c *checker) judgeACLWithCanary(s *stepState, acc Access, w *Step, shown string) {
+func (c *checker) judgeACLWithCanary(s *stepState, acc secdesc.Access, w *Step, shown string) {
 	who, deciding := c.form.Typed, aclDeciding(acc)
 	aclWrite := acc.AddFile && acc.WriteData
 	canaryWrite := w.Status == StatusOK || w.Status == StatusWarn || w.Cause == CauseNoDeletePermission || w.Cause == CauseDiskFull
@@ -117,8 +118,8 @@ func (c *checker) judgeACLWithCanary(s *stepState, acc Access, w *Step, shown st
 			detail += " — decided by " + deciding
 			c.refineFix(CauseNoWritePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", deciding))
 		} else if !acc.CanDelete() {
-			detail += " — decided by " + acc.Decisive[RightDelete]
-			c.refineFix(CauseNoDeletePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", acc.Decisive[RightDelete]))
+			detail += " — decided by " + acc.Decisive[secdesc.RightDelete]
+			c.refineFix(CauseNoDeletePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", acc.Decisive[secdesc.RightDelete]))
 		}
 		c.ok(s, detail)
 	case aclWrite && !canaryWrite:
@@ -130,7 +131,7 @@ func (c *checker) judgeACLWithCanary(s *stepState, acc Access, w *Step, shown st
 		c.warn(s, fmt.Sprintf("the ACL of %s does not let %s create files (%s), yet the canary was written: a privilege, an ownership rule or the server's own permission layer decides otherwise", shown, who, deciding))
 	default:
 		s.Evidence["disagree"] = true
-		c.warn(s, fmt.Sprintf("the ACL of %s and the canary disagree on deleting: ACL %s (%s), canary %s", shown, yesNo(acc.CanDelete()), acc.Decisive[RightDelete], yesNo(canaryDelete)))
+		c.warn(s, fmt.Sprintf("the ACL of %s and the canary disagree on deleting: ACL %s (%s), canary %s", shown, yesNo(acc.CanDelete()), acc.Decisive[secdesc.RightDelete], yesNo(canaryDelete)))
 	}
 }
 

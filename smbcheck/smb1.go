@@ -358,6 +358,9 @@ func (c *smb1Conn) treeConnect(ctx context.Context, host, share string) error {
 // Access masks, dispositions and options of NT_CREATE_ANDX.
 const (
 	accessReadAttributes = 0x00000080
+	accessDelete         = 0x00010000
+	genericWrite         = 0x40000000
+	genericRead          = 0x80000000
 	dispositionOpen      = 1
 	dispositionCreate    = 2
 	optionNonDirectory   = 0x00000040

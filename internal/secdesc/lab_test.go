@@ -1,10 +1,10 @@
-package smbcheck_test
+package secdesc_test
 
-// EvaluateSD against the lab: alice's SIDs from the DC (package ad), the
+// Evaluate against the lab: alice's SIDs from the DC (package ad), the
 // folders' security descriptors over SMB as alice. An external test package,
-// because ad imports smbcheck.
+// because ad imports secdesc.
 //
-//	testlab/lab exec go test ./smbcheck/ -run EvaluateSDLab -v
+//	testlab/lab exec go test ./internal/secdesc/ -run EvaluateSDLab -v
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	smb2 "github.com/cloudsoda/go-smb2"
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/ad"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/internal/secdesc"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -74,7 +74,7 @@ func TestEvaluateSDLab(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			acc, err := smbcheck.EvaluateSD(raw, acct.SIDs)
+			acc, err := secdesc.Evaluate(raw, acct.SIDs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,8 +83,8 @@ func TestEvaluateSDLab(t *testing.T) {
 			if acc.AddFile != tc.add || acc.WriteData != tc.write || acc.CanDelete() != tc.canDelete {
 				t.Errorf("add %v write %v can delete %v; want %v %v %v", acc.AddFile, acc.WriteData, acc.CanDelete(), tc.add, tc.write, tc.canDelete)
 			}
-			if !strings.Contains(acc.Decisive[smbcheck.RightAddFile], tc.decisive) {
-				t.Errorf("add_file decided by %q, want %q", acc.Decisive[smbcheck.RightAddFile], tc.decisive)
+			if !strings.Contains(acc.Decisive[secdesc.RightAddFile], tc.decisive) {
+				t.Errorf("add_file decided by %q, want %q", acc.Decisive[secdesc.RightAddFile], tc.decisive)
 			}
 		})
 	}

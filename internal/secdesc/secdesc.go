@@ -1,4 +1,8 @@
-package smbcheck
+// Package secdesc reads a Windows security descriptor (MS-DTYP 2.4.6) as SMB2
+// QUERY_INFO returns it and judges what a network logon of an account may do
+// in the folder: the permission truth that smbcheck compares its canary
+// write with. It also renders AD's binary SIDs.
+package secdesc
 
 import (
 	"encoding/binary"
@@ -19,7 +23,7 @@ type Access struct {
 	// "delete_child"), the ACE that granted or denied it, e.g.
 	// "DENY S-1-5-21-…-1105 0x00000116 (ace 0, OI|CI)", or why no ACE did.
 	Decisive map[string]string
-	Evidence Evidence
+	Evidence map[string]any // the descriptor, the token and the new file's DACL, for the report
 }
 
 // CanDelete reports whether the account may delete a file it created: DELETE
@@ -99,7 +103,7 @@ var wellKnownSIDs = map[string]string{
 	sidBuiltinUsers:  "BUILTIN\\Users",
 }
 
-// EvaluateSD judges a folder's self-relative security descriptor (raw, as
+// Evaluate judges a folder's self-relative security descriptor (raw, as
 // SMB2 QUERY_INFO returns it; it must have been asked for the DACL, and the
 // owner for the owner's implicit rights) for a network logon of the account
 // whose SIDs are sids: sids[0] is the account's own SID, the rest its groups
@@ -124,20 +128,20 @@ var wellKnownSIDs = map[string]string{
 // (the new file's owner). CREATOR GROUP is not replaced (the primary group is
 // not known here) and so never matches. A folder without inheritable ACEs
 // gives new files the creator's default DACL: full control for the creator.
-func EvaluateSD(raw []byte, sids []string) (Access, error) {
-	return EvaluateSDNamed(raw, sids, nil)
+func Evaluate(raw []byte, sids []string) (Access, error) {
+	return EvaluateNamed(raw, sids, nil)
 }
 
-// EvaluateSDNamed is EvaluateSD naming the deciding ACE's trustee by the
+// EvaluateNamed is Evaluate naming the deciding ACE's trustee by the
 // account or group name in names (SID → DOMAIN\name) instead of its SID.
-func EvaluateSDNamed(raw []byte, sids []string, names map[string]string) (Access, error) {
+func EvaluateNamed(raw []byte, sids []string, names map[string]string) (Access, error) {
 	sd, err := parseSD(raw)
 	if err != nil {
 		return Access{}, err
 	}
 	sd.names = names
 	tok := newToken(sids)
-	acc := Access{Decisive: map[string]string{}, Evidence: Evidence{}}
+	acc := Access{Decisive: map[string]string{}, Evidence: map[string]any{}}
 
 	acc.AddFile, acc.Decisive[RightAddFile] = sd.check(tok, sd.owner, fileAddFile)
 	acc.DeleteChild, acc.Decisive[RightDeleteChild] = sd.check(tok, sd.owner, fileDeleteChild)

@@ -1,4 +1,4 @@
-package smbcheck
+package secdesc
 
 import (
 	"encoding/binary"
@@ -189,7 +189,7 @@ func TestEvaluateSD(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := buildSD(t, tc.owner, tDomainUsers, tc.dacl)
-			got, err := EvaluateSD(raw, tc.sids)
+			got, err := Evaluate(raw, tc.sids)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +276,7 @@ func TestEvaluateSDHostile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := EvaluateSD(tc.raw, []string{tAlice})
+			_, err := Evaluate(tc.raw, []string{tAlice})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
@@ -308,7 +308,7 @@ func FuzzEvaluateSD(f *testing.F) {
 	f.Add(buildSD(f, tAdmins, "", []tACE{{typ: aceDeniedObject, flags: oici, mask: 2, sid: tAlice, raw: append([]byte{3, 0, 0, 0}, make([]byte, 32)...)},
 		{typ: aceAllowedCallback, mask: fullControl, sid: sidEveryone}, {typ: 0x11, mask: 1, sid: "S-1-16-8192"}}))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		acc, err := EvaluateSD(raw, []string{tAlice, tDomainUsers})
+		acc, err := Evaluate(raw, []string{tAlice, tDomainUsers})
 		if err != nil {
 			return
 		}
