@@ -9,12 +9,12 @@ type FormKind string
 
 // The user name forms a check knows.
 const (
-	FormStored FormKind = "stored" // exactly as typed on the MFP
-	FormBare   FormKind = "user"
-	FormDomain FormKind = `DOMAIN\user`
-	FormUPN    FormKind = "user@upn"
-	FormLocal  FormKind = `.\user`
-	FormHost   FormKind = `HOST\user`
+	formStored FormKind = "stored" // exactly as typed on the MFP
+	formBare   FormKind = "user"
+	formDomain FormKind = `DOMAIN\user`
+	formUPN    FormKind = "user@upn"
+	formLocal  FormKind = `.\user`
+	formHost   FormKind = `HOST\user`
 )
 
 // UserName is a user name as typed on the MFP, split into its parts: the
@@ -56,7 +56,7 @@ func ParseUserName(s string) UserName {
 // split into the NTLM Domain field; a UPN or a bare name goes in User with
 // an empty Domain.
 func storedForm(typed string) Form {
-	f := Form{Kind: FormStored, User: typed, Typed: typed}
+	f := Form{Kind: formStored, User: typed, Typed: typed}
 	if u := ParseUserName(typed); u.Prefix != "" || strings.HasPrefix(typed, `\`) {
 		f.Domain, f.User = u.Prefix, u.User
 	}
@@ -104,11 +104,11 @@ func candidateForms(typed string, h formHints) []Form {
 	}
 	if h.SAM != "" || h.UPN != "" {
 		// The directory knows the account: its real names come first.
-		add(FormUPN, h.UPN, "", h.UPN)
+		add(formUPN, h.UPN, "", h.UPN)
 		if h.NetBIOSDomain != "" {
-			add(FormDomain, h.SAM, h.NetBIOSDomain, h.NetBIOSDomain+`\`+h.SAM)
+			add(formDomain, h.SAM, h.NetBIOSDomain, h.NetBIOSDomain+`\`+h.SAM)
 		}
-		add(FormBare, h.SAM, "", h.SAM)
+		add(formBare, h.SAM, "", h.SAM)
 		return out
 	}
 	dns := h.DNSDomain
@@ -116,16 +116,16 @@ func candidateForms(typed string, h formHints) []Form {
 		dns = suffix
 	}
 	if dns != "" && h.DNSDomain != "" {
-		add(FormUPN, user+"@"+strings.ToLower(dns), "", user+"@"+strings.ToLower(dns))
+		add(formUPN, user+"@"+strings.ToLower(dns), "", user+"@"+strings.ToLower(dns))
 	}
 	if h.NetBIOSDomain != "" {
-		add(FormDomain, user, h.NetBIOSDomain, h.NetBIOSDomain+`\`+user)
+		add(formDomain, user, h.NetBIOSDomain, h.NetBIOSDomain+`\`+user)
 	}
-	add(FormBare, user, "", user)
+	add(formBare, user, "", user)
 	if h.ServerName != "" && !strings.EqualFold(h.ServerName, h.NetBIOSDomain) {
-		add(FormHost, user, h.ServerName, h.ServerName+`\`+user)
+		add(formHost, user, h.ServerName, h.ServerName+`\`+user)
 	}
-	add(FormLocal, user, ".", `.\`+user)
+	add(formLocal, user, ".", `.\`+user)
 	return out
 }
 

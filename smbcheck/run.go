@@ -81,7 +81,7 @@ func Run(ctx context.Context, t Target, o Options) Report {
 		var fe *scanwarden.FieldError
 		if errors.As(err, &fe) {
 			s.Evidence["field"] = fe.Field
-			fix = fmt.Sprintf("Correct the destination's %s on the MFP.", PanelSetting(fe.Field))
+			fix = fmt.Sprintf("Correct the destination's %s on the MFP.", panelSetting(fe.Field))
 		}
 		c.fail(s, CauseUnknown, "the destination cannot be checked: "+err.Error(), fix)
 		c.finish()

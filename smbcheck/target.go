@@ -117,9 +117,9 @@ func UNC(host, share, path string) string {
 	return strings.Join(parts, `\`)
 }
 
-// PanelSetting names a Target field as the MFP's address book shows it
+// panelSetting names a Target field as the MFP's address book shows it
 // (Command Center RX → Address Book → the SMB destination).
-func PanelSetting(field string) string {
+func panelSetting(field string) string {
 	switch field {
 	case "host":
 		return "Host Name"
