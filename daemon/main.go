@@ -814,7 +814,7 @@ func (m *Main) devicesUp(ctx context.Context) map[string]bool {
 	}
 	seen := map[string]time.Time{}
 	for _, i := range inv {
-		seen[strings.ToLower(i.Address)] = i.SeenAt
+		seen[registry.Address(i.Address).SNMPAddr()] = i.SeenAt
 	}
 	m.mu.RLock()
 	interval := time.Minute
@@ -827,12 +827,7 @@ func (m *Main) devicesUp(ctx context.Context) map[string]bool {
 		if d.Address == "" {
 			continue
 		}
-		addr := d.Address
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			addr = net.JoinHostPort(addr, "161")
-		}
-		t, ok := seen[strings.ToLower(addr)]
-		out[d.Name] = ok && time.Since(t) < 2*interval+10*time.Second
+		out[d.Name] = registry.Reachable(seen[d.SNMPAddr()], interval)
 	}
 	return out
 }

@@ -8,12 +8,10 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/web"
 )
@@ -68,7 +66,7 @@ func (m *Main) openReceiver(ctx context.Context, cfg Config) {
 	r, err := receiver.New(receiver.Config{DataDir: dir, SmbdDir: smbdDir, Listen: ip, Port: port, Share: rc.Share,
 		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow, AllowWarning: allowWarning,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
-		observedCatalogue{m.st.Scans(), m.delivery}, receiverDests{m.st}, receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Window: cfg.Checks.FailureWindow.D(), Timeout: cfg.Checks.Timeout.D()},
+		observedCatalogue{m.st.Scans(), m.delivery}, m.st.Deliveries(), receiver.SMBRemote{Ledger: m.st.Ledger(), MaxFailures: maxFail, Window: cfg.Checks.FailureWindow.D(), Timeout: cfg.Checks.Timeout.D()},
 		m.log)
 	if err == nil {
 		err = r.Open(ctx)
@@ -92,29 +90,6 @@ func receiverWarnings(ctx context.Context, r *receiver.Receiver) []string {
 		return nil
 	}
 	return st.Warnings
-}
-
-// receiverDests lists the registry's destinations for the receiver.
-type receiverDests struct{ st *store.Store }
-
-func (r receiverDests) Destinations(ctx context.Context) ([]receiver.Destination, error) {
-	devs, err := newFleet(r.st).devices(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ds, err := r.st.Destinations(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]receiver.Destination, 0, len(ds))
-	for _, d := range ds {
-		var dev *registry.Device
-		if x, ok := devs[strings.ToLower(d.Device)]; ok {
-			dev = &x
-		}
-		out = append(out, receiver.Destination{Name: d.Name, Folder: d.Folder(), Target: d.Target(dev)})
-	}
-	return out, nil
 }
 
 // receiverBackend implements web.Receiver.

@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -23,47 +21,27 @@ type fleet struct {
 
 func newFleet(st *store.Store) *fleet { return &fleet{st: st, seen: map[string]bool{}} }
 
-func (f *fleet) devices(ctx context.Context) (map[string]registry.Device, error) {
-	ds, err := f.st.Devices(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]registry.Device, len(ds))
-	for _, d := range ds {
-		m[strings.ToLower(d.Name)] = d
-	}
-	return m, nil
-}
-
-func toMonitor(d registry.Destination, devs map[string]registry.Device) monitor.Destination {
-	var dev *registry.Device
-	if x, ok := devs[strings.ToLower(d.Device)]; ok {
-		dev = &x
-	}
-	return monitor.Destination{Name: d.Name, Device: d.Device, Target: d.Target(dev), PasswordUnreadable: d.PasswordUnreadable}
+func toMonitor(r registry.Resolved) monitor.Destination {
+	return monitor.Destination{Name: r.Name, Device: r.Destination.Device, Target: r.Target, PasswordUnreadable: r.PasswordUnreadable}
 }
 
 // Destinations implements monitor.Registry.
 func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error) {
-	devs, err := f.devices(ctx)
+	rs, err := f.st.Targets(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	ds, err := f.st.Destinations(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]monitor.Destination, 0, len(ds))
-	for _, d := range ds {
-		md := toMonitor(d, devs)
-		k := strings.ToLower(d.Name)
+	out := make([]monitor.Destination, 0, len(rs))
+	for _, r := range rs {
+		md := toMonitor(r)
+		k := strings.ToLower(r.Name)
 		f.mu.Lock()
 		first := !f.seen[k]
 		f.seen[k] = true
 		f.mu.Unlock()
 		if first {
-			if r, ok, err := f.st.LatestReport(ctx, d.Name); err == nil && ok {
-				md.LastCheck = r.At
+			if rep, ok, err := f.st.LatestReport(ctx, r.Name); err == nil && ok {
+				md.LastCheck = rep.At
 			}
 		}
 		out = append(out, md)
@@ -76,57 +54,48 @@ func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error)
 // host, share and path (see matchDestination); an event that names none
 // concerns every destination of its device.
 func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination, error) {
-	devs, err := f.devices(ctx)
+	devs, err := f.st.Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
 	devName := ""
 	for _, d := range devs {
-		if d.Address != "" && sameAddress(d.Address, ev.Device) {
+		if registry.Address(d.Address).Same(registry.Address(ev.Device)) {
 			devName = d.Name
 			break
 		}
 	}
-	all, err := f.st.Destinations(ctx, "")
+	all, err := f.st.Targets(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	var mine []registry.Destination
-	for _, d := range all {
-		if devName != "" && strings.EqualFold(d.Device, devName) {
-			mine = append(mine, d)
+	byName := make(map[string]registry.Resolved, len(all))
+	var mine, every []registry.Destination
+	for _, r := range all {
+		byName[r.Name] = r
+		every = append(every, r.Destination)
+		if devName != "" && strings.EqualFold(r.Destination.Device, devName) {
+			mine = append(mine, r.Destination)
 		}
 	}
 	var out []monitor.Destination
 	if ev.Destination == "" {
 		for _, d := range mine {
-			out = append(out, toMonitor(d, devs))
+			out = append(out, toMonitor(byName[d.Name]))
 		}
 		return out, nil
 	}
 	// The device's own destinations first; a destination text that names
 	// another device's destination still concerns that one.
-	for _, set := range [][]registry.Destination{mine, all} {
+	for _, set := range [][]registry.Destination{mine, every} {
 		for _, d := range registry.Match(ev.Destination, set) {
-			out = append(out, toMonitor(d, devs))
+			out = append(out, toMonitor(byName[d.Name]))
 		}
 		if len(out) > 0 {
 			return out, nil
 		}
 	}
 	return nil, nil
-}
-
-// sameAddress compares HOST[:PORT] forms, 161 being the default port.
-func sameAddress(a, b string) bool {
-	norm := func(s string) string {
-		h, p, err := net.SplitHostPort(s)
-		if err != nil {
-			h, p = strings.Trim(s, "[]"), strconv.Itoa(snmp.DefaultPort)
-		}
-		return strings.ToLower(h) + ":" + p
-	}
-	return norm(a) == norm(b)
 }
 
 // checker runs smbcheck with the daemon's ledger and directory.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -37,23 +36,16 @@ func notFound(err error) error {
 	return err
 }
 
-func addrKey(a string) string {
-	if _, _, err := net.SplitHostPort(a); err != nil {
-		a = net.JoinHostPort(strings.Trim(a, "[]"), "161")
-	}
-	return strings.ToLower(a)
-}
-
 func (b webBackend) webDevice(d registry.Device, inv map[string]webInv) web.Device {
 	wd := web.Device{Name: d.Name, Address: d.Address, SysName: d.SysName, Model: d.Model, Serial: d.Serial}
 	if d.Address == "" {
 		wd.Fault = "not polled: no SNMP address"
 		return wd
 	}
-	if i, ok := inv[addrKey(d.Address)]; ok {
+	if i, ok := inv[d.SNMPAddr()]; ok {
 		wd.SysName, wd.Model, wd.Serial = first(i.SysName, d.SysName), first(i.Model, d.Model), first(i.Serial, d.Serial)
 		wd.Firmware, wd.Location, wd.MAC, wd.LastSeen = i.Firmware, i.Location, i.MAC, i.Seen
-		wd.Reachable = time.Since(i.Seen) < 2*b.m.snmpInterval()+10*time.Second
+		wd.Reachable = registry.Reachable(i.Seen, b.m.snmpInterval())
 	}
 	if !wd.Reachable {
 		wd.Fault = "does not answer SNMP"
@@ -83,7 +75,7 @@ func (b webBackend) inventory(ctx context.Context) (map[string]webInv, error) {
 	}
 	out := map[string]webInv{}
 	for _, i := range invs {
-		out[addrKey(i.Address)] = webInv{SysName: i.SysName, Model: i.Model, Serial: i.Serial, Firmware: i.Firmware,
+		out[registry.Address(i.Address).SNMPAddr()] = webInv{SysName: i.SysName, Model: i.Model, Serial: i.Serial, Firmware: i.Firmware,
 			Location: i.SysLocation, MAC: i.MAC, Seen: i.SeenAt}
 	}
 	return out, nil
@@ -336,9 +328,9 @@ func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]web.Event, 
 		if d.Address == "" {
 			continue
 		}
-		names[addrKey(d.Address)] = d.Name
+		names[d.SNMPAddr()] = d.Name
 		if device != "" && strings.EqualFold(d.Name, device) {
-			addr = addrKey(d.Address)
+			addr = d.SNMPAddr()
 		}
 	}
 	f := store.SNMPEventFilter{Device: addr, Limit: limit}
@@ -355,7 +347,7 @@ func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]web.Event, 
 	out := make([]web.Event, 0, len(evs))
 	for _, e := range evs {
 		dev := e.Device
-		if n, ok := names[addrKey(e.Device)]; ok && !e.Unverified {
+		if n, ok := names[registry.Address(e.Device).SNMPAddr()]; ok && !e.Unverified {
 			dev = n
 		}
 		out = append(out, web.Event{ID: e.ID, Device: dev, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Count: e.Count,

@@ -80,7 +80,7 @@ func TestWebDeliverOneScan(t *testing.T) {
 	}
 	r, err := receiver.New(receiver.Config{DataDir: rdir, Listen: netip.MustParseAddr("127.0.0.1"), Port: 4450, Share: "scans",
 		Accounts: []receiver.Account{{Name: "mfp", Password: scanwarden.NewSecret("pw-0123456789")}},
-		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}, st.Scans(), receiverDests{st}, localRemote(dest), nil)
+		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}, st.Scans(), st.Deliveries(), localRemote(dest), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

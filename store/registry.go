@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
@@ -279,6 +279,59 @@ func (s *Store) Destinations(ctx context.Context, device string) ([]registry.Des
 	return out, rows.Err()
 }
 
+// Targets returns every destination of device ("" for all), by name, each
+// with its device and the target to replay (registry.Resolve): what the
+// monitor checks, the receiver delivers to and the CLI replays.
+func (s *Store) Targets(ctx context.Context, device string) ([]registry.Resolved, error) {
+	ds, err := s.Destinations(ctx, device)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := s.Devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return registry.Resolve(ds, devs), nil
+}
+
+// Target is the named destination resolved as Targets resolves each
+// (ErrNotFound when none).
+func (s *Store) Target(ctx context.Context, name string) (registry.Resolved, error) {
+	d, err := s.Destination(ctx, name)
+	if err != nil {
+		return registry.Resolved{}, err
+	}
+	var devs []registry.Device
+	if d.Device != "" {
+		dev, err := s.Device(ctx, d.Device)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return registry.Resolved{}, err
+		}
+		if err == nil {
+			devs = append(devs, dev)
+		}
+	}
+	return registry.Resolve([]registry.Destination{d}, devs)[0], nil
+}
+
+// Deliveries is the registry as the receiver's list of destinations: each
+// with its folder on the share and its target (Targets).
+func (s *Store) Deliveries() receiver.Destinations { return deliveries{s} }
+
+type deliveries struct{ s *Store }
+
+func (d deliveries) Destinations(ctx context.Context) ([]receiver.Destination, error) {
+	rs, err := d.s.Targets(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]receiver.Destination, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, receiver.Destination{Name: r.Name, Folder: r.Folder(), Target: r.Target})
+	}
+	return out, nil
+}
+
 // RemoveDestination deletes a destination and its reports.
 func (s *Store) RemoveDestination(ctx context.Context, name string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
@@ -382,22 +435,38 @@ func (s *Store) LatestReport(ctx context.Context, destination string) (r registr
 }
 
 // learnDevice fills in what SNMP learnt (serial, model, sysName) on the
-// registry devices polled at inv.Address (HOST:PORT; a device stored as
-// HOST alone is at port 161). Empty values do not erase stored ones.
+// registry devices polled at inv.Address: every spelling of that address
+// (registry.Address.SNMPAddr: a device stored as HOST alone is at port
+// 161). Empty values do not erase stored ones.
 func learnDevice(ctx context.Context, tx *sql.Tx, inv snmp.Inventory, at string) error {
-	addrs := []string{inv.Address}
-	if h, p, err := net.SplitHostPort(inv.Address); err == nil && p == "161" {
-		addrs = append(addrs, h)
+	rows, err := tx.QueryContext(ctx, `SELECT id, address FROM devices WHERE address != ''`)
+	if err != nil {
+		return fmt.Errorf("registry devices at %s: %w", inv.Address, err)
 	}
-	for _, a := range addrs {
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var addr string
+		if err := rows.Scan(&id, &addr); err != nil {
+			rows.Close()
+			return fmt.Errorf("registry devices at %s: %w", inv.Address, err)
+		}
+		if registry.Address(addr).Same(registry.Address(inv.Address)) {
+			ids = append(ids, id)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("registry devices at %s: %w", inv.Address, err)
+	}
+	for _, id := range ids {
 		if _, err := tx.ExecContext(ctx, `UPDATE devices SET
 				serial = CASE WHEN ? != '' THEN ? ELSE serial END,
 				model = CASE WHEN ? != '' THEN ? ELSE model END,
 				sys_name = CASE WHEN ? != '' THEN ? ELSE sys_name END,
 				updated_at = ?
-			WHERE address = ? COLLATE NOCASE`,
-			inv.Serial, inv.Serial, inv.Model, inv.Model, inv.SysName, inv.SysName, at, a); err != nil {
-			return fmt.Errorf("registry device at %s: %w", a, err)
+			WHERE id = ?`,
+			inv.Serial, inv.Serial, inv.Model, inv.Model, inv.SysName, inv.SysName, at, id); err != nil {
+			return fmt.Errorf("registry device at %s: %w", inv.Address, err)
 		}
 	}
 	return nil

@@ -92,14 +92,14 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password or --workstation")
 			return exitUsage
 		}
-		st, d, dt, err := openDestination(ctx, env, df, *destName)
+		st, d, err := openDestination(ctx, env, df, *destName)
 		if err != nil {
 			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
 		}
 		defer st.Close()
-		t, ledger, unreadable = dt, openedStoreLedger(st), d.PasswordUnreadable
-		warn.st, warn.destination, warn.device = st, *destName, d.Device
+		t, ledger, unreadable = d.Target, openedStoreLedger(st), d.PasswordUnreadable
+		warn.st, warn.destination, warn.device = st, *destName, d.Destination.Device
 		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, *destName, rep) }
 		if dir, err := df.dir(env); err == nil {
 			canaries = dirCanaries{filepath.Join(dir, "canaries")}

@@ -149,25 +149,20 @@ func destinationShow(ctx context.Context, c *subcommand, args []string) int {
 		return c.fail(err)
 	}
 	defer st.Close()
-	d, err := st.Destination(ctx, pos[0])
+	r, err := st.Target(ctx, pos[0])
 	if errors.Is(err, store.ErrNotFound) {
 		return c.missing("destination", pos[0])
 	}
 	if err != nil {
 		return c.fail(err)
 	}
+	d := r.Destination
 	last, err := latestReport(ctx, st, d.Name)
 	if err != nil {
 		return c.fail(err)
 	}
-	var dev *registry.Device
-	if d.Device != "" {
-		if v, err := st.Device(ctx, d.Device); err == nil {
-			dev = &v
-		}
-	}
 	j := fullDestJSON(d, last)
-	ws := d.Target(dev).Info().Workstation
+	ws := r.Target.Info().Workstation
 	if *asJSON {
 		out := struct {
 			destinationJSON

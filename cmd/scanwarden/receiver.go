@@ -16,7 +16,6 @@ import (
 
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
@@ -429,32 +428,7 @@ func receiverPeers(ctx context.Context, env environ, st *store.Store, dir, keyFi
 	if _, err := st.UnlockKey(ctx, store.KeyFile(keyFile, env.getenv, dir)); err != nil {
 		return nil, nil, err
 	}
-	return registryDests{st}, receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: smbcheck.DefaultMaxFailures}, nil
-}
-
-// registryDests lists the registry's destinations for the receiver.
-type registryDests struct{ st *store.Store }
-
-func (r registryDests) Destinations(ctx context.Context) ([]receiver.Destination, error) {
-	ds, err := r.st.Destinations(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	devs := map[string]*registry.Device{}
-	out := make([]receiver.Destination, 0, len(ds))
-	for _, d := range ds {
-		var dev *registry.Device
-		if d.Device != "" {
-			if dev = devs[d.Device]; dev == nil {
-				if got, err := r.st.Device(ctx, d.Device); err == nil {
-					dev = &got
-					devs[d.Device] = dev
-				}
-			}
-		}
-		out = append(out, receiver.Destination{Name: d.Name, Folder: d.Folder(), Target: d.Target(dev)})
-	}
-	return out, nil
+	return st.Deliveries(), receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: smbcheck.DefaultMaxFailures}, nil
 }
 
 // receiverPrepare is the root side of the installed layout

@@ -120,32 +120,23 @@ func userLabel(u string) string {
 	return "'" + terminalSafe(u) + "'"
 }
 
-// openDestination opens the registry and reads a stored destination as the
-// target to replay: its user, password and port, and the workstation name
-// of its device (or its own override); the destination itself beside it.
-func openDestination(ctx context.Context, env environ, df *dataFlags, name string) (*store.Store, registry.Destination, smbcheck.Target, error) {
+// openDestination opens the registry and reads a stored destination
+// resolved as the target to replay (store.Target): its user, password and
+// port, and the workstation name of its device (or its own override).
+func openDestination(ctx context.Context, env environ, df *dataFlags, name string) (*store.Store, registry.Resolved, error) {
 	st, err := df.open(ctx, env)
 	if err != nil {
-		return nil, registry.Destination{}, smbcheck.Target{}, err
+		return nil, registry.Resolved{}, err
 	}
-	d, err := st.Destination(ctx, name)
+	r, err := st.Target(ctx, name)
 	if err != nil {
 		st.Close()
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, d, smbcheck.Target{}, fmt.Errorf("no destination %q (scanwarden destination list)", name)
+			return nil, r, fmt.Errorf("no destination %q (scanwarden destination list)", name)
 		}
-		return nil, d, smbcheck.Target{}, err
+		return nil, r, err
 	}
-	var dev *registry.Device
-	if d.Device != "" {
-		v, err := st.Device(ctx, d.Device)
-		if err != nil {
-			st.Close()
-			return nil, d, smbcheck.Target{}, err
-		}
-		dev = &v
-	}
-	return st, d, d.Target(dev), nil
+	return st, r, nil
 }
 
 // openedStoreLedger is the ledger of a store already open (the caller
