@@ -542,7 +542,7 @@ func (m *Main) openParts(ctx context.Context, cfg Config) *parts {
 
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
-		OnCheck: m.onCheck, OnFault: m.partFault, Log: m.log,
+		OnCheck: m.onCheck, OnFault: m.partFault, Log: m.log, Sweeps: eventSweeps{m.st},
 		Warnings: &warning.Tracker{Thresholds: cfg.Warnings.Thresholds(), Store: m.st, Notifies: true}, WarningNotifier: in}, newFleet(m.st), checker{opts}, reports{m.st}, m.st, in)
 	if err == nil {
 		err = mon.Open(ctx)

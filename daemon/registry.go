@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -41,7 +42,7 @@ func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error)
 		f.mu.Unlock()
 		if first {
 			if rep, ok, err := f.st.LatestReport(ctx, r.Name); err == nil && ok {
-				md.LastCheck = rep.At
+				md.LastCheck, md.LastVerdict = rep.At, smbcheck.Verdict{Cause: rep.Cause, KyoceraCode: rep.KyoceraCode, Summary: rep.Summary}
 			}
 		}
 		out = append(out, md)
@@ -96,6 +97,14 @@ func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination
 		}
 	}
 	return nil, nil
+}
+
+// eventSweeps keeps what the checks after a device failure naming no
+// destination found with the stored event (monitor.Sweeps).
+type eventSweeps struct{ st *store.Store }
+
+func (e eventSweeps) RecordSweep(ctx context.Context, ev snmp.Event, s incident.Sweep) error {
+	return e.st.SetEventSweep(ctx, ev, s)
 }
 
 // checker runs smbcheck with the daemon's ledger and directory.

@@ -351,9 +351,22 @@ func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]web.Event, 
 			dev = n
 		}
 		out = append(out, web.Event{ID: e.ID, Device: dev, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Count: e.Count,
-			Code: e.Code, Text: e.Text, Destination: e.Destination, Source: string(e.Source), Unverified: e.Unverified})
+			Code: e.Code, Text: e.Text, Destination: e.Destination, Source: string(e.Source), Unverified: e.Unverified,
+			Swept: webSweep(e.Sweep)})
 	}
 	return out, nil
+}
+
+func webSweep(s *incident.Sweep) *web.EventSweep {
+	if s == nil {
+		return nil
+	}
+	out := &web.EventSweep{Finding: s.Text()}
+	for _, r := range s.Checked {
+		out.Checked = append(out.Checked, web.EventCheck{Destination: r.Destination, At: r.At, Cause: string(r.Cause),
+			Summary: r.Summary, Fresh: r.Fresh, Interrupted: r.Interrupted})
+	}
+	return out
 }
 
 // Faults implements web.Status.

@@ -44,6 +44,10 @@ type Destination struct {
 	// or changes after the first list (added, imported, edited) is checked
 	// at once (check on arrival).
 	LastCheck time.Time
+	// LastVerdict is that check's verdict (with LastCheck): a device
+	// failure that names no destination takes it as the destination's
+	// state when it is within event_gap instead of checking again.
+	LastVerdict smbcheck.Verdict
 	// PasswordUnreadable: the stored password is not known (why); its check
 	// replays nothing and says so (smbcheck.PasswordUnreadable).
 	PasswordUnreadable string
@@ -92,6 +96,13 @@ type Warnings interface {
 	Observe(ctx context.Context, destination, device string, rep smbcheck.Report) (warning.Update, error)
 }
 
+// Sweeps keeps what a device failure that named no destination led to:
+// which of the device's destinations were checked and what they found
+// (store.SetEventSweep, shown with the event).
+type Sweeps interface {
+	RecordSweep(ctx context.Context, ev snmp.Event, s incident.Sweep) error
+}
+
 // WarningNotifier tells the admin once about each warning group raised
 // (no destination had it before) and cleared (none has it any more).
 type WarningNotifier interface {
@@ -120,6 +131,9 @@ type Config struct {
 	// WarningNotifier (may be nil) is told of each group raised or cleared.
 	Warnings        Warnings
 	WarningNotifier WarningNotifier
+	// Sweeps, when set, keeps what each device failure naming no
+	// destination found (see Event).
+	Sweeps Sweeps
 	// OnFault is called when reading the registry or writing reports and
 	// incidents fails (err set) and when it works again (err nil); part is
 	// "registry" or "store".
@@ -168,6 +182,7 @@ type job struct {
 	inputs   []incident.Input // device failures to fold in before the check's result
 	waiters  []chan Result
 	progress []func(smbcheck.Step)
+	sweeps   []sweepSlot // device failures naming no destination that wait for this check
 }
 
 // Stats are the monitor's counters.
@@ -204,8 +219,9 @@ type Monitor struct {
 	busy      map[string]bool // server → a check runs
 	running   int
 	nextDue   map[string]time.Time
-	lastEvent map[string]time.Time // last event-triggered check
-	closeAt   map[string]time.Time // open incident's CloseDue: checked then
+	lastEvent map[string]time.Time            // last event-triggered check
+	closeAt   map[string]time.Time            // open incident's CloseDue: checked then
+	last      map[string]incident.SweepResult // last finished check, whatever its reason
 	stats     Stats
 	closing   bool
 
@@ -250,8 +266,8 @@ func New(cfg Config, reg Registry, checker Checker, reports Reports, incidents I
 	return &Monitor{cfg: cfg, reg: reg, checker: checker, reports: reports, incidents: incidents, notifier: notifier,
 		log: cfg.Log.With("component", "monitor"), dests: map[string]Destination{}, byDest: map[string]*job{},
 		busy: map[string]bool{}, nextDue: map[string]time.Time{}, lastEvent: map[string]time.Time{},
-		closeAt: map[string]time.Time{},
-		wake:    make(chan struct{}, 1)}, nil
+		closeAt: map[string]time.Time{}, last: map[string]incident.SweepResult{},
+		wake: make(chan struct{}, 1)}, nil
 }
 
 // Open starts the scheduling loop. Checks run under a context of their own,
@@ -403,12 +419,17 @@ func (m *Monitor) refresh(ctx context.Context, force bool) {
 		k := key(d.Name)
 		m.dests[k] = d
 		prints[k] = fingerprint(d)
-		if old, seen := m.prints[k]; m.loaded && (!seen || old != prints[k]) {
+		old, seen := m.prints[k]
+		if m.loaded && (!seen || old != prints[k]) {
 			// Added, imported or edited (host, path, user, password,
 			// auth): checked at once, behind the same caps; its interval
 			// runs from that check.
 			m.nextDue[k] = now
 			delete(m.closeAt, k)
+			delete(m.last, k) // what it was before says nothing now
+		} else if _, known := m.last[k]; !known && !d.LastCheck.IsZero() {
+			m.last[k] = incident.SweepResult{Destination: d.Name, At: d.LastCheck, Cause: d.LastVerdict.Cause,
+				Summary: d.LastVerdict.Summary}
 		}
 	}
 	m.prints, m.loaded = prints, true
@@ -417,6 +438,7 @@ func (m *Monitor) refresh(ctx context.Context, force bool) {
 			delete(m.nextDue, k)
 			delete(m.lastEvent, k)
 			delete(m.closeAt, k)
+			delete(m.last, k)
 		}
 	}
 }
@@ -539,6 +561,7 @@ func (m *Monitor) run(j *job) {
 		// Interrupted by the shutdown: not a finding about the destination.
 		res.Err = errors.New("check interrupted: scanwarden is stopping")
 		log.Warn("check interrupted by shutdown")
+		m.sweepResult(j, incident.SweepResult{Destination: j.dest.Name, At: start, Fresh: true, Interrupted: true})
 		if len(j.inputs) > 0 {
 			res.Incident, _ = m.apply(context.Background(), j.dest, j.inputs)
 		}
@@ -561,15 +584,22 @@ func (m *Monitor) run(j *job) {
 		} else if err == nil && m.cfg.OnFault != nil {
 			m.cfg.OnFault("store", nil)
 		}
+		fp := fingerprint(j.dest)
+		found := incident.SweepResult{Destination: j.dest.Name, At: start, Cause: rep.Verdict.Cause,
+			Summary: rep.Verdict.Summary, Fresh: true}
 		m.mu.Lock()
 		m.stats.Checks++
 		if j.reason == ReasonEvent {
 			m.stats.EventChecks++
 		}
+		if m.prints[key(j.dest.Name)] == fp {
+			m.last[key(j.dest.Name)] = found // not when it was edited meanwhile
+		}
 		m.mu.Unlock()
 		if m.cfg.OnCheck != nil {
 			m.cfg.OnCheck(j.dest, rep, took, j.reason)
 		}
+		m.sweepResult(j, found)
 	}
 	for _, w := range j.waiters {
 		w <- res
@@ -677,7 +707,8 @@ func (m *Monitor) armClose(name string, inc *incident.Incident) {
 // Event takes a fresh device send failure: it is put on the incident of
 // each destination it matches, and each of those is checked at once (the
 // check's result folded in with it) unless one was checked for an event
-// within EventGap. It does not block on the check.
+// within EventGap. A failure that names no destination is swept instead
+// (see sweep). It does not block on the check.
 func (m *Monitor) Event(ctx context.Context, ev snmp.Event) {
 	ds, err := m.reg.Match(ctx, ev)
 	if err != nil {
@@ -689,6 +720,10 @@ func (m *Monitor) Event(ctx context.Context, ev snmp.Event) {
 		m.stats.Unmatched++
 		m.mu.Unlock()
 		m.log.Info("send failure matches no registered destination", "device", ev.Device, "code", ev.Code, "destination_text", ev.Destination)
+		return
+	}
+	if ev.Destination == "" {
+		m.sweep(ev, ds)
 		return
 	}
 	now := m.cfg.Now()
@@ -721,6 +756,137 @@ func (m *Monitor) Event(ctx context.Context, ev snmp.Event) {
 		m.dispatchLocked()
 		m.mu.Unlock()
 	}
+}
+
+// sweep gathers the checks of a device's destinations for one send
+// failure that named none of them.
+type sweep struct {
+	ev   snmp.Event
+	mu   sync.Mutex
+	s    incident.Sweep
+	left int // checks still to come
+}
+
+type sweepSlot struct {
+	sw *sweep
+	i  int // index in sw.s.Checked
+}
+
+// sweep handles a send failure that names no destination (a console text
+// such as "Cannot send. Error 1103", an alert, a job with no folder, a mail
+// without one): each of the device's destinations whose last check is
+// older than EventGap is checked, through the same queue and caps as any
+// check (MaxConcurrent, one at a time per file server, the checker's
+// lockout budget); one checked more recently counts with that check. When
+// every result is in, the failure goes on the incident of each one that
+// fails (with what the others found), and what was found is kept with the
+// event (Config.Sweeps): the one failing destination, or that all of them
+// accept scans now and the failure was transient or on the device.
+func (m *Monitor) sweep(ev snmp.Event, ds []Destination) {
+	now := m.cfg.Now()
+	if ev.Time.IsZero() {
+		ev.Time = now
+	}
+	sw := &sweep{ev: ev, s: incident.Sweep{At: now, Device: ds[0].Device, DeviceStatus: deviceStatus(ev),
+		Checked: make([]incident.SweepResult, len(ds))}}
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return
+	}
+	sw.mu.Lock() // results cannot come in before every slot is placed
+	for i, d := range ds {
+		k := key(d.Name)
+		sw.s.Checked[i] = incident.SweepResult{Destination: d.Name}
+		if j, ok := m.byDest[k]; ok {
+			j.sweeps = append(j.sweeps, sweepSlot{sw, i}) // a check already waits: its result counts
+			sw.left++
+			continue
+		}
+		if last, ok := m.last[k]; ok && now.Sub(last.At) < m.cfg.EventGap {
+			last.Fresh = false
+			sw.s.Checked[i] = last
+			continue
+		}
+		m.lastEvent[k] = now
+		m.enqueueLocked(&job{dest: d, reason: ReasonEvent, sweeps: []sweepSlot{{sw, i}}})
+		sw.left++
+	}
+	checks := sw.left
+	sw.mu.Unlock()
+	m.dispatchLocked()
+	m.mu.Unlock()
+	m.log.Info("send failure names no destination: checking the device's destinations", "device", ev.Device,
+		"code", ev.Code, "destinations", len(ds), "checks", checks)
+	done := checks == 0
+	if done {
+		m.finishSweep(sw)
+	}
+}
+
+// deviceStatus is the device's own status as the poll that found the
+// failure read it ("" when the event came another way).
+func deviceStatus(ev snmp.Event) string {
+	st := ev.Detail[snmp.DetailPrinterStatus]
+	if st == "" {
+		return ""
+	}
+	if errs := ev.Detail[snmp.DetailPrinterErrors]; errs != "" {
+		return st + "; errors: " + errs
+	}
+	return st + ", no error"
+}
+
+// sweepResult hands a finished check to the sweeps waiting for it.
+func (m *Monitor) sweepResult(j *job, r incident.SweepResult) {
+	for _, sl := range j.sweeps {
+		sl.sw.mu.Lock()
+		sl.sw.s.Checked[sl.i] = r
+		sl.sw.left--
+		done := sl.sw.left == 0
+		sl.sw.mu.Unlock()
+		if done {
+			m.finishSweep(sl.sw)
+		}
+	}
+}
+
+// finishSweep puts a complete sweep on the failing destinations'
+// incidents and keeps it with the event.
+func (m *Monitor) finishSweep(sw *sweep) {
+	ctx := context.WithoutCancel(m.ctx)
+	sw.mu.Lock()
+	s := sw.s
+	s.Checked = append([]incident.SweepResult(nil), sw.s.Checked...)
+	sw.mu.Unlock()
+	s.At = m.cfg.Now()
+	ev := sw.ev
+	failing := s.Failing()
+	text := ev.Text
+	if text != "" {
+		text += " — "
+	}
+	text += "the device named no destination; checked " + s.Findings() + ". " + s.Text()
+	for _, f := range failing {
+		m.mu.Lock()
+		d, ok := m.dests[key(f.Destination)]
+		m.mu.Unlock()
+		if !ok {
+			d = Destination{Name: f.Destination, Device: s.Device}
+		}
+		in := incident.Input{Kind: incident.KindDeviceFailure, At: ev.Time, Destination: d.Name, Device: d.Device,
+			Code: ev.Code, Text: text}
+		if _, err := m.apply(ctx, d, []incident.Input{in}); err != nil {
+			m.log.Warn("device failure not recorded on incident", "destination", d.Name, "err", err)
+		}
+	}
+	if m.cfg.Sweeps != nil {
+		if err := m.cfg.Sweeps.RecordSweep(ctx, ev, s); err != nil {
+			m.fault("keep what the checks after "+ev.Device+"'s failure found", err)
+		}
+	}
+	m.log.Info("send failure naming no destination: checks done", "device", ev.Device, "code", ev.Code,
+		"failing", len(failing), "found", s.Findings())
 }
 
 // ErrUnknownDestination is CheckNow's answer for a name not registered.

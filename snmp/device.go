@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -107,6 +108,10 @@ func pollDevice(ctx context.Context, c *client, ds *deviceState, rules *Rules, o
 			return out
 		}
 		out.events = append(out.events, jobEvents(addr, jobs, rules, now)...)
+	}
+	for _, ev := range out.events {
+		ev.Detail[DetailPrinterStatus] = st.Printer
+		ev.Detail[DetailPrinterErrors] = strings.Join(st.Errors, ",")
 	}
 	return out
 }

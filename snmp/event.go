@@ -40,6 +40,14 @@ type Event struct {
 	Unverified bool `json:"unverified,omitempty"`
 }
 
+// Detail keys a polled event carries: the device's own status as the same
+// poll read it (hrPrinterStatus; hrPrinterDetectedErrorState's bits, comma
+// separated, "" when none).
+const (
+	DetailPrinterStatus = "printer_status"
+	DetailPrinterErrors = "printer_errors"
+)
+
 // eventKey builds a de-duplication key from the parts that identify one
 // occurrence: for a job its index, for a condition on the panel its code
 // and text, for a mail its message id.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/snmp"
 )
 
@@ -250,7 +251,7 @@ func (k *SNMPSink) recordEvent(ctx context.Context, st *eventStmts, ev snmp.Even
 
 // eventBytes is what one row weighs for MaxBytes.
 const eventBytes = `(length(device) + length(dedup_key) + length(source) + length(code) + length(text) +
-	length(destination) + length(rule) + length(detail) + 2*length(first_seen) + 64)`
+	length(destination) + length(rule) + length(detail) + length(sweep) + 2*length(first_seen) + 64)`
 
 // pruneSNMPEvents applies lim at now and counts what went, by reason. When
 // a limit is exceeded the table is cut to nine tenths of it, so that a
@@ -329,6 +330,28 @@ type StoredEvent struct {
 	snmp.Event
 	FirstSeen, LastSeen time.Time
 	Count               int
+	// Sweep is what the checks of the device's destinations found when
+	// the event named none (nil: not swept).
+	Sweep *incident.Sweep
+}
+
+// SetEventSweep keeps what the checks after ev found with ev's newest
+// stored row (the one its de-duplication key and device name).
+func (s *Store) SetEventSweep(ctx context.Context, ev snmp.Event, sw incident.Sweep) error {
+	b, err := json.Marshal(sw)
+	if err != nil {
+		return fmt.Errorf("event sweep: %w", err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE snmp_events SET sweep = ? WHERE id =
+		(SELECT id FROM snmp_events WHERE dedup_key = ? AND device = ? ORDER BY last_seen DESC, id DESC LIMIT 1)`,
+		string(b), ev.Key, ev.Device)
+	if err != nil {
+		return fmt.Errorf("event sweep of %s: %w", ev.Device, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("event sweep of %s: no stored event %s", ev.Device, ev.Key)
+	}
+	return nil
 }
 
 // SNMPEvents returns events first seen at or after since, newest first, for
@@ -359,7 +382,7 @@ func (s *Store) ListSNMPEvents(ctx context.Context, f SNMPEventFilter) ([]Stored
 	// Two spellings, so that each can use its index (device, first_seen)
 	// or (first_seen): "? = '' OR device = ?" would scan the table.
 	q := `SELECT id, device, dedup_key, source, code, text, destination, rule, detail,
-			first_seen, last_seen, count, unverified FROM snmp_events WHERE `
+			first_seen, last_seen, count, unverified, sweep FROM snmp_events WHERE `
 	var args []any
 	if device != "" {
 		q += `device = ? AND `
@@ -379,16 +402,22 @@ func (s *Store) ListSNMPEvents(ctx context.Context, f SNMPEventFilter) ([]Stored
 	var out []StoredEvent
 	for rows.Next() {
 		var e StoredEvent
-		var src, detail, first, last string
+		var src, detail, first, last, sweep string
 		var unverified int
 		if err := rows.Scan(&e.ID, &e.Device, &e.Key, &src, &e.Code, &e.Text, &e.Destination, &e.Rule, &detail,
-			&first, &last, &e.Count, &unverified); err != nil {
+			&first, &last, &e.Count, &unverified, &sweep); err != nil {
 			return nil, fmt.Errorf("list snmp events: %w", err)
 		}
 		e.Source = snmp.Source(src)
 		e.Unverified = unverified != 0
 		if err := json.Unmarshal([]byte(detail), &e.Detail); err != nil {
 			return nil, fmt.Errorf("snmp event %d: detail: %w", e.ID, err)
+		}
+		if sweep != "" {
+			e.Sweep = new(incident.Sweep)
+			if err := json.Unmarshal([]byte(sweep), e.Sweep); err != nil {
+				return nil, fmt.Errorf("snmp event %d: sweep: %w", e.ID, err)
+			}
 		}
 		if e.FirstSeen, err = parseTime(first); err != nil {
 			return nil, fmt.Errorf("snmp event %d: first_seen: %w", e.ID, err)

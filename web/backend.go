@@ -251,6 +251,28 @@ type Event struct {
 	// naming no device, a trap from an allowed network that is no device).
 	// Every field is then what an unknown sender wrote: attacker-controlled.
 	Unverified bool `json:"unverified"`
+	// Swept: the event named no destination, and this is what the checks
+	// of the device's destinations found (nil: it named one, or its checks
+	// are still running).
+	Swept *EventSweep `json:"swept,omitempty"`
+}
+
+// EventSweep is what the checks after a send failure naming no
+// destination found.
+type EventSweep struct {
+	Finding string       `json:"finding"` // one sentence: the failing destination, or all accept scans now
+	Checked []EventCheck `json:"checked"`
+}
+
+// EventCheck is one destination's result in an EventSweep.
+type EventCheck struct {
+	Destination string    `json:"destination"`
+	At          time.Time `json:"at"`
+	Cause       string    `json:"cause"`
+	Summary     string    `json:"summary"`
+	// Fresh: checked for this failure; false: its check within event_gap.
+	Fresh       bool `json:"fresh"`
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // ReceiverStatus is the fallback share at a glance.
