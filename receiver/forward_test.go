@@ -311,3 +311,26 @@ func spellWindow(d time.Duration) string {
 	}
 	return fmt.Sprintf("%d minutes", d/time.Minute)
 }
+
+// TestDeliverScanBacksOffAsConfigured: a "deliver now" that fails backs
+// off with the running receiver's configured timings (here at most 1 s),
+// not the defaults' 30 s and more.
+func TestDeliverScanBacksOffAsConfigured(t *testing.T) {
+	remote := &dirRemote{dir: t.TempDir()}
+	remote.broken.Store(true)
+	e := newEnv(t, opts{remote: remote})
+	if err := e.put("reception/now.pdf", pdf("now"), false); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.waitScans(5*time.Second, "failed while broken", func(r []receiver.Scan) bool { return count(r, receiver.Failed) == 1 })
+	if err := e.r.DeliverScan(context.Background(), rows[0].ID); err == nil {
+		t.Fatal("delivered to a broken destination")
+	}
+	sc, err := e.st.Scans().Scan(context.Background(), rows[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wait := time.Until(sc.NextAttempt); wait > e.cfg.Forward.MaxRetry+time.Second {
+		t.Fatalf("next attempt in %v, want at most the configured %v", wait.Round(time.Second), e.cfg.Forward.MaxRetry)
+	}
+}

@@ -235,8 +235,14 @@ func (r *Receiver) ingester() *ingester {
 }
 
 func (r *Receiver) forwarder() *forwarder {
-	return &forwarder{cfg: r.cfg.Forward, dataDir: r.cfg.DataDir, cat: r.cat, dests: r.dests, remote: r.remote,
-		claim: newClaim(), log: r.log, now: time.Now, names: &r.names}
+	return newForwarder(r.cfg.Forward, r.cfg.DataDir, r.cat, r.dests, r.remote, r.log, &r.names)
+}
+
+// newForwarder is the one way a forwarder is built: the running receiver's
+// (its configured timings) and the CLI's (DeliverNow, DeliverScan: the
+// defaults, no receiver running). names nil: no receiver shares the names.
+func newForwarder(cfg ForwardConfig, dataDir string, cat Catalogue, dests Destinations, remote Remote, log *slog.Logger, names *nameLocks) *forwarder {
+	return &forwarder{cfg: cfg, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(), log: log, now: time.Now, names: names}
 }
 
 func (r *Receiver) destOf(folder string) string {
@@ -707,8 +713,7 @@ var ErrNoReceiver = errors.New("no receiver runs on this data dir")
 // running receiver (the CLI); claims keep it from delivering a scan that a
 // running receiver is delivering.
 func DeliverNow(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, destination string) (int, error) {
-	fw := &forwarder{cfg: DefaultForward, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(),
-		log: slog.New(slog.DiscardHandler), now: time.Now}
+	fw := newForwarder(DefaultForward, dataDir, cat, dests, remote, slog.New(slog.DiscardHandler), nil)
 	var only *string
 	if destination != "" {
 		only = &destination
@@ -717,17 +722,20 @@ func DeliverNow(ctx context.Context, dataDir string, cat Catalogue, dests Destin
 }
 
 // DeliverScan delivers one held (or failed) scan now, past the back-off
-// (the web page's "deliver now").
+// (the web page's "deliver now"); a failure backs off with the receiver's
+// configured timings, as its own deliveries do.
 func (r *Receiver) DeliverScan(ctx context.Context, id int64) error {
-	return deliverScan(ctx, r.cfg.DataDir, r.cat, r.dests, r.remote, id, &r.names)
+	return r.forwarder().deliverScan(ctx, id)
 }
 
-// DeliverScan does Receiver.DeliverScan without a running receiver.
+// DeliverScan does Receiver.DeliverScan without a running receiver (the
+// default timings).
 func DeliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, id int64) error {
-	return deliverScan(ctx, dataDir, cat, dests, remote, id, nil)
+	return newForwarder(DefaultForward, dataDir, cat, dests, remote, slog.New(slog.DiscardHandler), nil).deliverScan(ctx, id)
 }
 
-func deliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, id int64, names *nameLocks) error {
+func (fw *forwarder) deliverScan(ctx context.Context, id int64) error {
+	cat, dests, remote := fw.cat, fw.dests, fw.remote
 	sc, err := cat.Scan(ctx, id)
 	if err != nil {
 		return err
@@ -752,8 +760,6 @@ func deliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Desti
 		if d.Name != sc.Destination {
 			continue
 		}
-		fw := &forwarder{cfg: DefaultForward, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(),
-			log: slog.New(slog.DiscardHandler), now: time.Now, names: names}
 		folder, err := remote.Open(ctx, d.Target)
 		if err != nil {
 			fw.fail(ctx, sc, sc.State, err)
