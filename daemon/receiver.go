@@ -118,6 +118,8 @@ func (b receiverBackend) Status(ctx context.Context) (web.ReceiverStatus, error)
 	return out, nil
 }
 
+// webScan is a catalogue row as the web shows it (the running receiver's
+// backend and webReceiver, when none runs, both).
 func webScan(s receiver.Scan) web.Scan {
 	return web.Scan{ID: s.ID, Destination: s.Destination, Name: s.File, Size: s.Size, SHA256: s.SHA256, State: string(s.State),
 		ReceivedAt: s.ReceivedAt, DeliveredAt: s.DeliveredAt, Attempts: s.Attempts, Error: s.Error}

@@ -22,11 +22,6 @@ type webReceiver struct {
 	dir string // the receiver's data dir: catalogue paths are relative to it
 }
 
-func toWebScan(s receiver.Scan) web.Scan {
-	return web.Scan{ID: s.ID, Destination: s.Destination, Name: s.File, Size: s.Size, SHA256: s.SHA256, State: string(s.State),
-		ReceivedAt: s.ReceivedAt, DeliveredAt: s.DeliveredAt, Attempts: s.Attempts, Error: s.Error}
-}
-
 func (r webReceiver) Status(ctx context.Context) (web.ReceiverStatus, error) {
 	counts, err := r.st.Scans().Counts(ctx)
 	if err != nil {
@@ -55,7 +50,7 @@ func (r webReceiver) Scans(ctx context.Context, state string, limit int) ([]web.
 	}
 	out := make([]web.Scan, 0, len(scans))
 	for _, s := range scans {
-		out = append(out, toWebScan(s))
+		out = append(out, webScan(s))
 	}
 	return out, nil
 }
@@ -65,7 +60,7 @@ func (r webReceiver) Scan(ctx context.Context, id int64) (web.Scan, error) {
 	if err != nil {
 		return web.Scan{}, notFound(err)
 	}
-	return toWebScan(s), nil
+	return webScan(s), nil
 }
 
 // Open reads a held (or failed, or incomplete) scan's bytes from the data
