@@ -13,6 +13,7 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -317,8 +318,8 @@ func (c *sniffConn) inspect(m []byte) {
 	case 1:
 		if status == ntstatus.MoreProcessingRequired {
 			if _, blob, err := parseSMB2SessionSetup(m); err == nil {
-				if ch, err := parseNTLMChallenge(blob); err == nil {
-					ch.apply(&c.info)
+				if ch, err := ntlm.ParseIdentity(blob); err == nil {
+					applyIdentity(ch, &c.info)
 				}
 			}
 		}

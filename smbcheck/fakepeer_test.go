@@ -16,8 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf16"
 
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -155,19 +155,19 @@ func fakeErrorResponse(msgID uint64, cmd uint16, status ntstatus.Status) []byte 
 	return append(b, body...)
 }
 
+// spnegoResp is a server's SPNEGO NegTokenResp carrying token.
 func spnegoResp(token []byte) []byte {
+	oidNTLMSSP := []byte{0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a}
+	derTLV := func(tag byte, content []byte) []byte { // short and one-byte long lengths suffice here
+		if len(content) < 0x80 {
+			return append([]byte{tag, byte(len(content))}, content...)
+		}
+		return append([]byte{tag, 0x81, byte(len(content))}, content...)
+	}
 	negState := derTLV(0xa0, []byte{0x0a, 0x01, 0x01}) // accept-incomplete
 	mech := derTLV(0xa1, oidNTLMSSP)
 	tok := derTLV(0xa2, derTLV(0x04, token))
 	return derTLV(0xa1, derTLV(0x30, append(append(negState, mech...), tok...)))
-}
-
-func utf16le(s string) []byte {
-	var out []byte
-	for _, u := range utf16.Encode([]rune(s)) {
-		out = binary.LittleEndian.AppendUint16(out, u)
-	}
-	return out
 }
 
 // windowsChallenge is an NTLM CHALLENGE as a Windows 11 23H2 workgroup PC
@@ -179,22 +179,22 @@ func windowsChallenge() []byte {
 		ti = binary.LittleEndian.AppendUint16(ti, uint16(len(v)))
 		ti = append(ti, v...)
 	}
-	av(2, utf16le("OFFICE"))
-	av(1, utf16le("SCANPC"))
-	av(4, utf16le("office.example"))
-	av(3, utf16le("scanpc.office.example"))
-	av(5, utf16le("office.example"))
+	av(2, ntlm.EncodeUTF16("OFFICE"))
+	av(1, ntlm.EncodeUTF16("SCANPC"))
+	av(4, ntlm.EncodeUTF16("office.example"))
+	av(3, ntlm.EncodeUTF16("scanpc.office.example"))
+	av(5, ntlm.EncodeUTF16("office.example"))
 	ts := make([]byte, 8)
 	binary.LittleEndian.PutUint64(ts, uint64(time.Now().UnixNano()/100+116444736000000000))
 	av(7, ts)
 	av(0, nil)
-	target := utf16le("OFFICE")
+	target := ntlm.EncodeUTF16("OFFICE")
 	m := []byte("NTLMSSP\x00")
 	m = binary.LittleEndian.AppendUint32(m, 2)
 	m = binary.LittleEndian.AppendUint16(m, uint16(len(target)))
 	m = binary.LittleEndian.AppendUint16(m, uint16(len(target)))
 	m = binary.LittleEndian.AppendUint32(m, 56)
-	m = binary.LittleEndian.AppendUint32(m, ntlmNegotiateFlagsDefault&^ntlmNegotiateKeyExch|0x00010000 /* target type domain */)
+	m = binary.LittleEndian.AppendUint32(m, 0xA2888205|0x00010000 /* the probe's NEGOTIATE flags without key exchange; target type domain */)
 	m = append(m, 1, 2, 3, 4, 5, 6, 7, 8) // server challenge
 	m = append(m, make([]byte, 8)...)
 	m = binary.LittleEndian.AppendUint16(m, uint16(len(ti)))

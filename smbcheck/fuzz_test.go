@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -25,9 +26,9 @@ func FuzzNegotiateParsers(f *testing.F) {
 		parseSMB2Negotiate(b)
 		parseSMB2SessionSetup(b)
 		parseSMB1SessionSetup(b)
-		if c, err := parseNTLMChallenge(b); err == nil {
+		if c, err := ntlm.ParseIdentity(b); err == nil {
 			var info ServerInfo
-			c.apply(&info)
+			applyIdentity(c, &info)
 		}
 		readFrame(bytes.NewReader(append([]byte{0, 0, byte(len(b) >> 8), byte(len(b))}, b...)))
 		s := &sniffConn{}

@@ -22,6 +22,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -168,7 +169,7 @@ func smb2Dance(conn net.Conn, info *ServerInfo, msgID uint64) error {
 }
 
 func ntlmOverSMB2(conn net.Conn, info *ServerInfo, msgID uint64) error {
-	if err := writeFrame(conn, smb2SessionSetupRequest(msgID, spnegoInit(ntlmNegotiateMessage()))); err != nil {
+	if err := writeFrame(conn, smb2SessionSetupRequest(msgID, ntlm.SPNEGOInit(ntlm.Negotiate()))); err != nil {
 		return fmt.Errorf("send session setup: %w", err)
 	}
 	resp, err := readFrame(conn)
@@ -182,16 +183,16 @@ func ntlmOverSMB2(conn net.Conn, info *ServerInfo, msgID uint64) error {
 	if status != ntstatus.MoreProcessingRequired {
 		return fmt.Errorf("session setup (NTLM negotiate): %w", status)
 	}
-	c, err := parseNTLMChallenge(blob)
+	c, err := ntlm.ParseIdentity(blob)
 	if err != nil {
 		return err
 	}
-	c.apply(info)
+	applyIdentity(c, info)
 	return nil
 }
 
 func ntlmOverSMB1(conn net.Conn, info *ServerInfo) error {
-	if err := writeFrame(conn, smb1SessionSetupRequest(spnegoInit(ntlmNegotiateMessage()))); err != nil {
+	if err := writeFrame(conn, smb1SessionSetupRequest(ntlm.SPNEGOInit(ntlm.Negotiate()))); err != nil {
 		return err
 	}
 	resp, err := readFrame(conn)
@@ -205,11 +206,11 @@ func ntlmOverSMB1(conn net.Conn, info *ServerInfo) error {
 	if status != ntstatus.MoreProcessingRequired {
 		return status
 	}
-	c, err := parseNTLMChallenge(blob)
+	c, err := ntlm.ParseIdentity(blob)
 	if err != nil {
 		return err
 	}
-	c.apply(info)
+	applyIdentity(c, info)
 	return nil
 }
 
@@ -558,72 +559,9 @@ func parseSMB2SessionSetup(b []byte) (ntstatus.Status, []byte, error) {
 	return status, body[off-64 : off-64+n], nil
 }
 
-// --- SPNEGO / NTLM -----------------------------------------------------
-
-const (
-	ntlmNegotiateUnicode      = 0x00000001
-	ntlmRequestTarget         = 0x00000004
-	ntlmNegotiateNTLM         = 0x00000200
-	ntlmAlwaysSign            = 0x00008000
-	ntlmExtendedSession       = 0x00080000
-	ntlmNegotiateTargetInfo   = 0x00800000
-	ntlmNegotiateVersion      = 0x02000000
-	ntlmNegotiate128          = 0x20000000
-	ntlmNegotiateKeyExch      = 0x40000000
-	ntlmNegotiate56           = 0x80000000
-	ntlmNegotiateFlagsDefault = ntlmNegotiateUnicode | ntlmRequestTarget | ntlmNegotiateNTLM | ntlmAlwaysSign |
-		ntlmExtendedSession | ntlmNegotiateTargetInfo | ntlmNegotiateVersion | ntlmNegotiate128 | ntlmNegotiateKeyExch | ntlmNegotiate56
-)
-
-func ntlmNegotiateMessage() []byte {
-	b := []byte("NTLMSSP\x00")
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = binary.LittleEndian.AppendUint32(b, ntlmNegotiateFlagsDefault)
-	b = append(b, make([]byte, 16)...)           // domain and workstation fields: empty
-	b = append(b, 6, 1, 0xb1, 0x1d, 0, 0, 0, 15) // version 6.1.7601, NTLM revision 15
-	return b
-}
-
-var (
-	oidSPNEGO  = []byte{0x06, 0x06, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x02}
-	oidNTLMSSP = []byte{0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a}
-)
-
-func derTLV(tag byte, content []byte) []byte {
-	n := len(content)
-	var l []byte
-	switch {
-	case n < 0x80:
-		l = []byte{byte(n)}
-	case n < 0x100:
-		l = []byte{0x81, byte(n)}
-	default:
-		l = []byte{0x82, byte(n >> 8), byte(n)}
-	}
-	out := append([]byte{tag}, l...)
-	return append(out, content...)
-}
-
-// spnegoInit wraps an NTLM NEGOTIATE in a SPNEGO NegTokenInit.
-func spnegoInit(token []byte) []byte {
-	mechTypes := derTLV(0xa0, derTLV(0x30, oidNTLMSSP))
-	mechToken := derTLV(0xa2, derTLV(0x04, token))
-	init := derTLV(0xa0, derTLV(0x30, append(mechTypes, mechToken...)))
-	return derTLV(0x60, append(append([]byte{}, oidSPNEGO...), init...))
-}
-
-// ntlmChallenge is the part of an NTLM CHALLENGE message the probe uses.
-type ntlmChallenge struct {
-	Flags      uint32
-	TargetName string
-	AV         map[uint16]string
-	HasVersion bool
-	Major      byte
-	Minor      byte
-	Build      uint16
-}
-
-func (c ntlmChallenge) apply(info *ServerInfo) {
+// applyIdentity fills info with what the server told about itself in its
+// NTLM CHALLENGE.
+func applyIdentity(c ntlm.Identity, info *ServerInfo) {
 	info.NetBIOSComputer = c.AV[1]
 	info.NetBIOSDomain = c.AV[2]
 	info.DNSComputer = c.AV[3]
@@ -636,86 +574,6 @@ func (c ntlmChallenge) apply(info *ServerInfo) {
 		info.OSVersion = fmt.Sprintf("%d.%d.%d", c.Major, c.Minor, c.Build)
 		info.Windows, info.ClientEdition = windowsEdition(c.Major, c.Minor, c.Build)
 	}
-}
-
-// parseNTLMChallenge finds the NTLM CHALLENGE in a security blob (raw or
-// inside SPNEGO) and decodes it. Every offset is checked against the blob.
-func parseNTLMChallenge(blob []byte) (ntlmChallenge, error) {
-	var c ntlmChallenge
-	m, err := ntlmChallengeMessage(blob, 48)
-	if err != nil {
-		return c, err
-	}
-	c.Flags = binary.LittleEndian.Uint32(m[20:])
-	if name, err := ntlmField(m, 12); err == nil {
-		c.TargetName = decodeUTF16(name)
-	}
-	ti, err := ntlmField(m, 40)
-	if err != nil {
-		return c, fmt.Errorf("NTLM challenge target info: %w", err)
-	}
-	c.AV = map[uint16]string{}
-	for len(ti) >= 4 {
-		id := binary.LittleEndian.Uint16(ti)
-		n := int(binary.LittleEndian.Uint16(ti[2:]))
-		if id == 0 {
-			break
-		}
-		if 4+n > len(ti) {
-			return c, fmt.Errorf("NTLM challenge: AV pair %d of %d bytes overruns the target info", id, n)
-		}
-		if id >= 1 && id <= 5 {
-			c.AV[id] = decodeUTF16(ti[4 : 4+n])
-		}
-		ti = ti[4+n:]
-	}
-	if c.Flags&ntlmNegotiateVersion != 0 && len(m) >= 56 {
-		c.HasVersion = true
-		c.Major, c.Minor = m[48], m[49]
-		c.Build = binary.LittleEndian.Uint16(m[50:])
-	}
-	return c, nil
-}
-
-// ntlmChallengeMessage finds the NTLM message in a security blob (raw or
-// inside SPNEGO) and checks that it is a CHALLENGE of at least min bytes.
-func ntlmChallengeMessage(blob []byte, min int) ([]byte, error) {
-	i := bytes.Index(blob, []byte("NTLMSSP\x00"))
-	if i < 0 {
-		return nil, errors.New("NTLM challenge: no NTLMSSP message in the security blob")
-	}
-	m := blob[i:]
-	if len(m) < min {
-		return nil, fmt.Errorf("NTLM challenge: %d bytes, too short", len(m))
-	}
-	if t := binary.LittleEndian.Uint32(m[8:]); t != 2 {
-		return nil, fmt.Errorf("NTLM challenge: message type %d, want 2", t)
-	}
-	return m, nil
-}
-
-// ntlmField returns the payload of the security buffer descriptor at off.
-func ntlmField(m []byte, off int) ([]byte, error) {
-	if off+8 > len(m) {
-		return nil, errors.New("descriptor outside the message")
-	}
-	n := int(binary.LittleEndian.Uint16(m[off:]))
-	start := int(binary.LittleEndian.Uint32(m[off+4:]))
-	if n == 0 {
-		return nil, nil
-	}
-	if start < 0 || start > len(m) || n > len(m)-start {
-		return nil, fmt.Errorf("field %d+%d outside the %d-byte message", start, n, len(m))
-	}
-	return m[start : start+n], nil
-}
-
-func decodeUTF16(b []byte) string {
-	u := make([]uint16, len(b)/2)
-	for i := range u {
-		u[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return string(utf16.Decode(u))
 }
 
 // windowsEdition names a Windows build from the NTLM version fields.

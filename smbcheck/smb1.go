@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -253,11 +254,11 @@ func (c *smb1Conn) negotiate(ctx context.Context) error {
 // sessionSetup logs on with NTLM inside SESSION_SETUP_ANDX (extended
 // security). g, when not nil, is asked with what the server told right
 // before the AUTHENTICATE leaves.
-func (c *smb1Conn) sessionSetup(ctx context.Context, cr ntlmCredentials, g gate) error {
+func (c *smb1Conn) sessionSetup(ctx context.Context, cr ntlm.Credentials, g gate) error {
 	if !c.neg.ExtendedSec {
 		return fmt.Errorf("SMB1 session setup: the server does not offer extended security (NTLMSSP): %w", errSMB1NoExtSec)
 	}
-	init := spnegoInit(ntlmNegotiateSMB1())
+	init := ntlm.SPNEGOInit(ntlm.NegotiateSMB1())
 	resp, rw, rd, err := c.call(ctx, smb1CmdSessionSetup, sessionSetupWords(len(init)), sessionSetupData(init), false)
 	if err != nil {
 		return fmt.Errorf("SMB1 session setup (NTLM negotiate): %w", err)
@@ -266,12 +267,12 @@ func (c *smb1Conn) sessionSetup(ctx context.Context, cr ntlmCredentials, g gate)
 	if err != nil {
 		return err
 	}
-	ch, err := parseNTLMServerChallenge(blob)
+	ch, err := ntlm.ParseChallenge(blob)
 	if err != nil {
 		return err
 	}
-	if full, err := parseNTLMChallenge(blob); err == nil {
-		full.apply(&c.info)
+	if full, err := ntlm.ParseIdentity(blob); err == nil {
+		applyIdentity(full, &c.info)
 	}
 	c.uid = binary.LittleEndian.Uint16(resp[28:])
 	if g != nil {
@@ -282,8 +283,8 @@ func (c *smb1Conn) sessionSetup(ctx context.Context, cr ntlmCredentials, g gate)
 	}
 	var cc [8]byte
 	rand.Read(cc[:])
-	auth, sessionKey := ntlmAuthenticateMessage(ch, cr, cc, time.Now())
-	tok := spnegoAuth(auth)
+	auth, sessionKey := ntlm.Authenticate(ch, cr, cc, time.Now())
+	tok := ntlm.SPNEGOResp(auth)
 	resp, rw, _, err = c.call(ctx, smb1CmdSessionSetup, sessionSetupWords(len(tok)), sessionSetupData(tok), false)
 	if err != nil {
 		return err
@@ -375,7 +376,7 @@ type smb1Open struct {
 }
 
 func (c *smb1Conn) ntCreate(ctx context.Context, path string, access, disposition, options uint32) (smb1Open, error) {
-	name := toUTF16(path)
+	name := ntlm.EncodeUTF16(path)
 	w := []byte{0xff, 0, 0, 0, 0}
 	w = binary.LittleEndian.AppendUint16(w, uint16(len(name)))
 	w = binary.LittleEndian.AppendUint32(w, 0) // flags: no oplock
@@ -663,7 +664,7 @@ func appendDirEntries(out *[]fs.FileInfo, d []byte) (string, error) {
 		if n > len(d)-64 || (next != 0 && (next < 64+n || next > len(d))) {
 			return last, fmt.Errorf("SMB1 find: entry name %d bytes, next at %d, in %d bytes", n, next, len(d))
 		}
-		name := strings.TrimRight(decodeUTF16(d[64:64+n]), "\x00")
+		name := strings.TrimRight(ntlm.DecodeUTF16(d[64:64+n]), "\x00")
 		last = name
 		if name != "." && name != ".." {
 			o := smb1Open{dir: binary.LittleEndian.Uint32(d[56:])&0x10 != 0, size: int64(binary.LittleEndian.Uint64(d[40:]))}
@@ -714,7 +715,7 @@ func logonSMB1NTLM(ctx context.Context, conn net.Conn, port int, host string, f 
 		return nil, nil, err
 	}
 	info := c.info
-	cr := ntlmCredentials{User: f.User, Domain: f.Domain, Password: password, Workstation: workstation, NTLMv1: ntlmv1}
+	cr := ntlm.Credentials{User: f.User, Domain: f.Domain, Password: password, Workstation: workstation, NTLMv1: ntlmv1}
 	if err := c.sessionSetup(ctx, cr, g); err != nil {
 		info = c.info
 		return nil, &info, fmt.Errorf("session setup as %s: %w", f.Typed, err)

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"sync"
 
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -146,7 +147,7 @@ func (s *stamper) arm(path string, st stamp) {
 	s.armMu.Lock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.armed = toUTF16(path)
+	s.armed = ntlm.EncodeUTF16(path)
 	s.with = st
 	s.stamped = false
 }

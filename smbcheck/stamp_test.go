@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 )
 
 // RFC 4493, section 4: AES-CMAC test vectors.
@@ -40,7 +42,7 @@ func createRequest(name string) []byte {
 	b = binary.LittleEndian.AppendUint32(b, shareRead|shareWrite)
 	b = binary.LittleEndian.AppendUint32(b, 2) // FILE_CREATE
 	b = binary.LittleEndian.AppendUint32(b, 0x20)
-	n := toUTF16(name)
+	n := ntlm.EncodeUTF16(name)
 	b = binary.LittleEndian.AppendUint16(b, 64+56)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(n)))
 	b = append(b, make([]byte, 8)...)
@@ -48,7 +50,7 @@ func createRequest(name string) []byte {
 }
 
 func TestStampCreate(t *testing.T) {
-	name := toUTF16(`m2\scanwarden-check-x.tmp`)
+	name := ntlm.EncodeUTF16(`m2\scanwarden-check-x.tmp`)
 	m := createRequest(`m2\scanwarden-check-x.tmp`)
 	out := stampCreate(m, name, doomStamp)
 	if out == nil {
@@ -169,7 +171,7 @@ func renameRequest(name string) []byte {
 	m := make([]byte, 64)
 	copy(m, "\xfeSMB")
 	binary.LittleEndian.PutUint16(m[12:], smb2CmdSetInfo)
-	n := toUTF16(name)
+	n := ntlm.EncodeUTF16(name)
 	buf := append([]byte{1}, make([]byte, 15)...)
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(n)))
 	buf = append(buf, n...)
@@ -183,16 +185,16 @@ func renameRequest(name string) []byte {
 
 func TestStampRename(t *testing.T) {
 	m := renameRequest(`scans\report.pdf`)
-	out := stampRename(m, toUTF16(`scans\report.pdf`))
+	out := stampRename(m, ntlm.EncodeUTF16(`scans\report.pdf`))
 	if out == nil || out[64+32] != 0 || m[64+32] != 1 {
 		t.Fatalf("replace-if-exists not cleared on a copy: %v", out)
 	}
-	if stampRename(m, toUTF16(`scans\other.pdf`)) != nil || stampRename(createRequest(`scans\report.pdf`), toUTF16(`scans\report.pdf`)) != nil {
+	if stampRename(m, ntlm.EncodeUTF16(`scans\other.pdf`)) != nil || stampRename(createRequest(`scans\report.pdf`), ntlm.EncodeUTF16(`scans\report.pdf`)) != nil {
 		t.Error("another rename, or a CREATE, was stamped")
 	}
 	short := renameRequest(`scans\report.pdf`)
 	binary.LittleEndian.PutUint32(short[64+32+16:], 1000) // a name length beyond the message
-	if stampRename(short, toUTF16(`scans\report.pdf`)) != nil {
+	if stampRename(short, ntlm.EncodeUTF16(`scans\report.pdf`)) != nil {
 		t.Error("a rename whose name runs past the message was stamped")
 	}
 }

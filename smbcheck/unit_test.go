@@ -15,6 +15,7 @@ import (
 	smb2 "github.com/cloudsoda/go-smb2"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -282,12 +283,12 @@ func TestFormKeyHidesPassword(t *testing.T) {
 }
 
 func TestParseWindowsChallenge(t *testing.T) {
-	c, err := parseNTLMChallenge(spnegoResp(windowsChallenge()))
+	c, err := ntlm.ParseIdentity(spnegoResp(windowsChallenge()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var info ServerInfo
-	c.apply(&info)
+	applyIdentity(c, &info)
 	if info.NetBIOSComputer != "SCANPC" || info.NetBIOSDomain != "OFFICE" || info.DNSDomain != "office.example" ||
 		info.DNSComputer != "scanpc.office.example" || info.OSVersion != "10.0.22631" || !info.ClientEdition || !strings.Contains(info.Windows, "Windows 11") {
 		t.Fatalf("parsed %+v", info)
