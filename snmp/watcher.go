@@ -421,6 +421,18 @@ func (s *watchSink) RecordDevice(ctx context.Context, inv Inventory) error {
 	return s.next.RecordDevice(ctx, inv)
 }
 
+var _ SeenSink = (*watchSink)(nil)
+
+// RecordSeen hands on an answered poll's time when the sink keeps it (the
+// poller asks its own sink, this one: without it no answered poll would
+// move a device's "seen" after its identification).
+func (s *watchSink) RecordSeen(ctx context.Context, address string, at time.Time) error {
+	if ss, ok := s.next.(SeenSink); ok {
+		return ss.RecordSeen(ctx, address, at)
+	}
+	return nil
+}
+
 func (s *watchSink) RecordEvents(ctx context.Context, evs []Event) ([]bool, error) {
 	fresh, err := recordEvents(ctx, s.next, evs)
 	for _, f := range fresh {
