@@ -190,6 +190,19 @@ func (f *adFlags) open(_ context.Context, env environ) (*ad.Directory, error) {
 
 const adPasswordEnv = "SCANWARDEN_AD_PASSWORD"
 
+// into gives a check the directory, its DNS domain (the Kerberos realm)
+// and its KDC.
+func (f *adFlags) into(o *smbcheck.Options, d *ad.Directory) {
+	o.Directory = d
+	if dom := d.DNSDomain(); dom != "" {
+		o.DNSDomains = []string{dom}
+		o.Realm = dom
+	}
+	if h := d.KDCHost(); h != "" {
+		o.KDCs = []string{h}
+	}
+}
+
 // adFlagFor words an ad.Config setting as the flag that sets it.
 func adFlagFor(field string, value any) string {
 	flag, ok := map[string]string{"ad.url": "--ad-url", "ad.domain": "--ad-domain", "ad.bind_user": "--ad-bind-user",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -40,135 +39,94 @@ Exit status: 0 the destination works, 1 a problem was found, 2 the check could n
 flags:
 `
 
+// checkArgs is a parsed check command line.
+type checkArgs struct {
+	c                                     *subcommand
+	pos                                   []string
+	user, passwordFile, workstation, auth string
+	configFile, destination               string
+	noPassword, noWrite, asJSON           bool
+	device                                smbcheck.Device
+	maxFailures                           int
+	timeout                               time.Duration
+	ad                                    *adFlags
+}
+
 func runCheck(ctx context.Context, env environ, args []string) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	user := fs.String("user", "", "login user name exactly as typed on the MFP (user, DOMAIN\\user, user@upn, .\\user)")
-	passwordFile := fs.String("password-file", "", "file holding the login password (first line; - for stdin)")
-	noPassword := fs.Bool("no-password", false, "the destination's Login Password is empty (implied by --user '' when no password is given)")
-	workstation := fs.String("workstation", "", "NetBIOS name the MFP sends (its host name; default "+smbcheck.DefaultWorkstation+")")
-	noWrite := fs.Bool("no-write", false, "do not create, write and delete a test file")
-	maxFailures := fs.Int("max-failures", smbcheck.DefaultMaxFailures, "failed logons allowed per account per 30 minutes (0: replay nothing that can fail)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	timeout := fs.Duration("timeout", 10*time.Second, "time limit of each network step")
-	smb1Only := fs.Bool("device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting)")
-	ntlmv1 := fs.Bool("device-ntlmv1", false, "the MFP logs on with NTLMv1 (old SMB1 firmware; implies --device-smb1-only)")
-	noSigning := fs.Bool("device-no-signing", false, "the MFP cannot sign SMB traffic")
-	authFlag := fs.String("auth", "", "how the MFP logs on: ntlm (what MFPs send), kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM); default ntlm, or the stored destination's")
-	adf := registerADFlags(fs)
-	configFile := fs.String("config", "", "the daemon's config, for its [warnings] thresholds (default "+doctor.DefaultConfig+" when it exists; else the defaults)")
-	destName := fs.String("destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
-	df := registerDataFlags(fs)
-	df.stateDirAlias(fs)
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, checkUsage)
-		fs.PrintDefaults()
+	a, code, ok := parseCheckArgs(env, args)
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
+	return a.run(ctx)
+}
+
+// parseCheckArgs reads the flags; ok false: the command ends with code.
+func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
+	c := newCommand(env, "check", checkUsage, 0)
+	a := &checkArgs{c: c}
+	fs := c.fs
+	fs.StringVar(&a.user, "user", "", "login user name exactly as typed on the MFP (user, DOMAIN\\user, user@upn, .\\user)")
+	fs.StringVar(&a.passwordFile, "password-file", "", "file holding the login password (first line; - for stdin)")
+	fs.BoolVar(&a.noPassword, "no-password", false, "the destination's Login Password is empty (implied by --user '' when no password is given)")
+	fs.StringVar(&a.workstation, "workstation", "", "NetBIOS name the MFP sends (its host name; default "+smbcheck.DefaultWorkstation+")")
+	fs.BoolVar(&a.noWrite, "no-write", false, "do not create, write and delete a test file")
+	fs.IntVar(&a.maxFailures, "max-failures", smbcheck.DefaultMaxFailures, "failed logons allowed per account per 30 minutes (0: replay nothing that can fail)")
+	fs.BoolVar(&a.asJSON, "json", false, "print the report as JSON")
+	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "time limit of each network step")
+	fs.BoolVar(&a.device.SMB1Only, "device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting)")
+	fs.BoolVar(&a.device.NTLMv1, "device-ntlmv1", false, "the MFP logs on with NTLMv1 (old SMB1 firmware; implies --device-smb1-only)")
+	fs.BoolVar(&a.device.NoSigning, "device-no-signing", false, "the MFP cannot sign SMB traffic")
+	fs.StringVar(&a.auth, "auth", "", "how the MFP logs on: ntlm (what MFPs send), kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM); default ntlm, or the stored destination's")
+	a.ad = registerADFlags(fs)
+	fs.StringVar(&a.configFile, "config", "", "the daemon's config, for its [warnings] thresholds (default "+doctor.DefaultConfig+" when it exists; else the defaults)")
+	fs.StringVar(&a.destination, "destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
+	c.data.register(fs, withDataDir|withStateDir|withKeyFile)
+	pos, code, ok := c.parse(args, -1, "")
+	if !ok {
+		return nil, code, false
+	}
+	a.pos = pos
+	a.device.SMB1Only = a.device.SMB1Only || a.device.NTLMv1
+	if a.maxFailures < 0 {
+		return nil, c.fail(errors.New("--max-failures must be 0 or more")), false
+	}
+	return a, 0, true
+}
+
+// run replays the destination and prints the verdict.
+func (a *checkArgs) run(ctx context.Context) int {
+	c := a.c
+	th, err := warningThresholds(a.configFile)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if *maxFailures < 0 {
-		fmt.Fprintln(env.stderr, "scanwarden check: --max-failures must be 0 or more")
-		return exitUsage
+		return c.failSafe(err)
 	}
 	warn := checkWarnings{}
-	th, err := warningThresholds(*configFile)
-	if err != nil {
-		humanf(env.stderr, "scanwarden check: %s\n", err.Error())
-		return exitUsage
-	}
 	warn.tracker.Thresholds = th
-	var t smbcheck.Target
-	var ledger *storeLedger
-	var canaries smbcheck.CanaryJournal
-	unreadable := "" // the stored destination's password is unknown: why
-	if *destName != "" {
-		// A stored destination: everything comes from the registry.
-		if len(pos) != 0 || *user != "" || *passwordFile != "" || *noPassword || *workstation != "" {
-			fmt.Fprintln(env.stderr, "scanwarden check: --destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password or --workstation")
-			return exitUsage
-		}
-		st, d, err := openDestination(ctx, env, df, *destName)
-		if err != nil {
-			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
-			return exitUsage
-		}
-		defer st.Close()
-		t, ledger, unreadable = d.Target, openedStoreLedger(st), d.PasswordUnreadable
-		warn.st, warn.destination, warn.device = st, *destName, d.Destination.Device
-		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, *destName, rep) }
-		if dir, err := df.dir(env); err == nil {
-			canaries = dirCanaries{filepath.Join(dir, "canaries")}
-		}
-	} else {
-		if len(pos) != 1 {
-			fmt.Fprintln(env.stderr, "scanwarden check: want exactly one destination //HOST[:PORT]/SHARE[/PATH] (or --destination NAME)")
-			fs.Usage()
-			return exitUsage
-		}
-		userSet := false
-		fs.Visit(func(f *flag.Flag) { userSet = userSet || f.Name == "user" })
-		var err error
-		t, err = typedTarget(env, pos[0], *user, userSet, *workstation, *passwordFile, *noPassword)
-		if err != nil {
-			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
-			return exitUsage
-		}
-		dir, err := df.dir(env)
-		if err != nil {
-			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
-			return exitUsage
-		}
-		// The state store opens while the first network steps run: the ledger
-		// is first needed right before the first logon.
-		ledger = openStoreLedger(context.WithoutCancel(ctx), dir, df.keyPath(env, dir))
-		canaries = dirCanaries{filepath.Join(dir, "canaries")}
+	t, ledger, canaries, unreadable, code, ok := a.target(ctx, &warn)
+	if !ok {
+		return code
 	}
 	defer ledger.Close()
-	if *authFlag != "" {
-		a, err := smbcheck.ParseAuth(*authFlag)
+	if a.auth != "" {
+		au, err := smbcheck.ParseAuth(a.auth)
 		if err != nil {
-			fmt.Fprintf(env.stderr, "scanwarden check: --%s\n", err.Error())
-			return exitUsage
+			return c.fail(fmt.Errorf("--%w", err))
 		}
-		t.Auth = a
+		t.Auth = au
 	}
-
-	opts := smbcheck.Options{
-		NoWrite:     *noWrite,
-		MaxFailures: *maxFailures,
-		Ledger:      ledger,
-		StepTimeout: *timeout,
-		Device:      smbcheck.Device{SMB1Only: *smb1Only || *ntlmv1, NoSigning: *noSigning, NTLMv1: *ntlmv1},
-		Canaries:    canaries,
-	}
-	if adf.configured() {
-		dirc, err := adf.open(ctx, env)
+	opts := smbcheck.Options{NoWrite: a.noWrite, MaxFailures: a.maxFailures, Ledger: ledger, StepTimeout: a.timeout,
+		Device: a.device, Canaries: canaries}
+	if a.ad.configured() {
+		dirc, err := a.ad.open(ctx, c.env)
 		if err != nil {
-			humanf(env.stderr, "scanwarden check: Active Directory: %s\n", err.Error())
-			return exitUsage
+			return c.failSafe(fmt.Errorf("Active Directory: %w", err))
 		}
 		defer dirc.Close()
-		opts.Directory = dirc
-		if d := dirc.DNSDomain(); d != "" {
-			opts.DNSDomains = []string{d}
-			opts.Realm = d
-		}
-		if h := dirc.KDCHost(); h != "" {
-			opts.KDCs = []string{h}
-		}
+		a.ad.into(&opts, dirc)
 	}
-	if !*asJSON {
-		if t.User == "" {
-			humanf(env.stdout, "checking %s with an empty login name (anonymous logon; workstation %s)\n", destString(t), t.Info().Workstation)
-		} else {
-			humanf(env.stdout, "checking %s as %s (workstation %s%s)\n", destString(t), t.User, t.Info().Workstation, authLabel(t.Auth))
-		}
-		opts.Progress = func(s smbcheck.Step) { printStep(env.stdout, s) }
+	if !a.asJSON {
+		printCheckStart(c.env.stdout, t)
+		opts.Progress = func(s smbcheck.Step) { printStep(c.env.stdout, s) }
 	}
 	var rep smbcheck.Report
 	if unreadable != "" {
@@ -180,7 +138,58 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 	} else {
 		rep = smbcheck.Run(ctx, t, opts)
 	}
-	return finishCheck(ctx, env, ledger, warn, rep, *asJSON)
+	return finishCheck(ctx, c.env, ledger, warn, rep, a.asJSON)
+}
+
+// target is what to replay, the ledger (the state store, opening) and the
+// canary journal: a stored destination's (--destination), or the one typed
+// on the command line. unreadable: why a stored password is unknown.
+func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t smbcheck.Target, ledger *storeLedger,
+	canaries smbcheck.CanaryJournal, unreadable string, code int, ok bool) {
+	c := a.c
+	dir, dirErr := c.data.dir(c.env)
+	if a.destination != "" {
+		// A stored destination: everything comes from the registry.
+		if len(a.pos) != 0 || a.user != "" || a.passwordFile != "" || a.noPassword || a.workstation != "" {
+			return t, nil, nil, "", c.fail(errors.New("--destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password or --workstation")), false
+		}
+		st, d, err := openDestination(ctx, c.env, &c.data, a.destination)
+		if err != nil {
+			return t, nil, nil, "", c.failSafe(err), false
+		}
+		ledger = openedStoreLedger(st)
+		warn.st, warn.destination, warn.device = st, a.destination, d.Destination.Device
+		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, a.destination, rep) }
+		if dirErr == nil {
+			canaries = dirCanaries{filepath.Join(dir, "canaries")}
+		}
+		return d.Target, ledger, canaries, d.PasswordUnreadable, 0, true
+	}
+	if len(a.pos) != 1 {
+		fmt.Fprintln(c.env.stderr, "scanwarden check: want exactly one destination //HOST[:PORT]/SHARE[/PATH] (or --destination NAME)")
+		c.fs.Usage()
+		return t, nil, nil, "", exitUsage, false
+	}
+	t, err := typedTarget(c.env, a.pos[0], a.user, c.given("user"), a.workstation, a.passwordFile, a.noPassword)
+	if err != nil {
+		return t, nil, nil, "", c.failSafe(err), false
+	}
+	if dirErr != nil {
+		return t, nil, nil, "", c.failSafe(dirErr), false
+	}
+	// The state store opens while the first network steps run: the ledger
+	// is first needed right before the first logon.
+	ledger = openStoreLedger(context.WithoutCancel(ctx), c.env, &c.data)
+	return t, ledger, dirCanaries{filepath.Join(dir, "canaries")}, "", 0, true
+}
+
+// printCheckStart is the check's first line: where, as whom.
+func printCheckStart(w io.Writer, t smbcheck.Target) {
+	if t.User == "" {
+		humanf(w, "checking %s with an empty login name (anonymous logon; workstation %s)\n", destString(t), t.Info().Workstation)
+		return
+	}
+	humanf(w, "checking %s as %s (workstation %s%s)\n", destString(t), t.User, t.Info().Workstation, authLabel(t.Auth))
 }
 
 // checkWarnings judges a check's report for what will fail days ahead:
@@ -385,19 +394,15 @@ type storeLedger struct {
 	keep func(smbcheck.Report) error
 }
 
-// openStoreLedger opens the store in dir and unlocks its sealing key
-// (keyPath, made on first use): the ledger's password fingerprints are keyed
-// from it, and it never goes into the database.
-func openStoreLedger(ctx context.Context, dir, keyPath string) *storeLedger {
+// openStoreLedger opens the data dir's store with its sealing key (made on
+// first use) in the background: the ledger's password fingerprints are
+// keyed from it, and it never goes into the database.
+func openStoreLedger(ctx context.Context, env environ, df *dataFlags) *storeLedger {
 	s := &storeLedger{ready: make(chan struct{})}
 	go func() {
 		defer close(s.ready)
-		s.st, s.err = store.OpenDir(ctx, dir)
-		if s.err != nil {
-			return
-		}
-		if _, s.err = s.st.UnlockKey(ctx, keyPath); s.err != nil {
-			s.err = fmt.Errorf("the ledger's key: %w", s.err)
+		if s.st, s.err = df.open(ctx, env, true); s.err != nil {
+			s.err = fmt.Errorf("the ledger's store and key: %w", s.err)
 			return
 		}
 		s.l = s.st.Ledger()

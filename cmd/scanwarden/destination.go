@@ -32,8 +32,11 @@ flags:
 `
 
 func runDestination(ctx context.Context, env environ, args []string) int {
-	return runSubcommand(ctx, env, args, "destination", destinationUsage, map[string]func(context.Context, *subcommand, []string) int{
-		"add": destinationAdd, "list": destinationList, "show": destinationShow, "remove": destinationRemove,
+	return runSubcommands(ctx, env, args, "destination", destinationUsage, subcommands{
+		"add":    registryCommand(destinationUsage, destinationAdd),
+		"list":   registryCommand(destinationUsage, destinationList),
+		"show":   registryCommand(destinationUsage, destinationShow),
+		"remove": registryCommand(destinationUsage, destinationRemove),
 	})
 }
 

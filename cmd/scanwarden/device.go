@@ -28,8 +28,10 @@ flags:
 `
 
 func runDevice(ctx context.Context, env environ, args []string) int {
-	return runSubcommand(ctx, env, args, "device", deviceUsage, map[string]func(context.Context, *subcommand, []string) int{
-		"add": deviceAdd, "list": deviceList, "remove": deviceRemove,
+	return runSubcommands(ctx, env, args, "device", deviceUsage, subcommands{
+		"add":    registryCommand(deviceUsage, deviceAdd),
+		"list":   registryCommand(deviceUsage, deviceList),
+		"remove": registryCommand(deviceUsage, deviceRemove),
 	})
 }
 

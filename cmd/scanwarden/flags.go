@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/seal"
+	"github.com/scanwarden/scanwarden/store"
 )
 
 // parseInterspersed parses flags that may come before or after the
@@ -64,4 +68,72 @@ func readSecret(env environ, file, flagName, envName string) (scanwarden.Secret,
 		return scanwarden.NewSecret(v), nil
 	}
 	return scanwarden.Secret{}, fmt.Errorf("give %s FILE or set %s", flagName, envName)
+}
+
+// dataFlags are --data-dir (and its older name --state-dir) and --key-file:
+// where the data dir and the sealing key are. Every command registers them
+// here and opens the store with open.
+type dataFlags struct {
+	dataDir, keyFile string
+}
+
+// Which of the data flags a command takes.
+const (
+	withDataDir  = 1 << iota // --data-dir
+	withStateDir             // --state-dir, the older name of --data-dir
+	withKeyFile              // --key-file
+)
+
+// dataDirUsage is --data-dir's help: store.DataDir's rule.
+const dataDirUsage = "scanwarden's data directory (default $" + store.EnvDataDir + ", else " + store.InstalledDir +
+	" when this user may use it, else ./" + store.LocalDir + " when it exists, else the user's state dir)"
+
+// keyFileUsage is --key-file's help: store.KeyFile's rule.
+const keyFileUsage = "key that seals the stored secrets (default $" + seal.EnvKeyFile + ", else $CREDENTIALS_DIRECTORY/" +
+	seal.FileName + ", else " + seal.FileName + " in the data dir, " + store.InstalledKeyFile + " for " + store.InstalledDir +
+	"; made on first use)"
+
+// register adds the data flags which names (withDataDir|…) to fs.
+func (f *dataFlags) register(fs *flag.FlagSet, which int) {
+	if which&withDataDir != 0 {
+		fs.StringVar(&f.dataDir, "data-dir", "", dataDirUsage)
+	}
+	if which&withStateDir != 0 {
+		fs.StringVar(&f.dataDir, "state-dir", "", "the same as --data-dir")
+	}
+	if which&withKeyFile != 0 {
+		fs.StringVar(&f.keyFile, "key-file", "", keyFileUsage)
+	}
+}
+
+// dir is the data dir by store.DataDir's rule, absolute (smbd and the
+// canary journal are given paths inside it).
+func (f *dataFlags) dir(env environ) (string, error) {
+	d, err := store.DataDir(f.dataDir, env.getenv, store.UserStateDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(d)
+}
+
+// open opens the data dir's store; with unlock, its sealing key too (made
+// on first use), so that it reads and writes the sealed secrets. It is the
+// one way a command opens the store.
+func (f *dataFlags) open(ctx context.Context, env environ, unlock bool) (*store.Store, error) {
+	dir, err := f.dir(env)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.OpenDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if !unlock {
+		return st, nil
+	}
+	if _, err := st.UnlockKey(ctx, store.KeyFile(f.keyFile, env.getenv, dir)); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }

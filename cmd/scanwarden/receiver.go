@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -51,86 +49,19 @@ Exit status: 0 ok, 1 "deliver" could not deliver everything, 2 bad arguments or 
 `
 
 func runReceiver(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(env.stderr, receiverUsage)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	switch args[0] {
-	case "run":
-		return receiverRun(ctx, env, args[1:])
-	case "list":
-		return receiverList(ctx, env, args[1:])
-	case "deliver":
-		return receiverDeliver(ctx, env, args[1:])
-	case "force":
-		return receiverForce(ctx, env, args[1:])
-	case "status":
-		return receiverStatus(ctx, env, args[1:])
-	case "prepare":
-		return receiverPrepare(ctx, env, args[1:])
-	}
-	fmt.Fprintf(env.stderr, "scanwarden receiver: unknown command %q\n\n%s", args[0], receiverUsage)
-	return exitUsage
+	return runSubcommands(ctx, env, args, "receiver", receiverUsage, subcommands{
+		"run": receiverRun, "list": receiverList, "deliver": receiverDeliver, "force": receiverForce,
+		"status": receiverStatus, "prepare": receiverPrepare,
+	})
 }
 
-// receiverDataDir is the data dir (store.DataDir's rule), absolute: smbd
-// is given paths inside it.
-func receiverDataDir(flagValue string, getenv func(string) string) (string, error) {
-	d, err := store.DataDir(flagValue, getenv, store.UserStateDir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Abs(d)
+// newReceiverCommand is a receiver command: --data-dir and --key-file.
+func newReceiverCommand(env environ, name string) *subcommand {
+	return newCommand(env, name, receiverUsage, withDataDir|withKeyFile)
 }
 
 // receiverDir is the receiver's part of the data dir.
 func receiverDir(dataDir string) string { return filepath.Join(dataDir, "receiver") }
-
-type receiverFlags struct {
-	fs      *flag.FlagSet
-	dataDir *string
-	keyFile *string
-}
-
-func newReceiverFlags(env environ, name, usage string) *receiverFlags {
-	fs := flag.NewFlagSet("receiver "+name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	f := &receiverFlags{fs: fs}
-	f.dataDir = fs.String("data-dir", "", dataDirUsage)
-	f.keyFile = fs.String("key-file", "", "key that seals the stored passwords (default $"+seal.EnvKeyFile+", else $CREDENTIALS_DIRECTORY/"+seal.FileName+", else "+seal.FileName+" in the data dir)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "usage: scanwarden receiver "+usage)
-		fs.PrintDefaults()
-	}
-	return f
-}
-
-// parse returns the positional arguments, or an exit code.
-func (f *receiverFlags) parse(args []string) ([]string, int, bool) {
-	pos, err := parseInterspersed(f.fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, exitOK, false
-		}
-		return nil, exitUsage, false
-	}
-	return pos, 0, true
-}
-
-func (f *receiverFlags) open(ctx context.Context, env environ) (string, *store.Store, error) {
-	dir, err := receiverDataDir(*f.dataDir, env.getenv)
-	if err != nil {
-		return "", nil, err
-	}
-	st, err := store.OpenDir(ctx, dir)
-	if err != nil {
-		return "", nil, err
-	}
-	return dir, st, nil
-}
 
 // parseListen reads --listen IP[:PORT] by receiver.ParseListen.
 func parseListen(s string) (netip.Addr, int, error) {
@@ -141,80 +72,101 @@ func parseListen(s string) (netip.Addr, int, error) {
 	return ip, port, nil
 }
 
-func receiverRun(ctx context.Context, env environ, args []string) int {
-	f := newReceiverFlags(env, "run", "run [--data-dir D] --listen IP[:PORT] [--share scans] [--account mfp --password-file F] [--smb1] [--allow NET]… [--retry 30s]")
-	listen := f.fs.String("listen", "", "the one address (and port, default 445) the share binds, e.g. 192.168.10.5 or 192.168.10.5:4445")
-	share := f.fs.String("share", receiver.DefaultShare, "share name")
-	account := f.fs.String("account", "mfp", "the MFPs' login name on the share (a local account of scanwarden's smbd)")
-	passwordFile := f.fs.String("password-file", "", "file holding that account's password (first line; - for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
-	smb1 := f.fs.Bool("smb1", false, "let SMB1/NTLMv1 firmware in (this share only; a standing security warning)")
-	retry := f.fs.Duration("retry", receiver.DefaultForward.Retry, "first retry of a failed delivery (doubling up to 30m)")
-	quiet := f.fs.Duration("quiet", receiver.DefaultWatch.Quiet, "a scan is complete after this long without a write (shortened once the MFP logs off)")
-	retention := f.fs.Duration("retention", receiver.DefaultForward.Retention, "how long a delivered scan's local copy is kept")
-	keep := f.fs.Bool("keep-smbd", false, "leave smbd running when this command stops")
-	var allow []netip.Prefix
-	f.fs.Func("allow", "address or network (CIDR) that may connect to the share, e.g. the MFPs' 192.168.10.0/24 (repeatable; default any)", func(s string) error {
-		p, err := receiver.ParseAllowEntry(s)
-		allow = append(allow, p)
-		return err
-	})
-	pos, code, ok := f.parse(args)
+// receiverRunArgs is a parsed "receiver run".
+type receiverRunArgs struct {
+	c                       *subcommand
+	listen, share, account  string
+	passwordFile            string
+	smb1, keep              bool
+	retry, quiet, retention time.Duration
+	allow                   []netip.Prefix
+}
+
+func receiverRun(ctx context.Context, env environ, name string, args []string) int {
+	a, code, ok := parseReceiverRun(env, name, args)
 	if !ok {
 		return code
 	}
-	if len(pos) != 0 {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run: unexpected argument", pos[0])
-		return exitUsage
+	return a.run(ctx)
+}
+
+func parseReceiverRun(env environ, name string, args []string) (*receiverRunArgs, int, bool) {
+	c := newReceiverCommand(env, name)
+	a := &receiverRunArgs{c: c}
+	fs := c.fs
+	fs.StringVar(&a.listen, "listen", "", "the one address (and port, default 445) the share binds, e.g. 192.168.10.5 or 192.168.10.5:4445")
+	fs.StringVar(&a.share, "share", receiver.DefaultShare, "share name")
+	fs.StringVar(&a.account, "account", "mfp", "the MFPs' login name on the share (a local account of scanwarden's smbd)")
+	fs.StringVar(&a.passwordFile, "password-file", "", "file holding that account's password (first line; - for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
+	fs.BoolVar(&a.smb1, "smb1", false, "let SMB1/NTLMv1 firmware in (this share only; a standing security warning)")
+	fs.DurationVar(&a.retry, "retry", receiver.DefaultForward.Retry, "first retry of a failed delivery (doubling up to 30m)")
+	fs.DurationVar(&a.quiet, "quiet", receiver.DefaultWatch.Quiet, "a scan is complete after this long without a write (shortened once the MFP logs off)")
+	fs.DurationVar(&a.retention, "retention", receiver.DefaultForward.Retention, "how long a delivered scan's local copy is kept")
+	fs.BoolVar(&a.keep, "keep-smbd", false, "leave smbd running when this command stops")
+	fs.Func("allow", "address or network (CIDR) that may connect to the share, e.g. the MFPs' 192.168.10.0/24 (repeatable; default any)", func(s string) error {
+		p, err := receiver.ParseAllowEntry(s)
+		a.allow = append(a.allow, p)
+		return err
+	})
+	pos, code, ok := c.parse(args, -1, "")
+	switch {
+	case !ok:
+		return nil, code, false
+	case len(pos) != 0:
+		return nil, c.fail(fmt.Errorf("unexpected argument %s", pos[0])), false
+	case a.listen == "":
+		return nil, c.fail(errors.New("--listen IP[:PORT] is required (the share binds only that address)")), false
+	case a.retry <= 0 || a.quiet <= 0 || a.retention < 0:
+		return nil, c.fail(errors.New("--retry and --quiet must be positive, --retention 0 or more")), false
 	}
-	if *listen == "" {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run: --listen IP[:PORT] is required (the share binds only that address)")
-		return exitUsage
-	}
-	ip, port, err := parseListen(*listen)
+	return a, 0, true
+}
+
+// config is the receiver's configuration from the flags, in dir.
+func (a *receiverRunArgs) config(dir string) (receiver.Config, error) {
+	ip, port, err := parseListen(a.listen)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run:", err)
-		return exitUsage
+		return receiver.Config{}, err
 	}
-	pw, err := readSecret(env, *passwordFile, "--password-file", "SCANWARDEN_RECEIVER_PASSWORD")
+	pw, err := readSecret(a.c.env, a.passwordFile, "--password-file", "SCANWARDEN_RECEIVER_PASSWORD")
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run:", err)
-		return exitUsage
+		return receiver.Config{}, err
 	}
-	if *retry <= 0 || *quiet <= 0 || *retention < 0 {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run: --retry and --quiet must be positive, --retention 0 or more")
-		return exitUsage
-	}
-	dir, st, err := f.open(ctx, env)
+	fwd := receiver.DefaultForward
+	fwd.Retry, fwd.Retention = a.retry, a.retention
+	fwd.MaxRetry = max(fwd.MaxRetry, a.retry)
+	watch := receiver.DefaultWatch
+	watch.Quiet = a.quiet
+	return receiver.Config{DataDir: receiverDir(dir), Listen: ip, Port: port, Share: a.share,
+		Accounts: []receiver.Account{{Name: a.account, Password: pw}}, SMB1: a.smb1, Allow: a.allow, KeepSamba: a.keep,
+		Watch: watch, Forward: fwd}, nil
+}
+
+// run runs the share until ctx ends.
+func (a *receiverRunArgs) run(ctx context.Context) int {
+	c, env := a.c, a.c.env
+	dir, err := c.data.dir(env)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run:", err)
-		return exitUsage
+		return c.fail(err)
+	}
+	cfg, err := a.config(dir)
+	if err != nil {
+		return c.fail(err)
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
 	}
 	defer st.Close()
-	fwd := receiver.DefaultForward
-	fwd.Retry, fwd.Retention = *retry, *retention
-	fwd.MaxRetry = max(fwd.MaxRetry, *retry)
-	watch := receiver.DefaultWatch
-	watch.Quiet = *quiet
-	cfg := receiver.Config{DataDir: receiverDir(dir), Listen: ip, Port: port, Share: *share,
-		Accounts: []receiver.Account{{Name: *account, Password: pw}}, SMB1: *smb1, Allow: allow, KeepSamba: *keep,
-		Watch: watch, Forward: fwd}
-	log := slog.New(slog.NewTextHandler(env.stderr, nil))
-	dests, remote, err := receiverPeers(ctx, env, st, dir, *f.keyFile)
+	r, err := receiver.New(cfg, st.Scans(), st.Deliveries(), smbRemote(st), slog.New(slog.NewTextHandler(env.stderr, nil)))
+	if err == nil {
+		err = r.Open(ctx)
+	}
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run:", err)
-		return exitUsage
+		return c.fail(err)
 	}
-	r, err := receiver.New(cfg, st.Scans(), dests, remote, log)
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run:", err)
-		return exitUsage
-	}
-	if err := r.Open(ctx); err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run:", err)
-		return exitUsage
-	}
-	fmt.Fprintf(env.stderr, "receiver: share \\\\%s\\%s on port %d (smbd pid %d), inbox %s\n", ip, *share, port, r.Samba().Pid(), receiver.Inbox(cfg.DataDir))
-	if *smb1 {
+	fmt.Fprintf(env.stderr, "receiver: share \\\\%s\\%s on port %d (smbd pid %d), inbox %s\n", cfg.Listen, cfg.Share, cfg.Port, r.Samba().Pid(), receiver.Inbox(cfg.DataDir))
+	if a.smb1 {
 		fmt.Fprintln(env.stderr, "WARNING:", receiver.SMB1Warning)
 	}
 	<-ctx.Done()
@@ -222,6 +174,12 @@ func receiverRun(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintln(env.stderr, "scanwarden receiver run: stop:", err)
 	}
 	return exitOK
+}
+
+// smbRemote is smbcheck's dialer behind the store's failure ledger: where
+// the receiver delivers (the store's key unlocked).
+func smbRemote(st *store.Store) receiver.Remote {
+	return receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: smbcheck.DefaultMaxFailures}
 }
 
 // scanJSON is one scan in `receiver list --json`: a contract.
@@ -237,27 +195,22 @@ type scanJSON struct {
 	Error       string     `json:"error"`
 }
 
-func receiverList(ctx context.Context, env environ, args []string) int {
-	f := newReceiverFlags(env, "list", "list [--data-dir D] [--json]")
-	asJSON := f.fs.Bool("json", false, "print JSON")
-	pos, code, ok := f.parse(args)
-	if !ok {
+func receiverList(ctx context.Context, env environ, name string, args []string) int {
+	c := newReceiverCommand(env, name)
+	asJSON := c.fs.Bool("json", false, "print JSON")
+	if pos, code, ok := c.parse(args, -1, ""); !ok {
 		return code
+	} else if len(pos) != 0 {
+		return c.fail(fmt.Errorf("unexpected argument %s", pos[0]))
 	}
-	if len(pos) != 0 {
-		fmt.Fprintln(env.stderr, "scanwarden receiver list: unexpected argument", pos[0])
-		return exitUsage
-	}
-	_, st, err := f.open(ctx, env)
+	st, err := c.openStore(ctx)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver list:", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	defer st.Close()
 	rows, err := st.Scans().Scans(ctx, receiver.ScanQuery{})
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver list:", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	out := make([]scanJSON, 0, len(rows))
 	for _, r := range rows {
@@ -270,14 +223,16 @@ func receiverList(ctx context.Context, env environ, args []string) int {
 		out = append(out, j)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
-		return exitOK
+		return c.printJSON(out)
 	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	printScans(env.stdout, out)
+	return exitOK
+}
+
+func printScans(w io.Writer, scans []scanJSON) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tDESTINATION\tFILE\tSIZE\tRECEIVED\tNOTE")
-	for _, j := range out {
+	for _, j := range scans {
 		dest := j.Destination
 		if dest == "" {
 			dest = receiver.Unsorted
@@ -286,104 +241,98 @@ func receiverList(ctx context.Context, env environ, args []string) int {
 			j.ReceivedAt.Local().Format("2006-01-02 15:04:05"), terminalSafe(j.Error))
 	}
 	tw.Flush()
-	return exitOK
 }
 
-func receiverDeliver(ctx context.Context, env environ, args []string) int {
-	f := newReceiverFlags(env, "deliver", "deliver [DESTINATION] [--data-dir D]")
-	pos, code, ok := f.parse(args)
+func receiverDeliver(ctx context.Context, env environ, name string, args []string) int {
+	c := newReceiverCommand(env, name)
+	pos, code, ok := c.parse(args, -1, "")
 	if !ok {
 		return code
 	}
 	if len(pos) > 1 {
-		fmt.Fprintln(env.stderr, "scanwarden receiver deliver: at most one destination")
-		return exitUsage
+		return c.fail(errors.New("at most one destination"))
 	}
 	dest := ""
 	if len(pos) == 1 {
 		dest = pos[0]
 	}
-	dir, st, err := f.open(ctx, env)
+	dir, err := c.data.dir(env)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver deliver:", err)
-		return exitUsage
+		return c.fail(err)
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
 	}
 	defer st.Close()
-	dests, remote, err := receiverPeers(ctx, env, st, dir, *f.keyFile)
-	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver deliver:", err)
-		return exitUsage
-	}
-	n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), dests, remote, dest)
+	n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), st.Deliveries(), smbRemote(st), dest)
 	fmt.Fprintf(env.stdout, "delivered %d scan(s)\n", n)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver deliver:", err)
-		return exitFinding
+		return c.finding(err)
 	}
 	return exitOK
 }
 
-func receiverForce(ctx context.Context, env environ, args []string) int {
-	f := newReceiverFlags(env, "force", "force ID [--data-dir D]")
-	pos, code, ok := f.parse(args)
+func receiverForce(ctx context.Context, env environ, name string, args []string) int {
+	c := newReceiverCommand(env, name)
+	pos, code, ok := c.parse(args, 1, "want one scan ID")
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(env.stderr, "scanwarden receiver force: want one scan ID")
-		return exitUsage
-	}
 	id, err := strconv.ParseInt(pos[0], 10, 64)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver force: bad ID", pos[0])
-		return exitUsage
+		return c.fail(fmt.Errorf("bad ID %s", pos[0]))
 	}
-	dir, st, err := f.open(ctx, env)
+	dir, err := c.data.dir(env)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver force:", err)
-		return exitUsage
+		return c.fail(err)
+	}
+	st, err := c.openStore(ctx)
+	if err != nil {
+		return c.fail(err)
 	}
 	defer st.Close()
 	sc, err := receiver.Force(ctx, receiverDir(dir), st.Scans(), id)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver force:", err)
-		return exitFinding
+		return c.finding(err)
 	}
 	fmt.Fprintf(env.stdout, "scan %d (%s) is held and will be delivered as it is\n", sc.ID, terminalSafe(sc.File))
 	return exitOK
 }
 
-func receiverStatus(ctx context.Context, env environ, args []string) int {
-	f := newReceiverFlags(env, "status", "status [--data-dir D] [--json]")
-	asJSON := f.fs.Bool("json", false, "print JSON")
-	pos, code, ok := f.parse(args)
-	if !ok {
+func receiverStatus(ctx context.Context, env environ, name string, args []string) int {
+	c := newReceiverCommand(env, name)
+	asJSON := c.fs.Bool("json", false, "print JSON")
+	if pos, code, ok := c.parse(args, -1, ""); !ok {
 		return code
+	} else if len(pos) != 0 {
+		return c.fail(fmt.Errorf("unexpected argument %s", pos[0]))
 	}
-	if len(pos) != 0 {
-		fmt.Fprintln(env.stderr, "scanwarden receiver status: unexpected argument", pos[0])
-		return exitUsage
-	}
-	dir, st, err := f.open(ctx, env)
+	dir, err := c.data.dir(env)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver status:", err)
-		return exitUsage
+		return c.fail(err)
+	}
+	st, err := c.openStore(ctx)
+	if err != nil {
+		return c.fail(err)
 	}
 	defer st.Close()
 	s, err := receiver.ReadStatus(ctx, receiverDir(dir), st.Scans())
 	if err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver status:", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(s)
-		if s.Fault != "" {
-			return exitFinding
-		}
-		return exitOK
+		c.printJSON(s)
+	} else {
+		printReceiverStatus(env.stdout, s)
 	}
+	if s.Fault != "" {
+		return exitFinding
+	}
+	return exitOK
+}
+
+func printReceiverStatus(w io.Writer, s receiver.Status) {
 	up := "down"
 	if s.SmbdUp {
 		up = fmt.Sprintf("up (pid %d)", s.SmbdPid)
@@ -395,70 +344,44 @@ func receiverStatus(ctx context.Context, env environ, args []string) int {
 	if s.Fault != "" {
 		up += ", but the share refuses every MFP: " + s.Fault
 	}
-	fmt.Fprintf(env.stdout, "smbd:      %s, \\\\%s\\%s port %d\n", up, s.Listen, s.Share, s.Port)
-	fmt.Fprintf(env.stdout, "SMB1:      %s\n", smb1)
+	fmt.Fprintf(w, "smbd:      %s, \\\\%s\\%s port %d\n", up, s.Listen, s.Share, s.Port)
+	fmt.Fprintf(w, "SMB1:      %s\n", smb1)
 	allow := "any address"
 	if len(s.Allow) > 0 {
 		allow = strings.Join(s.Allow, " ")
 	}
-	fmt.Fprintf(env.stdout, "allow:     %s\n", allow)
-	fmt.Fprintf(env.stdout, "inbox:     %d file(s), %d bytes not yet taken in\n", s.Inbox, s.InboxBytes)
-	fmt.Fprintf(env.stdout, "held:      %d scan(s), %d bytes waiting; %d incomplete, %d failed, %d delivered, %d refused (not a scan format: never delivered)\n",
+	fmt.Fprintf(w, "allow:     %s\n", allow)
+	fmt.Fprintf(w, "inbox:     %d file(s), %d bytes not yet taken in\n", s.Inbox, s.InboxBytes)
+	fmt.Fprintf(w, "held:      %d scan(s), %d bytes waiting; %d incomplete, %d failed, %d delivered, %d refused (not a scan format: never delivered)\n",
 		s.Counts[receiver.Held]+s.Counts[receiver.Failed]+s.Counts[receiver.Delivering], s.HeldBytes,
 		s.Counts[receiver.Incomplete], s.Counts[receiver.Failed], s.Counts[receiver.Delivered], s.Counts[receiver.Refused])
 	if s.OldestHeld != nil {
-		fmt.Fprintf(env.stdout, "oldest:    %s (%s ago)\n", s.OldestHeld.Local().Format("2006-01-02 15:04:05"), time.Since(*s.OldestHeld).Round(time.Second))
+		fmt.Fprintf(w, "oldest:    %s (%s ago)\n", s.OldestHeld.Local().Format("2006-01-02 15:04:05"), time.Since(*s.OldestHeld).Round(time.Second))
 	}
 	if s.LastError != nil {
-		fmt.Fprintf(env.stdout, "last delivery error: scan %d: %s\n", s.LastError.Scan, terminalSafe(s.LastError.Error))
+		fmt.Fprintf(w, "last delivery error: scan %d: %s\n", s.LastError.Scan, terminalSafe(s.LastError.Error))
 	}
-	for _, w := range s.Warnings {
-		fmt.Fprintln(env.stdout, "WARNING:", w)
+	for _, x := range s.Warnings {
+		fmt.Fprintln(w, "WARNING:", x)
 	}
-	if s.Fault != "" {
-		return exitFinding
-	}
-	return exitOK
-}
-
-// receiverPeers gives the receiver the registry's destinations (their
-// passwords unsealed with the data dir's key) and smbcheck's dialer behind
-// the store's failure ledger.
-func receiverPeers(ctx context.Context, env environ, st *store.Store, dir, keyFile string) (receiver.Destinations, receiver.Remote, error) {
-	if _, err := st.UnlockKey(ctx, store.KeyFile(keyFile, env.getenv, dir)); err != nil {
-		return nil, nil, err
-	}
-	return st.Deliveries(), receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: smbcheck.DefaultMaxFailures}, nil
 }
 
 // receiverPrepare is the root side of the installed layout
 // (scanwarden-smbd.service's ExecStartPre= and ExecReload=): it renders
 // smb.conf from the root-owned config and the daemon's allowlist (data,
 // validated), in root's own folder, and sets the MFP account.
-func receiverPrepare(ctx context.Context, env environ, args []string) int {
-	fs := flag.NewFlagSet("receiver prepare", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	configFile := fs.String("config", "", "the daemon's config (root's own): data_dir and [receiver] (required)")
-	owner := fs.String("user", "scanwarden", "the daemon's Unix user: owner of the allowlist file, the share's force user, the group that may read smbd's log")
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "usage: scanwarden receiver prepare --config FILE [--user scanwarden]")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+func receiverPrepare(ctx context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, receiverUsage, 0)
+	configFile := c.fs.String("config", "", "the daemon's config (root's own): data_dir and [receiver] (required)")
+	owner := c.fs.String("user", "scanwarden", "the daemon's Unix user: owner of the allowlist file, the share's force user, the group that may read smbd's log")
+	pos, code, ok := c.parse(args, -1, "")
+	if !ok {
+		return code
 	}
 	if len(pos) != 0 || *configFile == "" {
-		fmt.Fprintln(env.stderr, "scanwarden receiver prepare: want --config FILE and no argument")
-		return exitUsage
+		return c.fail(errors.New("want --config FILE and no argument"))
 	}
-	fail := func(err error) int {
-		fmt.Fprintln(env.stderr, "scanwarden receiver prepare:", err)
-		return exitUsage
-	}
+	fail := c.fail
 	cfg, err := daemon.LoadConfig(*configFile)
 	if err != nil {
 		return fail(err)

@@ -3,63 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
-
-// dataFlags are the flags of every command that opens the data dir.
-type dataFlags struct {
-	dataDir, keyFile string
-}
-
-// dataDirUsage is --data-dir's help: store.DataDir's rule.
-const dataDirUsage = "scanwarden's data directory (default $" + store.EnvDataDir + ", else " + store.InstalledDir +
-	" when this user may use it, else ./" + store.LocalDir + " when it exists, else the user's state dir)"
-
-func registerDataFlags(fs *flag.FlagSet) *dataFlags {
-	f := &dataFlags{}
-	fs.StringVar(&f.dataDir, "data-dir", "", dataDirUsage)
-	fs.StringVar(&f.keyFile, "key-file", "", "key that seals the stored passwords (default $"+seal.EnvKeyFile+", else $CREDENTIALS_DIRECTORY/"+seal.FileName+", else "+seal.FileName+" in the data dir; made on first use)")
-	return f
-}
-
-// stateDirAlias registers --state-dir, the older name of --data-dir.
-func (f *dataFlags) stateDirAlias(fs *flag.FlagSet) {
-	fs.StringVar(&f.dataDir, "state-dir", "", "the same as --data-dir")
-}
-
-// dir is the data dir by store.DataDir's rule.
-func (f *dataFlags) dir(env environ) (string, error) {
-	return store.DataDir(f.dataDir, env.getenv, store.UserStateDir)
-}
-
-// keyPath is the data dir's sealing key.
-func (f *dataFlags) keyPath(env environ, dir string) string {
-	return store.KeyFile(f.keyFile, env.getenv, dir)
-}
-
-// open opens the data dir's store and unlocks its secrets.
-func (f *dataFlags) open(ctx context.Context, env environ) (*store.Store, error) {
-	dir, err := f.dir(env)
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.OpenDir(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := st.UnlockKey(ctx, f.keyPath(env, dir)); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
-}
 
 // destinationJSON is a destination in every command's JSON: never a
 // password.
@@ -124,7 +74,7 @@ func userLabel(u string) string {
 // resolved as the target to replay (store.Target): its user, password and
 // port, and the workstation name of its device (or its own override).
 func openDestination(ctx context.Context, env environ, df *dataFlags, name string) (*store.Store, registry.Resolved, error) {
-	st, err := df.open(ctx, env)
+	st, err := df.open(ctx, env, true)
 	if err != nil {
 		return nil, registry.Resolved{}, err
 	}

@@ -10,26 +10,35 @@ import (
 	"github.com/scanwarden/scanwarden/store"
 )
 
-// subcommand is one registry command ("destination add", "import
-// addressbook"): its flags, --data-dir and --key-file among them, and how it
-// words errors.
+// subcommand is one command ("check", "destination add", "receiver run"):
+// its flags, the data flags among them when it takes them, and how it words
+// errors. Every command is built on it.
 type subcommand struct {
 	name string
 	env  environ
 	fs   *flag.FlagSet
-	data *dataFlags
+	data dataFlags
 }
 
-// newSubcommand makes the flag set of "scanwarden NAME"; -h prints usage
-// and the flags.
-func newSubcommand(env environ, name, usage string) *subcommand {
+// newCommand makes the flag set of "scanwarden NAME" with the data flags
+// which names (0: none; see dataFlags.register); -h prints usage and the
+// flags on stderr.
+func newCommand(env environ, name, usage string, which int) *subcommand {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, usage)
 		fs.PrintDefaults()
 	}
-	return &subcommand{name: name, env: env, fs: fs, data: registerDataFlags(fs)}
+	c := &subcommand{name: name, env: env, fs: fs}
+	c.data.register(fs, which)
+	return c
+}
+
+// newSubcommand is newCommand for a registry command: --data-dir and
+// --key-file.
+func newSubcommand(env environ, name, usage string) *subcommand {
+	return newCommand(env, name, usage, withDataDir|withKeyFile)
 }
 
 // parse parses args, flags before or after the positional arguments, and
@@ -49,11 +58,32 @@ func (c *subcommand) parse(args []string, n int, want string) (pos []string, cod
 	return pos, 0, true
 }
 
+// given reports whether the flag name was on the command line.
+func (c *subcommand) given(name string) bool {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // fail prints err as the command's and is the exit code of a command that
 // could not run.
 func (c *subcommand) fail(err error) int {
 	fmt.Fprintf(c.env.stderr, "scanwarden %s: %v\n", c.name, err)
 	return exitUsage
+}
+
+// failSafe is fail for an error that may carry what a peer or a typed name
+// said: its control characters are shown as escapes (humanf).
+func (c *subcommand) failSafe(err error) int {
+	humanf(c.env.stderr, "scanwarden %s: %s\n", c.name, err.Error())
+	return exitUsage
+}
+
+// finding prints err as the command's and is the exit code of a command
+// that ran and found a problem.
+func (c *subcommand) finding(err error) int {
+	fmt.Fprintf(c.env.stderr, "scanwarden %s: %v\n", c.name, err)
+	return exitFinding
 }
 
 // missing is the answer to a name the registry does not hold (exit 1).
@@ -64,7 +94,13 @@ func (c *subcommand) missing(kind, name string) int {
 
 // open opens the data dir's store with its secrets unlocked.
 func (c *subcommand) open(ctx context.Context) (*store.Store, error) {
-	return c.data.open(ctx, c.env)
+	return c.data.open(ctx, c.env, true)
+}
+
+// openStore opens the data dir's store without its key: for a command that
+// reads or writes no sealed secret.
+func (c *subcommand) openStore(ctx context.Context) (*store.Store, error) {
+	return c.data.open(ctx, c.env, false)
 }
 
 // printJSON prints v, indented, on stdout.
@@ -92,16 +128,18 @@ func verb(env environ, args []string, want, usage string) (code int, ok bool) {
 	return exitUsage, false
 }
 
-// runSubcommand runs "scanwarden CMD SUB ARGS" by subs[SUB]: no SUB, or
+// subcommands are a command's verbs: each makes its own subcommand.
+type subcommands map[string]func(ctx context.Context, env environ, name string, args []string) int
+
+// runSubcommands runs "scanwarden CMD SUB ARGS" by subs[SUB]: no SUB, or
 // one CMD does not have, prints usage (exit 2); help prints it on stdout.
-func runSubcommand(ctx context.Context, env environ, args []string, cmd, usage string,
-	subs map[string]func(context.Context, *subcommand, []string) int) int {
+func runSubcommands(ctx context.Context, env environ, args []string, cmd, usage string, subs subcommands) int {
 	if len(args) == 0 {
 		fmt.Fprint(env.stderr, usage)
 		return exitUsage
 	}
 	if run, ok := subs[args[0]]; ok {
-		return run(ctx, newSubcommand(env, cmd+" "+args[0], usage), args[1:])
+		return run(ctx, env, cmd+" "+args[0], args[1:])
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -110,4 +148,12 @@ func runSubcommand(ctx context.Context, env environ, args []string, cmd, usage s
 	}
 	fmt.Fprintf(env.stderr, "scanwarden %s: unknown subcommand %q\n\n%s", cmd, args[0], usage)
 	return exitUsage
+}
+
+// registryCommand adapts a registry verb (destination add, device list) to
+// runSubcommands: a newSubcommand with the group's usage.
+func registryCommand(usage string, run func(context.Context, *subcommand, []string) int) func(context.Context, environ, string, []string) int {
+	return func(ctx context.Context, env environ, name string, args []string) int {
+		return run(ctx, newSubcommand(env, name, usage), args)
+	}
 }
