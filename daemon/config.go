@@ -69,7 +69,8 @@ type ChecksConfig struct {
 	NoWrite       bool     `toml:"no_write"` // skip the canary write
 	// EventGap: device failures for one destination within this span of its
 	// last event-triggered check trigger no further check (a burst of 1102s
-	// is one check).
+	// is one check); a failure that names no destination checks the
+	// device's destinations whose last check is older than this.
 	EventGap Duration `toml:"event_gap"`
 }
 

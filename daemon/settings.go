@@ -41,7 +41,7 @@ var settingSections = []struct {
 		{key: "failure_window", label: "Failure window", help: "the domain's lockout observation window"},
 		{key: "timeout", label: "Step timeout"},
 		{key: "no_write", label: "Skip the test write", help: "true or false"},
-		{key: "event_gap", label: "Event gap", help: "device failures within this of the last triggered check: no new check"},
+		{key: "event_gap", label: "Event gap", help: "device failures within this of the last triggered check: no new check; a failure naming no destination checks the device's destinations not checked within this"},
 	}, nil},
 	{"incidents", "Incidents", []settingField{
 		{key: "close_after", label: "Close after green for", help: "e.g. 3h"},
