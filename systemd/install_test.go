@@ -479,7 +479,7 @@ func (r debianRoot) shareRootStep(uid, gid int) {
 }
 
 // installedLayout runs the installed layout by hand in the Debian root, as
-// the units say (no systemd here: see the README's test notes): the daemon
+// the units say (no systemd in a chroot; TestDebBoot boots it): the daemon
 // as user scanwarden with scanwarden.service's environment (its data dir,
 // the key as a credential), which hands over its allowlist; the smbd unit's
 // root step; smbd started by root with the unit's ExecStart=; then an MFP

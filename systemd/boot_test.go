@@ -1,0 +1,691 @@
+package systemd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDebBoot boots the Debian package under a real systemd: the root of
+// scripts/debroot (systemd as init, dbus), the package installed with
+// dpkg -i, the share turned on as an admin would, Debian's own smbd and nmbd
+// disabled, then systemd-nspawn --boot with a private network (loopback
+// only). In the booted box: both units come up by themselves, the daemon as
+// user scanwarden and smbd as root; the web page answers; an MFP's scan
+// (smbclient on the share) is catalogued; the daemon killed with SIGKILL is
+// restarted by systemd while smbd keeps running, and the catalogue and the
+// share survive; what the daemon's user can write (the allowlist, the old
+// smb.conf place, symlinks) is refused by root's reload step and no
+// `root preexec` it plants ever runs; smbd's journal holds no testparm dump;
+// systemd-analyze verify passes on the installed units; poweroff is clean.
+func TestDebBoot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the Debian boot test builds a package and boots a container")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the Debian boot test needs root (systemd-nspawn, chroot, cgroups)")
+	}
+	for _, tool := range []string{"systemd-nspawn", "nsenter", "unshare", "chroot", "tar"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed: Debian boot test skipped (apt-get install systemd-container; testlab/deps does)", tool)
+		}
+	}
+	cg, err := hostCgroups()
+	if err != nil {
+		t.Skipf("Debian boot test skipped: %v", err)
+	}
+	tarball := debRoot(t)
+	total := time.Now()
+
+	dir := t.TempDir()
+	start := time.Now()
+	version := "0.0.1~boot"
+	deb := buildPackage(t, version, filepath.Join(dir, "pkg"))
+	t.Logf("package built in %v", time.Since(start).Round(time.Millisecond))
+
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if out, err := exec.Command("tar", "-C", root, "-xf", tarball).CombinedOutput(); err != nil {
+		t.Fatalf("unpack %s: %v\n%s", tarball, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "sbin/init")); err != nil {
+		t.Fatalf("%s cannot boot (no /sbin/init: scripts/debroot must include systemd-sysv): %v", tarball, err)
+	}
+	b, err := os.ReadFile(deb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := debianRoot{t: t, dir: root}
+	writeFile(t, filepath.Join(root, "var/tmp", filepath.Base(deb)), b, 0o644)
+	r.run("dpkg", "-i", "/var/tmp/"+filepath.Base(deb))
+	os.Remove(filepath.Join(root, "var/tmp", filepath.Base(deb)))
+	_, gid := r.user(User)
+
+	// the admin turns the share on (loopback: the container has only lo)
+	conf := r.read(ConfigFile)
+	conf = bytes.Replace(conf, []byte("enabled = false"), []byte("enabled = true"), 1)
+	conf = bytes.Replace(conf, []byte(`listen = ""`), []byte(`listen = "127.0.0.1:44599"`), 1)
+	conf = bytes.Replace(conf, []byte(`# password_file = `), []byte(`password_file = `), 1)
+	conf = bytes.Replace(conf, []byte("\nexternal_smbd = true"), []byte("\nexternal_smbd = true\nquiet = \"1s\""), 1)
+	conf = bytes.Replace(conf, []byte(`listen = "0.0.0.0:8080"`), []byte(`listen = "127.0.0.1:8080"`), 1)
+	r.write(ConfigFile, conf, 0o644, 0, 0)
+	r.write("/etc/scanwarden/receiver.password", []byte("Mfp.Boot-25\n"), 0o640, 0, gid)
+	// as the README says: Debian's own Samba off (its nmbd would also hold
+	// the boot in "starting" on a box with loopback only)
+	r.run("systemctl", "disable", "--quiet", "smbd.service", "nmbd.service")
+	t.Logf("root unpacked, package installed and configured in %v", time.Since(start).Round(time.Millisecond))
+
+	c := boot(t, root, cg)
+	c.waitRunning(90 * time.Second)
+	c.waitActive(30*time.Second, Service, SMBService)
+
+	// who runs what
+	daemonPID, smbdPID := c.mainPID(Service), c.mainPID(SMBService)
+	uid := c.run("id -u " + User)
+	if ids := c.uids(daemonPID); ids != strings.Repeat(uid+" ", 4) {
+		t.Errorf("%s (pid %d) runs as uids %q, want %s (user %s) for all four", Service, daemonPID, ids, uid, User)
+	}
+	if ids := c.uids(smbdPID); ids != "0 0 0 0 " {
+		t.Errorf("%s (pid %d) runs as uids %q, want root", SMBService, smbdPID, ids)
+	}
+	if comm := c.run(fmt.Sprintf("cat /proc/%d/comm", smbdPID)); comm != "smbd" {
+		t.Errorf("%s's main process is %q, want smbd", SMBService, comm)
+	}
+	t.Logf("%s: pid %d uid %s; %s: smbd pid %d uid 0", Service, daemonPID, uid, SMBService, smbdPID)
+
+	// the web page answers on the box
+	c.poll("the web page's /healthz", 20*time.Second, func() (bool, string) {
+		out, _ := c.sh("curl -sSkL --max-time 5 http://127.0.0.1:8080/healthz")
+		return strings.HasPrefix(out, "ok"), out
+	})
+
+	// the README's first login: root prints the daemon's one-time setup
+	// link, and the page behind it asks for the admin password; a wrong
+	// token is turned away
+	link := regexp.MustCompile(`http://127\.0\.0\.1:8080/setup\?token=[^\s]+`).FindString(c.run(Binary + " admin setup-link"))
+	if link == "" {
+		t.Errorf("scanwarden admin setup-link names no http://127.0.0.1:8080/setup?token=… link")
+	} else {
+		for _, l := range []struct{ url, code string }{{link, "200"}, {link + "x", "404"}} {
+			if got := c.run("curl -sS -o /dev/null -w '%{http_code}' --max-time 5 '" + l.url + "'"); got != l.code {
+				t.Errorf("GET %s: HTTP %s, want %s", l.url, got, l.code)
+			}
+		}
+	}
+
+	// an MFP stores a scan; the unprivileged daemon catalogues it
+	c.run(`printf '%%PDF-1.4\n1 0 obj\n<< /Body (booted) >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%%%EOF\n' >/var/tmp/scan.pdf`)
+	c.put("scan1.pdf", 20*time.Second)
+	c.catalogued("scan1.pdf", 20*time.Second)
+
+	// a crash of the daemon: systemd restarts it, smbd is not touched
+	start = time.Now()
+	c.run("systemctl kill -s KILL " + Service)
+	c.poll(Service+" restarted after SIGKILL", 45*time.Second, func() (bool, string) {
+		out, _ := c.sh("systemctl show -p MainPID -p ActiveState -p NRestarts " + Service)
+		pid := showValue(out, "MainPID")
+		return pid != "0" && pid != strconv.Itoa(daemonPID) && showValue(out, "ActiveState") == "active", out
+	})
+	t.Logf("%s restarted %v after SIGKILL (RestartSec=5s): pid %d → %d, NRestarts %s", Service,
+		time.Since(start).Round(time.Millisecond), daemonPID, c.mainPID(Service), showValue(c.run("systemctl show -p NRestarts "+Service), "NRestarts"))
+	if got := c.mainPID(SMBService); got != smbdPID {
+		t.Errorf("the daemon's restart touched smbd: MainPID %d → %d", smbdPID, got)
+	}
+	c.catalogued("scan1.pdf", 10*time.Second)
+	c.put("scan2.pdf", 10*time.Second)
+	c.catalogued("scan2.pdf", 20*time.Second)
+
+	c.attacks(smbdPID)
+
+	// root's step writes to the journal, testparm's dump does not
+	journal := c.run("journalctl --no-pager -o cat -u " + SMBService + " -u scanwarden-smbd-reload.service")
+	if !strings.Contains(journal, SMBConf+" written") {
+		t.Errorf("journal of %s lacks the root step's %q (is the journal read at all?):\n%s", SMBService, SMBConf+" written", journal)
+	}
+	for _, dump := range []string{"Global parameters", "Loaded services file", "Server role:"} {
+		if strings.Contains(journal, dump) {
+			t.Errorf("journal of %s holds testparm's output (%q):\n%s", SMBService, dump, journal)
+		}
+	}
+
+	// the installed units, verified by the booted system's own systemd
+	units := make([]string, 0, len(Units()))
+	for _, u := range Units() {
+		units = append(units, filepath.Join(UnitDir, u))
+	}
+	if out, code := c.sh("systemd-analyze verify --man=no " + strings.Join(units, " ")); code != 0 || out != "" {
+		t.Errorf("systemd-analyze verify in the booted box: exit %d\n%s", code, out)
+	}
+
+	c.poweroff()
+	t.Logf("whole boot test: %v", time.Since(total).Round(time.Millisecond))
+}
+
+// attacks: what user scanwarden can write, written as that user inside the
+// booted box, reaches root's reload step through the path unit, is refused
+// there (the journal says so), and the next SMB logon runs no `root
+// preexec`, redirects no passdb, follows no symlink; smbd keeps serving the
+// share with the smb.conf it had. Then the control: the same `root preexec`
+// in root's own smb.conf does run at the next logon — the probe sees it.
+func (c *container) attacks(smbdPID int) {
+	t := c.t
+	t.Helper()
+	allow := AllowFile
+	good, err := os.ReadFile(c.path(allow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	smbConf, err := os.ReadFile(c.path(SMBConf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shadow, err := os.ReadFile(c.path("/etc/shadow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, c.path("/root/root-file"), []byte("root's own\n"), 0o640)
+	const preexec = `	root preexec = /bin/sh -c "id > /var/tmp/pwned; id > ` + SmbdDir + `/pwned"` + "\n"
+	const passdb = "\tpassdb backend = smbpasswd:/root/root-file\n"
+	payloads := map[string]string{
+		"preexec": "[global]\n" + preexec,
+		"passdb":  passdb,
+		"oldconf": "[global]\n" + preexec + passdb,
+		"good":    string(good),
+	}
+	for name, text := range payloads {
+		writeFile(t, c.path("/var/tmp/attack-"+name), []byte(text), 0o644)
+	}
+	old := ReceiverDir + "/smbd"
+	for i, a := range []struct {
+		name, line, refused string
+	}{
+		{"root preexec appended to the allowlist",
+			"cat /var/tmp/attack-good /var/tmp/attack-preexec >" + allow, "[global]"},
+		{"passdb redirect appended to the allowlist",
+			"cat /var/tmp/attack-good /var/tmp/attack-passdb >" + allow, "passdb backend"},
+		{"smb.conf and a private symlink at the old place, the allowlist a symlink to /etc/shadow",
+			"mkdir -p " + old + " && cp /var/tmp/attack-oldconf " + old + "/smb.conf && ln -sfn /root " + old + "/private && " +
+				"ln -sfn /etc/shadow " + allow + ".new && mv -T " + allow + ".new " + allow, "symbolic link"},
+	} {
+		start := time.Now()
+		journal := c.reloaded(func() {
+			if out, code := c.sh(asDaemonUser + "sh -c '" + a.line + "'"); code != 0 {
+				t.Fatalf("attack %q: user %s could not write: %d %s", a.name, User, code, out)
+			}
+		})
+		if !strings.Contains(journal, "refused") || !strings.Contains(journal, a.refused) {
+			t.Errorf("attack %q: root's reload step did not refuse it naming %q:\n%s", a.name, a.refused, journal)
+		}
+		c.put(fmt.Sprintf("attack%d.pdf", i+1), 10*time.Second) // the logon: smbd still serves
+		if found := c.pwned(); found != "" {
+			t.Errorf("attack %q: a planted root preexec ran: %s", a.name, found)
+		}
+		if got, _ := os.ReadFile(c.path(SMBConf)); !bytes.Equal(got, smbConf) {
+			t.Errorf("attack %q: smb.conf changed:\n%s", a.name, got)
+		}
+		if got, _ := os.ReadFile(c.path("/etc/shadow")); !bytes.Equal(got, shadow) {
+			t.Errorf("attack %q: /etc/shadow changed", a.name)
+		}
+		if got, _ := os.ReadFile(c.path("/root/root-file")); string(got) != "root's own\n" {
+			t.Errorf("attack %q: /root/root-file changed: %q", a.name, got)
+		}
+		r := debianRoot{t: t, dir: c.root}
+		r.check("/root/root-file", 0o640, 0, 0, false)
+		ents, _ := os.ReadDir(c.path("/root"))
+		for _, e := range ents {
+			if e.Name() != "root-file" && !strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("attack %q: root-owned side effect /root/%s", a.name, e.Name())
+			}
+		}
+		if got := c.mainPID(SMBService); got != smbdPID {
+			t.Errorf("attack %q: smbd restarted (pid %d → %d)", a.name, smbdPID, got)
+		}
+		t.Logf("attack %q: refused by the reload step, logon served, nothing ran (%v)", a.name, time.Since(start).Round(time.Millisecond))
+	}
+
+	// the daemon's own list back: taken again. (Written in place: systemd
+	// 252's path unit misses the first rename onto a path that was a
+	// symlink — measured; the next write is seen. smbd keeps its last good
+	// list meanwhile.)
+	journal := c.reloaded(func() {
+		c.run(asDaemonUser + "sh -c 'rm -f " + allow + " && cat /var/tmp/attack-good >" + allow + "'")
+	})
+	if strings.Contains(journal, "refused") {
+		t.Errorf("the daemon's own allowlist is refused after the attacks:\n%s", journal)
+	}
+
+	// control: the same line in root's own smb.conf runs at the next logon,
+	// so the probe above would have seen a planted one run
+	f, err := os.OpenFile(c.path(SMBConf), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(preexec)
+	f.Close()
+	c.run(fmt.Sprintf("kill -HUP %d", smbdPID))
+	c.poll("the control's root preexec to run", 15*time.Second, func() (bool, string) {
+		c.put("control.pdf", 10*time.Second)
+		found := c.pwned()
+		return strings.Contains(found, "uid=0(root)"), found
+	})
+	c.run("find / -path /proc -prune -o -name pwned -type f -exec rm -f {} +")
+	c.run("systemctl reload " + SMBService) // root's step renders smb.conf again
+	if got, _ := os.ReadFile(c.path(SMBConf)); !bytes.Equal(got, smbConf) {
+		t.Errorf("after the control, the reload did not render smb.conf back:\n%s", got)
+	}
+	c.put("after-control.pdf", 10*time.Second)
+	if found := c.pwned(); found != "" {
+		t.Errorf("after the control's reload, root preexec still runs: %s", found)
+	}
+	t.Logf("control: root preexec in root's own smb.conf ran as uid 0 at the next logon; gone after the reload")
+}
+
+// asDaemonUser runs a command inside the box as the daemon's user.
+const asDaemonUser = "setpriv --reuid=" + User + " --regid=" + User + " --init-groups "
+
+// container is a Debian root booted with systemd-nspawn.
+type container struct {
+	t       *testing.T
+	root    string
+	nspawn  *exec.Cmd
+	exited  chan struct{}
+	init    int // the container's PID 1, as this side sees it
+	console string
+	cgroups hostCgroupLayout
+	cgroup  string
+}
+
+// hostCgroupLayout is how this machine's cgroups are mounted (or, in a mount
+// namespace without them, such as `ip netns exec` gives, how to mount them).
+type hostCgroupLayout struct {
+	v2      bool     // cgroup2 alone at /sys/fs/cgroup
+	mounted bool     // mounted in this mount namespace
+	v1      []string // v1 hierarchies (name=systemd, controllers), when not v2
+}
+
+func hostCgroups() (hostCgroupLayout, error) {
+	var l hostCgroupLayout
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return l, err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && f[0] != "0" && f[1] != "" {
+			l.v1 = append(l.v1, f[1])
+		}
+	}
+	l.v2 = len(l.v1) == 0
+	switch {
+	case l.v2:
+		_, err = os.Stat("/sys/fs/cgroup/cgroup.procs")
+		l.mounted = err == nil
+	default:
+		if !strings.Contains(string(b), ":name=systemd:") {
+			return l, errors.New("cgroup v1 without a name=systemd hierarchy: systemd-nspawn cannot boot here")
+		}
+		_, err1 := os.Stat("/sys/fs/cgroup/systemd/cgroup.procs")
+		_, err2 := os.Stat("/sys/fs/cgroup/unified/cgroup.procs")
+		l.mounted = err1 == nil && err2 == nil
+	}
+	return l, nil
+}
+
+// hierarchies are the cgroup folders the launcher gets a cgroup of its own in.
+func (l hostCgroupLayout) hierarchies() []string {
+	if l.v2 {
+		return []string{"/sys/fs/cgroup"}
+	}
+	return []string{"/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified"}
+}
+
+// command runs a shell script where the cgroup file systems are mounted:
+// here, or in a private mount namespace that mounts them first.
+func (l hostCgroupLayout) command(script string, args ...string) *exec.Cmd {
+	if l.mounted {
+		return exec.Command("sh", append([]string{"-c", script, "sh"}, args...)...)
+	}
+	var m strings.Builder
+	m.WriteString("set -e\n")
+	if l.v2 {
+		m.WriteString("mount -t cgroup2 cgroup2 /sys/fs/cgroup\n")
+	} else {
+		m.WriteString("mount -t tmpfs -o mode=0755 cgroup /sys/fs/cgroup\n")
+		for _, h := range l.v1 {
+			dir := strings.TrimPrefix(h, "name=")
+			opts := h
+			if strings.HasPrefix(h, "name=") {
+				opts = "none," + h
+			}
+			fmt.Fprintf(&m, "mkdir -p /sys/fs/cgroup/%s && mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s\n", dir, opts, dir)
+		}
+		m.WriteString("mkdir -p /sys/fs/cgroup/unified && mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified\n")
+	}
+	m.WriteString(script)
+	return exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", m.String(), "sh"}, args...)...)
+}
+
+// boot starts systemd-nspawn on root, in a cgroup of its own, and finds the
+// container's init. t.Cleanup stops the container (poweroff, else SIGTERM,
+// else SIGKILL, each bounded) and removes the cgroups.
+func boot(t *testing.T, root string, cg hostCgroupLayout) *container {
+	t.Helper()
+	c := &container{t: t, root: root, exited: make(chan struct{}), cgroups: cg,
+		cgroup: fmt.Sprintf("scanwarden-boot-%d", os.Getpid()), console: filepath.Join(filepath.Dir(root), "console.log")}
+	console, err := os.Create(c.console)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer console.Close()
+	// the launcher moves itself into its own cgroups, then becomes nspawn
+	script := `set -e
+cg=$1; shift
+for h in ` + strings.Join(cg.hierarchies(), " ") + `; do mkdir -p "$h/$cg"; echo $$ >"$h/$cg/cgroup.procs"; done
+exec "$@"`
+	c.nspawn = cg.command(script, c.cgroup, "systemd-nspawn", "-D", root, "--boot", "--private-network",
+		"--register=no", "--keep-unit", "--console=read-only", "--machine=swboot")
+	c.nspawn.Stdin = nil
+	c.nspawn.Env = append(os.Environ(), "TERM=dumb") // the box's console without colours
+	c.nspawn.Stdout, c.nspawn.Stderr = console, console
+	start := time.Now()
+	if err := c.nspawn.Start(); err != nil {
+		t.Fatalf("systemd-nspawn: %v", err)
+	}
+	go func() { c.nspawn.Wait(); close(c.exited) }()
+	t.Cleanup(c.stop)
+	c.poll("the container's init", 20*time.Second, func() (bool, string) {
+		select {
+		case <-c.exited:
+			t.Fatalf("systemd-nspawn exited at once: %v\n%s", c.nspawn.ProcessState, c.consoleTail())
+		default:
+		}
+		c.init = containerInit(c.nspawn.Process.Pid)
+		return c.init > 0, "no process of nspawn's is PID 1 of a namespace yet"
+	})
+	t.Logf("systemd-nspawn pid %d, the container's init pid %d (%v)", c.nspawn.Process.Pid, c.init, time.Since(start).Round(time.Millisecond))
+	return c
+}
+
+// containerInit finds the process under nspawn that is PID 1 of its own
+// PID namespace.
+func containerInit(nspawn int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		var ppid string
+		var nspid []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+				ppid = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(l, "NSpid:"); ok {
+				nspid = strings.Fields(v)
+			}
+		}
+		if ppid == strconv.Itoa(nspawn) && len(nspid) >= 2 && nspid[len(nspid)-1] == "1" {
+			return pid
+		}
+	}
+	return 0
+}
+
+func (c *container) path(p string) string { return filepath.Join(c.root, p) }
+
+func (c *container) consoleTail() string {
+	b, _ := os.ReadFile(c.console)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// sh runs a shell line inside the booted box as root (every namespace of
+// its init, a clean environment), bounded by 60 s, and returns its output
+// (stderr included, trimmed) and exit code.
+func (c *container) sh(line string) (string, int) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(c.init), "-a", "-w",
+		"env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "SYSTEMD_PAGER=", "sh", "-c", line)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		c.t.Fatalf("in the booted box: %s: no answer in 60 s\n%s", line, out)
+	case errors.As(err, &exit):
+		return strings.TrimSpace(string(out)), exit.ExitCode()
+	case err != nil:
+		c.t.Fatalf("in the booted box: %s: %v", line, err)
+	}
+	return strings.TrimSpace(string(out)), 0
+}
+
+// run is sh that fails the test on a non-zero exit.
+func (c *container) run(line string) string {
+	c.t.Helper()
+	out, code := c.sh(line)
+	if code != 0 {
+		c.t.Fatalf("in the booted box: %s: exit %d\n%s", line, code, out)
+	}
+	return out
+}
+
+// poll calls cond until it is done, at most for limit; past it the test
+// fails with what cond last said.
+func (c *container) poll(what string, limit time.Duration, cond func() (bool, string)) time.Duration {
+	c.t.Helper()
+	start := time.Now()
+	for {
+		done, last := cond()
+		if done {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit {
+			c.t.Fatalf("%s: not within %v; last: %s\nconsole:\n%s", what, limit, last, c.consoleTail())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitRunning waits for the boot to finish (systemctl is-system-running
+// --wait); degraded names the failed units, which fail the test when they
+// are scanwarden's.
+func (c *container) waitRunning(limit time.Duration) {
+	c.t.Helper()
+	var state string
+	took := c.poll("the boot to finish", limit, func() (bool, string) {
+		out, _ := c.sh("timeout 30 systemctl is-system-running --wait")
+		state = out
+		return out == "running" || out == "degraded", out
+	})
+	c.t.Logf("booted in %v: %s", took.Round(time.Millisecond), state)
+	if state == "degraded" {
+		failed := c.run("systemctl list-units --failed --no-legend --plain")
+		c.t.Logf("failed units:\n%s", failed)
+		if strings.Contains(failed, "scanwarden") {
+			c.t.Errorf("a scanwarden unit failed at boot:\n%s\n%s", failed, c.run("journalctl --no-pager -n 60 -u 'scanwarden*'"))
+		}
+	}
+}
+
+func (c *container) waitActive(limit time.Duration, units ...string) {
+	c.t.Helper()
+	took := c.poll(strings.Join(units, ", ")+" active", limit, func() (bool, string) {
+		out, _ := c.sh("systemctl is-active " + strings.Join(units, " "))
+		if strings.Count(out, "active") == len(units) && !strings.Contains(out, "inactive") {
+			return true, out
+		}
+		return false, c.run("systemctl status --no-pager -n 20 " + strings.Join(units, " ") + " || true")
+	})
+	c.t.Logf("%s active %v after the boot finished", strings.Join(units, ", "), took.Round(time.Millisecond))
+}
+
+func showValue(show, key string) string {
+	for _, l := range strings.Split(show, "\n") {
+		if v, ok := strings.CutPrefix(l, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func (c *container) mainPID(unit string) int {
+	c.t.Helper()
+	pid, err := strconv.Atoi(c.run("systemctl show -p MainPID --value " + unit))
+	if err != nil || pid <= 0 {
+		c.t.Fatalf("%s has no main process: %v", unit, err)
+	}
+	return pid
+}
+
+// uids is the Uid: line of a process in the box (real, effective, saved,
+// fs), each followed by a space.
+func (c *container) uids(pid int) string {
+	c.t.Helper()
+	for _, l := range strings.Split(c.run(fmt.Sprintf("cat /proc/%d/status", pid)), "\n") {
+		if v, ok := strings.CutPrefix(l, "Uid:"); ok {
+			return strings.Join(strings.Fields(v), " ") + " "
+		}
+	}
+	c.t.Fatalf("/proc/%d/status has no Uid: line", pid)
+	return ""
+}
+
+// put stores /var/tmp/scan.pdf on the share as name, as the MFP's account
+// does, retrying while smbd is not there yet.
+func (c *container) put(name string, limit time.Duration) {
+	c.t.Helper()
+	line := "smbclient //127.0.0.1/scans -p 44599 -U mfp%Mfp.Boot-25 --use-kerberos=disabled -c 'cd _unsorted; put /var/tmp/scan.pdf " + name + "'"
+	c.poll("put "+name+" on the share", limit, func() (bool, string) {
+		out, code := c.sh(line)
+		return code == 0 && !strings.Contains(out, "NT_STATUS"), out
+	})
+}
+
+// catalogued waits for the daemon to list name, read as its user with its
+// unit's environment (systemd-run: the data dir, the key as a credential).
+func (c *container) catalogued(name string, limit time.Duration) {
+	c.t.Helper()
+	line := "systemd-run --quiet --wait --pipe -p User=" + User + " -p LoadCredential=secret.key:" + KeyFile +
+		" -p Environment=SCANWARDEN_STATE_DIR=" + StateDir + " " + Binary + " receiver list --json"
+	took := c.poll(name+" catalogued", limit, func() (bool, string) {
+		out, _ := c.sh(line)
+		return strings.Contains(out, `"file": "`+name+`"`), out
+	})
+	c.t.Logf("%s catalogued %v after the put", name, took.Round(time.Millisecond))
+}
+
+// reloaded does what should trigger the path unit and waits for systemd to
+// have reloaded smbd's unit; it returns the journal of smbd's unit since.
+func (c *container) reloaded(do func()) string {
+	c.t.Helper()
+	// the whole journal's last entry: a cursor also when smbd's unit has none
+	cursor := regexp.MustCompile(`-- cursor: (\S+)`).FindStringSubmatch(c.run("journalctl --no-pager -o cat -n 1 --show-cursor"))
+	if cursor == nil {
+		c.t.Fatal("journalctl --show-cursor printed no cursor")
+	}
+	do()
+	var journal string
+	c.poll("the path unit to reload "+SMBService, 20*time.Second, func() (bool, string) {
+		journal = c.run("journalctl --no-pager -o cat --after-cursor='" + cursor[1] + "' -u " + SMBService)
+		if strings.Contains(journal, "Reloaded ") {
+			return true, journal
+		}
+		return false, journal + "\n" + c.run("ls -l "+AllowFile+"; systemctl status --no-pager scanwarden-smbd-reload.path scanwarden-smbd-reload.service || true")
+	})
+	return journal
+}
+
+// pwned lists the files a `root preexec` of the attacks wrote, anywhere in
+// the box (smbd's private /tmp included), with their contents.
+func (c *container) pwned() string {
+	c.t.Helper()
+	return c.run("find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -name pwned -type f -print -exec cat {} \\;")
+}
+
+// poweroff shuts the box down from inside and waits for nspawn to exit.
+func (c *container) poweroff() {
+	c.t.Helper()
+	start := time.Now()
+	c.sh("systemctl poweroff --no-block")
+	select {
+	case <-c.exited:
+		c.t.Logf("powered off in %v: nspawn %v", time.Since(start).Round(time.Millisecond), c.nspawn.ProcessState)
+		if !c.nspawn.ProcessState.Success() {
+			c.t.Errorf("systemd-nspawn after poweroff: %v\n%s", c.nspawn.ProcessState, c.consoleTail())
+		}
+	case <-time.After(30 * time.Second):
+		c.t.Errorf("no poweroff within 30 s\n%s", c.consoleTail())
+	}
+}
+
+// stop is the cleanup: whatever state the box is in, it ends (poweroff,
+// SIGTERM to nspawn, SIGKILL to nspawn and the box's init, each bounded)
+// and its cgroups go.
+func (c *container) stop() {
+	steps := []struct {
+		what string
+		do   func()
+		wait time.Duration
+	}{
+		{"poweroff", func() {
+			exec.Command("nsenter", "-t", strconv.Itoa(c.init), "-a", "systemctl", "poweroff", "--no-block").Run()
+		}, 30 * time.Second},
+		{"SIGTERM", func() { c.nspawn.Process.Signal(syscall.SIGTERM) }, 10 * time.Second},
+		{"SIGKILL", func() {
+			if c.init > 0 {
+				syscall.Kill(c.init, syscall.SIGKILL)
+			}
+			c.nspawn.Process.Kill()
+		}, 10 * time.Second},
+	}
+	for _, s := range steps {
+		select {
+		case <-c.exited:
+		default:
+			if s.what == "poweroff" && c.init == 0 {
+				continue
+			}
+			c.t.Logf("cleanup: the box still runs: %s", s.what)
+			s.do()
+			select {
+			case <-c.exited:
+			case <-time.After(s.wait):
+			}
+		}
+	}
+	select {
+	case <-c.exited:
+	default:
+		c.t.Errorf("cleanup: systemd-nspawn (pid %d) did not end", c.nspawn.Process.Pid)
+	}
+	var dirs []string
+	for _, h := range c.cgroups.hierarchies() {
+		dirs = append(dirs, filepath.Join(h, c.cgroup))
+	}
+	cmd := c.cgroups.command(`for d in "$@"; do [ ! -d "$d" ] || find "$d" -depth -type d -exec rmdir {} + ; done`, dirs...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		c.t.Errorf("cleanup: removing the cgroups %q: %v\n%s", dirs, err, out)
+	}
+}
