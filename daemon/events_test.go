@@ -33,7 +33,7 @@ func TestWebEventsUnverified(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	b := webBackend{m: &Main{st: st}}
+	b := webBackend{m: &Main{env: env{st: st}}}
 	all, err := b.Events(ctx, web.EventQuery{Limit: 10})
 	if err != nil || len(all) != 2 {
 		t.Fatalf("all: %+v %v", all, err)

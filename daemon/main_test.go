@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -290,19 +291,19 @@ func TestReload(t *testing.T) {
 	defer m.Close()
 	good, _ := os.ReadFile(cfg.File)
 	os.WriteFile(cfg.File, append(append([]byte(nil), good...), []byte("max_concurent = 3\n")...), 0o600)
-	if err := m.Reload(context.Background()); err == nil {
+	if err := m.Reload(); err == nil {
 		t.Fatal("bad reload accepted")
 	}
-	if m.p.cfg.Checks.Interval.D() != time.Hour || len(m.Faults()) != 1 || m.Faults()[0].Part != "config" ||
+	if m.live.get().cfg.Checks.Interval.D() != time.Hour || len(m.Faults()) != 1 || m.Faults()[0].Part != "config" ||
 		!strings.Contains(m.Faults()[0].Message, "checks.max_concurent") {
-		t.Fatalf("after bad reload: %+v faults %+v", m.p.cfg.Checks, m.Faults())
+		t.Fatalf("after bad reload: %+v faults %+v", m.live.get().cfg.Checks, m.Faults())
 	}
 	os.WriteFile(cfg.File, bytes.Replace(good, []byte(`"1h"`), []byte(`"30m"`), 1), 0o600)
-	if err := m.Reload(context.Background()); err != nil {
+	if err := m.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if m.p.cfg.Checks.Interval.D() != 30*time.Minute || len(m.Faults()) != 0 || m.Monitor() == nil {
-		t.Fatalf("after good reload: %+v faults %+v", m.p.cfg.Checks, m.Faults())
+	if m.live.get().cfg.Checks.Interval.D() != 30*time.Minute || len(m.Faults()) != 0 || m.Monitor() == nil {
+		t.Fatalf("after good reload: %+v faults %+v", m.live.get().cfg.Checks, m.Faults())
 	}
 }
 
@@ -378,6 +379,49 @@ func TestSDNotify(t *testing.T) {
 		}
 	}
 }
+
+// The watchdog is petted only after the store answers: once the store is
+// gone, each tick logs that it was not petted and systemd hears nothing
+// (it will restart the daemon).
+func TestWatchdogNeedsStore(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	env := map[string]string{"NOTIFY_SOCKET": sock, "WATCHDOG_USEC": "100000"}
+	var log syncBuffer
+	m := &Main{Config: testConfig(t, ""), Stderr: &log, Getenv: func(k string) string { return env[k] }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	// read returns the datagrams already queued (none within 50 ms: done).
+	read := func() (msgs []string) {
+		buf := make([]byte, 512)
+		for {
+			conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			n, err := conn.Read(buf)
+			if err != nil {
+				return msgs
+			}
+			msgs = append(msgs, string(buf[:n]))
+		}
+	}
+	waitUntil(t, 5*time.Second, "a first WATCHDOG=1", func() bool { return slices.ContainsFunc(read(), isWatchdog) })
+	m.st.Close()
+	notPetted := func() int { return strings.Count(log.String(), "systemd watchdog not petted") }
+	waitUntil(t, 5*time.Second, "a tick refused", func() bool { return notPetted() >= 1 })
+	read() // what the ticks before the store went sent
+	n := notPetted()
+	waitUntil(t, 5*time.Second, "a further tick refused", func() bool { return notPetted() > n })
+	if msgs := read(); slices.ContainsFunc(msgs, isWatchdog) {
+		t.Fatalf("watchdog petted without a store: %q", msgs)
+	}
+}
+
+func isWatchdog(msg string) bool { return strings.HasPrefix(msg, "WATCHDOG=1") }
 
 // SIGTERM during a check: the daemon stops within 10 s even when the file
 // server accepts the connection and never answers (a tarpit on loopback),
@@ -464,11 +508,14 @@ func TestReceiverInServe(t *testing.T) {
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	st, err := receiverBackend{m}.Status(context.Background())
-	if m.recv == nil || err != nil || !st.Enabled || st.Fault != "" {
+	if m.recv == nil {
+		t.Fatalf("receiver not running: faults %+v", m.Faults())
+	}
+	st, err := m.recv.backend().Status(context.Background())
+	if err != nil || !st.Enabled || st.Fault != "" {
 		t.Fatalf("receiver: %+v %v faults %+v", st, err, m.Faults())
 	}
-	rs, _ := m.recv.Status(context.Background())
+	rs, _ := m.recv.r.Status(context.Background())
 	m.Close()
 	// smbd is kept across daemon restarts; this test ends it (by its pid).
 	if rs.SmbdPid > 0 {

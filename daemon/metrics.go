@@ -13,6 +13,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
@@ -197,5 +198,46 @@ func (c *deviceCollector) Collect(ch chan<- prometheus.Metric) {
 			v = 1
 		}
 		ch <- prometheus.MustNewConstMetric(deviceUpDesc, prometheus.GaugeValue, v, name)
+	}
+}
+
+// devicesUp says, per registered device with an address, whether it
+// answered SNMP within two poll intervals (metrics).
+func (m *Main) devicesUp(ctx context.Context) map[string]bool {
+	devs, err := m.st.Devices(ctx)
+	if err != nil {
+		return nil
+	}
+	inv, err := m.st.SNMPDevices(ctx)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]time.Time{}
+	for _, i := range inv {
+		seen[registry.Address(i.Address).SNMPAddr()] = i.SeenAt
+	}
+	interval := m.snmpInterval()
+	out := map[string]bool{}
+	for _, d := range devs {
+		if d.Address == "" {
+			continue
+		}
+		out[d.Name] = registry.Reachable(seen[d.SNMPAddr()], interval)
+	}
+	return out
+}
+
+// seedMetrics loads each destination's last verdict.
+func (m *Main) seedMetrics(ctx context.Context) {
+	ds, err := m.st.Destinations(ctx, "")
+	if err != nil {
+		return
+	}
+	for _, d := range ds {
+		r, ok, err := m.st.LatestReport(ctx, d.Name)
+		if err != nil || !ok {
+			continue
+		}
+		m.metrics.setVerdict(d.Name, d.Device, r.Report.Verdict, r.At)
 	}
 }

@@ -2,16 +2,91 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
+	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/warning"
 )
+
+// env is what every part is built with.
+type env struct {
+	st      *store.Store
+	faults  *faults
+	log     *slog.Logger
+	metrics *metrics
+}
+
+// parts are what a reload rebuilds: the checks (directory, notifier,
+// monitor) and the SNMP watch, with the config they were built from.
+type parts struct {
+	cfg    Config
+	checks *checksPart
+	watch  *watchPart
+}
+
+// liveParts holds the running parts: one reload at a time, readers get
+// the current set.
+type liveParts struct {
+	reload sync.Mutex // SIGHUP, the settings page
+	mu     sync.RWMutex
+	p      *parts
+}
+
+func (l *liveParts) get() *parts {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.p
+}
+
+func (l *liveParts) swap(p *parts) (old *parts) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old, l.p = l.p, p
+	return old
+}
+
+// partFault states (err set) or clears a part's fault.
+func (m *Main) partFault(part string, err error) {
+	if err != nil {
+		m.faults.set(part, err.Error())
+		return
+	}
+	m.faults.clear(part)
+}
+
+// onCheck records a finished check in the metrics; a green one lets the
+// receiver deliver what it holds for that destination now. A check whose
+// ad step could not ask the directory states the "ad" fault (the DC down,
+// its name not resolving); one that could clears it.
+func (m *Main) onCheck(d monitor.Destination, rep smbcheck.Report, took time.Duration, reason string) {
+	m.metrics.observe(d, rep, took, reason)
+	if s := rep.Step(smbcheck.StepAD); s != nil && s.Status != smbcheck.StatusSkipped {
+		if e, ok := s.Evidence["error"]; ok {
+			m.faults.set("ad", fmt.Sprintf("Active Directory could not be asked: %v", e))
+		} else {
+			m.faults.clear("ad")
+		}
+	}
+	if rep.OK() && m.recv != nil {
+		m.recv.Kick(d.Name)
+	}
+}
+
+// event hands a fresh send failure to the monitor.
+func (m *Main) event(ctx context.Context, ev snmp.Event) {
+	m.log.Info("send failure", "device", ev.Device, "code", ev.Code, "source", ev.Source, "destination_text", ev.Destination)
+	if mon := m.Monitor(); mon != nil {
+		mon.Event(ctx, ev)
+	}
+}
 
 // incidentNotifier sends an incident change on every channel and records
 // each outcome (table, timeline, metrics, faults).
@@ -22,6 +97,17 @@ type incidentNotifier struct {
 	faults  *faults
 	log     *slog.Logger
 	now     func() time.Time
+}
+
+// newIncidentNotifier sends on the channels cfg turns on; one that cannot
+// be built is its "notify.CHANNEL" fault.
+func newIncidentNotifier(e env, cfg Config) *incidentNotifier {
+	senders, errs := Senders(cfg)
+	for ch, err := range errs {
+		e.faults.set("notify."+ch, err.Error())
+	}
+	return &incidentNotifier{n: notify.New(senders...), st: e.st, metrics: e.metrics, faults: e.faults,
+		log: e.log.With("component", "notify"), now: time.Now}
 }
 
 var (

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cloudsoda/go-smb2"
 
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 )
 
@@ -114,7 +115,10 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 	}
 	ctx := context.Background()
 	defer func() {
-		rs, _ := m.recv.Status(ctx)
+		var rs receiver.Status
+		if m.recv != nil {
+			rs, _ = m.recv.r.Status(ctx)
+		}
 		m.Close()
 		if rs.SmbdPid > 0 { // smbd outlives the daemon; this test ends it
 			if p, err := os.FindProcess(rs.SmbdPid); err == nil {
@@ -129,11 +133,11 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 	mfp, other := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
 	status := func() (allow, warnings []string) {
 		t.Helper()
-		st, err := m.recv.Status(ctx)
+		st, err := m.recv.r.Status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ws, _ := receiverBackend{m}.Status(ctx)
+		ws, _ := m.recv.backend().Status(ctx)
 		if !slices.Equal(ws.Allow, st.Allow) {
 			t.Errorf("web shows allow %v, receiver %v", ws.Allow, st.Allow)
 		}
@@ -199,7 +203,9 @@ func TestReceiverAllowNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	allow, warning, _, err := m.receiverAllow(ctx, nil)
+	p := &receiverPart{env: m.env}
+	a, err := p.allowlist(ctx)
+	allow, warning := a.Allow, a.Warning
 	if err != nil || !slices.Contains(allow, netip.MustParsePrefix("127.0.0.0/8")) || !strings.Contains(warning, "no MFP is registered") {
 		t.Fatalf("no device: %v %q %v", allow, warning, err)
 	}
@@ -209,10 +215,10 @@ func TestReceiverAllowNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m.recvResolvedMu.Lock()
-	m.recvResolved = map[string][]netip.Addr{"flaky\x00mfp-flaky.invalid": {netip.MustParseAddr("10.9.8.7")}}
-	m.recvResolvedMu.Unlock()
-	allow, warning, unresolved, err := m.receiverAllow(ctx, []netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")})
+	p.resolved = map[string][]netip.Addr{"flaky\x00mfp-flaky.invalid": {netip.MustParseAddr("10.9.8.7")}}
+	p.configured = []netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")}
+	a, err = p.allowlist(ctx)
+	allow, warning, unresolved := a.Allow, a.Warning, a.Unresolved
 	if err != nil || warning != "" || !slices.Equal(unresolved, []string{"gone"}) || !slices.Contains(allow, netip.MustParsePrefix("127.0.0.1/32")) ||
 		!slices.Contains(allow, netip.MustParsePrefix("10.9.8.7/32")) || !slices.Contains(allow, netip.MustParsePrefix("10.1.2.0/24")) {
 		t.Fatalf("allow %v, warning %q, unresolved %v, %v", allow, warning, unresolved, err)
@@ -241,8 +247,8 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
 	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \""+addr+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
 	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" },
-		interfaceNets: func() ([]netip.Prefix, error) {
-			return nil, errors.New("interface addresses: netlink: permission denied")
+		localNets: func() receiver.LocalNets {
+			return receiver.LocalNets{Err: errors.New("interface addresses: netlink: permission denied")}
 		}}
 	ctx := context.Background()
 	if err := m.Open(ctx); err != nil {
@@ -251,7 +257,7 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 	defer func() {
 		var pid int
 		if m.recv != nil {
-			rs, _ := m.recv.Status(ctx)
+			rs, _ := m.recv.r.Status(ctx)
 			pid = rs.SmbdPid
 		}
 		m.Close()
@@ -265,7 +271,7 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 	if m.recv == nil {
 		t.Fatalf("receiver not running: %+v", m.Faults())
 	}
-	st, err := m.recv.Status(ctx)
+	st, err := m.recv.r.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,8 +291,8 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 		t.Errorf("upload from 127.0.0.1: %v", err)
 	}
 	// the periodic sync keeps it so
-	m.syncReceiverAllow(ctx)
-	if st, _ = m.recv.Status(ctx); !slices.Equal(st.Allow, []string{"127.0.0.1/32"}) {
+	m.recv.syncAllow(ctx)
+	if st, _ = m.recv.r.Status(ctx); !slices.Equal(st.Allow, []string{"127.0.0.1/32"}) {
 		t.Errorf("after a sync: allow %v", st.Allow)
 	}
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -60,4 +61,37 @@ func watchdogInterval(getenv func(string) string) (time.Duration, error) {
 		return 0, errors.New("WATCHDOG_USEC: not a positive number")
 	}
 	return time.Duration(us) * time.Microsecond / 2, nil
+}
+
+// watchdog pets systemd's watchdog (WATCHDOG_USEC) on its own goroutine,
+// each time after the store answered a ping within the interval: a daemon
+// whose store hangs or is gone is restarted by systemd.
+func (m *Main) watchdog() {
+	defer m.wg.Done()
+	wd, err := watchdogInterval(m.getenv)
+	if err != nil {
+		m.log.Warn("systemd watchdog", "err", err)
+	}
+	if wd <= 0 {
+		return
+	}
+	t := time.NewTicker(wd)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.runCtx.Done():
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(m.runCtx, wd)
+			err := m.st.Ping(ctx)
+			cancel()
+			if err != nil {
+				if m.runCtx.Err() == nil {
+					m.log.Error("systemd watchdog not petted: the store does not answer", "err", err)
+				}
+				continue
+			}
+			m.sd.Send("WATCHDOG=1", "STATUS="+m.status())
+		}
+	}
 }

@@ -255,9 +255,7 @@ func TestAttackEndpointChangeDropsSecret(t *testing.T) {
 		t.Fatalf("changing only ad.url: %v, want it done without the password or refused asking for it again", err)
 	}
 	// Press Check: the directory is asked about an account.
-	m.mu.RLock()
-	dir2 := m.p.dir
-	m.mu.RUnlock()
+	dir2 := m.live.get().checks.dir
 	if dir2 != nil {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		dir2.Account(cctx, `KYOLAB\alice`, "MFP01")

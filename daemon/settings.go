@@ -266,12 +266,10 @@ type settingsBackend struct{ m *Main }
 var _ web.Settings = settingsBackend{}
 
 func (b settingsBackend) current() Config {
-	b.m.mu.RLock()
-	defer b.m.mu.RUnlock()
-	if b.m.p == nil {
-		return b.m.Config
+	if p := b.m.live.get(); p != nil {
+		return p.cfg
 	}
-	return b.m.p.cfg
+	return b.m.Config
 }
 
 func (b settingsBackend) Settings(ctx context.Context) ([]web.SettingsSection, error) {
@@ -371,7 +369,7 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 	for _, tie := range dropped {
 		b.m.log.Warn("stored secret dropped: its endpoint changed", "setting", section+"."+tie.secret)
 	}
-	return b.m.Reload(ctx)
+	return b.m.Reload()
 }
 
 // f is a setting's label, for messages.

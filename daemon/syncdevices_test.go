@@ -18,9 +18,7 @@ func TestSyncDevicesOutlivesRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	m.mu.RLock()
-	before := m.p.watch
-	m.mu.RUnlock()
+	before := m.live.get().watch.watcher()
 	if before != nil {
 		t.Fatal("a watch runs with no device registered")
 	}
@@ -31,9 +29,7 @@ func TestSyncDevicesOutlivesRequest(t *testing.T) {
 	req, endRequest := context.WithCancel(context.Background())
 	m.SyncDevices(req)
 	endRequest()
-	m.mu.RLock()
-	w := m.p.watch
-	m.mu.RUnlock()
+	w := m.live.get().watch.watcher()
 	if w == nil {
 		t.Fatal("SyncDevices opened no watch for the new device")
 	}

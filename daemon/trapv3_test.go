@@ -132,12 +132,11 @@ func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
 	next := capture(1010, "103", "Send error 1105")   // the engine's next trap, after the restart
 
 	traps := func(m *Main) snmp.TrapStats {
-		m.mu.RLock()
-		defer m.mu.RUnlock()
-		if m.p == nil || m.p.watch == nil || m.p.watch.Stats().Traps == nil {
+		p := m.live.get()
+		if p == nil || p.watch.watcher() == nil || p.watch.watcher().Stats().Traps == nil {
 			t.Fatal("no trap listener")
 		}
-		return *m.p.watch.Stats().Traps
+		return *p.watch.watcher().Stats().Traps
 	}
 	open := func() *Main {
 		m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}

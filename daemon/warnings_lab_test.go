@@ -160,7 +160,7 @@ webhook_backoff = "100ms"
 	if err := os.WriteFile(cfg.File, []byte("data_dir = \""+cfg.DataDir+"\"\nlisten = \"127.0.0.1:0\"\n"+base+"[warnings]\npassword_days = 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Reload(ctx); err != nil {
+	if err := m.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	checkAll()

@@ -81,13 +81,12 @@ func (b webBackend) inventory(ctx context.Context) (map[string]webInv, error) {
 	return out, nil
 }
 
+// snmpInterval is the running poll interval.
 func (m *Main) snmpInterval() time.Duration {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.p == nil {
-		return time.Minute
+	if p := m.live.get(); p != nil {
+		return p.cfg.SNMP.Interval.D()
 	}
-	return m.p.cfg.SNMP.Interval.D()
+	return time.Minute
 }
 
 // Devices implements web.Fleet.

@@ -70,7 +70,7 @@ func openWebDaemonOn(t *testing.T, dest registry.Destination, listen string) (*M
 		}
 	}
 	m.SyncDevices(ctx)
-	if m.cert != nil {
+	if m.web.cert != nil {
 		return m, "https://" + m.Addr().String()
 	}
 	return m, "http://" + m.Addr().String()
@@ -185,7 +185,7 @@ func webBrowserFlow(t *testing.T, listen string) {
 		if !strings.HasPrefix(base, "https://") {
 			t.Fatalf("listening on %s the daemon serves %s, want https", listen, base)
 		}
-		cert := m.cert.Current()
+		cert := m.web.cert.Current()
 		if !cert.SelfSigned {
 			t.Fatal("not the self-signed certificate")
 		}

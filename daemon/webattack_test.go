@@ -57,7 +57,7 @@ func TestAttackWebIdleFlood(t *testing.T) {
 	}
 	dialled := time.Since(start)
 	waitUntil(t, 10*time.Second, "the listener to take every connection", func() bool {
-		return m.webLimit.Refused() >= n-WebMaxConnsPerAddr
+		return m.web.limit.Refused() >= n-WebMaxConnsPerAddr
 	})
 	rss1, fds1 := procFigures()
 
@@ -109,7 +109,7 @@ func TestAttackWebIdleFlood(t *testing.T) {
 
 	// Now from many addresses (127.0.0.10–17, 32 each: within the
 	// per-address cap) until the total cap is full.
-	refusedBefore := m.webLimit.Refused()
+	refusedBefore := m.web.limit.Refused()
 	for a := 10; a < 18; a++ {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(a))}, Timeout: 2 * time.Second}
 		for range WebMaxConnsPerAddr {
@@ -120,7 +120,7 @@ func TestAttackWebIdleFlood(t *testing.T) {
 			conns = append(conns, c)
 		}
 	}
-	waitUntil(t, 10*time.Second, "the total cap to fill", func() bool { return m.webLimit.open() >= WebMaxConns })
+	waitUntil(t, 10*time.Second, "the total cap to fill", func() bool { return m.web.limit.open() >= WebMaxConns })
 	rss2, fds2 := procFigures()
 	// A newcomer that never authenticated is refused while it is full...
 	// (Read on a raw socket: the 503 is written at accept, before any
@@ -151,10 +151,10 @@ func TestAttackWebIdleFlood(t *testing.T) {
 		t.Fatalf("dashboard during the many-address flood: %s %.300s", resp.Status, body)
 	}
 	t.Logf("then 8 addresses × %d: total cap full at %d open, %d more refused; unknown 127.0.0.50 → 503; the admin's dashboard (reserve) in %v; RSS %.1f MiB, descriptors %d (%d client sockets)",
-		WebMaxConnsPerAddr, m.webLimit.open(), m.webLimit.Refused()-refusedBefore-1, time.Since(t0).Round(time.Millisecond),
+		WebMaxConnsPerAddr, m.web.limit.open(), m.web.limit.Refused()-refusedBefore-1, time.Since(t0).Round(time.Millisecond),
 		float64(rss2)/1024, fds2, len(conns))
 
 	// The held ones never sent a request: ReadHeaderTimeout (10 s) cuts them.
-	waitUntil(t, 15*time.Second, "the idle connections to be cut", func() bool { return m.webLimit.open() <= 2 })
+	waitUntil(t, 15*time.Second, "the idle connections to be cut", func() bool { return m.web.limit.open() <= 2 })
 	t.Logf("idle holders cut %v after they connected", time.Since(start).Round(100*time.Millisecond))
 }

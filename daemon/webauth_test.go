@@ -31,7 +31,7 @@ func TestWebSetAuth(t *testing.T) {
 		User: `NTLMOFF\kim`, Password: scanwarden.NewSecret("Pw-1")}); err != nil {
 		t.Fatal(err)
 	}
-	b := webBackend{m: &Main{st: st}}
+	b := webBackend{m: &Main{env: env{st: st}}}
 	if d, err := b.Destination(ctx, "krb"); err != nil || d.Auth != "ntlm" {
 		t.Fatalf("before: %+v %v", d, err)
 	}

@@ -84,7 +84,7 @@ func TestWebDeliverOneScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := receiverBackend{&Main{st: st, recv: r, recvDir: rdir}}
+	b := receiverBackend{webReceiver{st, rdir}, r}
 	if err := b.Deliver(ctx, ids["b.pdf"]); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestWebImportFolderAsTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := webImporter{m: &Main{st: st}}.Import(ctx, "mfp01", book, true)
+	res, err := webImporter{m: &Main{env: env{st: st}}}.Import(ctx, "mfp01", book, true)
 	if err != nil {
 		t.Fatal(err)
 	}

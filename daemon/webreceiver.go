@@ -22,6 +22,13 @@ type webReceiver struct {
 	dir string // the receiver's data dir: catalogue paths are relative to it
 }
 
+// webScan is a catalogue row as the web shows it (the running receiver's
+// backend and webReceiver, when none runs, both).
+func webScan(s receiver.Scan) web.Scan {
+	return web.Scan{ID: s.ID, Destination: s.Destination, Name: s.File, Size: s.Size, SHA256: s.SHA256, State: string(s.State),
+		ReceivedAt: s.ReceivedAt, DeliveredAt: s.DeliveredAt, Attempts: s.Attempts, Error: s.Error}
+}
+
 func (r webReceiver) Status(ctx context.Context) (web.ReceiverStatus, error) {
 	counts, err := r.st.Scans().Counts(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -22,8 +23,7 @@ import (
 
 // openCert is the web certificate for cfg: the admin's own files, else the
 // box's self-signed one in dataDir (made or renewed now when needed).
-func (m *Main) openCert(cfg Config, dataDir string) (*webcert.Keeper, error) {
-	log := m.log.With("component", "web")
+func openCert(log *slog.Logger, cfg Config, dataDir string) (*webcert.Keeper, error) {
 	var k *webcert.Keeper
 	if cfg.Web.CertFile != "" {
 		var err error

@@ -29,7 +29,7 @@ func TestAllowFor(t *testing.T) {
 		unresolved []string
 	}{
 		{name: "devices and configured, sorted and deduplicated",
-			devices: []DeviceAddrs{{Name: "b", Addrs: []netip.Addr{ip("10.9.8.7")}}, {Name: "a", Addrs: []netip.Addr{ip("10.1.2.3"), ip("10.9.8.7")}}},
+			devices:    []DeviceAddrs{{Name: "b", Addrs: []netip.Addr{ip("10.9.8.7")}}, {Name: "a", Addrs: []netip.Addr{ip("10.1.2.3"), ip("10.9.8.7")}}},
 			configured: pfx("10.1.2.9/24"), local: lan,
 			allow: pfx("10.1.2.0/24", "10.1.2.3/32", "10.9.8.7/32")},
 		{name: "an unresolved device is named, the others admitted",

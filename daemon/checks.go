@@ -1,0 +1,111 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/monitor"
+	"github.com/scanwarden/scanwarden/notify"
+	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/warning"
+)
+
+// checksPart is the checking side a reload rebuilds: the directory (AD),
+// the notifier and the monitor scheduling the registry's destinations.
+type checksPart struct {
+	env
+	onCheck func(monitor.Destination, smbcheck.Report, time.Duration, string)
+	onFault func(part string, err error)
+
+	dir      *ad.Directory // nil: no [ad], or it could not be used
+	notifier *incidentNotifier
+	mon      *monitor.Monitor // nil: it could not start (the "monitor" fault)
+}
+
+// Open builds the parts from cfg and starts the monitor under ctx (the run
+// context); each one that fails is a fault.
+func (c *checksPart) Open(ctx context.Context, cfg Config) {
+	for _, part := range []string{"ad", "notify.webhook", "notify.mail", "monitor"} {
+		c.faults.clear(part)
+	}
+	opts := smbcheck.Options{MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Ledger: c.st.Ledger(),
+		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: c.log.With("component", "check")}
+	c.openDirectory(cfg.AD, &opts)
+	c.notifier = newIncidentNotifier(c.env, cfg)
+	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
+		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
+		OnCheck: c.onCheck, OnFault: c.onFault, Log: c.log, Sweeps: eventSweeps{c.st},
+		Warnings: &warning.Tracker{Thresholds: cfg.Warnings.Thresholds(), Store: c.st, Notifies: true}, WarningNotifier: c.notifier},
+		newFleet(c.st), checker{opts}, reports{c.st}, c.st, c.notifier)
+	if err == nil {
+		err = mon.Open(ctx)
+	}
+	if err != nil {
+		c.faults.set("monitor", err.Error())
+		c.log.Error("monitor not running", "err", err)
+		return
+	}
+	c.mon = mon
+}
+
+// openDirectory opens [ad] and lets the checks use it (account, domain,
+// KDC); one that cannot be used is the "ad" fault.
+func (c *checksPart) openDirectory(a ADConfig, opts *smbcheck.Options) {
+	if a.URL == "" {
+		return
+	}
+	d, err := ad.New(ad.Config{URL: a.URL, BindUser: a.BindUser, Password: a.Password, CAFile: a.CA,
+		AllowPlain: a.InsecurePlain, Timeout: a.Timeout.D(), Margin: a.Margin})
+	if err != nil {
+		c.faults.set("ad", err.Error())
+		c.log.Error("Active Directory not used", "err", err)
+		return
+	}
+	c.dir = d
+	opts.Directory = d
+	if dom := d.DNSDomain(); dom != "" {
+		opts.DNSDomains = []string{dom}
+		opts.Realm = dom
+	}
+	if h := d.KDCHost(); h != "" {
+		opts.KDCs = []string{h}
+	}
+}
+
+// Close lets running checks drain (then cancels them) and closes the
+// directory.
+func (c *checksPart) Close(drain time.Duration) {
+	if c.mon != nil {
+		c.mon.Shutdown(drain)
+	}
+	if c.dir != nil {
+		c.dir.Close()
+	}
+}
+
+// Senders builds the notification channels the config turns on; a
+// channel that cannot be built is in errs under its name (webhook, mail).
+func Senders(cfg Config) (senders []notify.Sender, errs map[string]error) {
+	errs = map[string]error{}
+	n := cfg.Notify
+	if n.WebhookURL != "" {
+		w, err := notify.NewWebhook(notify.WebhookConfig{URL: n.WebhookURL, Secret: n.WebhookSecret, SecretHeader: n.WebhookSecretHeader,
+			Attempts: n.WebhookAttempts, Backoff: n.WebhookBackoff.D(), MaxBackoff: 5 * time.Minute, Timeout: 10 * time.Second})
+		if err != nil {
+			errs["webhook"] = err
+		} else {
+			senders = append(senders, w)
+		}
+	}
+	if n.SMTPHost != "" {
+		ml, err := notify.NewMail(notify.MailConfig{Host: n.SMTPHost, Port: n.SMTPPort, TLS: n.SMTPTLS, User: n.SMTPUser,
+			Password: n.SMTPPassword, From: n.SMTPFrom, To: n.MailTo, Timeout: 30 * time.Second})
+		if err != nil {
+			errs["mail"] = err
+		} else {
+			senders = append(senders, ml)
+		}
+	}
+	return senders, errs
+}

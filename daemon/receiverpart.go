@@ -1,0 +1,253 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/registry"
+)
+
+// receiverPart runs the fallback share when [receiver] enabled is set. It
+// is not rebuilt on reload (smbd is kept across daemon restarts anyway),
+// but its allowlist follows the registry: every receiverAllowEvery on a
+// goroutine of its own, and at once after an import (syncAllow). The rule
+// is receiver.AllowFor; this part resolves the devices' names and keeps
+// what the share was last given.
+type receiverPart struct {
+	env
+	r   *receiver.Receiver
+	dir string // the receiver's data dir (scans held, inbox)
+	// localNets reads the box's networks (nil: receiver.LocalNetworks).
+	localNets  func() receiver.LocalNets
+	configured []netip.Prefix // [receiver] allow
+
+	mu  sync.Mutex // one allowlist sync at a time
+	key string     // what the share was last given
+	// resolved is each device's last resolved addresses (name + address →
+	// IPs): a name that does not resolve now keeps them.
+	resolvedMu sync.Mutex
+	resolved   map[string][]netip.Addr
+
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// receiverAllowEvery is how often the share's allowlist is brought in step
+// with the registry (besides at once after an import).
+const receiverAllowEvery = 30 * time.Second
+
+// Open starts the share and its allowlist loop under ctx (the run
+// context). The error is the "receiver" fault's.
+func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(receiver.Scan, bool)) error {
+	rc := cfg.Receiver
+	dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "receiver"))
+	if err != nil {
+		return err
+	}
+	ip, port, err := receiver.ParseListen(rc.Listen)
+	if err != nil { // validated with the config: a fault all the same
+		return fmt.Errorf("receiver.listen: %w", err)
+	}
+	watch := receiver.DefaultWatch
+	watch.Quiet = rc.Quiet.D()
+	fwd := receiver.DefaultForward
+	fwd.Retry, fwd.MaxRetry, fwd.Retention = rc.Retry.D(), rc.MaxRetry.D(), rc.Retention.D()
+	for _, a := range rc.Allow {
+		pfx, err := receiver.ParseAllowEntry(a)
+		if err != nil { // validated with the config: a fault all the same
+			return fmt.Errorf("receiver.allow %s: %w", a, err)
+		}
+		p.configured = append(p.configured, pfx)
+	}
+	allow, err := p.allowlist(ctx)
+	if err != nil {
+		// The store was just opened: should it fail here, start with what
+		// was configured (or the box's networks) and let the sync correct it.
+		p.log.Warn("receiver", "err", err)
+		allow = receiver.Allowlist{Allow: p.configured}
+		if len(allow.Allow) == 0 {
+			allow = receiver.LocalAllow("the registered MFPs could not be read (until they are)", p.local())
+		}
+	}
+	smbdDir := ""
+	if rc.ExternalSMBD {
+		smbdDir = rc.SmbdDir
+	}
+	r, err := receiver.New(receiver.Config{DataDir: dir, SmbdDir: smbdDir, Listen: ip, Port: port, Share: rc.Share,
+		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow.Allow, AllowWarning: allow.Warning,
+		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
+		observedCatalogue{p.st.Scans(), delivered}, p.st.Deliveries(),
+		receiver.SMBRemote{Ledger: p.st.Ledger(), MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Timeout: cfg.Checks.Timeout.D()},
+		p.log)
+	if err == nil {
+		err = r.Open(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	p.r, p.dir, p.key = r, dir, fmt.Sprint(allow.Allow, allow.Warning)
+	p.logAllow(allow)
+	if st, err := r.Status(ctx); err == nil {
+		for _, w := range st.Warnings {
+			p.log.Warn("receiver", "warning", w)
+		}
+	}
+	ctx, p.stop = context.WithCancel(ctx)
+	p.wg.Add(1)
+	go p.allowLoop(ctx)
+	return nil
+}
+
+// Close stops the allowlist loop and the receiver (smbd keeps running).
+func (p *receiverPart) Close() error {
+	p.stop()
+	p.wg.Wait()
+	return p.r.Close()
+}
+
+// Kick lets the receiver deliver what it holds for destination now.
+func (p *receiverPart) Kick(destination string) { p.r.Kick(destination) }
+
+func (p *receiverPart) local() receiver.LocalNets {
+	if p.localNets != nil {
+		return p.localNets()
+	}
+	return receiver.LocalNetworks()
+}
+
+// allowlist is receiver.AllowFor over the registered devices (names
+// resolved) and [receiver] allow. The error is "devices not read": the
+// caller keeps the list it has (not "no device").
+func (p *receiverPart) allowlist(ctx context.Context) (receiver.Allowlist, error) {
+	devs, err := p.st.Devices(ctx)
+	if err != nil {
+		return receiver.Allowlist{}, fmt.Errorf("fallback share allowlist: devices not read: %w", err)
+	}
+	return receiver.AllowFor(p.resolveDevices(ctx, devs), p.configured, p.local()), nil
+}
+
+// allowLoop runs syncAllow every receiverAllowEvery, on its own goroutine:
+// a sync can take seconds of DNS and testparm.
+func (p *receiverPart) allowLoop(ctx context.Context) {
+	defer p.wg.Done()
+	t := time.NewTicker(receiverAllowEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.syncAllow(ctx)
+		}
+	}
+}
+
+// syncAllow brings the share's allowlist in step with the registry: a
+// change rewrites smb.conf, testparm validates it and smbd reloads it.
+func (p *receiverPart) syncAllow(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	allow, err := p.allowlist(ctx)
+	if err != nil {
+		p.log.Warn("fallback share allowlist kept", "err", err)
+		return
+	}
+	key := fmt.Sprint(allow.Allow, allow.Warning)
+	if key == p.key {
+		return
+	}
+	if err := p.r.SetAllow(ctx, allow.Allow, allow.Warning); err != nil {
+		p.faults.set("receiver.allow", "the fallback share's allowlist was not updated (the previous one stays): "+err.Error())
+		p.log.Error("fallback share allowlist not updated", "err", err)
+		return
+	}
+	p.faults.clear("receiver.allow")
+	p.key = key
+	p.logAllow(allow)
+}
+
+func (p *receiverPart) logAllow(a receiver.Allowlist) {
+	if len(a.Unresolved) > 0 {
+		p.log.Warn("fallback share: device addresses that do not resolve are not admitted", "devices", strings.Join(a.Unresolved, ","))
+	}
+	if a.Warning != "" {
+		p.log.Warn("fallback share open to the local networks", "allow", fmt.Sprint(a.Allow), "warning", a.Warning)
+		return
+	}
+	p.log.Info("fallback share allowlist", "allow", fmt.Sprint(a.Allow))
+}
+
+// resolveDevices gives the addresses of the devices that have one: names
+// are looked up at once (8 at a time, 2 s each, 5 s in all: an import
+// waits for it); a name that does not resolve now keeps the addresses it
+// last resolved to (a DNS hiccup does not lock an MFP out).
+func (p *receiverPart) resolveDevices(ctx context.Context, devs []registry.Device) []receiver.DeviceAddrs {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out := make([]receiver.DeviceAddrs, 0, len(devs))
+	addrs := map[string]string{}
+	for _, d := range devs {
+		addrs[d.Name] = d.Address
+		if d.Address != "" {
+			out = append(out, receiver.DeviceAddrs{Name: d.Name})
+		}
+	}
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i].Addrs, _ = deviceIPs(ctx, addrs[out[i].Name])
+		}()
+	}
+	wg.Wait()
+	p.resolvedMu.Lock()
+	defer p.resolvedMu.Unlock()
+	if p.resolved == nil {
+		p.resolved = map[string][]netip.Addr{}
+	}
+	seen := map[string]bool{}
+	for i, r := range out {
+		key := r.Name + "\x00" + addrs[r.Name]
+		seen[key] = true
+		if len(r.Addrs) > 0 {
+			p.resolved[key] = r.Addrs
+		} else {
+			out[i].Addrs = p.resolved[key]
+		}
+	}
+	for k := range p.resolved {
+		if !seen[k] {
+			delete(p.resolved, k) // device gone or readdressed
+		}
+	}
+	return out
+}
+
+// deviceIPs are the addresses of a device's HOST[:PORT].
+func deviceIPs(ctx context.Context, addr string) ([]netip.Addr, error) {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{ip.Unmap()}, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
+	for i := range ips {
+		ips[i] = ips[i].Unmap()
+	}
+	return ips, err
+}

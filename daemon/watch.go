@@ -1,0 +1,246 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/store"
+)
+
+// watchPart is the SNMP watch loop over the registry's devices, with its
+// trap and mail listeners. Nothing to watch yet: no loop until Sync finds
+// a device. It is opened, and reopened by Sync, under the run context
+// Open was given — never a caller's (a web import's request).
+type watchPart struct {
+	env
+	cfg   Config
+	event func(context.Context, snmp.Event) // a fresh send failure
+
+	mu     sync.Mutex
+	ctx    context.Context // the run context
+	rules  *snmp.Rules
+	w      *snmp.Watcher // nil: nothing to watch, or it could not start
+	key    string        // the device list watched, to see a change
+	closed bool
+}
+
+// Open loads the rules and starts the loop over the devices registered
+// now under ctx, the run context. What fails is a fault.
+func (p *watchPart) Open(ctx context.Context) {
+	for _, part := range []string{"snmp", "snmp.traps", "snmp.mail", "snmp.rules"} {
+		p.faults.clear(part)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ctx = ctx
+	p.rules = p.loadRules()
+	targets, key, err := p.targets(ctx)
+	if err != nil {
+		p.faults.set("store", err.Error())
+	}
+	p.key = key
+	p.w = p.open(targets)
+}
+
+// Sync re-reads the registry's devices (ctx bounds the reading) and sets
+// the watched list, or opens the loop when there was none.
+func (p *watchPart) Sync(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	targets, key, err := p.targets(ctx)
+	if err != nil {
+		p.faults.set("store", err.Error())
+		return
+	}
+	if key == p.key {
+		return
+	}
+	p.key = key
+	if p.w != nil {
+		if err := p.w.SetTargets(targets); err != nil {
+			p.faults.set("snmp", err.Error())
+		}
+		return
+	}
+	p.w = p.open(targets)
+}
+
+// Close stops the loop and its listeners.
+func (p *watchPart) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.w != nil {
+		p.w.Close()
+	}
+}
+
+// watcher is the running loop (nil: none).
+func (p *watchPart) watcher() *snmp.Watcher {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.w
+}
+
+// loadRules reads [snmp] rules_file; the built-in rules when none, or
+// when it cannot be used (the "snmp.rules" fault).
+func (p *watchPart) loadRules() *snmp.Rules {
+	book := snmp.DefaultCodeBook()
+	if p.cfg.SNMP.RulesFile == "" {
+		return snmp.DefaultRules(book)
+	}
+	f, err := os.Open(p.cfg.SNMP.RulesFile)
+	if err != nil {
+		p.faults.set("snmp.rules", err.Error())
+		return snmp.DefaultRules(book)
+	}
+	defer f.Close()
+	r, err := snmp.ParseRules(f, book, nil)
+	if err != nil {
+		p.faults.set("snmp.rules", "default rules used: "+err.Error())
+		return snmp.DefaultRules(book)
+	}
+	return r
+}
+
+// DeviceTarget is the SNMP target of a registry device with an address: its
+// version and credentials, the config's community when it has none. The
+// error is the address's; the target is not validated.
+func DeviceTarget(d registry.Device, cfg Config) (snmp.Target, error) {
+	host, port, err := snmp.ParseHostPort(d.Address)
+	if err != nil {
+		return snmp.Target{}, err
+	}
+	t := snmp.Target{Host: host, Port: port, Version: snmp.V2c, Community: cfg.SNMP.Community,
+		Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
+	switch d.SNMP.Version {
+	case "1":
+		t.Version = snmp.V1
+	case "3":
+		t.Version = snmp.V3
+		t.V3 = &snmp.V3Auth{User: d.SNMP.V3User, AuthProto: d.SNMP.V3AuthProto, AuthPass: d.SNMP.V3Auth,
+			PrivProto: d.SNMP.V3PrivProto, PrivPass: d.SNMP.V3Priv}
+	}
+	if !d.SNMP.Community.IsZero() {
+		t.Community = d.SNMP.Community
+	}
+	return t, nil
+}
+
+// targets are the registry's devices that have an SNMP address, with
+// their credentials (the config's community when a device has none), and
+// a key that changes with the list.
+func (p *watchPart) targets(ctx context.Context) ([]snmp.Target, string, error) {
+	devs, err := p.st.Devices(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	var ts []snmp.Target
+	var keys []string
+	for _, d := range devs {
+		if d.Address == "" {
+			continue
+		}
+		t, err := DeviceTarget(d, p.cfg)
+		if err != nil {
+			p.log.Warn("device address not polled", "device", d.Name, "err", err)
+			continue
+		}
+		if err := t.Validate(); err != nil {
+			p.log.Warn("device not polled", "device", d.Name, "err", err)
+			continue
+		}
+		ts = append(ts, t)
+		keys = append(keys, t.Addr()+"/"+string(t.Version)+"/"+d.SNMP.V3User)
+	}
+	return ts, strings.Join(keys, ","), nil
+}
+
+// watcherConfig is the loop's configuration for targets.
+func (p *watchPart) watcherConfig(targets []snmp.Target) snmp.WatcherConfig {
+	cfg := p.cfg
+	wc := snmp.DefaultWatcherConfig()
+	wc.Targets = targets
+	wc.Poller.Interval = cfg.SNMP.Interval.D()
+	wc.SweepTarget = snmp.Target{Version: snmp.V2c, Community: cfg.SNMP.Community, Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
+	for _, c := range cfg.SNMP.CIDR {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil { // validated with the config
+			wc.Networks = append(wc.Networks, p)
+		}
+	}
+	var allow []netip.Prefix
+	for _, c := range cfg.SNMP.Allow {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil { // validated with the config
+			allow = append(allow, p.Masked())
+		}
+	}
+	if cfg.SNMP.TrapListen != "" {
+		var comms []scanwarden.Secret
+		if !cfg.SNMP.TrapCommunity.IsZero() {
+			comms = append(comms, cfg.SNMP.TrapCommunity)
+		}
+		tc := snmp.DefaultTrapListenerConfig(cfg.SNMP.TrapListen, comms...)
+		if u := cfg.SNMP.TrapV3(); u != nil {
+			tc.Users = []snmp.V3Auth{*u}
+		}
+		tc.Allow = allow
+		tc.Replay = p.st // the v3 replay guard outlives a restart
+		wc.Traps = &tc
+	}
+	if cfg.SNMP.SMTPListen != "" {
+		mc := snmp.DefaultMailListenerConfig(cfg.SNMP.SMTPListen)
+		mc.Allow = allow
+		wc.Mail = &mc
+	}
+	wc.Rules = p.rules
+	wc.Sink = &eventSink{next: p.st.SNMP(store.DefaultDedupWindow), faults: p.faults, events: p.event}
+	wc.Log = p.log.With("component", "snmp")
+	wc.OnCycle = p.metrics.cycle
+	return wc
+}
+
+// open starts the loop under the run context (nil when there is nothing
+// to watch yet). A listener that cannot bind is a fault; the loop then
+// runs without it.
+func (p *watchPart) open(targets []snmp.Target) *snmp.Watcher {
+	wc := p.watcherConfig(targets)
+	for attempt := 0; attempt < 3; attempt++ {
+		if len(wc.Targets) == 0 && len(wc.Networks) == 0 && wc.Traps == nil && wc.Mail == nil {
+			return nil
+		}
+		w, err := snmp.NewWatcher(wc)
+		if err == nil {
+			err = w.Open(p.ctx)
+		}
+		if err == nil {
+			p.faults.clear("snmp")
+			return w
+		}
+		var le *snmp.ListenError
+		switch {
+		case errors.As(err, &le) && le.Listener == "traps":
+			p.faults.set("snmp.traps", err.Error())
+			p.log.Error("SNMP trap listener not running", "err", err)
+			wc.Traps = nil
+		case errors.As(err, &le):
+			p.faults.set("snmp.mail", err.Error())
+			p.log.Error("SMTP listener for device mail not running", "err", err)
+			wc.Mail = nil
+		default:
+			p.faults.set("snmp", err.Error())
+			p.log.Error("SNMP watch not running", "err", err)
+			return nil
+		}
+	}
+	return nil
+}
