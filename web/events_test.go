@@ -90,3 +90,43 @@ func TestUnverifiedEventsShownAsText(t *testing.T) {
 		t.Errorf("bad unverified value: %s", resp.Status)
 	}
 }
+
+// An event that named no destination shows, on the events page, the
+// device's page and in the API, which destinations were checked and what
+// they found; destination names are text.
+func TestSweptEventShown(t *testing.T) {
+	const attack = `<script>alert(1)</script>`
+	s := newSite(t, func(c *Config) {
+		ev := c.Events.(*fakeEvents)
+		at := ev.list[0].LastSeen
+		ev.list = []Event{{ID: 7, Device: "evil", FirstSeen: at, LastSeen: at, Count: 1, Code: "1103", Text: "Cannot send. Error 1103",
+			Source: "console", Swept: &EventSweep{
+				Finding: "Of 2 destinations of the device, only walt" + attack + " fails (bad-credentials): the failure was most likely there.",
+				Checked: []EventCheck{{Destination: "reception", At: at, Cause: "ok", Fresh: true},
+					{Destination: "walt" + attack, At: at, Cause: "bad-credentials", Summary: "password refused", Fresh: false}}}}}
+	})
+	c := s.login()
+	for _, path := range []string{"/events", "/devices/evil"} {
+		resp, body := s.get(c, path)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", path, resp.Status)
+		}
+		for _, want := range []string{"It named no destination; checked:", "<code>reception</code>: <b>ok</b>",
+			"<b>bad-credentials</b> — password refused", "within event_gap", "only walt&lt;script&gt;"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s lacks %q", path, want)
+			}
+		}
+		if strings.Contains(body, "<script>alert") {
+			t.Errorf("%s: a destination name is rendered as markup", path)
+		}
+	}
+	_, body := s.get(c, "/api/v1/events")
+	var got struct {
+		Events []Event `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil || len(got.Events) != 1 || got.Events[0].Swept == nil ||
+		len(got.Events[0].Swept.Checked) != 2 || got.Events[0].Swept.Checked[1].Cause != "bad-credentials" {
+		t.Errorf("api: %v %s", err, body)
+	}
+}
