@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,95 +40,86 @@ flags:
 `
 
 func runAD(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, adUsage)
-		return exitUsage
+	return runSubcommands(ctx, env, args, "ad", adUsage, subcommands{"user": adUser, "host": adHost})
+}
+
+// adCommand parses an ad command's flags and NAME and opens the directory;
+// ok false: the command ends with code.
+func adCommand(ctx context.Context, c *subcommand, args []string) (name string, dir *ad.Directory, asJSON bool, code int, ok bool) {
+	adf := registerADFlags(c.fs)
+	j := c.fs.Bool("json", false, "print the answer as JSON")
+	pos, code, ok := c.parse(args, -1, "")
+	if !ok {
+		return "", nil, false, code, false
 	}
-	sub := args[0]
-	switch sub {
-	case "user", "host":
-	case "-h", "--help", "help":
-		fmt.Fprint(env.stdout, adUsage)
-		return exitOK
-	default:
-		fmt.Fprintf(env.stderr, "scanwarden ad: unknown subcommand %q\n\n%s", sub, adUsage)
-		return exitUsage
-	}
-	fs := flag.NewFlagSet("ad "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	adf := registerADFlags(fs)
-	asJSON := fs.Bool("json", false, "print the answer as JSON")
-	var workstation *string
-	if sub == "user" {
-		workstation = fs.String("workstation", "", "NetBIOS name the MFP sends (its host name), judged against the account's \"log on to\" list (default "+smbcheck.DefaultWorkstation+")")
-	}
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, adUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err == nil && len(pos) != 1 {
-		err = fmt.Errorf("want exactly one NAME")
-	}
-	if err == nil && !adf.configured() {
+	var err error
+	switch {
+	case len(pos) != 1:
+		err = errors.New("want exactly one NAME")
+	case !adf.configured():
 		err = errors.New("no directory: give --ad-url URL or --ad-domain DOMAIN, and --ad-bind-user")
+	default:
+		dir, err = adf.open(ctx, c.env)
 	}
 	if err != nil {
-		humanf(env.stderr, "scanwarden ad %s: %s\n", sub, err.Error())
-		return exitUsage
+		return "", nil, false, c.failSafe(err), false
 	}
-	dir, err := adf.open(ctx, env)
-	if err != nil {
-		humanf(env.stderr, "scanwarden ad %s: %s\n", sub, err.Error())
-		return exitUsage
+	return pos[0], dir, *j, 0, true
+}
+
+func adUser(ctx context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, adUsage, 0)
+	workstation := c.fs.String("workstation", "", "NetBIOS name the MFP sends (its host name), judged against the account's \"log on to\" list (default "+smbcheck.DefaultWorkstation+")")
+	user, dir, asJSON, code, ok := adCommand(ctx, c, args)
+	if !ok {
+		return code
 	}
 	defer dir.Close()
-
-	var answer any
-	code := exitOK
-	if sub == "user" {
-		u, err := dir.User(ctx, pos[0], *workstation)
-		if err != nil {
-			return adFailed(env, sub, err)
-		}
-		answer = u
-		if u.Cause != smbcheck.CauseOK {
-			code = exitFinding
-		}
-		if !*asJSON {
-			printADUser(env.stdout, u)
-		}
-	} else {
-		c, err := dir.Computer(ctx, pos[0])
-		if err != nil {
-			return adFailed(env, sub, err)
-		}
-		answer = c
-		if !c.Found || len(c.Warnings) > 0 {
-			code = exitFinding
-		}
-		if !*asJSON {
-			printADHost(env.stdout, c)
-		}
+	u, err := dir.User(ctx, user, *workstation)
+	if err != nil {
+		return adFailed(c, err)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(answer); err != nil {
-			humanf(env.stderr, "scanwarden ad %s: %s\n", sub, err.Error())
-			return exitUsage
-		}
+	code = exitOK
+	if u.Cause != smbcheck.CauseOK {
+		code = exitFinding
+	}
+	return adPrint(c, asJSON, u, func() { printADUser(env.stdout, u) }, code)
+}
+
+func adHost(ctx context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, adUsage, 0)
+	host, dir, asJSON, code, ok := adCommand(ctx, c, args)
+	if !ok {
+		return code
+	}
+	defer dir.Close()
+	h, err := dir.Computer(ctx, host)
+	if err != nil {
+		return adFailed(c, err)
+	}
+	code = exitOK
+	if !h.Found || len(h.Warnings) > 0 {
+		code = exitFinding
+	}
+	return adPrint(c, asJSON, h, func() { printADHost(env.stdout, h) }, code)
+}
+
+// adPrint prints an answer as JSON or for a person; code is the exit
+// status when printing worked.
+func adPrint(c *subcommand, asJSON bool, answer any, human func(), code int) int {
+	if !asJSON {
+		human()
+		return code
+	}
+	if r := c.printJSON(answer); r != exitOK {
+		return r
 	}
 	return code
 }
 
 // adFailed reports a directory that could not be read: exit 2.
-func adFailed(env environ, sub string, err error) int {
-	humanf(env.stderr, "scanwarden ad %s: %s [%s]\n", sub, err.Error(), ad.Classify(err))
-	return exitUsage
+func adFailed(c *subcommand, err error) int {
+	return c.failSafe(fmt.Errorf("%w [%s]", err, ad.Classify(err)))
 }
 
 // adFlags are the Active Directory flags, shared by `ad` and `check`.

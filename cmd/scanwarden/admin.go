@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,130 +32,143 @@ run it as root or as the daemon's user).
 `
 
 func runAdmin(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, adminUsage)
-		return exitUsage
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "set-password", "setup-link":
-	case "token":
-		if len(rest) == 0 {
-			fmt.Fprint(env.stderr, adminUsage)
-			return exitUsage
-		}
-		sub, rest = "token "+rest[0], rest[1:]
-		switch sub {
-		case "token create", "token list", "token revoke":
-		default:
-			fmt.Fprintf(env.stderr, "scanwarden admin: unknown subcommand %q\n\n%s", sub, adminUsage)
-			return exitUsage
-		}
-	case "-h", "--help", "help":
-		fmt.Fprint(env.stdout, adminUsage)
-		return exitOK
-	default:
-		fmt.Fprintf(env.stderr, "scanwarden admin: unknown subcommand %q\n\n%s", sub, adminUsage)
-		return exitUsage
-	}
-	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprint(env.stderr, adminUsage); fs.PrintDefaults() }
-	dataDir := fs.String("data-dir", "", dataDirUsage)
-	var pwFile, scope *string
-	var revoke *bool
-	switch sub {
-	case "set-password":
-		pwFile = fs.String("password-file", "", `file whose first line is the new password ("-": stdin)`)
-		revoke = fs.Bool("revoke-tokens", true, "also revoke every API token")
-	case "token create":
-		scope = fs.String("scope", "read", "what the token may do: metrics, read or admin")
-	}
-	pos, err := parseInterspersed(fs, rest)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	wantPos := 1
-	if sub == "set-password" || sub == "setup-link" || sub == "token list" {
-		wantPos = 0
-	}
-	if err == nil && len(pos) != wantPos {
-		err = fmt.Errorf("want %d argument(s), got %d", wantPos, len(pos))
-	}
-	if err == nil && pwFile != nil && *pwFile == "" {
-		err = errors.New("give --password-file FILE (\"-\" for stdin)")
-	}
+	return runSubcommands(ctx, env, args, "admin", adminUsage, subcommands{
+		"set-password": adminSetPassword, "setup-link": adminSetupLink,
+		"token": func(ctx context.Context, env environ, name string, args []string) int {
+			return runSubcommands(ctx, env, args, name, adminUsage, subcommands{
+				"create": adminTokenCreate, "list": adminTokenList, "revoke": adminTokenRevoke,
+			})
+		},
+	})
+}
+
+// newAdminCommand is an admin command: --data-dir (the daemon's; no key:
+// nothing it touches is sealed).
+func newAdminCommand(env environ, name string) *subcommand {
+	return newCommand(env, name, adminUsage, withDataDir)
+}
+
+// adminStore opens the data dir's store for an admin command; audit
+// records what it did as the CLI's.
+func adminStore(ctx context.Context, c *subcommand) (st *store.Store, audit func(action, target string), err error) {
+	st, err = c.openStore(ctx)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden admin %s: %v\n", sub, err)
-		return exitUsage
+		return nil, nil, err
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(env.stderr, "scanwarden admin %s: %v\n", sub, err)
-		return exitUsage
+	return st, func(action, target string) { web.AuditCLI(ctx, st, time.Now(), action, target) }, nil
+}
+
+func adminSetPassword(ctx context.Context, env environ, name string, args []string) int {
+	c := newAdminCommand(env, name)
+	pwFile := c.fs.String("password-file", "", `file whose first line is the new password ("-": stdin)`)
+	revoke := c.fs.Bool("revoke-tokens", true, "also revoke every API token")
+	if _, code, ok := c.parse(args, 0, "want 0 argument(s)"); !ok {
+		return code
 	}
-	dir, err := store.DataDir(*dataDir, env.getenv, store.UserStateDir)
+	if *pwFile == "" {
+		return c.fail(errors.New("give --password-file FILE (\"-\" for stdin)"))
+	}
+	dir, err := c.data.dir(env)
 	if err != nil {
-		return fail(err)
+		return c.fail(err)
 	}
-	if sub == "setup-link" {
-		return printSetupLink(env, dir)
-	}
-	var pw string
-	if pwFile != nil {
-		sec, err := readSecretFile(env.stdin, *pwFile, "--password-file")
-		if err != nil {
-			return fail(err)
-		}
-		pw = sec.Reveal()
-	}
-	st, err := store.OpenDir(ctx, dir)
+	sec, err := readSecretFile(env.stdin, *pwFile, "--password-file")
 	if err != nil {
-		return fail(err)
+		return c.fail(err)
+	}
+	st, audit, err := adminStore(ctx, c)
+	if err != nil {
+		return c.fail(err)
 	}
 	defer st.Close()
-	audit := func(action, target string) {
-		web.AuditCLI(ctx, st, time.Now(), action, target)
+	n, err := web.SetPassword(ctx, st, sec.Reveal(), *revoke)
+	if err != nil {
+		return c.fail(err)
 	}
-	switch sub {
-	case "set-password":
-		n, err := web.SetPassword(ctx, st, pw, *revoke)
-		if err != nil {
-			return fail(err)
-		}
-		audit("password.set", "admin")
-		daemon.RemoveSetupLink(dir)
-		if *revoke {
-			fmt.Fprintf(env.stdout, "The admin password is set; every web session has ended and %d API token(s) are revoked.\n", n)
-		} else {
-			fmt.Fprintln(env.stdout, "The admin password is set; every web session has ended (the API tokens are kept).")
-		}
-	case "token create":
-		tok, err := web.CreateToken(ctx, st, pos[0], *scope, time.Now())
-		if err != nil {
-			return fail(err)
-		}
-		audit("token.create", pos[0])
-		fmt.Fprintf(env.stderr, "API token %q, scope %s (shown once; only its hash is kept):\n", pos[0], *scope)
-		fmt.Fprintln(env.stdout, tok)
-	case "token list":
-		toks, err := st.Tokens(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		for _, t := range toks {
-			used := "never used"
-			if !t.LastUsed.IsZero() {
-				used = "last used " + t.LastUsed.Local().Format(time.DateTime)
-			}
-			fmt.Fprintf(env.stdout, "%s\tscope %s\tmade %s\t%s\n", t.Name, t.Scope, t.Created.Local().Format(time.DateTime), used)
-		}
-	case "token revoke":
-		if err := st.DeleteToken(ctx, pos[0]); err != nil {
-			return fail(err)
-		}
-		audit("token.delete", pos[0])
-		fmt.Fprintf(env.stdout, "Token %q revoked.\n", pos[0])
+	audit("password.set", "admin")
+	daemon.RemoveSetupLink(dir)
+	if *revoke {
+		fmt.Fprintf(env.stdout, "The admin password is set; every web session has ended and %d API token(s) are revoked.\n", n)
+	} else {
+		fmt.Fprintln(env.stdout, "The admin password is set; every web session has ended (the API tokens are kept).")
 	}
+	return exitOK
+}
+
+func adminSetupLink(ctx context.Context, env environ, name string, args []string) int {
+	c := newAdminCommand(env, name)
+	if _, code, ok := c.parse(args, 0, "want 0 argument(s)"); !ok {
+		return code
+	}
+	dir, err := c.data.dir(env)
+	if err != nil {
+		return c.fail(err)
+	}
+	return printSetupLink(env, dir)
+}
+
+func adminTokenCreate(ctx context.Context, env environ, name string, args []string) int {
+	c := newAdminCommand(env, name)
+	scope := c.fs.String("scope", "read", "what the token may do: metrics, read or admin")
+	pos, code, ok := c.parse(args, 1, "want 1 argument(s)")
+	if !ok {
+		return code
+	}
+	st, audit, err := adminStore(ctx, c)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	tok, err := web.CreateToken(ctx, st, pos[0], *scope, time.Now())
+	if err != nil {
+		return c.fail(err)
+	}
+	audit("token.create", pos[0])
+	fmt.Fprintf(env.stderr, "API token %q, scope %s (shown once; only its hash is kept):\n", pos[0], *scope)
+	fmt.Fprintln(env.stdout, tok)
+	return exitOK
+}
+
+func adminTokenList(ctx context.Context, env environ, name string, args []string) int {
+	c := newAdminCommand(env, name)
+	if _, code, ok := c.parse(args, 0, "want 0 argument(s)"); !ok {
+		return code
+	}
+	st, err := c.openStore(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	toks, err := st.Tokens(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	for _, t := range toks {
+		used := "never used"
+		if !t.LastUsed.IsZero() {
+			used = "last used " + t.LastUsed.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(env.stdout, "%s\tscope %s\tmade %s\t%s\n", t.Name, t.Scope, t.Created.Local().Format(time.DateTime), used)
+	}
+	return exitOK
+}
+
+func adminTokenRevoke(ctx context.Context, env environ, name string, args []string) int {
+	c := newAdminCommand(env, name)
+	pos, code, ok := c.parse(args, 1, "want 1 argument(s)")
+	if !ok {
+		return code
+	}
+	st, audit, err := adminStore(ctx, c)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	if err := st.DeleteToken(ctx, pos[0]); err != nil {
+		return c.fail(err)
+	}
+	audit("token.delete", pos[0])
+	fmt.Fprintf(env.stdout, "Token %q revoked.\n", pos[0])
 	return exitOK
 }
 

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -30,36 +28,19 @@ flags:
 `
 
 func runDoctor(ctx context.Context, env environ, args []string) int {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	configFile := fs.String("config", "", "the daemon's config (default "+doctor.DefaultConfig+" when it exists)")
-	keyFile := fs.String("key-file", "", "the sealing key (default: as the daemon finds it; "+
-		"on an installed box /etc/scanwarden/secret.key next to the config)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	timeout := fs.Duration("timeout", 5*time.Second, "bound on each network check")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, doctorUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "scanwarden doctor: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	c := newCommand(env, "doctor", doctorUsage, withKeyFile)
+	configFile := c.fs.String("config", "", "the daemon's config (default "+doctor.DefaultConfig+" when it exists)")
+	asJSON := c.fs.Bool("json", false, "print the report as JSON")
+	timeout := c.fs.Duration("timeout", 5*time.Second, "bound on each network check")
+	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
+		return code
 	}
 	if *timeout <= 0 {
-		fmt.Fprintln(env.stderr, "scanwarden doctor: --timeout must be positive")
-		return exitUsage
+		return c.fail(errors.New("--timeout must be positive"))
 	}
-	rep := doctor.Run(ctx, doctor.Options{ConfigFile: *configFile, KeyFile: *keyFile, Getenv: env.getenv, Timeout: *timeout})
+	rep := doctor.Run(ctx, doctor.Options{ConfigFile: *configFile, KeyFile: c.data.keyFile, Getenv: env.getenv, Timeout: *timeout})
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		c.printJSON(rep)
 	} else {
 		printDoctor(env, rep)
 	}

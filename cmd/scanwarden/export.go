@@ -64,65 +64,78 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	if err := probe.Validate(); err != nil {
 		return c.fail(fmt.Errorf("fallback: %w", err))
 	}
+	dests, err := exportDestinations(ctx, c, *device)
+	if err != nil {
+		return c.fail(err)
+	}
+	n, err := writeExport(env, *out, func(w io.Writer) (int, error) { return fallbackBook(w, dests, fb, *from) })
+	if err != nil {
+		return c.fail(err)
+	}
+	if *out != "" {
+		fmt.Fprintf(env.stderr, "wrote %d contacts of device %s to %s (each to \\\\%s\\%s\\<folder>)\n", n, *device, *out, *host, *share)
+	}
+	return exitOK
+}
+
+// exportDestinations are the stored device's destinations.
+func exportDestinations(ctx context.Context, c *subcommand, device string) ([]registry.Destination, error) {
 	st, err := c.open(ctx)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	defer st.Close()
-	if _, err := st.Device(ctx, *device); errors.Is(err, store.ErrNotFound) {
-		return c.fail(fmt.Errorf("no device %q (scanwarden device list)", *device))
+	if _, err := st.Device(ctx, device); errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("no device %q (scanwarden device list)", device)
 	} else if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
-	dests, err := st.Destinations(ctx, *device)
+	return st.Destinations(ctx, device)
+}
+
+// fallbackBook writes the address book pointing dests at the fallback:
+// from the device's own export when from is given, else their contacts
+// alone. n: the contacts written.
+func fallbackBook(w io.Writer, dests []registry.Destination, fb registry.Fallback, from string) (n int, err error) {
+	if from == "" {
+		contacts := registry.FallbackContacts(dests, fb)
+		return len(contacts), registry.WriteAddressBook(w, contacts)
+	}
+	byID := map[string]string{}
+	for _, d := range dests {
+		if d.Source == registry.SourceImported && d.AddressBookID != "" {
+			byID[d.AddressBookID] = d.Folder()
+		}
+	}
+	f, err := os.Open(from)
 	if err != nil {
-		return c.fail(err)
+		return 0, err
 	}
-	n := 0
-	write := func(w io.Writer) error {
-		if *from == "" {
-			contacts := registry.FallbackContacts(dests, fb)
-			n = len(contacts)
-			return registry.WriteAddressBook(w, contacts)
-		}
-		byID := map[string]string{}
-		for _, d := range dests {
-			if d.Source == registry.SourceImported && d.AddressBookID != "" {
-				byID[d.AddressBookID] = d.Folder()
-			}
-		}
-		f, err := os.Open(*from)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		n, err = registry.RewriteForFallback(f, w, func(id string) (string, bool) { v, ok := byID[id]; return v, ok }, fb)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *from, err)
-		}
-		return nil
-	}
-	if *out == "" {
-		if err := write(env.stdout); err != nil {
-			return c.fail(err)
-		}
-		return exitOK
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(*out), ".addressbook-*")
+	defer f.Close()
+	n, err = registry.RewriteForFallback(f, w, func(id string) (string, bool) { v, ok := byID[id]; return v, ok }, fb)
 	if err != nil {
-		return c.fail(err)
+		return n, fmt.Errorf("%s: %w", from, err)
+	}
+	return n, nil
+}
+
+// writeExport runs write on stdout (out ""), or on a temporary file
+// renamed to out once complete.
+func writeExport(env environ, out string, write func(io.Writer) (int, error)) (int, error) {
+	if out == "" {
+		return write(env.stdout)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".addressbook-*")
+	if err != nil {
+		return 0, err
 	}
 	defer os.Remove(tmp.Name())
-	err = write(tmp)
+	n, err := write(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), *out)
+		err = os.Rename(tmp.Name(), out)
 	}
-	if err != nil {
-		return c.fail(err)
-	}
-	fmt.Fprintf(env.stderr, "wrote %d contacts of device %s to %s (each to \\\\%s\\%s\\<folder>)\n", n, *device, *out, *host, *share)
-	return exitOK
+	return n, err
 }

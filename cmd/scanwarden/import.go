@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/store"
 )
 
 const importUsage = `usage: scanwarden import addressbook FILE --device NAME [--data-dir DIR] [--dry-run] [--json]
@@ -63,20 +65,31 @@ func runImport(ctx context.Context, env environ, args []string) int {
 		return c.fail(fmt.Errorf("%w (nothing imported)", err))
 	}
 	if *asJSON {
-		out := struct {
-			Device       string            `json:"device"`
-			Destinations []destinationJSON `json:"destinations"`
-			Skipped      int               `json:"skipped"`
-			Removed      []destinationJSON `json:"removed"`
-		}{Device: res.Device, Destinations: []destinationJSON{}, Skipped: res.Skipped, Removed: []destinationJSON{}}
-		for _, d := range res.Put {
-			out.Destinations = append(out.Destinations, destJSON(d))
-		}
-		for _, d := range res.Removed {
-			out.Removed = append(out.Removed, destJSON(d))
-		}
-		return c.printJSON(out)
+		return c.printJSON(importJSON(res))
 	}
+	printImport(env.stdout, res)
+	return exitOK
+}
+
+// importJSON is import's --json answer.
+func importJSON(res store.ImportResult) any {
+	out := struct {
+		Device       string            `json:"device"`
+		Destinations []destinationJSON `json:"destinations"`
+		Skipped      int               `json:"skipped"`
+		Removed      []destinationJSON `json:"removed"`
+	}{Device: res.Device, Destinations: []destinationJSON{}, Skipped: res.Skipped, Removed: []destinationJSON{}}
+	for _, d := range res.Put {
+		out.Destinations = append(out.Destinations, destJSON(d))
+	}
+	for _, d := range res.Removed {
+		out.Removed = append(out.Removed, destJSON(d))
+	}
+	return out
+}
+
+// printImport says what the import changed (or would).
+func printImport(w io.Writer, res store.ImportResult) {
 	verb := "imported"
 	if res.DryRun {
 		verb = "would import"
@@ -87,23 +100,22 @@ func runImport(ctx context.Context, env environ, args []string) int {
 			added++
 		}
 	}
-	humanf(env.stdout, "%s %d SMB destinations for device %s (%d new, %d updated), %d contacts without SMB skipped, %d removed\n",
+	humanf(w, "%s %d SMB destinations for device %s (%d new, %d updated), %d contacts without SMB skipped, %d removed\n",
 		verb, len(res.Put), res.Device, added, len(res.Put)-added, res.Skipped, len(res.Removed))
 	for i, d := range res.Put {
 		mark := " "
 		if res.New[i] {
 			mark = "+"
 		}
-		humanf(env.stdout, "  %s %-24s %-40s user %s  (contact %s \"%s\")\n", mark, d.Name, destString(d.Target(nil)), userLabel(d.User), d.AddressBookID, d.DisplayName)
+		humanf(w, "  %s %-24s %-40s user %s  (contact %s \"%s\")\n", mark, d.Name, destString(d.Target(nil)), userLabel(d.User), d.AddressBookID, d.DisplayName)
 		if d.PasswordUnreadable != "" {
-			humanf(env.stdout, "      %s (%s): imported without a password\n", registry.PasswordUnreadableMark, d.PasswordUnreadable)
+			humanf(w, "      %s (%s): imported without a password\n", registry.PasswordUnreadableMark, d.PasswordUnreadable)
 		}
 	}
 	for _, d := range res.Removed {
-		humanf(env.stdout, "  - %-24s %-40s (contact %s \"%s\" is no longer in the address book)\n", d.Name, destString(d.Target(nil)), d.AddressBookID, d.DisplayName)
+		humanf(w, "  - %-24s %-40s (contact %s \"%s\" is no longer in the address book)\n", d.Name, destString(d.Target(nil)), d.AddressBookID, d.DisplayName)
 	}
 	if res.DryRun {
-		fmt.Fprintln(env.stdout, "dry run: nothing changed")
+		fmt.Fprintln(w, "dry run: nothing changed")
 	}
-	return exitOK
 }

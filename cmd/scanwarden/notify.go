@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
@@ -24,53 +23,21 @@ flags:
 `
 
 func runNotify(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 || args[0] != "test" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(env.stdout, notifyUsage)
-			return exitOK
-		}
-		fmt.Fprint(env.stderr, notifyUsage)
-		return exitUsage
+	if code, ok := verb(env, args, "test", notifyUsage); !ok {
+		return code
 	}
-	fs := flag.NewFlagSet("notify test", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	configFile := fs.String("config", "", "serve's TOML config file")
-	channel := fs.String("channel", "", "only this channel: webhook or mail")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, notifyUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	c := newCommand(env, "notify test", notifyUsage, 0)
+	configFile := c.fs.String("config", "", "serve's TOML config file")
+	channel := c.fs.String("channel", "", "only this channel: webhook or mail")
+	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {
+		return code
 	}
 	if *channel != "" && *channel != "webhook" && *channel != "mail" {
-		fmt.Fprintf(env.stderr, "scanwarden notify test: --channel %q: webhook or mail\n", *channel)
-		return exitUsage
+		return c.fail(fmt.Errorf("--channel %q: webhook or mail", *channel))
 	}
-	cfg, err := daemon.LoadConfig(*configFile)
+	picked, err := notifyChannels(*configFile, *channel)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden notify test: %v\n", err)
-		return exitUsage
-	}
-	senders, errs := daemon.Senders(cfg)
-	for ch, err := range errs {
-		if *channel == "" || *channel == ch {
-			fmt.Fprintf(env.stderr, "scanwarden notify test: %s: %v\n", ch, err)
-			return exitUsage
-		}
-	}
-	var picked []notify.Sender
-	for _, s := range senders {
-		if *channel == "" || s.Channel() == *channel {
-			picked = append(picked, s)
-		}
-	}
-	if len(picked) == 0 {
-		fmt.Fprintln(env.stderr, "scanwarden notify test: no channel configured ([notify] webhook_url, or smtp_host with smtp_from and mail_to)")
-		return exitUsage
+		return c.fail(err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -84,4 +51,29 @@ func runNotify(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintf(env.stdout, "%s: delivered (%d attempt(s))\n", o.Channel, o.Attempts)
 	}
 	return code
+}
+
+// notifyChannels are serve's senders from the config file, or only the
+// channel named.
+func notifyChannels(configFile, channel string) ([]notify.Sender, error) {
+	cfg, err := daemon.LoadConfig(configFile)
+	if err != nil {
+		return nil, err
+	}
+	senders, errs := daemon.Senders(cfg)
+	for ch, err := range errs {
+		if channel == "" || channel == ch {
+			return nil, fmt.Errorf("%s: %w", ch, err)
+		}
+	}
+	var picked []notify.Sender
+	for _, s := range senders {
+		if channel == "" || s.Channel() == channel {
+			picked = append(picked, s)
+		}
+	}
+	if len(picked) == 0 {
+		return nil, errors.New("no channel configured ([notify] webhook_url, or smtp_host with smtp_from and mail_to)")
+	}
+	return picked, nil
 }

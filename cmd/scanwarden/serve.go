@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 
 	"github.com/scanwarden/scanwarden/daemon"
@@ -28,43 +26,27 @@ flags:
 `
 
 func runServe(ctx context.Context, env environ, args []string) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	configFile := fs.String("config", "", "TOML config file (default: none, every key at its default)")
-	keyFile := fs.String("key-file", "", "the sealing key file (default $SCANWARDEN_KEY_FILE, $CREDENTIALS_DIRECTORY/secret.key, else in the data dir)")
-	checkOnly := fs.Bool("check-config", false, "read and validate the config, print it is fine, and exit")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, serveUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "scanwarden serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	c := newCommand(env, "serve", serveUsage, withKeyFile)
+	configFile := c.fs.String("config", "", "TOML config file (default: none, every key at its default)")
+	checkOnly := c.fs.Bool("check-config", false, "read and validate the config, print it is fine, and exit")
+	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
+		return code
 	}
 	cfg, err := daemon.LoadConfig(*configFile)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden serve: %v\n", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	if *checkOnly {
 		dir, err := store.DataDir(cfg.DataDir, env.getenv, store.Local)
 		if err != nil {
-			fmt.Fprintf(env.stderr, "scanwarden serve: %v\n", err)
-			return exitUsage
+			return c.fail(err)
 		}
 		fmt.Fprintf(env.stdout, "config ok: data_dir %s, listen %s\n", dir, cfg.Listen)
 		return exitOK
 	}
-	m := &daemon.Main{Config: cfg, Stderr: env.stderr, Getenv: env.getenv, KeyFile: *keyFile}
+	m := &daemon.Main{Config: cfg, Stderr: env.stderr, Getenv: env.getenv, KeyFile: c.data.keyFile}
 	if err := m.Run(ctx); err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden serve: %v\n", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	return exitOK
 }

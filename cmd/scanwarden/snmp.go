@@ -39,25 +39,9 @@ SCANWARDEN_TRAP_V3_PRIV.
 
 // runSNMP is the shell over package snmp.
 func runSNMP(ctx context.Context, env environ, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, snmpUsage)
-		return exitUsage
-	}
-	switch args[0] {
-	case "probe":
-		return runSNMPProbe(ctx, env, args[1:])
-	case "walk":
-		return runSNMPWalk(ctx, env, args[1:])
-	case "codes":
-		return runSNMPCodes(env, args[1:])
-	case "watch":
-		return runSNMPWatch(ctx, env, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprint(env.stdout, snmpUsage)
-		return exitOK
-	}
-	fmt.Fprintf(env.stderr, "scanwarden snmp: unknown subcommand %q\n\n%s", args[0], snmpUsage)
-	return exitUsage
+	return runSubcommands(ctx, env, args, "snmp", snmpUsage, subcommands{
+		"probe": runSNMPProbe, "walk": runSNMPWalk, "codes": runSNMPCodes, "watch": runSNMPWatch,
+	})
 }
 
 // snmpFlags are the flags shared by probe and walk.
@@ -166,44 +150,30 @@ func (f *snmpFlags) rules() (*snmp.Rules, error) {
 	return snmp.NewRules(snmp.DefaultCodeBook(), extra)
 }
 
-func runSNMPProbe(ctx context.Context, env environ, args []string) int {
-	fs := flag.NewFlagSet("snmp probe", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+func runSNMPProbe(ctx context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, snmpUsage, 0)
 	var f snmpFlags
-	f.register(fs)
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil || len(pos) != 1 {
-		if err == nil {
-			err = errors.New("want exactly one HOST[:PORT]")
-		}
-		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
-		return exitUsage
+	f.register(c.fs)
+	asJSON := c.fs.Bool("json", false, "print the result as JSON")
+	pos, code, ok := c.parse(args, 1, "want exactly one HOST[:PORT]")
+	if !ok {
+		return code
 	}
 	t, err := f.target(env, pos[0])
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	rules, err := f.rules()
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	res, err := snmp.Probe(ctx, t, rules, snmp.ProbeOptions{})
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintf(env.stderr, "scanwarden snmp probe: %v\n", err)
-			return exitUsage
+		if code := c.printJSON(res); code != exitOK {
+			return code
 		}
 	} else {
 		printProbe(env.stdout, res)
@@ -249,37 +219,27 @@ func printProbe(w io.Writer, r snmp.ProbeResult) {
 	}
 }
 
-func runSNMPWalk(ctx context.Context, env environ, args []string) int {
-	fs := flag.NewFlagSet("snmp walk", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+func runSNMPWalk(ctx context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, snmpUsage, 0)
 	var f snmpFlags
-	f.register(fs)
-	out := fs.String("out", "", "write the .snmprec file here (required)")
-	maxTime := fs.Duration("max-time", 5*time.Minute, "stop the walk after this long")
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	f.register(c.fs)
+	out := c.fs.String("out", "", "write the .snmprec file here (required)")
+	maxTime := c.fs.Duration("max-time", 5*time.Minute, "stop the walk after this long")
+	pos, code, ok := c.parse(args, 1, "want exactly one HOST[:PORT]")
+	if !ok {
+		return code
 	}
-	if err == nil && len(pos) != 1 {
-		err = errors.New("want exactly one HOST[:PORT]")
-	}
-	if err == nil && *out == "" {
-		err = errors.New("--out FILE.snmprec is required")
-	}
-	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", err)
-		return exitUsage
+	if *out == "" {
+		return c.fail(errors.New("--out FILE.snmprec is required"))
 	}
 	t, err := f.target(env, pos[0])
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	tmp := *out + ".tmp"
 	file, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", err)
-		return exitUsage
+		return c.fail(err)
 	}
 	st, werr := snmp.Walk(ctx, t, file, snmp.WalkOptions{MaxTime: *maxTime})
 	cerr := file.Close()
@@ -288,39 +248,28 @@ func runSNMPWalk(ctx context.Context, env environ, args []string) int {
 	}
 	if werr != nil {
 		os.Remove(tmp)
-		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", werr)
-		return exitFinding
+		return c.finding(werr)
 	}
 	if cerr == nil {
 		cerr = os.Rename(tmp, *out)
 	}
 	if cerr != nil {
 		os.Remove(tmp)
-		fmt.Fprintf(env.stderr, "scanwarden snmp walk: %v\n", cerr)
-		return exitUsage
+		return c.fail(cerr)
 	}
 	slog.New(slog.NewTextHandler(env.stderr, nil)).Info("walk done", "file", *out, "vars", st.Vars, "pdus", st.PDUs, "truncated", st.Truncated)
 	return exitOK
 }
 
-func runSNMPCodes(env environ, args []string) int {
-	fs := flag.NewFlagSet("snmp codes", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	asJSON := fs.Bool("json", false, "print the code book as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+func runSNMPCodes(_ context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, snmpUsage, 0)
+	asJSON := c.fs.Bool("json", false, "print the code book as JSON")
+	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
+		return code
 	}
 	entries := snmp.DefaultCodeBook().Entries()
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(entries); err != nil {
-			return exitUsage
-		}
-		return exitOK
+		return c.printJSON(entries)
 	}
 	for _, e := range entries {
 		fmt.Fprintf(env.stdout, "%s  [%s]  %s\n      causes: %s\n      check: %s\n      source: %s\n",

@@ -74,15 +74,15 @@ type watchArgs struct {
 	allow    []netip.Prefix // senders the listeners take besides the devices
 	smtpAddr string
 	rules    *snmp.Rules
-	stateDir string
+	data     dataFlags // the state store's
 	json     bool
 }
 
 // errShown is a usage error the flag package has already printed.
 type errShown struct{ error }
 
-func runSNMPWatch(ctx context.Context, env environ, args []string) int {
-	a, err := parseWatchArgs(env, args)
+func runSNMPWatch(ctx context.Context, env environ, name string, args []string) int {
+	a, err := parseWatchArgs(env, name, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -95,181 +95,251 @@ func runSNMPWatch(ctx context.Context, env environ, args []string) int {
 	return watch(ctx, env, a)
 }
 
-func parseWatchArgs(env environ, args []string) (watchArgs, error) {
-	fs := flag.NewFlagSet("snmp watch", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	var f snmpFlags
-	f.register(fs)
-	hostsFile := fs.String("hosts", "", "file of devices, one HOST[:PORT] a line (# comments)")
-	var cidrs, trapCommFiles []string
+// watchFlags are snmp watch's flags as given.
+type watchFlags struct {
+	c                            *subcommand
+	snmp                         snmpFlags
+	hostsFile                    string
+	cidrs, trapCommFiles, allows []string
+	port                         uint
+	trapV3User, trapV3AuthFile   string
+	trapV3PrivFile               string
+	trapV3AuthProto              string
+	trapV3PrivProto              string
+}
+
+func (f *watchFlags) register(a *watchArgs) {
+	fs := f.c.fs
+	f.snmp.register(fs)
+	fs.StringVar(&f.hostsFile, "hosts", "", "file of devices, one HOST[:PORT] a line (# comments)")
 	fs.Func("cidr", "sweep this network for Kyocera devices (repeatable; at most 1,024 addresses in all)", func(s string) error {
-		cidrs = append(cidrs, s)
+		f.cidrs = append(f.cidrs, s)
 		return nil
 	})
-	port := fs.Uint("port", snmp.DefaultPort, "SNMP port of the --cidr addresses")
-	interval := fs.Duration("interval", time.Minute, "time between poll cycles (at least 1s)")
-	cycles := fs.Int("cycles", 0, "stop after this many poll cycles (0: run until interrupted)")
-	trapAddr := fs.String("trap-listen", "", "take SNMP traps on this UDP ADDR:PORT (e.g. :162, 127.0.0.1:0)")
+	fs.UintVar(&f.port, "port", snmp.DefaultPort, "SNMP port of the --cidr addresses")
+	fs.DurationVar(&a.interval, "interval", time.Minute, "time between poll cycles (at least 1s)")
+	fs.IntVar(&a.cycles, "cycles", 0, "stop after this many poll cycles (0: run until interrupted)")
+	fs.StringVar(&a.trapAddr, "trap-listen", "", "take SNMP traps on this UDP ADDR:PORT (e.g. :162, 127.0.0.1:0)")
 	fs.Func("trap-community-file", "file holding a community traps must carry (first line; repeatable); else "+trapCommunityEnv, func(s string) error {
-		trapCommFiles = append(trapCommFiles, s)
+		f.trapCommFiles = append(f.trapCommFiles, s)
 		return nil
 	})
-	trapV3User := fs.String("trap-v3-user", "", "SNMPv3 user whose traps are taken (authNoPriv, or authPriv with --trap-v3-priv-file)")
-	trapV3AuthFile := fs.String("trap-v3-auth-file", "", "file holding the trap v3 user's auth passphrase; else "+trapV3AuthEnv)
-	trapV3PrivFile := fs.String("trap-v3-priv-file", "", "file holding the trap v3 user's privacy passphrase (authPriv); else "+trapV3PrivEnv)
-	trapV3AuthProto := fs.String("trap-v3-auth-proto", "SHA", "trap v3 auth protocol: SHA, SHA224, SHA256, SHA384, SHA512, MD5")
-	trapV3PrivProto := fs.String("trap-v3-priv-proto", "AES", "trap v3 privacy protocol: AES, AES192, AES256, AES192C, AES256C, DES")
-	var allows []string
+	fs.StringVar(&f.trapV3User, "trap-v3-user", "", "SNMPv3 user whose traps are taken (authNoPriv, or authPriv with --trap-v3-priv-file)")
+	fs.StringVar(&f.trapV3AuthFile, "trap-v3-auth-file", "", "file holding the trap v3 user's auth passphrase; else "+trapV3AuthEnv)
+	fs.StringVar(&f.trapV3PrivFile, "trap-v3-priv-file", "", "file holding the trap v3 user's privacy passphrase (authPriv); else "+trapV3PrivEnv)
+	fs.StringVar(&f.trapV3AuthProto, "trap-v3-auth-proto", "SHA", "trap v3 auth protocol: SHA, SHA224, SHA256, SHA384, SHA512, MD5")
+	fs.StringVar(&f.trapV3PrivProto, "trap-v3-priv-proto", "AES", "trap v3 privacy protocol: AES, AES192, AES256, AES192C, AES256C, DES")
 	fs.Func("allow", "network (CIDR) whose traps and mail are taken besides the watched devices', e.g. a mail relay (repeatable)", func(s string) error {
-		allows = append(allows, s)
+		f.allows = append(f.allows, s)
 		return nil
 	})
-	smtpAddr := fs.String("smtp-listen", "", "take the devices' job-log e-mails over SMTP on this TCP ADDR:PORT (e.g. :2525)")
-	var dataDir string
-	fs.StringVar(&dataDir, "data-dir", "", dataDirUsage)
-	fs.StringVar(&dataDir, "state-dir", "", "the same as --data-dir")
-	asJSON := fs.Bool("json", false, "print one JSON object a line on stdout")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, snmpWatchUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
+	fs.StringVar(&a.smtpAddr, "smtp-listen", "", "take the devices' job-log e-mails over SMTP on this TCP ADDR:PORT (e.g. :2525)")
+	fs.BoolVar(&a.json, "json", false, "print one JSON object a line on stdout")
+}
+
+func parseWatchArgs(env environ, name string, args []string) (watchArgs, error) {
+	f := watchFlags{c: newCommand(env, name, snmpWatchUsage, withDataDir|withStateDir)}
+	var a watchArgs
+	f.register(&a)
+	pos, err := parseInterspersed(f.c.fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return watchArgs{}, err
 		}
 		return watchArgs{}, errShown{err}
 	}
-	a := watchArgs{interval: *interval, cycles: *cycles, trapAddr: *trapAddr, smtpAddr: *smtpAddr, json: *asJSON}
+	steps := []func(*watchArgs) error{f.checkPoll, f.checkListeners}
+	for _, step := range steps {
+		if err := step(&a); err != nil {
+			return a, err
+		}
+	}
+	hosts, err := f.hosts(pos)
+	if err != nil {
+		return a, err
+	}
+	for _, step := range []func(*watchArgs) error{f.sweep, func(a *watchArgs) error { return f.checkCombos(a, hosts) }, f.allowed,
+		func(a *watchArgs) error { return f.targets(a, hosts) }, f.traps} {
+		if err := step(&a); err != nil {
+			return a, err
+		}
+	}
+	if a.rules, err = f.snmp.rules(); err != nil {
+		return a, err
+	}
+	a.data = f.c.data
+	_, err = a.data.dir(env)
+	return a, err
+}
+
+// checkPoll checks --interval, --cycles and --port.
+func (f *watchFlags) checkPoll(a *watchArgs) error {
 	if err := (snmp.PollerConfig{Interval: a.interval}).Validate(); err != nil || a.interval == 0 {
-		return a, fmt.Errorf("--interval %s: at least 1s", a.interval)
+		return fmt.Errorf("--interval %s: at least 1s", a.interval)
 	}
 	if a.cycles < 0 {
-		return a, fmt.Errorf("--cycles %d: 0 (until interrupted) or more", a.cycles)
+		return fmt.Errorf("--cycles %d: 0 (until interrupted) or more", a.cycles)
 	}
-	if *port < 1 || *port > 65535 {
-		return a, fmt.Errorf("--port %d: 1..65535", *port)
+	if f.port < 1 || f.port > 65535 {
+		return fmt.Errorf("--port %d: 1..65535", f.port)
 	}
-	a.port = uint16(*port)
-	portSet := false
-	fs.Visit(func(fl *flag.Flag) { portSet = portSet || fl.Name == "port" })
-	if portSet && len(cidrs) == 0 {
-		return a, errors.New("--port is the SNMP port of --cidr addresses; give a device's port as HOST:PORT")
+	a.port = uint16(f.port)
+	if f.c.given("port") && len(f.cidrs) == 0 {
+		return errors.New("--port is the SNMP port of --cidr addresses; give a device's port as HOST:PORT")
 	}
+	return nil
+}
+
+// checkListeners checks --trap-listen and --smtp-listen: ADDR:PORT.
+func (f *watchFlags) checkListeners(a *watchArgs) error {
 	for _, l := range []struct{ flag, addr string }{{"--trap-listen", a.trapAddr}, {"--smtp-listen", a.smtpAddr}} {
 		if l.addr == "" {
 			continue
 		}
 		if _, p, err := net.SplitHostPort(l.addr); err != nil {
-			return a, fmt.Errorf("%s %q: want ADDR:PORT: %w", l.flag, l.addr, err)
+			return fmt.Errorf("%s %q: want ADDR:PORT: %w", l.flag, l.addr, err)
 		} else if n, err := strconv.ParseUint(p, 10, 16); err != nil || (n == 0 && p != "0") {
-			return a, fmt.Errorf("%s %q: port must be 0..65535", l.flag, l.addr)
+			return fmt.Errorf("%s %q: port must be 0..65535", l.flag, l.addr)
 		}
 	}
+	return nil
+}
+
+// hosts are the HOST arguments and --hosts' lines.
+func (f *watchFlags) hosts(pos []string) ([]string, error) {
 	hosts := pos
-	if *hostsFile != "" {
-		more, err := readHostsFile(*hostsFile)
+	if f.hostsFile != "" {
+		more, err := readHostsFile(f.hostsFile)
 		if err != nil {
-			return a, err
+			return nil, err
 		}
 		hosts = append(hosts, more...)
 	}
 	if len(hosts) > maxWatchHosts {
-		return a, fmt.Errorf("%d devices: at most %d", len(hosts), maxWatchHosts)
+		return nil, fmt.Errorf("%d devices: at most %d", len(hosts), maxWatchHosts)
 	}
+	return hosts, nil
+}
+
+// sweep reads --cidr: at most maxSweepAddrs addresses in all.
+func (f *watchFlags) sweep(a *watchArgs) error {
 	left := maxSweepAddrs
-	for _, c := range cidrs {
+	for _, c := range f.cidrs {
 		p, err := netip.ParsePrefix(strings.TrimSpace(c))
 		if err != nil {
-			return a, fmt.Errorf("--cidr %q: %w", c, err)
+			return fmt.Errorf("--cidr %q: %w", c, err)
 		}
 		as, err := snmp.ExpandPrefix(p, left)
 		if err != nil {
-			return a, fmt.Errorf("--cidr: %w (all --cidr together may hold %d)", err, maxSweepAddrs)
+			return fmt.Errorf("--cidr: %w (all --cidr together may hold %d)", err, maxSweepAddrs)
 		}
 		left -= len(as)
 		a.prefixes = append(a.prefixes, p)
 	}
-	if len(hosts) == 0 && len(a.prefixes) == 0 && a.trapAddr == "" && a.smtpAddr == "" {
-		return a, errors.New("nothing to watch: give HOST[:PORT]..., --hosts FILE or --cidr CIDR (or a listener: --trap-listen, --smtp-listen)")
+	return nil
+}
+
+// checkCombos refuses what cannot be watched and flags given without the
+// listener they belong to.
+func (f *watchFlags) checkCombos(a *watchArgs, hosts []string) error {
+	switch {
+	case len(hosts) == 0 && len(a.prefixes) == 0 && a.trapAddr == "" && a.smtpAddr == "":
+		return errors.New("nothing to watch: give HOST[:PORT]..., --hosts FILE or --cidr CIDR (or a listener: --trap-listen, --smtp-listen)")
+	case len(f.trapCommFiles) > 0 && a.trapAddr == "":
+		return errors.New("--trap-community-file needs --trap-listen")
+	case (f.trapV3User != "" || f.trapV3AuthFile != "" || f.trapV3PrivFile != "") && a.trapAddr == "":
+		return errors.New("--trap-v3-user needs --trap-listen")
+	case (f.trapV3AuthFile != "" || f.trapV3PrivFile != "") && f.trapV3User == "":
+		return errors.New("--trap-v3-auth-file and --trap-v3-priv-file need --trap-v3-user")
+	case len(f.allows) > 0 && a.trapAddr == "" && a.smtpAddr == "":
+		return errors.New("--allow needs --trap-listen or --smtp-listen")
 	}
-	if len(trapCommFiles) > 0 && a.trapAddr == "" {
-		return a, errors.New("--trap-community-file needs --trap-listen")
-	}
-	if (*trapV3User != "" || *trapV3AuthFile != "" || *trapV3PrivFile != "") && a.trapAddr == "" {
-		return a, errors.New("--trap-v3-user needs --trap-listen")
-	}
-	if (*trapV3AuthFile != "" || *trapV3PrivFile != "") && *trapV3User == "" {
-		return a, errors.New("--trap-v3-auth-file and --trap-v3-priv-file need --trap-v3-user")
-	}
-	if len(allows) > 0 && a.trapAddr == "" && a.smtpAddr == "" {
-		return a, errors.New("--allow needs --trap-listen or --smtp-listen")
-	}
-	for _, c := range allows {
+	return nil
+}
+
+// allowed reads --allow: networks.
+func (f *watchFlags) allowed(a *watchArgs) error {
+	for _, c := range f.allows {
 		p, err := netip.ParsePrefix(strings.TrimSpace(c))
 		if err != nil {
-			return a, fmt.Errorf("--allow %q: want a network such as 192.168.10.0/24: %w", c, err)
+			return fmt.Errorf("--allow %q: want a network such as 192.168.10.0/24: %w", c, err)
 		}
 		a.allow = append(a.allow, p.Masked())
 	}
-	if a.tmpl, err = f.credentials(env); err != nil {
-		return a, err
+	return nil
+}
+
+// targets are the devices to poll with the credentials, and the sweep's
+// template.
+func (f *watchFlags) targets(a *watchArgs, hosts []string) error {
+	var err error
+	if a.tmpl, err = f.snmp.credentials(f.c.env); err != nil {
+		return err
 	}
 	for _, h := range hosts {
 		host, p, err := snmp.ParseHostPort(h)
 		if err != nil {
-			return a, err
+			return err
 		}
 		t := a.tmpl
 		t.Host, t.Port = host, p
 		if err := t.Validate(); err != nil {
-			return a, err
+			return err
 		}
 		a.targets = append(a.targets, t)
 	}
 	if len(a.prefixes) > 0 {
 		t := a.tmpl
 		t.Host, t.Port = a.prefixes[0].Addr().String(), a.port
-		if err := t.Validate(); err != nil {
-			return a, err
-		}
+		return t.Validate()
 	}
-	for _, file := range trapCommFiles {
+	return nil
+}
+
+// traps reads what traps must carry: communities and the v3 user.
+func (f *watchFlags) traps(a *watchArgs) error {
+	env := f.c.env
+	for _, file := range f.trapCommFiles {
 		c, err := readSecretFile(env.stdin, file, "--trap-community-file")
 		if err != nil {
-			return a, err
+			return err
 		}
 		a.trapComm = append(a.trapComm, c)
 	}
-	if len(trapCommFiles) == 0 && a.trapAddr != "" && env.getenv(trapCommunityEnv) != "" {
+	if len(f.trapCommFiles) == 0 && a.trapAddr != "" && env.getenv(trapCommunityEnv) != "" {
 		a.trapComm = []scanwarden.Secret{scanwarden.NewSecret(env.getenv(trapCommunityEnv))}
 	}
-	if *trapV3User != "" {
-		u := &snmp.V3Auth{User: *trapV3User, AuthProto: *trapV3AuthProto, PrivProto: *trapV3PrivProto}
-		if u.AuthPass, err = readSecret(env, *trapV3AuthFile, "--trap-v3-auth-file", trapV3AuthEnv); err != nil {
-			return a, fmt.Errorf("--trap-v3-user needs an auth passphrase (noAuth traps are not taken): %w", err)
-		}
-		if *trapV3PrivFile != "" || env.getenv(trapV3PrivEnv) != "" {
-			if u.PrivPass, err = readSecret(env, *trapV3PrivFile, "--trap-v3-priv-file", trapV3PrivEnv); err != nil {
-				return a, err
-			}
-		}
-		if err := u.Validate(); err != nil {
-			return a, fmt.Errorf("--trap-v3-user: %w", err)
+	if f.trapV3User != "" {
+		u, err := f.trapUser()
+		if err != nil {
+			return err
 		}
 		a.trapUser = u
 	}
 	if a.trapAddr != "" && len(a.trapComm) == 0 && a.trapUser == nil {
-		return a, errors.New("--trap-listen needs the community traps must carry: --trap-community-file FILE or " + trapCommunityEnv +
+		return errors.New("--trap-listen needs the community traps must carry: --trap-community-file FILE or " + trapCommunityEnv +
 			" (or an SNMPv3 user: --trap-v3-user with --trap-v3-auth-file)")
 	}
-	if a.rules, err = f.rules(); err != nil {
-		return a, err
+	return nil
+}
+
+// trapUser is the SNMPv3 user traps may come from.
+func (f *watchFlags) trapUser() (*snmp.V3Auth, error) {
+	env := f.c.env
+	u := &snmp.V3Auth{User: f.trapV3User, AuthProto: f.trapV3AuthProto, PrivProto: f.trapV3PrivProto}
+	var err error
+	if u.AuthPass, err = readSecret(env, f.trapV3AuthFile, "--trap-v3-auth-file", trapV3AuthEnv); err != nil {
+		return nil, fmt.Errorf("--trap-v3-user needs an auth passphrase (noAuth traps are not taken): %w", err)
 	}
-	if a.stateDir, err = store.DataDir(dataDir, env.getenv, store.UserStateDir); err != nil {
-		return a, err
+	if f.trapV3PrivFile != "" || env.getenv(trapV3PrivEnv) != "" {
+		if u.PrivPass, err = readSecret(env, f.trapV3PrivFile, "--trap-v3-priv-file", trapV3PrivEnv); err != nil {
+			return nil, err
+		}
 	}
-	return a, nil
+	if err := u.Validate(); err != nil {
+		return nil, fmt.Errorf("--trap-v3-user: %w", err)
+	}
+	return u, nil
 }
 
 // readHostsFile reads HOST[:PORT] entries, one a line; blank lines and
@@ -322,7 +392,7 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 	if a.json {
 		h = slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
 	}
-	st, err := store.OpenDir(ctx, a.stateDir)
+	st, err := a.data.open(ctx, env, false)
 	if err != nil {
 		return fail(fmt.Errorf("state store: %w", err))
 	}
@@ -332,25 +402,7 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 	if err != nil {
 		return fail(err)
 	}
-	cfg := snmp.DefaultWatcherConfig()
-	cfg.Targets, cfg.Networks, cfg.SweepTarget = a.targets, a.prefixes, a.tmpl
-	cfg.Sweep.Port, cfg.Sweep.Max = a.port, maxSweepAddrs
-	cfg.Poller.Interval, cfg.Cycles = a.interval, a.cycles
-	cfg.Rules, cfg.Sink, cfg.Log = a.rules, sink, slog.New(h)
-	if a.trapAddr != "" {
-		tc := snmp.DefaultTrapListenerConfig(a.trapAddr, a.trapComm...)
-		if a.trapUser != nil {
-			tc.Users = []snmp.V3Auth{*a.trapUser}
-		}
-		tc.Allow = a.allow
-		tc.Replay = st // the v3 replay guard outlives a restart
-		cfg.Traps = &tc
-	}
-	if a.smtpAddr != "" {
-		mc := snmp.DefaultMailListenerConfig(a.smtpAddr)
-		mc.Allow = a.allow
-		cfg.Mail = &mc
-	}
+	cfg := a.config(st, sink, slog.New(h))
 	cfg.OnStart = func(s snmp.WatchStart) {
 		out.start(watchStart{Type: "start", Devices: s.Devices, NotKyocera: s.NotKyocera, Interval: snmp.Duration(a.interval),
 			Cycles: a.cycles, TrapListen: s.TrapListen, TrapCommunities: s.TrapCommunities, TrapV3Users: s.TrapV3Users, SMTPListen: s.SMTPListen, State: st.Path(), Pruned: drops})
@@ -389,6 +441,31 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 		return fail(err)
 	}
 	return exitOK
+}
+
+// config is the watcher's configuration from the command line, keeping
+// what it finds through sink in st.
+func (a watchArgs) config(st *store.Store, sink *watchSink, log *slog.Logger) snmp.WatcherConfig {
+	cfg := snmp.DefaultWatcherConfig()
+	cfg.Targets, cfg.Networks, cfg.SweepTarget = a.targets, a.prefixes, a.tmpl
+	cfg.Sweep.Port, cfg.Sweep.Max = a.port, maxSweepAddrs
+	cfg.Poller.Interval, cfg.Cycles = a.interval, a.cycles
+	cfg.Rules, cfg.Sink, cfg.Log = a.rules, sink, log
+	if a.trapAddr != "" {
+		tc := snmp.DefaultTrapListenerConfig(a.trapAddr, a.trapComm...)
+		if a.trapUser != nil {
+			tc.Users = []snmp.V3Auth{*a.trapUser}
+		}
+		tc.Allow = a.allow
+		tc.Replay = st // the v3 replay guard outlives a restart
+		cfg.Traps = &tc
+	}
+	if a.smtpAddr != "" {
+		mc := snmp.DefaultMailListenerConfig(a.smtpAddr)
+		mc.Allow = a.allow
+		cfg.Mail = &mc
+	}
+	return cfg
 }
 
 // bindHint tells the operator what to do about a refused privileged port.

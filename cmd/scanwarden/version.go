@@ -6,10 +6,12 @@ import "fmt"
 // (scripts/package does).
 var version = "dev"
 
+const versionUsage = "usage: scanwarden version\n"
+
 func runVersion(env environ, args []string) int {
-	if len(args) > 0 {
-		fmt.Fprintln(env.stderr, "usage: scanwarden version")
-		return exitUsage
+	c := newCommand(env, "version", versionUsage, 0)
+	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
+		return code
 	}
 	fmt.Fprintln(env.stdout, "scanwarden", version)
 	return exitOK
