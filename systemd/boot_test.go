@@ -3,8 +3,11 @@ package systemd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +17,69 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cloudsoda/go-smb2"
 )
+
+// TestMain lets TestDebBoot run this test binary inside its booted box as
+// an MFP that holds a file open half-written (smbclient cannot): with
+// SCANWARDEN_BOOT_WRITER set, it is that writer and nothing else.
+func TestMain(m *testing.M) {
+	if os.Getenv("SCANWARDEN_BOOT_WRITER") != "" {
+		if err := slowWriter(os.Getenv("SCANWARDEN_BOOT_WRITER"), os.Getenv("SCANWARDEN_BOOT_PAUSE")); err != nil {
+			fmt.Println("WRITER FAILED:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// slowWriter stores /var/tmp/slow-body on the share as the MFP account:
+// the first half, "HALF", the pause with the file open, the rest, "CLOSED".
+func slowWriter(name, pause string) error {
+	wait, err := time.ParseDuration(pause)
+	if err != nil {
+		return fmt.Errorf("SCANWARDEN_BOOT_PAUSE: %w", err)
+	}
+	body, err := os.ReadFile("/var/tmp/slow-body")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait+30*time.Second)
+	defer cancel()
+	d := &smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: "mfp", Password: bootMFPPassword}}
+	s, err := d.Dial(ctx, net.JoinHostPort("127.0.0.1", "44599"))
+	if err != nil {
+		return fmt.Errorf("logon: %w", err)
+	}
+	defer s.Logoff()
+	share, err := s.Mount(`\\127.0.0.1\scans`)
+	if err != nil {
+		return fmt.Errorf("tree connect: %w", err)
+	}
+	defer share.Umount()
+	f, err := share.Create(`_unsorted\` + name)
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	if _, err := f.Write(body[:len(body)/2]); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	fmt.Println("HALF")
+	time.Sleep(wait)
+	if _, err := f.Write(body[len(body)/2:]); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	fmt.Println("CLOSED")
+	return nil
+}
+
+// bootMFPPassword is the MFP account's password in the booted box.
+const bootMFPPassword = "Mfp.Boot-25"
 
 // TestDebBoot boots the Debian package under a real systemd: the root of
 // scripts/debroot (systemd as init, dbus), the package installed with
@@ -22,7 +87,8 @@ import (
 // disabled, then systemd-nspawn --boot with a private network (loopback
 // only). In the booted box: both units come up by themselves, the daemon as
 // user scanwarden and smbd as root; the web page answers; an MFP's scan
-// (smbclient on the share) is catalogued; the daemon killed with SIGKILL is
+// (smbclient on the share) is catalogued, one held open half-written is not
+// taken until it is closed, then whole; the daemon killed with SIGKILL is
 // restarted by systemd while smbd keeps running, and the catalogue and the
 // share survive; what the daemon's user can write (the allowlist, the old
 // smb.conf place, symlinks) is refused by root's reload step and no
@@ -82,7 +148,7 @@ func TestDebBoot(t *testing.T) {
 	conf = bytes.Replace(conf, []byte("\nexternal_smbd = true"), []byte("\nexternal_smbd = true\nquiet = \"1s\""), 1)
 	conf = bytes.Replace(conf, []byte(`listen = "0.0.0.0:8080"`), []byte(`listen = "127.0.0.1:8080"`), 1)
 	r.write(ConfigFile, conf, 0o644, 0, 0)
-	r.write("/etc/scanwarden/receiver.password", []byte("Mfp.Boot-25\n"), 0o640, 0, gid)
+	r.write("/etc/scanwarden/receiver.password", []byte(bootMFPPassword+"\n"), 0o640, 0, gid)
 	// as the README says: Debian's own Samba off (its nmbd would also hold
 	// the boot in "starting" on a box with loopback only)
 	r.run("systemctl", "disable", "--quiet", "smbd.service", "nmbd.service")
@@ -148,6 +214,7 @@ func TestDebBoot(t *testing.T) {
 	c.put("scan2.pdf", 10*time.Second)
 	c.catalogued("scan2.pdf", 20*time.Second)
 
+	c.slowWriter()
 	c.attacks(smbdPID)
 
 	// root's step writes to the journal, testparm's dump does not
@@ -173,6 +240,103 @@ func TestDebBoot(t *testing.T) {
 	c.poweroff()
 	t.Logf("whole boot test: %v", time.Since(total).Round(time.Millisecond))
 }
+
+// slowWriter: an MFP that pauses 12 s mid-file (the share's quiet window is
+// 1 s here) holds its file open; the daemon, unprivileged under systemd's
+// sandbox, does not take it while it is open — neither catalogued nor
+// "incomplete" — and takes it whole once closed.
+func (c *container) slowWriter() {
+	t := c.t
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(c.path("/var/tmp/sw-writer"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	dst.Close()
+	body := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("0123456789abcdef"), 8<<10)...)
+	body = append(body, "\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n"...)
+	writeFile(t, c.path("/var/tmp/slow-body"), body, 0o644)
+	c.run("SCANWARDEN_BOOT_WRITER=slow.pdf SCANWARDEN_BOOT_PAUSE=12s /var/tmp/sw-writer >/var/tmp/writer.out 2>&1 </dev/null &")
+	c.poll("the slow writer's first half", 20*time.Second, func() (bool, string) {
+		out, _ := c.sh("cat /var/tmp/writer.out")
+		if strings.Contains(out, "FAILED") {
+			t.Fatalf("the slow writer: %s", out)
+		}
+		return strings.Contains(out, "HALF"), out
+	})
+	half := time.Now()
+	var looks int
+	var lastOpen time.Duration
+	for {
+		out, _ := c.sh("cat /var/tmp/writer.out")
+		if strings.Contains(out, "CLOSED") || strings.Contains(out, "FAILED") {
+			break
+		}
+		if time.Since(half) > 30*time.Second {
+			t.Fatalf("the slow writer did not close within 30 s: %s", out)
+		}
+		if s, ok := c.scans()["slow.pdf"]; ok {
+			t.Fatalf("slow.pdf taken %v after its first half, while the MFP still holds it open: %+v", time.Since(half).Round(time.Millisecond), s)
+		}
+		looks++
+		lastOpen = time.Since(half)
+		time.Sleep(time.Second)
+	}
+	if looks < 3 || lastOpen < 8*time.Second {
+		t.Fatalf("looked %d times, last %v after the first half: too little to judge (the box is too slow?)", looks, lastOpen)
+	}
+	closed := time.Now()
+	var got scanEntry
+	c.poll("slow.pdf catalogued once closed", 20*time.Second, func() (bool, string) {
+		s, ok := c.scans()["slow.pdf"]
+		got = s
+		return ok, fmt.Sprintf("%+v", c.scans())
+	})
+	if got.Size != int64(len(body)) || got.State == "incomplete" {
+		t.Errorf("slow.pdf catalogued as %+v, want %d bytes, complete", got, len(body))
+	}
+	t.Logf("slow writer: not taken while open (%d looks over %v), taken %v after the close: %d bytes, %s",
+		looks, lastOpen.Round(time.Millisecond), time.Since(closed).Round(time.Millisecond), got.Size, got.State)
+}
+
+type scanEntry struct {
+	File  string `json:"file"`
+	Size  int64  `json:"size"`
+	State string `json:"state"`
+}
+
+// scans is the daemon's catalogue, read as its user.
+func (c *container) scans() map[string]scanEntry {
+	c.t.Helper()
+	out := c.run(receiverList)
+	var list []scanEntry
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		c.t.Fatalf("receiver list --json: %v\n%s", err, out)
+	}
+	m := map[string]scanEntry{}
+	for _, s := range list {
+		m[s.File] = s
+	}
+	return m
+}
+
+// receiverList runs `scanwarden receiver list --json` as the daemon's user
+// with its unit's environment (systemd-run: the data dir, the key as a
+// credential).
+const receiverList = "systemd-run --quiet --wait --pipe -p User=" + User + " -p LoadCredential=secret.key:" + KeyFile +
+	" -p Environment=SCANWARDEN_STATE_DIR=" + StateDir + " " + Binary + " receiver list --json"
 
 // attacks: what user scanwarden can write, written as that user inside the
 // booted box, reaches root's reload step through the path unit, is refused
@@ -576,21 +740,18 @@ func (c *container) uids(pid int) string {
 // does, retrying while smbd is not there yet.
 func (c *container) put(name string, limit time.Duration) {
 	c.t.Helper()
-	line := "smbclient //127.0.0.1/scans -p 44599 -U mfp%Mfp.Boot-25 --use-kerberos=disabled -c 'cd _unsorted; put /var/tmp/scan.pdf " + name + "'"
+	line := "smbclient //127.0.0.1/scans -p 44599 -U mfp%" + bootMFPPassword + " --use-kerberos=disabled -c 'cd _unsorted; put /var/tmp/scan.pdf " + name + "'"
 	c.poll("put "+name+" on the share", limit, func() (bool, string) {
 		out, code := c.sh(line)
 		return code == 0 && !strings.Contains(out, "NT_STATUS"), out
 	})
 }
 
-// catalogued waits for the daemon to list name, read as its user with its
-// unit's environment (systemd-run: the data dir, the key as a credential).
+// catalogued waits for the daemon to list name (receiverList).
 func (c *container) catalogued(name string, limit time.Duration) {
 	c.t.Helper()
-	line := "systemd-run --quiet --wait --pipe -p User=" + User + " -p LoadCredential=secret.key:" + KeyFile +
-		" -p Environment=SCANWARDEN_STATE_DIR=" + StateDir + " " + Binary + " receiver list --json"
 	took := c.poll(name+" catalogued", limit, func() (bool, string) {
-		out, _ := c.sh(line)
+		out, _ := c.sh(receiverList)
 		return strings.Contains(out, `"file": "`+name+`"`), out
 	})
 	c.t.Logf("%s catalogued %v after the put", name, took.Round(time.Millisecond))
