@@ -322,17 +322,44 @@ func (c *checker) kerberos(ctx context.Context) *krbResult {
 	realm, user := c.krbRealmUser()
 	host := strings.ToLower(strings.Trim(c.t.Host, "[]"))
 	k.spn = "cifs/" + host
+	kdcs, ok := c.krbFindKDC(ctx, k, realm, user)
+	if !ok {
+		return k
+	}
+	id, ok := c.krbReserve(ctx, k, realm, user)
+	if !ok {
+		return k
+	}
+	cfg := krbconfig.New()
+	cfg.LibDefaults.DefaultRealm = realm
+	cfg.LibDefaults.DNSLookupKDC = false
+	cfg.LibDefaults.UDPPreferenceLimit = 1 // TCP only: AD's tickets are large
+	ordered := append([]string{k.kdc}, without(kdcs, k.kdc)...)
+	cfg.Realms = []krbconfig.Realm{{Realm: realm, KDC: ordered, DefaultDomain: strings.ToLower(realm)}}
+	cl := krbclient.NewWithPassword(user, realm, c.t.Password.Reveal(), cfg, krbclient.DisablePAFXFAST(true))
+	defer cl.Destroy()
+	if !c.krbLogin(ctx, k, cl, id) {
+		return k
+	}
+	c.krbSession(ctx, k, cl)
+	return k
+}
+
+// krbFindKDC finds the realm's KDCs and the first that answers, reading its
+// clock; false (with k's cause set) when there is none, or when it refuses
+// the account before any password is sent.
+func (c *checker) krbFindKDC(ctx context.Context, k *krbResult, realm, user string) ([]string, bool) {
 	if realm == "" {
 		k.cause, k.fallback = CauseKDCUnreachable, true
 		k.detail = "no Kerberos realm is known: the user name has no UPN suffix, the server names no DNS domain and [ad] is not set"
-		return k
+		return nil, false
 	}
 	k.realm, k.principal = realm, user+"@"+realm
 	kdcs, source, err := c.kdcs(ctx, realm)
 	if err != nil {
 		k.cause, k.fallback = CauseKDCUnreachable, true
 		k.detail = fmt.Sprintf("no KDC of realm %s is known: %s", realm, err.Error())
-		return k
+		return nil, false
 	}
 	k.source = source
 	kdc, code, offset, hasOffset, tried, err := kdcClock(ctx, kdcs, realm, user, c.o.StepTimeout, c.o.Now)
@@ -340,28 +367,33 @@ func (c *checker) kerberos(ctx context.Context) *krbResult {
 	if err != nil {
 		k.cause, k.fallback = CauseKDCUnreachable, true
 		k.detail = fmt.Sprintf("no KDC of realm %s answers (%s): %s", realm, source, err.Error())
-		return k
+		return nil, false
 	}
 	switch code {
 	case 0, errorcode.KDC_ERR_PREAUTH_REQUIRED:
+		return kdcs, true
 	default:
 		// Refused before any password was sent: nothing to gate.
 		k.code = code
 		k.cause, k.detail = c.krbCause(code)
-		return k
+		return nil, false
 	}
-	// The password try: gated by the ledger like an NTLM AUTHENTICATE.
+}
+
+// krbReserve asks the failure ledger for the password try, gated like an
+// NTLM AUTHENTICATE; false (with k's cause set) when it is not to be sent.
+func (c *checker) krbReserve(ctx context.Context, k *krbResult, realm, user string) (int64, bool) {
 	key, err := c.ledger.Key(ctx)
 	if err != nil {
 		k.cause, k.detail = CauseUnknown, "failure ledger: "+err.Error()
-		return k
+		return 0, false
 	}
 	f := Form{Kind: "kerberos", User: user, Domain: realm, Typed: k.principal}
 	a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key) + "|kerberos", Typed: k.principal + " (Kerberos)", At: c.o.Now()}
 	id, refused, err := c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
 	if err != nil {
 		k.cause, k.detail = CauseUnknown, "failure ledger: "+err.Error()
-		return k
+		return 0, false
 	}
 	if refused != nil {
 		k.refused = refused
@@ -370,16 +402,14 @@ func (c *checker) kerberos(ctx context.Context) *krbResult {
 			k.cause = refused.Last.Cause
 		}
 		k.detail = "not tried: " + refused.Reason
-		return k
+		return 0, false
 	}
-	cfg := krbconfig.New()
-	cfg.LibDefaults.DefaultRealm = realm
-	cfg.LibDefaults.DNSLookupKDC = false
-	cfg.LibDefaults.UDPPreferenceLimit = 1 // TCP only: AD's tickets are large
-	ordered := append([]string{kdc}, without(kdcs, kdc)...)
-	cfg.Realms = []krbconfig.Realm{{Realm: realm, KDC: ordered, DefaultDomain: strings.ToLower(realm)}}
-	cl := krbclient.NewWithPassword(user, realm, c.t.Password.Reveal(), cfg, krbclient.DisablePAFXFAST(true))
-	defer cl.Destroy()
+	return id, true
+}
+
+// krbLogin is the password try (the AS exchange), its outcome resolved in
+// the ledger under reservation id; false (with k's cause set) when it fails.
+func (c *checker) krbLogin(ctx context.Context, k *krbResult, cl *krbclient.Client, id int64) bool {
 	rctx := context.WithoutCancel(ctx)
 	loginErr := krbDo(ctx, c.o.StepTimeout*2, cl.Login)
 	if loginErr != nil {
@@ -397,12 +427,17 @@ func (c *checker) kerberos(ctx context.Context) *krbResult {
 		if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
 			c.o.Logger.Warn("failure ledger", "err", rerr)
 		}
-		return k
+		return false
 	}
 	if rerr := c.ledger.Resolve(rctx, id, Outcome{Kind: Succeeded}); rerr != nil {
 		c.o.Logger.Warn("failure ledger", "err", rerr)
 	}
-	// The password is right. A ticket for the server:
+	return true
+}
+
+// krbSession gets a ticket for the server with the proven password and sets
+// up the SMB2 session with it on a new connection: k.sess, or k's cause.
+func (c *checker) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Client) {
 	if err := krbDo(ctx, c.o.StepTimeout, func() error { _, _, err := cl.GetServiceTicket(k.spn); return err }); err != nil {
 		k.code = krbCode(err)
 		k.cause, k.detail = c.krbCause(k.code)
@@ -413,14 +448,14 @@ func (c *checker) kerberos(ctx context.Context) *krbResult {
 			k.detail = fmt.Sprintf("the password is right, but the KDC has no ticket for %s: %s", k.spn, k.detail)
 		}
 		k.fallback = true
-		return k
+		return
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	conn, err := dialTCP(dctx, c.addr, c.t.port())
 	if err != nil {
 		k.cause, k.detail = CauseHostUnreachable, err.Error()
-		return k
+		return
 	}
 	ki := &smb2.Krb5Initiator{Client: cl, TargetSPN: k.spn}
 	sess, _, err := logonWith(dctx, conn, c.t.port(), c.t.Host, k.principal, ki, ki.SessionKey, nil)
@@ -428,11 +463,10 @@ func (c *checker) kerberos(ctx context.Context) *krbResult {
 		conn.Close()
 		k.cause, _ = classify(StepSession, err)
 		k.detail = "the SMB session setup with the Kerberos ticket failed: " + err.Error()
-		return k
+		return
 	}
 	k.sess, k.cause = sess, CauseOK
 	k.detail = fmt.Sprintf("logged on as %s over Kerberos (KDC %s)", k.principal, k.kdc)
-	return k
 }
 
 // krbDo runs a gokrb5 call, which takes no context (each KDC exchange is

@@ -654,37 +654,7 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	}
 	var res attemptResult
 	var id int64
-	g := func(info *ServerInfo) error {
-		timer.Stop()
-		defer timer.Reset(c.o.StepTimeout)
-		if !c.afterNegotiate(ctx, info, started) {
-			res.stopped = true
-			return errStopped
-		}
-		c.computeBudget()
-		if c.probing {
-			res.probed = true
-			return errProbed
-		}
-		key, err := c.ledger.Key(ctx)
-		if err != nil {
-			return fmt.Errorf("failure ledger: %w", err)
-		}
-		a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key), Typed: f.Typed, Seen: c.accountSeen()}
-		if c.ntlmv2 {
-			// The NTLMv2 retry of an NTLMv1 device is another attempt.
-			a.Form += "|ntlmv2"
-		}
-		id, res.refused, err = reserve(ctx, c.ledger, a, c.o.Now, c.o.Window, c.budget)
-		if err != nil {
-			return fmt.Errorf("failure ledger: %w", err)
-		}
-		if res.refused != nil {
-			return errors.New(res.refused.Reason)
-		}
-		res.gateAt = time.Now()
-		return nil
-	}
+	g := c.logonGate(ctx, f, started, timer, &res, &id)
 	logonFn := logon
 	if c.smb1 {
 		logonFn = func(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
@@ -709,11 +679,56 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	if res.stopped || res.refused != nil || res.probed {
 		return res
 	}
-	res.cause, res.ev = classify(StepSession, err)
-	res.status, _ = ntStatusOf(err)
+	c.judgeAttempt(ctx, id, &res)
+	return res
+}
+
+// logonGate is attempt's gate, called right before the AUTHENTICATE would
+// leave: the first logon's negotiate and ad steps, then the failure ledger's
+// reservation (in *id). The logon's timer stands still meanwhile.
+func (c *checker) logonGate(ctx context.Context, f Form, started time.Time, timer *time.Timer, res *attemptResult, id *int64) gate {
+	return func(info *ServerInfo) error {
+		timer.Stop()
+		defer timer.Reset(c.o.StepTimeout)
+		if !c.afterNegotiate(ctx, info, started) {
+			res.stopped = true
+			return errStopped
+		}
+		c.computeBudget()
+		if c.probing {
+			res.probed = true
+			return errProbed
+		}
+		key, err := c.ledger.Key(ctx)
+		if err != nil {
+			return fmt.Errorf("failure ledger: %w", err)
+		}
+		a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key), Typed: f.Typed, Seen: c.accountSeen()}
+		if c.ntlmv2 {
+			// The NTLMv2 retry of an NTLMv1 device is another attempt.
+			a.Form += "|ntlmv2"
+		}
+		*id, res.refused, err = reserve(ctx, c.ledger, a, c.o.Now, c.o.Window, c.budget)
+		if err != nil {
+			return fmt.Errorf("failure ledger: %w", err)
+		}
+		if res.refused != nil {
+			return errors.New(res.refused.Reason)
+		}
+		res.gateAt = time.Now()
+		return nil
+	}
+}
+
+// judgeAttempt classifies a failed logon's error (res.err) and resolves its
+// reservation id in the failure ledger.
+func (c *checker) judgeAttempt(ctx context.Context, id int64, res *attemptResult) {
+	rctx := context.WithoutCancel(ctx)
+	res.cause, res.ev = classify(StepSession, res.err)
+	res.status, _ = ntStatusOf(res.err)
 	if id == 0 {
 		// The gate was never reached: no AUTHENTICATE was sent.
-		return res
+		return
 	}
 	// The AUTHENTICATE left: whatever happened next (no answer, a dropped
 	// connection, an interrupt), the DC may have counted it, so it counts
@@ -727,7 +742,6 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
 		c.o.Logger.Warn("failure ledger", "err", rerr)
 	}
-	return res
 }
 
 func (c *checker) stepSession(ctx context.Context) bool {

@@ -245,19 +245,17 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	// it exists, and forgotten once it is gone or reported.
 	c.sweepCanaries(wctx, fs, s)
 	forget := c.recordCanary(wctx, name)
-	keepRecord := false
+	var created, keepRecord bool
 	defer func() {
 		if !keepRecord {
 			forget(context.WithoutCancel(ctx))
 		}
 	}()
-
-	created := false
 	defer func() {
 		if !created {
 			return
 		}
-		// Whatever happened above (an error, a cancelled context), the
+		// Whatever happened below (an error, a cancelled context), the
 		// canary goes: a fresh, short context that ignores cancellation.
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer dcancel()
@@ -266,7 +264,13 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 			keepRecord = true // the next check of this folder sweeps it
 		}
 	}()
+	created, keepRecord = c.canaryRoundTrip(ctx, s, fs, p, name, sh.v1 == nil)
+}
 
+// canaryRoundTrip creates the canary p, writes, reads back and deletes it.
+// created: it exists and is still to be deleted; keepRecord: its name stays
+// in the journal, for the next check of this folder to sweep.
+func (c *checker) canaryRoundTrip(ctx context.Context, s *stepState, fs remoteFS, p, name string, parallel bool) (created, keepRecord bool) {
 	f, doomed, err := fs.CreateCanary(p)
 	if err != nil {
 		if _, answered := ntStatusOf(err); !answered {
@@ -275,7 +279,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 			keepRecord = true
 		}
 		c.writeFailed(s, "create", err, p)
-		return
+		return false, keepRecord
 	}
 	created = !doomed // a doomed canary goes with its handle
 	s.Evidence["delete_on_close"] = doomed
@@ -289,22 +293,23 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	if doomed {
 		probe = func() error { return fs.RemoveOpen(p) }
 	}
-	ok, probeErr := c.writeCanary(ctx, s, f, p, name, probe, sh.v1 == nil)
+	ok, probeErr := c.writeCanary(ctx, s, f, p, name, probe, parallel)
 	if !ok {
-		return
+		return created, false
 	}
 	if doomed {
 		c.deleteCanary(s, probeErr, p, name, true)
 		f.Close()
-		return
+		return created, false
 	}
 	if err := f.Close(); err != nil {
 		c.writeFailed(s, "write", err, p)
-		return
+		return created, false
 	}
 	if c.deleteCanary(s, fs.Remove(p), p, name, false) {
 		created = false // deleted, or a second try would fail the same way
 	}
+	return created, false
 }
 
 // recordCanary records the canary's name in the journal before the canary
