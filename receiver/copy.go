@@ -191,76 +191,18 @@ func hashAt(h io.Writer, r io.ReaderAt, size int64, bufs [][]byte) (int64, error
 // to the writers (one call at a time), so the server writes the file to
 // its disk while the rest is on its way.
 func writeAll(dst io.WriterAt, src io.Reader, bufs [][]byte, flush func() error, every int64) (int64, error) {
-	type region struct {
-		b   []byte
-		n   int
-		off int64
-	}
-	free := make(chan []byte, len(bufs))
-	for _, b := range bufs {
-		free <- b
-	}
-	jobs := make(chan region)
-	var mu sync.Mutex
-	var werr error
-	setErr := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if werr == nil {
-			werr = err
-		}
-	}
-	failed := func() bool { mu.Lock(); defer mu.Unlock(); return werr != nil }
-	var wg sync.WaitGroup
-	for range inFlight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range jobs {
-				if !failed() {
-					n, err := dst.WriteAt(r.b[:r.n], r.off)
-					if err == nil && n != r.n {
-						err = io.ErrShortWrite
-					}
-					if err != nil {
-						setErr(err)
-					}
-				}
-				free <- r.b
-			}
-		}()
-	}
-	var flushed chan error // the running flush, nil when none
-	endFlush := func(wait bool) {
-		if flushed == nil {
-			return
-		}
-		var ferr error
-		if wait {
-			ferr = <-flushed
-		} else {
-			select {
-			case ferr = <-flushed:
-			default:
-				return
-			}
-		}
-		flushed = nil
-		if ferr != nil {
-			setErr(fmt.Errorf("flush: %w", ferr))
-		}
-	}
+	w := startRing(dst, bufs)
 	var off int64
 	var rerr error
 	next := every
-	for !failed() {
-		b := <-free
+	for !w.failed() {
+		b := <-w.free
 		n, err := io.ReadFull(src, b)
 		if n > 0 {
-			jobs <- region{b, n, off}
+			w.jobs <- region{b, n, off}
 			off += int64(n)
 		} else {
-			free <- b
+			w.free <- b
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
@@ -269,18 +211,96 @@ func writeAll(dst io.WriterAt, src io.Reader, bufs [][]byte, flush func() error,
 			rerr = fmt.Errorf("read held copy: %w", err)
 			break
 		}
-		endFlush(false)
-		if flush != nil && every > 0 && flushed == nil && off >= next {
+		w.endFlush(false)
+		if flush != nil && every > 0 && w.flushed == nil && off >= next {
 			next = off + every
-			flushed = make(chan error, 1)
-			go func(c chan error) { c <- flush() }(flushed)
+			w.flushed = make(chan error, 1)
+			go func(c chan error) { c <- flush() }(w.flushed)
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	endFlush(true)
-	if werr != nil {
-		return off, werr
+	close(w.jobs)
+	w.wg.Wait()
+	w.endFlush(true)
+	if w.werr != nil {
+		return off, w.werr
 	}
 	return off, rerr
+}
+
+// region is one buffer of the ring, filled with n bytes of the file at off.
+type region struct {
+	b   []byte
+	n   int
+	off int64
+}
+
+// writeRing is writeAll's state: the free buffers, the writers' queue and first
+// error, and the running flush.
+type writeRing struct {
+	free    chan []byte
+	jobs    chan region
+	mu      sync.Mutex
+	werr    error // the first write or flush error
+	wg      sync.WaitGroup
+	flushed chan error // the running flush, nil when none
+}
+
+// startRing fills the free list with bufs and starts inFlight writers to
+// dst; a writer hands its buffer back whether it wrote or not.
+func startRing(dst io.WriterAt, bufs [][]byte) *writeRing {
+	w := &writeRing{free: make(chan []byte, len(bufs)), jobs: make(chan region)}
+	for _, b := range bufs {
+		w.free <- b
+	}
+	for range inFlight {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			for r := range w.jobs {
+				if !w.failed() {
+					n, err := dst.WriteAt(r.b[:r.n], r.off)
+					if err == nil && n != r.n {
+						err = io.ErrShortWrite
+					}
+					if err != nil {
+						w.setErr(err)
+					}
+				}
+				w.free <- r.b
+			}
+		}()
+	}
+	return w
+}
+
+func (w *writeRing) setErr(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.werr == nil {
+		w.werr = err
+	}
+}
+
+func (w *writeRing) failed() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.werr != nil }
+
+// endFlush collects the running flush's result: waiting for it, or only if
+// it has ended.
+func (w *writeRing) endFlush(wait bool) {
+	if w.flushed == nil {
+		return
+	}
+	var ferr error
+	if wait {
+		ferr = <-w.flushed
+	} else {
+		select {
+		case ferr = <-w.flushed:
+		default:
+			return
+		}
+	}
+	w.flushed = nil
+	if ferr != nil {
+		w.setErr(fmt.Errorf("flush: %w", ferr))
+	}
 }

@@ -155,7 +155,14 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	if state == Incomplete {
 		return g.recordIncomplete(ctx, sc)
 	}
-	if row, ok, err := g.committedRow(ctx, sc.InboxPath, sum, snap.size); err != nil {
+	return g.commit(ctx, path, sc, snap, force)
+}
+
+// commit catalogues the checked scan sc at path and moves it into the held
+// area: the row first (a row an earlier look committed is reused, an
+// incomplete one updated), then the durable move.
+func (g *ingester) commit(ctx context.Context, path string, sc Scan, snap snapshot, force bool) (outcome, Scan, error) {
+	if row, ok, err := g.committedRow(ctx, sc.InboxPath, sc.SHA256, snap.size); err != nil {
 		return changed, Scan{}, err
 	} else if ok {
 		held := filepath.Join(g.dataDir, row.HeldPath)
@@ -167,7 +174,7 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 		}
 		return ingested, row, nil
 	}
-	held, err := g.newHeldPath(file)
+	held, err := g.newHeldPath(sc.File)
 	if err != nil {
 		return changed, Scan{}, err
 	}

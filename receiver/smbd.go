@@ -187,18 +187,24 @@ func (c SambaConfig) Conf() (string, error) {
 		}
 		force = u.Username
 	}
+	var b strings.Builder
+	w := func(k, v string) { fmt.Fprintf(&b, "\t%s = %s\n", k, v) }
+	b.WriteString("# Written by scanwarden; every change here is overwritten at the next start.\n[global]\n")
+	c.globalSection(w)
+	fmt.Fprintf(&b, "\n[%s]\n", c.Share)
+	c.shareSection(w, force)
+	return b.String(), nil
+}
+
+// globalSection writes smb.conf's [global] section with w: a standalone server on
+// the configured address and ports, its state under Dir, bounded against
+// the LAN, no symlinks.
+func (c SambaConfig) globalSection(w func(k, v string)) {
 	var ports []string
 	for _, p := range c.ports() {
 		ports = append(ports, strconv.Itoa(p))
 	}
-	var users []string
-	for _, a := range c.Accounts {
-		users = append(users, a.Name)
-	}
 	d := func(name string) string { return filepath.Join(c.Dir, name) }
-	var b strings.Builder
-	w := func(k, v string) { fmt.Fprintf(&b, "\t%s = %s\n", k, v) }
-	b.WriteString("# Written by scanwarden; every change here is overwritten at the next start.\n[global]\n")
 	w("netbios name", "SCANWARDEN")
 	w("workgroup", "WORKGROUP")
 	w("server role", "standalone server")
@@ -251,7 +257,15 @@ func (c SambaConfig) Conf() (string, error) {
 		w("server min protocol", "SMB2_02")
 		w("ntlm auth", "ntlmv2-only")
 	}
-	fmt.Fprintf(&b, "\n[%s]\n", c.Share)
+}
+
+// shareSection writes the share's section with w: the inbox, writable by the
+// accounts only, every file made as force and audited.
+func (c SambaConfig) shareSection(w func(k, v string), force string) {
+	var users []string
+	for _, a := range c.Accounts {
+		users = append(users, a.Name)
+	}
 	w("path", c.Inbox)
 	w("read only", "no")
 	w("guest ok", "no")
@@ -270,7 +284,6 @@ func (c SambaConfig) Conf() (string, error) {
 	w("full_audit:failure", "none")
 	w("full_audit:syslog", "false")
 	w("full_audit:log_secdesc", "false")
-	return b.String(), nil
 }
 
 // SmbdArgs is smbd's command line for this config (after the program):

@@ -269,85 +269,7 @@ func (w *watcher) evaluate(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if pf.junk != "" || pf.incompl {
-			continue
-		}
-		window := w.cfg.Quiet
-		writer := ""
-		if af := w.audit.file(p); af != nil {
-			writer = af.writer
-			if af.ended {
-				window = w.cfg.QuietAfterLogoff
-			}
-		}
-		if now.Sub(pf.changed) < window || now.Before(pf.recheck) {
-			continue
-		}
-		snap, err := statSnap(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				w.dropped(ctx, p)
-			}
-			continue
-		}
-		if pf.snap == (snapshot{}) || snap != pf.snap {
-			// first look, or it moved: re-check after a short settle
-			if pf.snap != (snapshot{}) {
-				pf.changed = now
-			}
-			pf.snap = snap
-			if pf.snap.mtime.After(pf.changed) && now.Sub(pf.snap.mtime) < window {
-				pf.changed = pf.snap.mtime
-			}
-			continue
-		}
-		rel, _ := filepath.Rel(w.inbox, p)
-		if why := junkReason(rel); why != "" || snap.size == 0 {
-			if why == "" {
-				why = "empty file"
-			}
-			pf.junk = why
-			w.junk++
-			w.log.Info("ignored junk in the inbox", "file", rel, "why", why)
-			continue
-		}
-		out, sc, err := w.g.ingest(ctx, p, snap, writer, false)
-		pf.noSig = ""
-		if sig := (*WriterSignalError)(nil); errors.As(err, &sig) {
-			pf.noSig = sig.Error()
-			pf.recheck = now.Add(time.Second)
-			continue
-		}
-		if err != nil {
-			w.lastErr = err
-			w.log.Error("ingest failed", "file", rel, "err", err)
-			pf.changed = now // try again after another window
-			continue
-		}
-		switch out {
-		case ingested:
-			delete(w.files, p)
-			w.audit.forget(p)
-			if sc.State == Refused {
-				w.log.Warn("scan refused: kept, never delivered", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "size", sc.Size, "writer", writer, "why", sc.Error)
-				break
-			}
-			w.log.Info("scan held", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "size", sc.Size, "writer", writer)
-		case incomplete:
-			pf.incompl = true
-			w.log.Warn("scan incomplete: kept, not delivered", "id", sc.ID, "file", sc.File, "why", sc.Error)
-		case unchangedIncomplete:
-			pf.incompl = true
-		case gone:
-			w.dropped(ctx, p)
-		case changed:
-			pf.changed, pf.snap = now, snapshot{}
-		case stillOpen:
-			pf.recheck = now.Add(openRecheck)
-		}
-		if w.onScan != nil && (out == ingested || out == incomplete) {
-			w.onScan(sc, out)
-		}
+		w.look(ctx, now, p, pf)
 	}
 	problem := w.leasesOff
 	for _, pf := range w.files {
@@ -357,4 +279,93 @@ func (w *watcher) evaluate(ctx context.Context) {
 		problem = pf.noSig
 	}
 	w.setSignal(problem)
+}
+
+// look takes one look at the inbox file p: once it has been quiet for its
+// window and its snapshot holds, junk is set aside and a scan ingested.
+func (w *watcher) look(ctx context.Context, now time.Time, p string, pf *pending) {
+	if pf.junk != "" || pf.incompl {
+		return
+	}
+	window := w.cfg.Quiet
+	writer := ""
+	if af := w.audit.file(p); af != nil {
+		writer = af.writer
+		if af.ended {
+			window = w.cfg.QuietAfterLogoff
+		}
+	}
+	if now.Sub(pf.changed) < window || now.Before(pf.recheck) {
+		return
+	}
+	snap, err := statSnap(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			w.dropped(ctx, p)
+		}
+		return
+	}
+	if pf.snap == (snapshot{}) || snap != pf.snap {
+		// first look, or it moved: re-check after a short settle
+		if pf.snap != (snapshot{}) {
+			pf.changed = now
+		}
+		pf.snap = snap
+		if pf.snap.mtime.After(pf.changed) && now.Sub(pf.snap.mtime) < window {
+			pf.changed = pf.snap.mtime
+		}
+		return
+	}
+	rel, _ := filepath.Rel(w.inbox, p)
+	if why := junkReason(rel); why != "" || snap.size == 0 {
+		if why == "" {
+			why = "empty file"
+		}
+		pf.junk = why
+		w.junk++
+		w.log.Info("ignored junk in the inbox", "file", rel, "why", why)
+		return
+	}
+	out, sc, err := w.g.ingest(ctx, p, snap, writer, false)
+	pf.noSig = ""
+	if sig := (*WriterSignalError)(nil); errors.As(err, &sig) {
+		pf.noSig = sig.Error()
+		pf.recheck = now.Add(time.Second)
+		return
+	}
+	if err != nil {
+		w.lastErr = err
+		w.log.Error("ingest failed", "file", rel, "err", err)
+		pf.changed = now // try again after another window
+		return
+	}
+	w.settle(ctx, now, p, pf, out, sc, writer)
+}
+
+// settle records what ingesting p came to.
+func (w *watcher) settle(ctx context.Context, now time.Time, p string, pf *pending, out outcome, sc Scan, writer string) {
+	switch out {
+	case ingested:
+		delete(w.files, p)
+		w.audit.forget(p)
+		if sc.State == Refused {
+			w.log.Warn("scan refused: kept, never delivered", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "size", sc.Size, "writer", writer, "why", sc.Error)
+			break
+		}
+		w.log.Info("scan held", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "size", sc.Size, "writer", writer)
+	case incomplete:
+		pf.incompl = true
+		w.log.Warn("scan incomplete: kept, not delivered", "id", sc.ID, "file", sc.File, "why", sc.Error)
+	case unchangedIncomplete:
+		pf.incompl = true
+	case gone:
+		w.dropped(ctx, p)
+	case changed:
+		pf.changed, pf.snap = now, snapshot{}
+	case stillOpen:
+		pf.recheck = now.Add(openRecheck)
+	}
+	if w.onScan != nil && (out == ingested || out == incomplete) {
+		w.onScan(sc, out)
+	}
 }

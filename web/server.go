@@ -172,16 +172,29 @@ func (s *Server) Close() { s.runs.close() }
 func (s *Server) routes() http.Handler {
 	mux := &recordingMux{ServeMux: http.NewServeMux()}
 	s.patterns = &mux.patterns
+	s.anonymousRoutes(mux)
+	s.pageRoutes(mux)
+	s.apiRoutes(mux)
 
-	// Anonymous.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+	}))
+	return securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
+}
+
+// anonymousRoutes: what needs no login.
+func (s *Server) anonymousRoutes(mux *recordingMux) {
 	mux.Handle("GET /static/", staticHandler())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /login", s.loginForm)
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("GET /setup", s.setupForm)
 	mux.HandleFunc("POST /setup", s.setupSubmit)
+}
 
-	// Pages: the admin's session.
+// pageRoutes: the admin's pages, behind a session.
+func (s *Server) pageRoutes(mux *recordingMux) {
 	page := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
 		if strings.HasPrefix(pattern, "POST ") {
 			h = s.invalidating(h)
@@ -222,8 +235,10 @@ func (s *Server) routes() http.Handler {
 	page("GET /debug/pprof/profile", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Profile(w, r) })
 	page("GET /debug/pprof/symbol", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Symbol(w, r) })
 	page("GET /debug/pprof/trace", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Trace(w, r) })
+}
 
-	// API and metrics: a session or a bearer token.
+// apiRoutes: the API and metrics, behind a session or a bearer token.
+func (s *Server) apiRoutes(mux *recordingMux) {
 	// A token's scope decides: /metrics needs metrics, reading needs read,
 	// anything that acts (a check: SMB and AD logons) needs admin.
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
@@ -252,12 +267,6 @@ func (s *Server) routes() http.Handler {
 	api("/api/", func(w http.ResponseWriter, r *http.Request, _ actor) {
 		writeAPIError(w, http.StatusNotFound, "no such API route")
 	})
-
-	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "cross-origin request refused", http.StatusForbidden)
-	}))
-	return securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
 }
 
 // recordingMux remembers its patterns (the route tests walk them).
