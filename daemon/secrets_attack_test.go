@@ -177,6 +177,9 @@ type ldapsTrap struct {
 	ln  net.Listener
 	mu  sync.Mutex
 	got bytes.Buffer
+	// accepted connections, and those whose reader ended (EOF, or the 3 s
+	// deadline): once equal, everything sent so far has been read.
+	accepted, ended int
 }
 
 func newLDAPSTrap(t *testing.T, cert tls.Certificate) *ldapsTrap {
@@ -192,8 +195,16 @@ func newLDAPSTrap(t *testing.T, cert tls.Certificate) *ldapsTrap {
 			if err != nil {
 				return
 			}
+			tr.mu.Lock()
+			tr.accepted++
+			tr.mu.Unlock()
 			go func() {
-				defer c.Close()
+				defer func() {
+					c.Close()
+					tr.mu.Lock()
+					tr.ended++
+					tr.mu.Unlock()
+				}()
 				c.SetDeadline(time.Now().Add(3 * time.Second))
 				buf := make([]byte, 4096)
 				for {
@@ -215,6 +226,15 @@ func (tr *ldapsTrap) saw(s string) bool {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return bytes.Contains(tr.got.Bytes(), []byte(s))
+}
+
+// idle says whether every accepted connection has been read to its end.
+// A client that sent anything was accepted first: the TLS handshake runs
+// in the reader, after the count.
+func (tr *ldapsTrap) idle() bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.accepted == tr.ended
 }
 
 func (tr *ldapsTrap) bytes() int {
@@ -261,7 +281,7 @@ func TestAttackEndpointChangeDropsSecret(t *testing.T) {
 		dir2.Account(cctx, `KYOLAB\alice`, "MFP01")
 		cancel()
 	}
-	time.Sleep(100 * time.Millisecond) // the trap's reader takes what was sent
+	waitUntil(t, 10*time.Second, "the new server to read what it was sent", trap.idle)
 	t.Logf("the new server received %d bytes", trap.bytes())
 	if trap.saw(bindPW) {
 		t.Fatal("the stored bind password was sent to the new AD URL")

@@ -73,7 +73,12 @@ func TestServeTakesV3Traps(t *testing.T) {
 		}
 		return len(codes) > 0
 	})
-	time.Sleep(200 * time.Millisecond) // the refused ones came first; nothing else may follow
+	// Every datagram handled (refused, or its event stored): nothing else
+	// can follow.
+	waitUntil(t, 10*time.Second, "all three traps handled", func() bool { return trapsHandled(liveTraps(m)) >= 3 })
+	if ts := liveTraps(m); ts.Refused != 2 {
+		t.Errorf("trap listener %+v, want the wrong-key and the noAuth trap refused", ts)
+	}
 	evs, _ := st.SNMPEvents(context.Background(), "", time.Time{}, 100)
 	if len(evs) != 1 || evs[0].Code != "1103" {
 		t.Errorf("stored %+v, want only 1103", evs)
@@ -132,11 +137,10 @@ func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
 	next := capture(1010, "103", "Send error 1105")   // the engine's next trap, after the restart
 
 	traps := func(m *Main) snmp.TrapStats {
-		p := m.live.get()
-		if p == nil || p.watch.watcher() == nil || p.watch.watcher().Stats().Traps == nil {
+		if m.live.get() == nil || m.live.get().watch.watcher() == nil {
 			t.Fatal("no trap listener")
 		}
-		return *p.watch.watcher().Stats().Traps
+		return liveTraps(m)
 	}
 	open := func() *Main {
 		m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
@@ -181,7 +185,7 @@ func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
 	for _, b := range [][]byte{held, first, second} {
 		send(m, b)
 	}
-	time.Sleep(100 * time.Millisecond) // an event taken would be written by now
+	waitUntil(t, 5*time.Second, "the three replays handled", func() bool { return trapsHandled(traps(m)) >= 3 })
 	if st := traps(m); st.Events != 0 || st.Replayed != 3 {
 		t.Errorf("after the restart, the replays: %+v; want 3 replayed, 0 events", st)
 	}
@@ -200,3 +204,17 @@ func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
 		t.Errorf("stored codes %v, want 1103 twice (before the restart) and 1105", codes)
 	}
 }
+
+// liveTraps is the running trap listener's counters (zero: none).
+func liveTraps(m *Main) snmp.TrapStats {
+	if p := m.live.get(); p != nil {
+		if w := p.watch.watcher(); w != nil && w.Stats().Traps != nil {
+			return *w.Stats().Traps
+		}
+	}
+	return snmp.TrapStats{}
+}
+
+// trapsHandled counts the datagrams the listener is done with: not
+// allowed, malformed, refused, or their event stored (one each here).
+func trapsHandled(s snmp.TrapStats) int64 { return s.NotAllowed + s.Malformed + s.Refused + s.Events }

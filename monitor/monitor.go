@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/scanwarden/scanwarden/incident"
@@ -190,6 +191,7 @@ type Stats struct {
 	Destinations int
 	Pending      int
 	Running      int
+	Notifying    int // incident and warning notifications being sent
 	Checks       int64
 	EventChecks  int64
 	Unmatched    int64 // device failures that matched no destination
@@ -235,6 +237,7 @@ type Monitor struct {
 	notifyCancel context.CancelFunc
 	wg           sync.WaitGroup // loop, checks
 	notifyWG     sync.WaitGroup
+	notifying    atomic.Int64 // notifications being sent (Stats)
 }
 
 // New checks cfg; notifier may be nil (nothing sent).
@@ -344,6 +347,7 @@ func (m *Monitor) Stats() Stats {
 	defer m.mu.Unlock()
 	s := m.stats
 	s.Destinations, s.Pending, s.Running = len(m.dests), len(m.pending), m.running
+	s.Notifying = int(m.notifying.Load())
 	return s
 }
 
@@ -632,13 +636,7 @@ func (m *Monitor) warn(ctx context.Context, d Destination, rep smbcheck.Report) 
 		if m.cfg.WarningNotifier == nil {
 			return
 		}
-		m.notifyWG.Add(1)
-		go func() {
-			defer m.notifyWG.Done()
-			nctx, cancel := context.WithTimeout(m.notifyCtx, m.cfg.NotifyTimeout)
-			defer cancel()
-			m.cfg.WarningNotifier.NotifyWarning(nctx, raised, g)
-		}()
+		m.notify(func(nctx context.Context) { m.cfg.WarningNotifier.NotifyWarning(nctx, raised, g) })
 	}
 	for _, g := range up.Raised {
 		send(true, g)
@@ -669,15 +667,23 @@ func (m *Monitor) apply(ctx context.Context, d Destination, ins []incident.Input
 		if m.notifier == nil {
 			continue
 		}
-		m.notifyWG.Add(1)
-		go func(ch incident.Change) {
-			defer m.notifyWG.Done()
-			nctx, cancel := context.WithTimeout(m.notifyCtx, m.cfg.NotifyTimeout)
-			defer cancel()
-			m.notifier.Notify(nctx, ch, inc)
-		}(ch)
+		m.notify(func(nctx context.Context) { m.notifier.Notify(nctx, ch, inc) })
 	}
 	return &inc, nil
+}
+
+// notify sends in the background, under the notifications' context with
+// NotifyTimeout; Stats counts it in Notifying until it returns.
+func (m *Monitor) notify(send func(ctx context.Context)) {
+	m.notifying.Add(1)
+	m.notifyWG.Add(1)
+	go func() {
+		defer m.notifyWG.Done()
+		defer m.notifying.Add(-1)
+		nctx, cancel := context.WithTimeout(m.notifyCtx, m.cfg.NotifyTimeout)
+		defer cancel()
+		send(nctx)
+	}()
 }
 
 // armClose schedules a check of the destination at the moment its open
