@@ -1,7 +1,8 @@
 // Package testlab lets Go tests find the real peers started by testlab/lab.
 // A test calls Require; when the lab is not up, or the test does not run
 // inside the lab's client namespace, the test is skipped with a message that
-// says how to run it.
+// says how to run it — unless SCANWARDEN_LAB is set (testlab/lab exec,
+// scripts/test): then it fails.
 package testlab
 
 import (
@@ -56,11 +57,17 @@ func (l *Lab) Getenv(name string) string { return os.Getenv(name) }
 // HowToRun is the hint printed when a lab test is skipped.
 const HowToRun = "lab not up: as root run `testlab/lab up` then `testlab/lab exec go test ./...` (prefix sudo when not root), or the README's test command"
 
-// Require returns the lab or skips the test.
+// Require returns the lab or skips the test. Inside the lab
+// (SCANWARDEN_LAB set: `testlab/lab exec`, scripts/test) a lab that cannot
+// be reached fails the test instead: a run meant to test against the real
+// peers must not pass by skipping them.
 func Require(tb testing.TB) *Lab {
 	tb.Helper()
 	l, why := Load()
 	if l == nil {
+		if os.Getenv("SCANWARDEN_LAB") != "" {
+			tb.Fatal("inside the lab (SCANWARDEN_LAB is set), yet: " + why)
+		}
 		tb.Skip(why)
 	}
 	return l
