@@ -23,7 +23,8 @@ import (
 
 // TestMain lets TestDebBoot run this test binary inside its booted box as
 // an MFP that holds a file open half-written (smbclient cannot): with
-// SCANWARDEN_BOOT_WRITER set, it is that writer and nothing else.
+// SCANWARDEN_BOOT_WRITER set, it is that writer and nothing else. Else it
+// runs the tests with a folder for the packages they build (buildPackage).
 func TestMain(m *testing.M) {
 	if os.Getenv("SCANWARDEN_BOOT_WRITER") != "" {
 		if err := slowWriter(os.Getenv("SCANWARDEN_BOOT_WRITER"), os.Getenv("SCANWARDEN_BOOT_PAUSE")); err != nil {
@@ -32,7 +33,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "scanwarden-packages-")
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	packages.dir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // slowWriter stores /var/tmp/slow-body on the share as the MFP account:
@@ -115,9 +124,8 @@ func TestDebBoot(t *testing.T) {
 
 	dir := t.TempDir()
 	start := time.Now()
-	version := "0.0.1~boot"
-	deb := buildPackage(t, version, filepath.Join(dir, "pkg"))
-	t.Logf("package built in %v", time.Since(start).Round(time.Millisecond))
+	deb := buildPackage(t, "0.0.1~test2") // TestDebInstall's N+1: built once for both
+	t.Logf("package ready in %v (built once per test process)", time.Since(start).Round(time.Millisecond))
 
 	root := filepath.Join(dir, "root")
 	if err := os.Mkdir(root, 0o755); err != nil {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -37,9 +38,9 @@ func TestDebInstall(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
 	v1, v2 := "0.0.1~test1", "0.0.1~test2"
-	deb1 := buildPackage(t, v1, filepath.Join(dir, "v1"))
-	deb2 := buildPackage(t, v2, filepath.Join(dir, "v2"))
-	t.Logf("two packages built in %v", time.Since(start).Round(time.Second))
+	deb1 := buildPackage(t, v1)
+	deb2 := buildPackage(t, v2)
+	t.Logf("packages N and N+1 ready in %v (built once per test process)", time.Since(start).Round(time.Second))
 
 	root := filepath.Join(dir, "root")
 	if err := os.Mkdir(root, 0o755); err != nil {
@@ -190,8 +191,28 @@ func debRoot(t *testing.T) string {
 	return ""
 }
 
-func buildPackage(t *testing.T, version, out string) string {
+// packages are the packages built by this test process, by version, in
+// packages.dir (TestMain removes it): TestDebInstall's N+1 is the package
+// TestDebBoot boots, built once.
+var packages struct {
+	sync.Mutex
+	dir   string
+	built map[string]string
+}
+
+// buildPackage builds the Debian package of version with scripts/package,
+// once per test process.
+func buildPackage(t *testing.T, version string) string {
 	t.Helper()
+	packages.Lock()
+	defer packages.Unlock()
+	if deb, ok := packages.built[version]; ok {
+		return deb
+	}
+	if packages.dir == "" {
+		t.Fatal("buildPackage: no package folder (TestMain makes it)")
+	}
+	out := filepath.Join(packages.dir, version)
 	cmd := exec.Command("../scripts/package")
 	cmd.Env = append(os.Environ(), "VERSION="+version, "OUT="+out)
 	b, err := cmd.CombinedOutput()
@@ -203,6 +224,10 @@ func buildPackage(t *testing.T, version, out string) string {
 	if want := filepath.Join(out, "scanwarden_"+version+"_"); !strings.HasPrefix(deb, want) || !strings.HasSuffix(deb, ".deb") {
 		t.Fatalf("scripts/package wrote %q, want %s<arch>.deb", deb, want)
 	}
+	if packages.built == nil {
+		packages.built = map[string]string{}
+	}
+	packages.built[version] = deb
 	return deb
 }
 
