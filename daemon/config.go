@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/installed"
 	"net"
 	"net/netip"
 	"net/url"
@@ -147,7 +148,7 @@ type NotifyConfig struct {
 // DefaultSmbdDir is [receiver] smbd_dir by default: the folder the smbd
 // unit's root step renders smb.conf into (scanwarden-smbd.service's
 // StateDirectory=).
-const DefaultSmbdDir = "/var/lib/scanwarden-smbd"
+const DefaultSmbdDir = installed.SmbdDir
 
 // ReceiverConfig is [receiver]: the fallback scan share (package receiver),
 // off unless enabled. Its files live in data_dir/receiver.

@@ -3,6 +3,7 @@ package daemon
 import (
 	_ "embed"
 	"fmt"
+	"github.com/scanwarden/scanwarden/installed"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -133,7 +134,7 @@ func WriteConfigMan(w io.Writer, version string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, ".TH SCANWARDEN.TOML 5 \"\" \"scanwarden %s\" \"File Formats\"\n", strings.NewReplacer(`"`, "", `\`, "").Replace(version))
 	b.WriteString(".SH NAME\nscanwarden.toml \\- the configuration of scanwarden serve\n")
-	b.WriteString(".SH SYNOPSIS\n.I /etc/scanwarden/scanwarden.toml\n(on an installed box; \\fBscanwarden serve \\-\\-config\\fR \\fIFILE\\fR elsewhere)\n")
+	b.WriteString(".SH SYNOPSIS\n.I " + installed.ConfigFile + "\n(on an installed box; \\fBscanwarden serve \\-\\-config\\fR \\fIFILE\\fR elsewhere)\n")
 	b.WriteString(".SH DESCRIPTION\nOne TOML file. Every key has a default, so no file at all is a working setup; " +
 		"an unknown key or a bad value is an error naming the key and its line (\\fBscanwarden serve \\-\\-check\\-config\\fR only validates). " +
 		"SIGHUP reloads it; a bad file keeps the running configuration. A value of 0 means 0. Secrets never stand in the file: " +

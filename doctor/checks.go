@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/installed"
 	"io/fs"
 	"net"
 	"net/http"
@@ -135,7 +136,7 @@ func (d *doc) key(cfg daemon.Config) string {
 			d.add("key", Fail, "restore the key file from your backup to "+p+" (mode 0600): without it the sealed passwords cannot be read",
 				"no key file at %s, but %s exists", p, db)
 		} else {
-			d.add("key", Warn, "nothing to do on a new install (the Debian package makes /etc/scanwarden/secret.key)",
+			d.add("key", Warn, "nothing to do on a new install (the Debian package makes "+installed.KeyFile+")",
 				"no key file at %s yet: it is made at the first start", p)
 		}
 		return ""

@@ -7,6 +7,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"github.com/scanwarden/scanwarden/installed"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -71,7 +72,7 @@ type Options struct {
 }
 
 // DefaultConfig is the installed box's config file.
-const DefaultConfig = "/etc/scanwarden/scanwarden.toml"
+const DefaultConfig = installed.ConfigFile
 
 // Thresholds of the clock check: Kerberos refuses a skew above 5 minutes;
 // logon hours and lockout windows are judged on the DC's clock.

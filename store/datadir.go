@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"github.com/scanwarden/scanwarden/installed"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,12 +19,10 @@ const (
 	EnvStateDir = "SCANWARDEN_STATE_DIR"
 )
 
-// The installed box's data dir and sealing key: the Debian package's
-// systemd.StateDir and systemd.KeyFile (whose tests import the daemon, so
-// store cannot import them; a test checks they agree).
+// The installed box's data dir and sealing key (package installed).
 const (
-	InstalledDir     = "/var/lib/scanwarden"
-	InstalledKeyFile = "/etc/scanwarden/secret.key"
+	InstalledDir     = installed.DataDir
+	InstalledKeyFile = installed.KeyFile
 )
 
 // LocalDir is the data dir in the working directory: the one `serve`

@@ -11,7 +11,10 @@
 //	tmpfiles.d/scanwarden.conf      the folders, owners and modes
 package systemd
 
-import "embed"
+import (
+	"embed"
+	"github.com/scanwarden/scanwarden/installed"
+)
 
 // Files are the units and snippets, by their names in this folder.
 //
@@ -33,20 +36,15 @@ const (
 	Service    = "scanwarden.service"
 	SMBService = "scanwarden-smbd.service"
 	User       = "scanwarden"
-	ConfigFile = "/etc/scanwarden/scanwarden.toml"
-	KeyFile    = "/etc/scanwarden/secret.key"
-	StateDir   = "/var/lib/scanwarden"
-	LogsDir    = "/var/log/scanwarden"
-	// ReceiverDir is the receiver's data dir (inbox/, held/, and the
-	// allowlist it hands root): the daemon gives the receiver
-	// data_dir/receiver.
-	ReceiverDir = "/var/lib/scanwarden/receiver"
-	// AllowFile is the one file root reads from the daemon: data only.
-	AllowFile = ReceiverDir + "/smbd-allow"
-	// SmbdDir is root's own folder for smbd (the unit's StateDirectory=,
-	// [receiver] smbd_dir): smb.conf, passdb, tdbs, logs.
-	SmbdDir = "/var/lib/scanwarden-smbd"
-	SMBConf = SmbdDir + "/smb.conf"
-	UnitDir = "/usr/lib/systemd/system"
-	Binary  = "/usr/bin/scanwarden"
+	// The paths, from package installed.
+	ConfigFile  = installed.ConfigFile
+	KeyFile     = installed.KeyFile
+	StateDir    = installed.DataDir
+	LogsDir     = installed.LogsDir
+	ReceiverDir = installed.ReceiverDir
+	AllowFile   = installed.AllowFile
+	SmbdDir     = installed.SmbdDir
+	SMBConf     = installed.SMBConf
+	UnitDir     = installed.UnitDir
+	Binary      = installed.Binary
 )

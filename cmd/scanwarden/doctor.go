@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/installed"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ and fits the data dir, Samba is installed (and its version), ports 445, 139,
 162 and the web port are free or held by scanwarden, the daemon answers, and
 when configured: Active Directory answers and binds, the clock agrees with
 the DC's, each registered device answers SNMP. Every problem comes with its
-fix. Run it as root on an installed box (it reads /etc/scanwarden/secret.key
+fix. Run it as root on an installed box (it reads ` + installed.KeyFile + `
 and sees which process holds a port).
 
 Exit status: 0 nothing failed (warnings may be printed), 1 a check failed,

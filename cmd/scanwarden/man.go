@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/scanwarden/scanwarden/installed"
 	"io"
 	"strings"
 
@@ -132,9 +133,9 @@ func writeCLIMan(ctx context.Context, env environ, w io.Writer) error {
 	b.WriteString(".SH ENVIRONMENT\n.TP\n.B SCANWARDEN_DATA_DIR\nthe data directory when \\-\\-data\\-dir is not given.\n" +
 		".TP\n.B SCANWARDEN_KEY_FILE\nthe sealing key's file when \\-\\-key\\-file is not given.\n" +
 		".TP\n.B SCANWARDEN_PASSWORD\na destination's password when no \\-\\-password\\-file is given.\n")
-	b.WriteString(".SH FILES\n.TP\n.I /etc/scanwarden/scanwarden.toml\nthe installed configuration (\\fBscanwarden.toml\\fR(5)).\n" +
-		".TP\n.I /var/lib/scanwarden\nthe installed data directory: database, the fallback share's inbox.\n" +
-		".TP\n.I /etc/scanwarden/secret.key\nthe key that seals the stored secrets; back it up with the data.\n")
+	b.WriteString(".SH FILES\n.TP\n.I " + installed.ConfigFile + "\nthe installed configuration (\\fBscanwarden.toml\\fR(5)).\n" +
+		".TP\n.I " + installed.DataDir + "\nthe installed data directory: database, the fallback share's inbox.\n" +
+		".TP\n.I " + installed.KeyFile + "\nthe key that seals the stored secrets; back it up with the data.\n")
 	b.WriteString(".SH SEE ALSO\n\\fBscanwarden.toml\\fR(5), \\fBsmbd\\fR(8), \\fBsystemctl\\fR(1)\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/scanwarden/scanwarden/installed"
 
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/store"
@@ -15,7 +16,7 @@ watches the devices over SNMP (poll, traps, job-log e-mail), checks a
 destination at once when its device reports a send failure, keeps incidents
 and notifies (webhook, e-mail), and serves the web page, the API and
 /metrics. Without a config file every key has its default: web on
-127.0.0.1:8080, data in $SCANWARDEN_DATA_DIR, else /var/lib/scanwarden on an
+127.0.0.1:8080, data in $SCANWARDEN_DATA_DIR, else ` + installed.DataDir + ` on an
 installed box, else ./scanwarden-data (made when missing). SIGHUP reloads
 the config (a bad file keeps the running one); SIGTERM drains running
 checks and exits within 10 s.

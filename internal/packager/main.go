@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/scanwarden/scanwarden/installed"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -110,11 +111,11 @@ func describe(version, arch, binary, src, man string, mtime time.Time) *nfpm.Inf
 	}
 	for _, u := range []string{"scanwarden.service", "scanwarden-smbd.service",
 		"scanwarden-smbd-reload.path", "scanwarden-smbd-reload.service"} {
-		contents = append(contents, file(in("systemd/"+u), "/usr/lib/systemd/system/"+u, 0o644))
+		contents = append(contents, file(in("systemd/"+u), installed.UnitDir+"/"+u, 0o644))
 	}
 	// The default configuration is a conffile: dpkg keeps the admin's edits
 	// across upgrades and asks before replacing an edited one.
-	conf := file(in("systemd/scanwarden.toml"), "/etc/scanwarden/scanwarden.toml", 0o644)
+	conf := file(in("systemd/scanwarden.toml"), installed.ConfigFile, 0o644)
 	conf.Type = files.TypeConfig
 	contents = append(contents, conf)
 
