@@ -53,6 +53,13 @@ func TestCheckOnArrival(t *testing.T) {
 // (its check ends before running drops) or still be due now.
 func settled(t *testing.T, m *Monitor) {
 	t.Helper()
+	settledBeyond(t, m, time.Hour)
+}
+
+// settledBeyond is settled with every destination next due more than
+// horizon away.
+func settledBeyond(t *testing.T, m *Monitor, horizon time.Duration) {
+	t.Helper()
 	waitFor(t, "the re-read list scheduled", func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -60,7 +67,7 @@ func settled(t *testing.T, m *Monitor) {
 			return false
 		}
 		for k := range m.dests {
-			if due, ok := m.nextDue[k]; !ok || due.Before(time.Now().Add(time.Hour)) {
+			if due, ok := m.nextDue[k]; !ok || due.Before(time.Now().Add(horizon)) {
 				return false
 			}
 		}

@@ -335,7 +335,10 @@ func TestFirstRoundAfterRestart(t *testing.T) {
 	old.LastCheck = time.Now().Add(-2 * time.Hour)
 	r := newRig(t, Config{Interval: time.Hour}, nil, recent, old, dest("never", "fs3", "MFP01"))
 	waitFor(t, "old and never checked", func() bool { return r.rep.count("old") == 1 && r.rep.count("never") == 1 })
-	time.Sleep(50 * time.Millisecond)
+	// The first round settled: nothing queued or running, every destination
+	// (recent in ~50 min) due more than 10 min away — had recent been made
+	// due at start, it would be checked by then or still be due.
+	settledBeyond(t, r.m, 10*time.Minute)
 	if r.rep.count("recent") != 0 {
 		t.Fatal("a destination checked 10 minutes ago was checked again at start")
 	}

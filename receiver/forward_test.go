@@ -119,9 +119,17 @@ func TestForwardIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows = e.waitScans(5*time.Second, "loose held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
-	time.Sleep(300 * time.Millisecond)
+	// A forced pass over every held scan, in this goroutine: the loose one
+	// is not among what it delivers.
+	if n, err := e.r.Deliver(context.Background(), ""); n != 0 || err != nil {
+		t.Fatalf("a pass over every held scan delivered %d: %v", n, err)
+	}
 	if ents, _ := os.ReadDir(remote.dir); len(ents) != 3 {
 		t.Fatalf("destination holds %d files", len(ents))
+	}
+	rows = e.waitScans(time.Second, "the catalogue read", func([]receiver.Scan) bool { return true })
+	if count(rows, receiver.Held) != 1 {
+		t.Fatalf("the loose scan left held: %+v", rows)
 	}
 }
 
