@@ -15,6 +15,7 @@ import (
 	smb2 "github.com/cloudsoda/go-smb2"
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // dialTCP connects to addr:port within ctx.
@@ -27,10 +28,10 @@ func dialTCP(ctx context.Context, addr string, port int) (net.Conn, error) {
 // behind it — or an SMB1 session set up by logonSMB1.
 type smbSession struct {
 	conn  net.Conn
-	s     *smb2.Session // nil over SMB1
-	v1    *smb1Conn     // set over SMB1
-	guest bool          // the server logged the session on as guest
-	stamp *stamper      // SMB2/3: delete-on-close for the canary's CREATE
+	s     *smb2.Session    // nil over SMB1
+	v1    *smb1Conn        // set over SMB1
+	guest bool             // the server logged the session on as guest
+	stamp *smbwire.Stamper // SMB2/3: delete-on-close for the canary's CREATE
 }
 
 // A gate is asked, with what the server told so far (dialect, signing, the
@@ -61,7 +62,7 @@ func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, pa
 
 // logonWith negotiates and sets up a session with the initiator (NTLM, or
 // Kerberos from kerberos.go); sessionKey is the initiator's, for the
-// stamper; typed names the logon in errors. The gate applies to an NTLM
+// smbwire.Stamper; typed names the logon in errors. The gate applies to an NTLM
 // AUTHENTICATE only.
 func logonWith(ctx context.Context, conn net.Conn, port int, host, typed string, init smb2.Initiator, sessionKey func() []byte, g gate) (*smbSession, *ServerInfo, error) {
 	if dl, ok := ctx.Deadline(); ok {
@@ -70,13 +71,13 @@ func logonWith(ctx context.Context, conn net.Conn, port int, host, typed string,
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if port == 139 {
-		if err := nbssSessionRequest(conn, host); err != nil {
+		if err := smbwire.NBSSSessionRequest(conn, host); err != nil {
 			return nil, nil, err
 		}
 	}
 	d := &smb2.Dialer{Initiator: init}
 	sc := &sniffConn{Conn: conn, asks: make(chan gateAsk), quit: make(chan struct{}),
-		stamp: &stamper{sessionKey: sessionKey}}
+		stamp: smbwire.NewStamper(sessionKey)}
 	if g == nil {
 		sc.asks = nil
 	}
@@ -145,9 +146,9 @@ type gateAsk struct {
 // canary's CREATE delete-on-close (stamp.go).
 type sniffConn struct {
 	net.Conn
-	asks  chan gateAsk  // nil: no gate
-	quit  chan struct{} // closed when logon no longer answers asks
-	stamp *stamper      // nil: messages leave as written
+	asks  chan gateAsk     // nil: no gate
+	quit  chan struct{}    // closed when logon no longer answers asks
+	stamp *smbwire.Stamper // nil: messages leave as written
 
 	wmu       sync.Mutex
 	outRemain int         // bytes of the message being written still to come
@@ -156,7 +157,7 @@ type sniffConn struct {
 	mu       sync.Mutex
 	off      bool   // sniffing stopped once the session is up
 	hdr      []byte // transport header of the frame being read
-	body     []byte // the frame's first bytes (at most maxFrame)
+	body     []byte // the frame's first bytes (at most smbwire.MaxFrame)
 	remain   int    // bytes of the current frame still to read
 	keep     int    // bytes of the current frame to keep
 	status   ntstatus.Status
@@ -204,7 +205,7 @@ func (c *sniffConn) Write(p []byte) (int, error) {
 
 // outgoing follows the frames the SMB library writes — a 4-byte transport
 // header, then the message, each in one Write — hands the logon's messages
-// to the stamper's hash and returns what is to be sent for p.
+// to the smbwire.Stamper's hash and returns what is to be sent for p.
 func (c *sniffConn) outgoing(p []byte) []byte {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -214,20 +215,20 @@ func (c *sniffConn) outgoing(p []byte) []byte {
 		return p
 	case c.outRemain > 0 && c.outRemain == len(p):
 		c.outRemain = 0
-		c.stamp.logonMessage(p, true)
-		return c.stamp.outgoing(p)
+		c.stamp.LogonMessage(p, true)
+		return c.stamp.Outgoing(p)
 	}
 	// Any other split: counted, never changed. A logon message not seen
 	// whole leaves the session without a signing key for stamps.
 	for rest := p; len(rest) > 0; {
 		if c.outRemain == 0 {
 			if len(rest) < 4 {
-				c.stamp.blind()
+				c.stamp.Blind()
 				break
 			}
 			c.outRemain = frameLen(rest)
 			rest = rest[4:]
-			c.stamp.blind()
+			c.stamp.Blind()
 		}
 		k := min(c.outRemain, len(rest))
 		c.outRemain -= k
@@ -251,7 +252,7 @@ func (c *sniffConn) Read(p []byte) (int, error) {
 func (c *sniffConn) stopSniffing() {
 	c.gated.Store(true)
 	if c.stamp != nil {
-		c.stamp.logonDone()
+		c.stamp.LogonDone()
 	}
 	c.mu.Lock()
 	c.off = true
@@ -271,7 +272,7 @@ func (c *sniffConn) feed(b []byte) {
 				return
 			}
 			c.remain = frameLen(c.hdr)
-			c.keep = min(c.remain, maxFrame)
+			c.keep = min(c.remain, smbwire.MaxFrame)
 			c.body = c.body[:0]
 		}
 		if c.remain > 0 {
@@ -286,7 +287,7 @@ func (c *sniffConn) feed(b []byte) {
 			if c.hdr[0] == 0 {
 				c.inspect(c.body)
 				if c.stamp != nil {
-					c.stamp.logonMessage(c.body, len(c.body) == frameLen(c.hdr))
+					c.stamp.LogonMessage(c.body, len(c.body) == frameLen(c.hdr))
 				}
 			}
 			c.hdr = c.hdr[:0]
@@ -310,14 +311,14 @@ func (c *sniffConn) inspect(m []byte) {
 	}
 	switch cmd {
 	case 0:
-		if n, err := parseSMB2Negotiate(m); err == nil && n.Status == 0 && n.Dialect != 0x02ff {
+		if n, err := smbwire.ParseSMB2Negotiate(m); err == nil && n.Status == 0 && n.Dialect != 0x02ff {
 			c.sawNeg = true
 			c.info.SMB2 = true
-			n.apply(&c.info)
+			applyNegotiate(n, &c.info)
 		}
 	case 1:
 		if status == ntstatus.MoreProcessingRequired {
-			if _, blob, err := parseSMB2SessionSetup(m); err == nil {
+			if _, blob, err := smbwire.ParseSMB2SessionSetup(m); err == nil {
 				if ch, err := ntlm.ParseIdentity(blob); err == nil {
 					applyIdentity(ch, &c.info)
 				}

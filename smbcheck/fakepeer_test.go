@@ -19,6 +19,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 type fakeWindows struct {
@@ -69,29 +70,29 @@ func (f *fakeWindows) serve() {
 
 func (f *fakeWindows) session(c net.Conn) {
 	for range 16 {
-		req, err := readFrame(c)
+		req, err := smbwire.ReadFrame(c)
 		if err != nil {
 			return
 		}
 		switch {
 		case len(req) > 4 && string(req[:4]) == "\xffSMB":
-			writeFrame(c, fakeNegotiateResponse(0, 0x02ff))
+			smbwire.WriteFrame(c, fakeNegotiateResponse(0, 0x02ff))
 		case len(req) >= 64 && string(req[:4]) == "\xfeSMB":
 			cmd := binary.LittleEndian.Uint16(req[12:])
 			msgID := binary.LittleEndian.Uint64(req[24:])
 			switch cmd {
 			case 0:
-				writeFrame(c, fakeNegotiateResponse(msgID, 0x0210))
+				smbwire.WriteFrame(c, fakeNegotiateResponse(msgID, 0x0210))
 			case 1:
 				if len(req) > 64+24 && containsNTLMType(req, 1) {
-					writeFrame(c, fakeSessionSetupResponse(msgID, ntstatus.MoreProcessingRequired, spnegoResp(windowsChallenge())))
+					smbwire.WriteFrame(c, fakeSessionSetupResponse(msgID, ntstatus.MoreProcessingRequired, spnegoResp(windowsChallenge())))
 				} else if f.vanish {
 					return
 				} else {
-					writeFrame(c, fakeErrorResponse(msgID, 1, f.status))
+					smbwire.WriteFrame(c, fakeErrorResponse(msgID, 1, f.status))
 				}
 			default:
-				writeFrame(c, fakeErrorResponse(msgID, cmd, ntstatus.NotSupported))
+				smbwire.WriteFrame(c, fakeErrorResponse(msgID, cmd, ntstatus.NotSupported))
 			}
 		default:
 			return

@@ -21,6 +21,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // checker carries one check's state.
@@ -381,7 +382,7 @@ func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 		for k, v := range ev {
 			s.Evidence[k] = v
 		}
-		if errors.Is(err, errNotSMB) {
+		if errors.Is(err, smbwire.ErrNotSMB) {
 			how := "it answers in another protocol"
 			if isPeerClose(err) {
 				how = "it hangs up on the SMB negotiate"

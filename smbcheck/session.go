@@ -18,6 +18,7 @@ import (
 
 	smb2 "github.com/cloudsoda/go-smb2"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // DialOptions tune Dial. Zero values mean zero: the caller fills its
@@ -439,7 +440,7 @@ type sessionFile interface {
 
 type smb2Tree struct {
 	sh    *smb2.Share
-	stamp *stamper
+	stamp *smbwire.Stamper
 }
 
 func (t smb2Tree) openFile(ctx context.Context, p string, flag int) (sessionFile, error) {
@@ -452,15 +453,15 @@ func (t smb2Tree) openFile(ctx context.Context, p string, flag int) (sessionFile
 
 func (t smb2Tree) rename(ctx context.Context, from, to string) error {
 	sh := t.sh.WithContext(ctx)
-	if t.stamp != nil && t.stamp.ready() {
-		t.stamp.arm(to, keepStamp)
+	if t.stamp != nil && t.stamp.Ready() {
+		t.stamp.Arm(to, smbwire.KeepStamp)
 		err := sh.Rename(from, to)
-		if t.stamp.disarm() {
+		if t.stamp.Disarm() {
 			if st, ok := ntStatusOf(err); ok && st == ntstatus.ObjectNameCollision {
 				return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
 			}
 		}
-		// Not stamped only when the rename left in a shape the stamper
+		// Not stamped only when the rename left in a shape the smbwire.Stamper
 		// does not know (or never left): it was renamed, or it failed.
 		return err
 	}

@@ -102,8 +102,8 @@ func TestLabDialForward(t *testing.T) {
 			// the file under that name is untouched.
 			// An encrypted session cannot be stamped: the name is looked up
 			// first there.
-			if tr, ok := s.tree.(smb2Tree); !ok || tr.stamp.ready() == (tc.name == "encrypted") {
-				t.Fatalf("stamp ready %v on %s (%T)", ok && tr.stamp.ready(), tc.name, s.tree)
+			if tr, ok := s.tree.(smb2Tree); !ok || tr.stamp.Ready() == (tc.name == "encrypted") {
+				t.Fatalf("stamp ready %v on %s (%T)", ok && tr.stamp.Ready(), tc.name, s.tree)
 			}
 			g, err := s.Create(ctx, tmp)
 			if err != nil {

@@ -9,7 +9,7 @@ package smbcheck
 // AUTHENTICATE and the NTLM workstation behind a text interface.
 //
 // Every length and offset a server sends is checked against the message;
-// a server frame is at most maxFrame bytes.
+// a server frame is at most smbwire.MaxFrame bytes.
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // SMB1 commands used by the replay.
@@ -146,7 +147,7 @@ func smb1Status(b []byte) ntstatus.Status { return ntstatus.Status(binary.Little
 // Data that must be 2-aligned from the header start (Unicode strings) is
 // given with align set; the pad byte is added here.
 func (c *smb1Conn) request(cmd byte, words []byte, data []byte, align bool) []byte {
-	h := smb1Header(cmd)
+	h := smbwire.SMB1Header(cmd)
 	binary.LittleEndian.PutUint16(h[24:], c.tid)
 	binary.LittleEndian.PutUint16(h[28:], c.uid)
 	c.mid++
@@ -187,12 +188,12 @@ func (c *smb1Conn) roundTrip(ctx context.Context, msg []byte) ([]byte, error) {
 	c.conn.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if err := writeFrame(c.conn, msg); err != nil {
+	if err := smbwire.WriteFrame(c.conn, msg); err != nil {
 		return nil, err
 	}
 	mid := binary.LittleEndian.Uint16(msg[30:])
 	for range 16 {
-		resp, err := readFrame(c.conn)
+		resp, err := smbwire.ReadFrame(c.conn)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: %w", err, ctx.Err())
@@ -230,7 +231,7 @@ func (c *smb1Conn) call(ctx context.Context, cmd byte, words, data []byte, align
 
 // negotiate offers NT LM 0.12 alone, as an SMB1-only MFP does.
 func (c *smb1Conn) negotiate(ctx context.Context) error {
-	resp, err := c.roundTrip(ctx, smb1NegotiateRequest([]string{"NT LM 0.12"}))
+	resp, err := c.roundTrip(ctx, smbwire.SMB1NegotiateRequest([]string{"NT LM 0.12"}))
 	if err != nil {
 		if isPeerClose(err) {
 			return fmt.Errorf("SMB1 negotiate: server hung up: %w", errNoSMB1)
@@ -323,8 +324,8 @@ func sessionSetupData(blob []byte) []byte {
 	if (59+len(d))%2 == 1 {
 		d = append(d, 0)
 	}
-	d = append(d, utf16z("Unix")...)
-	return append(d, utf16z("scanwarden")...)
+	d = append(d, smbwire.UTF16Z("Unix")...)
+	return append(d, smbwire.UTF16Z("scanwarden")...)
 }
 
 // sessionSetupBlob takes the security blob out of a session setup answer.
@@ -346,7 +347,7 @@ func (c *smb1Conn) treeConnect(ctx context.Context, host, share string) error {
 	w = binary.LittleEndian.AppendUint16(w, 1) // password length
 	// 32 + 1 + 8 + 2 + 1 password byte = 44: the path is aligned.
 	d := []byte{0}
-	d = append(d, utf16z(`\\`+strings.ToUpper(host)+`\`+share)...)
+	d = append(d, smbwire.UTF16Z(`\\`+strings.ToUpper(host)+`\`+share)...)
 	d = append(d, "?????\x00"...)
 	resp, _, _, err := c.call(ctx, smb1CmdTreeConnect, w, d, false)
 	if err != nil {
@@ -365,6 +366,7 @@ const (
 	dispositionOpen      = 1
 	dispositionCreate    = 2
 	optionNonDirectory   = 0x00000040
+	optionDeleteOnClose  = 0x00001000
 )
 
 // smb1Open is an open file or folder.
@@ -507,7 +509,7 @@ func readAndXData(resp, words []byte) ([]byte, error) {
 func (c *smb1Conn) delete(ctx context.Context, path string) error {
 	w := binary.LittleEndian.AppendUint16(nil, 0x0006) // hidden and system files too
 	// 32 + 1 + 2 + 2 + 1 buffer format = 38: the name is aligned.
-	d := append([]byte{0x04}, utf16z(path)...)
+	d := append([]byte{0x04}, smbwire.UTF16Z(path)...)
 	_, _, _, err := c.call(ctx, smb1CmdDelete, w, d, false)
 	return err
 }
@@ -607,7 +609,7 @@ func (c *smb1Conn) listDir(ctx context.Context, p string) ([]fs.FileInfo, error)
 	params = binary.LittleEndian.AppendUint16(params, 0x0002)
 	params = binary.LittleEndian.AppendUint16(params, 0x0101) // SMB_FIND_FILE_DIRECTORY_INFO
 	params = binary.LittleEndian.AppendUint32(params, 0)
-	params = append(params, utf16z(pattern)...)
+	params = append(params, smbwire.UTF16Z(pattern)...)
 	rp, rd, err := c.trans2(ctx, 0x0001, params, nil, maxData)
 	if err != nil {
 		return nil, err
@@ -631,7 +633,7 @@ func (c *smb1Conn) listDir(ctx context.Context, p string) ([]fs.FileInfo, error)
 		params = binary.LittleEndian.AppendUint16(params, 0x0101)
 		params = binary.LittleEndian.AppendUint32(params, 0)
 		params = binary.LittleEndian.AppendUint16(params, 0x000a) // continue from last, close at end
-		params = append(params, utf16z(last)...)
+		params = append(params, smbwire.UTF16Z(last)...)
 		rp, rd, err = c.trans2(ctx, 0x0002, params, nil, maxData)
 		if err != nil {
 			return nil, err
@@ -706,7 +708,7 @@ func logonSMB1NTLM(ctx context.Context, conn net.Conn, port int, host string, f 
 		if dl, ok := ctx.Deadline(); ok {
 			conn.SetDeadline(dl)
 		}
-		if err := nbssSessionRequest(conn, host); err != nil {
+		if err := smbwire.NBSSSessionRequest(conn, host); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -919,9 +921,9 @@ func (t smb1Tree) rename(ctx context.Context, from, to string) error {
 	w := binary.LittleEndian.AppendUint16(nil, 0x0006)
 	// 32 + 1 + 2 + 2 + 1 buffer format = 38: the old name is aligned; the
 	// new name after its buffer format byte needs a pad byte.
-	d := append([]byte{0x04}, utf16z(from)...)
+	d := append([]byte{0x04}, smbwire.UTF16Z(from)...)
 	d = append(d, 0x04, 0)
-	d = append(d, utf16z(to)...)
+	d = append(d, smbwire.UTF16Z(to)...)
 	if _, _, _, err := t.c.call(ctx, smb1CmdRename, w, d, false); err != nil {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 	}

@@ -12,11 +12,12 @@ import (
 
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // smb1Answer builds an SMB1 server message.
 func smb1Answer(cmd byte, status ntstatus.Status, words, data []byte) []byte {
-	b := smb1Header(cmd)
+	b := smbwire.SMB1Header(cmd)
 	b[9] |= 0x80 // reply
 	binary.LittleEndian.PutUint32(b[5:], uint32(status))
 	b = append(b, byte(len(words)/2))
@@ -64,7 +65,7 @@ func FuzzSMB1Replay(f *testing.F) {
 			defer close(done)
 			defer srv.Close()
 			for range 16 {
-				req, err := readFrame(srv)
+				req, err := smbwire.ReadFrame(srv)
 				if err != nil {
 					return
 				}
@@ -73,7 +74,7 @@ func FuzzSMB1Replay(f *testing.F) {
 					resp[4] = req[4]
 					copy(resp[30:32], req[30:32])
 				}
-				if writeFrame(srv, resp) != nil {
+				if smbwire.WriteFrame(srv, resp) != nil {
 					return
 				}
 			}

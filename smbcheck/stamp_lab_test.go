@@ -10,6 +10,7 @@ import (
 
 	smb2 "github.com/cloudsoda/go-smb2"
 
+	"github.com/scanwarden/scanwarden/internal/smbwire"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -54,7 +55,7 @@ func TestLabCanaryDeleteOnClose(t *testing.T) {
 					t.Fatal(err)
 				}
 				ntlm := &smb2.NTLMInitiator{User: tc.user, Password: lab.Password, Domain: tc.domain}
-				sc := &sniffConn{Conn: conn, stamp: &stamper{sessionKey: ntlm.SessionKey}}
+				sc := &sniffConn{Conn: conn, stamp: smbwire.NewStamper(ntlm.SessionKey)}
 				d := &smb2.Dialer{Negotiator: smb2.Negotiator{SpecifiedDialect: tc.dialect, RequireMessageSigning: tc.sign}, Initiator: ntlm}
 				s, err := d.DialConn(ctx, sc, tc.ip)
 				sc.stopSniffing()

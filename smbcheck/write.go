@@ -14,6 +14,7 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // share is a tree connection of the check's session: SMB2/3 through the
@@ -21,9 +22,9 @@ import (
 // the session's log-off ends its trees (and their open files) on the
 // server, one round trip fewer.
 type share struct {
-	s     *smb2.Share // nil over SMB1
-	v1    *smb1Conn   // set over SMB1
-	stamp *stamper    // SMB2/3: gives the canary's CREATE delete-on-close
+	s     *smb2.Share      // nil over SMB1
+	v1    *smb1Conn        // set over SMB1
+	stamp *smbwire.Stamper // SMB2/3: gives the canary's CREATE delete-on-close
 }
 
 // remoteFS is what the path and write steps do in a share.
@@ -56,15 +57,15 @@ func (sh *share) fs(ctx context.Context) remoteFS {
 
 type smb2FS struct {
 	*smb2.Share
-	stamp *stamper
+	stamp *smbwire.Stamper
 }
 
 func (s smb2FS) CreateCanary(name string) (remoteFile, bool, error) {
 	const flag = os.O_RDWR | os.O_CREATE | os.O_EXCL
 	if s.stamp != nil {
-		s.stamp.arm(name, doomStamp)
+		s.stamp.Arm(name, smbwire.DoomStamp)
 		f, err := s.OpenFile(name, flag, 0o666)
-		doomed := s.stamp.disarm()
+		doomed := s.stamp.Disarm()
 		if err == nil || !doomed {
 			return f, doomed, err
 		}
@@ -80,8 +81,8 @@ func (s smb2FS) RemoveOpen(name string) error {
 	if s.stamp == nil {
 		return s.Remove(name)
 	}
-	s.stamp.arm(name, shareStamp)
-	defer s.stamp.disarm()
+	s.stamp.Arm(name, smbwire.ShareStamp)
+	defer s.stamp.Disarm()
 	return s.Remove(name)
 }
 

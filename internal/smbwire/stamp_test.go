@@ -1,4 +1,4 @@
-package smbcheck
+package smbwire
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func createRequest(name string) []byte {
 func TestStampCreate(t *testing.T) {
 	name := ntlm.EncodeUTF16(`m2\scanwarden-check-x.tmp`)
 	m := createRequest(`m2\scanwarden-check-x.tmp`)
-	out := stampCreate(m, name, doomStamp)
+	out := stampCreate(m, name, DoomStamp)
 	if out == nil {
 		t.Fatal("the armed CREATE was not stamped")
 	}
@@ -76,60 +76,60 @@ func TestStampCreate(t *testing.T) {
 		"a write":      func() []byte { b := createRequest(`m2\scanwarden-check-x.tmp`); b[12] = 9; return b }(),
 		"cut short":    m[:64+50],
 	} {
-		if stampCreate(bad, name, doomStamp) != nil {
+		if stampCreate(bad, name, DoomStamp) != nil {
 			t.Errorf("%s was stamped", what)
 		}
 	}
 }
 
 // A signed CREATE is stamped only when the signing key is known: a logon
-// message the stamper did not see whole leaves it unstamped, and the
+// message the Stamper did not see whole leaves it unstamped, and the
 // write step deletes the canary itself.
 func TestStamperSignedNeedsKey(t *testing.T) {
 	m := createRequest(`scanwarden-check-x.tmp`)
 	binary.LittleEndian.PutUint32(m[16:], smb2FlagSigned)
-	s := &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
-	s.blind()
-	s.logonDone()
-	s.arm(`scanwarden-check-x.tmp`, doomStamp)
-	if out := s.outgoing(m); &out[0] != &m[0] || s.disarm() {
+	s := &Stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
+	s.Blind()
+	s.LogonDone()
+	s.Arm(`scanwarden-check-x.tmp`, DoomStamp)
+	if out := s.Outgoing(m); &out[0] != &m[0] || s.Disarm() {
 		t.Fatal("stamped without a signing key")
 	}
-	s = &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
-	s.logonDone()
-	s.arm(`scanwarden-check-x.tmp`, doomStamp)
-	out := s.outgoing(m)
-	if !s.disarm() || bytes.Equal(out[48:64], m[48:64]) {
+	s = &Stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
+	s.LogonDone()
+	s.Arm(`scanwarden-check-x.tmp`, DoomStamp)
+	out := s.Outgoing(m)
+	if !s.Disarm() || bytes.Equal(out[48:64], m[48:64]) {
 		t.Fatal("not stamped and signed with the key")
 	}
-	if again := s.outgoing(m); &again[0] != &m[0] {
+	if again := s.Outgoing(m); &again[0] != &m[0] {
 		t.Error("stamped after disarm")
 	}
 }
 
-// An encrypted session's messages leave in a transform header the stamper
+// An encrypted session's messages leave in a transform header the Stamper
 // cannot open: the canary is then created plainly (doomed false) and the
 // write step deletes it after the close.
 func TestStamperLeavesEncryptedAlone(t *testing.T) {
 	m := createRequest(`scanwarden-check-x.tmp`)
 	enc := append([]byte("\xfdSMB"), make([]byte, 48)...)
 	enc = append(enc, m...) // what the name looks like does not matter: it is ciphertext on the wire
-	s := &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
-	s.logonDone()
-	s.arm(`scanwarden-check-x.tmp`, doomStamp)
-	if out := s.outgoing(enc); &out[0] != &enc[0] || s.disarm() {
+	s := &Stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
+	s.LogonDone()
+	s.Arm(`scanwarden-check-x.tmp`, DoomStamp)
+	if out := s.Outgoing(enc); &out[0] != &enc[0] || s.Disarm() {
 		t.Fatal("an encrypted message was stamped")
 	}
 	// Encrypted traffic before anything is armed (the tree connect, a
 	// folder lookup) already says no: a rename then looks the name up
 	// first instead of leaving unstamped.
-	s = &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
-	s.logonDone()
-	if !s.ready() {
+	s = &Stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }, dialect: 0x0311}
+	s.LogonDone()
+	if !s.Ready() {
 		t.Fatal("not ready before any encrypted message")
 	}
-	s.outgoing(enc)
-	if s.ready() {
+	s.Outgoing(enc)
+	if s.Ready() {
 		t.Error("ready after an encrypted message left unarmed")
 	}
 }
@@ -142,20 +142,20 @@ func FuzzStamper(f *testing.F) {
 	f.Add(createRequest(`scanwarden-check-x.tmp`), []byte("\xfeSMB"))
 	f.Add(renameRequest(`scanwarden-check-x.tmp`), []byte("\xfeSMB"))
 	f.Fuzz(func(t *testing.T, out, in []byte) {
-		s := &stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }}
-		s.logonMessage(in, len(in)%2 == 0)
-		s.logonDone()
-		s.arm(`scanwarden-check-x.tmp`, doomStamp)
-		got := s.outgoing(out)
-		s.disarm()
+		s := &Stamper{sessionKey: func() []byte { return bytes.Repeat([]byte{7}, 16) }}
+		s.LogonMessage(in, len(in)%2 == 0)
+		s.LogonDone()
+		s.Arm(`scanwarden-check-x.tmp`, DoomStamp)
+		got := s.Outgoing(out)
+		s.Disarm()
 		if len(got) != len(out) {
 			t.Fatalf("length %d, want %d", len(got), len(out))
 		}
-		s.arm(`scanwarden-check-x.tmp`, keepStamp)
-		if renamed := s.outgoing(out); len(renamed) != len(out) {
+		s.Arm(`scanwarden-check-x.tmp`, KeepStamp)
+		if renamed := s.Outgoing(out); len(renamed) != len(out) {
 			t.Fatalf("rename stamp: length %d, want %d", len(renamed), len(out))
 		}
-		s.disarm()
+		s.Disarm()
 		for i := range got {
 			field := (i >= 48 && i < 64) || (i >= 64+24 && i < 64+28) || (i >= 64+32 && i < 64+36) || (i >= 64+40 && i < 64+44)
 			if got[i] != out[i] && !field {

@@ -1,4 +1,4 @@
-package smbcheck
+package smbwire
 
 import (
 	"bytes"
@@ -45,30 +45,31 @@ const (
 	shareRead           = 0x00000001 // FILE_SHARE_READ
 	shareWrite          = 0x00000002 // FILE_SHARE_WRITE
 	shareDelete         = 0x00000004 // FILE_SHARE_DELETE
+	optionNonDirectory  = 0x00000040 // FILE_NON_DIRECTORY_FILE
 )
 
-// A stamp is what is added to a CREATE's access, share access and options
+// A Stamp is what is added to a CREATE's access, share access and options
 // — or, for noReplace, a rename (SET_INFO FileRenameInformation) that must
 // not replace a file already under the new name.
-type stamp struct {
+type Stamp struct {
 	access, share, options uint32
 	noReplace              bool
 }
 
 var (
-	// doomStamp makes the canary: the server deletes it when its handle
+	// DoomStamp makes the canary: the server deletes it when its handle
 	// closes or the connection drops. Others may open it to delete it.
-	doomStamp = stamp{access: accessDeleteObject, share: shareDelete, options: optionDeleteOnClose | optionNonDirectory}
-	// shareStamp lets the delete probe open the canary while the
+	DoomStamp = Stamp{access: accessDeleteObject, share: shareDelete, options: optionDeleteOnClose | optionNonDirectory}
+	// ShareStamp lets the delete probe open the canary while the
 	// canary's own handle (read and write) is still open.
-	shareStamp = stamp{share: shareRead | shareWrite}
-	// keepStamp makes a rename fail with OBJECT_NAME_COLLISION instead of
+	ShareStamp = Stamp{share: shareRead | shareWrite}
+	// KeepStamp makes a rename fail with OBJECT_NAME_COLLISION instead of
 	// replacing what is there (the SMB library always asks to replace).
-	keepStamp = stamp{noReplace: true}
+	KeepStamp = Stamp{noReplace: true}
 )
 
-// stamper stamps one armed CREATE of a session.
-type stamper struct {
+// Stamper stamps one armed CREATE of a session.
+type Stamper struct {
 	// sessionKey is the NTLM session key, asked once the logon is done.
 	sessionKey func() []byte
 
@@ -81,14 +82,18 @@ type stamper struct {
 	final   bool     // the logon is over: the hash is final
 	signKey []byte   // derived at the first stamp
 	armed   []byte   // the CREATE's path, UTF-16LE; nil when disarmed
-	with    stamp
+	with    Stamp
 	stamped bool
 	sealed  bool // a message left encrypted: nothing can be stamped
 }
 
-// logonMessage folds a negotiate or session setup message (request, or
+// LogonMessage folds a negotiate or session setup message (request, or
 // response that the hash covers) into the pre-authentication hash.
-func (s *stamper) logonMessage(m []byte, whole bool) {
+// NewStamper is the stamper of one session; sessionKey gives the logon's
+// session key once the logon is done (nil: the logon gives none).
+func NewStamper(sessionKey func() []byte) *Stamper { return &Stamper{sessionKey: sessionKey} }
+
+func (s *Stamper) LogonMessage(m []byte, whole bool) {
 	if len(m) < 64 || string(m[:4]) != "\xfeSMB" {
 		return
 	}
@@ -122,9 +127,9 @@ func (s *stamper) logonMessage(m []byte, whole bool) {
 	h.Sum(s.preauth[:0])
 }
 
-// blind notes a message written in pieces the stamper could not follow:
+// Blind notes a message written in pieces the Stamper could not follow:
 // during the logon, the signing key can then not be derived.
-func (s *stamper) blind() {
+func (s *Stamper) Blind() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.final {
@@ -132,18 +137,18 @@ func (s *stamper) blind() {
 	}
 }
 
-// logonDone ends the logon: later messages are not hashed.
-func (s *stamper) logonDone() {
+// LogonDone ends the logon: later messages are not hashed.
+func (s *Stamper) LogonDone() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.final = true
 }
 
-// arm makes the next CREATE of path (as the SMB library sends it: a
+// Arm makes the next CREATE of path (as the SMB library sends it: a
 // backslash path relative to the share) carry st — or, for a noReplace
-// stamp, the next rename to path. It waits for an armed operation of
+// Stamp, the next rename to path. It waits for an armed operation of
 // another goroutine to be disarmed; every arm must be followed by disarm.
-func (s *stamper) arm(path string, st stamp) {
+func (s *Stamper) Arm(path string, st Stamp) {
 	s.armMu.Lock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,8 +157,8 @@ func (s *stamper) arm(path string, st stamp) {
 	s.stamped = false
 }
 
-// disarm ends the stamp and reports whether it was applied.
-func (s *stamper) disarm() bool {
+// Disarm ends the stamp and reports whether it was applied.
+func (s *Stamper) Disarm() bool {
 	s.mu.Lock()
 	s.armed = nil
 	stamped := s.stamped
@@ -162,9 +167,9 @@ func (s *stamper) disarm() bool {
 	return stamped
 }
 
-// outgoing returns m as it should leave: m itself, or a stamped and
+// Outgoing returns m as it should leave: m itself, or a stamped and
 // re-signed copy when m is the armed CREATE.
-func (s *stamper) outgoing(m []byte) []byte {
+func (s *Stamper) Outgoing(m []byte) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(m) >= 4 && string(m[:4]) == "\xfdSMB" {
@@ -193,16 +198,16 @@ func (s *stamper) outgoing(m []byte) []byte {
 	return out
 }
 
-// ready reports whether a stamp can be applied to the next message: none
+// Ready reports whether a stamp can be applied to the next message: none
 // has left encrypted, and the signing key can be derived if it is signed.
-func (s *stamper) ready() bool {
+func (s *Stamper) Ready() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return !s.sealed && s.deriveKey()
 }
 
 // deriveKey derives the session's signing key (MS-SMB2 3.2.5.3.1) once.
-func (s *stamper) deriveKey() bool {
+func (s *Stamper) deriveKey() bool {
 	if s.signKey != nil {
 		return true
 	}
@@ -238,7 +243,7 @@ func loneRequest(m []byte, cmd, size uint16, least int) bool {
 
 // stampCreate returns a copy of m with st added when m is a lone SMB2
 // CREATE request for exactly name; nil otherwise.
-func stampCreate(m, name []byte, st stamp) []byte {
+func stampCreate(m, name []byte, st Stamp) []byte {
 	const (
 		body         = 64
 		access       = body + 24
