@@ -103,6 +103,7 @@ func TestDebInstall(t *testing.T) {
 		}
 	}
 	r.analyze()
+	r.manPages()
 	r.doctor()
 	r.missingModule()
 
@@ -355,15 +356,55 @@ func (r debianRoot) analyze() {
 		r.t.Log("systemd-analyze not installed: installed units not verified")
 		return
 	}
+	// With the man-page check: every Documentation=man: page (scanwarden(8),
+	// smbd(8)) must be among the root's; systemd runs the host's man.
+	if _, err := exec.LookPath("man"); err != nil {
+		r.t.Errorf("man is not installed (Debian package man-db): systemd-analyze verify cannot check the units' man pages")
+		return
+	}
+	manpath := filepath.Join(r.dir, "usr/share/man")
 	for _, u := range Units() {
-		if out, err := verify(analyze, r.dir, u); err != nil {
+		if out, err := verify(analyze, r.dir, u, manpath); err != nil {
 			r.t.Errorf("installed %s: systemd-analyze verify: %v\n%s", u, err, out)
 		}
+	}
+	// The check is on: without the root's pages the daemon's unit fails it.
+	if out, err := verify(analyze, r.dir, Service, r.t.TempDir()); err == nil || !strings.Contains(out, "scanwarden(8)") {
+		r.t.Errorf("systemd-analyze verify passed %s with no man pages: %v\n%s", Service, err, out)
 	}
 	score, word := exposure(r.t, analyze, r.dir, Service)
 	r.t.Logf("installed %s: exposure %.1f %s", Service, score, word)
 	if score > maxExposure {
 		r.t.Errorf("installed %s: exposure %.1f, want at most %.1f", Service, score, maxExposure)
+	}
+}
+
+// manPages checks the installed manual pages: where Debian wants them,
+// gzipped, and rendered by man without a warning.
+func (r debianRoot) manPages() {
+	r.t.Helper()
+	man, err := exec.LookPath("man")
+	if err != nil {
+		r.t.Errorf("man is not installed (Debian package man-db): the installed pages cannot be rendered")
+		return
+	}
+	for _, p := range []string{"/usr/share/man/man8/scanwarden.8.gz", "/usr/share/man/man5/scanwarden.toml.5.gz"} {
+		r.check(p, 0o644, 0, 0, false)
+		cmd := exec.Command(man, "--warnings", "-l", filepath.Join(r.dir, p))
+		cmd.Env = append(os.Environ(), "MANPAGER=cat", "PAGER=cat", "MANWIDTH=100", "LANG=C.UTF-8")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		switch {
+		case err != nil:
+			r.t.Errorf("man -l %s: %v\n%s", p, err, stderr.String())
+		case strings.Contains(stderr.String(), "warning"):
+			r.t.Errorf("man -l %s warns:\n%s", p, stderr.String())
+		case !strings.Contains(string(out), "scanwarden") || len(out) < 2000:
+			r.t.Errorf("man -l %s rendered %d bytes", p, len(out))
+		default:
+			r.t.Logf("man -l %s: %d bytes", p, len(out))
+		}
 	}
 }
 
