@@ -368,6 +368,7 @@ func (r debianRoot) analyze() {
 			r.t.Errorf("installed %s: systemd-analyze verify: %v\n%s", u, err, out)
 		}
 	}
+	r.t.Logf("systemd-analyze verify, man pages checked (MANPATH=%s): %d units", manpath, len(Units()))
 	// The check is on: without the root's pages the daemon's unit fails it.
 	if out, err := verify(analyze, r.dir, Service, r.t.TempDir()); err == nil || !strings.Contains(out, "scanwarden(8)") {
 		r.t.Errorf("systemd-analyze verify passed %s with no man pages: %v\n%s", Service, err, out)
