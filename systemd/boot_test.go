@@ -101,7 +101,9 @@ const bootMFPPassword = "Mfp.Boot-25"
 // restarted by systemd while smbd keeps running, and the catalogue and the
 // share survive; what the daemon's user can write (the allowlist, the old
 // smb.conf place, symlinks) is refused by root's reload step and no
-// `root preexec` it plants ever runs; smbd's journal holds no testparm dump;
+// `root preexec` it plants ever runs; `secrets rotate` run by root leaves a
+// stored destination's password usable by the restarted daemon's user;
+// smbd's journal holds no testparm dump;
 // systemd-analyze verify passes on the installed units; poweroff is clean.
 func TestDebBoot(t *testing.T) {
 	if testing.Short() {
@@ -224,6 +226,7 @@ func TestDebBoot(t *testing.T) {
 
 	c.slowWriter()
 	c.attacks(smbdPID)
+	c.rotate(uid)
 
 	// root's step writes to the journal, testparm's dump does not
 	journal := c.run("journalctl --no-pager -o cat -u " + SMBService + " -u scanwarden-smbd-reload.service")
@@ -247,6 +250,48 @@ func TestDebBoot(t *testing.T) {
 
 	c.poweroff()
 	t.Logf("whole boot test: %v", time.Since(total).Round(time.Millisecond))
+}
+
+// rotate: a destination stored by the daemon's user (the box's own share,
+// the MFP account) checks out; the admin stops the daemon and runs
+// `secrets rotate` as root on the key's source, as its help says; the key
+// changes, nothing in the data dir becomes root's, and the restarted daemon's
+// user opens the password with the new credential: the check logs on again.
+func (c *container) rotate(uid string) {
+	t := c.t
+	t.Helper()
+	n, err := strconv.Atoi(uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := debianRoot{t: t, dir: c.root}
+	r.write("/var/tmp/d1.pw", []byte(bootMFPPassword+"\n"), 0o600, n, n)
+	asDaemon := "systemd-run --quiet --wait --pipe -p User=" + User + " -p LoadCredential=secret.key:" + KeyFile +
+		" -p Environment=SCANWARDEN_STATE_DIR=" + StateDir + " " + Binary + " "
+	c.run(asDaemon + "destination add d1 //127.0.0.1:44599/scans --user mfp --password-file /var/tmp/d1.pw")
+	check := asDaemon + "check --destination d1"
+	if out, code := c.sh(check); code != 0 {
+		t.Fatalf("check of the stored destination before the rotation: exit %d\n%s", code, out)
+	}
+	key := r.read(KeyFile)
+	c.run("systemctl stop " + Service)
+	out := c.run(Binary + " secrets rotate --data-dir " + StateDir + " --key-file " + KeyFile)
+	if !strings.Contains(out, "re-encrypted") {
+		t.Errorf("secrets rotate: %s", out)
+	}
+	if bytes.Equal(r.read(KeyFile), key) {
+		t.Errorf("secrets rotate left %s as it was", KeyFile)
+	}
+	r.check(KeyFile, 0o600, 0, 0, false)
+	if owned := c.run("find " + StateDir + " -user root"); owned != "" {
+		t.Errorf("root's rotate left root-owned files in the daemon's data dir:\n%s", owned)
+	}
+	c.run("systemctl start " + Service)
+	c.waitActive(30*time.Second, Service)
+	if out, code := c.sh(check); code != 0 {
+		t.Errorf("check of the stored destination after the rotation and restart: exit %d\n%s", code, out)
+	}
+	t.Logf("rotate: %s; the restarted daemon's user opens the destination's password with the new key", out)
 }
 
 // slowWriter: an MFP that pauses 12 s mid-file (the share's quiet window is
@@ -710,7 +755,7 @@ func (c *container) waitActive(limit time.Duration, units ...string) {
 		}
 		return false, c.run("systemctl status --no-pager -n 20 " + strings.Join(units, " ") + " || true")
 	})
-	c.t.Logf("%s active %v after the boot finished", strings.Join(units, ", "), took.Round(time.Millisecond))
+	c.t.Logf("%s active (waited %v)", strings.Join(units, ", "), took.Round(time.Millisecond))
 }
 
 func showValue(show, key string) string {
