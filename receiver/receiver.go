@@ -62,19 +62,19 @@ type Config struct {
 // Validate names the first field that cannot be used.
 func (c Config) Validate() error {
 	if c.DataDir == "" || !filepath.IsAbs(c.DataDir) {
-		return &ConfigError{"data_dir", c.DataDir, "must be an absolute path"}
+		return badConfig("data_dir", c.DataDir, "must be an absolute path")
 	}
 	if c.Watch.Quiet <= 0 {
-		return &ConfigError{"quiet", c.Watch.Quiet.String(), "must be positive"}
+		return badConfig("quiet", c.Watch.Quiet.String(), "must be positive")
 	}
 	if c.Watch.Rescan <= 0 {
-		return &ConfigError{"rescan", c.Watch.Rescan.String(), "must be positive"}
+		return badConfig("rescan", c.Watch.Rescan.String(), "must be positive")
 	}
 	if c.Forward.Retry <= 0 || c.Forward.MaxRetry < c.Forward.Retry {
-		return &ConfigError{"retry", c.Forward.Retry.String(), "must be positive and at most max_retry"}
+		return badConfig("retry", c.Forward.Retry.String(), "must be positive and at most max_retry")
 	}
 	if c.Forward.Poll <= 0 {
-		return &ConfigError{"poll", c.Forward.Poll.String(), "must be positive"}
+		return badConfig("poll", c.Forward.Poll.String(), "must be positive")
 	}
 	return c.samba().Validate()
 }

@@ -58,11 +58,11 @@ func FormatAllow(allow []netip.Prefix) []byte {
 // would then admit any address.
 func WriteAllowFile(path string, allow []netip.Prefix) (bool, error) {
 	if len(allow) == 0 {
-		return false, &ConfigError{"allow", "", "empty: the share would admit any address"}
+		return false, badConfig("allow", "", "empty: the share would admit any address")
 	}
 	for _, p := range allow {
 		if !p.IsValid() {
-			return false, &ConfigError{"allow", p.String(), "must be an address or a network (CIDR)"}
+			return false, badConfig("allow", p.String(), "must be an address or a network (CIDR)")
 		}
 	}
 	b := FormatAllow(allow)

@@ -65,48 +65,49 @@ const (
 	DefaultAccount = "mfp"
 )
 
-// ConfigError is a setting that cannot be used: its field, value and why.
-type ConfigError struct {
-	Field, Value, Reason string
-}
+// ConfigError is a setting that cannot be used: its field, its value
+// (quoted as given) and why.
+type ConfigError = scanwarden.FieldError
 
-func (e *ConfigError) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("%s: %s", e.Field, e.Reason)
+// badConfig is the *ConfigError for field; value shows quoted.
+func badConfig(field, value, reason string) error {
+	var v any
+	if value != "" {
+		v = strconv.Quote(value)
 	}
-	return fmt.Sprintf("%s %q: %s", e.Field, e.Value, e.Reason)
+	return &ConfigError{Field: field, Value: v, Reason: reason}
 }
 
 // Validate names the first setting that cannot be used.
 func (c SambaConfig) Validate() error {
 	switch {
 	case c.Dir == "" || !filepath.IsAbs(c.Dir):
-		return &ConfigError{"dir", c.Dir, "must be an absolute path"}
+		return badConfig("dir", c.Dir, "must be an absolute path")
 	case c.Inbox == "" || !filepath.IsAbs(c.Inbox):
-		return &ConfigError{"inbox", c.Inbox, "must be an absolute path"}
+		return badConfig("inbox", c.Inbox, "must be an absolute path")
 	case !c.Listen.IsValid() || c.Listen.IsUnspecified():
-		return &ConfigError{"listen", c.Listen.String(), "must be one address of this machine (the share binds only there)"}
+		return badConfig("listen", c.Listen.String(), "must be one address of this machine (the share binds only there)")
 	case c.Port < 1 || c.Port > 65535:
-		return &ConfigError{"port", strconv.Itoa(c.Port), "must be 1–65535"}
+		return badConfig("port", strconv.Itoa(c.Port), "must be 1–65535")
 	case !validShareName(c.Share):
-		return &ConfigError{"share", c.Share, "must be 1–80 letters, digits, '-', '_' or '.'"}
+		return badConfig("share", c.Share, "must be 1–80 letters, digits, '-', '_' or '.'")
 	}
 	for _, p := range c.Allow {
 		if !p.IsValid() {
-			return &ConfigError{"allow", p.String(), "must be an address or a network (CIDR)"}
+			return badConfig("allow", p.String(), "must be an address or a network (CIDR)")
 		}
 	}
 	seen := map[string]bool{}
 	for _, a := range c.Accounts {
 		if !validAccountName(a.Name) {
-			return &ConfigError{"account", a.Name, "must be 1–32 lower-case letters, digits, '-', '_' starting with a letter"}
+			return badConfig("account", a.Name, "must be 1–32 lower-case letters, digits, '-', '_' starting with a letter")
 		}
 		if seen[a.Name] {
-			return &ConfigError{"account", a.Name, "given twice"}
+			return badConfig("account", a.Name, "given twice")
 		}
 		seen[a.Name] = true
 		if a.Password.IsZero() || strings.ContainsAny(a.Password.Reveal(), "\r\n") {
-			return &ConfigError{"password", "", "empty or contains a line break"}
+			return badConfig("password", "", "empty or contains a line break")
 		}
 	}
 	return nil
@@ -746,7 +747,7 @@ func portFree(ip netip.Addr, port int) error {
 		return nil
 	}
 	if errors.Is(err, syscall.EADDRNOTAVAIL) {
-		return &ConfigError{"listen", ip.String(), "is not an address of this machine"}
+		return badConfig("listen", ip.String(), "is not an address of this machine")
 	}
 	if errors.Is(err, syscall.EACCES) {
 		return fmt.Errorf("port %s: %w (binding a port below 1024 needs root or CAP_NET_BIND_SERVICE)", addr, err)
