@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/store"
-	"github.com/scanwarden/scanwarden/web"
 )
 
 // Settings changed in the web page are stored (table stored_settings,
@@ -182,28 +179,36 @@ func fileSets(c Config, key string) bool {
 	return false
 }
 
-// overlay lays stored settings over cfg where the file does not set the key.
-// A stored value that cannot be used (a secret that does not open with the
-// key, a value that no longer parses) is skipped, with a standing fault
-// ("settings.unreadable") naming each; the others apply.
+// overlay lays the settings stored from the web page over cfg
+// (overlaySettings), stating the ones skipped as the standing fault
+// "settings.unreadable".
 func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 	stored, err := m.st.StoredSettings(ctx)
 	if err != nil {
 		return cfg, err
 	}
-	out := cfg
-	out.CIDRCopy()
-	var skipped []string
-	var unreadable []string // section.key of secrets that did not open
-	defer func() {
-		if len(skipped) == 0 {
-			m.faults.clear("settings.unreadable")
-			return
-		}
-		msg := "stored settings skipped (enter them again on the settings page): " + strings.Join(skipped, "; ")
-		m.faults.set("settings.unreadable", msg)
+	out, skipped, err := overlaySettings(cfg, stored, func(sealed []byte, section, key string) ([]byte, error) {
+		return m.st.Key().Open(sealed, store.SettingLabel(section, key))
+	})
+	if len(skipped) == 0 {
+		m.faults.clear("settings.unreadable")
+	} else {
+		m.faults.set("settings.unreadable", "stored settings skipped (enter them again on the settings page): "+strings.Join(skipped, "; "))
 		m.log.Warn("stored settings skipped", "settings", strings.Join(skipped, "; "))
-	}()
+	}
+	return out, err
+}
+
+// overlaySettings lays stored settings over cfg where the file does not
+// set the key; open unseals a stored secret. A stored value that cannot be
+// used (a secret that does not open, a value that no longer parses) is
+// skipped and named in skipped; the others apply. An endpoint whose secret
+// did not open keeps the file's value too. A result that does not validate
+// is refused (err) and cfg kept.
+func overlaySettings(cfg Config, stored []store.StoredSetting, open func(sealed []byte, section, key string) ([]byte, error)) (out Config, skipped []string, err error) {
+	out = cfg
+	out.CIDRCopy()
+	var unreadable []string // section.key of secrets that did not open
 	for _, s := range stored {
 		f, ok := findSetting(s.Section, s.Key)
 		if !ok {
@@ -213,7 +218,7 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 			if fileSets(cfg, s.Section+"."+f.fileKey) {
 				continue
 			}
-			plain, err := m.st.Key().Open([]byte(s.Value), store.SettingLabel(s.Section, s.Key))
+			plain, err := open([]byte(s.Value), s.Section, s.Key)
 			if err != nil {
 				skipped = append(skipped, fmt.Sprintf("%s.%s: %v", s.Section, s.Key, err))
 				unreadable = append(unreadable, s.Section+"."+s.Key)
@@ -247,9 +252,9 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 		}
 	}
 	if es := out.validate(); len(es) > 0 {
-		return cfg, es
+		return cfg, skipped, es
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // CIDRCopy unshares the slices a copy of the config would share.
@@ -258,118 +263,6 @@ func (c *Config) CIDRCopy() {
 	c.SNMP.Allow = append([]string(nil), c.SNMP.Allow...)
 	c.Notify.MailTo = append([]string(nil), c.Notify.MailTo...)
 	c.FileKeys = append([]string(nil), c.FileKeys...)
-}
-
-// settingsBackend implements web.Settings.
-type settingsBackend struct{ m *Main }
-
-var _ web.Settings = settingsBackend{}
-
-func (b settingsBackend) current() Config {
-	if p := b.m.live.get(); p != nil {
-		return p.cfg
-	}
-	return b.m.Config
-}
-
-func (b settingsBackend) Settings(ctx context.Context) ([]web.SettingsSection, error) {
-	cfg := b.current()
-	var out []web.SettingsSection
-	for _, s := range settingSections {
-		sec := web.SettingsSection{Name: s.name, Title: s.title, Tests: s.tests}
-		for _, f := range s.fields {
-			wf := web.Field{Key: f.key, Label: f.label, Help: f.help, Secret: f.secret}
-			if f.secret {
-				wf.Set = !secretField(&cfg, s.name, f.key).IsZero()
-				wf.FromFile = fileSets(cfg, s.name+"."+f.fileKey)
-			} else if v, ok := configField(&cfg, s.name, f.key); ok {
-				wf.Value = formatValue(v)
-				wf.FromFile = fileSets(cfg, s.name+"."+f.key)
-			}
-			if wf.FromFile {
-				wf.Help = strings.TrimSpace(wf.Help + " — set in " + cfg.File + ", which wins at start")
-			}
-			sec.Fields = append(sec.Fields, wf)
-		}
-		out = append(out, sec)
-	}
-	return out, nil
-}
-
-// Set checks the values against the running config, stores them, and
-// rebuilds the parts with them.
-func (b settingsBackend) Set(ctx context.Context, section string, values map[string]string) error {
-	cfg := b.current()
-	cfg.CIDRCopy()
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var rows []store.StoredSetting
-	for _, k := range keys {
-		val := values[k]
-		f, ok := findSetting(section, k)
-		if !ok {
-			return &web.FieldError{Section: section, Field: k, Value: val, Reason: "no such setting"}
-		}
-		if f.secret {
-			if val == "" {
-				continue // keep the stored one
-			}
-			*secretField(&cfg, section, k) = scanwarden.NewSecret(val)
-			sealed := b.m.st.Key().Seal([]byte(val), store.SettingLabel(section, k))
-			rows = append(rows, store.StoredSetting{Section: section, Key: k, Value: string(sealed), Secret: true})
-			continue
-		}
-		v, _ := configField(&cfg, section, k)
-		if err := setValue(v, val); err != nil {
-			return &web.FieldError{Section: section, Field: k, Value: val, Reason: err.Error()}
-		}
-		rows = append(rows, store.StoredSetting{Section: section, Key: k, Value: val})
-	}
-	// A secret belongs to its endpoint: moving the endpoint without
-	// entering the secret again drops the stored one, so it is never sent
-	// to the new place (and a secret from the file refuses the move).
-	before := b.current()
-	var dropped []secretTie
-	for _, tie := range secretTies {
-		if tie.section != section || values[tie.secret] != "" || !tie.moved(before, cfg) {
-			continue
-		}
-		f, _ := findSetting(section, tie.secret)
-		if fileSets(before, section+"."+f.fileKey) {
-			return &web.FieldError{Section: section, Field: tie.fields[0], Value: values[tie.fields[0]],
-				Reason: fmt.Sprintf("%s.%s comes from %s and stays with the endpoint set there; change both in the file", section, tie.secret, before.File)}
-		}
-		if secretField(&cfg, section, tie.secret).IsZero() {
-			continue
-		}
-		*secretField(&cfg, section, tie.secret) = scanwarden.Secret{}
-		rows = append(rows, store.StoredSetting{Section: section, Key: tie.secret, Delete: true})
-		dropped = append(dropped, tie)
-	}
-	if es := cfg.validate(); len(es) > 0 {
-		e := es[0]
-		for _, tie := range dropped {
-			if strings.HasPrefix(e.Key, section+"."+tie.secret) {
-				// The endpoint cannot work without its secret: ask for it
-				// again rather than drop it (nothing is changed).
-				return &web.FieldError{Section: section, Field: tie.secret,
-					Reason: fmt.Sprintf("%s changed: enter the %s again (a stored secret is never sent to a new endpoint)",
-						strings.Join(tie.fields, "/"), f(section, tie.secret))}
-			}
-		}
-		sec, field, _ := strings.Cut(e.Key, ".")
-		return &web.FieldError{Section: sec, Field: field, Value: e.Value, Reason: e.Reason}
-	}
-	if err := b.m.st.SetSettings(ctx, rows); err != nil {
-		return err
-	}
-	for _, tie := range dropped {
-		b.m.log.Warn("stored secret dropped: its endpoint changed", "setting", section+"."+tie.secret)
-	}
-	return b.m.Reload()
 }
 
 // f is a setting's label, for messages.
@@ -403,28 +296,4 @@ func (t secretTie) moved(a, b Config) bool {
 		}
 	}
 	return false
-}
-
-// SendTest sends a test notification on one channel and records it.
-func (b settingsBackend) SendTest(ctx context.Context, channel string) (string, error) {
-	senders, errs := Senders(b.current())
-	if err := errs[channel]; err != nil {
-		return "", err
-	}
-	for _, s := range senders {
-		if s.Channel() != channel {
-			continue
-		}
-		outs := notify.New(s).Send(ctx, notify.TestMessage(time.Now()))
-		rec := store.Notification{At: time.Now(), Event: "test", Channel: channel, Attempts: outs[0].Attempts}
-		if outs[0].Err != nil {
-			rec.Error = outs[0].Err.Error()
-		}
-		b.m.st.AddNotification(context.WithoutCancel(ctx), rec)
-		if outs[0].Err != nil {
-			return "", outs[0].Err
-		}
-		return fmt.Sprintf("%s: test delivered (%d attempt(s))", channel, outs[0].Attempts), nil
-	}
-	return "", fmt.Errorf("%s is not configured", channel)
 }

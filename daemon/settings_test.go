@@ -1,83 +1,88 @@
 package daemon
 
 import (
-	"context"
 	"errors"
-	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/scanwarden/scanwarden/web"
+	"github.com/scanwarden/scanwarden/store"
 )
 
-// Settings from the page are stored (secrets sealed), take effect at once
-// and at the next start, and the file wins where it sets a key.
-func TestSettings(t *testing.T) {
-	hook := newHookPeer(t)
-	cfg := testConfig(t, "[checks]\ninterval = \"20m\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
-	ctx := context.Background()
-	if err := m.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	b := settingsBackend{m}
-	if err := b.Set(ctx, "checks", map[string]string{"interval": "5m", "max_failures": "0"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Set(ctx, "notify", map[string]string{"webhook_url": hook.srv.URL + "/h", "webhook_secret": "page-s3cret"}); err != nil {
-		t.Fatal(err)
-	}
-	c := b.current()
-	if c.Checks.Interval.D() != 20*time.Minute || c.Checks.MaxFailures != 0 || c.Notify.WebhookURL == "" || c.Notify.WebhookSecret.Reveal() != "page-s3cret" {
-		t.Fatalf("running config %+v %+v", c.Checks, c.Notify)
-	}
-	secs, _ := b.Settings(ctx)
-	for _, s := range secs {
-		for _, f := range s.Fields {
-			if s.Name == "checks" && f.Key == "interval" && (!f.FromFile || f.Value != "20m0s") {
-				t.Errorf("interval field %+v", f)
-			}
-			if f.Secret && f.Value != "" {
-				t.Errorf("secret %s.%s shown", s.Name, f.Key)
-			}
-			if s.Name == "notify" && f.Key == "webhook_secret" && !f.Set {
-				t.Errorf("webhook secret not marked set")
-			}
+// The overlay rule alone: stored settings over the file's config, the file
+// winning where it sets a key, what cannot be used skipped and named.
+func TestOverlaySettings(t *testing.T) {
+	// open unseals "ok:VALUE"; anything else does not open (a fake of the
+	// sealing key: a secret sealed under another key).
+	open := func(sealed []byte, section, key string) ([]byte, error) {
+		if v, ok := strings.CutPrefix(string(sealed), "ok:"); ok {
+			return []byte(v), nil
 		}
+		return nil, errors.New("message authentication failed")
 	}
-	stored, _ := m.st.StoredSettings(ctx)
-	for _, s := range stored {
-		if strings.Contains(s.Value, "page-s3cret") {
-			t.Fatal("a secret stored in clear")
-		}
-	}
-	msg, err := b.SendTest(ctx, "webhook")
-	if err != nil || !strings.Contains(msg, "delivered") || len(hook.events()) != 1 {
-		t.Fatalf("send test: %q %v %v", msg, err, hook.events())
-	}
-	hook.mu.Lock()
-	if hook.hdr[0] != "page-s3cret" {
-		t.Fatalf("secret header %q", hook.hdr[0])
-	}
-	hook.mu.Unlock()
-	var fe *web.FieldError
-	if err := b.Set(ctx, "checks", map[string]string{"max_concurrent": "0"}); !errors.As(err, &fe) || fe.Field != "max_concurrent" {
-		t.Fatalf("bad value: %v", err)
-	}
-	if err := b.Set(ctx, "checks", map[string]string{"nope": "1"}); !errors.As(err, &fe) {
-		t.Fatalf("unknown key: %v", err)
-	}
-	m.Close()
-
-	// The next start takes the stored settings.
-	m2 := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
-	if err := m2.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer m2.Close()
-	c = settingsBackend{m2}.current()
-	if c.Notify.WebhookURL != hook.srv.URL+"/h" || c.Notify.WebhookSecret.Reveal() != "page-s3cret" || c.Checks.MaxFailures != 0 || len(m2.Faults()) != 0 {
-		t.Fatalf("after restart: %+v faults %+v", c.Notify, m2.Faults())
+	base := Defaults()
+	base.Notify.WebhookURL = "https://hooks.example.test/file"
+	for _, tc := range []struct {
+		name     string
+		fileKeys []string
+		stored   []store.StoredSetting
+		check    func(Config) bool
+		skipped  []string // substrings, in order
+		invalid  bool
+	}{
+		{name: "a value the file leaves out applies",
+			stored: []store.StoredSetting{{Section: "checks", Key: "interval", Value: "5m"}, {Section: "snmp", Key: "cidr", Value: "10.1.0.0/24, 10.2.0.0/24"}},
+			check: func(c Config) bool {
+				return c.Checks.Interval.D() == 5*time.Minute && slices.Equal(c.SNMP.CIDR, []string{"10.1.0.0/24", "10.2.0.0/24"})
+			}},
+		{name: "the file wins", fileKeys: []string{"checks.interval", "ad.password_file"},
+			stored: []store.StoredSetting{{Section: "checks", Key: "interval", Value: "5m"}, {Section: "ad", Key: "password", Value: "ok:page", Secret: true}},
+			check:  func(c Config) bool { return c.Checks.Interval == base.Checks.Interval && c.AD.Password.IsZero() }},
+		{name: "a secret that opens applies",
+			stored: []store.StoredSetting{{Section: "notify", Key: "webhook_secret", Value: "ok:s3cret", Secret: true}},
+			check:  func(c Config) bool { return c.Notify.WebhookSecret.Reveal() == "s3cret" }},
+		{name: "a secret that does not open is skipped, its endpoint stays the file's",
+			stored: []store.StoredSetting{{Section: "notify", Key: "webhook_url", Value: "https://evil.example.test/"},
+				{Section: "notify", Key: "webhook_secret", Value: "sealed-elsewhere", Secret: true},
+				{Section: "checks", Key: "jitter", Value: "10s"}},
+			check: func(c Config) bool {
+				return c.Notify.WebhookURL == base.Notify.WebhookURL && c.Notify.WebhookSecret.IsZero() && c.Checks.Jitter.D() == 10*time.Second
+			},
+			skipped: []string{"notify.webhook_secret: message authentication failed", "notify.webhook_url: not used without notify.webhook_secret"}},
+		{name: "a value that no longer parses is skipped, the others apply",
+			stored:  []store.StoredSetting{{Section: "checks", Key: "interval", Value: "soon"}, {Section: "checks", Key: "max_concurrent", Value: "2"}},
+			check:   func(c Config) bool { return c.Checks.Interval == base.Checks.Interval && c.Checks.MaxConcurrent == 2 },
+			skipped: []string{"checks.interval: \"soon\" is not a duration"}},
+		{name: "an unknown setting is ignored",
+			stored: []store.StoredSetting{{Section: "checks", Key: "retired", Value: "1"}},
+			check:  func(c Config) bool { return c.Checks == base.Checks }},
+		{name: "a result that does not validate is refused, the file's kept",
+			stored: []store.StoredSetting{{Section: "checks", Key: "max_concurrent", Value: "0"}, {Section: "checks", Key: "interval", Value: "5m"}},
+			check:  func(c Config) bool { return c.Checks == base.Checks }, invalid: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := base
+			cfg.FileKeys = tc.fileKeys
+			got, skipped, err := overlaySettings(cfg, tc.stored, open)
+			var es ConfigErrors
+			if tc.invalid != errors.As(err, &es) || !tc.invalid && err != nil {
+				t.Fatalf("err %v", err)
+			}
+			if !tc.check(got) {
+				t.Errorf("config %+v %+v", got.Checks, got.Notify)
+			}
+			if len(skipped) != len(tc.skipped) {
+				t.Fatalf("skipped %q, want %q", skipped, tc.skipped)
+			}
+			for i, s := range tc.skipped {
+				if !strings.Contains(skipped[i], s) {
+					t.Errorf("skipped[%d] %q, want %q", i, skipped[i], s)
+				}
+			}
+			if slices.Contains(base.SNMP.CIDR, "10.1.0.0/24") {
+				t.Error("the overlay wrote into the file config's slice")
+			}
+		})
 	}
 }
