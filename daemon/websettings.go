@@ -68,7 +68,7 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 		val := values[k]
 		f, ok := findSetting(section, k)
 		if !ok {
-			return &web.FieldError{Section: section, Field: k, Value: val, Reason: "no such setting"}
+			return web.BadSetting(section, k, val, "no such setting")
 		}
 		if f.secret {
 			if val == "" {
@@ -81,7 +81,7 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 		}
 		v, _ := configField(&cfg, section, k)
 		if err := setValue(v, val); err != nil {
-			return &web.FieldError{Section: section, Field: k, Value: val, Reason: err.Error()}
+			return web.BadSetting(section, k, val, err.Error())
 		}
 		rows = append(rows, store.StoredSetting{Section: section, Key: k, Value: val})
 	}
@@ -96,8 +96,7 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 		}
 		f, _ := findSetting(section, tie.secret)
 		if fileSets(before, section+"."+f.fileKey) {
-			return &web.FieldError{Section: section, Field: tie.fields[0], Value: values[tie.fields[0]],
-				Reason: fmt.Sprintf("%s.%s comes from %s and stays with the endpoint set there; change both in the file", section, tie.secret, before.File)}
+			return web.BadSetting(section, tie.fields[0], values[tie.fields[0]], fmt.Sprintf("%s.%s comes from %s and stays with the endpoint set there; change both in the file", section, tie.secret, before.File))
 		}
 		if secretField(&cfg, section, tie.secret).IsZero() {
 			continue
@@ -112,13 +111,12 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 			if strings.HasPrefix(e.Key, section+"."+tie.secret) {
 				// The endpoint cannot work without its secret: ask for it
 				// again rather than drop it (nothing is changed).
-				return &web.FieldError{Section: section, Field: tie.secret,
-					Reason: fmt.Sprintf("%s changed: enter the %s again (a stored secret is never sent to a new endpoint)",
-						strings.Join(tie.fields, "/"), f(section, tie.secret))}
+				return web.BadSetting(section, tie.secret, nil, fmt.Sprintf("%s changed: enter the %s again (a stored secret is never sent to a new endpoint)",
+					strings.Join(tie.fields, "/"), f(section, tie.secret)))
 			}
 		}
 		sec, field, _ := strings.Cut(e.Key, ".")
-		return &web.FieldError{Section: sec, Field: field, Value: e.Value, Reason: e.Reason}
+		return web.BadSetting(sec, field, e.Value, e.Reason)
 	}
 	if err := b.m.st.SetSettings(ctx, rows); err != nil {
 		return err

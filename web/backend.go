@@ -144,9 +144,17 @@ type AuthStore interface {
 	Audit(ctx context.Context, limit int) ([]scanwarden.AuditEntry, error)
 }
 
-// FieldError says which setting is wrong and why.
+// FieldError says which setting of a settings section is wrong and why:
+// the one field error (scanwarden.FieldError) with its section. Its
+// message never shows the value (a setting may be a secret).
 type FieldError struct {
-	Section, Field, Value, Reason string
+	Section string
+	scanwarden.FieldError
+}
+
+// BadSetting is the *FieldError for section.field.
+func BadSetting(section, field string, value any, reason string) *FieldError {
+	return &FieldError{Section: section, FieldError: scanwarden.FieldError{Field: field, Value: value, Reason: reason}}
 }
 
 func (e *FieldError) Error() string {

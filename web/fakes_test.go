@@ -341,7 +341,7 @@ func (f *fakeSettings) Set(_ context.Context, section string, values map[string]
 	defer f.mu.Unlock()
 	for k, v := range values {
 		if k == "url" && !strings.HasPrefix(v, "ldap") {
-			return &FieldError{Section: section, Field: k, Value: v, Reason: "must start with ldap:// or ldaps://"}
+			return BadSetting(section, k, v, "must start with ldap:// or ldaps://")
 		}
 	}
 	for k, v := range values {
