@@ -402,10 +402,9 @@ func TestRecoverCommittedNotMoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.open(nil)
-	time.Sleep(500 * time.Millisecond)
-	rows := e.waitScans(time.Second, "one row", func(r []receiver.Scan) bool { return len(r) == 1 })
-	if rows[0].ID != id {
+	e.open(nil) // the recovery runs in Open, before the inbox is watched
+	rows := e.waitScans(time.Second, "the catalogue read", func([]receiver.Scan) bool { return true })
+	if len(rows) != 1 || rows[0].ID != id {
 		t.Fatalf("%+v", rows)
 	}
 	got, err := os.ReadFile(filepath.Join(e.dir, "held", "2026-01-01", "abc.pdf"))
