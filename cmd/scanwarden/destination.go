@@ -81,16 +81,13 @@ func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 	if err := d.Validate(); err != nil {
 		return c.fail(err)
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	if err := st.PutDestination(ctx, d); err != nil {
-		return c.fail(err)
-	}
-	humanf(c.env.stdout, "stored %s: %s as %s\n", d.Name, destString(d.Target(nil)), userLabel(d.User))
-	return exitOK
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		if err := st.PutDestination(ctx, d); err != nil {
+			return c.fail(err)
+		}
+		humanf(c.env.stdout, "stored %s: %s as %s\n", d.Name, destString(d.Target(nil)), userLabel(d.User))
+		return exitOK
+	})
 }
 
 func destinationList(ctx context.Context, c *subcommand, args []string) int {
@@ -99,46 +96,43 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	ds, err := st.Destinations(ctx, *device)
-	if err != nil {
-		return c.fail(err)
-	}
-	out := []destinationJSON{}
-	for _, d := range ds {
-		last, err := latestReport(ctx, st, d.Name)
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		ds, err := st.Destinations(ctx, *device)
 		if err != nil {
 			return c.fail(err)
 		}
-		out = append(out, fullDestJSON(d, last))
-	}
-	if *asJSON {
-		return c.printJSON(struct {
-			Destinations []destinationJSON `json:"destinations"`
-		}{out})
-	}
-	if len(out) == 0 {
-		fmt.Fprintln(c.env.stdout, "no destinations (scanwarden import addressbook, or destination add)")
-	}
-	for i, j := range out {
-		last := "never checked"
-		if j.LastCheck != nil {
-			last = fmt.Sprintf("%s %s", j.LastCheck.Cause, j.LastCheck.At.Local().Format("2006-01-02 15:04"))
+		out := []destinationJSON{}
+		for _, d := range ds {
+			last, err := latestReport(ctx, st, d.Name)
+			if err != nil {
+				return c.fail(err)
+			}
+			out = append(out, fullDestJSON(d, last))
 		}
-		dev := j.Device
-		if dev == "" {
-			dev = "-"
+		if *asJSON {
+			return c.printJSON(struct {
+				Destinations []destinationJSON `json:"destinations"`
+			}{out})
 		}
-		if j.PasswordUnreadable != "" {
-			last += " — " + registry.PasswordUnreadableMark
+		if len(out) == 0 {
+			fmt.Fprintln(c.env.stdout, "no destinations (scanwarden import addressbook, or destination add)")
 		}
-		humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, destString(ds[i].Target(nil)), userLabel(j.User), last)
-	}
-	return exitOK
+		for i, j := range out {
+			last := "never checked"
+			if j.LastCheck != nil {
+				last = fmt.Sprintf("%s %s", j.LastCheck.Cause, j.LastCheck.At.Local().Format("2006-01-02 15:04"))
+			}
+			dev := j.Device
+			if dev == "" {
+				dev = "-"
+			}
+			if j.PasswordUnreadable != "" {
+				last += " — " + registry.PasswordUnreadableMark
+			}
+			humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, destString(ds[i].Target(nil)), userLabel(j.User), last)
+		}
+		return exitOK
+	})
 }
 
 func destinationShow(ctx context.Context, c *subcommand, args []string) int {
@@ -147,48 +141,45 @@ func destinationShow(ctx context.Context, c *subcommand, args []string) int {
 	if !ok {
 		return code
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	r, err := st.Target(ctx, pos[0])
-	if errors.Is(err, store.ErrNotFound) {
-		return c.missing("destination", pos[0])
-	}
-	if err != nil {
-		return c.fail(err)
-	}
-	d := r.Destination
-	last, err := latestReport(ctx, st, d.Name)
-	if err != nil {
-		return c.fail(err)
-	}
-	j := fullDestJSON(d, last)
-	ws := r.Target.Info().Workstation
-	if *asJSON {
-		out := struct {
-			destinationJSON
-			ReplayWorkstation string          `json:"replay_workstation"`
-			LastReport        json.RawMessage `json:"last_report,omitempty"`
-		}{destinationJSON: j, ReplayWorkstation: ws}
-		if last != nil {
-			out.LastReport = last.JSON
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		r, err := st.Target(ctx, pos[0])
+		if errors.Is(err, store.ErrNotFound) {
+			return c.missing("destination", pos[0])
 		}
-		return c.printJSON(out)
-	}
-	w := c.env.stdout
-	printDestination(w, j, ws)
-	if last == nil {
-		fmt.Fprintln(w, "last check    never (scanwarden check --destination "+d.Name+")")
+		if err != nil {
+			return c.fail(err)
+		}
+		d := r.Destination
+		last, err := latestReport(ctx, st, d.Name)
+		if err != nil {
+			return c.fail(err)
+		}
+		j := fullDestJSON(d, last)
+		ws := r.Target.Info().Workstation
+		if *asJSON {
+			out := struct {
+				destinationJSON
+				ReplayWorkstation string          `json:"replay_workstation"`
+				LastReport        json.RawMessage `json:"last_report,omitempty"`
+			}{destinationJSON: j, ReplayWorkstation: ws}
+			if last != nil {
+				out.LastReport = last.JSON
+			}
+			return c.printJSON(out)
+		}
+		w := c.env.stdout
+		printDestination(w, j, ws)
+		if last == nil {
+			fmt.Fprintln(w, "last check    never (scanwarden check --destination "+d.Name+")")
+			return exitOK
+		}
+		humanf(w, "last check    %s\n", last.At.Local().Format("2006-01-02 15:04:05"))
+		for _, s := range last.Report.Steps {
+			printStep(w, s)
+		}
+		printVerdict(w, last.Report)
 		return exitOK
-	}
-	humanf(w, "last check    %s\n", last.At.Local().Format("2006-01-02 15:04:05"))
-	for _, s := range last.Report.Steps {
-		printStep(w, s)
-	}
-	printVerdict(w, last.Report)
-	return exitOK
+	})
 }
 
 func destinationRemove(ctx context.Context, c *subcommand, args []string) int {
@@ -196,18 +187,15 @@ func destinationRemove(ctx context.Context, c *subcommand, args []string) int {
 	if !ok {
 		return code
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	if err := st.RemoveDestination(ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
-		return c.missing("destination", pos[0])
-	} else if err != nil {
-		return c.fail(err)
-	}
-	humanf(c.env.stdout, "removed %s\n", pos[0])
-	return exitOK
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		if err := st.RemoveDestination(ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
+			return c.missing("destination", pos[0])
+		} else if err != nil {
+			return c.fail(err)
+		}
+		humanf(c.env.stdout, "removed %s\n", pos[0])
+		return exitOK
+	})
 }
 
 // latestReport is the destination's last check, nil when never checked.

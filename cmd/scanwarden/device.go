@@ -80,40 +80,37 @@ func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 	if err := d.Validate(); err != nil {
 		return c.fail(err)
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	// Adding a device again changes what is given: what SNMP learnt
-	// and the stored credentials stay unless replaced.
-	if old, err := st.Device(ctx, d.Name); err == nil {
-		for _, f := range []struct {
-			dst *string
-			old string
-		}{
-			{&d.Address, old.Address}, {&d.SysName, old.SysName}, {&d.Workstation, old.Workstation},
-			{&d.Serial, old.Serial}, {&d.Model, old.Model},
-		} {
-			if *f.dst == "" {
-				*f.dst = f.old
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		// Adding a device again changes what is given: what SNMP learnt
+		// and the stored credentials stay unless replaced.
+		if old, err := st.Device(ctx, d.Name); err == nil {
+			for _, f := range []struct {
+				dst *string
+				old string
+			}{
+				{&d.Address, old.Address}, {&d.SysName, old.SysName}, {&d.Workstation, old.Workstation},
+				{&d.Serial, old.Serial}, {&d.Model, old.Model},
+			} {
+				if *f.dst == "" {
+					*f.dst = f.old
+				}
 			}
-		}
-		if *communityFile == "" && *v3User == "" {
-			v := d.SNMP.Version
-			d.SNMP = old.SNMP
-			if v != "" {
-				d.SNMP.Version = v
+			if *communityFile == "" && *v3User == "" {
+				v := d.SNMP.Version
+				d.SNMP = old.SNMP
+				if v != "" {
+					d.SNMP.Version = v
+				}
 			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return c.fail(err)
 		}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return c.fail(err)
-	}
-	if err := st.PutDevice(ctx, d); err != nil {
-		return c.fail(err)
-	}
-	humanf(c.env.stdout, "stored device %s\n", d.Name)
-	return exitOK
+		if err := st.PutDevice(ctx, d); err != nil {
+			return c.fail(err)
+		}
+		humanf(c.env.stdout, "stored device %s\n", d.Name)
+		return exitOK
+	})
 }
 
 func deviceList(ctx context.Context, c *subcommand, args []string) int {
@@ -121,52 +118,49 @@ func deviceList(ctx context.Context, c *subcommand, args []string) int {
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	devs, err := st.Devices(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	type deviceJSON struct {
-		Name         string `json:"name"`
-		Address      string `json:"address"`
-		SNMPVersion  string `json:"snmp_version"`
-		SNMPCreds    bool   `json:"snmp_credentials"`
-		Serial       string `json:"serial"`
-		Model        string `json:"model"`
-		SysName      string `json:"sys_name"`
-		Workstation  string `json:"workstation"`
-		Destinations int    `json:"destinations"`
-	}
-	out := []deviceJSON{}
-	for _, d := range devs {
-		ds, err := st.Destinations(ctx, d.Name)
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		devs, err := st.Devices(ctx)
 		if err != nil {
 			return c.fail(err)
 		}
-		out = append(out, deviceJSON{Name: d.Name, Address: d.Address, SNMPVersion: d.SNMP.Version,
-			SNMPCreds: !d.SNMP.Community.IsZero() || !d.SNMP.V3Auth.IsZero(), Serial: d.Serial, Model: d.Model,
-			SysName: d.SysName, Workstation: d.WorkstationName(), Destinations: len(ds)})
-	}
-	if *asJSON {
-		return c.printJSON(struct {
-			Devices []deviceJSON `json:"devices"`
-		}{out})
-	}
-	if len(out) == 0 {
-		fmt.Fprintln(c.env.stdout, "no devices (scanwarden device add, or import addressbook --device)")
-	}
-	for _, d := range out {
-		ws := d.Workstation
-		if ws == "" {
-			ws = "-"
+		type deviceJSON struct {
+			Name         string `json:"name"`
+			Address      string `json:"address"`
+			SNMPVersion  string `json:"snmp_version"`
+			SNMPCreds    bool   `json:"snmp_credentials"`
+			Serial       string `json:"serial"`
+			Model        string `json:"model"`
+			SysName      string `json:"sys_name"`
+			Workstation  string `json:"workstation"`
+			Destinations int    `json:"destinations"`
 		}
-		humanf(c.env.stdout, "%-20s %-22s workstation %-16s %d destinations\n", d.Name, d.Address, ws, d.Destinations)
-	}
-	return exitOK
+		out := []deviceJSON{}
+		for _, d := range devs {
+			ds, err := st.Destinations(ctx, d.Name)
+			if err != nil {
+				return c.fail(err)
+			}
+			out = append(out, deviceJSON{Name: d.Name, Address: d.Address, SNMPVersion: d.SNMP.Version,
+				SNMPCreds: !d.SNMP.Community.IsZero() || !d.SNMP.V3Auth.IsZero(), Serial: d.Serial, Model: d.Model,
+				SysName: d.SysName, Workstation: d.WorkstationName(), Destinations: len(ds)})
+		}
+		if *asJSON {
+			return c.printJSON(struct {
+				Devices []deviceJSON `json:"devices"`
+			}{out})
+		}
+		if len(out) == 0 {
+			fmt.Fprintln(c.env.stdout, "no devices (scanwarden device add, or import addressbook --device)")
+		}
+		for _, d := range out {
+			ws := d.Workstation
+			if ws == "" {
+				ws = "-"
+			}
+			humanf(c.env.stdout, "%-20s %-22s workstation %-16s %d destinations\n", d.Name, d.Address, ws, d.Destinations)
+		}
+		return exitOK
+	})
 }
 
 func deviceRemove(ctx context.Context, c *subcommand, args []string) int {
@@ -175,22 +169,19 @@ func deviceRemove(ctx context.Context, c *subcommand, args []string) int {
 	if !ok {
 		return code
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	err = st.RemoveDevice(ctx, pos[0], *with)
-	var inUse *store.DeviceInUseError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return c.missing("device", pos[0])
-	case errors.As(err, &inUse):
-		fmt.Fprintf(c.env.stderr, "scanwarden %s: %v (--with-destinations)\n", c.name, err)
-		return exitFinding
-	case err != nil:
-		return c.fail(err)
-	}
-	humanf(c.env.stdout, "removed device %s\n", pos[0])
-	return exitOK
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		err := st.RemoveDevice(ctx, pos[0], *with)
+		var inUse *store.DeviceInUseError
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return c.missing("device", pos[0])
+		case errors.As(err, &inUse):
+			fmt.Fprintf(c.env.stderr, "scanwarden %s: %v (--with-destinations)\n", c.name, err)
+			return exitFinding
+		case err != nil:
+			return c.fail(err)
+		}
+		humanf(c.env.stdout, "removed device %s\n", pos[0])
+		return exitOK
+	})
 }

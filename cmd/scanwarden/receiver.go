@@ -153,27 +153,24 @@ func (a *receiverRunArgs) run(ctx context.Context) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	r, err := receiver.New(cfg, st.Scans(), st.Deliveries(), smbRemote(st), slog.New(slog.NewTextHandler(env.stderr, nil)))
-	if err == nil {
-		err = r.Open(ctx)
-	}
-	if err != nil {
-		return c.fail(err)
-	}
-	fmt.Fprintf(env.stderr, "receiver: share \\\\%s\\%s on port %d (smbd pid %d), inbox %s\n", cfg.Listen, cfg.Share, cfg.Port, r.Samba().Pid(), receiver.Inbox(cfg.DataDir))
-	if a.smb1 {
-		fmt.Fprintln(env.stderr, "WARNING:", receiver.SMB1Warning)
-	}
-	<-ctx.Done()
-	if err := r.Close(); err != nil {
-		fmt.Fprintln(env.stderr, "scanwarden receiver run: stop:", err)
-	}
-	return exitOK
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		r, err := receiver.New(cfg, st.Scans(), st.Deliveries(), smbRemote(st), slog.New(slog.NewTextHandler(env.stderr, nil)))
+		if err == nil {
+			err = r.Open(ctx)
+		}
+		if err != nil {
+			return c.fail(err)
+		}
+		fmt.Fprintf(env.stderr, "receiver: share \\\\%s\\%s on port %d (smbd pid %d), inbox %s\n", cfg.Listen, cfg.Share, cfg.Port, r.Samba().Pid(), receiver.Inbox(cfg.DataDir))
+		if a.smb1 {
+			fmt.Fprintln(env.stderr, "WARNING:", receiver.SMB1Warning)
+		}
+		<-ctx.Done()
+		if err := r.Close(); err != nil {
+			fmt.Fprintln(env.stderr, "scanwarden receiver run: stop:", err)
+		}
+		return exitOK
+	})
 }
 
 // smbRemote is smbcheck's dialer behind the store's failure ledger: where
@@ -203,30 +200,27 @@ func receiverList(ctx context.Context, env environ, name string, args []string) 
 	} else if len(pos) != 0 {
 		return c.fail(fmt.Errorf("unexpected argument %s", pos[0]))
 	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	rows, err := st.Scans().Scans(ctx, receiver.ScanQuery{})
-	if err != nil {
-		return c.fail(err)
-	}
-	out := make([]scanJSON, 0, len(rows))
-	for _, r := range rows {
-		j := scanJSON{ID: r.ID, Destination: r.Destination, File: r.File, Size: r.Size, SHA256: r.SHA256,
-			State: string(r.State), ReceivedAt: r.ReceivedAt, Error: r.Error}
-		if !r.DeliveredAt.IsZero() {
-			t := r.DeliveredAt
-			j.DeliveredAt = &t
+	return c.withStore(ctx, false, func(st *store.Store) int {
+		rows, err := st.Scans().Scans(ctx, receiver.ScanQuery{})
+		if err != nil {
+			return c.fail(err)
 		}
-		out = append(out, j)
-	}
-	if *asJSON {
-		return c.printJSON(out)
-	}
-	printScans(env.stdout, out)
-	return exitOK
+		out := make([]scanJSON, 0, len(rows))
+		for _, r := range rows {
+			j := scanJSON{ID: r.ID, Destination: r.Destination, File: r.File, Size: r.Size, SHA256: r.SHA256,
+				State: string(r.State), ReceivedAt: r.ReceivedAt, Error: r.Error}
+			if !r.DeliveredAt.IsZero() {
+				t := r.DeliveredAt
+				j.DeliveredAt = &t
+			}
+			out = append(out, j)
+		}
+		if *asJSON {
+			return c.printJSON(out)
+		}
+		printScans(env.stdout, out)
+		return exitOK
+	})
 }
 
 func printScans(w io.Writer, scans []scanJSON) {
@@ -260,17 +254,14 @@ func receiverDeliver(ctx context.Context, env environ, name string, args []strin
 	if err != nil {
 		return c.fail(err)
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), st.Deliveries(), smbRemote(st), dest)
-	fmt.Fprintf(env.stdout, "delivered %d scan(s)\n", n)
-	if err != nil {
-		return c.finding(err)
-	}
-	return exitOK
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), st.Deliveries(), smbRemote(st), dest)
+		fmt.Fprintf(env.stdout, "delivered %d scan(s)\n", n)
+		if err != nil {
+			return c.finding(err)
+		}
+		return exitOK
+	})
 }
 
 func receiverForce(ctx context.Context, env environ, name string, args []string) int {
@@ -287,17 +278,14 @@ func receiverForce(ctx context.Context, env environ, name string, args []string)
 	if err != nil {
 		return c.fail(err)
 	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	sc, err := receiver.Force(ctx, receiverDir(dir), st.Scans(), id)
-	if err != nil {
-		return c.finding(err)
-	}
-	fmt.Fprintf(env.stdout, "scan %d (%s) is held and will be delivered as it is\n", sc.ID, terminalSafe(sc.File))
-	return exitOK
+	return c.withStore(ctx, false, func(st *store.Store) int {
+		sc, err := receiver.Force(ctx, receiverDir(dir), st.Scans(), id)
+		if err != nil {
+			return c.finding(err)
+		}
+		fmt.Fprintf(env.stdout, "scan %d (%s) is held and will be delivered as it is\n", sc.ID, terminalSafe(sc.File))
+		return exitOK
+	})
 }
 
 func receiverStatus(ctx context.Context, env environ, name string, args []string) int {
@@ -312,24 +300,21 @@ func receiverStatus(ctx context.Context, env environ, name string, args []string
 	if err != nil {
 		return c.fail(err)
 	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	s, err := receiver.ReadStatus(ctx, receiverDir(dir), st.Scans())
-	if err != nil {
-		return c.fail(err)
-	}
-	if *asJSON {
-		c.printJSON(s)
-	} else {
-		printReceiverStatus(env.stdout, s)
-	}
-	if s.Fault != "" {
-		return exitFinding
-	}
-	return exitOK
+	return c.withStore(ctx, false, func(st *store.Store) int {
+		s, err := receiver.ReadStatus(ctx, receiverDir(dir), st.Scans())
+		if err != nil {
+			return c.fail(err)
+		}
+		if *asJSON {
+			c.printJSON(s)
+		} else {
+			printReceiverStatus(env.stdout, s)
+		}
+		if s.Fault != "" {
+			return exitFinding
+		}
+		return exitOK
+	})
 }
 
 func printReceiverStatus(w io.Writer, s receiver.Status) {

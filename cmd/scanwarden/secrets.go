@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/scanwarden/scanwarden/store"
 )
 
 const secretsUsage = `usage: scanwarden secrets rotate [--data-dir DIR] [--key-file FILE]
@@ -27,15 +29,12 @@ func runSecrets(ctx context.Context, env environ, args []string) int {
 	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {
 		return code
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	oldID, newID, n, err := st.RotateKey(ctx)
-	if err != nil {
-		return c.fail(fmt.Errorf("%w (nothing changed)", err))
-	}
-	fmt.Fprintf(env.stdout, "re-encrypted %d secrets: key %s replaced by %s in %s\n", n, oldID, newID, st.Key().Path())
-	return exitOK
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		oldID, newID, n, err := st.RotateKey(ctx)
+		if err != nil {
+			return c.fail(fmt.Errorf("%w (nothing changed)", err))
+		}
+		fmt.Fprintf(env.stdout, "re-encrypted %d secrets: key %s replaced by %s in %s\n", n, oldID, newID, st.Key().Path())
+		return exitOK
+	})
 }

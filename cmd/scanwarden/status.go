@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/summary"
 )
 
@@ -28,43 +29,40 @@ func runStatus(ctx context.Context, env environ, args []string) int {
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	now := time.Now()
-	sum, err := daemon.Summary(ctx, st, now)
-	if err != nil {
-		return c.fail(err)
-	}
-	code := exitOK
-	if sum.State == summary.StateFailing {
-		code = exitFinding
-	}
-	if *asJSON {
-		if r := c.printJSON(sum); r != exitOK {
-			return r
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		now := time.Now()
+		sum, err := daemon.Summary(ctx, st, now)
+		if err != nil {
+			return c.fail(err)
+		}
+		code := exitOK
+		if sum.State == summary.StateFailing {
+			code = exitFinding
+		}
+		if *asJSON {
+			if r := c.printJSON(sum); r != exitOK {
+				return r
+			}
+			return code
+		}
+		humanf(env.stdout, "%s\n", sum.Sentence)
+		held := fmt.Sprintf("%d scans held", sum.HeldScans)
+		if sum.HeldScans == 1 {
+			held = "1 scan held"
+		}
+		humanf(env.stdout, "%s by the fallback share\n", held)
+		for _, g := range sum.ComingUp {
+			humanf(env.stdout, "coming up: %s\n", g.Text)
+		}
+		if o := sum.OldestIncident; o != nil {
+			cause := ""
+			if o.Cause != "" {
+				cause = " (" + string(o.Cause) + ")"
+			}
+			humanf(env.stdout, "oldest open incident: #%d %s%s, opened %s\n", o.ID, o.Destination, cause, o.OpenedAt.Local().Format("2006-01-02 15:04"))
+		} else {
+			fmt.Fprintln(env.stdout, "no open incident")
 		}
 		return code
-	}
-	humanf(env.stdout, "%s\n", sum.Sentence)
-	held := fmt.Sprintf("%d scans held", sum.HeldScans)
-	if sum.HeldScans == 1 {
-		held = "1 scan held"
-	}
-	humanf(env.stdout, "%s by the fallback share\n", held)
-	for _, g := range sum.ComingUp {
-		humanf(env.stdout, "coming up: %s\n", g.Text)
-	}
-	if o := sum.OldestIncident; o != nil {
-		cause := ""
-		if o.Cause != "" {
-			cause = " (" + string(o.Cause) + ")"
-		}
-		humanf(env.stdout, "oldest open incident: #%d %s%s, opened %s\n", o.ID, o.Destination, cause, o.OpenedAt.Local().Format("2006-01-02 15:04"))
-	} else {
-		fmt.Fprintln(env.stdout, "no open incident")
-	}
-	return code
+	})
 }

@@ -103,6 +103,17 @@ func (c *subcommand) openStore(ctx context.Context) (*store.Store, error) {
 	return c.data.open(ctx, c.env, false)
 }
 
+// withStore opens the data dir's store (its key too when unlock), runs fn
+// on it and closes it: a command's whole use of the store.
+func (c *subcommand) withStore(ctx context.Context, unlock bool, fn func(st *store.Store) int) int {
+	st, err := c.data.open(ctx, c.env, unlock)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	return fn(st)
+}
+
 // printJSON prints v, indented, on stdout.
 func (c *subcommand) printJSON(v any) int {
 	enc := json.NewEncoder(c.env.stdout)
