@@ -96,7 +96,7 @@ func parseReceiverRun(env environ, name string, args []string) (*receiverRunArgs
 	fs := c.fs
 	fs.StringVar(&a.listen, "listen", "", "the one address (and port, default 445) the share binds, e.g. 192.168.10.5 or 192.168.10.5:4445")
 	fs.StringVar(&a.share, "share", receiver.DefaultShare, "share name")
-	fs.StringVar(&a.account, "account", "mfp", "the MFPs' login name on the share (a local account of scanwarden's smbd)")
+	fs.StringVar(&a.account, "account", receiver.DefaultAccount, "the MFPs' login name on the share (a local account of scanwarden's smbd)")
 	fs.StringVar(&a.passwordFile, "password-file", "", "file holding that account's password (first line; - for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
 	fs.BoolVar(&a.smb1, "smb1", false, "let SMB1/NTLMv1 firmware in (this share only; a standing security warning)")
 	fs.DurationVar(&a.retry, "retry", receiver.DefaultForward.Retry, "first retry of a failed delivery (doubling up to 30m)")
