@@ -279,15 +279,19 @@ func defaultWarnings() WarningsConfig {
 		DiskFloorBytes: t.DiskFloorBytes, DiskDays: t.DiskDays, LockoutRise: t.LockoutRise}
 }
 
-// ConfigError is a bad key or value: the file, the key (dotted,
-// "checks.interval"), its line (0 when not from a file), the value as
-// written and the reason. The CLI, the web page and the log each word it.
+// ConfigError is a bad key or value: the one field error
+// (scanwarden.FieldError: Field the key, dotted as "checks.interval"; Value
+// as written; the reason) with the file and the key's line (0 when not from
+// a file). The CLI, the web page and the log each word it.
 type ConfigError struct {
-	File   string
-	Line   int
-	Key    string
-	Value  string
-	Reason string
+	File string
+	Line int
+	scanwarden.FieldError
+}
+
+// configError is the *ConfigError for key in file at line.
+func configError(file string, line int, key, value, reason string) *ConfigError {
+	return &ConfigError{File: file, Line: line, FieldError: scanwarden.FieldError{Field: key, Value: value, Reason: reason}}
 }
 
 func (e *ConfigError) Error() string {
@@ -299,11 +303,11 @@ func (e *ConfigError) Error() string {
 			b.WriteString(":" + strconv.Itoa(e.Line))
 		}
 	}
-	if e.Key != "" {
-		b.WriteString(": " + e.Key)
+	if e.Field != "" {
+		b.WriteString(": " + e.Field)
 	}
-	if e.Value != "" {
-		b.WriteString(" = " + e.Value)
+	if v, _ := e.Value.(string); v != "" {
+		b.WriteString(" = " + v)
 	}
 	b.WriteString(": " + e.Reason)
 	return b.String()
@@ -353,7 +357,7 @@ func ParseConfig(file string, b []byte) (Config, error) {
 			var es ConfigErrors
 			for _, e := range sm.Errors {
 				row, _ := e.Position()
-				es = append(es, &ConfigError{File: file, Line: row, Key: strings.Join(e.Key(), "."), Reason: "unknown key"})
+				es = append(es, configError(file, row, strings.Join(e.Key(), "."), "", "unknown key"))
 			}
 			return Config{}, es
 		case errors.As(err, &de):
@@ -363,9 +367,9 @@ func ParseConfig(file string, b []byte) (Config, error) {
 			if strings.HasPrefix(reason, "cannot decode TOML ") {
 				reason = "wrong type: " + typeHint(reason)
 			}
-			return Config{}, ConfigErrors{{File: file, Line: row, Key: strings.Join(de.Key(), "."), Reason: reason}}
+			return Config{}, ConfigErrors{configError(file, row, strings.Join(de.Key(), "."), "", reason)}
 		default:
-			return Config{}, ConfigErrors{{File: file, Reason: err.Error()}}
+			return Config{}, ConfigErrors{configError(file, 0, "", "", err.Error())}
 		}
 	}
 	for k := range lines {
@@ -378,7 +382,7 @@ func ParseConfig(file string, b []byte) (Config, error) {
 	}
 	if es := c.validate(); len(es) > 0 {
 		for _, e := range es {
-			e.File, e.Line = file, lines[e.Key]
+			e.File, e.Line = file, lines[e.Field]
 		}
 		return Config{}, es
 	}
@@ -459,7 +463,7 @@ type badValue func(key string, value any, reason string)
 func (c *Config) validate() ConfigErrors {
 	var es ConfigErrors
 	bad := func(key string, value any, reason string) {
-		es = append(es, &ConfigError{Key: key, Value: fmt.Sprint(value), Reason: reason})
+		es = append(es, configError("", 0, key, fmt.Sprint(value), reason))
 	}
 	c.validateTop(bad)
 	c.Web.validate(bad)
@@ -749,7 +753,7 @@ func (c *Config) finish(file string, src []byte) error {
 		}
 		s, err := readSecretFile(path)
 		if err != nil {
-			es = append(es, &ConfigError{File: file, Line: lines[key], Key: key, Value: strconv.Quote(path), Reason: err.Error()})
+			es = append(es, configError(file, lines[key], key, strconv.Quote(path), err.Error()))
 			return
 		}
 		*dst = s
@@ -761,7 +765,7 @@ func (c *Config) finish(file string, src []byte) error {
 	read("snmp.trap_v3_priv_file", c.SNMP.TrapV3PrivFile, &c.SNMP.TrapV3Priv)
 	if u := c.SNMP.TrapV3(); u != nil && !u.AuthPass.IsZero() {
 		if err := u.Validate(); err != nil {
-			es = append(es, &ConfigError{File: file, Line: lines["snmp.trap_v3_user"], Key: "snmp.trap_v3_user", Value: strconv.Quote(u.User), Reason: err.Error()})
+			es = append(es, configError(file, lines["snmp.trap_v3_user"], "snmp.trap_v3_user", strconv.Quote(u.User), err.Error()))
 		}
 	}
 	read("ad.password_file", c.AD.PasswordFile, &c.AD.Password)

@@ -110,8 +110,8 @@ mail_to = ["admin@office.test"]
 				t.Fatalf("want ConfigErrors, got %T %v", err, err)
 			}
 			e := es[0]
-			if e.Key != tc.key || e.Line != tc.line || !strings.Contains(e.Reason, tc.reason) || e.File != "s.toml" {
-				t.Fatalf("got key %q line %d reason %q; want %q %d %q", e.Key, e.Line, e.Reason, tc.key, tc.line, tc.reason)
+			if e.Field != tc.key || e.Line != tc.line || !strings.Contains(e.Reason, tc.reason) || e.File != "s.toml" {
+				t.Fatalf("got key %q line %d reason %q; want %q %d %q", e.Field, e.Line, e.Reason, tc.key, tc.line, tc.reason)
 			}
 			if strings.Contains(err.Error(), "SECRET") {
 				t.Fatalf("error shows the webhook URL's token: %v", err)
@@ -136,7 +136,7 @@ func TestJitterFollowsShortInterval(t *testing.T) {
 func TestUnknownKeysAllNamed(t *testing.T) {
 	_, err := ParseConfig("s.toml", []byte("lisen = \"x\"\n[snmp]\ncommunity = \"public\"\n"))
 	var es ConfigErrors
-	if !errors.As(err, &es) || len(es) != 2 || es[0].Line != 1 || es[1].Key != "snmp.community" || es[1].Line != 3 {
+	if !errors.As(err, &es) || len(es) != 2 || es[0].Line != 1 || es[1].Field != "snmp.community" || es[1].Line != 3 {
 		t.Fatalf("%v", err)
 	}
 }
@@ -149,7 +149,7 @@ func TestSecretFiles(t *testing.T) {
 	os.WriteFile(cfg, []byte("[notify]\nwebhook_url = \"http://127.0.0.1:9/\"\nwebhook_secret_file = \""+hook+"\"\n\n[snmp]\ncommunity_file = \""+filepath.Join(dir, "missing")+"\"\n"), 0o600)
 	_, err := LoadConfig(cfg)
 	var es ConfigErrors
-	if !errors.As(err, &es) || len(es) != 1 || es[0].Key != "snmp.community_file" || es[0].Line != 6 || !strings.Contains(es[0].Reason, "no such file") {
+	if !errors.As(err, &es) || len(es) != 1 || es[0].Field != "snmp.community_file" || es[0].Line != 6 || !strings.Contains(es[0].Reason, "no such file") {
 		t.Fatalf("%v", err)
 	}
 	os.WriteFile(cfg, []byte("[notify]\nwebhook_url = \"http://127.0.0.1:9/\"\nwebhook_secret_file = \""+hook+"\"\n"), 0o600)

@@ -108,14 +108,14 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 	if es := cfg.validate(); len(es) > 0 {
 		e := es[0]
 		for _, tie := range dropped {
-			if strings.HasPrefix(e.Key, section+"."+tie.secret) {
+			if strings.HasPrefix(e.Field, section+"."+tie.secret) {
 				// The endpoint cannot work without its secret: ask for it
 				// again rather than drop it (nothing is changed).
 				return web.BadSetting(section, tie.secret, nil, fmt.Sprintf("%s changed: enter the %s again (a stored secret is never sent to a new endpoint)",
 					strings.Join(tie.fields, "/"), f(section, tie.secret)))
 			}
 		}
-		sec, field, _ := strings.Cut(e.Key, ".")
+		sec, field, _ := strings.Cut(e.Field, ".")
 		return web.BadSetting(sec, field, e.Value, e.Reason)
 	}
 	if err := b.m.st.SetSettings(ctx, rows); err != nil {
