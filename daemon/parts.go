@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -85,6 +86,80 @@ func (m *Main) event(ctx context.Context, ev snmp.Event) {
 	m.log.Info("send failure", "device", ev.Device, "code", ev.Code, "source", ev.Source, "destination_text", ev.Destination)
 	if mon := m.Monitor(); mon != nil {
 		mon.Event(ctx, ev)
+	}
+}
+
+// Reload re-reads the config file: a bad file keeps the running config
+// (the error is logged and stated as the "config" fault); a good one
+// rebuilds the parts, under the run context whoever asked. data_dir and
+// listen need a restart.
+func (m *Main) Reload() error {
+	m.live.reload.Lock()
+	defer m.live.reload.Unlock()
+	cur := m.live.get()
+	if cur == nil || m.runCtx.Err() != nil {
+		return errors.New("not running")
+	}
+	old := cur.cfg
+	cfg, err := LoadConfig(old.File)
+	if err != nil {
+		m.faults.set("config", "reload refused, running config kept: "+err.Error())
+		m.log.Error("config reload refused; the running config is kept", "err", err)
+		return err
+	}
+	m.faults.clear("config")
+	m.faults.clear("settings")
+	cfg = m.withSettings(m.runCtx, cfg)
+	if d, err := m.dataDir(cfg); err == nil {
+		cfg.DataDir = d
+	}
+	if cfg.DataDir != old.DataDir || cfg.Listen != old.Listen {
+		m.log.Warn("data_dir and listen change only at restart", "data_dir", old.DataDir, "listen", old.Listen)
+		cfg.DataDir, cfg.Listen = old.DataDir, old.Listen
+	}
+	m.level.Set(logLevel(cfg.LogLevel))
+	// The old parts close before the new open (a listener's port): the
+	// watch's last events and the checks still draining call back into
+	// Main (Monitor()), which then finds none. Meanwhile events are stored
+	// but not routed.
+	m.live.swap(nil).close(m.Drain)
+	m.live.swap(m.openParts(cfg))
+	m.log.Info("config reloaded", "file", cfg.File)
+	m.sd.Send("STATUS=" + m.status())
+	return nil
+}
+
+// SyncDevices re-reads the registry's devices now (after an import) and
+// makes the monitor re-read the destinations. ctx bounds the reading
+// only: a watch it opens runs under the run context, not the caller's (a
+// web request's ends with its answer).
+func (m *Main) SyncDevices(ctx context.Context) {
+	if p := m.live.get(); p != nil {
+		p.watch.Sync(ctx)
+	}
+	if m.recv != nil {
+		m.recv.syncAllow(ctx)
+	}
+	if mon := m.Monitor(); mon != nil {
+		mon.Reload()
+	}
+}
+
+// syncDevicesLoop keeps the watch's device list in step with the registry
+// (the share's allowlist follows it on the receiver's own loop).
+func (m *Main) syncDevicesLoop() {
+	defer m.wg.Done()
+	t := time.NewTicker(30 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.runCtx.Done():
+			return
+		case <-t.C:
+			if p := m.live.get(); p != nil {
+				p.watch.Sync(m.runCtx)
+			}
+		}
 	}
 }
 
