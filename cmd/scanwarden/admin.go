@@ -48,14 +48,9 @@ func newAdminCommand(env environ, name string) *subcommand {
 	return newCommand(env, name, adminUsage, withDataDir)
 }
 
-// adminStore opens the data dir's store for an admin command; audit
-// records what it did as the CLI's.
-func adminStore(ctx context.Context, c *subcommand) (st *store.Store, audit func(action, target string), err error) {
-	st, err = c.openStore(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return st, func(action, target string) { web.AuditCLI(ctx, st, time.Now(), action, target) }, nil
+// auditCLI records what an admin command did, as the CLI's.
+func auditCLI(ctx context.Context, st *store.Store, action, target string) {
+	web.AuditCLI(ctx, st, time.Now(), action, target)
 }
 
 func adminSetPassword(ctx context.Context, env environ, name string, args []string) int {
@@ -76,23 +71,20 @@ func adminSetPassword(ctx context.Context, env environ, name string, args []stri
 	if err != nil {
 		return c.fail(err)
 	}
-	st, audit, err := adminStore(ctx, c)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	n, err := web.SetPassword(ctx, st, sec.Reveal(), *revoke)
-	if err != nil {
-		return c.fail(err)
-	}
-	audit("password.set", "admin")
-	daemon.RemoveSetupLink(dir)
-	if *revoke {
-		fmt.Fprintf(env.stdout, "The admin password is set; every web session has ended and %d API token(s) are revoked.\n", n)
-	} else {
-		fmt.Fprintln(env.stdout, "The admin password is set; every web session has ended (the API tokens are kept).")
-	}
-	return exitOK
+	return c.withStore(ctx, false, func(st *store.Store) int {
+		n, err := web.SetPassword(ctx, st, sec.Reveal(), *revoke)
+		if err != nil {
+			return c.fail(err)
+		}
+		auditCLI(ctx, st, "password.set", "admin")
+		daemon.RemoveSetupLink(dir)
+		if *revoke {
+			fmt.Fprintf(env.stdout, "The admin password is set; every web session has ended and %d API token(s) are revoked.\n", n)
+		} else {
+			fmt.Fprintln(env.stdout, "The admin password is set; every web session has ended (the API tokens are kept).")
+		}
+		return exitOK
+	})
 }
 
 func adminSetupLink(ctx context.Context, env environ, name string, args []string) int {
@@ -114,19 +106,16 @@ func adminTokenCreate(ctx context.Context, env environ, name string, args []stri
 	if !ok {
 		return code
 	}
-	st, audit, err := adminStore(ctx, c)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	tok, err := web.CreateToken(ctx, st, pos[0], *scope, time.Now())
-	if err != nil {
-		return c.fail(err)
-	}
-	audit("token.create", pos[0])
-	fmt.Fprintf(env.stderr, "API token %q, scope %s (shown once; only its hash is kept):\n", pos[0], *scope)
-	fmt.Fprintln(env.stdout, tok)
-	return exitOK
+	return c.withStore(ctx, false, func(st *store.Store) int {
+		tok, err := web.CreateToken(ctx, st, pos[0], *scope, time.Now())
+		if err != nil {
+			return c.fail(err)
+		}
+		auditCLI(ctx, st, "token.create", pos[0])
+		fmt.Fprintf(env.stderr, "API token %q, scope %s (shown once; only its hash is kept):\n", pos[0], *scope)
+		fmt.Fprintln(env.stdout, tok)
+		return exitOK
+	})
 }
 
 func adminTokenList(ctx context.Context, env environ, name string, args []string) int {
@@ -134,23 +123,20 @@ func adminTokenList(ctx context.Context, env environ, name string, args []string
 	if _, code, ok := c.parse(args, 0, "want 0 argument(s)"); !ok {
 		return code
 	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	toks, err := st.Tokens(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	for _, t := range toks {
-		used := "never used"
-		if !t.LastUsed.IsZero() {
-			used = "last used " + t.LastUsed.Local().Format(time.DateTime)
+	return c.withStore(ctx, false, func(st *store.Store) int {
+		toks, err := st.Tokens(ctx)
+		if err != nil {
+			return c.fail(err)
 		}
-		fmt.Fprintf(env.stdout, "%s\tscope %s\tmade %s\t%s\n", t.Name, t.Scope, t.Created.Local().Format(time.DateTime), used)
-	}
-	return exitOK
+		for _, t := range toks {
+			used := "never used"
+			if !t.LastUsed.IsZero() {
+				used = "last used " + t.LastUsed.Local().Format(time.DateTime)
+			}
+			fmt.Fprintf(env.stdout, "%s\tscope %s\tmade %s\t%s\n", t.Name, t.Scope, t.Created.Local().Format(time.DateTime), used)
+		}
+		return exitOK
+	})
 }
 
 func adminTokenRevoke(ctx context.Context, env environ, name string, args []string) int {
@@ -159,17 +145,14 @@ func adminTokenRevoke(ctx context.Context, env environ, name string, args []stri
 	if !ok {
 		return code
 	}
-	st, audit, err := adminStore(ctx, c)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer st.Close()
-	if err := st.DeleteToken(ctx, pos[0]); err != nil {
-		return c.fail(err)
-	}
-	audit("token.delete", pos[0])
-	fmt.Fprintf(env.stdout, "Token %q revoked.\n", pos[0])
-	return exitOK
+	return c.withStore(ctx, false, func(st *store.Store) int {
+		if err := st.DeleteToken(ctx, pos[0]); err != nil {
+			return c.fail(err)
+		}
+		auditCLI(ctx, st, "token.delete", pos[0])
+		fmt.Fprintf(env.stdout, "Token %q revoked.\n", pos[0])
+		return exitOK
+	})
 }
 
 // printSetupLink prints the setup-link file the daemon wrote (the store is
