@@ -196,90 +196,21 @@ func (s *Store) RotateKey(ctx context.Context) (oldID, newID string, n int, err 
 	if path == "" {
 		return "", "", 0, errors.New("rotate key: the key has no file")
 	}
-	nk, err := seal.New()
+	nk, tmp, err := writeNextKey(path, old)
 	if err != nil {
-		return "", "", 0, err
-	}
-	tmp := path + ".new"
-	if stale, err := seal.Load(tmp); err == nil && stale.ID() != old.ID() {
-		os.Remove(tmp) // left by a rotation that never committed
-	} else if err != nil && !errors.Is(err, seal.ErrNoKey) {
-		return "", "", 0, fmt.Errorf("rotate key: %w", err)
-	}
-	if err := nk.WriteFile(tmp); err != nil {
 		return "", "", 0, fmt.Errorf("rotate key: %w", err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var unreadable []string
-		for _, c := range sealedColumns {
-			rows, err := tx.QueryContext(ctx, fmt.Sprintf("SELECT id, name, %s FROM %s WHERE %s IS NOT NULL", c.column, c.table, c.column))
-			if err != nil {
-				return err
-			}
-			type row struct {
-				id   int64
-				name string
-				v    []byte
-			}
-			var all []row
-			for rows.Next() {
-				var r row
-				if err := rows.Scan(&r.id, &r.name, &r.v); err != nil {
-					rows.Close()
-					return err
-				}
-				all = append(all, r)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			for _, r := range all {
-				pt, err := old.Open(r.v, c.label)
-				if err != nil {
-					unreadable = append(unreadable, fmt.Sprintf("%s %s (%s)", strings.TrimSuffix(c.table, "s"), r.name, c.column))
-					continue
-				}
-				if _, err := tx.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE id = ?", c.table, c.column),
-					nk.Seal(pt, c.label), r.id); err != nil {
-					return err
-				}
-				n++
-			}
-		}
-		// The secrets saved from the settings page (sealed by the daemon
-		// under "setting:SECTION.KEY").
-		rows, err := tx.QueryContext(ctx, "SELECT section, key, value FROM stored_settings WHERE secret != 0")
+		cols, unreadable, err := resealColumns(ctx, tx, old, nk)
 		if err != nil {
 			return err
 		}
-		var settings []StoredSetting
-		for rows.Next() {
-			var v StoredSetting
-			if err := rows.Scan(&v.Section, &v.Key, &v.Value); err != nil {
-				rows.Close()
-				return err
-			}
-			settings = append(settings, v)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		sets, more, err := resealSettings(ctx, tx, old, nk)
+		if err != nil {
 			return err
 		}
-		for _, v := range settings {
-			label := SettingLabel(v.Section, v.Key)
-			pt, err := old.Open([]byte(v.Value), label)
-			if err != nil {
-				unreadable = append(unreadable, "setting "+v.Section+"."+v.Key)
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, "UPDATE stored_settings SET value = ? WHERE section = ? AND key = ?",
-				string(nk.Seal(pt, label)), v.Section, v.Key); err != nil {
-				return err
-			}
-			n++
-		}
-		if len(unreadable) > 0 {
+		n = cols + sets
+		if unreadable = append(unreadable, more...); len(unreadable) > 0 {
 			return &UnreadableError{Names: unreadable, KeyID: old.ID()}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?, ?)
@@ -295,6 +226,103 @@ func (s *Store) RotateKey(ctx context.Context) (oldID, newID string, n int, err 
 	}
 	s.key = nk
 	return old.ID(), nk.ID(), n, nil
+}
+
+// writeNextKey makes the rotation's new key and writes it beside the key
+// file (path.new), replacing one left by a rotation that never committed.
+func writeNextKey(path string, old *seal.Key) (*seal.Key, string, error) {
+	nk, err := seal.New()
+	if err != nil {
+		return nil, "", err
+	}
+	tmp := path + ".new"
+	if stale, err := seal.Load(tmp); err == nil && stale.ID() != old.ID() {
+		os.Remove(tmp) // left by a rotation that never committed
+	} else if err != nil && !errors.Is(err, seal.ErrNoKey) {
+		return nil, "", err
+	}
+	if err := nk.WriteFile(tmp); err != nil {
+		return nil, "", err
+	}
+	return nk, tmp, nil
+}
+
+// resealColumns re-seals every sealed registry column from old to nk in tx;
+// it names the values old cannot open instead of failing on the first.
+func resealColumns(ctx context.Context, tx *sql.Tx, old, nk *seal.Key) (n int, unreadable []string, err error) {
+	type row struct {
+		id   int64
+		name string
+		v    []byte
+	}
+	for _, c := range sealedColumns {
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf("SELECT id, name, %s FROM %s WHERE %s IS NOT NULL", c.column, c.table, c.column))
+		if err != nil {
+			return 0, nil, err
+		}
+		var all []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.name, &r.v); err != nil {
+				rows.Close()
+				return 0, nil, err
+			}
+			all = append(all, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, nil, err
+		}
+		for _, r := range all {
+			pt, err := old.Open(r.v, c.label)
+			if err != nil {
+				unreadable = append(unreadable, fmt.Sprintf("%s %s (%s)", strings.TrimSuffix(c.table, "s"), r.name, c.column))
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE id = ?", c.table, c.column),
+				nk.Seal(pt, c.label), r.id); err != nil {
+				return 0, nil, err
+			}
+			n++
+		}
+	}
+	return n, unreadable, nil
+}
+
+// resealSettings re-seals the secrets saved from the settings page (sealed
+// by the daemon under "setting:SECTION.KEY") from old to nk in tx.
+func resealSettings(ctx context.Context, tx *sql.Tx, old, nk *seal.Key) (n int, unreadable []string, err error) {
+	rows, err := tx.QueryContext(ctx, "SELECT section, key, value FROM stored_settings WHERE secret != 0")
+	if err != nil {
+		return 0, nil, err
+	}
+	var settings []StoredSetting
+	for rows.Next() {
+		var v StoredSetting
+		if err := rows.Scan(&v.Section, &v.Key, &v.Value); err != nil {
+			rows.Close()
+			return 0, nil, err
+		}
+		settings = append(settings, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, nil, err
+	}
+	for _, v := range settings {
+		label := SettingLabel(v.Section, v.Key)
+		pt, err := old.Open([]byte(v.Value), label)
+		if err != nil {
+			unreadable = append(unreadable, "setting "+v.Section+"."+v.Key)
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE stored_settings SET value = ? WHERE section = ? AND key = ?",
+			string(nk.Seal(pt, label)), v.Section, v.Key); err != nil {
+			return 0, nil, err
+		}
+		n++
+	}
+	return n, unreadable, nil
 }
 
 func (s *Store) sealSecret(v string, label string) ([]byte, error) {

@@ -31,23 +31,9 @@ func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, 
 	var up warning.Update
 	now := s.now()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var h warning.History
-		var err error
-		if o.Volume != "" {
-			if h.Volume, err = volumeSamples(ctx, tx, o.Volume, o.At.Add(-VolumeHistory), o.At); err != nil {
-				return err
-			}
-		}
-		if destination != "" && o.Account != "" {
-			if h.Account, err = accountSeen(ctx, tx, destination, o.AccountKey()); err != nil {
-				return err
-			}
-			if h.Account != nil {
-				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM logon_attempts WHERE account = ? AND at >= ? AND at < ?`,
-					o.AccountKey(), formatTime(h.Account.At), formatTime(o.At)).Scan(&h.OwnFailures); err != nil {
-					return fmt.Errorf("ledger: %w", err)
-				}
-			}
+		h, err := warningHistory(ctx, tx, destination, o)
+		if err != nil {
+			return err
 		}
 		before, err := warningRows(ctx, tx)
 		if err != nil {
@@ -59,50 +45,14 @@ func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, 
 			}
 		}
 		up.Warnings = judge(h)
-		if o.HasFree && o.Volume != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO volume_samples(volume, at, free, total) VALUES (?, ?, ?, ?)`,
-				o.Volume, formatTime(o.At), int64(min(o.Free, 1<<62)), int64(min(o.Total, 1<<62))); err != nil {
-				return fmt.Errorf("volume sample: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM volume_samples WHERE volume = ? AND at < ?`,
-				o.Volume, formatTime(o.At.Add(-VolumeHistory))); err != nil {
-				return fmt.Errorf("volume samples: prune: %w", err)
-			}
+		if err := recordObservation(ctx, tx, destination, o); err != nil {
+			return err
 		}
 		if destination == "" {
 			return nil
 		}
-		if o.Account != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO accounts_seen(destination, account, at, bad_pwd_count, last_bad)
-				VALUES (?, ?, ?, ?, ?) ON CONFLICT(destination) DO UPDATE SET account = excluded.account, at = excluded.at,
-				bad_pwd_count = excluded.bad_pwd_count, last_bad = excluded.last_bad`,
-				destination, o.AccountKey(), formatTime(o.At), o.BadPwdCount, optTime(o.LastBadPassword)); err != nil {
-				return fmt.Errorf("account seen: %w", err)
-			}
-		}
-		since := map[warning.Kind]string{}
-		for _, r := range before {
-			if r.Destination == destination {
-				since[r.Kind] = formatTime(r.Since)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM warnings WHERE destination = ?", destination); err != nil {
-			return fmt.Errorf("warnings: %w", err)
-		}
-		for _, w := range up.Warnings {
-			ev, err := json.Marshal(w.Evidence)
-			if err != nil {
-				return err
-			}
-			st, ok := since[w.Kind]
-			if !ok {
-				st = formatTime(now)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO warnings(destination, kind, subject, device, headline, fix, kyocera_code, due,
-				evidence, since, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, destination, string(w.Kind), w.Subject, device,
-				w.Headline, w.Fix, w.KyoceraCode, optTime(w.Due), string(ev), st, formatTime(now)); err != nil {
-				return fmt.Errorf("warnings: %w", err)
-			}
+		if err := replaceWarnings(ctx, tx, destination, device, before, up.Warnings, now); err != nil {
+			return err
 		}
 		after, err := warningRows(ctx, tx)
 		if err != nil {
@@ -115,6 +65,87 @@ func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, 
 		return warning.Update{}, fmt.Errorf("update warnings of %q: %w", destination, err)
 	}
 	return up, nil
+}
+
+// warningHistory reads what the judge needs besides the warnings already
+// standing: the volume's free-space samples, and what the account showed at
+// the destination's previous check with our own failed logons since.
+func warningHistory(ctx context.Context, tx *sql.Tx, destination string, o warning.Observation) (warning.History, error) {
+	var h warning.History
+	var err error
+	if o.Volume != "" {
+		if h.Volume, err = volumeSamples(ctx, tx, o.Volume, o.At.Add(-VolumeHistory), o.At); err != nil {
+			return h, err
+		}
+	}
+	if destination == "" || o.Account == "" {
+		return h, nil
+	}
+	if h.Account, err = accountSeen(ctx, tx, destination, o.AccountKey()); err != nil {
+		return h, err
+	}
+	if h.Account != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM logon_attempts WHERE account = ? AND at >= ? AND at < ?`,
+			o.AccountKey(), formatTime(h.Account.At), formatTime(o.At)).Scan(&h.OwnFailures); err != nil {
+			return h, fmt.Errorf("ledger: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// recordObservation keeps this check's volume sample (pruning those older
+// than VolumeHistory) and what the account showed, for the next judgement.
+func recordObservation(ctx context.Context, tx *sql.Tx, destination string, o warning.Observation) error {
+	if o.HasFree && o.Volume != "" {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO volume_samples(volume, at, free, total) VALUES (?, ?, ?, ?)`,
+			o.Volume, formatTime(o.At), int64(min(o.Free, 1<<62)), int64(min(o.Total, 1<<62))); err != nil {
+			return fmt.Errorf("volume sample: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM volume_samples WHERE volume = ? AND at < ?`,
+			o.Volume, formatTime(o.At.Add(-VolumeHistory))); err != nil {
+			return fmt.Errorf("volume samples: prune: %w", err)
+		}
+	}
+	if destination == "" || o.Account == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO accounts_seen(destination, account, at, bad_pwd_count, last_bad)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT(destination) DO UPDATE SET account = excluded.account, at = excluded.at,
+		bad_pwd_count = excluded.bad_pwd_count, last_bad = excluded.last_bad`,
+		destination, o.AccountKey(), formatTime(o.At), o.BadPwdCount, optTime(o.LastBadPassword)); err != nil {
+		return fmt.Errorf("account seen: %w", err)
+	}
+	return nil
+}
+
+// replaceWarnings stores destination's warnings now, each keeping the time
+// it was first raised when it stood before.
+func replaceWarnings(ctx context.Context, tx *sql.Tx, destination, device string, before []warning.Row, ws []warning.Warning, now time.Time) error {
+	since := map[warning.Kind]string{}
+	for _, r := range before {
+		if r.Destination == destination {
+			since[r.Kind] = formatTime(r.Since)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM warnings WHERE destination = ?", destination); err != nil {
+		return fmt.Errorf("warnings: %w", err)
+	}
+	for _, w := range ws {
+		ev, err := json.Marshal(w.Evidence)
+		if err != nil {
+			return err
+		}
+		st, ok := since[w.Kind]
+		if !ok {
+			st = formatTime(now)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO warnings(destination, kind, subject, device, headline, fix, kyocera_code, due,
+			evidence, since, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, destination, string(w.Kind), w.Subject, device,
+			w.Headline, w.Fix, w.KyoceraCode, optTime(w.Due), string(ev), st, formatTime(now)); err != nil {
+			return fmt.Errorf("warnings: %w", err)
+		}
+	}
+	return nil
 }
 
 // Warnings returns every registered destination's warnings (a removed
