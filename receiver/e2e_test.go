@@ -252,9 +252,13 @@ func TestReceiveSMB3(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows = e.waitScans(5*time.Second, "loose scan held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 3 })
-	time.Sleep(time.Second)
-	rows = e.waitScans(time.Second, "", func([]receiver.Scan) bool { return true })
-	if len(rows) != 3 || rows[2].Destination != "" || rows[2].Folder != receiver.Unsorted {
+	// The barrier: a scan put after the junk is held only once the watcher
+	// has handled every event before it — the junk's included.
+	if err := e.put("reception/after.pdf", pdf("after the junk"), false); err != nil {
+		t.Fatal(err)
+	}
+	rows = e.waitScans(5*time.Second, "the scan after the junk held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 4 })
+	if len(rows) != 4 || rows[2].Destination != "" || rows[2].Folder != receiver.Unsorted || rows[3].File != "after.pdf" {
 		t.Fatalf("junk catalogued or loose file misfiled: %+v", rows)
 	}
 	st, err := e.r.Status(context.Background())
@@ -262,7 +266,7 @@ func TestReceiveSMB3(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No allowlist in this env: the one standing warning says the share is open.
-	if !st.SmbdUp || st.Counts[receiver.Held] != 3 || st.Inbox != 5 || st.SMB1 || len(st.Warnings) != 1 || st.Warnings[0] != receiver.AnyAddressWarning {
+	if !st.SmbdUp || st.Counts[receiver.Held] != 4 || st.Inbox != 5 || st.SMB1 || len(st.Warnings) != 1 || st.Warnings[0] != receiver.AnyAddressWarning {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -277,9 +281,13 @@ func TestCutPDFStaysIncomplete(t *testing.T) {
 	if !strings.Contains(rows[0].Error, "%%EOF") {
 		t.Errorf("incomplete without reason: %+v", rows[0])
 	}
-	time.Sleep(time.Second)
-	rows = e.waitScans(time.Second, "", func([]receiver.Scan) bool { return true })
-	if len(rows) != 1 || rows[0].State != receiver.Incomplete {
+	// The barrier: a whole scan put after it is held only once the watcher
+	// has looked again at everything before it.
+	if err := e.put("reception/after.pdf", pdf("after the cut one"), false); err != nil {
+		t.Fatal(err)
+	}
+	rows = e.waitScans(5*time.Second, "the scan after the cut one held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
+	if len(rows) != 2 || rows[0].State != receiver.Incomplete || rows[0].File != "cut.pdf" {
 		t.Fatalf("cut PDF became %+v", rows)
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, "inbox", "reception", "cut.pdf")); err != nil {
@@ -289,8 +297,8 @@ func TestCutPDFStaysIncomplete(t *testing.T) {
 	if err := e.put("reception/cut.pdf", full, false); err != nil {
 		t.Fatal(err)
 	}
-	rows = e.waitScans(5*time.Second, "rewritten PDF held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
-	if len(rows) != 1 || rows[0].SHA256 != sum(full) {
+	rows = e.waitScans(5*time.Second, "rewritten PDF held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 2 })
+	if len(rows) != 2 || rows[0].File != "cut.pdf" || rows[0].SHA256 != sum(full) {
 		t.Fatalf("%+v", rows)
 	}
 	// force an incomplete one
