@@ -185,7 +185,6 @@ func labAdmin(t *testing.T, lab *testlab.Lab, args ...string) {
 // threshold (3). The account is made for the test and removed after it.
 func TestLabKilledWrongPasswordNeverLocks(t *testing.T) {
 	lab := testlab.Require(t)
-	ctx := context.Background()
 	user := fmt.Sprintf("swkill%d", time.Now().UnixNano()%1e6)
 	labAdmin(t, lab, "user", "create", user, lab.Password)
 	t.Cleanup(func() {
@@ -214,15 +213,7 @@ func TestLabKilledWrongPasswordNeverLocks(t *testing.T) {
 		child.Process.Kill()
 		child.Wait()
 	}
-	d, err := ad.New(ad.Config{URL: "ldaps://" + lab.DCIP, BindUser: "ldapreader@" + lab.DNSDomain,
-		Password: scanwarden.NewSecret(lab.Password), CAFile: lab.CA, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := d.User(ctx, lab.Domain+`\`+user, "MFP01")
-	if err != nil || !u.Found {
-		t.Fatalf("AD: %v %+v", err, u)
-	}
+	u := labAccount(t, lab, user)
 	t.Logf("after 6 kills: badPwdCount %d, locked %v", u.BadPwdCount, u.Locked)
 	if u.BadPwdCount > killBudget || u.Locked {
 		t.Fatalf("badPwdCount %d (budget %d), locked %v", u.BadPwdCount, killBudget, u.Locked)
@@ -289,17 +280,24 @@ func TestLabKilledKnownGoodPasswordChangedNeverLocks(t *testing.T) {
 			t.Fatalf("life %d: %q, want the logon sent and answered (a known-good form's crashes cost one slot)", i+1, said)
 		}
 	}
+	u := labAccount(t, lab, user)
+	t.Logf("6 logons with the N-2 password, each killed before its outcome was recorded: badPwdCount %d, locked %v", u.BadPwdCount, u.Locked)
+	if u.BadPwdCount > killBudget || u.Locked {
+		t.Fatalf("badPwdCount %d (budget %d), locked %v", u.BadPwdCount, killBudget, u.Locked)
+	}
+}
+
+// labAccount reads user's state on the lab DC (ldapreader over LDAPS).
+func labAccount(t *testing.T, lab *testlab.Lab, user string) *ad.User {
+	t.Helper()
 	d, err := ad.New(ad.Config{URL: "ldaps://" + lab.DCIP, BindUser: "ldapreader@" + lab.DNSDomain,
 		Password: scanwarden.NewSecret(lab.Password), CAFile: lab.CA, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := d.User(ctx, lab.Domain+`\`+user, "MFP01")
+	u, err := d.User(context.Background(), lab.Domain+`\`+user, "MFP01")
 	if err != nil || !u.Found {
 		t.Fatalf("AD: %v %+v", err, u)
 	}
-	t.Logf("6 logons with the N-2 password, each killed before its outcome was recorded: badPwdCount %d, locked %v", u.BadPwdCount, u.Locked)
-	if u.BadPwdCount > killBudget || u.Locked {
-		t.Fatalf("badPwdCount %d (budget %d), locked %v", u.BadPwdCount, killBudget, u.Locked)
-	}
+	return u
 }
