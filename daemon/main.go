@@ -186,13 +186,9 @@ func (m *Main) openData(ctx context.Context, cfg *Config) error {
 			return err
 		}
 	}
-	st, err := store.OpenDir(ctx, dataDir)
+	st, err := store.OpenUnlocked(ctx, dataDir, m.KeyFile, m.getenv)
 	if err != nil {
-		return fmt.Errorf("data_dir: %w", err)
-	}
-	if _, err := st.UnlockKey(ctx, store.KeyFile(m.KeyFile, m.getenv, dataDir)); err != nil {
-		st.Close()
-		return err
+		return err // it names the store's file or the key's
 	}
 	m.st = st
 	return nil

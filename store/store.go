@@ -94,6 +94,23 @@ func OpenDir(ctx context.Context, dir string) (*Store, error) {
 	return Open(ctx, filepath.Join(dir, DefaultFile))
 }
 
+// OpenUnlocked opens the store in the state directory dir and unlocks its
+// sealing key (KeyFile: keyFile, else $CREDENTIALS_DIRECTORY's, else the
+// installed or dir's own; made on first use), so that it reads and writes
+// the sealed secrets. It is the one way the daemon and the CLI open it
+// (doctor opens it read-only and never makes a key).
+func OpenUnlocked(ctx context.Context, dir, keyFile string, getenv func(string) string) (*Store, error) {
+	st, err := OpenDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.UnlockKey(ctx, KeyFile(keyFile, getenv, dir)); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 

@@ -124,16 +124,8 @@ func (f *dataFlags) open(ctx context.Context, env environ, unlock bool) (*store.
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenDir(ctx, dir)
-	if err != nil {
-		return nil, err
+	if unlock {
+		return store.OpenUnlocked(ctx, dir, f.keyFile, env.getenv)
 	}
-	if !unlock {
-		return st, nil
-	}
-	if _, err := st.UnlockKey(ctx, store.KeyFile(f.keyFile, env.getenv, dir)); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
+	return store.OpenDir(ctx, dir)
 }
