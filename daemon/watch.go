@@ -184,24 +184,12 @@ func (p *watchPart) watcherConfig(targets []snmp.Target) snmp.WatcherConfig {
 			allow = append(allow, p.Masked())
 		}
 	}
-	if cfg.SNMP.TrapListen != "" {
-		var comms []scanwarden.Secret
-		if !cfg.SNMP.TrapCommunity.IsZero() {
-			comms = append(comms, cfg.SNMP.TrapCommunity)
-		}
-		tc := snmp.DefaultTrapListenerConfig(cfg.SNMP.TrapListen, comms...)
-		if u := cfg.SNMP.TrapV3(); u != nil {
-			tc.Users = []snmp.V3Auth{*u}
-		}
-		tc.Allow = allow
-		tc.Replay = p.st // the v3 replay guard outlives a restart
-		wc.Traps = &tc
+	var comms []scanwarden.Secret
+	if !cfg.SNMP.TrapCommunity.IsZero() {
+		comms = append(comms, cfg.SNMP.TrapCommunity)
 	}
-	if cfg.SNMP.SMTPListen != "" {
-		mc := snmp.DefaultMailListenerConfig(cfg.SNMP.SMTPListen)
-		mc.Allow = allow
-		wc.Mail = &mc
-	}
+	wc.Listen(snmp.Listeners{TrapAddr: cfg.SNMP.TrapListen, Communities: comms, User: cfg.SNMP.TrapV3(),
+		SMTPAddr: cfg.SNMP.SMTPListen, Allow: allow, Replay: p.st})
 	wc.Rules = p.rules
 	wc.Sink = &eventSink{next: p.st.SNMP(store.DefaultDedupWindow), faults: p.faults, events: p.event}
 	wc.Log = p.log.With("component", "snmp")

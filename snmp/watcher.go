@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // WatcherConfig holds every setting of a Watcher. Zero means zero: nothing
@@ -41,6 +43,39 @@ type WatcherConfig struct {
 	// polling begins; OnCycle after each poll cycle (a cancelled one too).
 	OnStart func(WatchStart)
 	OnCycle func(WatchCycle)
+}
+
+// Listeners is what the device reports are taken on besides the polls:
+// the trap listener (TrapAddr "" none) with the communities and the SNMPv3
+// user it accepts, the mail listener (SMTPAddr "" none), the networks
+// both admit, and where the v3 replay guard keeps its state.
+type Listeners struct {
+	TrapAddr    string
+	Communities []scanwarden.Secret
+	User        *V3Auth // nil: no SNMPv3 traps
+	SMTPAddr    string
+	Allow       []netip.Prefix
+	Replay      ReplayStore // the v3 replay guard outlives a restart
+}
+
+// Listen sets c's trap and mail listeners from l, on their defaults — the
+// one way serve and `snmp watch` build them.
+func (c *WatcherConfig) Listen(l Listeners) {
+	c.Traps, c.Mail = nil, nil
+	if l.TrapAddr != "" {
+		tc := DefaultTrapListenerConfig(l.TrapAddr, l.Communities...)
+		if l.User != nil {
+			tc.Users = []V3Auth{*l.User}
+		}
+		tc.Allow = l.Allow
+		tc.Replay = l.Replay
+		c.Traps = &tc
+	}
+	if l.SMTPAddr != "" {
+		mc := DefaultMailListenerConfig(l.SMTPAddr)
+		mc.Allow = l.Allow
+		c.Mail = &mc
+	}
 }
 
 // DefaultWatcherConfig returns the usual values: a poll a minute with 32

@@ -451,20 +451,8 @@ func (a watchArgs) config(st *store.Store, sink *watchSink, log *slog.Logger) sn
 	cfg.Sweep.Port, cfg.Sweep.Max = a.port, maxSweepAddrs
 	cfg.Poller.Interval, cfg.Cycles = a.interval, a.cycles
 	cfg.Rules, cfg.Sink, cfg.Log = a.rules, sink, log
-	if a.trapAddr != "" {
-		tc := snmp.DefaultTrapListenerConfig(a.trapAddr, a.trapComm...)
-		if a.trapUser != nil {
-			tc.Users = []snmp.V3Auth{*a.trapUser}
-		}
-		tc.Allow = a.allow
-		tc.Replay = st // the v3 replay guard outlives a restart
-		cfg.Traps = &tc
-	}
-	if a.smtpAddr != "" {
-		mc := snmp.DefaultMailListenerConfig(a.smtpAddr)
-		mc.Allow = a.allow
-		cfg.Mail = &mc
-	}
+	cfg.Listen(snmp.Listeners{TrapAddr: a.trapAddr, Communities: a.trapComm, User: a.trapUser,
+		SMTPAddr: a.smtpAddr, Allow: a.allow, Replay: st})
 	return cfg
 }
 
