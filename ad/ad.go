@@ -173,6 +173,21 @@ func (d *Directory) DNSDomain() string {
 	return ""
 }
 
+// Into makes o's checks ask d: the directory itself, its DNS domain as the
+// domain names are tried in and as the Kerberos realm, and its DC as the
+// KDC when DNS names none — the one way serve and the CLI hand a directory
+// to a check.
+func (d *Directory) Into(o *smbcheck.Options) {
+	o.Directory = d
+	if dom := d.DNSDomain(); dom != "" {
+		o.DNSDomains = []string{dom}
+		o.Realm = dom
+	}
+	if h := d.KDCHost(); h != "" {
+		o.KDCs = []string{h}
+	}
+}
+
 // KDCHost is the configured DC's host (from the URL), which a Kerberos
 // logon asks when DNS names no KDC of the realm; "" when the DC is found
 // by DNS SRV.

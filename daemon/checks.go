@@ -63,14 +63,7 @@ func (c *checksPart) openDirectory(a ADConfig, opts *smbcheck.Options) {
 		return
 	}
 	c.dir = d
-	opts.Directory = d
-	if dom := d.DNSDomain(); dom != "" {
-		opts.DNSDomains = []string{dom}
-		opts.Realm = dom
-	}
-	if h := d.KDCHost(); h != "" {
-		opts.KDCs = []string{h}
-	}
+	d.Into(opts)
 }
 
 // Close lets running checks drain (then cancels them) and closes the

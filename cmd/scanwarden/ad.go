@@ -183,14 +183,7 @@ const adPasswordEnv = "SCANWARDEN_AD_PASSWORD"
 // into gives a check the directory, its DNS domain (the Kerberos realm)
 // and its KDC.
 func (f *adFlags) into(o *smbcheck.Options, d *ad.Directory) {
-	o.Directory = d
-	if dom := d.DNSDomain(); dom != "" {
-		o.DNSDomains = []string{dom}
-		o.Realm = dom
-	}
-	if h := d.KDCHost(); h != "" {
-		o.KDCs = []string{h}
-	}
+	d.Into(o)
 }
 
 // adFlagFor words an ad.Config setting as the flag that sets it.
