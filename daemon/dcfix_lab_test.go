@@ -63,30 +63,14 @@ ca = "`+lab.CA+`"
 webhook_url = "`+hook.srv.URL+`/hook"
 webhook_backoff = "100ms"
 `)
-	st, err := store.OpenDir(ctx, cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.UnlockKey(ctx, filepath.Join(cfg.DataDir, "secret.key")); err != nil {
-		t.Fatal(err)
-	}
+	st := testStore(t, cfg)
 	if err := st.PutDestination(ctx, registry.Destination{Name: "dcfix", Host: lab.DCHost, Share: "scans", User: `KYOLAB\dcfix`,
 		Workstation: "MFP01", Password: scanwarden.NewSecret(stored), Source: registry.SourceAdded}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
 
-	var logs syncBuffer
-	m := &Main{Config: cfg, Stderr: &logs, Getenv: func(string) string { return "" }}
-	if err := m.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		m.Close()
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	m, logs := startMain(t, cfg)
 	openIncident := func() []incident.Incident {
 		incs, _ := m.Store().Incidents(ctx, store.IncidentFilter{Destination: "dcfix"})
 		return incs

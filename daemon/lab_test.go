@@ -135,13 +135,7 @@ webhook_backoff = "100ms"
 	// The registry as an import leaves it: the device, and its address-book
 	// contact. It worked when it was last checked; then the contact's
 	// password was changed on the panel and the address book re-imported.
-	st, err := store.OpenDir(ctx, cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.UnlockKey(ctx, filepath.Join(cfg.DataDir, "secret.key")); err != nil {
-		t.Fatal(err)
-	}
+	st := testStore(t, cfg)
 	if err := st.PutDevice(ctx, registry.Device{Name: "MFP-LAB", Address: devAddr,
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("servelab")}}); err != nil {
 		t.Fatal(err)
@@ -187,17 +181,7 @@ webhook_backoff = "100ms"
 		t.Fatalf("badPwdCount %d before the test", n)
 	}
 
-	var logs syncBuffer
-	m := &Main{Config: cfg, Stderr: &logs, Getenv: func(string) string { return "" }}
-	if err := m.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		m.Close()
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	m, logs := startMain(t, cfg)
 	waitUntil(t, 20*time.Second, "the device polled", func() bool {
 		inv, _ := m.Store().SNMPDevices(ctx)
 		return len(inv) == 1 && inv[0].SysName == "MFP02"
@@ -305,13 +289,7 @@ bind_user = "ldapreader@`+lab.DNSDomain+`"
 password_file = "`+adPw+`"
 timeout = "2s"
 `)
-	st, err := store.OpenDir(ctx, cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.UnlockKey(ctx, filepath.Join(cfg.DataDir, "secret.key")); err != nil {
-		t.Fatal(err)
-	}
+	st := testStore(t, cfg)
 	if err := st.PutDestination(ctx, registry.Destination{Name: "alice", Host: lab.DCHost, Share: "scans", User: `KYOLAB\alice`,
 		Password: scanwarden.NewSecret(lab.Password), Source: registry.SourceAdded}); err != nil {
 		t.Fatal(err)

@@ -98,6 +98,35 @@ func testConfig(t *testing.T, extra string) Config {
 	return c
 }
 
+// testStore opens cfg's store with its own key file (made on first use),
+// as serve will; the caller closes it before starting serve.
+func testStore(t *testing.T, cfg Config) *store.Store {
+	t.Helper()
+	st, err := store.OpenUnlocked(context.Background(), cfg.DataDir, filepath.Join(cfg.DataDir, "secret.key"), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// startMain opens serve on cfg and closes it when the test ends, printing
+// its log when the test failed.
+func startMain(t *testing.T, cfg Config) (*Main, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	m := &Main{Config: cfg, Stderr: logs, Getenv: func(string) string { return "" }}
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		m.Close()
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs.String())
+		}
+	})
+	return m, logs
+}
+
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)

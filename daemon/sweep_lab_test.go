@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,17 +68,7 @@ func TestLabServeImportChecksAtOnce(t *testing.T) {
 interval = "24h"
 timeout = "5s"
 `)
-	var logs syncBuffer
-	m := &Main{Config: cfg, Stderr: &logs, Getenv: func(string) string { return "" }}
-	if err := m.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		m.Close()
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	m, _ := startMain(t, cfg)
 	book := labBook(lab,
 		labContact{"1", "Alice", lab.DCHost, `\scans`, `KYOLAB\alice`},
 		labContact{"2", "Scan user", lab.SMB2IP, `\scans`, "scanuser"},
@@ -148,13 +137,7 @@ interval = "`+pollEvery.String()+`"
 	// books, and a check of each destination from when all of them worked
 	// (so none is due: only the device's failure can start a check). Then
 	// one contact of MFP-SWEEP is changed to a folder alice cannot write.
-	st, err := store.OpenDir(ctx, cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.UnlockKey(ctx, filepath.Join(cfg.DataDir, "secret.key")); err != nil {
-		t.Fatal(err)
-	}
+	st := testStore(t, cfg)
 	alice := labContact{"1", "Alice", lab.DCHost, `\scans`, `KYOLAB\alice`}
 	scanuser := labContact{"2", "Scan user", lab.SMB2IP, `\scans`, "scanuser"}
 	broken := labContact{"3", "Walt", lab.DCHost, `\scans`, `KYOLAB\alice`}
@@ -202,17 +185,7 @@ interval = "`+pollEvery.String()+`"
 	walt := sweepDests["3"].Name
 	st.Close()
 
-	var logs syncBuffer
-	m := &Main{Config: cfg, Stderr: &logs, Getenv: func(string) string { return "" }}
-	if err := m.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		m.Close()
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	m, logs := startMain(t, cfg)
 	waitUntil(t, 20*time.Second, "both devices polled", func() bool {
 		inv, _ := m.Store().SNMPDevices(ctx)
 		return len(inv) == 2

@@ -49,13 +49,7 @@ webhook_url = "` + hook.srv.URL + `/hook"
 webhook_backoff = "100ms"
 `
 	cfg := testConfig(t, base)
-	st, err := store.OpenDir(ctx, cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.UnlockKey(ctx, filepath.Join(cfg.DataDir, "secret.key")); err != nil {
-		t.Fatal(err)
-	}
+	st := testStore(t, cfg)
 	for _, dev := range []string{"MFP-A", "MFP-B"} {
 		if err := st.PutDevice(ctx, registry.Device{Name: dev, Address: "127.0.0.1:9",
 			SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("public")}}); err != nil {
@@ -76,17 +70,7 @@ webhook_backoff = "100ms"
 	}
 	st.Close()
 
-	var logs syncBuffer
-	m := &Main{Config: cfg, Stderr: &logs, Getenv: func(string) string { return "" }}
-	if err := m.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		m.Close()
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	m, _ := startMain(t, cfg)
 	warnEvents := func() []notify.Message {
 		hook.mu.Lock()
 		defer hook.mu.Unlock()
