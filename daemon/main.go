@@ -24,6 +24,7 @@ import (
 	"github.com/scanwarden/scanwarden/internal/loglimit"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -129,7 +130,7 @@ func (m *Main) Open(ctx context.Context) error {
 	// The parts outlive Open's ctx: they end with Close.
 	m.runCtx, m.stop = context.WithCancel(context.WithoutCancel(ctx))
 	m.openReceiver(cfg)
-	m.live.swap(m.openParts(cfg))
+	m.live.swap(m.openParts(cfg, resolve.NewCache(m.resolver, deviceNameTimeout)))
 	if err := m.openWeb(cfg); err != nil {
 		m.Close()
 		return fmt.Errorf("web: %w", err)
@@ -212,7 +213,7 @@ func (m *Main) openReceiver(cfg Config) {
 	if !cfg.Receiver.Enabled {
 		return
 	}
-	p := &receiverPart{env: m.env, localNets: m.localNets}
+	p := &receiverPart{env: m.env, localNets: m.localNets, names: resolve.NewCache(m.resolver, deviceNameTimeout)}
 	if err := p.Open(m.runCtx, cfg, m.delivery); err != nil {
 		m.faults.set("receiver", err.Error())
 		m.log.Error("receiver not running", "err", err)
@@ -221,12 +222,16 @@ func (m *Main) openReceiver(cfg Config) {
 	m.recv = p
 }
 
+// deviceNameTimeout bounds each lookup of a device's name.
+const deviceNameTimeout = 2 * time.Second
+
 // openParts opens what a reload rebuilds, under the run context; a part
-// that fails is a fault, never an error.
-func (m *Main) openParts(cfg Config) *parts {
+// that fails is a fault, never an error. names are the watched devices'
+// last good addresses, kept across reloads.
+func (m *Main) openParts(cfg Config, names *resolve.Cache) *parts {
 	checks := &checksPart{env: m.env, onCheck: m.onCheck, onFault: m.partFault}
 	checks.Open(m.runCtx, cfg)
-	watch := &watchPart{env: m.env, cfg: cfg, event: m.event}
+	watch := &watchPart{env: m.env, cfg: cfg, event: m.event, names: names}
 	watch.Open(m.runCtx)
 	return &parts{cfg: cfg, checks: checks, watch: watch}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
+	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
@@ -23,6 +24,9 @@ type env struct {
 	faults  *faults
 	log     *slog.Logger
 	metrics *metrics
+	// resolver looks the devices' names up for the watch and the share
+	// (nil: the system's; a test's fake).
+	resolver resolve.Resolver
 }
 
 // parts are what a reload rebuilds: the checks (directory, notifier,
@@ -123,7 +127,7 @@ func (m *Main) Reload() error {
 	// Main (Monitor()), which then finds none. Meanwhile events are stored
 	// but not routed.
 	m.live.swap(nil).close(m.Drain)
-	m.live.swap(m.openParts(cfg))
+	m.live.swap(m.openParts(cfg, cur.watch.names))
 	m.log.Info("config reloaded", "file", cfg.File)
 	m.sd.Send("STATUS=" + m.status())
 	return nil

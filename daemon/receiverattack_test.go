@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/resolve"
 )
 
 // smbNegotiate is an SMB2 NEGOTIATE (2.0.2, 2.1) in its NetBIOS frame.
@@ -195,7 +197,8 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 // Device names are resolved for the share's allowlist; one that does not
 // resolve now keeps what it last resolved to (a DNS hiccup must not lock an
 // MFP out), and is named when it never did. No device and no allow: the
-// box's networks with the standing warning.
+// box's networks with the standing warning. The resolver is a fake (no
+// DNS server here fails on demand): mfp-flaky resolves, then fails.
 func TestReceiverAllowNames(t *testing.T) {
 	ctx := context.Background()
 	m := &Main{Config: testConfig(t, ""), Stderr: io.Discard, Getenv: func(string) string { return "" }}
@@ -203,7 +206,9 @@ func TestReceiverAllowNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	p := &receiverPart{env: m.env}
+	dns := &fakeDNS{zone: map[string][]netip.Addr{"localhost": {netip.MustParseAddr("127.0.0.1")},
+		"mfp-flaky.invalid": {netip.MustParseAddr("10.9.8.7")}}}
+	p := &receiverPart{env: m.env, names: resolve.NewCache(dns, 2*time.Second)}
 	a, err := p.allowlist(ctx)
 	allow, warning := a.Allow, a.Warning
 	if err != nil || !slices.Contains(allow, netip.MustParsePrefix("127.0.0.0/8")) || !strings.Contains(warning, "no MFP is registered") {
@@ -215,14 +220,54 @@ func TestReceiverAllowNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p.resolved = map[string][]netip.Addr{"flaky\x00mfp-flaky.invalid": {netip.MustParseAddr("10.9.8.7")}}
 	p.configured = []netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")}
+	if a, err = p.allowlist(ctx); err != nil || !slices.Contains(a.Allow, netip.MustParsePrefix("10.9.8.7/32")) {
+		t.Fatalf("mfp-flaky resolving: %+v %v", a, err)
+	}
+	dns.fail("mfp-flaky.invalid")
 	a, err = p.allowlist(ctx)
 	allow, warning, unresolved := a.Allow, a.Warning, a.Unresolved
 	if err != nil || warning != "" || !slices.Equal(unresolved, []string{"gone"}) || !slices.Contains(allow, netip.MustParsePrefix("127.0.0.1/32")) ||
 		!slices.Contains(allow, netip.MustParsePrefix("10.9.8.7/32")) || !slices.Contains(allow, netip.MustParsePrefix("10.1.2.0/24")) {
 		t.Fatalf("allow %v, warning %q, unresolved %v, %v", allow, warning, unresolved, err)
 	}
+	if dns.asked("mfp-flaky.invalid") != 2 {
+		t.Fatalf("mfp-flaky asked %d times, want 2 (the kept address is what a failed lookup left)", dns.asked("mfp-flaky.invalid"))
+	}
+}
+
+// fakeDNS is a fake resolver (no DNS server here fails on demand): a name
+// in zone resolves to its addresses, any other is not found; fail takes a
+// name out. It counts the lookups of each name.
+type fakeDNS struct {
+	mu    sync.Mutex
+	zone  map[string][]netip.Addr
+	count map[string]int
+}
+
+func (f *fakeDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.count == nil {
+		f.count = map[string]int{}
+	}
+	f.count[host]++
+	if ips, ok := f.zone[host]; ok {
+		return ips, nil
+	}
+	return nil, &net.DNSError{Err: "server misbehaving", Name: host, IsTemporary: true}
+}
+
+func (f *fakeDNS) fail(host string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.zone, host)
+}
+
+func (f *fakeDNS) asked(host string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.count[host]
 }
 
 // When no MFP is registered, nothing is configured and this box's networks

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/resolve"
 )
 
 // receiverPart runs the fallback share when [receiver] enabled is set. It
@@ -28,12 +28,12 @@ type receiverPart struct {
 	localNets  func() receiver.LocalNets
 	configured []netip.Prefix // [receiver] allow
 
+	// names resolves the devices' names and keeps their last good
+	// addresses: a name that does not resolve now keeps them.
+	names *resolve.Cache
+
 	mu  sync.Mutex // one allowlist sync at a time
 	key string     // what the share was last given
-	// resolved is each device's last resolved addresses (name + address →
-	// IPs): a name that does not resolve now keeps them.
-	resolvedMu sync.Mutex
-	resolved   map[string][]netip.Addr
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -185,69 +185,24 @@ func (p *receiverPart) logAllow(a receiver.Allowlist) {
 }
 
 // resolveDevices gives the addresses of the devices that have one: names
-// are looked up at once (8 at a time, 2 s each, 5 s in all: an import
-// waits for it); a name that does not resolve now keeps the addresses it
-// last resolved to (a DNS hiccup does not lock an MFP out).
+// are looked up at once (resolve.Cache: 8 at a time, 2 s each; 5 s in all:
+// an import waits for it); a name that does not resolve now keeps the
+// addresses it last resolved to (a DNS hiccup does not lock an MFP out).
 func (p *receiverPart) resolveDevices(ctx context.Context, devs []registry.Device) []receiver.DeviceAddrs {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	out := make([]receiver.DeviceAddrs, 0, len(devs))
-	addrs := map[string]string{}
+	var hosts []string
 	for _, d := range devs {
-		addrs[d.Name] = d.Address
 		if d.Address != "" {
-			out = append(out, receiver.DeviceAddrs{Name: d.Name})
+			hosts = append(hosts, registry.Address(d.Address).Host())
 		}
 	}
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i := range out {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i].Addrs, _ = deviceIPs(ctx, addrs[out[i].Name])
-		}()
-	}
-	wg.Wait()
-	p.resolvedMu.Lock()
-	defer p.resolvedMu.Unlock()
-	if p.resolved == nil {
-		p.resolved = map[string][]netip.Addr{}
-	}
-	seen := map[string]bool{}
-	for i, r := range out {
-		key := r.Name + "\x00" + addrs[r.Name]
-		seen[key] = true
-		if len(r.Addrs) > 0 {
-			p.resolved[key] = r.Addrs
-		} else {
-			out[i].Addrs = p.resolved[key]
-		}
-	}
-	for k := range p.resolved {
-		if !seen[k] {
-			delete(p.resolved, k) // device gone or readdressed
+	res := p.names.Resolve(ctx, hosts)
+	out := make([]receiver.DeviceAddrs, 0, len(hosts))
+	for _, d := range devs {
+		if d.Address != "" {
+			out = append(out, receiver.DeviceAddrs{Name: d.Name, Addrs: res[registry.Address(d.Address).Host()].Addrs})
 		}
 	}
 	return out
-}
-
-// deviceIPs are the addresses of a device's HOST[:PORT].
-func deviceIPs(ctx context.Context, addr string) ([]netip.Addr, error) {
-	host := addr
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		host = h
-	}
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return []netip.Addr{ip.Unmap()}, nil
-	}
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	ips, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
-	for i := range ips {
-		ips[i] = ips[i].Unmap()
-	}
-	return ips, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -22,6 +23,7 @@ type watchPart struct {
 	env
 	cfg   Config
 	event func(context.Context, snmp.Event) // a fresh send failure
+	names *resolve.Cache                    // the devices' names: last good addresses, kept across reloads
 
 	mu     sync.Mutex
 	ctx    context.Context // the run context
@@ -50,29 +52,40 @@ func (p *watchPart) Open(ctx context.Context) {
 }
 
 // Sync re-reads the registry's devices (ctx bounds the reading) and sets
-// the watched list, or opens the loop when there was none.
+// the watched list, or opens the loop when there was none. When the list
+// is unchanged the devices' names are looked up again (outside the lock:
+// Close does not wait for DNS).
 func (p *watchPart) Sync(ctx context.Context) {
+	if w := p.sync(ctx); w != nil {
+		w.ResolveNames(ctx)
+	}
+}
+
+// sync is Sync under the lock; it returns the loop when the list is
+// unchanged.
+func (p *watchPart) sync(ctx context.Context) *snmp.Watcher {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return
+		return nil
 	}
 	targets, key, err := p.targets(ctx)
 	if err != nil {
 		p.faults.set("store", err.Error())
-		return
+		return nil
 	}
 	if key == p.key {
-		return
+		return p.w
 	}
 	p.key = key
 	if p.w != nil {
 		if err := p.w.SetTargets(targets); err != nil {
 			p.faults.set("snmp", err.Error())
 		}
-		return
+		return nil
 	}
 	p.w = p.open(targets)
+	return nil
 }
 
 // Close stops the loop and its listeners.
@@ -193,6 +206,7 @@ func (p *watchPart) watcherConfig(targets []snmp.Target) snmp.WatcherConfig {
 	wc.Rules = p.rules
 	wc.Sink = &eventSink{next: p.st.SNMP(store.DefaultDedupWindow), faults: p.faults, events: p.event}
 	wc.Log = p.log.With("component", "snmp")
+	wc.Names = p.names
 	wc.OnCycle = p.metrics.cycle
 	return wc
 }

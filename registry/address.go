@@ -21,15 +21,33 @@ func (a Address) SNMPAddr() string {
 	if a == "" {
 		return ""
 	}
+	host, port, err := a.hostPort()
+	if err != nil {
+		return strings.ToLower(string(a))
+	}
+	return strings.ToLower(net.JoinHostPort(host, strconv.Itoa(int(port))))
+}
+
+// Host is the address's host, a name or an IP address (without brackets),
+// as it is looked up; an address snmp.ParseHostPort refuses is given whole
+// (it resolves to nothing).
+func (a Address) Host() string {
+	host, _, err := a.hostPort()
+	if err != nil {
+		return string(a)
+	}
+	return host
+}
+
+// hostPort is snmp.ParseHostPort over a, which may also be a bracketed
+// IPv6 address without a port; the host comes without brackets.
+func (a Address) hostPort() (string, uint16, error) {
 	s := string(a)
 	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
 		s = s[1 : len(s)-1] // a bracketed IPv6 address without a port
 	}
 	host, port, err := snmp.ParseHostPort(s)
-	if err != nil {
-		return strings.ToLower(string(a))
-	}
-	return strings.ToLower(net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(int(port))))
+	return strings.Trim(host, "[]"), port, err
 }
 
 // Same reports whether a and b are one device's address.

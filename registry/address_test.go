@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// TestAddressSNMPAddr: every spelling of one device's address is one key.
+// TestAddressSNMPAddr: every spelling of one device's address is one key;
+// Host is what is looked up.
 func TestAddressSNMPAddr(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"", ""},
@@ -20,6 +21,14 @@ func TestAddressSNMPAddr(t *testing.T) {
 	} {
 		if got := Address(c.in).SNMPAddr(); got != c.want {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"MFP1", "MFP1"}, {"mfp1:161", "mfp1"}, {"10.0.0.5", "10.0.0.5"}, {"[fe80::1]:161", "fe80::1"},
+		{"FE80::1", "FE80::1"}, {"[fe80::1]", "fe80::1"}, {"host:notaport", "host:notaport"},
+	} {
+		if got := Address(c.in).Host(); got != c.want {
+			t.Errorf("host of %q: %q, want %q", c.in, got, c.want)
 		}
 	}
 	if !Address("MFP1").Same("mfp1:161") || Address("mfp1").Same("mfp1:162") || Address("").Same("") {

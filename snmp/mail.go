@@ -202,11 +202,13 @@ type DeviceIndex struct {
 	senders map[string]string
 	serials map[string]string
 	ips     map[netip.Addr]string
+	named   map[netip.Addr]string // devices given by name, as last resolved (SetNamed)
 }
 
 // NewDeviceIndex returns an empty index.
 func NewDeviceIndex() *DeviceIndex {
-	return &DeviceIndex{senders: map[string]string{}, serials: map[string]string{}, ips: map[netip.Addr]string{}}
+	return &DeviceIndex{senders: map[string]string{}, serials: map[string]string{}, ips: map[netip.Addr]string{},
+		named: map[netip.Addr]string{}}
 }
 
 // SetSender says mail from address comes from device.
@@ -230,20 +232,34 @@ func (d *DeviceIndex) Add(inv Inventory) {
 	}
 }
 
-// AddIP indexes device under ip (a device given by name, resolved).
-func (d *DeviceIndex) AddIP(ip netip.Addr, device string) {
+// SetNamed replaces the devices given by name with named: each resolved
+// address and its device. A device given by address stays indexed by it.
+func (d *DeviceIndex) SetNamed(named map[netip.Addr]string) {
+	m := make(map[netip.Addr]string, len(named))
+	for ip, dev := range named {
+		m[ip.Unmap()] = dev
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.ips[ip.Unmap()] = device
+	d.named = m
 }
 
-// ByIP returns the device indexed under ip (a device's polled address or
-// its inventory), or false.
+// byIP is the device at ip: by its address, else by its resolved name.
+// The caller holds mu.
+func (d *DeviceIndex) byIP(ip netip.Addr) (string, bool) {
+	if dev, ok := d.ips[ip.Unmap()]; ok {
+		return dev, true
+	}
+	dev, ok := d.named[ip.Unmap()]
+	return dev, ok
+}
+
+// ByIP returns the device indexed under ip (a device's polled address, its
+// inventory or its resolved name), or false.
 func (d *DeviceIndex) ByIP(ip netip.Addr) (string, bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	dev, ok := d.ips[ip.Unmap()]
-	return dev, ok
+	return d.byIP(ip)
 }
 
 // Lookup returns the device and how it was matched ("sender", "serial",
@@ -257,7 +273,7 @@ func (d *DeviceIndex) Lookup(from string, ip netip.Addr, serial string) (string,
 	if dev, ok := d.serials[strings.ToUpper(serial)]; ok && serial != "" {
 		return dev, "serial"
 	}
-	if dev, ok := d.ips[ip.Unmap()]; ok {
+	if dev, ok := d.byIP(ip); ok {
 		return dev, "ip"
 	}
 	return "", ""

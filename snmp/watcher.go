@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
 	"sort"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/resolve"
 )
 
 // WatcherConfig holds every setting of a Watcher. Zero means zero: nothing
@@ -38,6 +38,10 @@ type WatcherConfig struct {
 	Rules *Rules       // required
 	Sink  Sink         // required: where devices and events go (persist, de-duplicate, route)
 	Log   *slog.Logger // nil: discard
+	// Names resolves the devices given by name and keeps their last good
+	// addresses; nil: a cache of the watcher's own over the system's
+	// resolver. The daemon keeps one across reloads.
+	Names *resolve.Cache
 
 	// OnStart, when set, is called once the sweep (if any) is done and
 	// polling begins; OnCycle after each poll cycle (a cancelled one too).
@@ -170,6 +174,11 @@ type Watcher struct {
 	done   chan struct{}
 	err    error // set before done is closed
 	cycles atomic.Int64
+
+	names   *resolve.Cache
+	namesMu sync.Mutex      // one ResolveNames at a time
+	targets []Target        // the polled devices, their names resolved
+	failing map[string]bool // devices whose name did not resolve last time (said once)
 }
 
 // NewWatcher checks cfg and builds the parts; Open starts them.
@@ -181,7 +190,10 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{cfg: cfg, log: log, index: NewDeviceIndex(), done: make(chan struct{})}
+	w := &Watcher{cfg: cfg, log: log, index: NewDeviceIndex(), done: make(chan struct{}), names: cfg.Names}
+	if w.names == nil {
+		w.names = resolve.NewCache(nil, 2*time.Second)
+	}
 	w.sink = &watchSink{next: cfg.Sink, index: w.index}
 	for _, t := range cfg.Targets {
 		w.index.Add(Inventory{Address: t.Addr()})
@@ -297,8 +309,7 @@ func (w *Watcher) closeListeners() {
 
 // SetTargets replaces the polled devices (the daemon's registry changed);
 // what is known of devices that stay is kept. Devices given by name are
-// resolved (two seconds at most each) so that their traps and mail are
-// allowed.
+// resolved (ResolveNames) so that their traps and mail are allowed.
 func (w *Watcher) SetTargets(ts []Target) error {
 	return w.setTargets(context.Background(), ts)
 }
@@ -315,30 +326,61 @@ func (w *Watcher) setTargets(ctx context.Context, ts []Target) error {
 	for _, t := range ts {
 		w.index.Add(Inventory{Address: t.Addr()})
 	}
-	w.resolveTargets(ctx, ts)
+	w.namesMu.Lock()
+	w.targets = append([]Target(nil), ts...)
+	w.namesMu.Unlock()
+	w.ResolveNames(ctx)
 	return nil
 }
 
-// resolveTargets adds the addresses of targets given by name to the device
-// index, so that their traps and mail are allowed and matched; a name that
-// does not resolve within two seconds is only polled.
-func (w *Watcher) resolveTargets(ctx context.Context, ts []Target) {
-	for _, t := range ts {
-		if _, err := netip.ParseAddr(t.Host); err == nil {
-			continue
+// ResolveNames looks the names of the devices given by name up again
+// (resolve.Cache: two seconds at most each, eight at a time) and takes
+// their traps and mail from the addresses found. A name that does not
+// resolve now keeps the addresses it last resolved to: a DNS hiccup does
+// not refuse a device's traps and mail (a warning says so once). A name
+// that never resolved is only polled until it does. The daemon calls it
+// every 30 s.
+func (w *Watcher) ResolveNames(ctx context.Context) {
+	w.namesMu.Lock()
+	defer w.namesMu.Unlock()
+	var hosts []string
+	for _, t := range w.targets {
+		if _, ok := resolve.Addr(t.Host); !ok {
+			hosts = append(hosts, t.Host)
 		}
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		ips, err := net.DefaultResolver.LookupNetIP(rctx, "ip", t.Host)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Warn("device name does not resolve: its traps and mail are not allowed", "device", t.Addr(), "err", err)
-			}
-			continue
+	}
+	res := w.names.Resolve(ctx, hosts)
+	named := map[netip.Addr]string{}
+	for _, t := range w.targets {
+		for _, ip := range res[t.Host].Addrs {
+			named[ip] = t.Addr()
 		}
-		for _, ip := range ips {
-			w.index.AddIP(ip, t.Addr())
+	}
+	w.index.SetNamed(named)
+	failing := map[string]bool{}
+	for _, t := range w.targets {
+		if r, ok := res[t.Host]; ok {
+			w.logName(ctx, t.Addr(), r)
+			failing[t.Addr()] = r.Err != nil
 		}
+	}
+	w.failing = failing
+}
+
+// logName says when a device's name stops or starts resolving (once, not
+// at every ResolveNames); namesMu is held.
+func (w *Watcher) logName(ctx context.Context, device string, r resolve.Result) {
+	switch {
+	case r.Err == nil:
+		if w.failing[device] {
+			w.log.Info("device name resolves again", "device", device, "addrs", fmt.Sprint(r.Addrs))
+		}
+	case w.failing[device] || ctx.Err() != nil:
+	case r.Stale():
+		w.log.Warn("device name does not resolve now: its traps and mail are still taken from the addresses it last resolved to",
+			"device", device, "addrs", fmt.Sprint(r.Addrs), "err", r.Err)
+	default:
+		w.log.Warn("device name does not resolve: its traps and mail are not allowed", "device", device, "err", r.Err)
 	}
 }
 

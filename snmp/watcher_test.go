@@ -3,12 +3,17 @@ package snmp
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/resolve"
 )
 
 // Closing the mail listener right after Open, before its Serve goroutine
@@ -155,5 +160,121 @@ func TestWatcherResolvesNamedDevices(t *testing.T) {
 	}
 	if evs := sink.Snapshot(); len(evs) != 1 || evs[0].Device != "localhost:9" || evs[0].Unverified {
 		t.Errorf("events %+v", evs)
+	}
+}
+
+// failingDNS is a fake resolver (no DNS server here fails on demand): a
+// name resolves to its addresses in zone, anything else is not found.
+type failingDNS struct {
+	mu   sync.Mutex
+	zone map[string][]netip.Addr
+}
+
+func (f *failingDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ips, ok := f.zone[host]; ok {
+		return ips, nil
+	}
+	return nil, &net.DNSError{Err: "server misbehaving", Name: host, IsTemporary: true}
+}
+
+func (f *failingDNS) set(zone map[string][]netip.Addr) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.zone = zone
+}
+
+// warnLog records the WARN lines' messages.
+type warnLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *warnLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h *warnLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		h.mu.Lock()
+		h.msgs = append(h.msgs, r.Message)
+		h.mu.Unlock()
+	}
+	return nil
+}
+func (h *warnLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *warnLog) WithGroup(string) slog.Handler      { return h }
+
+// count is how many WARN lines contain s.
+func (h *warnLog) count(s string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.msgs {
+		if strings.Contains(m, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// A device given by name keeps its mail through a DNS hiccup: once its
+// name no longer resolves, the address it last resolved to is still
+// taken (a warning says so, once). Once it is no longer watched that
+// address is refused, and when it is watched again while DNS still fails,
+// too (a name never resolved is only polled). Each refusal is the SMTP
+// 554 at connect, each admission the event stored: no waiting for
+// nothing. The resolver is a fake: no DNS server here fails on demand.
+func TestWatcherNamesKeepLastGood(t *testing.T) {
+	dns := &failingDNS{zone: map[string][]netip.Addr{"localhost": {deviceIP}}}
+	logs := &warnLog{}
+	sink := NewMemorySink(time.Hour, 0)
+	named := []Target{{Host: "localhost", Port: 9, Timeout: time.Second}}
+	w := openWatch(t, sink, slog.New(logs), func(c *WatcherConfig) {
+		c.Targets, c.Names = named, resolve.NewCache(dns, time.Second)
+	})
+	waitFor(t, "localhost resolved", func() bool { return w.isDevice(deviceIP) })
+	mail := func(job string) error {
+		return sendFrom(deviceIP, w.mail.Addr().String(), strings.Replace(kyoceraMail, "job-58", job, 1))
+	}
+	devices := func() []string {
+		var out []string
+		for _, ev := range sink.Snapshot() {
+			out = append(out, ev.Device)
+		}
+		return out
+	}
+	if err := mail("job-1"); err != nil {
+		t.Fatalf("resolved: %v", err)
+	}
+
+	dns.set(nil) // DNS fails from now on
+	w.ResolveNames(context.Background())
+	w.ResolveNames(context.Background())
+	if err := mail("job-2"); err != nil {
+		t.Fatalf("DNS down, last good kept: %v", err)
+	}
+	if got := devices(); !slices.Equal(got, []string{"localhost:9", "localhost:9"}) {
+		t.Fatalf("events from %v", got)
+	}
+	if n := logs.count("still taken from the addresses it last resolved to"); n != 1 {
+		t.Errorf("%d warnings that the last good address is kept, want 1: %q", n, logs.msgs)
+	}
+
+	if err := w.SetTargets([]Target{{Host: "127.0.0.3", Port: 9, Timeout: time.Second}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mail("job-3"); err == nil || !strings.Contains(err.Error(), "554") {
+		t.Fatalf("no longer watched: %v, want 554", err)
+	}
+	if err := w.SetTargets(named); err != nil {
+		t.Fatal(err)
+	}
+	if err := mail("job-4"); err == nil || !strings.Contains(err.Error(), "554") {
+		t.Fatalf("watched again, DNS down, its last address forgotten: %v, want 554", err)
+	}
+	if n := logs.count("its traps and mail are not allowed"); n != 1 {
+		t.Errorf("%d warnings that the name does not resolve, want 1: %q", n, logs.msgs)
+	}
+	if got := devices(); len(got) != 2 {
+		t.Errorf("events from %v", got)
 	}
 }

@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	stdsmtp "net/smtp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/registry"
+)
+
+// The watch keeps a device name's last good address across a reload: the
+// device is registered by name, its mail is taken; then DNS fails and the
+// config is reloaded (a new watcher), and mail from the address the name
+// last resolved to is still taken, with the warning that says so. The
+// resolver is a fake (no DNS server here fails on demand); the SMTP
+// listener is serve's own, its 220 or 554 at connect the admission.
+func TestWatchNamesKeptAcrossReload(t *testing.T) {
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := testConfig(t, "[snmp]\nsmtp_listen = \""+addr+"\"\n")
+	st := testStore(t, cfg)
+	if err := st.PutDevice(ctx, registry.Device{Name: "mfp", Address: "localhost"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	dns := &fakeDNS{zone: map[string][]netip.Addr{"localhost": {netip.MustParseAddr("127.0.0.1")}}}
+	logs := &syncBuffer{}
+	m := &Main{Config: cfg, Stderr: logs, Getenv: func(string) string { return "" }}
+	m.resolver = dns
+	if err := m.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		m.Close()
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs.String())
+		}
+	})
+	admitted := func() error {
+		c, err := stdsmtp.Dial(addr)
+		if err == nil {
+			c.Quit()
+		}
+		return err
+	}
+	waitUntil(t, 10*time.Second, "the device's mail taken", func() bool { return admitted() == nil })
+
+	dns.fail("localhost")
+	if err := m.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "the warning that the last good address is kept", func() bool {
+		return strings.Contains(logs.String(), "still taken from the addresses it last resolved to")
+	})
+	if err := admitted(); err != nil {
+		t.Fatalf("after the reload with DNS down: %v", err)
+	}
+	if dns.asked("localhost") < 2 {
+		t.Fatalf("localhost asked %d times", dns.asked("localhost"))
+	}
+}
