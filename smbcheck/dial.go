@@ -15,6 +15,7 @@ import (
 	smb2 "github.com/cloudsoda/go-smb2"
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smb1"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
@@ -29,7 +30,7 @@ func dialTCP(ctx context.Context, addr string, port int) (net.Conn, error) {
 type smbSession struct {
 	conn  net.Conn
 	s     *smb2.Session    // nil over SMB1
-	v1    *smb1Conn        // set over SMB1
+	v1    *smb1.Conn       // set over SMB1
 	guest bool             // the server logged the session on as guest
 	stamp *smbwire.Stamper // SMB2/3: delete-on-close for the canary's CREATE
 }
@@ -125,7 +126,7 @@ wait:
 // close logs off (bounded) and closes the connection.
 func (s *smbSession) close() {
 	if s.v1 != nil {
-		s.v1.logoff()
+		s.v1.Logoff()
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -6,16 +6,17 @@ import (
 
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbfake"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // FuzzNegotiateParsers feeds hostile server answers to every parser of the
 // negotiate probe: none may panic or read out of bounds.
 func FuzzNegotiateParsers(f *testing.F) {
-	f.Add(fakeNegotiateResponse(0, 0x02ff))
-	f.Add(fakeNegotiateResponse(1, 0x0311))
-	f.Add(fakeSessionSetupResponse(2, ntstatus.MoreProcessingRequired, spnegoResp(windowsChallenge())))
-	f.Add(windowsChallenge())
+	f.Add(smbfake.NegotiateResponse(0, 0x02ff))
+	f.Add(smbfake.NegotiateResponse(1, 0x0311))
+	f.Add(smbfake.SessionSetupResponse(2, ntstatus.MoreProcessingRequired, smbfake.SPNEGOResp(smbfake.WindowsChallenge())))
+	f.Add(smbfake.WindowsChallenge())
 	smb1 := smbwire.SMB1Header(0x72)
 	smb1 = append(smb1, 17)
 	smb1 = append(smb1, make([]byte, 34+2)...)

@@ -11,16 +11,14 @@ package smbcheck
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smb1"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
@@ -57,7 +55,9 @@ func (s *ServerInfo) DomainJoined() bool {
 	return s.NetBIOSDomain != "" && !strings.EqualFold(s.NetBIOSDomain, s.NetBIOSComputer)
 }
 
-var errNoSMB1 = errors.New("the server refused every SMB1 dialect")
+// errNoSMB1 marks a server that does not speak SMB1: the probe's and the
+// SMB1 replay's negotiate.
+var errNoSMB1 = smb1.ErrRefused
 
 // probe runs the negotiate probe over conn (already connected; for port 139
 // the NetBIOS session is set up here). smb1Only offers only SMB1, as an
@@ -83,10 +83,10 @@ func probe(ctx context.Context, conn net.Conn, port int, host string, smb1Only b
 	}
 	resp, err := smbwire.ReadFrame(conn)
 	if err != nil {
-		if smb1Only && isPeerClose(err) {
+		if smb1Only && smbwire.IsPeerClose(err) {
 			return nil, fmt.Errorf("SMB1 negotiate: server hung up: %w", errNoSMB1)
 		}
-		if isPeerClose(err) {
+		if smbwire.IsPeerClose(err) {
 			// An SMB server answers this negotiate (SMB2 servers too).
 			return nil, fmt.Errorf("negotiate: the server hung up without an SMB answer (%w): %w", err, smbwire.ErrNotSMB)
 		}
@@ -133,10 +133,6 @@ func head(b []byte, n int) []byte {
 		return b[:n]
 	}
 	return b
-}
-
-func isPeerClose(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // smb2Dance sends the real SMB2 NEGOTIATE after a multi-protocol one.

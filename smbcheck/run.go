@@ -384,7 +384,7 @@ func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 		}
 		if errors.Is(err, smbwire.ErrNotSMB) {
 			how := "it answers in another protocol"
-			if isPeerClose(err) {
+			if smbwire.IsPeerClose(err) {
 				how = "it hangs up on the SMB negotiate"
 			}
 			c.failNotSMB(ctx, s, how, nil)

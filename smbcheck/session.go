@@ -254,7 +254,7 @@ func (s *Session) connectFolder(ctx context.Context) error {
 	tctx, tcancel := context.WithTimeout(ctx, s.timeout)
 	defer tcancel()
 	if sess.v1 != nil {
-		if err := sess.v1.treeConnect(tctx, t.Host, t.Share); err != nil {
+		if err := sess.v1.TreeConnect(tctx, t.Host, t.Share); err != nil {
 			sess.close()
 			return opError("tree connect", "", err)
 		}

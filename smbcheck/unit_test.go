@@ -17,6 +17,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbfake"
 )
 
 func TestParseDestination(t *testing.T) {
@@ -283,7 +284,7 @@ func TestFormKeyHidesPassword(t *testing.T) {
 }
 
 func TestParseWindowsChallenge(t *testing.T) {
-	c, err := ntlm.ParseIdentity(spnegoResp(windowsChallenge()))
+	c, err := ntlm.ParseIdentity(smbfake.SPNEGOResp(smbfake.WindowsChallenge()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,9 +383,9 @@ func TestReportJSONHasNoSecret(t *testing.T) {
 }
 
 func TestSniffConnAnyChunking(t *testing.T) {
-	stream := append(framed(fakeNegotiateResponse(1, 0x0210)), framed(fakeSessionSetupResponse(2, ntstatus.MoreProcessingRequired, make([]byte, 300)))...)
+	stream := append(framed(smbfake.NegotiateResponse(1, 0x0210)), framed(smbfake.SessionSetupResponse(2, ntstatus.MoreProcessingRequired, make([]byte, 300)))...)
 	stream = append(stream, 0x85, 0, 0, 0) // keep-alive
-	stream = append(stream, framed(fakeErrorResponse(3, 1, ntstatus.AccountLockedOut))...)
+	stream = append(stream, framed(smbfake.ErrorResponse(3, 1, ntstatus.AccountLockedOut))...)
 	for chunk := 1; chunk <= 80; chunk += 7 {
 		c := &sniffConn{}
 		for i := 0; i < len(stream); i += chunk {

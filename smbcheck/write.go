@@ -14,16 +14,17 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/internal/smb1"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // share is a tree connection of the check's session: SMB2/3 through the
-// SMB library, or SMB1 through smb1Conn. It is not disconnected on its own:
+// SMB library, or SMB1 through internal/smb1. It is not disconnected on its own:
 // the session's log-off ends its trees (and their open files) on the
 // server, one round trip fewer.
 type share struct {
 	s     *smb2.Share      // nil over SMB1
-	v1    *smb1Conn        // set over SMB1
+	v1    *smb1.Conn       // set over SMB1
 	stamp *smbwire.Stamper // SMB2/3: gives the canary's CREATE delete-on-close
 }
 
@@ -50,7 +51,7 @@ type remoteFile interface {
 // fs is the share under ctx.
 func (sh *share) fs(ctx context.Context) remoteFS {
 	if sh.v1 != nil {
-		return smb1FS{c: sh.v1, ctx: ctx}
+		return smb1FS{sh.v1.WithContext(ctx)}
 	}
 	return smb2FS{sh.s.WithContext(ctx), sh.stamp}
 }
@@ -113,7 +114,7 @@ func (c *checker) stepTree(ctx context.Context) (*share, bool) {
 	var sh *share
 	var err error
 	if c.sess.v1 != nil {
-		err = c.sess.v1.treeConnect(tctx, c.t.Host, c.t.Share)
+		err = c.sess.v1.TreeConnect(tctx, c.t.Host, c.t.Share)
 		sh = &share{v1: c.sess.v1}
 	} else {
 		var m *smb2.Share

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"unicode/utf16"
 
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
@@ -25,6 +26,12 @@ const MaxFrame = 1 << 16
 // ErrNotSMB marks a peer that answered the negotiate in another protocol,
 // or hung up on it without a word of SMB.
 var ErrNotSMB = errors.New("not an SMB server")
+
+// IsPeerClose reports whether err is the server hanging up: the stream
+// ended, or the connection was reset.
+func IsPeerClose(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
 
 // --- framing -----------------------------------------------------------
 

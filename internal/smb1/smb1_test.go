@@ -1,17 +1,18 @@
-package smbcheck
+package smb1
 
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
 	"io"
+	iofs "io/fs"
 	"net"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/internal/smbfake"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
@@ -29,8 +30,8 @@ func smb1Answer(cmd byte, status ntstatus.Status, words, data []byte) []byte {
 func smb1Seeds() [][]byte {
 	neg := make([]byte, 34)
 	binary.LittleEndian.PutUint32(neg[7:], 16644)
-	binary.LittleEndian.PutUint32(neg[19:], smb1CapExtendedSecurity)
-	blob := spnegoResp(windowsChallenge())
+	binary.LittleEndian.PutUint32(neg[19:], capExtendedSecurity)
+	blob := smbfake.SPNEGOResp(smbfake.WindowsChallenge())
 	ss := []byte{0xff, 0, 0, 0, 0, 0}
 	ss = binary.LittleEndian.AppendUint16(ss, uint16(len(blob)))
 	create := make([]byte, 68)
@@ -39,12 +40,12 @@ func smb1Seeds() [][]byte {
 	binary.LittleEndian.PutUint16(read[10:], 4)
 	binary.LittleEndian.PutUint16(read[12:], 59)
 	return [][]byte{
-		smb1Answer(smb1CmdNegotiate, 0, neg, make([]byte, 16)),
-		smb1Answer(smb1CmdSessionSetup, ntstatus.MoreProcessingRequired, ss, blob),
-		smb1Answer(smb1CmdNTCreate, 0, create, nil),
-		smb1Answer(smb1CmdReadAndX, 0, read, []byte{0, 1, 2, 3, 4}),
-		smb1Answer(smb1CmdWriteAndX, 0, []byte{0xff, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, nil),
-		smb1Answer(smb1CmdTreeConnect, ntstatus.BadNetworkName, nil, nil),
+		smb1Answer(cmdNegotiate, 0, neg, make([]byte, 16)),
+		smb1Answer(cmdSessionSetup, ntstatus.MoreProcessingRequired, ss, blob),
+		smb1Answer(cmdNTCreate, 0, create, nil),
+		smb1Answer(cmdReadAndX, 0, read, []byte{0, 1, 2, 3, 4}),
+		smb1Answer(cmdWriteAndX, 0, []byte{0xff, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, nil),
+		smb1Answer(cmdTreeConnect, ntstatus.BadNetworkName, nil, nil),
 	}
 }
 
@@ -57,7 +58,7 @@ func FuzzSMB1Replay(f *testing.F) {
 	}
 	f.Add([]byte("\xffSMB"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		parseSMB1NegotiateResponse(b)
+		parseNegotiateResponse(b)
 		ntlm.ParseChallenge(b)
 		cli, srv := net.Pipe()
 		done := make(chan struct{})
@@ -81,42 +82,44 @@ func FuzzSMB1Replay(f *testing.F) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		c := &smb1Conn{conn: cli, tid: 0xffff, timeout: time.Second, maxBuf: 4096}
-		c.negotiate(ctx)
+		c := &Conn{conn: cli, tid: 0xffff, timeout: time.Second, maxBuf: 4096}
+		c.Negotiate(ctx)
 		c.neg.ExtendedSec = true
-		c.sessionSetup(ctx, ntlm.Credentials{User: "u", Password: "p", Workstation: "w"}, nil)
-		c.sessionSetup(ctx, ntlm.Credentials{User: "u", Password: "p", Workstation: "w", NTLMv1: true}, nil)
-		c.treeConnect(ctx, "h", "s")
-		fs := smb1FS{c: c, ctx: ctx}
+		c.SessionSetup(ctx, ntlm.Credentials{User: "u", Password: "p", Workstation: "w"}, nil)
+		c.SessionSetup(ctx, ntlm.Credentials{User: "u", Password: "p", Workstation: "w", NTLMv1: true}, nil)
+		c.TreeConnect(ctx, "h", "s")
+		fs := c.WithContext(ctx)
 		fs.Stat(`a\b`)
 		if f, err := fs.OpenFile("x", 0x42, 0); err == nil {
 			f.Write(make([]byte, 5000))
 			f.ReadAt(make([]byte, 100), 0)
-			f.freeBytes()
-			if sf, ok := f.(*smb1File); ok {
-				sf.Seek(0, io.SeekStart)
-				sf.Read(make([]byte, 300))
-				sf.Sync()
-			}
+			f.FreeBytes()
+			f.Seek(0, io.SeekStart)
+			f.Read(make([]byte, 300))
+			f.Sync()
 			f.Close()
 		}
-		smb1Tree{c}.rename(ctx, "x", "y")
-		c.listDir(ctx, "d")
-		var list []os.FileInfo
+		if f, err := fs.Create("c", true); err == nil {
+			fs.RemoveOpen("c")
+			f.Close()
+		}
+		fs.Rename("x", "y")
+		fs.ReadDir("d")
+		var list []iofs.FileInfo
 		appendDirEntries(&list, b)
 		fs.Remove("x")
-		c.logoff()
+		c.Logoff()
 		<-done
 	})
 }
 
 func TestSMB1Seeds(t *testing.T) {
 	s := smb1Seeds()
-	n, err := parseSMB1NegotiateResponse(s[0])
+	n, err := parseNegotiateResponse(s[0])
 	if err != nil || !n.ExtendedSec || n.MaxBuffer != 16644 || n.DialectIndex != 0 {
 		t.Fatalf("negotiate %+v %v", n, err)
 	}
-	w, d, err := smb1Parse(s[1], smb1CmdSessionSetup)
+	w, d, err := parse(s[1], cmdSessionSetup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +130,7 @@ func TestSMB1Seeds(t *testing.T) {
 	if _, err := ntlm.ParseChallenge(blob); err != nil {
 		t.Fatal(err)
 	}
-	w, _, _ = smb1Parse(s[3], smb1CmdReadAndX)
+	w, _, _ = parse(s[3], cmdReadAndX)
 	if got, err := readAndXData(s[3], w); err != nil || len(got) != 4 {
 		t.Fatalf("read data %v %v", got, err)
 	}
