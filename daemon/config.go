@@ -579,22 +579,43 @@ func (s SNMPConfig) validate(bad badValue) {
 		bad("snmp.trap_listen", strconv.Quote(s.TrapListen), "needs snmp.trap_community_file or snmp.trap_v3_user (traps with any community are not taken)")
 	}
 	s.validateTrapV3(bad)
-	for _, cidr := range s.Allow {
-		if _, err := netip.ParsePrefix(strings.TrimSpace(cidr)); err != nil {
-			bad("snmp.allow", strconv.Quote(cidr), "not a network such as 192.168.10.0/24")
+	for _, a := range s.Allow {
+		if _, err := receiver.ParseAllowEntry(a); err != nil {
+			bad("snmp.allow", strconv.Quote(a), "not a network such as 192.168.10.0/24, or an address")
 		}
 	}
 	if len(s.Allow) > 0 && s.TrapListen == "" && s.SMTPListen == "" {
 		bad("snmp.allow", fmt.Sprint(s.Allow), "needs snmp.trap_listen or snmp.smtp_listen")
 	}
 	for _, cidr := range s.CIDR {
-		p, err := netip.ParsePrefix(strings.TrimSpace(cidr))
+		p, err := receiver.ParseAllowEntry(cidr)
 		if err != nil {
-			bad("snmp.cidr", strconv.Quote(cidr), "not a network such as 192.168.10.0/24")
+			bad("snmp.cidr", strconv.Quote(cidr), "not a network such as 192.168.10.0/24, or an address")
 		} else if p.Addr().Is4() && p.Bits() < 22 || p.Addr().Is6() && p.Bits() < 118 {
 			bad("snmp.cidr", strconv.Quote(cidr), "at most 1,024 addresses")
 		}
 	}
+}
+
+// Networks are [snmp] cidr, AllowNets [snmp] allow, read with
+// receiver.ParseAllowEntry as the validation reads them (the one parser of
+// an address or a network). An entry that does not parse is an error
+// naming it, never left out.
+func (s SNMPConfig) Networks() ([]netip.Prefix, error) { return parseNets("snmp.cidr", s.CIDR) }
+
+// AllowNets: see Networks.
+func (s SNMPConfig) AllowNets() ([]netip.Prefix, error) { return parseNets("snmp.allow", s.Allow) }
+
+func parseNets(key string, entries []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, e := range entries {
+		p, err := receiver.ParseAllowEntry(e)
+		if err != nil {
+			return nil, configError("", 0, key, strconv.Quote(e), err.Error())
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // validateTrapV3 checks the snmp.trap_v3_* keys.

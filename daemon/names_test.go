@@ -2,9 +2,11 @@ package daemon
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/netip"
 	stdsmtp "net/smtp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +68,47 @@ func TestWatchNamesKeptAcrossReload(t *testing.T) {
 	}
 	if dns.asked("localhost") < 2 {
 		t.Fatalf("localhost asked %d times", dns.asked("localhost"))
+	}
+}
+
+// [snmp] cidr and allow are read with the validation's parser (an address
+// or a network, spaces around it ignored); an entry that does not parse —
+// one that got past the validation, set here directly — stops the watch
+// with the "snmp" fault naming it: never left out, which would widen a
+// sweep's silence or narrow what is taken without a word.
+func TestWatchNetworksOneParser(t *testing.T) {
+	s := SNMPConfig{CIDR: []string{" 10.0.0.0/24", "10.0.1.7"}, Allow: []string{"10.0.2.9/24", "fd00::5"}}
+	nets, err := s.Networks()
+	if err != nil || !slices.Equal(nets, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("10.0.1.7/32")}) {
+		t.Fatalf("networks %v, %v", nets, err)
+	}
+	allow, err := s.AllowNets()
+	if err != nil || !slices.Equal(allow, []netip.Prefix{netip.MustParsePrefix("10.0.2.0/24"), netip.MustParsePrefix("fd00::5/128")}) {
+		t.Fatalf("allow %v, %v", allow, err)
+	}
+	for _, c := range []struct {
+		key, value string
+		set        func(*SNMPConfig)
+	}{
+		{"snmp.allow", `"relay"`, func(s *SNMPConfig) { s.SMTPListen = "127.0.0.1:0"; s.Allow = []string{"10.0.0.0/24", "relay"} }},
+		{"snmp.cidr", `"office"`, func(s *SNMPConfig) { s.CIDR = []string{"office"} }},
+	} {
+		cfg := Defaults()
+		c.set(&cfg.SNMP)
+		fs := newFaults(time.Now)
+		p := &watchPart{env: env{faults: fs, log: slog.New(slog.DiscardHandler)}, cfg: cfg}
+		if w := p.open(nil); w != nil {
+			w.Close()
+			t.Errorf("%s: the watch runs", c.key)
+		}
+		var msgs []string
+		for _, f := range fs.list() {
+			if f.Part == "snmp" {
+				msgs = append(msgs, f.Message)
+			}
+		}
+		if len(msgs) != 1 || !strings.Contains(msgs[0], c.key) || !strings.Contains(msgs[0], c.value) {
+			t.Errorf("%s: snmp faults %q", c.key, msgs)
+		}
 	}
 }

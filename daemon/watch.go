@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -179,24 +178,23 @@ func (p *watchPart) targets(ctx context.Context) ([]snmp.Target, string, error) 
 	return ts, strings.Join(keys, ","), nil
 }
 
-// watcherConfig is the loop's configuration for targets.
-func (p *watchPart) watcherConfig(targets []snmp.Target) snmp.WatcherConfig {
+// watcherConfig is the loop's configuration for targets. The error is an
+// [snmp] cidr or allow entry that does not parse (validated with the
+// config: it is never left out all the same).
+func (p *watchPart) watcherConfig(targets []snmp.Target) (snmp.WatcherConfig, error) {
 	cfg := p.cfg
 	wc := snmp.DefaultWatcherConfig()
-	wc.Targets = targets
+	networks, err := cfg.SNMP.Networks()
+	if err != nil {
+		return wc, err
+	}
+	allow, err := cfg.SNMP.AllowNets()
+	if err != nil {
+		return wc, err
+	}
+	wc.Targets, wc.Networks = targets, networks
 	wc.Poller.Interval = cfg.SNMP.Interval.D()
 	wc.SweepTarget = snmp.Target{Version: snmp.V2c, Community: cfg.SNMP.Community, Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
-	for _, c := range cfg.SNMP.CIDR {
-		if p, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil { // validated with the config
-			wc.Networks = append(wc.Networks, p)
-		}
-	}
-	var allow []netip.Prefix
-	for _, c := range cfg.SNMP.Allow {
-		if p, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil { // validated with the config
-			allow = append(allow, p.Masked())
-		}
-	}
 	var comms []scanwarden.Secret
 	if !cfg.SNMP.TrapCommunity.IsZero() {
 		comms = append(comms, cfg.SNMP.TrapCommunity)
@@ -208,14 +206,19 @@ func (p *watchPart) watcherConfig(targets []snmp.Target) snmp.WatcherConfig {
 	wc.Log = p.log.With("component", "snmp")
 	wc.Names = p.names
 	wc.OnCycle = p.metrics.cycle
-	return wc
+	return wc, nil
 }
 
 // open starts the loop under the run context (nil when there is nothing
 // to watch yet). A listener that cannot bind is a fault; the loop then
 // runs without it.
 func (p *watchPart) open(targets []snmp.Target) *snmp.Watcher {
-	wc := p.watcherConfig(targets)
+	wc, err := p.watcherConfig(targets)
+	if err != nil {
+		p.faults.set("snmp", err.Error())
+		p.log.Error("SNMP watch not running", "err", err)
+		return nil
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		if len(wc.Targets) == 0 && len(wc.Networks) == 0 && wc.Traps == nil && wc.Mail == nil {
 			return nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -225,7 +226,7 @@ func (f *watchFlags) hosts(pos []string) ([]string, error) {
 func (f *watchFlags) sweep(a *watchArgs) error {
 	left := maxSweepAddrs
 	for _, c := range f.cidrs {
-		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		p, err := receiver.ParseAllowEntry(c)
 		if err != nil {
 			return fmt.Errorf("--cidr %q: %w", c, err)
 		}
@@ -260,11 +261,11 @@ func (f *watchFlags) checkCombos(a *watchArgs, hosts []string) error {
 // allowed reads --allow: networks.
 func (f *watchFlags) allowed(a *watchArgs) error {
 	for _, c := range f.allows {
-		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		p, err := receiver.ParseAllowEntry(c)
 		if err != nil {
-			return fmt.Errorf("--allow %q: want a network such as 192.168.10.0/24: %w", c, err)
+			return fmt.Errorf("--allow %q: %w", c, err)
 		}
-		a.allow = append(a.allow, p.Masked())
+		a.allow = append(a.allow, p)
 	}
 	return nil
 }
