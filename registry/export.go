@@ -12,13 +12,14 @@ import (
 	"strings"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
 )
 
 // Fallback is scanwarden's fallback share, as an MFP should reach it.
 type Fallback struct {
 	Host     string
 	Port     int    // 0 = 445
-	Share    string // "" = scans
+	Share    string // "" = receiver.DefaultShare
 	User     string
 	Password scanwarden.Secret
 }
@@ -27,7 +28,7 @@ type Fallback struct {
 func (fb Fallback) shareAndPort() (string, int) {
 	share, port := fb.Share, fb.Port
 	if share == "" {
-		share = "scans"
+		share = receiver.DefaultShare
 	}
 	if port == 0 {
 		port = 445
