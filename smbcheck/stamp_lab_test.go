@@ -55,10 +55,11 @@ func TestLabCanaryDeleteOnClose(t *testing.T) {
 					t.Fatal(err)
 				}
 				ntlm := &smb2.NTLMInitiator{User: tc.user, Password: lab.Password, Domain: tc.domain}
-				sc := &sniffConn{Conn: conn, stamp: smbwire.NewStamper(ntlm.SessionKey)}
+				stamp := smbwire.NewStamper(ntlm.SessionKey)
+				sc := smbwire.NewSniffer(conn, stamp, nil)
 				d := &smb2.Dialer{Negotiator: smb2.Negotiator{SpecifiedDialect: tc.dialect, RequireMessageSigning: tc.sign}, Initiator: ntlm}
 				s, err := d.DialConn(ctx, sc, tc.ip)
-				sc.stopSniffing()
+				sc.Stop()
 				if err != nil {
 					conn.Close()
 					t.Fatalf("logon: %v", err)
@@ -68,7 +69,7 @@ func TestLabCanaryDeleteOnClose(t *testing.T) {
 					t.Fatal(err)
 				}
 				name := fmt.Sprintf("scanwarden-check-stamp-%s-%d.tmp", end, time.Now().UnixNano())
-				f, doomed, err := (smb2FS{sh, sc.stamp}).CreateCanary(name)
+				f, doomed, err := (smb2FS{sh, stamp}).CreateCanary(name)
 				if err != nil || !doomed {
 					t.Fatalf("%s: create: doomed %v, %v", end, doomed, err)
 				}

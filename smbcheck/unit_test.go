@@ -382,25 +382,6 @@ func TestReportJSONHasNoSecret(t *testing.T) {
 	}
 }
 
-func TestSniffConnAnyChunking(t *testing.T) {
-	stream := append(framed(smbfake.NegotiateResponse(1, 0x0210)), framed(smbfake.SessionSetupResponse(2, ntstatus.MoreProcessingRequired, make([]byte, 300)))...)
-	stream = append(stream, 0x85, 0, 0, 0) // keep-alive
-	stream = append(stream, framed(smbfake.ErrorResponse(3, 1, ntstatus.AccountLockedOut))...)
-	for chunk := 1; chunk <= 80; chunk += 7 {
-		c := &sniffConn{}
-		for i := 0; i < len(stream); i += chunk {
-			c.feed(stream[i:min(i+chunk, len(stream))])
-		}
-		if c.failure() != ntstatus.AccountLockedOut {
-			t.Fatalf("chunk %d: saw %v", chunk, c.failure())
-		}
-	}
-}
-
-func framed(m []byte) []byte {
-	return append([]byte{0, byte(len(m) >> 16), byte(len(m) >> 8), byte(len(m))}, m...)
-}
-
 // TestServerVanishesMidLogon: a server that hangs up once the AUTHENTICATE
 // has arrived gives a report that says so, and the attempt counts as a
 // failure: the DC behind the server may have counted it (a dropped attempt

@@ -21,7 +21,7 @@ import (
 // access, and the server deletes the file when its last handle goes,
 // however it goes. The SMB library cannot ask for it (its CREATE never
 // carries DELETE access or create options of the caller's), so the
-// connection under it — sniffConn, which reads the logon along already —
+// connection under it — the Sniffer, which reads the logon along already —
 // stamps the two bits onto that one CREATE on its way out and signs the
 // message again with the session's signing key, derived here from the NTLM
 // session key and the logon's messages as MS-SMB2 3.2.5.3 says.
