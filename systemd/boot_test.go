@@ -333,6 +333,10 @@ func (c *container) slowWriter() {
 	var looks int
 	var lastOpen time.Duration
 	for {
+		// the catalogue first, then the writer: a scan listed before the
+		// writer said CLOSED was taken while it was open (read the other
+		// way round, a close between the two reads looks like that)
+		scans := c.scans()
 		out, _ := c.sh("cat /var/tmp/writer.out")
 		if strings.Contains(out, "CLOSED") || strings.Contains(out, "FAILED") {
 			break
@@ -340,7 +344,7 @@ func (c *container) slowWriter() {
 		if time.Since(half) > 30*time.Second {
 			t.Fatalf("the slow writer did not close within 30 s: %s", out)
 		}
-		if s, ok := c.scans()["slow.pdf"]; ok {
+		if s, ok := scans["slow.pdf"]; ok {
 			t.Fatalf("slow.pdf taken %v after its first half, while the MFP still holds it open: %+v", time.Since(half).Round(time.Millisecond), s)
 		}
 		looks++
