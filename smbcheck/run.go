@@ -366,7 +366,7 @@ func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 		conn.Close()
 	}
 	if err != nil {
-		if errors.Is(err, errNoSMB1) {
+		if errors.Is(err, smbwire.ErrNoSMB1) {
 			s.Evidence["smb1"] = false
 			s.Evidence["error"] = err.Error()
 			if !slices.Contains(smbPorts, c.t.port()) {

@@ -36,10 +36,6 @@ import (
 // Dialect is the one SMB1 dialect offered, as an SMB1-only MFP offers it.
 const Dialect = "NT LM 0.12"
 
-// ErrRefused marks a server that does not speak SMB1: it refused the
-// dialect or hung up on the NEGOTIATE.
-var ErrRefused = errors.New("the server refused every SMB1 dialect")
-
 // SMB1 commands used by the replay.
 const (
 	cmdClose          = 0x04
@@ -248,12 +244,12 @@ func NewConn(conn net.Conn, timeout time.Duration) *Conn {
 }
 
 // Negotiate offers NT LM 0.12 alone, as an SMB1-only MFP does; a server
-// that refuses it gives an error wrapping ErrRefused.
+// that refuses it gives an error wrapping smbwire.ErrNoSMB1.
 func (c *Conn) Negotiate(ctx context.Context) error {
 	resp, err := c.roundTrip(ctx, smbwire.SMB1NegotiateRequest([]string{Dialect}))
 	if err != nil {
 		if smbwire.IsPeerClose(err) {
-			return fmt.Errorf("SMB1 negotiate: server hung up: %w", ErrRefused)
+			return fmt.Errorf("SMB1 negotiate: server hung up: %w", smbwire.ErrNoSMB1)
 		}
 		return fmt.Errorf("SMB1 negotiate: %w", err)
 	}
@@ -262,7 +258,7 @@ func (c *Conn) Negotiate(ctx context.Context) error {
 		return err
 	}
 	if n.Status != 0 || n.DialectIndex != 0 {
-		return fmt.Errorf("SMB1 negotiate: status 0x%08X, dialect index %d: %w", n.Status, n.DialectIndex, ErrRefused)
+		return fmt.Errorf("SMB1 negotiate: status 0x%08X, dialect index %d: %w", n.Status, n.DialectIndex, smbwire.ErrNoSMB1)
 	}
 	c.neg = n
 	c.maxBuf = int(n.MaxBuffer)
@@ -274,10 +270,14 @@ func (c *Conn) Negotiate(ctx context.Context) error {
 func (c *Conn) Negotiated() NegotiateResponse { return c.neg }
 
 // SigningEnabled reports whether the server offers SMB1 signing.
-func (n NegotiateResponse) SigningEnabled() bool { return n.SecurityMode&0x04 != 0 }
+func (n NegotiateResponse) SigningEnabled() bool {
+	return n.SecurityMode&smbwire.SMB1SigningEnabled != 0
+}
 
 // SigningRequired reports whether the server requires SMB1 signing.
-func (n NegotiateResponse) SigningRequired() bool { return n.SecurityMode&0x08 != 0 }
+func (n NegotiateResponse) SigningRequired() bool {
+	return n.SecurityMode&smbwire.SMB1SigningRequired != 0
+}
 
 // Identity is what the server told about itself in its NTLM CHALLENGE,
 // once SessionSetup got that far; ok is false before.

@@ -213,7 +213,7 @@ func (c *Sniffer) inspect(m []byte) {
 	}
 	switch cmd {
 	case 0:
-		if n, err := ParseSMB2Negotiate(m); err == nil && n.Status == 0 && n.Dialect != 0x02ff {
+		if n, err := ParseSMB2Negotiate(m); err == nil && n.Status == 0 && n.Dialect != DialectWildcard {
 			c.seen.Negotiated = true
 			c.seen.Negotiate = n
 		}

@@ -1,8 +1,10 @@
 // Package smbwire is the SMB wire below smbcheck's diagnosis: the
 // direct-TCP and NetBIOS framing, the SMB1 and SMB2 NEGOTIATE and SESSION
-// SETUP messages of the negotiate probe, and the Stamper that gives the
-// canary's CREATE delete-on-close and signs it again. It knows messages and
-// keys, not causes: what a server's answer means is smbcheck's business.
+// SETUP messages and the negotiate probe that sends them (Probe), the
+// Sniffer that reads an SMB2 logon along under the SMB library and holds
+// its NTLM AUTHENTICATE, and the Stamper that gives the canary's CREATE
+// delete-on-close and signs it again. It knows messages and keys, not
+// causes: what a server's answer means is smbcheck's business.
 package smbwire
 
 import (
@@ -151,6 +153,18 @@ type SMB1Negotiate struct {
 	ExtendedSecurity bool
 }
 
+// The SecurityMode bits of an SMB1 NEGOTIATE answer [MS-CIFS 2.2.4.52.2].
+const (
+	SMB1SigningEnabled  = 0x04 // NEGOTIATE_SECURITY_SIGNATURES_ENABLED
+	SMB1SigningRequired = 0x08 // NEGOTIATE_SECURITY_SIGNATURES_REQUIRED
+)
+
+// SigningEnabled reports whether the server offers SMB1 signing.
+func (n SMB1Negotiate) SigningEnabled() bool { return n.SecurityMode&SMB1SigningEnabled != 0 }
+
+// SigningRequired reports whether the server requires SMB1 signing.
+func (n SMB1Negotiate) SigningRequired() bool { return n.SecurityMode&SMB1SigningRequired != 0 }
+
 func ParseSMB1Negotiate(b []byte) (SMB1Negotiate, error) {
 	var n SMB1Negotiate
 	if len(b) < 35 || !bytes.HasPrefix(b, []byte("\xffSMB")) {
@@ -295,6 +309,16 @@ type SMB2Negotiate struct {
 	SecurityMode uint16
 }
 
+// DialectWildcard is the dialect of an SMB2 answer to a multi-protocol
+// NEGOTIATE ("SMB 2.???"): the client is to negotiate again in SMB2.
+const DialectWildcard = 0x02ff
+
+// SigningEnabled reports whether the server offers SMB2 signing.
+func (n SMB2Negotiate) SigningEnabled() bool { return n.SecurityMode&0x01 != 0 }
+
+// SigningRequired reports whether the server requires SMB2 signing.
+func (n SMB2Negotiate) SigningRequired() bool { return n.SecurityMode&0x02 != 0 }
+
 func DialectName(d uint16) string {
 	switch d {
 	case 0x0202:
@@ -307,7 +331,7 @@ func DialectName(d uint16) string {
 		return "3.0.2"
 	case 0x0311:
 		return "3.1.1"
-	case 0x02ff:
+	case DialectWildcard:
 		return "2.x"
 	}
 	return fmt.Sprintf("0x%04x", d)
