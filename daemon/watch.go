@@ -202,7 +202,13 @@ func (p *watchPart) watcherConfig(targets []snmp.Target) (snmp.WatcherConfig, er
 	wc.Listen(snmp.Listeners{TrapAddr: cfg.SNMP.TrapListen, Communities: comms, User: cfg.SNMP.TrapV3(),
 		SMTPAddr: cfg.SNMP.SMTPListen, Allow: allow, Replay: p.st})
 	wc.Rules = p.rules
-	wc.Sink = &eventSink{next: p.st.SNMP(store.DefaultDedupWindow), faults: p.faults, events: p.event}
+	// Stored, then routed to the monitor; a store error is the "store"
+	// fault (not one that only says the watch is stopping).
+	wc.Sink = &snmp.RouteSink{Next: p.st.SNMP(store.DefaultDedupWindow), Route: p.event, Fail: func(err error) {
+		if err != context.Canceled && err != context.DeadlineExceeded {
+			p.faults.set("store", err.Error())
+		}
+	}}
 	wc.Log = p.log.With("component", "snmp")
 	wc.Names = p.names
 	wc.OnCycle = p.metrics.cycle

@@ -4,7 +4,10 @@ package snmp
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -114,4 +117,83 @@ func (m *MemorySink) Snapshot() []Event {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Event(nil), m.Events...)
+}
+
+// storeFake is a fake of the store's sink (a BatchSink and SeenSink): an
+// event is fresh when its key is not in dups; err fails every call.
+type storeFake struct {
+	dups map[string]bool
+	err  error
+	seen []string
+}
+
+func (f *storeFake) RecordDevice(context.Context, Inventory) error { return f.err }
+func (f *storeFake) RecordEvent(ctx context.Context, ev Event) (bool, error) {
+	fresh, err := f.RecordEvents(ctx, []Event{ev})
+	if err != nil {
+		return false, err
+	}
+	return fresh[0], nil
+}
+func (f *storeFake) RecordEvents(_ context.Context, evs []Event) ([]bool, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	fresh := make([]bool, len(evs))
+	for i, ev := range evs {
+		fresh[i] = !f.dups[ev.Key]
+	}
+	return fresh, nil
+}
+func (f *storeFake) RecordSeen(_ context.Context, address string, _ time.Time) error {
+	f.seen = append(f.seen, address)
+	return f.err
+}
+
+// TestRouteSink: stored first, then only the fresh events of a device are
+// routed (a duplicate and an unverified one are not); nothing is routed
+// when the store fails, and Fail hears every store error; answered polls
+// reach a store that keeps them.
+func TestRouteSink(t *testing.T) {
+	evs := []Event{{Key: "new", Device: "10.0.0.1:161"}, {Key: "dup", Device: "10.0.0.1:161"},
+		{Key: "relay", Device: "mail:relay", Unverified: true}}
+	storeErr := errors.New("database is locked")
+	for _, c := range []struct {
+		name      string
+		next      *storeFake
+		fresh     []bool
+		routed    []string
+		failures  int
+		wantError bool
+	}{
+		{name: "stored and routed", next: &storeFake{dups: map[string]bool{"dup": true}}, fresh: []bool{true, false, true}, routed: []string{"new"}},
+		{name: "store fails", next: &storeFake{err: storeErr}, failures: 3, wantError: true},
+	} {
+		var routed []string
+		failures := 0
+		s := &RouteSink{Next: c.next, Route: func(_ context.Context, ev Event) { routed = append(routed, ev.Key) },
+			Fail: func(err error) {
+				if !errors.Is(err, storeErr) {
+					t.Errorf("%s: Fail(%v)", c.name, err)
+				}
+				failures++
+			}}
+		fresh, err := s.RecordEvents(context.Background(), evs)
+		if (err != nil) != c.wantError || !slices.Equal(fresh, c.fresh) || !slices.Equal(routed, c.routed) {
+			t.Errorf("%s: fresh %v routed %v err %v", c.name, fresh, routed, err)
+		}
+		s.RecordDevice(context.Background(), Inventory{Address: "10.0.0.1:161"})
+		s.RecordSeen(context.Background(), "10.0.0.1:161", time.Now())
+		if failures != c.failures || !slices.Equal(c.next.seen, []string{"10.0.0.1:161"}) {
+			t.Errorf("%s: %d failures, seen %v", c.name, failures, c.next.seen)
+		}
+	}
+	// A store that keeps no answered polls, and no Route: stored only.
+	s := &RouteSink{Next: NewMemorySink(time.Hour, 0)}
+	if err := s.RecordSeen(context.Background(), "10.0.0.1:161", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := s.RecordEvent(context.Background(), evs[0]); err != nil || !fresh {
+		t.Fatalf("memory sink: %v %v", fresh, err)
+	}
 }

@@ -398,7 +398,8 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 		return fail(fmt.Errorf("state store: %w", err))
 	}
 	defer st.Close()
-	sink := &watchSink{next: st.SNMP(store.DefaultDedupWindow), out: out, devices: map[string]snmp.Inventory{}}
+	stored := st.SNMP(store.DefaultDedupWindow)
+	sink := newWatchSink(stored, out)
 	drops, err := st.SNMPEventDrops(ctx)
 	if err != nil {
 		return fail(err)
@@ -410,7 +411,7 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 	}
 	cfg.OnCycle = func(c snmp.WatchCycle) {
 		out.cycle(watchCycle{Type: "cycle", Cycle: c.Cycle, CycleStats: c.CycleStats, Traps: c.Traps, Mail: c.Mail,
-			Pruned: sink.next.Dropped()})
+			Pruned: stored.Dropped()})
 	}
 	w, err := snmp.NewWatcher(cfg)
 	if err != nil {

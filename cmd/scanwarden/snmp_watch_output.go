@@ -13,52 +13,33 @@ import (
 	"github.com/scanwarden/scanwarden/store"
 )
 
-// watchSink is the sink the watcher writes to: it persists through the
-// store sink, keeps each device's inventory, and prints every event the
-// store holds as new.
+// watchSink is the sink the watcher writes to: snmp.RouteSink over the
+// store's sink (as serve's), routing every fresh event of a device to the
+// output; it keeps each device's inventory to print with its events.
 type watchSink struct {
-	next *store.SNMPSink
-	out  *watchOutput
+	snmp.RouteSink
 
 	mu      sync.Mutex
 	devices map[string]snmp.Inventory
 }
 
-// RecordDevice implements snmp.Sink.
+func newWatchSink(next *store.SNMPSink, out *watchOutput) *watchSink {
+	s := &watchSink{devices: map[string]snmp.Inventory{}}
+	s.RouteSink = snmp.RouteSink{Next: next, Route: func(_ context.Context, ev snmp.Event) {
+		s.mu.Lock()
+		inv := s.devices[ev.Device]
+		s.mu.Unlock()
+		out.event(ev, inv)
+	}}
+	return s
+}
+
+// RecordDevice keeps inv for the device's events, and stores it.
 func (s *watchSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
 	s.mu.Lock()
 	s.devices[inv.Address] = inv
 	s.mu.Unlock()
-	return s.next.RecordDevice(ctx, inv)
-}
-
-// RecordEvent implements snmp.Sink.
-func (s *watchSink) RecordEvent(ctx context.Context, ev snmp.Event) (bool, error) {
-	fresh, err := s.RecordEvents(ctx, []snmp.Event{ev})
-	if err != nil {
-		return false, err
-	}
-	return fresh[0], nil
-}
-
-// RecordEvents implements snmp.BatchSink: stored in one transaction, then
-// the fresh ones printed. Unverified events are stored, never printed: they
-// are no device's failure.
-func (s *watchSink) RecordEvents(ctx context.Context, evs []snmp.Event) ([]bool, error) {
-	fresh, err := s.next.RecordEvents(ctx, evs)
-	if err != nil {
-		return nil, err
-	}
-	for i, ev := range evs {
-		if !fresh[i] || ev.Unverified {
-			continue
-		}
-		s.mu.Lock()
-		inv := s.devices[ev.Device]
-		s.mu.Unlock()
-		s.out.event(ev, inv)
-	}
-	return fresh, nil
+	return s.RouteSink.RecordDevice(ctx, inv)
 }
 
 // The --json lines: one object each, told apart by "type".
