@@ -153,7 +153,26 @@ func (in *rootLayout) start() {
 	if err := in.smbd.Start(); err != nil {
 		in.t.Fatal(err)
 	}
-	in.t.Cleanup(func() { in.smbd.Process.Signal(syscall.SIGTERM); in.smbd.Wait() })
+	in.t.Cleanup(func() {
+		in.smbd.Process.Signal(syscall.SIGTERM)
+		in.smbd.Wait()
+		// its children (one per connection) end after it: they write
+		// smbd's log in the folder the test is about to remove
+		conf := []byte(filepath.Join(in.rootDir, "smb.conf"))
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+			alive := false
+			for _, p := range procs {
+				if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, conf) {
+					alive = true
+					break
+				}
+			}
+			if !alive {
+				return
+			}
+		}
+	})
 }
 
 // reload is ExecReload=: prepare, then HUP.

@@ -446,7 +446,7 @@ func waitStatus(t *testing.T, in *installed, d time.Duration, cond func(receiver
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		st, err := receiver.ReadStatus(context.Background(), in.cfg.DataDir, noCatalogue{})
+		st, err := receiver.ReadStatus(context.Background(), in.cfg.DataDir, noCatalogue{}, nil)
 		if err == nil && cond(st) {
 			return st
 		}

@@ -110,12 +110,10 @@ type Receiver struct {
 	mu      sync.Mutex
 	folders map[string]string // share folder → destination
 	stats   runStats
-	allowMu sync.Mutex // one SetAllow at a time
-	allowW  string     // why the allowlist admits more than the MFPs (a standing warning); under mu
-	stopped string     // why no scan can be taken from the inbox now ("" = they can); under mu
-	modMu   sync.Mutex // modErr, modAt: moduleCheck's last answer
-	modErr  error
-	modAt   time.Time
+	allowMu sync.Mutex   // one SetAllow at a time
+	allowW  string       // why the allowlist admits more than the MFPs (a standing warning); under mu
+	stopped string       // why no scan can be taken from the inbox now ("" = they can); under mu
+	share   *ShareHealth // the share probe's last answer (nil: none yet); under mu
 }
 
 type runStats struct {
@@ -153,6 +151,12 @@ type runInfo struct {
 	AllowWarning string   `json:"allow_warning,omitempty"`
 	// IngestStopped: why nothing is taken from the inbox ("" = it is).
 	IngestStopped string `json:"ingest_stopped,omitempty"`
+	// Account is the MFP account the share probe logs on as; External:
+	// smbd runs under its own unit.
+	Account  string `json:"account,omitempty"`
+	External bool   `json:"external,omitempty"`
+	// ShareCheck is the receiver's last probe of its share (ProbeShare).
+	ShareCheck *ShareHealth `json:"share_check,omitempty"`
 }
 
 // Open starts (or finds) smbd, lays out the share, finishes what a crash
@@ -216,11 +220,15 @@ func (r *Receiver) Open(ctx context.Context) error {
 	r.fw = r.forwarder()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
-	r.wg.Add(2)
+	r.wg.Add(3)
 	go func() {
 		defer r.wg.Done()
 		defer w.close()
 		r.watchLoop(ctx)
+	}()
+	go func() {
+		defer r.wg.Done()
+		r.probeLoop(ctx)
 	}()
 	go func() {
 		defer r.wg.Done()
@@ -257,10 +265,15 @@ func (r *Receiver) writeRunInfo() {
 		allow = append(allow, p.Masked().String())
 	}
 	r.mu.Lock()
-	warn, stopped := r.allowW, r.stopped
+	warn, stopped, share := r.allowW, r.stopped, r.share
 	r.mu.Unlock()
+	account := ""
+	if len(r.cfg.Accounts) > 0 {
+		account = r.cfg.Accounts[0].Name
+	}
 	b, _ := json.Marshal(runInfo{Listen: r.cfg.Listen.String(), Port: r.cfg.Port, Share: r.cfg.Share, SMB1: r.cfg.SMB1, Pid: r.samba.Pid(),
-		SmbdDir: r.samba.cfg.Dir, Allow: allow, AllowWarning: warn, IngestStopped: stopped})
+		SmbdDir: r.samba.cfg.Dir, Allow: allow, AllowWarning: warn, IngestStopped: stopped, Account: account, External: r.cfg.ExternalSamba,
+		ShareCheck: share})
 	tmp := filepath.Join(r.cfg.DataDir, "receiver.json.new")
 	if os.WriteFile(tmp, b, 0o600) == nil {
 		os.Rename(tmp, filepath.Join(r.cfg.DataDir, "receiver.json"))
@@ -493,13 +506,18 @@ func Force(ctx context.Context, dataDir string, cat Catalogue, id int64) (Scan, 
 type Status struct {
 	SmbdUp bool `json:"smbd_up"`
 	// Fault says why the share cannot take a scan although smbd may run
-	// (a Samba module missing): what to install. "" when none is known.
-	Fault   string `json:"fault,omitempty"`
-	SmbdPid int    `json:"smbd_pid,omitempty"`
-	Listen  string `json:"listen"`
-	Port    int    `json:"port"`
-	Share   string `json:"share"`
-	SMB1    bool   `json:"smb1"`
+	// (the share probe's failure: its detail and fix, e.g. the package to
+	// install). "" when none is known.
+	Fault string `json:"fault,omitempty"`
+	// ShareCheck is the share probe (an MFP's logon and tree connect) the
+	// status is judged on: the running receiver's last one, or the
+	// caller's own; nil when none was made.
+	ShareCheck *ShareHealth `json:"share_check,omitempty"`
+	SmbdPid    int          `json:"smbd_pid,omitempty"`
+	Listen     string       `json:"listen"`
+	Port       int          `json:"port"`
+	Share      string       `json:"share"`
+	SMB1       bool         `json:"smb1"`
 	// Allow are the networks that may connect to the share; empty: any
 	// address (a standing warning).
 	Allow    []string `json:"allow"`
@@ -537,12 +555,8 @@ const SMB1Warning = "SMB1/NTLMv1 is ON for the fallback share: old firmware can 
 // the standing warning about them ("" when none). ok is false when no
 // receiver ran there.
 func ReadAllow(dataDir string) (allow []string, warning string, ok bool) {
-	b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json"))
-	if err != nil {
-		return nil, "", false
-	}
-	var info runInfo
-	if json.Unmarshal(b, &info) != nil || info.Listen == "" {
+	info, ok := readRunInfo(dataDir)
+	if !ok {
 		return nil, "", false
 	}
 	warning = info.AllowWarning
@@ -562,15 +576,8 @@ func IngestStoppedWarning(why string) string {
 // on dataDir takes no scan from its inbox ("" when it takes them); ok is
 // false when no receiver ran there.
 func ReadIngestStopped(dataDir string) (why string, ok bool) {
-	b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json"))
-	if err != nil {
-		return "", false
-	}
-	var info runInfo
-	if json.Unmarshal(b, &info) != nil || info.Listen == "" {
-		return "", false
-	}
-	return info.IngestStopped, true
+	info, ok := readRunInfo(dataDir)
+	return info.IngestStopped, ok
 }
 
 // AnyAddressWarning is the standing warning while no allowlist is set.
@@ -610,32 +617,103 @@ func (r *Receiver) SetAllow(ctx context.Context, allow []netip.Prefix, warning s
 }
 
 // Status reads the receiver's state from disk and the catalogue; it works
-// from another process (the CLI) as well.
+// from another process (the CLI) as well. The share is judged on the
+// receiver's last probe (probeLoop).
 func (r *Receiver) Status(ctx context.Context) (Status, error) {
-	return readStatus(ctx, r.cfg.DataDir, r.cat, r.moduleCheck)
+	r.mu.Lock()
+	share := r.share
+	r.mu.Unlock()
+	return readStatus(ctx, r.cfg.DataDir, r.cat, share)
 }
 
-// moduleCheck is FullAuditModule for the running receiver, asked at most
-// once a minute (Status serves the web page and /metrics).
-func (r *Receiver) moduleCheck(ctx context.Context) error {
-	r.modMu.Lock()
-	defer r.modMu.Unlock()
-	if time.Since(r.modAt) > time.Minute {
-		r.modErr, r.modAt = FullAuditModule(ctx, r.cfg.SambaBin.Smbd), time.Now()
+// How often the running receiver probes its share: a failing share again
+// soon (a fix shows within seconds), a working one once a minute (one
+// logon, one line in smbd's log).
+const (
+	ProbeEvery       = time.Minute
+	ProbeFailedEvery = 10 * time.Second
+)
+
+// probeLoop probes the share (ProbeShare as the first MFP account) now and
+// then every ProbeEvery (ProbeFailedEvery while it fails), records the
+// answer for Status and receiver.json, and logs each change.
+func (r *Receiver) probeLoop(ctx context.Context) {
+	if len(r.cfg.Accounts) == 0 {
+		<-ctx.Done()
+		return
 	}
-	return r.modErr
+	p := ShareProbe{Listen: r.cfg.Listen, Port: r.cfg.Port, Share: r.cfg.Share, Account: r.cfg.Accounts[0], Inbox: Inbox(r.cfg.DataDir),
+		SmbdDir: r.samba.cfg.Dir, Smbd: r.cfg.SambaBin.Smbd, Unit: r.cfg.ExternalSamba}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var last ShareCause
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h := ProbeShare(ctx, p)
+		if ctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		r.share = &h
+		r.mu.Unlock()
+		r.writeRunInfo()
+		switch {
+		case h.Cause == last:
+		case h.OK():
+			r.log.Info("the fallback share takes scans", "probe", h.Detail)
+		default:
+			r.log.Error("the fallback share refuses the MFPs", "cause", string(h.Cause), "nt_status", h.NTStatus, "detail", h.Detail, "fix", h.Fix, "smbd_log", h.SmbdLog)
+		}
+		last = h.Cause
+		if h.OK() {
+			t.Reset(ProbeEvery)
+		} else {
+			t.Reset(ProbeFailedEvery)
+		}
+	}
 }
 
-// ReadStatus is Status for a data dir, without a running receiver.
-func ReadStatus(ctx context.Context, dataDir string, cat Catalogue) (Status, error) {
-	return readStatus(ctx, dataDir, cat, func(ctx context.Context) error { return FullAuditModule(ctx, "") })
+// ReadStatus is Status for a data dir, without a running receiver. share
+// is the caller's own probe of the share; nil: the running receiver's last
+// one (in receiver.json), if any.
+func ReadStatus(ctx context.Context, dataDir string, cat Catalogue, share *ShareHealth) (Status, error) {
+	return readStatus(ctx, dataDir, cat, share)
 }
 
-func readStatus(ctx context.Context, dataDir string, cat Catalogue, module func(context.Context) error) (Status, error) {
-	st := Status{Counts: map[State]int{}, Warnings: []string{}}
+// ReadShareProbe is the probe of the share the receiver last run on
+// dataDir serves (from receiver.json), without the password: the caller
+// sets Account.Password. ok is false when no receiver ran there.
+func ReadShareProbe(dataDir string) (p ShareProbe, ok bool) {
+	info, ok := readRunInfo(dataDir)
+	if !ok {
+		return ShareProbe{}, false
+	}
+	ip, err := netip.ParseAddr(info.Listen)
+	if err != nil {
+		return ShareProbe{}, false
+	}
+	return ShareProbe{Listen: ip, Port: info.Port, Share: info.Share, Account: Account{Name: info.Account}, Inbox: Inbox(dataDir),
+		SmbdDir: info.SmbdDir, Unit: info.External}, true
+}
+
+func readRunInfo(dataDir string) (runInfo, bool) {
 	var info runInfo
-	if b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json")); err == nil {
-		json.Unmarshal(b, &info)
+	b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json"))
+	if err != nil || json.Unmarshal(b, &info) != nil || info.Listen == "" {
+		return runInfo{}, false
+	}
+	return info, true
+}
+
+func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *ShareHealth) (Status, error) {
+	st := Status{Counts: map[State]int{}, Warnings: []string{}}
+	info, _ := readRunInfo(dataDir)
+	if share == nil {
+		share = info.ShareCheck
 	}
 	st.Listen, st.Port, st.Share, st.SMB1 = info.Listen, info.Port, info.Share, info.SMB1
 	st.Allow = append([]string{}, info.Allow...)
@@ -666,9 +744,8 @@ func readStatus(ctx context.Context, dataDir string, cat Catalogue, module func(
 				st.SmbdUp = false
 				st.Warnings = append(st.Warnings, "smbd runs but does not answer on its port")
 			}
-			if err := module(ctx); err != nil {
-				st.Fault = err.Error()
-				st.Warnings = append(st.Warnings, st.Fault)
+			if st.ShareCheck = share; share != nil && !share.OK() {
+				st.Fault = share.Summary()
 			}
 		}
 	}

@@ -174,6 +174,16 @@ func hostsAllow(ps []netip.Prefix) string {
 	return strings.Join(out, " ")
 }
 
+// withSelf is allow plus self (as a host prefix) unless allow covers it.
+func withSelf(allow []netip.Prefix, self netip.Addr) []netip.Prefix {
+	for _, p := range allow {
+		if p.Contains(self) {
+			return allow
+		}
+	}
+	return append(slices.Clone(allow), netip.PrefixFrom(self, self.BitLen()))
+}
+
 // Conf renders the complete smb.conf. Every path smbd writes is under Dir;
 // nothing of the host's /etc/samba is read.
 func (c SambaConfig) Conf() (string, error) {
@@ -242,7 +252,11 @@ func (c SambaConfig) globalSection(w func(k, v string)) {
 	// held 826 descriptors in one smbd. MFPs use one connection per job.
 	w("server multi channel support", "no")
 	if len(c.Allow) > 0 {
-		w("hosts allow", hostsAllow(c.Allow))
+		// The box's own listen address too: doctor and `receiver status`
+		// log on from it to see that the share works (ProbeShare). Only this
+		// box can connect from it: Linux drops a packet from outside that
+		// carries one of its own addresses as source (martian).
+		w("hosts allow", hostsAllow(withSelf(c.Allow, c.Listen)))
 		w("hosts deny", "ALL")
 	}
 	// No symlinks, created or followed: with SMB1 on, Samba's default unix

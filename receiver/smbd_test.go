@@ -54,7 +54,7 @@ func TestSambaConfBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"max smbd processes = 64", "deadtime = 15", "server multi channel support = no",
-		"hosts allow = 10.77.0.0/24 192.168.1.7/32 fd00::/64", "hosts deny = ALL", "unix extensions = no", "wide links = no",
+		"hosts allow = 10.77.0.0/24 192.168.1.7/32 fd00::/64 127.0.0.9/32", "hosts deny = ALL", "unix extensions = no", "wide links = no",
 		"follow symlinks = no", "map to guest = never", "guest ok = no"} {
 		if !strings.Contains(conf, "\t"+want+"\n") {
 			t.Errorf("smb.conf lacks %q", want)

@@ -7,13 +7,16 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/installed"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
@@ -24,7 +27,7 @@ const receiverUsage = `usage:
   scanwarden receiver list [--data-dir D] [--json]
   scanwarden receiver deliver [DESTINATION] [--data-dir D]
   scanwarden receiver force ID [--data-dir D]
-  scanwarden receiver status [--data-dir D] [--json]
+  scanwarden receiver status [--data-dir D] [--config FILE | --password-file F] [--json]
   scanwarden receiver prepare --config FILE [--user scanwarden]   (root; smbd in its own unit)
 
 The fallback scan share. "run" starts scanwarden's own smbd on IP (port 445
@@ -39,13 +42,20 @@ agree with its bytes (an .exe, .lnk, .url, .scf; a program named .pdf), is
 kept as "refused": listed, never delivered.
 With --allow only those addresses or networks (the MFPs) may connect.
 "list" prints every scan, "deliver" tries now, "force" lets an incomplete
-scan be delivered as it is, "status" says how the share is. "prepare" (as
+scan be delivered as it is, "status" says how the share is: it logs on to
+the share as the MFP account (password from --password-file,
+$SCANWARDEN_RECEIVER_PASSWORD, or [receiver] password_file of --config,
+default ` + installed.ConfigFile + ` when readable) and names why smbd refuses
+the MFPs, with the fix (the package to install, the folder, the passdb, the
+unit to start); without a password it shows the running receiver's last
+such probe. "prepare" (as
 root, scanwarden-smbd.service runs it) renders smbd's config from the config
 file and the allowlist the unprivileged daemon hands over as data (addresses
 and networks only; anything else is refused and the last good list stays),
 in [receiver] smbd_dir, and puts the MFP account into that smbd's passdb.
 
-Exit status: 0 ok, 1 "deliver" could not deliver everything, 2 bad arguments or setup.
+Exit status: 0 ok, 1 "deliver" could not deliver everything or "status" found
+the share refusing the MFPs, 2 bad arguments or setup.
 `
 
 func runReceiver(ctx context.Context, env environ, args []string) int {
@@ -291,24 +301,39 @@ func receiverForce(ctx context.Context, env environ, name string, args []string)
 func receiverStatus(ctx context.Context, env environ, name string, args []string) int {
 	c := newReceiverCommand(env, name)
 	asJSON := c.fs.Bool("json", false, "print JSON")
+	configFile := c.fs.String("config", "", "the daemon's config: the MFP account's password_file (default "+installed.ConfigFile+" when this user can read it) and data_dir")
+	passwordFile := c.fs.String("password-file", "", "the MFP account's password, to probe the share as the MFPs log on (- for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
 	if pos, code, ok := c.parse(args, -1, ""); !ok {
 		return code
 	} else if len(pos) != 0 {
 		return c.fail(fmt.Errorf("unexpected argument %s", pos[0]))
 	}
+	pw, account, note, err := statusPassword(env, *configFile, *passwordFile, &c.data)
+	if err != nil {
+		return c.fail(err)
+	}
 	dir, err := c.data.dir(env)
 	if err != nil {
 		return c.fail(err)
 	}
+	var fresh *receiver.ShareHealth
+	if p, ok := receiver.ReadShareProbe(receiverDir(dir)); ok && !pw.IsZero() {
+		if account != "" {
+			p.Account.Name = account
+		}
+		p.Account.Password = pw
+		h := receiver.ProbeShare(ctx, p)
+		fresh = &h
+	}
 	return c.withStore(ctx, false, func(st *store.Store) int {
-		s, err := receiver.ReadStatus(ctx, receiverDir(dir), st.Scans())
+		s, err := receiver.ReadStatus(ctx, receiverDir(dir), st.Scans(), fresh)
 		if err != nil {
 			return c.fail(err)
 		}
 		if *asJSON {
 			c.printJSON(s)
 		} else {
-			printReceiverStatus(env.stdout, s)
+			printReceiverStatus(env.stdout, s, fresh != nil, note)
 		}
 		if s.Fault != "" {
 			return exitFinding
@@ -317,7 +342,43 @@ func receiverStatus(ctx context.Context, env environ, name string, args []string
 	})
 }
 
-func printReceiverStatus(w io.Writer, s receiver.Status) {
+// statusPassword finds the MFP account's password for `receiver status`'s
+// probe: --password-file, $SCANWARDEN_RECEIVER_PASSWORD, or the config's
+// [receiver] (--config, else the installed config when readable; its
+// data_dir too unless --data-dir is given). None: a zero secret and a note
+// saying why (the running receiver's own probe is shown instead).
+func statusPassword(env environ, configFile, passwordFile string, data *dataFlags) (pw scanwarden.Secret, account, note string, err error) {
+	if passwordFile != "" {
+		pw, err = readSecretFile(env.stdin, passwordFile, "--password-file")
+		return pw, "", "", err
+	}
+	if v := env.getenv("SCANWARDEN_RECEIVER_PASSWORD"); v != "" {
+		return scanwarden.NewSecret(v), "", "", nil
+	}
+	explicit := configFile != ""
+	if !explicit {
+		if _, err := os.Stat(installed.ConfigFile); err != nil {
+			return pw, "", "no MFP password given (--password-file or --config)", nil
+		}
+		configFile = installed.ConfigFile
+	}
+	cfg, err := daemon.LoadConfig(configFile)
+	switch {
+	case err != nil && explicit:
+		return pw, "", "", err
+	case err != nil:
+		return pw, "", fmt.Sprintf("%s cannot be read here (%v): run as root or as the daemon's user", configFile, err), nil
+	}
+	if explicit && data.dataDir == "" {
+		data.dataDir = cfg.DataDir
+	}
+	if cfg.Receiver.Password.IsZero() {
+		return pw, "", configFile + " names no [receiver] password_file", nil
+	}
+	return cfg.Receiver.Password, cfg.Receiver.Account, "", nil
+}
+
+func printReceiverStatus(w io.Writer, s receiver.Status, probedHere bool, note string) {
 	up := "down"
 	if s.SmbdUp {
 		up = fmt.Sprintf("up (pid %d)", s.SmbdPid)
@@ -326,10 +387,29 @@ func printReceiverStatus(w io.Writer, s receiver.Status) {
 	if s.SMB1 {
 		smb1 = "ON"
 	}
-	if s.Fault != "" {
-		up += ", but the share refuses every MFP: " + s.Fault
-	}
 	fmt.Fprintf(w, "smbd:      %s, \\\\%s\\%s port %d\n", up, s.Listen, s.Share, s.Port)
+	switch h := s.ShareCheck; {
+	case h == nil && s.Listen != "":
+		fmt.Fprintf(w, "share:     not probed: %s, and the running receiver has not probed it yet\n", note)
+	case h == nil:
+	default:
+		by := "by this command"
+		if !probedHere {
+			by = fmt.Sprintf("by the running receiver %s ago", time.Since(h.At).Round(time.Second))
+			if note != "" {
+				by += " (" + note + ")"
+			}
+		}
+		if h.OK() {
+			fmt.Fprintf(w, "share:     ok, %s (%s)\n", h.Detail, by)
+			break
+		}
+		fmt.Fprintf(w, "share:     REFUSES THE MFPs (%s, %s): %s\n", h.Cause, by, h.Detail)
+		if h.SmbdLog != "" {
+			fmt.Fprintf(w, "           smbd's log: %s\n", terminalSafe(h.SmbdLog))
+		}
+		fmt.Fprintf(w, "           fix: %s\n", h.Fix)
+	}
 	fmt.Fprintf(w, "SMB1:      %s\n", smb1)
 	allow := "any address"
 	if len(s.Allow) > 0 {
