@@ -492,6 +492,42 @@ func (d *doc) files(cfg daemon.Config) {
 	}
 }
 
+// share logs on to the fallback share as the MFP account and connects it,
+// as an MFP does (receiver.ProbeShare): smbd running is not the share
+// working. The password is the config's (doctor runs as root or as the
+// daemon's user, who both read [receiver] password_file).
+func (d *doc) share(ctx context.Context, cfg daemon.Config) {
+	rc := cfg.Receiver
+	if !rc.Enabled || !d.configOK {
+		return
+	}
+	ip, port, err := receiver.ParseListen(rc.Listen)
+	if err != nil {
+		d.add("receiver.share", Fail, "set [receiver] listen in "+d.configFile+" to this box's LAN address", "[receiver] listen %q: %v", rc.Listen, err)
+		return
+	}
+	if rc.Password.IsZero() {
+		d.add("receiver.share", Skip, "set [receiver] password_file in "+d.configFile, "no MFP password read: the share is not probed")
+		return
+	}
+	dir := filepath.Join(absDataDir(cfg), "receiver")
+	smbdDir := filepath.Join(dir, "smbd")
+	if rc.ExternalSMBD {
+		smbdDir = rc.SmbdDir
+	}
+	h := receiver.ProbeShare(ctx, receiver.ShareProbe{Listen: ip, Port: port, Share: rc.Share, Account: receiver.Account{Name: rc.Account, Password: rc.Password},
+		Inbox: receiver.Inbox(dir), SmbdDir: smbdDir, Smbd: d.opt.Smbd, Unit: rc.ExternalSMBD, Timeout: d.opt.Timeout})
+	if h.OK() {
+		d.add("receiver.share", OK, "", "%s (%d ms)", h.Detail, h.MS)
+		return
+	}
+	detail := fmt.Sprintf("the fallback share refuses the MFPs (%s): %s", h.Cause, h.Detail)
+	if h.SmbdLog != "" {
+		detail += "; smbd's log: " + h.SmbdLog
+	}
+	d.add("receiver.share", Fail, h.Fix, "%s", detail)
+}
+
 // receiverUnit: on a box with scanwarden-smbd.service installed, the daemon
 // must leave smbd to that unit.
 func (d *doc) receiverUnit(cfg daemon.Config) {

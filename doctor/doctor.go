@@ -31,7 +31,7 @@ const (
 
 // Check is one line of the doctor's answer.
 type Check struct {
-	ID     string `json:"id"` // config, data_dir, key, samba, port.445, daemon, ad, ad.clock, snmp.DEVICE
+	ID     string `json:"id"` // config, data_dir, key, samba, receiver, receiver.share, port.445, daemon, ad, ad.clock, snmp.DEVICE
 	Status Status `json:"status"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
@@ -120,6 +120,7 @@ func Run(ctx context.Context, opt Options) Report {
 	key := d.key(cfg)
 	d.samba()
 	d.receiverUnit(cfg)
+	d.share(ctx, cfg)
 	d.ports(cfg)
 	d.daemonUp(ctx, cfg, d.webCert(cfg))
 	d.ad(ctx, cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -315,4 +318,44 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestReceiverShare: doctor logs on to the fallback share as the MFP account
+// (a real smbd, the one-process layout's): a working share passes; the
+// password in the config's file that smbd's passdb does not hold, and smbd
+// stopped, fail with their cause and fix.
+func TestReceiverShare(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a real smbd needs root")
+	}
+	if _, err := os.Stat("/usr/sbin/smbd"); err != nil {
+		t.Skip("samba not installed")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	pw := filepath.Join(t.TempDir(), "mfp.pw")
+	os.WriteFile(pw, []byte("Mfp.Doctor-25\n"), 0o600)
+	conf, data := box(t, fmt.Sprintf("[receiver]\nenabled = true\nlisten = \"127.0.0.1:%d\"\naccount = \"swmfp\"\npassword_file = %q\n", port, pw))
+	rdir := filepath.Join(data, "receiver")
+	s, err := receiver.NewSamba(receiver.SambaConfig{Dir: filepath.Join(rdir, "smbd"), Inbox: receiver.Inbox(rdir), Listen: netip.MustParseAddr("127.0.0.1"),
+		Port: port, Share: "scans", Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret("Mfp.Doctor-25")}},
+		Allow: []netip.Prefix{netip.MustParsePrefix("10.9.9.0/24")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(context.Background())
+	want(t, run(t, Options{ConfigFile: conf}), "receiver.share", OK, `the MFP account swmfp logged on and connected \\127.0.0.1\scans`, "")
+
+	os.WriteFile(pw, []byte("Not.What-Smbd-Has-1\n"), 0o600)
+	want(t, run(t, Options{ConfigFile: conf}), "receiver.share", Fail, "refuses the MFPs (mfp-logon-refused): smbd refuses the MFP account swmfp's logon", "restart the receiver")
+
+	s.Stop(context.Background())
+	want(t, run(t, Options{ConfigFile: conf}), "receiver.share", Fail, "(smbd-not-listening): nothing listens on 127.0.0.1:"+strconv.Itoa(port), "starts smbd")
 }
