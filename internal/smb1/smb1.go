@@ -868,6 +868,8 @@ type File struct {
 	off  int64
 }
 
+// Write writes p at the file offset (WRITE_ANDX, in chunks the server
+// takes) and advances it.
 func (f *File) Write(p []byte) (int, error) {
 	n, err := f.fs.c.write(f.fs.ctx, f.o.fid, f.off, p)
 	f.off += int64(n)
@@ -877,6 +879,7 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// ReadAt reads len(p) bytes at off (READ_ANDX); io.EOF at the end.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.fs.c.read(f.fs.ctx, f.o.fid, off, p)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -885,6 +888,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
+// Close closes the handle (SMB_COM_CLOSE).
 func (f *File) Close() error {
 	if err := f.fs.c.close(f.fs.ctx, f.o.fid); err != nil {
 		return &os.PathError{Op: "close", Path: f.name, Err: err}
@@ -897,6 +901,7 @@ func (f *File) FreeBytes() (free, total uint64, err error) {
 	return f.fs.c.freeBytes(f.fs.ctx)
 }
 
+// Read reads at the file offset and advances it.
 func (f *File) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -915,6 +920,7 @@ func (f *File) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// Seek sets the file offset; io.SeekEnd asks the server for the size.
 func (f *File) Seek(off int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekStart:
