@@ -99,8 +99,12 @@ const bootMFPPassword = "Mfp.Boot-25"
 // (smbclient on the share) is catalogued, one held open half-written is not
 // taken until it is closed, then whole; the daemon killed with SIGKILL is
 // restarted by systemd while smbd keeps running, and the catalogue and the
-// share survive; what the daemon's user can write (the allowlist, the old
-// smb.conf place, symlinks) is refused by root's reload step and no
+// share survive; a file server in the box (a second smbd, root, a local
+// Samba user) registered as a destination by the daemon's user, and the
+// daemon killed with SIGKILL five times during its deliveries there: every
+// scan delivered exactly once with its bytes, none refused as "already
+// failed" (killDuringDeliveries); what the daemon's user can write (the
+// allowlist, the old smb.conf place, symlinks) is refused by root's reload step and no
 // `root preexec` it plants ever runs; `secrets rotate` run by root leaves a
 // stored destination's password usable by the restarted daemon's user;
 // smbd's journal holds no testparm dump;
@@ -202,6 +206,10 @@ func TestDebBoot(t *testing.T) {
 		}
 	}
 
+	// a file server the daemon delivers to, registered as the admin does
+	// (the daemon lays out its folder on the share at the restart below)
+	archiveFolder := c.archiveServer()
+
 	// an MFP stores a scan; the unprivileged daemon catalogues it
 	c.run(`printf '%%PDF-1.4\n1 0 obj\n<< /Body (booted) >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%%%EOF\n' >/var/tmp/scan.pdf`)
 	c.put("scan1.pdf", 20*time.Second)
@@ -226,6 +234,7 @@ func TestDebBoot(t *testing.T) {
 
 	c.slowWriter()
 	c.attacks(smbdPID)
+	c.killDuringDeliveries(archiveFolder, smbdPID)
 	c.rotate(uid)
 
 	// root's step writes to the journal, testparm's dump does not
@@ -369,9 +378,11 @@ func (c *container) slowWriter() {
 }
 
 type scanEntry struct {
-	File  string `json:"file"`
-	Size  int64  `json:"size"`
-	State string `json:"state"`
+	File        string `json:"file"`
+	Destination string `json:"destination"`
+	Size        int64  `json:"size"`
+	SHA256      string `json:"sha256"`
+	State       string `json:"state"`
 }
 
 // scans is the daemon's catalogue, read as its user.
@@ -716,6 +727,12 @@ func (c *container) run(line string) string {
 // fails with what cond last said.
 func (c *container) poll(what string, limit time.Duration, cond func() (bool, string)) time.Duration {
 	c.t.Helper()
+	return c.pollEvery(what, limit, 200*time.Millisecond, cond)
+}
+
+// pollEvery is poll that looks every interval.
+func (c *container) pollEvery(what string, limit, interval time.Duration, cond func() (bool, string)) time.Duration {
+	c.t.Helper()
 	start := time.Now()
 	for {
 		done, last := cond()
@@ -725,7 +742,7 @@ func (c *container) poll(what string, limit time.Duration, cond func() (bool, st
 		if time.Since(start) > limit {
 			c.t.Fatalf("%s: not within %v; last: %s\nconsole:\n%s", what, limit, last, c.consoleTail())
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
