@@ -581,6 +581,12 @@ done
 [ -e /var/log/samba/log.smbd ] && echo "LOGGED TO /var/log/samba"
 [ -s /var/lib/scanwarden-smbd/log/log.smbd ] && echo "LOG IN ROOT'S DIR"
 grep -c . /var/tmp/put.out >/dev/null; tail -n 3 /var/tmp/put.out /var/tmp/serve.log
+` + asDaemon + `/usr/bin/scanwarden receiver status --config /etc/scanwarden/scanwarden.toml >/var/tmp/status.out 2>&1; echo "STATUS EXIT $?"; grep '^share:' /var/tmp/status.out
+echo DOCTOR-BEGIN; /usr/bin/scanwarden doctor --json; echo DOCTOR-END
+for m in /usr/lib/*/samba/vfs/full_audit.so; do mv "$m" "$m.aside"; done
+` + asDaemon + `/usr/bin/scanwarden receiver status --config /etc/scanwarden/scanwarden.toml >/var/tmp/status.out 2>&1; echo "NOMODULE STATUS EXIT $?"; grep -A2 '^share:' /var/tmp/status.out
+echo DOCTOR-BEGIN; /usr/bin/scanwarden doctor --json; echo DOCTOR-END
+for m in /usr/lib/*/samba/vfs/full_audit.so.aside; do mv "$m" "${m%.aside}"; done
 `
 	out, code := r.shPID(script)
 	r.t.Logf("installed layout by hand (exit %d):\n%s", code, out)
@@ -594,6 +600,49 @@ grep -c . /var/tmp/put.out >/dev/null; tail -n 3 /var/tmp/put.out /var/tmp/serve
 			r.t.Errorf("installed layout: %s", bad)
 		}
 	}
+	// The share probe (issue 18): the unprivileged daemon's `receiver
+	// status` and root's doctor log on to the share as the MFP; with
+	// full_audit.so gone (a box without samba-vfs-modules) both fail naming
+	// the package.
+	for _, want := range []string{"STATUS EXIT 0", "share:     ok, the MFP account mfp logged on", "NOMODULE STATUS EXIT 1",
+		"share:     REFUSES THE MFPs (vfs-module-missing", "fix: apt-get install samba-vfs-modules"} {
+		if !strings.Contains(out, want) {
+			r.t.Errorf("share probe: no %q in\n%s", want, out)
+		}
+	}
+	for i, want := range []struct{ status, detail, fix string }{{"ok", "the MFP account mfp logged on and connected", ""},
+		{"fail", "(vfs-module-missing)", "apt-get install samba-vfs-modules"}} {
+		c := doctorCheck(r.t, out, i, "receiver.share")
+		if c.Status != want.status || !strings.Contains(c.Detail, want.detail) || !strings.Contains(c.Fix, want.fix) {
+			r.t.Errorf("doctor %d: receiver.share %+v, want %+v", i, c, want)
+		}
+	}
+}
+
+// doctorCheck is check id of the n-th `doctor --json` printed between
+// DOCTOR-BEGIN and DOCTOR-END in out.
+func doctorCheck(t *testing.T, out string, n int, id string) (c struct{ ID, Status, Detail, Fix string }) {
+	t.Helper()
+	parts := strings.Split(out, "DOCTOR-BEGIN\n")
+	if len(parts) <= n+1 {
+		t.Errorf("no doctor run %d in\n%s", n, out)
+		return c
+	}
+	body, _, _ := strings.Cut(parts[n+1], "DOCTOR-END")
+	var rep struct {
+		Checks []struct{ ID, Status, Detail, Fix string } `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(body), &rep); err != nil {
+		t.Errorf("doctor --json: %v\n%s", err, body)
+		return c
+	}
+	for _, x := range rep.Checks {
+		if x.ID == id {
+			return x
+		}
+	}
+	t.Errorf("doctor has no %s: %s", id, body)
+	return c
 }
 
 // shPID is sh in a PID namespace of its own: whatever the line starts in
