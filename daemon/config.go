@@ -591,7 +591,7 @@ func (s SNMPConfig) validate(bad badValue) {
 		p, err := receiver.ParseAllowEntry(cidr)
 		if err != nil {
 			bad("snmp.cidr", strconv.Quote(cidr), "not a network such as 192.168.10.0/24, or an address")
-		} else if p.Addr().Is4() && p.Bits() < 22 || p.Addr().Is6() && p.Bits() < 118 {
+		} else if _, err := snmp.ExpandPrefix(p, snmp.DefaultSweepMax); err != nil {
 			bad("snmp.cidr", strconv.Quote(cidr), "at most 1,024 addresses")
 		}
 	}

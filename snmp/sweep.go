@@ -38,12 +38,22 @@ func ExpandPrefix(p netip.Prefix, max int) ([]netip.Addr, error) {
 	return out, nil
 }
 
-// SweepOptions bound a sweep.
+// SweepOptions bound a sweep; Sweep takes a zero field from
+// DefaultSweepOptions.
 type SweepOptions struct {
 	Port    uint16 // default 161
-	Max     int    // most addresses (default 1024)
+	Max     int    // most addresses (default DefaultSweepMax)
 	Rate    int    // identifications started per second (default 50)
 	Workers int    // concurrent identifications (default 16)
+}
+
+// DefaultSweepMax is how many addresses a sweep covers at most by default.
+const DefaultSweepMax = 1024
+
+// DefaultSweepOptions are a sweep's usual bounds: port 161, at most 1,024
+// addresses, 50 a second, 16 at a time.
+func DefaultSweepOptions() SweepOptions {
+	return SweepOptions{Port: DefaultPort, Max: DefaultSweepMax, Rate: 50, Workers: 16}
 }
 
 // Sweep identifies every address of the prefixes with tmpl's credentials
@@ -51,17 +61,18 @@ type SweepOptions struct {
 // and rate (Rate), and stops when ctx ends. Addresses that stay silent are
 // simply absent.
 func Sweep(ctx context.Context, prefixes []netip.Prefix, tmpl Target, opt SweepOptions) ([]Inventory, error) {
+	def := DefaultSweepOptions()
 	if opt.Port == 0 {
-		opt.Port = DefaultPort
+		opt.Port = def.Port
 	}
 	if opt.Max <= 0 {
-		opt.Max = 1024
+		opt.Max = def.Max
 	}
 	if opt.Rate <= 0 {
-		opt.Rate = 50
+		opt.Rate = def.Rate
 	}
 	if opt.Workers <= 0 {
-		opt.Workers = 16
+		opt.Workers = def.Workers
 	}
 	var addrs []netip.Addr
 	for _, p := range prefixes {

@@ -88,7 +88,7 @@ func DefaultWatcherConfig() WatcherConfig {
 	return WatcherConfig{
 		Poller: PollerConfig{Workers: 32, Interval: time.Minute, MaxRepetitions: 8, IdentifyEvery: 24 * time.Hour,
 			BackoffMax: 30 * time.Minute, RescanEvery: 10},
-		Sweep: SweepOptions{Port: DefaultPort, Max: 1024, Rate: 50, Workers: 16},
+		Sweep: DefaultSweepOptions(),
 	}
 }
 

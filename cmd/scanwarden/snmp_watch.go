@@ -54,8 +54,8 @@ flags:
 
 // Bounds of a watch.
 const (
-	maxWatchHosts    = 65536 // HOST entries from arguments and --hosts
-	maxSweepAddrs    = 1024  // addresses of every --cidr together (Sweep's default)
+	maxWatchHosts    = 65536                // HOST entries from arguments and --hosts
+	maxSweepAddrs    = snmp.DefaultSweepMax // addresses of every --cidr together
 	trapCommunityEnv = "SCANWARDEN_TRAP_COMMUNITY"
 	trapV3AuthEnv    = "SCANWARDEN_TRAP_V3_AUTH"
 	trapV3PrivEnv    = "SCANWARDEN_TRAP_V3_PRIV"
