@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -382,4 +383,54 @@ func grepLines(text, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// doctorShare runs `scanwarden doctor --json` as root in the booted box,
+// as the README says an admin does: receiver.share (a logon to the share as
+// the MFP account, a tree connect and a listing) passes. Then Samba's
+// full_audit module, which the rendered smb.conf loads, is taken away as on
+// a box installed without samba-vfs-modules: smbd still runs and listens,
+// and doctor's receiver.share fails as vfs-module-missing naming the
+// package; with the module back it passes again.
+func (c *container) doctorShare() {
+	t := c.t
+	t.Helper()
+	share := func() (status, detail, fix string) {
+		out, _ := c.sh(Binary + " doctor --json")
+		var rep struct {
+			Checks []struct {
+				ID, Status, Detail, Fix string
+			} `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("scanwarden doctor --json: %v\n%s", err, out)
+		}
+		for _, ch := range rep.Checks {
+			if ch.ID == "receiver.share" {
+				return ch.Status, ch.Detail, ch.Fix
+			}
+		}
+		t.Fatalf("scanwarden doctor --json has no receiver.share check:\n%s", out)
+		return "", "", ""
+	}
+	start := time.Now()
+	if st, detail, fix := share(); st != "ok" {
+		t.Errorf("doctor on the booted box: receiver.share %s: %s (fix: %s)", st, detail, fix)
+	}
+	took := time.Since(start)
+	so := c.run("find /usr/lib -path '*/samba/vfs/full_audit.so'")
+	if so == "" || strings.Contains(so, "\n") {
+		t.Fatalf("Samba's full_audit module: found %q, want one file", so)
+	}
+	c.run("mv " + so + " " + so + ".away")
+	st, detail, fix := share()
+	c.run("mv " + so + ".away " + so)
+	if st != "fail" || !strings.Contains(detail, "vfs-module-missing") || !strings.Contains(fix, "samba-vfs-modules") {
+		t.Errorf("doctor with %s gone: receiver.share %s: %s (fix: %s); want fail, vfs-module-missing, samba-vfs-modules", so, st, detail, fix)
+	}
+	if st, detail, fix := share(); st != "ok" {
+		t.Errorf("doctor with %s back: receiver.share %s: %s (fix: %s)", so, st, detail, fix)
+	}
+	t.Logf("doctor: receiver.share ok (doctor took %v); without %s: %s %s (fix: %s); ok again with it back",
+		took.Round(time.Millisecond), filepath.Base(so), st, detail, fix)
 }
