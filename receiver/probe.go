@@ -138,14 +138,16 @@ func ProbeShare(ctx context.Context, p ShareProbe) ShareHealth {
 func probeShare(ctx context.Context, p ShareProbe) ShareHealth {
 	addr := net.JoinHostPort(p.Listen.String(), strconv.Itoa(p.Port))
 	unc := `\\` + p.Listen.String() + `\` + p.Share
-	if err := FullAuditModule(ctx, p.Smbd); err != nil {
-		h := ShareHealth{Cause: ShareVFSModuleMissing, Detail: "smbd refuses every MFP on " + unc, Fix: "apt-get install samba-vfs-modules"}
-		if !errors.Is(err, ErrVFSModuleMissing) {
-			h.Cause, h.Detail, h.Fix = ShareUnknown, fmt.Sprintf("Samba's module folder cannot be read: %v", err), "apt-get install samba"
-		} else {
-			h.Detail = fmt.Sprintf("%v", err)
-		}
-		return h
+	if p.Account.Name == "" || p.Account.Password.IsZero() {
+		return ShareHealth{Cause: ShareUnknown, Detail: "the share is not probed: no MFP account and password to log on with",
+			Fix: "give the MFP account's password ([receiver] account and password_file)"}
+	}
+	// the fast pre-check: the module's file, before any connection
+	switch err := FullAuditModule(ctx, p.Smbd); {
+	case errors.Is(err, ErrVFSModuleMissing):
+		return ShareHealth{Cause: ShareVFSModuleMissing, Detail: fmt.Sprintf("smbd would refuse every MFP at %s: %v", unc, err), Fix: "apt-get install samba-vfs-modules"}
+	case err != nil:
+		return ShareHealth{Cause: ShareUnknown, Detail: fmt.Sprintf("Samba's module folder cannot be read: %v", err), Fix: "apt-get install samba"}
 	}
 	timeout := p.Timeout
 	if timeout <= 0 {

@@ -269,3 +269,13 @@ func TestProbeRunningReceiver(t *testing.T) {
 		t.Fatalf("a working share with a fault: %q", st.Fault)
 	}
 }
+
+// TestProbeShareNoAccount: without an account and password nothing is sent,
+// and the probe says so (not "no answer").
+func TestProbeShareNoAccount(t *testing.T) {
+	h := receiver.ProbeShare(context.Background(), receiver.ShareProbe{Listen: netip.MustParseAddr("127.0.0.1"), Port: 1, Share: "scans",
+		Account: receiver.Account{Name: "swmfp"}})
+	if h.Cause != receiver.ShareUnknown || !strings.Contains(h.Detail, "not probed") || h.Fix == "" {
+		t.Fatalf("%+v", h)
+	}
+}
