@@ -37,6 +37,37 @@ func (in *rootLayout) healthy() {
 	in.t.Fatalf("a healthy share fails the probe: %+v\nsmbd's log: %s", h, log[max(0, len(log)-2000):])
 }
 
+// servingLayout is the installed layout by hand with smbd serving the share.
+func servingLayout(t *testing.T) *rootLayout {
+	t.Helper()
+	in := newRootLayout(t)
+	in.prepare()
+	in.start()
+	in.healthy()
+	return in
+}
+
+// editConf changes a line of root's smb.conf behind the root step's back,
+// has smbd reload it, and returns the first probe that fails.
+func (in *rootLayout) editConf(from, to string) receiver.ShareHealth {
+	in.t.Helper()
+	conf := filepath.Join(in.rootDir, "smb.conf")
+	b, _ := os.ReadFile(conf)
+	edited := strings.Replace(string(b), from, to, 1)
+	if edited == string(b) {
+		in.t.Fatalf("no %q in %s", from, b)
+	}
+	os.WriteFile(conf, []byte(edited), 0o644)
+	in.smbd.Process.Signal(syscall.SIGHUP)
+	var h receiver.ShareHealth
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if h = in.probe(); !h.OK() {
+			break
+		}
+	}
+	return h
+}
+
 // mustCause asserts the probe names cause, with a fix, and its detail says want.
 func mustCause(t *testing.T, h receiver.ShareHealth, cause receiver.ShareCause, want ...string) {
 	t.Helper()
@@ -75,10 +106,7 @@ func TestProbeShare(t *testing.T) {
 // TestProbeShareInbox: the share's folder gone, or denied to the share's user.
 func TestProbeShareInbox(t *testing.T) {
 	t.Run("inbox gone", func(t *testing.T) {
-		in := newRootLayout(t)
-		in.prepare()
-		in.start()
-		in.healthy()
+		in := servingLayout(t)
 		in.e.r.Close() // the running daemon makes it again within a second
 		inbox := receiver.Inbox(in.e.cfg.DataDir)
 		if err := os.RemoveAll(inbox); err != nil {
@@ -87,10 +115,7 @@ func TestProbeShareInbox(t *testing.T) {
 		mustCause(t, in.probe(), receiver.ShareNotServed, "NT_STATUS_BAD_NETWORK_NAME", inbox+" does not exist", "systemctl restart scanwarden")
 	})
 	t.Run("inbox denied", func(t *testing.T) {
-		in := newRootLayout(t)
-		in.prepare()
-		in.start()
-		in.healthy()
+		in := servingLayout(t)
 		in.e.r.Close()
 		inbox := receiver.Inbox(in.e.cfg.DataDir)
 		if err := os.Chmod(inbox, 0); err != nil {
@@ -104,10 +129,7 @@ func TestProbeShareInbox(t *testing.T) {
 // TestProbeSharePassdb: smbd's passdb without the configured password, or without the account.
 func TestProbeSharePassdb(t *testing.T) {
 	t.Run("other password", func(t *testing.T) {
-		in := newRootLayout(t)
-		in.prepare()
-		in.start()
-		in.healthy()
+		in := servingLayout(t)
 		setup := in.setup()
 		setup.Samba.Accounts = []receiver.Account{{Name: "swmfp", Password: scanwardenSecret("Other.Pass-9")}}
 		if _, err := receiver.PrepareShare(context.Background(), setup, nil); err != nil {
@@ -116,10 +138,7 @@ func TestProbeSharePassdb(t *testing.T) {
 		mustCause(t, in.probe(), receiver.ShareLogonRefused, "LOGON_FAILURE", "swmfp", "systemctl restart scanwarden-smbd")
 	})
 	t.Run("no account", func(t *testing.T) {
-		in := newRootLayout(t)
-		in.prepare()
-		in.start()
-		in.healthy()
+		in := servingLayout(t)
 		if out, err := exec.Command("smbpasswd", "-c", filepath.Join(in.rootDir, "smb.conf"), "-x", "swmfp").CombinedOutput(); err != nil {
 			t.Fatalf("smbpasswd -x: %v %s", err, out)
 		}
@@ -131,10 +150,7 @@ func TestProbeSharePassdb(t *testing.T) {
 // without this box, or something else on the port.
 func TestProbeShareSmbd(t *testing.T) {
 	t.Run("smbd stopped", func(t *testing.T) {
-		in := newRootLayout(t)
-		in.prepare()
-		in.start()
-		in.healthy()
+		in := servingLayout(t)
 		in.smbd.Process.Signal(syscall.SIGTERM)
 		in.smbd.Wait()
 		mustCause(t, in.probe(), receiver.ShareNotListening, "connection refused", "systemctl start scanwarden-smbd")
@@ -142,10 +158,7 @@ func TestProbeShareSmbd(t *testing.T) {
 	// smbd runs an smb.conf without the share the config names (rendered,
 	// not yet loaded; here: probed under another name than smbd serves).
 	t.Run("share not served", func(t *testing.T) {
-		in := newRootLayout(t)
-		in.prepare()
-		in.start()
-		in.healthy()
+		in := servingLayout(t)
 		c := in.e.cfg
 		h := receiver.ProbeShare(context.Background(), receiver.ShareProbe{Listen: c.Listen, Port: c.Port, Share: "scans2", Account: c.Accounts[0],
 			Inbox: receiver.Inbox(c.DataDir), SmbdDir: in.rootDir, Unit: true, Timeout: 3 * time.Second})
@@ -153,25 +166,8 @@ func TestProbeShareSmbd(t *testing.T) {
 	})
 	// An smb.conf from before the box's own address was admitted.
 	t.Run("this box not admitted", func(t *testing.T) {
-		in := newRootLayout(t)
-		in.prepare()
-		in.start()
-		in.healthy()
-		conf := filepath.Join(in.rootDir, "smb.conf")
-		b, _ := os.ReadFile(conf)
-		bad := strings.Replace(string(b), "hosts allow = 127.0.0.1/32\n", "hosts allow = 10.9.9.9/32\n", 1)
-		if bad == string(b) {
-			t.Fatalf("no hosts allow line in %s", b)
-		}
-		os.WriteFile(conf, []byte(bad), 0o644)
-		in.smbd.Process.Signal(syscall.SIGHUP)
-		var h receiver.ShareHealth
-		for i := 0; i < 30; i++ {
-			if h = in.probe(); !h.OK() {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		in := servingLayout(t)
+		h := in.editConf("hosts allow = 127.0.0.1/32\n", "hosts allow = 10.9.9.9/32\n")
 		mustCause(t, h, receiver.ShareNotAdmitted, "hosts allow", "systemctl reload scanwarden-smbd")
 	})
 	// Something else holds the port and says nothing.
@@ -202,25 +198,8 @@ func TestProbeShareVFS(t *testing.T) {
 	// naming a module this Samba does not have — what full_audit is on a
 	// box without samba-vfs-modules.
 	t.Run("vfs module does not load", func(t *testing.T) {
-		in := newRootLayout(t)
-		in.prepare()
-		in.start()
-		in.healthy()
-		conf := filepath.Join(in.rootDir, "smb.conf")
-		b, _ := os.ReadFile(conf)
-		bad := strings.Replace(string(b), "vfs objects = full_audit\n", "vfs objects = full_audit_not_installed\n", 1)
-		if bad == string(b) {
-			t.Fatalf("no vfs objects line in %s", b)
-		}
-		os.WriteFile(conf, []byte(bad), 0o644)
-		in.smbd.Process.Signal(syscall.SIGHUP)
-		var h receiver.ShareHealth
-		for i := 0; i < 30; i++ {
-			if h = in.probe(); !h.OK() {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		in := servingLayout(t)
+		h := in.editConf("vfs objects = full_audit\n", "vfs objects = full_audit_not_installed\n")
 		mustCause(t, h, receiver.ShareVFSModuleMissing, "NT_STATUS_BAD_NETWORK_NAME", "apt-get install samba-vfs-modules")
 		if !errors.Is(h.Err(), receiver.ErrVFSModuleMissing) || !strings.Contains(h.SmbdLog, "full_audit_not_installed") {
 			t.Errorf("err %v, smbd log %q", h.Err(), h.SmbdLog)
