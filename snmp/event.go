@@ -63,6 +63,36 @@ func eventKey(device string, src Source, parts ...string) string {
 	return string(src) + ":" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
+// reportEvents matches the observations of one report (a poll, a trap, a
+// mail) with the rules: a code gives one event per report, from the first
+// observation that shows it; an ignored rule gives none.
+type reportEvents struct {
+	device string
+	now    time.Time
+	rules  *Rules
+	seen   map[string]bool
+	out    []Event
+}
+
+func newReportEvents(device string, rules *Rules, now time.Time) *reportEvents {
+	return &reportEvents{device: device, now: now, rules: rules, seen: map[string]bool{}}
+}
+
+// match returns the event o makes (its device, time, code, rule, text,
+// source and the destination its text names; the caller adds the key and
+// the details, then keeps it with add), or false.
+func (r *reportEvents) match(o Observation) (Event, bool) {
+	m, ok := r.rules.Match(o)
+	if !ok || m.Ignore || r.seen[m.Code] {
+		return Event{}, false
+	}
+	r.seen[m.Code] = true
+	return Event{Device: r.device, Time: r.now, Code: m.Code, Text: o.Text, Source: o.Source, Rule: m.Rule,
+		Destination: findDestination(o.Text)}, true
+}
+
+func (r *reportEvents) add(ev Event) { r.out = append(r.out, ev) }
+
 // uncPattern finds a UNC path or smb:// URL in device text.
 func findDestination(text string) string {
 	for _, f := range strings.Fields(text) {

@@ -61,20 +61,12 @@ func jobDestination(j jobRow) string {
 // code gives one event per poll, whichever place showed it first; the key
 // is the code, so a message that stays on the panel is one event.
 func panelEvents(device string, st Status, rules *Rules, now time.Time) []Event {
-	var out []Event
-	seen := map[string]bool{}
+	evs := newReportEvents(device, rules, now)
 	add := func(src Source, oid, text string, intVal *int64) {
-		m, ok := rules.Match(Observation{Source: src, OID: oid, Text: text, Int: intVal})
-		if !ok || m.Ignore || seen[m.Code] {
-			return
+		if ev, ok := evs.match(Observation{Source: src, OID: oid, Text: text, Int: intVal}); ok {
+			ev.Key, ev.Detail = eventKey(device, "panel", ev.Code), map[string]string{"oid": oid}
+			evs.add(ev)
 		}
-		seen[m.Code] = true
-		out = append(out, Event{
-			Device: device, Time: now, Code: m.Code, Text: text, Source: src, Rule: m.Rule,
-			Destination: findDestination(text),
-			Key:         eventKey(device, "panel", m.Code),
-			Detail:      map[string]string{"oid": oid},
-		})
 	}
 	if len(st.Console) > 0 {
 		add(SourceConsole, oidPrtConsoleDisplayText, strings.Join(st.Console, " "), nil)
@@ -91,5 +83,5 @@ func panelEvents(device string, st Status, rules *Rules, now time.Time) []Event 
 			}
 		}
 	}
-	return out
+	return evs.out
 }

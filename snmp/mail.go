@@ -174,25 +174,20 @@ func MailEvents(pm ParsedMail, device string, rules *Rules, now time.Time) []Eve
 	if id == "" {
 		id = pm.From + "|" + pm.Date.UTC().Format(time.RFC3339) + "|" + pm.Subject
 	}
-	var out []Event
-	seen := map[string]bool{}
+	evs := newReportEvents(device, rules, now)
 	for _, l := range pm.Lines {
-		m, ok := rules.Match(Observation{Source: SourceMail, Text: l})
-		if !ok || m.Ignore || seen[m.Code] {
+		ev, ok := evs.match(Observation{Source: SourceMail, Text: l})
+		if !ok {
 			continue
 		}
-		seen[m.Code] = true
-		dest := findDestination(l)
-		if dest == "" {
-			dest = msgDest
+		if ev.Destination == "" {
+			ev.Destination = msgDest
 		}
-		out = append(out, Event{
-			Device: device, Time: now, Code: m.Code, Text: l, Destination: dest, Source: SourceMail, Rule: m.Rule,
-			Key:    eventKey(device, SourceMail, id, m.Code),
-			Detail: map[string]string{"from": pm.From, "subject": pm.Subject, "message_id": pm.MessageID},
-		})
+		ev.Key = eventKey(device, SourceMail, id, ev.Code)
+		ev.Detail = map[string]string{"from": pm.From, "subject": pm.Subject, "message_id": pm.MessageID}
+		evs.add(ev)
 	}
-	return out
+	return evs.out
 }
 
 // DeviceIndex matches e-mails to devices: by configured sender address,

@@ -225,8 +225,7 @@ func TrapEvents(tr Trap, device string, rules *Rules, now time.Time) []Event {
 			}
 		}
 	}
-	var out []Event
-	seen := map[string]bool{}
+	evs := newReportEvents(device, rules, now)
 	for _, v := range tr.Vars {
 		if v.OID == oidSnmpTrapOID || v.OID == oidSysUpTime {
 			continue
@@ -237,18 +236,12 @@ func TrapEvents(tr Trap, device string, rules *Rules, now time.Time) []Event {
 		if v.Int == nil {
 			text = v.Value
 		}
-		m, ok := rules.Match(Observation{Source: SourceTrap, OID: v.OID, Text: text, Int: v.Int})
-		if !ok || m.Ignore || seen[m.Code] {
-			continue
+		if ev, ok := evs.match(Observation{Source: SourceTrap, OID: v.OID, Text: text, Int: v.Int}); ok {
+			ev.Key, ev.Detail = eventKey(device, SourceTrap, tr.TrapOID, strconv.FormatInt(tr.UpTime, 10), ev.Code), detail
+			evs.add(ev)
 		}
-		seen[m.Code] = true
-		out = append(out, Event{
-			Device: device, Time: now, Code: m.Code, Text: text, Source: SourceTrap, Rule: m.Rule,
-			Destination: findDestination(text),
-			Key:         eventKey(device, SourceTrap, tr.TrapOID, strconv.FormatInt(tr.UpTime, 10), m.Code),
-			Detail:      detail,
-		})
 	}
+	out := evs.out
 	if len(out) == 0 {
 		text := "trap " + tr.TrapOID
 		if d := detail["prt_alert_code_name"]; d != "" {
