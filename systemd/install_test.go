@@ -581,6 +581,7 @@ done
 [ -e /var/log/samba/log.smbd ] && echo "LOGGED TO /var/log/samba"
 [ -s /var/lib/scanwarden-smbd/log/log.smbd ] && echo "LOG IN ROOT'S DIR"
 grep -c . /var/tmp/put.out >/dev/null; tail -n 3 /var/tmp/put.out /var/tmp/serve.log
+for i in $(seq 100); do grep -q '"share_check":{"cause":"ok"' /var/lib/scanwarden/receiver/receiver.json && { echo "DAEMON PROBE OK"; break; }; sleep 0.2; done
 ` + asDaemon + `/usr/bin/scanwarden receiver status --config /etc/scanwarden/scanwarden.toml >/var/tmp/status.out 2>&1; echo "STATUS EXIT $?"; grep '^share:' /var/tmp/status.out
 echo DOCTOR-BEGIN; /usr/bin/scanwarden doctor --json; echo DOCTOR-END
 for m in /usr/lib/*/samba/vfs/full_audit.so; do mv "$m" "$m.aside"; done
@@ -600,11 +601,12 @@ for m in /usr/lib/*/samba/vfs/full_audit.so.aside; do mv "$m" "${m%.aside}"; don
 			r.t.Errorf("installed layout: %s", bad)
 		}
 	}
-	// The share probe (issue 18): the unprivileged daemon's `receiver
-	// status` and root's doctor log on to the share as the MFP; with
-	// full_audit.so gone (a box without samba-vfs-modules) both fail naming
-	// the package.
-	for _, want := range []string{"STATUS EXIT 0", "share:     ok, the MFP account mfp logged on", "NOMODULE STATUS EXIT 1",
+	// The share probe (issue 18): the unprivileged daemon's own (every 10 s
+	// until it passes, in receiver.json), its user's `receiver status` and
+	// root's doctor log on to the share as the MFP; with full_audit.so gone
+	// (a box without samba-vfs-modules) the latter two fail naming the
+	// package.
+	for _, want := range []string{"DAEMON PROBE OK", "STATUS EXIT 0", "share:     ok, the MFP account mfp logged on", "NOMODULE STATUS EXIT 1",
 		"share:     REFUSES THE MFPs (vfs-module-missing", "fix: apt-get install samba-vfs-modules"} {
 		if !strings.Contains(out, want) {
 			r.t.Errorf("share probe: no %q in\n%s", want, out)
