@@ -34,7 +34,9 @@ func ParseListen(s string) (netip.Addr, int, error) {
 // ParseAllowEntry reads one entry of the share's allowlist: an address (one
 // host) or a network (CIDR, masked), spaces around it ignored. An address
 // with a zone is refused: smbd cannot match it. Errors give the reason
-// alone: the caller names its setting.
+// alone: the caller names its setting. It is the one parser of an address
+// or a network: [receiver] allow, [snmp] allow and cidr, and the CLI's
+// --allow and --cidr read theirs with it.
 func ParseAllowEntry(s string) (netip.Prefix, error) {
 	s = strings.TrimSpace(s)
 	if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
