@@ -18,18 +18,10 @@ func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request, a actor) {
 	if started {
 		s.audit(r.Context(), a, r, "check.run", name, "")
 	}
-	for {
-		_, done, changed := run.snapshot(0)
-		if done {
-			break
-		}
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			return
-		}
+	rep, err := run.wait(r.Context())
+	if r.Context().Err() != nil {
+		return // the client went away; the check goes on
 	}
-	rep, err := run.result()
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

@@ -33,18 +33,10 @@ func (s *Server) checkNow(w http.ResponseWriter, r *http.Request, a actor) {
 		writeJSON(w, http.StatusAccepted, map[string]string{"run": run.id, "events": "/runs/" + run.id + "/events"})
 		return
 	}
-	for {
-		_, done, changed := run.snapshot(0)
-		if done {
-			break
+	if _, err := run.wait(r.Context()); err != nil {
+		if r.Context().Err() != nil {
+			return // the browser went away; the check goes on
 		}
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if _, err := run.result(); err != nil {
 		s.fail(w, r, "check", err)
 		return
 	}

@@ -37,6 +37,22 @@ func (r *run) snapshot(i int) ([]smbcheck.Step, bool, <-chan struct{}) {
 	return steps, r.done, r.changed
 }
 
+// wait returns the run's result once it is over, or ctx's error when ctx
+// ends first (the request went away; the run goes on).
+func (r *run) wait(ctx context.Context) (*smbcheck.Report, error) {
+	for {
+		_, done, changed := r.snapshot(0)
+		if done {
+			return r.result()
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
 func (r *run) result() (*smbcheck.Report, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
