@@ -161,42 +161,51 @@ func probeShare(ctx context.Context, p ShareProbe) ShareHealth {
 		// a private ledger: the account is smbd's own (no domain, no
 		// lockout); one logon per probe
 		smbcheck.DialOptions{MaxFailures: 1, Timeout: timeout})
-	if err == nil {
-		guest := s.Guest()
-		// As the share's user: list the share's folder (what an MFP's
-		// "browse" does; nothing is written). smbd connects the share
-		// without entering it.
-		_, lerr := s.ReadDir(ctx, "")
-		s.Close()
-		if guest {
-			return ShareHealth{Cause: ShareLogonRefused, Detail: fmt.Sprintf("smbd logged the MFP account %s on as guest at %s: its passdb does not know the account", p.Account.Name, unc),
-				Fix: p.fixPassdb()}
-		}
-		if lerr != nil {
-			h := ShareHealth{Cause: ShareUnknown, Detail: fmt.Sprintf("the MFP account %s connects %s but cannot list its folder %s: %v", p.Account.Name, unc, p.Inbox, lerr), Fix: p.fixLog()}
-			var se *smbcheck.Error
-			if errors.As(lerr, &se) && se.Status != 0 {
-				h.NTStatus = se.Status.Name()
-			}
-			if errors.Is(lerr, os.ErrPermission) {
-				h.Cause, h.NTStatus = ShareFolderDenied, ntstatus.AccessDenied.Name()
-				h.Detail = fmt.Sprintf("the MFP account %s connects %s, but smbd is denied its folder %s (%s): every upload fails", p.Account.Name, unc, p.Inbox, h.NTStatus)
-				h.Fix = fmt.Sprintf("the share's folder %s must belong to the daemon's user with mode 0750 (systemctl restart scanwarden makes it so when it makes the folder; else chown and chmod it)", p.Inbox)
-				if !p.Unit {
-					h.Fix = fmt.Sprintf("the share's folder %s must be readable and enterable by the share's user (chmod 750, owned by the user the receiver runs as)", p.Inbox)
-				}
-			}
-			return h
-		}
-		return ShareHealth{Cause: ShareOK, Detail: fmt.Sprintf("the MFP account %s logged on and connected %s", p.Account.Name, unc)}
+	if err != nil {
+		return p.refused(err, log.read(), addr, unc)
 	}
+	return p.connected(ctx, s, unc)
+}
+
+// connected judges a logon that smbd accepted: as the share's user, list
+// the share's folder (what an MFP's "browse" does; nothing is written).
+// smbd connects the share without entering it.
+func (p ShareProbe) connected(ctx context.Context, s *smbcheck.Session, unc string) ShareHealth {
+	guest := s.Guest()
+	_, lerr := s.ReadDir(ctx, "")
+	s.Close()
+	if guest {
+		return ShareHealth{Cause: ShareLogonRefused, Detail: fmt.Sprintf("smbd logged the MFP account %s on as guest at %s: its passdb does not know the account", p.Account.Name, unc),
+			Fix: p.fixPassdb()}
+	}
+	if lerr != nil {
+		h := ShareHealth{Cause: ShareUnknown, Detail: fmt.Sprintf("the MFP account %s connects %s but cannot list its folder %s: %v", p.Account.Name, unc, p.Inbox, lerr), Fix: p.fixLog()}
+		var se *smbcheck.Error
+		if errors.As(lerr, &se) && se.Status != 0 {
+			h.NTStatus = se.Status.Name()
+		}
+		if errors.Is(lerr, os.ErrPermission) {
+			h.Cause, h.NTStatus = ShareFolderDenied, ntstatus.AccessDenied.Name()
+			h.Detail = fmt.Sprintf("the MFP account %s connects %s, but smbd is denied its folder %s (%s): every upload fails", p.Account.Name, unc, p.Inbox, h.NTStatus)
+			h.Fix = fmt.Sprintf("the share's folder %s must belong to the daemon's user with mode 0750 (systemctl restart scanwarden makes it so when it makes the folder; else chown and chmod it)", p.Inbox)
+			if !p.Unit {
+				h.Fix = fmt.Sprintf("the share's folder %s must be readable and enterable by the share's user (chmod 750, owned by the user the receiver runs as)", p.Inbox)
+			}
+		}
+		return h
+	}
+	return ShareHealth{Cause: ShareOK, Detail: fmt.Sprintf("the MFP account %s logged on and connected %s", p.Account.Name, unc)}
+}
+
+// refused names why smbd refused the probe (err), from the error and the
+// lines smbd logged meanwhile (said).
+func (p ShareProbe) refused(err error, said logLines, addr, unc string) ShareHealth {
 	var se *smbcheck.Error
 	errors.As(err, &se)
 	h := ShareHealth{Cause: ShareUnknown}
 	if se != nil && se.Status != 0 {
 		h.NTStatus = se.Status.Name()
 	}
-	said := log.read()
 	var dial *net.OpError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
