@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -111,11 +113,14 @@ func (c *container) archiveServer() string {
 // on the share in five waves of six — the first while the daemon runs, each
 // other while it is down (an MFP scans on; smbd, untouched, takes them) —
 // and the daemon killed five times with `systemctl kill -s KILL` during its
-// deliveries: each time a random 0–40 ms after its 1st, 2nd or 3rd copy
-// since it (re)started began (the copy's temporary name showing in the
-// archive), so the kill cuts a copy, its read-back, the rename, the
-// catalogue's update or the next logon; systemd restarts it (RestartSec=5s:
-// never near the unit's start limit of 5 in 10 s). Then every scan is in
+// deliveries: kills 1, 3 and 5 a random 0–40 ms after its 1st, 2nd or 3rd
+// copy since it (re)started began (the copy's temporary name showing in
+// the archive), so they cut a copy, its read-back, the rename or the
+// catalogue's update; kills 2 and 4 0–10 ms after the restarted daemon's
+// connection to the archive opened (a new child of its smbd), so they cut
+// the logon — the case where a pending ledger record once blocked the
+// password for 30 minutes. systemd restarts it (RestartSec=5s: never near
+// the unit's start limit of 5 in 10 s). Then every scan is in
 // the archive exactly once with its own bytes (sha256), the catalogue has
 // each delivered (read back and compared before the rename) to the
 // archive, no temporary or second copy is left, the share's smbd was never
@@ -157,12 +162,13 @@ func (c *container) killDuringDeliveries(folder string, smbdPID int) {
 	begin := c.cursor()
 	start := time.Now()
 	type kill struct {
-		after     int           // copies begun since the last kill (or the first put)
+		after     int           // copies begun since the last kill (or the first put); 0: a logon kill
 		delay     time.Duration // then waited
-		took      time.Duration // systemctl kill, from the trigger's write to its exit
+		took      time.Duration // the kill, from the trigger to its end (systemctl kill's exit)
 		delivered int           // in the archive when it came (of all put so far)
 		put       int
-		tmp       bool // a copy in flight (its temporary name) in the archive
+		tmp       bool // a temporary copy in the archive after it
+		untouched bool // a logon kill: the archive as when its connection opened (no copy begun over it)
 	}
 	var kills []kill
 	var restarted time.Time
@@ -180,28 +186,60 @@ func (c *container) killDuringDeliveries(folder string, smbdPID int) {
 		}
 	}
 	pid := c.mainPID(Service)
+	archivePID := c.hostPID(c.mainPID(archiveUnit))
+	conns := c.childSet(archivePID)
 	before := c.archiveEntries()
 	put(0) // the first wave while the daemon runs; the others while it is down
 	for w := range waves {
-		// the trigger: the after-th copy since the last kill begins (its
-		// temporary name shows in the archive), then the delay
 		k := kill{after: 1 + rng.IntN(3), delay: time.Duration(rng.IntN(40)) * time.Millisecond, put: (w + 1) * perWave}
-		fire := c.armKill()
-		seen := map[string]bool{}
-		c.pollEvery(fmt.Sprintf("kill %d: %d copies to kill the daemon during", w+1, k.after), 30*time.Second, time.Millisecond, func() (bool, string) {
-			for e := range c.archiveEntries() {
-				if !before[e] && strings.HasPrefix(e, ".scanwarden-") {
-					seen[e] = true
+		var fire func()
+		var atTrigger map[string]bool // the archive when a logon kill's connection opened
+		if w%2 == 1 {
+			// kills 2 and 4 cut a logon: the trigger is the restarted
+			// daemon's connection to the archive (a new child of its
+			// smbd), then 0–20 ms — negotiate, session setup (the
+			// ledger's pending record), tree connect. SIGKILL straight
+			// to the daemon's pid (systemd sees its main process killed,
+			// as with systemctl kill, whose own 50–170 ms here would
+			// outlast a loopback logon)
+			daemon := c.hostPID(pid)
+			fire = func() {
+				if err := syscall.Kill(daemon, syscall.SIGKILL); err != nil {
+					t.Fatalf("kill -9 %d (the daemon): %v", daemon, err)
 				}
 			}
-			return len(seen) >= k.after, fmt.Sprintf("%d copies begun in %s", len(seen), archiveDir)
-		})
+			k.after, k.delay = 0, time.Duration(rng.IntN(20))*time.Millisecond
+			c.pollEvery(fmt.Sprintf("kill %d: the daemon's connection to the archive", w+1), 30*time.Second, time.Millisecond, func() (bool, string) {
+				for _, p := range c.children(archivePID) {
+					if !conns[p] {
+						atTrigger = c.archiveEntries()
+						return true, ""
+					}
+				}
+				return false, "no new connection to the archive's smbd"
+			})
+		} else {
+			fire = c.armKill()
+			// the trigger: the after-th copy since the last kill begins
+			// (its temporary name shows in the archive), then the delay
+			seen := map[string]bool{}
+			c.pollEvery(fmt.Sprintf("kill %d: %d copies to kill the daemon during", w+1, k.after), 30*time.Second, time.Millisecond, func() (bool, string) {
+				for e := range c.archiveEntries() {
+					if !before[e] && strings.HasPrefix(e, ".scanwarden-") {
+						seen[e] = true
+					}
+				}
+				return len(seen) >= k.after, fmt.Sprintf("%d copies begun in %s", len(seen), archiveDir)
+			})
+		}
 		time.Sleep(k.delay)
 		fired := time.Now()
 		fire()
 		k.took = time.Since(fired)
-		before = c.archiveEntries()
-		for e := range before {
+		now := c.archiveEntries()
+		k.untouched = atTrigger != nil && maps.Equal(now, atTrigger)
+		before, conns = now, c.childSet(archivePID)
+		for e := range now {
 			switch {
 			case strings.HasPrefix(e, ".scanwarden-"):
 				k.tmp = true
@@ -303,18 +341,26 @@ func (c *container) killDuringDeliveries(folder string, smbdPID int) {
 	}
 	restarts := showValue(c.run("systemctl show -p NRestarts "+Service), "NRestarts")
 	var desc []string
-	tmps := 0
+	tmps, logons := 0, 0
 	for i, k := range kills {
-		desc = append(desc, fmt.Sprintf("#%d %v after copy %d of its life began (systemctl kill %v): %d of %d delivered", i+1, k.delay, k.after, k.took.Round(time.Millisecond), k.delivered, k.put))
+		when := fmt.Sprintf("copy %d of its life began (systemctl kill %v)", k.after, k.took.Round(time.Millisecond))
+		if k.after == 0 {
+			when = "its connection to the archive opened (kill -9 of its pid)"
+			if k.untouched {
+				logons++
+				when += ", no copy begun"
+			}
+		}
+		desc = append(desc, fmt.Sprintf("#%d %v after %s: %d of %d delivered", i+1, k.delay, when, k.delivered, k.put))
 		if k.tmp {
 			tmps++
-			desc[len(desc)-1] += ", a copy in flight"
+			desc[len(desc)-1] += ", a temporary copy left"
 		}
 	}
 	t.Logf("kill -9 during deliveries (seed %d): %d kills (%s); NRestarts %s", seed, len(kills), strings.Join(desc, "; "), restarts)
 	t.Logf("kill -9 during deliveries: %d scans of %d bytes put; in the archive %d with their sha256, %d lost, %d other files (second copies, temporary); "+
-		"%d delivered in the catalogue; %d kills cut a copy in flight; %d 'delivery failed' lines, %d 'already failed'; all delivered %.1f s after the last restart was seen; section %v (puts %v)",
-		len(names), size, same, lost, extra, catalogued, tmps, strings.Count(journal, "delivery failed"), strings.Count(journal, "already failed"),
+		"%d delivered in the catalogue; %d kills left a temporary copy, %d cut a logon (a connection open, no copy begun); %d 'delivery failed' lines, %d 'already failed'; all delivered %.1f s after the last restart was seen; section %v (puts %v)",
+		len(names), size, same, lost, extra, catalogued, tmps, logons, strings.Count(journal, "delivery failed"), strings.Count(journal, "already failed"),
 		drained.Seconds(), time.Since(start).Round(time.Millisecond), putting.Round(time.Millisecond))
 }
 
@@ -351,6 +397,50 @@ func (c *container) armKill() (fire func()) {
 			t.Fatalf("systemctl kill -s KILL %s: no answer in 20 s", Service)
 		}
 	}
+}
+
+// hostPID is the pid on this side of the box's process pid.
+func (c *container) hostPID(pid int) int {
+	c.t.Helper()
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", c.init))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); l != ns {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "NSpid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 && f[len(f)-1] == strconv.Itoa(pid) {
+					host, _ := strconv.Atoi(e.Name())
+					return host
+				}
+			}
+		}
+	}
+	c.t.Fatalf("no process on this side is pid %d of the box", pid)
+	return 0
+}
+
+// children are the child processes of a process (this side's pids): for
+// smbd, one per connection besides its helpers.
+func (c *container) children(pid int) []string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	return strings.Fields(string(b))
+}
+
+func (c *container) childSet(pid int) map[string]bool {
+	m := map[string]bool{}
+	for _, p := range c.children(pid) {
+		m[p] = true
+	}
+	return m
 }
 
 // archiveEntries are the names in the archive's folder (read here, from
