@@ -2,8 +2,9 @@ package smbcheck
 
 // The exported dialer: a session on a destination's folder that another part
 // (the receiver's forwarder) writes through, logged on exactly as a check
-// replays the MFP's logon — the stored user name form, the MFP's NetBIOS
-// name as NTLM workstation — behind the same failure ledger.
+// replays the MFP's logon — the destination's auth (NTLM with the stored
+// user name form and the MFP's NetBIOS name as workstation, or the check's
+// Kerberos logon) — behind the same failure ledger.
 
 import (
 	"context"
@@ -11,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -37,6 +40,16 @@ type DialOptions struct {
 	Timeout time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Kerberos is where a Kerberos logon (Target.Auth kerberos or auto)
+	// looks for the realm and KDCs when the user name and DNS do not say:
+	// the same as a check's (ad.Directory.Kerberos).
+	Kerberos Kerberos
+	// Resolver resolves the host and, when it has LookupSRV, the realm's
+	// KDCs (nil: the system resolver).
+	Resolver Resolver
+	// Logger gets what is not the caller's to handle (a ledger that
+	// cannot record an outcome); nil: discarded.
+	Logger *slog.Logger
 }
 
 // Defaults of DialOptions' durations.
@@ -56,7 +69,24 @@ type Error struct {
 	Status ntstatus.Status // the NT status, when the server sent one
 	// Refusal is set when the ledger kept the logon back: nothing was sent.
 	Refusal *Refusal
-	Err     error
+	// KDCError is the KDC's KRB-ERROR code when it refused a Kerberos
+	// logon (errorcode.KDC_ERR_PREAUTH_FAILED: the password is wrong).
+	KDCError int32
+	Err      error
+}
+
+// LogonFailed reports whether the logon was refused for the account or
+// its password — by the server (a logon failure), by the KDC (a KRB-ERROR
+// about the client or a clock skew) — or kept back by the ledger: trying
+// again could count toward the account's lockout.
+func (e *Error) LogonFailed() bool {
+	if e.Refusal != nil {
+		return true
+	}
+	if e.Op != "logon" {
+		return false
+	}
+	return e.Status.IsLogonFailure() || e.KDCError != 0 && e.Cause != CauseKerberosNeedsName
 }
 
 func (e *Error) Error() string {
@@ -110,15 +140,21 @@ type Session struct {
 }
 
 // Dial connects to t's host, logs on exactly as the MFP stores the
-// destination (see Target), connects the share and checks that the folder
-// exists. The ledger gate applies as in Run: a refused logon is an *Error
-// with Refusal set and nothing sent.
+// destination (see Target) — over Kerberos for auth kerberos, and for auth
+// auto first, as Run does — connects the share and checks that the folder
+// exists. The ledger gate applies as in Run, to an NTLM AUTHENTICATE and a
+// Kerberos password try alike: a refused logon is an *Error with Refusal
+// set and nothing sent.
 func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	o = o.withDefaults()
 	if err := t.Validate(); err != nil {
 		return nil, &Error{Op: "connect", Cause: CauseUnknown, Err: err}
 	}
-	sess, info, err := dialLogon(ctx, t, o)
+	logonFn := dialLogon
+	if t.auth() != AuthNTLM {
+		logonFn = dialKerberos
+	}
+	sess, info, err := logonFn(ctx, t, o)
 	if err != nil {
 		return nil, err
 	}
@@ -146,16 +182,42 @@ func (o DialOptions) withDefaults() DialOptions {
 	if o.Ledger == nil {
 		o.Ledger = &MemoryLedger{}
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	return o
+}
+
+// dialAddr is the address to connect to for t: host through o.Resolver
+// when one is given (its first address), else host itself (the system
+// resolver).
+func dialAddr(ctx context.Context, t Target, o DialOptions) (host, addr string, err error) {
+	host = strings.Trim(t.Host, "[]")
+	if o.Resolver == nil || net.ParseIP(host) != nil {
+		return host, host, nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	addrs, err := o.Resolver.LookupHost(lctx, host)
+	if err == nil && len(addrs) == 0 {
+		err = fmt.Errorf("%s has no address", host)
+	}
+	if err != nil {
+		return host, "", &Error{Op: "connect", Cause: CauseNameUnresolved, Err: fmt.Errorf("resolve %s: %w", host, err)}
+	}
+	return host, addrs[0], nil
 }
 
 // dialLogon connects to t's host and logs on behind the ledger gate (over
 // SMB1 on a fresh connection when the server does not negotiate SMB2/3),
 // and records the logon's outcome in the ledger. Errors are *Error.
 func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *ServerInfo, error) {
-	host := strings.Trim(t.Host, "[]")
+	host, addr, err := dialAddr(ctx, t, o)
+	if err != nil {
+		return nil, nil, err
+	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	conn, err := dialTCP(dctx, host, t.port())
+	conn, err := dialTCP(dctx, addr, t.port())
 	cancel()
 	if err != nil {
 		e := newError("connect", "", err)
@@ -173,7 +235,7 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *Serv
 		if _, ok := ntStatusOf(err); !ok {
 			// No SMB2/3 negotiation: an SMB1-only server hangs up on it.
 			// Log on over SMB1 on a fresh connection, behind the same gate.
-			if sess1, info1, err1 := dialSMB1(ctx, t, host, f, l.reserve, o.Timeout); info1 != nil {
+			if sess1, info1, err1 := dialSMB1(ctx, t, addr, f, l.reserve, o.Timeout); info1 != nil {
 				conn.Close()
 				conn, sess, info, err = nil, sess1, info1, err1
 			}
@@ -212,6 +274,91 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *Serv
 		o.Ledger.Resolve(rctx, l.id, Outcome{Kind: Succeeded})
 	}
 	return sess, info, nil
+}
+
+// dialKerberos logs on as a Kerberos-capable MFP, with the check's own
+// Kerberos logon (checker.kerberos: realm, KDC and its clock, the password
+// try behind the ledger, the ticket for cifs/HOST): one NTLM negotiation
+// whose AUTHENTICATE never leaves first learns the server's DNS domain, the
+// realm of a user name without a UPN suffix, and its NTLM domain, the
+// ledger's account. Auth auto goes on with NTLM where the check does: when
+// Kerberos could not judge the password and the ledger did not keep it back.
+func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbSession, *ServerInfo, error) {
+	host, addr, err := dialAddr(ctx, t, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := dialProbe(ctx, t, addr, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if info == nil {
+		// No SMB2/3, which Kerberos needs here: auto is then the MFP's
+		// NTLM (over SMB1 if the server speaks only that).
+		if t.auth() == AuthAuto {
+			return dialLogon(ctx, t, o)
+		}
+		return nil, nil, &Error{Op: "connect", Cause: CauseSMB1OnlyServer, Err: fmt.Errorf("%s negotiates no SMB2/3: no Kerberos logon over it", host)}
+	}
+	c := o.checker(t, addr, info)
+	k := c.kerberos(ctx)
+	switch {
+	case k.sess != nil:
+		return k.sess, info, nil
+	case t.auth() == AuthAuto && k.fallback && k.refused == nil:
+		return dialLogon(ctx, t, o)
+	}
+	e := &Error{Op: "logon", Cause: k.cause, Refusal: k.refused, KDCError: k.code,
+		Err: fmt.Errorf("Kerberos logon as %s: %s", orWord(k.principal, t.User), k.detail)}
+	if k.cause == CauseHostUnreachable {
+		e.Op = "connect"
+	}
+	return nil, nil, e
+}
+
+// dialProbe negotiates with the server as the MFP's NTLM logon would and
+// stops before the AUTHENTICATE (nothing that could fail is sent): what the
+// server told, nil when it negotiated no SMB2/3.
+func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*ServerInfo, error) {
+	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	conn, err := dialTCP(lctx, addr, t.port())
+	if err != nil {
+		e := newError("connect", "", err)
+		if e.Cause == CauseUnknown {
+			e.Cause = CauseHostUnreachable
+		}
+		return nil, e
+	}
+	defer conn.Close()
+	var told *ServerInfo
+	_, info, err := logon(lctx, conn, t.port(), t.Host, storedForm(t.User), t.Password.Reveal(), t.workstation(), func(info *ServerInfo) error {
+		told = info
+		return errProbed
+	})
+	if told != nil {
+		return told, nil
+	}
+	if info == nil {
+		if isTimeout(err) {
+			return nil, newError("connect", "", err)
+		}
+		return nil, nil
+	}
+	// Negotiated, but the server ended the logon before its CHALLENGE.
+	return nil, newError("logon", "", err)
+}
+
+// checker is the check state a Kerberos logon of Dial runs in: Dial's
+// target, ledger, budget, timeout and Kerberos hints, the server's
+// negotiate, and no directory.
+func (o DialOptions) checker(t Target, addr string, info *ServerInfo) *checker {
+	co := Options{MaxFailures: o.MaxFailures, Window: o.Window, Ledger: o.Ledger, StepTimeout: o.Timeout,
+		Resolver: o.Resolver, Realm: o.Kerberos.Realm, KDCs: o.Kerberos.KDCs, Logger: o.Logger, Now: o.Now}
+	co.defaults()
+	c := &checker{t: t, o: co, addr: addr, server: info, ledger: o.Ledger}
+	c.computeBudget()
+	return c
 }
 
 // dialLedger is Dial's ledger gate: reserve asks the ledger before the
@@ -280,12 +427,12 @@ func (s *Session) connectFolder(ctx context.Context) error {
 	return nil
 }
 
-// dialSMB1 logs on over SMB1 on a new connection; the ServerInfo is nil
-// when the server did not negotiate SMB1.
-func dialSMB1(ctx context.Context, t Target, host string, f Form, g gate, timeout time.Duration) (*smbSession, *ServerInfo, error) {
+// dialSMB1 logs on over SMB1 on a new connection to addr; the ServerInfo
+// is nil when the server did not negotiate SMB1.
+func dialSMB1(ctx context.Context, t Target, addr string, f Form, g gate, timeout time.Duration) (*smbSession, *ServerInfo, error) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := dialTCP(lctx, host, t.port())
+	conn, err := dialTCP(lctx, addr, t.port())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -223,6 +223,16 @@ type Options struct {
 	Now      func() time.Time
 }
 
+// Kerberos is where a Kerberos logon looks for the realm of a user name
+// without a UPN suffix when the server names no DNS domain (Realm), and for
+// KDCs when DNS has no _kerberos SRV record of the realm (KDCs, host or
+// host:port): [ad]'s domain and host, the same for a check (Options.Realm,
+// Options.KDCs) and a delivery (DialOptions.Kerberos) — ad.Directory.Kerberos.
+type Kerberos struct {
+	Realm string
+	KDCs  []string
+}
+
 const (
 	defaultMaxFailures = 2
 	defaultWindow      = 30 * time.Minute

@@ -1,0 +1,119 @@
+package smbcheck
+
+// Dial with the destination's auth against the lab's NTLM-refusing server
+// (dc2, `ntlm auth = disabled`, its own KDC): what the receiver's forwarder
+// delivers through.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jcmturner/gokrb5/v8/iana/errorcode"
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
+)
+
+// TestLabDialKerberos: auth kerberos connects to and writes on the server
+// that refuses NTLM; auth ntlm is refused there as ntlm-blocked (nothing
+// counted); a wrong password over Kerberos is bad-credentials, counted in
+// the ledger once, and not sent again.
+func TestLabDialKerberos(t *testing.T) {
+	lab := requireDC2(t)
+	dest := "//" + lab.DC2Host + "/scans"
+	dial := func(t *testing.T, user, pw string, auth Auth, led Ledger) (*Session, error) {
+		t.Helper()
+		tg := labTarget(t, lab, dest, user, pw)
+		tg.Auth = auth
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		t.Cleanup(cancel)
+		return Dial(ctx, tg, DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
+	}
+	t.Run("auth kerberos writes", func(t *testing.T) {
+		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		s, err := dial(t, lab.Domain2+`\kim`, "", AuthKerberos, led)
+		if err != nil {
+			t.Fatalf("Dial over Kerberos: %v", err)
+		}
+		defer s.Close()
+		ctx := context.Background()
+		name := "dial-krb-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ".pdf"
+		body := []byte("%PDF-1.4 delivered over Kerberos\n")
+		f, err := s.Create(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(body); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Remove(ctx, name)
+		// What the server stored, read on its disk and back over the session.
+		if got, err := os.ReadFile(filepath.Join(lab.Dir, "dc2/shares/scans", name)); err != nil || string(got) != string(body) {
+			t.Fatalf("the server's copy: %q, %v", got, err)
+		}
+		r, err := s.Open(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || string(got) != string(body) {
+			t.Fatalf("read back %q, %v", got, err)
+		}
+		// One logon sent (the probe sends no AUTHENTICATE), resolved a success.
+		if led.sent != 1 || !slices.Equal(led.got, []OutcomeKind{Succeeded}) {
+			t.Errorf("ledger: %d sent, outcomes %v; want 1, [succeeded]", led.sent, led.got)
+		}
+	})
+	t.Run("auth ntlm is ntlm-blocked", func(t *testing.T) {
+		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		s, err := dial(t, lab.Domain2+`\kim`, "", AuthNTLM, led)
+		if err == nil {
+			s.Close()
+			t.Fatal("NTLM logged on to the server that refuses it")
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Cause != CauseNTLMBlocked || e.Status != ntstatus.NTLMBlocked || e.LogonFailed() {
+			t.Fatalf("err %v (%+v), want ntlm-blocked, not a logon failure", err, e)
+		}
+		if !slices.Equal(led.got, []OutcomeKind{Cancelled}) {
+			t.Errorf("ledger outcomes %v, want [cancelled]", led.got)
+		}
+	})
+	t.Run("wrong password over Kerberos", func(t *testing.T) {
+		before := badPwdCount(t, lab, "kwrong")
+		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		pw := "Wrong.Pass-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		_, err := dial(t, "kwrong@"+lab.DNSDomain2, pw, AuthKerberos, led)
+		var e *Error
+		if !errors.As(err, &e) || e.Cause != CauseBadCredentials || e.KDCError != errorcode.KDC_ERR_PREAUTH_FAILED || !e.LogonFailed() {
+			t.Fatalf("err %v (%+v), want bad-credentials from KDC_ERR_PREAUTH_FAILED", err, e)
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Fatal("the password is in the error")
+		}
+		if led.sent != 1 || !slices.Equal(led.got, []OutcomeKind{Failed}) {
+			t.Fatalf("ledger: %d sent, outcomes %v; want 1, [failed]", led.sent, led.got)
+		}
+		// The same refused password is not sent again.
+		_, err = dial(t, "kwrong@"+lab.DNSDomain2, pw, AuthKerberos, led)
+		if !errors.As(err, &e) || e.Refusal == nil || !e.LogonFailed() {
+			t.Fatalf("second try: %v, want kept back by the ledger", err)
+		}
+		if led.sent != 1 {
+			t.Fatalf("second try sent a logon (%d sent)", led.sent)
+		}
+		if n := badPwdCount(t, lab, "kwrong") - before; n != 1 {
+			t.Errorf("kwrong's badPwdCount rose by %d, want 1", n)
+		}
+	})
+}
