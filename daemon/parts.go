@@ -128,6 +128,9 @@ func (m *Main) Reload() error {
 	// but not routed.
 	m.live.swap(nil).close(m.Drain)
 	m.live.swap(m.openParts(cfg, cur.watch.names))
+	if m.recv != nil {
+		m.recv.Relayout() // a destination added from the CLI gets its folder now
+	}
 	m.log.Info("config reloaded", "file", cfg.File)
 	m.sd.Send("STATUS=" + m.status())
 	return nil
@@ -143,6 +146,7 @@ func (m *Main) SyncDevices(ctx context.Context) {
 	}
 	if m.recv != nil {
 		m.recv.syncAllow(ctx)
+		m.recv.Relayout() // a destination imported gets its folder now
 	}
 	if mon := m.Monitor(); mon != nil {
 		mon.Reload()

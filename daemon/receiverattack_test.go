@@ -21,6 +21,7 @@ import (
 
 	"github.com/cloudsoda/go-smb2"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/resolve"
@@ -95,7 +96,11 @@ func upload(ip netip.Addr, addr, name string) error {
 // warning); once an MFP is registered at 127.0.0.1, a host at 127.0.0.2 is
 // refused before any SMB is read while the MFP uploads; registering
 // 127.0.0.2 as a device admits it. Real managed smbd (root + samba).
-func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
+// serveWithReceiver starts serve with [receiver] enabled on a free
+// loopback port (a real smbd, so root); its end stops serve and the smbd
+// that outlives it.
+func serveWithReceiver(t *testing.T) *Main {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("running a real smbd needs root")
 	}
@@ -115,11 +120,10 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	defer func() {
+	t.Cleanup(func() {
 		var rs receiver.Status
 		if m.recv != nil {
-			rs, _ = m.recv.r.Status(ctx)
+			rs, _ = m.recv.r.Status(context.Background())
 		}
 		m.Close()
 		if rs.SmbdPid > 0 { // smbd outlives the daemon; this test ends it
@@ -128,10 +132,17 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 				waitUntil(t, 10*time.Second, "smbd to exit", func() bool { return p.Signal(syscall.Signal(0)) != nil })
 			}
 		}
-	}()
+	})
 	if m.recv == nil {
 		t.Fatalf("receiver not running: %+v", m.Faults())
 	}
+	return m
+}
+
+func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
+	m := serveWithReceiver(t)
+	ctx := context.Background()
+	addr := m.Config.Receiver.Listen
 	mfp, other := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
 	status := func() (allow, warnings []string) {
 		t.Helper()
@@ -187,7 +198,7 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 		t.Fatalf("two devices: allow %v", allow)
 	}
 	waitUntil(t, 10*time.Second, "the second device's upload", func() bool { return upload(other, addr, "mfp-b.pdf") == nil })
-	conf, _ := os.ReadFile(filepath.Join(cfg.DataDir, "receiver", "smbd", "smb.conf"))
+	conf, _ := os.ReadFile(filepath.Join(m.Config.DataDir, "receiver", "smbd", "smb.conf"))
 	if !strings.Contains(string(conf), "hosts allow = 127.0.0.1/32 127.0.0.2/32\n") {
 		t.Errorf("smb.conf:\n%s", conf)
 	}
@@ -340,4 +351,27 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 	if st, _ = m.recv.r.Status(ctx); !slices.Equal(st.Allow, []string{"127.0.0.1/32"}) {
 		t.Errorf("after a sync: allow %v", st.Allow)
 	}
+}
+
+// A destination added from the CLI while serve runs gets its folder on the
+// share at `systemctl reload` (Reload), not only at the share's next rescan
+// a minute later: the MFP's first scan to it must find the folder.
+func TestReloadMakesANewDestinationsFolder(t *testing.T) {
+	m := serveWithReceiver(t)
+	ctx := context.Background()
+	if err := m.Store().PutDestination(ctx, registry.Destination{Name: "late", Host: "127.0.0.1", Share: "scans", User: "walt",
+		Password: scanwarden.NewSecret("x")}); err != nil {
+		t.Fatal(err)
+	}
+	inbox := receiver.Inbox(filepath.Join(m.Config.DataDir, "receiver"))
+	if _, err := os.Stat(filepath.Join(inbox, "late")); err == nil {
+		t.Fatal("the folder exists before the reload: the test proves nothing")
+	}
+	if err := m.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "the new destination's folder on the share (rescan in a minute)", func() bool {
+		fi, err := os.Stat(filepath.Join(inbox, "late"))
+		return err == nil && fi.IsDir()
+	})
 }

@@ -115,6 +115,10 @@ func (p *receiverPart) Close() error {
 // Kick lets the receiver deliver what it holds for destination now.
 func (p *receiverPart) Kick(destination string) { p.r.Kick(destination) }
 
+// Relayout makes the share's folders from the registry now (a destination
+// added from the CLI, then `systemctl reload`, or imported on the web).
+func (p *receiverPart) Relayout() { p.r.Relayout() }
+
 func (p *receiverPart) local() receiver.LocalNets {
 	if p.localNets != nil {
 		return p.localNets()

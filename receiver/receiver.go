@@ -103,6 +103,7 @@ type Receiver struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	kick   chan *string
+	relay  chan struct{} // Relayout's request for the share's folders now
 	fw     *forwarder
 	w      *watcher
 
@@ -135,7 +136,7 @@ func New(cfg Config, cat Catalogue, dests Destinations, remote Remote, log *slog
 		return nil, err
 	}
 	r := &Receiver{cfg: cfg, cat: cat, dests: dests, remote: remote, log: log.With("component", "receiver"), samba: s,
-		kick: make(chan *string, 16), folders: map[string]string{}, allowW: cfg.AllowWarning}
+		kick: make(chan *string, 16), relay: make(chan struct{}, 1), folders: map[string]string{}, allowW: cfg.AllowWarning}
 	return r, nil
 }
 
@@ -367,6 +368,16 @@ func (r *Receiver) recover(ctx context.Context) error {
 	return nil
 }
 
+// Relayout asks for the share's folders to be made from the registry now
+// (a destination was added) instead of at the next rescan; it does not
+// wait for them.
+func (r *Receiver) Relayout() {
+	select {
+	case r.relay <- struct{}{}:
+	default: // one is asked for already
+	}
+}
+
 func (r *Receiver) watchLoop(ctx context.Context) {
 	// the watcher runs its own loop; destinations are re-read on each rescan
 	refresh := time.NewTicker(max(r.cfg.Watch.Rescan, time.Second))
@@ -381,6 +392,10 @@ func (r *Receiver) watchLoop(ctx context.Context) {
 		case <-ctx.Done():
 			<-done
 			return
+		case <-r.relay:
+			if err := r.layout(ctx); err != nil {
+				r.log.Warn("share layout", "err", err)
+			}
 		case <-refresh.C:
 			if err := r.layout(ctx); err != nil {
 				r.log.Warn("share layout", "err", err)
