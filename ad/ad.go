@@ -181,11 +181,22 @@ func (d *Directory) Into(o *smbcheck.Options) {
 	o.Directory = d
 	if dom := d.DNSDomain(); dom != "" {
 		o.DNSDomains = []string{dom}
-		o.Realm = dom
 	}
+	k := d.Kerberos()
+	o.Realm, o.KDCs = k.Realm, k.KDCs
+}
+
+// Kerberos is where a Kerberos logon looks when the user name and DNS do
+// not say: the directory's DNS domain as the realm, its DC as the KDC —
+// what a check gets (Into) and a delivery's dialer too
+// (smbcheck.DialOptions.Kerberos).
+func (d *Directory) Kerberos() smbcheck.Kerberos {
+	var k smbcheck.Kerberos
+	k.Realm = d.DNSDomain()
 	if h := d.KDCHost(); h != "" {
-		o.KDCs = []string{h}
+		k.KDCs = []string{h}
 	}
+	return k
 }
 
 // KDCHost is the configured DC's host (from the URL), which a Kerberos

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -273,6 +274,13 @@ func TestDNSDomain(t *testing.T) {
 		}
 		if got := d.DNSDomain(); got != tc.want {
 			t.Errorf("DNSDomain(%q, %q) = %q, want %q", tc.url, tc.domain, got, tc.want)
+		}
+		// A check (Into) and a delivery (Kerberos) get the same realm and KDC.
+		var o smbcheck.Options
+		d.Into(&o)
+		k := d.Kerberos()
+		if k.Realm != tc.want || o.Realm != k.Realm || !slices.Equal(o.KDCs, k.KDCs) || (tc.url != "") != (len(k.KDCs) == 1) {
+			t.Errorf("%q, %q: Kerberos %+v, Into realm %q KDCs %v", tc.url, tc.domain, k, o.Realm, o.KDCs)
 		}
 	}
 }

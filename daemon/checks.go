@@ -55,8 +55,7 @@ func (c *checksPart) openDirectory(a ADConfig, opts *smbcheck.Options) {
 	if a.URL == "" {
 		return
 	}
-	d, err := ad.New(ad.Config{URL: a.URL, BindUser: a.BindUser, Password: a.Password, CAFile: a.CA,
-		AllowPlain: a.InsecurePlain, Timeout: a.Timeout.D(), Margin: a.Margin})
+	d, err := openAD(a)
 	if err != nil {
 		c.faults.set("ad", err.Error())
 		c.log.Error("Active Directory not used", "err", err)
@@ -64,6 +63,28 @@ func (c *checksPart) openDirectory(a ADConfig, opts *smbcheck.Options) {
 	}
 	c.dir = d
 	d.Into(opts)
+}
+
+// openAD is [ad]'s directory (a.URL set), as the checks and the
+// forwarder's Kerberos logons use it.
+func openAD(a ADConfig) (*ad.Directory, error) {
+	return ad.New(ad.Config{URL: a.URL, BindUser: a.BindUser, Password: a.Password, CAFile: a.CA,
+		AllowPlain: a.InsecurePlain, Timeout: a.Timeout.D(), Margin: a.Margin})
+}
+
+// kerberosHints is where the forwarder's Kerberos logons look for realm and
+// KDC when the user name and DNS do not say: [ad]'s, as the checks get
+// them (none without a usable [ad]: the checks part reports that fault).
+func kerberosHints(a ADConfig) smbcheck.Kerberos {
+	if a.URL == "" {
+		return smbcheck.Kerberos{}
+	}
+	d, err := openAD(a)
+	if err != nil {
+		return smbcheck.Kerberos{}
+	}
+	defer d.Close()
+	return d.Kerberos()
 }
 
 // Close lets running checks drain (then cancels them) and closes the

@@ -84,7 +84,8 @@ func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(rece
 		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow.Allow, AllowWarning: allow.Warning,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
 		observedCatalogue{p.st.Scans(), delivered}, p.st.Deliveries(),
-		receiver.SMBRemote{Ledger: p.st.Ledger(), MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Timeout: cfg.Checks.Timeout.D()},
+		receiver.SMBRemote{Ledger: p.st.Ledger(), MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Timeout: cfg.Checks.Timeout.D(),
+			Kerberos: kerberosHints(cfg.AD)},
 		p.log)
 	if err == nil {
 		err = r.Open(ctx)

@@ -11,8 +11,9 @@ import (
 )
 
 // SMBRemote opens destination folders through smbcheck's dialer: the
-// logon the MFP would make, behind the failure ledger's gate, logged off at
-// Close.
+// logon the MFP would make — NTLM, or Kerberos as the destination's auth
+// says, exactly as its check logs on — behind the failure ledger's gate,
+// logged off at Close.
 type SMBRemote struct {
 	Ledger      smbcheck.Ledger // the store's ledger; nil: a private one
 	MaxFailures int             // failed-logon budget per account and window (0: no logon that could fail)
@@ -21,14 +22,21 @@ type SMBRemote struct {
 	// smbcheck.DefaultWindow).
 	Window  time.Duration
 	Timeout time.Duration // per operation (0: smbcheck's default)
+	// Kerberos is where a destination of auth kerberos or auto finds its
+	// realm and KDC when the user name and DNS do not say: the checks'
+	// ([ad], ad.Directory.Kerberos).
+	Kerberos smbcheck.Kerberos
+	// Resolver resolves destination hosts and KDCs (nil: the system's).
+	Resolver smbcheck.Resolver
 }
 
 // Open implements Remote.
 func (r SMBRemote) Open(ctx context.Context, t smbcheck.Target) (Folder, error) {
-	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout})
+	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout,
+		Kerberos: r.Kerberos, Resolver: r.Resolver})
 	if err != nil {
 		var se *smbcheck.Error
-		if errors.As(err, &se) && (se.Refusal != nil || se.Op == "logon" && se.Status.IsLogonFailure()) {
+		if errors.As(err, &se) && se.LogonFailed() {
 			return nil, fmt.Errorf("%w: %w", ErrLogon, err)
 		}
 		return nil, err

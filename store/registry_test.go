@@ -67,6 +67,20 @@ func TestRegistryCRUD(t *testing.T) {
 	if got, err := s.Destination(ctx, "alice"); err != nil || got.Auth != smbcheck.AuthKerberos || got.Target(nil).Auth != smbcheck.AuthKerberos {
 		t.Fatalf("auth kerberos: %+v %v", got, err)
 	}
+	// The forwarder delivers with the same auth as the check.
+	rds, err := s.Deliveries().Destinations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var auth smbcheck.Auth = "(not listed)"
+	for _, rd := range rds {
+		if rd.Name == "alice" {
+			auth = rd.Target.Auth
+		}
+	}
+	if auth != smbcheck.AuthKerberos {
+		t.Fatalf("the forwarder's target of alice: auth %q, want kerberos", auth)
+	}
 	if err := s.PutDestination(ctx, registry.Destination{Name: "y", Host: "h", Share: "s", Auth: "ntlmv1"}); err == nil || !strings.Contains(err.Error(), "auth") {
 		t.Fatalf("auth ntlmv1 stored: %v", err)
 	}
