@@ -89,6 +89,57 @@ func TestLabDialKerberos(t *testing.T) {
 			t.Errorf("ledger outcomes %v, want [cancelled]", led.got)
 		}
 	})
+	t.Run("auth auto logs on over Kerberos", func(t *testing.T) {
+		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		s, err := dial(t, lab.Domain2+`\kim`, "", AuthAuto, led)
+		if err != nil {
+			t.Fatalf("auto: %v", err)
+		}
+		s.Close()
+		if !slices.Equal(led.got, []OutcomeKind{Succeeded}) {
+			t.Errorf("ledger outcomes %v, want [succeeded] (Kerberos only)", led.got)
+		}
+	})
+	t.Run("auth auto falls back to NTLM where Kerberos cannot judge", func(t *testing.T) {
+		// dc1 by address: no ticket for cifs/ADDRESS (the check's
+		// kerberos-needs-name, a fallback), so NTLM logs on.
+		tg := labTarget(t, lab, "//"+lab.DCIP+"/scans", lab.Domain+`\alice`, "")
+		tg.Auth = AuthAuto
+		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		s, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatalf("auto on dc1's address: %v", err)
+		}
+		s.Close()
+		if led.sent != 2 || !slices.Equal(led.got, []OutcomeKind{Succeeded, Succeeded}) {
+			t.Errorf("ledger: %d sent, outcomes %v; want the Kerberos password try and the NTLM logon, both succeeded", led.sent, led.got)
+		}
+	})
+	t.Run("auth auto, wrong password: no NTLM after the KDC judged it", func(t *testing.T) {
+		before := badPwdCount(t, lab, "kwrong")
+		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		_, err := dial(t, "kwrong@"+lab.DNSDomain2, "Wrong.Auto-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthAuto, led)
+		var e *Error
+		if !errors.As(err, &e) || e.Cause != CauseBadCredentials || e.Status == ntstatus.NTLMBlocked {
+			t.Fatalf("err %v, want bad-credentials from the KDC", err)
+		}
+		if led.sent != 1 || !slices.Equal(led.got, []OutcomeKind{Failed}) {
+			t.Fatalf("ledger: %d sent, outcomes %v; want the Kerberos try only", led.sent, led.got)
+		}
+		if n := badPwdCount(t, lab, "kwrong") - before; n != 1 {
+			t.Errorf("kwrong's badPwdCount rose by %d, want 1", n)
+		}
+	})
+	t.Run("no budget, no Kerberos try", func(t *testing.T) {
+		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		tg := labTarget(t, lab, dest, lab.Domain2+`\kim`, "")
+		tg.Auth = AuthKerberos
+		_, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 0, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
+		var e *Error
+		if !errors.As(err, &e) || e.Refusal == nil || led.sent != 0 {
+			t.Fatalf("MaxFailures 0: %v, %d sent; want kept back, nothing sent", err, led.sent)
+		}
+	})
 	t.Run("wrong password over Kerberos", func(t *testing.T) {
 		before := badPwdCount(t, lab, "kwrong")
 		led := &outcomeLedger{Ledger: &MemoryLedger{}}

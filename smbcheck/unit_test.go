@@ -592,3 +592,27 @@ func TestLedgerOnlyDefiniteFailuresBlock(t *testing.T) {
 		t.Fatalf("an unlocked account is still blocked: %s", r.Reason)
 	}
 }
+
+// LogonFailed: what the forwarder must not retry on its timer (the try
+// could count toward a lockout) — a server's or a KDC's refusal of the
+// account or password, or the ledger's — and what it may.
+func TestErrorLogonFailed(t *testing.T) {
+	tests := []struct {
+		e    Error
+		want bool
+	}{
+		{Error{Op: "logon", Status: ntstatus.LogonFailure, Cause: CauseBadCredentials}, true},
+		{Error{Op: "logon", KDCError: 24, Cause: CauseBadCredentials}, true},  // KDC_ERR_PREAUTH_FAILED
+		{Error{Op: "logon", KDCError: 18, Cause: CauseAccountDisabled}, true}, // KDC_ERR_CLIENT_REVOKED
+		{Error{Op: "logon", Refusal: &Refusal{Reason: "budget spent"}}, true},
+		{Error{Op: "logon", KDCError: 7, Cause: CauseKerberosNeedsName}, false}, // no ticket for the host: no password judged
+		{Error{Op: "logon", Cause: CauseKDCUnreachable}, false},
+		{Error{Op: "logon", Status: ntstatus.NTLMBlocked, Cause: CauseNTLMBlocked}, false},
+		{Error{Op: "connect", Cause: CauseHostUnreachable}, false},
+	}
+	for _, tc := range tests {
+		if got := tc.e.LogonFailed(); got != tc.want {
+			t.Errorf("%+v: LogonFailed %v, want %v", tc.e, got, tc.want)
+		}
+	}
+}
