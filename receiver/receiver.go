@@ -115,6 +115,9 @@ type Receiver struct {
 	allowW  string       // why the allowlist admits more than the MFPs (a standing warning); under mu
 	stopped string       // why no scan can be taken from the inbox now ("" = they can); under mu
 	share   *ShareHealth // the share probe's last answer (nil: none yet); under mu
+	// infoMu: one writeRunInfo at a time — the probe loop, the watcher's
+	// signal and SetAllow write receiver.json through one temporary file.
+	infoMu sync.Mutex
 }
 
 type runStats struct {
@@ -261,6 +264,8 @@ func (r *Receiver) destOf(folder string) string {
 }
 
 func (r *Receiver) writeRunInfo() {
+	r.infoMu.Lock()
+	defer r.infoMu.Unlock()
 	allow := []string{}
 	for _, p := range r.samba.Config().Allow {
 		allow = append(allow, p.Masked().String())
