@@ -205,7 +205,8 @@ func (p *watchPart) watcherConfig(targets []snmp.Target) (snmp.WatcherConfig, er
 	// Stored, then routed to the monitor; a store error is the "store"
 	// fault (not one that only says the watch is stopping).
 	wc.Sink = &snmp.RouteSink{Next: p.st.SNMP(store.DefaultDedupWindow), Route: p.event, Fail: func(err error) {
-		if err != context.Canceled && err != context.DeadlineExceeded {
+		// the store wraps the context's error with the operation
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			p.faults.set("store", err.Error())
 		}
 	}}
