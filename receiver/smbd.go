@@ -849,7 +849,10 @@ func (s *Samba) Stop(ctx context.Context) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	deadline := time.Now().Add(10 * time.Second)
-	for s.isOurs(pid) {
+	// smbd leads its own session: the per-connection children it forked
+	// are in its process group and may outlive it by a moment (writing
+	// their last log lines, closing a client). Stopped means all of them.
+	for s.isOurs(pid) || groupAlive(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(-pid, syscall.SIGKILL)
 			syscall.Kill(pid, syscall.SIGKILL)
@@ -863,6 +866,11 @@ func (s *Samba) Stop(ctx context.Context) error {
 	}
 	s.pid.Store(0)
 	return nil
+}
+
+// groupAlive says whether a process of process group pgid is left.
+func groupAlive(pgid int) bool {
+	return syscall.Kill(-pgid, 0) == nil
 }
 
 // Reload asks the running smbd to re-read its config (after WriteConfig).

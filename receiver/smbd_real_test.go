@@ -134,3 +134,59 @@ func TestSambaRealReload(t *testing.T) {
 	}
 	t.Fatalf("SMB1 client refused after the reload: %v\n%s", err, out)
 }
+
+// Stop ends smbd and every process it forked for a connection (its process
+// group), not only the parent: a child left writing its last log lines
+// raced whoever removes the folder next (a test's TempDir, `apt purge`) and
+// still held the client's socket. Three clients hold connections open
+// while smbd is stopped.
+func TestSambaRealStopEndsEveryProcess(t *testing.T) {
+	s := startTestSamba(t, false)
+	pgid := s.Pid()
+	c := s.Config()
+	for range 3 {
+		conn, err := net.Dial("tcp", net.JoinHostPort(c.Listen.String(), strconvI(c.Port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for groupMembers(pgid) < 4 { // the parent and one child per connection at least
+		if time.Now().After(deadline) {
+			t.Fatalf("smbd's group has %d processes with three clients connected", groupMembers(pgid))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := groupMembers(pgid); n != 0 {
+		t.Fatalf("Stop returned with %d processes of smbd's group %d still running", n, pgid)
+	}
+	t.Logf("smbd and its children stopped in %v", time.Since(start))
+}
+
+// groupMembers counts the processes of process group pgid (from /proc).
+func groupMembers(pgid int) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		pid := 0
+		for _, r := range e.Name() {
+			if r < '0' || r > '9' {
+				pid = -1
+				break
+			}
+			pid = pid*10 + int(r-'0')
+		}
+		if pid <= 0 {
+			continue
+		}
+		if g, err := unix.Getpgid(pid); err == nil && g == pgid {
+			n++
+		}
+	}
+	return n
+}
