@@ -229,8 +229,8 @@ func (p ShareProbe) refused(err error, said logLines, addr, unc string) ShareHea
 		h.SmbdLog = said.line("NT_STATUS_")
 		h.Detail = fmt.Sprintf("smbd refuses the MFP account %s's logon at %s (%s): its passdb does not hold the account with the configured password", p.Account.Name, unc, h.NTStatus)
 		h.Fix = p.fixPassdb()
-	case said.has("Denied connection from"):
-		h.Cause, h.SmbdLog = ShareNotAdmitted, said.line("Denied connection from")
+	case said.deniedFrom(p.Listen) != "":
+		h.Cause, h.SmbdLog = ShareNotAdmitted, said.deniedFrom(p.Listen)
 		h.Detail = fmt.Sprintf("smbd drops this box's own connection to %s (hosts allow): it runs an smb.conf that does not admit %s", addr, p.Listen)
 		h.Fix = p.fixReload()
 	case errors.As(err, &dial) && dial.Op == "dial":
@@ -357,6 +357,18 @@ func (l smbdLog) read() logLines {
 }
 
 func (ls logLines) has(sub string) bool { return ls.line(sub) != "" }
+
+// deniedFrom is smbd's line refusing a connection from ip by hosts allow
+// ("Denied connection from NAME (IP)"), "" when there is none: another
+// client's refusal, logged meanwhile, is not the probe's.
+func (ls logLines) deniedFrom(ip netip.Addr) string {
+	for _, l := range ls {
+		if strings.Contains(l, "Denied connection from") && strings.Contains(l, "("+ip.String()+")") {
+			return l
+		}
+	}
+	return ""
+}
 
 // line is the first line holding any of subs (in the order given).
 func (ls logLines) line(subs ...string) string {

@@ -254,8 +254,11 @@ func (c SambaConfig) globalSection(w func(k, v string)) {
 	if len(c.Allow) > 0 {
 		// The box's own listen address too: doctor and `receiver status`
 		// log on from it to see that the share works (ProbeShare). Only this
-		// box can connect from it: Linux drops a packet from outside that
-		// carries one of its own addresses as source (martian).
+		// box connects from it: over IPv4 Linux drops a packet from outside
+		// that carries one of its own addresses as source (accept_local 0);
+		// over IPv6 a forged one cannot finish the TCP handshake (the
+		// answer goes to the box itself). Local users of the box can reach
+		// the share from it, as they can read its allowlist.
 		w("hosts allow", hostsAllow(withSelf(c.Allow, c.Listen)))
 		w("hosts deny", "ALL")
 	}
