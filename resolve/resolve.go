@@ -3,7 +3,9 @@
 // fallback share (which addresses smbd admits): an IP address passes
 // through without DNS, a name is looked up within a timeout, and a name that
 // does not resolve now keeps the addresses it last resolved to — a DNS
-// hiccup does not lock a device out. A name no longer asked for is
+// hiccup does not lock a device out — for MaxStale at most (a name deleted
+// from DNS does not keep its old address admitted for ever). A name no
+// longer asked for is
 // forgotten (the device is gone or was readdressed). It imports nothing of
 // scanwarden's, so that every package can use it.
 package resolve
@@ -32,6 +34,10 @@ type Result struct {
 	Err error
 }
 
+// MaxStale is how long a name that stopped resolving keeps the addresses
+// it last resolved to.
+const MaxStale = 24 * time.Hour
+
 // Stale reports whether the lookup failed and Addrs are the last good ones.
 func (r Result) Stale() bool { return r.Err != nil && len(r.Addrs) > 0 }
 
@@ -44,8 +50,17 @@ type Cache struct {
 	timeout time.Duration
 	workers int
 
+	now      func() time.Time
+	maxStale time.Duration
+
 	mu   sync.Mutex
-	last map[string][]netip.Addr // lower-cased name → last good addresses
+	last map[string]good // lower-cased name → last good addresses
+}
+
+// good is a name's last good addresses and when it last resolved to them.
+type good struct {
+	addrs []netip.Addr
+	at    time.Time
 }
 
 // NewCache looks names up with r (nil: the system's resolver), each within
@@ -54,7 +69,7 @@ func NewCache(r Resolver, timeout time.Duration) *Cache {
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	return &Cache{r: r, timeout: timeout, workers: 8, last: map[string][]netip.Addr{}}
+	return &Cache{r: r, timeout: timeout, workers: 8, now: time.Now, maxStale: MaxStale, last: map[string]good{}}
 }
 
 // Addr reads host as an IP address: bare or in brackets (an IPv6 address
@@ -69,8 +84,9 @@ func Addr(host string) (netip.Addr, bool) {
 
 // Resolve looks each of hosts up (ctx bounds them all) and returns what
 // each resolves to, keyed as given. An IP address is its own result; a name
-// that does not resolve keeps its last good addresses (Result.Stale). Names
-// not among hosts are forgotten.
+// that does not resolve keeps its last good addresses (Result.Stale) for
+// MaxStale after it last resolved, then has none. Names not among hosts are
+// forgotten.
 func (c *Cache) Resolve(ctx context.Context, hosts []string) map[string]Result {
 	out := make(map[string]Result, len(hosts))
 	var names []string
@@ -96,6 +112,7 @@ func (c *Cache) Resolve(ctx context.Context, hosts []string) map[string]Result {
 	}
 	wg.Wait()
 
+	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	asked := make(map[string]bool, len(names))
@@ -103,10 +120,13 @@ func (c *Cache) Resolve(ctx context.Context, hosts []string) map[string]Result {
 		key := strings.ToLower(name)
 		asked[key] = true
 		r := looked[i]
-		if r.Err == nil {
-			c.last[key] = r.Addrs
-		} else {
-			r.Addrs = c.last[key]
+		switch g, ok := c.last[key]; {
+		case r.Err == nil:
+			c.last[key] = good{addrs: r.Addrs, at: now}
+		case ok && now.Sub(g.at) <= c.maxStale:
+			r.Addrs = g.addrs
+		case ok: // not resolved for longer than maxStale: dropped
+			delete(c.last, key)
 		}
 		out[name] = r
 	}

@@ -182,3 +182,33 @@ func TestCacheConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A name that stopped resolving keeps its last good addresses for MaxStale
+// after it last resolved, then has none (a name deleted from DNS must not
+// keep its old address admitted for ever); resolving again starts afresh.
+func TestCacheStaleAtMostMaxStale(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
+	dns := &fakeDNS{zone: map[string][]netip.Addr{"mfp": ips("10.0.0.1")}}
+	c := NewCache(dns, time.Second)
+	c.now = func() time.Time { return now }
+	if r := c.Resolve(ctx, []string{"mfp"})["mfp"]; r.Err != nil || !slices.Equal(r.Addrs, ips("10.0.0.1")) {
+		t.Fatalf("resolving: %+v", r)
+	}
+	dns.set(map[string][]netip.Addr{})
+	now = now.Add(MaxStale - time.Minute)
+	if r := c.Resolve(ctx, []string{"mfp"})["mfp"]; !r.Stale() || !slices.Equal(r.Addrs, ips("10.0.0.1")) {
+		t.Fatalf("not resolving for less than MaxStale: %+v", r)
+	}
+	now = now.Add(2 * time.Minute)
+	if r := c.Resolve(ctx, []string{"mfp"})["mfp"]; r.Err == nil || len(r.Addrs) != 0 || r.Stale() {
+		t.Fatalf("not resolving for more than MaxStale: %+v", r)
+	}
+	if r := c.Resolve(ctx, []string{"mfp"})["mfp"]; len(r.Addrs) != 0 {
+		t.Fatalf("the dropped addresses came back: %+v", r)
+	}
+	dns.set(map[string][]netip.Addr{"mfp": ips("10.0.0.2")})
+	if r := c.Resolve(ctx, []string{"mfp"})["mfp"]; r.Err != nil || !slices.Equal(r.Addrs, ips("10.0.0.2")) {
+		t.Fatalf("resolving again: %+v", r)
+	}
+}
