@@ -69,6 +69,13 @@ interval = "24h"
 timeout = "5s"
 `)
 	m, _ := startMain(t, cfg)
+	// An import into a running serve: once the monitor has its first list
+	// (before it, the destinations would be its first round, spread over
+	// the 90 s jitter — CI once imported in that instant).
+	waitUntil(t, 10*time.Second, "the monitor's first destination list", func() bool {
+		mon := m.Monitor()
+		return mon != nil && mon.Loaded()
+	})
 	book := labBook(lab,
 		labContact{"1", "Alice", lab.DCHost, `\scans`, `KYOLAB\alice`},
 		labContact{"2", "Scan user", lab.SMB2IP, `\scans`, "scanuser"},

@@ -456,6 +456,15 @@ func fingerprint(d Destination) string {
 	return hex.EncodeToString(h[:])
 }
 
+// Loaded reports whether the first destination list has been read: until
+// then a destination that appears belongs to the first round (spread over
+// the jitter), after it one is checked on arrival.
+func (m *Monitor) Loaded() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loaded
+}
+
 // Reload makes the next scheduling round re-read the destination list
 // (after an import, an edit in the web page).
 func (m *Monitor) Reload() {
