@@ -503,7 +503,7 @@ func (d *doc) share(ctx context.Context, cfg daemon.Config) {
 	}
 	ip, port, err := receiver.ParseListen(rc.Listen)
 	if err != nil {
-		d.add("receiver.share", Fail, "set [receiver] listen in "+d.configFile+" to this box's LAN address", "[receiver] listen %q: %v", rc.Listen, err)
+		d.add("receiver.share", Fail, "set [receiver] listen in "+d.configFile+" to this box's LAN address", "[receiver] listen %s: %v", rc.Listen, err)
 		return
 	}
 	if rc.Password.IsZero() {

@@ -263,7 +263,7 @@ func (f *watchFlags) allowed(a *watchArgs) error {
 	for _, c := range f.allows {
 		p, err := receiver.ParseAllowEntry(c)
 		if err != nil {
-			return fmt.Errorf("--allow %q: %w", c, err)
+			return fmt.Errorf("--allow %s: %w", c, err)
 		}
 		a.allow = append(a.allow, p)
 	}
