@@ -550,7 +550,7 @@ func TestReceiverInServe(t *testing.T) {
 	if rs.SmbdPid > 0 {
 		if p, err := os.FindProcess(rs.SmbdPid); err == nil {
 			p.Signal(syscall.SIGTERM)
-			waitUntil(t, 10*time.Second, "smbd to exit", func() bool { return p.Signal(syscall.Signal(0)) != nil })
+			waitUntil(t, 10*time.Second, "smbd and its children to exit", func() bool { return syscall.Kill(-p.Pid, 0) != nil })
 		}
 	}
 }

@@ -129,7 +129,7 @@ func serveWithReceiver(t *testing.T) *Main {
 		if rs.SmbdPid > 0 { // smbd outlives the daemon; this test ends it
 			if p, err := os.FindProcess(rs.SmbdPid); err == nil {
 				p.Signal(syscall.SIGTERM)
-				waitUntil(t, 10*time.Second, "smbd to exit", func() bool { return p.Signal(syscall.Signal(0)) != nil })
+				waitUntil(t, 10*time.Second, "smbd and its children to exit", func() bool { return syscall.Kill(-p.Pid, 0) != nil })
 			}
 		}
 	})
@@ -320,7 +320,7 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 		if pid > 0 { // smbd outlives the daemon; this test ends it
 			if p, err := os.FindProcess(pid); err == nil {
 				p.Signal(syscall.SIGTERM)
-				waitUntil(t, 10*time.Second, "smbd to exit", func() bool { return p.Signal(syscall.Signal(0)) != nil })
+				waitUntil(t, 10*time.Second, "smbd and its children to exit", func() bool { return syscall.Kill(-p.Pid, 0) != nil })
 			}
 		}
 	}()
