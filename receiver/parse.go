@@ -32,19 +32,20 @@ func ParseListen(s string) (netip.Addr, int, error) {
 }
 
 // ParseAllowEntry reads one entry of the share's allowlist: an address (one
-// host) or a network (CIDR, masked), spaces around it ignored. An address
-// with a zone is refused: smbd cannot match it. Errors give the reason
-// alone: the caller names its setting. It is the one parser of an address
-// or a network: [receiver] allow, [snmp] allow and cidr, and the CLI's
-// --allow and --cidr read theirs with it.
+// host) or a network (CIDR, masked), spaces around it ignored; an
+// IPv4-mapped one (::ffff:10.0.0.9) is read as the IPv4 one it names. An
+// address with a zone is refused: smbd cannot match it. Errors give the
+// reason alone: the caller names its setting. It is the one parser of an
+// address or a network: [receiver] allow, [snmp] allow and cidr, and the
+// CLI's --allow and --cidr read theirs with it.
 func ParseAllowEntry(s string) (netip.Prefix, error) {
 	s = strings.TrimSpace(s)
 	if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
-		return netip.PrefixFrom(ip, ip.BitLen()), nil
+		return unmapPrefix(netip.PrefixFrom(ip, ip.BitLen())), nil
 	}
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
 		return netip.Prefix{}, errors.New("not an address or a network such as 192.168.10.0/24")
 	}
-	return p.Masked(), nil
+	return unmapPrefix(p.Masked()), nil
 }

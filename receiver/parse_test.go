@@ -32,7 +32,8 @@ func TestParseListenAndAllowEntry(t *testing.T) {
 			t.Errorf("%q: %d %v", c.in, port, err)
 		}
 	}
-	for in, want := range map[string]string{"10.0.0.5": "10.0.0.5/32", " 10.0.0.7/24 ": "10.0.0.0/24", "fe80::1%eth0": "", "mfp-floor2": ""} {
+	for in, want := range map[string]string{"10.0.0.5": "10.0.0.5/32", " 10.0.0.7/24 ": "10.0.0.0/24", "fe80::1%eth0": "", "mfp-floor2": "",
+		"::ffff:10.0.0.9": "10.0.0.9/32", "::ffff:10.0.0.0/120": "10.0.0.0/24", "::ffff:0:0/80": "::/80", "fd00::5": "fd00::5/128"} {
 		p, err := ParseAllowEntry(in)
 		if want == "" && err == nil || want != "" && (err != nil || p.String() != want) {
 			t.Errorf("%q: %v %v", in, p, err)

@@ -165,13 +165,37 @@ const (
 	DeadtimeMinutes = 15
 )
 
-// hostsAllow renders Allow for smb.conf as network/length words.
+// hostsAllow renders Allow for smb.conf as words Samba's hosts allow reads
+// as meant: network/length, except that Samba takes a length of three
+// digits for a netmask written as an address ("/128" → 0.0.0.128, which
+// masks nothing: every IPv6 host matched), so an IPv6 network of /100 or
+// longer is written with its netmask in full; an IPv4-mapped network is
+// written as the IPv4 one it is (Samba matched every IPv4 host to
+// "::ffff:10.0.0.9/128").
 func hostsAllow(ps []netip.Prefix) string {
 	var out []string
 	for _, p := range ps {
-		out = append(out, p.Masked().String())
+		p = unmapPrefix(p.Masked())
+		if p.Addr().Is4() || p.Bits() < 100 {
+			out = append(out, p.String())
+			continue
+		}
+		var mask [16]byte
+		for i := range p.Bits() {
+			mask[i/8] |= 0x80 >> (i % 8)
+		}
+		out = append(out, p.Addr().String()+"/"+netip.AddrFrom16(mask).String())
 	}
 	return strings.Join(out, " ")
+}
+
+// unmapPrefix is an IPv4-mapped IPv6 network (::ffff:a.b.c.d/96 and
+// longer) as the IPv4 network it names; any other as it is.
+func unmapPrefix(p netip.Prefix) netip.Prefix {
+	if p.Addr().Is4In6() && p.Bits() >= 96 {
+		return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	}
+	return p
 }
 
 // withSelf is allow plus self (as a host prefix) unless allow covers it.
