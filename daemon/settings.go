@@ -190,6 +190,9 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 	out, skipped, err := overlaySettings(cfg, stored, func(sealed []byte, section, key string) ([]byte, error) {
 		return m.st.Key().Open(sealed, store.SettingLabel(section, key))
 	})
+	if err == nil {
+		m.pinUnpinned(ctx, stored, out)
+	}
 	if len(skipped) == 0 {
 		m.faults.clear("settings.unreadable")
 	} else {
@@ -197,6 +200,25 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 		m.log.Warn("stored settings skipped", "settings", strings.Join(skipped, "; "))
 	}
 	return out, err
+}
+
+// pinUnpinned binds each stored secret that has no pin row (stored before
+// endpoints were pinned) to the endpoint it is used with now, cfg.
+func (m *Main) pinUnpinned(ctx context.Context, stored []store.StoredSetting, cfg Config) {
+	var pins []store.StoredSetting
+	for _, tie := range secretTies {
+		_, pinned := tie.storedPin(stored)
+		has := slices.ContainsFunc(stored, func(s store.StoredSetting) bool { return s.Section == tie.section && s.Key == tie.secret })
+		if has && !pinned && !secretField(&cfg, tie.section, tie.secret).IsZero() {
+			pins = append(pins, tie.pin(cfg))
+		}
+	}
+	if len(pins) == 0 {
+		return
+	}
+	if err := m.st.SetSettings(ctx, pins); err != nil {
+		m.log.Warn("stored secrets not bound to their endpoints", "err", err)
+	}
 }
 
 // overlaySettings lays stored settings over cfg where the file does not
@@ -209,6 +231,7 @@ func overlaySettings(cfg Config, stored []store.StoredSetting, open func(sealed 
 	out = cfg
 	out.CIDRCopy()
 	var unreadable []string // section.key of secrets that did not open
+	var applied []string    // section.key of stored secrets laid over cfg
 	for _, s := range stored {
 		f, ok := findSetting(s.Section, s.Key)
 		if !ok {
@@ -225,6 +248,7 @@ func overlaySettings(cfg Config, stored []store.StoredSetting, open func(sealed 
 				continue
 			}
 			*secretField(&out, s.Section, s.Key) = scanwarden.NewSecret(string(plain))
+			applied = append(applied, s.Section+"."+s.Key)
 			continue
 		}
 		if fileSets(cfg, s.Section+"."+s.Key) {
@@ -237,6 +261,27 @@ func overlaySettings(cfg Config, stored []store.StoredSetting, open func(sealed 
 		if err := setValue(v, s.Value); err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s.%s: %v", s.Section, s.Key, err))
 		}
+	}
+	// A stored secret entered for another endpoint than the one now in
+	// effect (moved in the file) is not sent there: it and the user it
+	// goes with are the file's (none) until entered again. One stored
+	// before endpoints were pinned has no pin: it is pinned where it is
+	// (Main.overlay).
+	for _, tie := range secretTies {
+		if !slices.Contains(applied, tie.section+"."+tie.secret) {
+			continue
+		}
+		if pin, ok := tie.storedPin(stored); !ok || pin == tie.endpoint(out) {
+			continue
+		}
+		*secretField(&out, tie.section, tie.secret) = *secretField(&cfg, tie.section, tie.secret)
+		for _, k := range tie.creds {
+			from, _ := configField(&cfg, tie.section, k)
+			to, _ := configField(&out, tie.section, k)
+			to.Set(from)
+		}
+		skipped = append(skipped, fmt.Sprintf("%s.%s: entered for another %s than the one now configured, so not sent there: enter it again",
+			tie.section, tie.secret, strings.Join(prefixed(tie.section, tie.fields), "/")))
 	}
 	// An endpoint whose secret did not open is not used either (it would
 	// fail, or be used without its secret): the file's value stays.
@@ -265,6 +310,15 @@ func (c *Config) CIDRCopy() {
 	c.FileKeys = append([]string(nil), c.FileKeys...)
 }
 
+// prefixed is keys as section.key.
+func prefixed(section string, keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = section + "." + k
+	}
+	return out
+}
+
 // f is a setting's label, for messages.
 func f(section, key string) string {
 	if fd, ok := findSetting(section, key); ok {
@@ -275,15 +329,50 @@ func f(section, key string) string {
 
 // secretTies are the secrets bound to an endpoint: where they are sent.
 var secretTies = []secretTie{
-	{"ad", "password", []string{"url"}},
-	{"notify", "webhook_secret", []string{"webhook_url"}},
-	{"notify", "smtp_password", []string{"smtp_host", "smtp_port"}},
-	{"snmp", "community", []string{"cidr"}},
+	{"ad", "password", []string{"url"}, []string{"bind_user"}},
+	{"notify", "webhook_secret", []string{"webhook_url"}, nil},
+	{"notify", "smtp_password", []string{"smtp_host", "smtp_port"}, []string{"smtp_user"}},
+	{"snmp", "community", []string{"cidr"}, nil},
 }
 
 type secretTie struct {
 	section, secret string
 	fields          []string // the endpoint's settings
+	creds           []string // settings that go with the secret (the user it logs on as)
+}
+
+// A secret stored from the page is stored with the endpoint it was entered
+// for (the row SECTION.SECRET@endpoint, not secret: the endpoint's values),
+// so that an endpoint moved by any path — the page, or the config file
+// edited and reloaded — never receives it: the overlay drops it when the
+// endpoint in effect is another.
+
+// pinKey is the stored row that holds the endpoint t's secret was entered for.
+func (t secretTie) pinKey() string { return t.secret + "@endpoint" }
+
+// endpoint is t's endpoint in c, as stored in its pin row.
+func (t secretTie) endpoint(c Config) string {
+	var vs []string
+	for _, k := range t.fields {
+		v, _ := configField(&c, t.section, k)
+		vs = append(vs, formatValue(v))
+	}
+	return strings.Join(vs, "\n")
+}
+
+// pin is the row binding t's secret to its endpoint in c.
+func (t secretTie) pin(c Config) store.StoredSetting {
+	return store.StoredSetting{Section: t.section, Key: t.pinKey(), Value: t.endpoint(c)}
+}
+
+// storedPin finds t's pin row among stored.
+func (t secretTie) storedPin(stored []store.StoredSetting) (string, bool) {
+	for _, s := range stored {
+		if s.Section == t.section && s.Key == t.pinKey() {
+			return s.Value, true
+		}
+	}
+	return "", false
 }
 
 // moved reports whether the endpoint differs between two configs.

@@ -102,8 +102,15 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 			continue
 		}
 		*secretField(&cfg, section, tie.secret) = scanwarden.Secret{}
-		rows = append(rows, store.StoredSetting{Section: section, Key: tie.secret, Delete: true})
+		rows = append(rows, store.StoredSetting{Section: section, Key: tie.secret, Delete: true},
+			store.StoredSetting{Section: section, Key: tie.pinKey(), Delete: true})
 		dropped = append(dropped, tie)
+	}
+	// A secret entered now belongs to the endpoint it was entered with.
+	for _, tie := range secretTies {
+		if tie.section == section && values[tie.secret] != "" {
+			rows = append(rows, tie.pin(cfg))
+		}
 	}
 	if es := cfg.validate(); len(es) > 0 {
 		e := es[0]
