@@ -66,25 +66,10 @@ func (c *checksPart) openDirectory(a ADConfig, opts *smbcheck.Options) {
 }
 
 // openAD is [ad]'s directory (a.URL set), as the checks and the
-// forwarder's Kerberos logons use it.
+// forwarder (Forwarding) use it.
 func openAD(a ADConfig) (*ad.Directory, error) {
 	return ad.New(ad.Config{URL: a.URL, BindUser: a.BindUser, Password: a.Password, CAFile: a.CA,
 		AllowPlain: a.InsecurePlain, Timeout: a.Timeout.D(), Margin: a.Margin})
-}
-
-// kerberosHints is where the forwarder's Kerberos logons look for realm and
-// KDC when the user name and DNS do not say: [ad]'s, as the checks get
-// them (none without a usable [ad]: the checks part reports that fault).
-func kerberosHints(a ADConfig) smbcheck.Kerberos {
-	if a.URL == "" {
-		return smbcheck.Kerberos{}
-	}
-	d, err := openAD(a)
-	if err != nil {
-		return smbcheck.Kerberos{}
-	}
-	defer d.Close()
-	return d.Kerberos()
 }
 
 // Close lets running checks drain (then cancels them) and closes the

@@ -129,7 +129,8 @@ func (m *Main) Reload() error {
 	m.live.swap(nil).close(m.Drain)
 	m.live.swap(m.openParts(cfg, cur.watch.names))
 	if m.recv != nil {
-		m.recv.Relayout() // a destination added from the CLI gets its folder now
+		m.recv.Reconfigure(cfg) // deliveries log on with the new [checks] budget and [ad]
+		m.recv.Relayout()       // a destination added from the CLI gets its folder now
 	}
 	m.log.Info("config reloaded", "file", cfg.File)
 	m.sd.Send("STATUS=" + m.status())

@@ -16,7 +16,8 @@ import (
 
 // receiverPart runs the fallback share when [receiver] enabled is set. It
 // is not rebuilt on reload (smbd is kept across daemon restarts anyway),
-// but its allowlist follows the registry: every receiverAllowEvery on a
+// but how its deliveries log on follows the config ([checks]' budget, [ad]:
+// Reconfigure) and its allowlist follows the registry: every receiverAllowEvery on a
 // goroutine of its own, and at once after an import (syncAllow). The rule
 // is receiver.AllowFor; this part resolves the devices' names and keeps
 // what the share was last given.
@@ -27,6 +28,9 @@ type receiverPart struct {
 	// localNets reads the box's networks (nil: receiver.LocalNetworks).
 	localNets  func() receiver.LocalNets
 	configured []netip.Prefix // [receiver] allow
+	// remote is how the forwarder logs on (Forwarding), replaced at a
+	// reload.
+	remote liveRemote
 
 	// names resolves the devices' names and keeps their last good
 	// addresses: a name that does not resolve now keeps them.
@@ -80,13 +84,11 @@ func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(rece
 	if rc.ExternalSMBD {
 		smbdDir = rc.SmbdDir
 	}
+	p.Reconfigure(cfg)
 	r, err := receiver.New(receiver.Config{DataDir: dir, SmbdDir: smbdDir, Listen: ip, Port: port, Share: rc.Share,
 		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow.Allow, AllowWarning: allow.Warning,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
-		observedCatalogue{p.st.Scans(), delivered}, p.st.Deliveries(),
-		receiver.SMBRemote{Ledger: p.st.Ledger(), MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Timeout: cfg.Checks.Timeout.D(),
-			Kerberos: kerberosHints(cfg.AD)},
-		p.log)
+		observedCatalogue{p.st.Scans(), delivered}, p.st.Deliveries(), &p.remote, p.log)
 	if err == nil {
 		err = r.Open(ctx)
 	}
@@ -111,6 +113,15 @@ func (p *receiverPart) Close() error {
 	p.stop()
 	p.wg.Wait()
 	return p.r.Close()
+}
+
+// Reconfigure makes the deliveries that start from now on log on as cfg
+// says (Forwarding): a reload's [checks] budget and [ad], without
+// restarting smbd or cutting a delivery in flight. An [ad] that cannot be
+// used is the checks' "ad" fault; deliveries then go without it.
+func (p *receiverPart) Reconfigure(cfg Config) {
+	r, _ := Forwarding(cfg, p.st.Ledger())
+	p.remote.Set(r)
 }
 
 // Kick lets the receiver deliver what it holds for destination now.

@@ -26,6 +26,11 @@ type SMBRemote struct {
 	// realm and KDC when the user name and DNS do not say: the checks'
 	// ([ad], ad.Directory.Kerberos).
 	Kerberos smbcheck.Kerberos
+	// Accounts is asked which account a destination's user name names
+	// (smbcheck.DialOptions.Accounts): [ad]'s directory, as the checks ask
+	// it, so that deliveries and checks spend one budget per account; nil:
+	// the server's NTLM domain and the base user name.
+	Accounts smbcheck.Accounts
 	// Resolver resolves destination hosts and KDCs (nil: the system's).
 	Resolver smbcheck.Resolver
 }
@@ -33,7 +38,7 @@ type SMBRemote struct {
 // Open implements Remote.
 func (r SMBRemote) Open(ctx context.Context, t smbcheck.Target) (Folder, error) {
 	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout,
-		Kerberos: r.Kerberos, Resolver: r.Resolver})
+		Kerberos: r.Kerberos, Accounts: r.Accounts, Resolver: r.Resolver})
 	if err != nil {
 		var se *smbcheck.Error
 		if errors.As(err, &se) && se.LogonFailed() {

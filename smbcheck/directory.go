@@ -8,13 +8,20 @@ import (
 // Directory is what a check asks Active Directory. Package ad implements it;
 // a check works without one.
 type Directory interface {
-	// Account looks up the account that the user name typed on the MFP (any
-	// form) refers to, judged for a logon from workstation.
-	Account(ctx context.Context, typed, workstation string) (*Account, error)
+	Accounts
 	// Host looks up, in one question, the computer object of the target
 	// host by its name as stored (DNS or NetBIOS name, or an address) or any
 	// of its aliases (e.g. the NetBIOS name the server gives in NTLM).
 	Host(ctx context.Context, name string, aliases ...string) (*Host, error)
+}
+
+// Accounts is the directory's account lookup: what a check's ad step asks
+// (Directory) and what a delivery's Dial asks (DialOptions.Accounts), so
+// that both count a logon against the same account and budget.
+type Accounts interface {
+	// Account looks up the account that the user name typed on the MFP (any
+	// form) refers to, judged for a logon from workstation.
+	Account(ctx context.Context, typed, workstation string) (*Account, error)
 }
 
 // Account is what the directory knows of the scan account.

@@ -510,7 +510,7 @@ func (c *checker) stepAD(ctx context.Context) bool {
 	for k, v := range acct.Evidence {
 		s.Evidence[k] = v
 	}
-	if acct.Found && c.server != nil && c.server.DomainJoined() && acct.NetBIOSDomain != "" && !strings.EqualFold(acct.NetBIOSDomain, c.server.NetBIOSDomain) {
+	if c.foreignDirectory(acct) {
 		c.adEnd(s, fmt.Sprintf("the server belongs to domain %s, the directory is %s: its answer about the account does not apply", c.server.NetBIOSDomain, acct.NetBIOSDomain), hostWarn)
 		return true
 	}
@@ -581,6 +581,23 @@ func (c *checker) localAccount() (bool, string) {
 		return true, fmt.Sprintf("%s is in no domain (its NTLM domain is its own name), so %s is one of its local accounts", si.NetBIOSComputer, c.t.User)
 	}
 	return false, ""
+}
+
+// foreignDirectory reports whether the directory that found acct is another
+// domain's than the server's: its answer about the account does not apply.
+func (c *checker) foreignDirectory(acct *Account) bool {
+	return acct.Found && c.server != nil && c.server.DomainJoined() && acct.NetBIOSDomain != "" && !strings.EqualFold(acct.NetBIOSDomain, c.server.NetBIOSDomain)
+}
+
+// useAccount makes acct (a delivery's lookup, DialOptions.Accounts) the
+// checker's account where the ad step would: not for an account local to
+// the server, not from another domain's directory; then the budget follows
+// it, as in a check.
+func (c *checker) useAccount(acct *Account) {
+	if local, _ := c.localAccount(); acct != nil && !local && !c.foreignDirectory(acct) {
+		c.account = acct
+	}
+	c.computeBudget()
 }
 
 // --- session and forms -----------------------------------------------------

@@ -47,9 +47,22 @@ type DialOptions struct {
 	// Resolver resolves the host and, when it has LookupSRV, the realm's
 	// KDCs (nil: the system resolver).
 	Resolver Resolver
+	// Accounts, when set, is asked which account the stored user name
+	// names, as a check's ad step asks its Directory: the ledger then
+	// counts the logon against that account (DOMAIN\sAMAccountName) with
+	// its budget, as a check of the same destination does, even where a
+	// UPN's prefix is not the sAMAccountName. Nil (no [ad]), unanswered
+	// or not applying (an account local to the server, another domain's
+	// directory): the server's NTLM domain and the base user name, as in a
+	// check without a directory.
+	Accounts Accounts
 	// Logger gets what is not the caller's to handle (a ledger that
-	// cannot record an outcome); nil: discarded.
+	// cannot record an outcome, a directory that could not be asked); nil:
+	// discarded.
 	Logger *slog.Logger
+
+	// account is Accounts' answer for the target (nil: none).
+	account *Account
 }
 
 // Defaults of DialOptions' durations.
@@ -150,6 +163,7 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	if err := t.Validate(); err != nil {
 		return nil, &Error{Op: "connect", Cause: CauseUnknown, Err: err}
 	}
+	o.account = o.lookupAccount(ctx, t)
 	logonFn := dialLogon
 	if t.auth() != AuthNTLM {
 		logonFn = dialKerberos
@@ -188,6 +202,27 @@ func (o DialOptions) withDefaults() DialOptions {
 	return o
 }
 
+// lookupAccount asks o.Accounts (when set) about t's user, before any
+// connection so that no logon waits for the directory; nil when it is not
+// set, could not be asked (logged: the logon goes on as without a
+// directory, as a check's does) or has no such account.
+func (o DialOptions) lookupAccount(ctx context.Context, t Target) *Account {
+	if o.Accounts == nil {
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	acct, err := o.Accounts.Account(actx, t.User, t.workstation())
+	if err != nil {
+		o.Logger.Warn("Active Directory could not be asked about the account; the logon is counted under its typed name", "host", t.Host, "user", t.User, "err", err)
+		return nil
+	}
+	if !acct.Found {
+		return nil
+	}
+	return acct
+}
+
 // dialAddr is the address to connect to for t: host through o.Resolver
 // when one is given (its first address), else host itself (the system
 // resolver).
@@ -212,7 +247,7 @@ func dialAddr(ctx context.Context, t Target, o DialOptions) (host, addr string, 
 // SMB1 on a fresh connection when the server does not negotiate SMB2/3),
 // and records the logon's outcome in the ledger. Errors are *Error.
 func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *ServerInfo, error) {
-	host, addr, err := dialAddr(ctx, t, o)
+	_, addr, err := dialAddr(ctx, t, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -227,7 +262,7 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *Serv
 		return nil, nil, e
 	}
 	f := storedForm(t.User)
-	l := &dialLedger{ctx: ctx, o: o, t: t, host: host, f: f}
+	l := &dialLedger{ctx: ctx, o: o, t: t, addr: addr, f: f}
 	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
 	sess, info, err := logon(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), l.reserve)
 	lcancel()
@@ -349,15 +384,16 @@ func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*Serv
 	return nil, newError("logon", "", err)
 }
 
-// checker is the check state a Kerberos logon of Dial runs in: Dial's
-// target, ledger, budget, timeout and Kerberos hints, the server's
-// negotiate, and no directory.
+// checker is the check state a logon of Dial runs in: Dial's target,
+// ledger, budget, timeout and Kerberos hints, the server's negotiate, and
+// the directory's account where a check's ad step would use it — so that
+// the ledger's account key and budget are the check's.
 func (o DialOptions) checker(t Target, addr string, info *ServerInfo) *checker {
 	co := Options{MaxFailures: o.MaxFailures, Window: o.Window, Ledger: o.Ledger, StepTimeout: o.Timeout,
 		Resolver: o.Resolver, Realm: o.Kerberos.Realm, KDCs: o.Kerberos.KDCs, Logger: o.Logger, Now: o.Now}
 	co.defaults()
 	c := &checker{t: t, o: co, addr: addr, server: info, ledger: o.Ledger}
-	c.computeBudget()
+	c.useAccount(o.account)
 	return c
 }
 
@@ -367,7 +403,7 @@ type dialLedger struct {
 	ctx     context.Context
 	o       DialOptions
 	t       Target
-	host    string
+	addr    string
 	f       Form
 	id      int64
 	refusal *Refusal
@@ -378,13 +414,9 @@ func (l *dialLedger) reserve(info *ServerInfo) error {
 	if err != nil {
 		return fmt.Errorf("failure ledger: %w", err)
 	}
-	authority := l.host
-	if info != nil && info.NetBIOSDomain != "" {
-		authority = info.NetBIOSDomain
-	}
-	user, _ := baseUser(l.t.User)
-	a := Attempt{Account: AccountKey(authority, user), Form: FormKey(l.f, l.t.Password.Reveal(), key), Typed: l.f.Typed}
-	l.id, l.refusal, err = reserve(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, l.o.MaxFailures)
+	c := l.o.checker(l.t, l.addr, info)
+	a := Attempt{Account: c.accountKey(), Form: FormKey(l.f, l.t.Password.Reveal(), key), Typed: l.f.Typed, Seen: c.accountSeen()}
+	l.id, l.refusal, err = reserve(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, c.budget)
 	if err != nil {
 		return fmt.Errorf("failure ledger: %w", err)
 	}
