@@ -78,6 +78,9 @@ func (s *Store) ImportAddressBook(ctx context.Context, device string, book *regi
 		if now != seen {
 			return ErrRegistryChanged
 		}
+		if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+			return err
+		}
 		if res.DeviceCreated {
 			if err := s.putDevice(ctx, tx, registry.Device{Name: device}); err != nil {
 				return err

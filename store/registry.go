@@ -73,7 +73,12 @@ func (s *Store) PutDevice(ctx context.Context, d registry.Device) error {
 	if err := d.Validate(); err != nil {
 		return fmt.Errorf("device: %w", err)
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error { return s.putDevice(ctx, tx, d) })
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+			return fmt.Errorf("device %s: %w", d.Name, err)
+		}
+		return s.putDevice(ctx, tx, d)
+	})
 }
 
 func (s *Store) putDevice(ctx context.Context, tx *sql.Tx, d registry.Device) error {
@@ -211,7 +216,12 @@ func (s *Store) PutDestination(ctx context.Context, t registry.Destination) erro
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("destination: %w", err)
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error { return s.putDestination(ctx, tx, t) })
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+			return fmt.Errorf("destination %s: %w", t.Name, err)
+		}
+		return s.putDestination(ctx, tx, t)
+	})
 }
 
 func (s *Store) putDestination(ctx context.Context, tx *sql.Tx, t registry.Destination) error {

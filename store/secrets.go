@@ -325,6 +325,37 @@ func resealSettings(ctx context.Context, tx *sql.Tx, old, nk *seal.Key) (n int, 
 	return n, unreadable, nil
 }
 
+// StaleKeyError says this process seals with a key the database no
+// longer records: `secrets rotate` replaced it while the process ran. A
+// value sealed with it would be stored and never open again (after the
+// restart, or at the next rotation), so the write is refused.
+type StaleKeyError struct{ Have, Database string }
+
+func (e *StaleKeyError) Error() string {
+	return fmt.Sprintf("the sealing key was replaced while this process ran (it holds key %s, the database's is %s: secrets rotate); restart scanwarden to load the new key — nothing was stored",
+		e.Have, e.Database)
+}
+
+// sealingKeyCurrent checks, in the transaction that stores a sealed value,
+// that the key it was sealed with is still the database's (no key loaded:
+// nothing is sealed with one).
+func (s *Store) sealingKeyCurrent(ctx context.Context, tx *sql.Tx) error {
+	if s.key == nil {
+		return nil
+	}
+	var v []byte
+	err := tx.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", settingKeyID).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read key id: %w", err)
+	case string(v) != s.key.ID():
+		return &StaleKeyError{Have: s.key.ID(), Database: string(v)}
+	}
+	return nil
+}
+
 func (s *Store) sealSecret(v string, label string) ([]byte, error) {
 	if s.key == nil {
 		return nil, ErrLocked

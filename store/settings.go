@@ -17,11 +17,19 @@ type StoredSetting struct {
 	Delete              bool
 }
 
-// SetSettings stores a section's values in one transaction.
+// SetSettings stores a section's values in one transaction. A secret's
+// value must be sealed with Key(); one sealed with a key the database no
+// longer records (rotated meanwhile) fails the whole call (*StaleKeyError).
 func (s *Store) SetSettings(ctx context.Context, vals []StoredSetting) error {
 	now := formatTime(s.now())
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for _, v := range vals {
+			if v.Secret && !v.Delete {
+				// sealed by the caller with Key(): still the database's?
+				if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+					return fmt.Errorf("store setting %s.%s: %w", v.Section, v.Key, err)
+				}
+			}
 			if v.Delete {
 				if _, err := tx.ExecContext(ctx, "DELETE FROM stored_settings WHERE section = ? AND key = ?", v.Section, v.Key); err != nil {
 					return fmt.Errorf("delete setting %s.%s: %w", v.Section, v.Key, err)

@@ -15,8 +15,10 @@ new key, in one transaction, and replaces the key file. A value that does
 not open with the current key is named and nothing is changed. The old key
 no longer opens anything: drop its copies (backups hold the old key's
 secrets). A key handed over by systemd ($CREDENTIALS_DIRECTORY) is read-only:
-rotate with --key-file pointing at the key's source, then reload the
-credential.
+rotate with --key-file pointing at the key's source. A running serve keeps
+the old key until it is restarted (systemctl restart scanwarden, which also
+hands it the new credential): until then it opens no stored secret and
+refuses to store one.
 
 flags:
 `
