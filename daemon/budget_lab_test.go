@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,35 +39,6 @@ func (l *sentLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time
 	return id, r, err
 }
 
-// labUser makes an account on the lab DC whose UPN is upn (not
-// sam@domain), removed after the test.
-func labUser(t *testing.T, lab *testlab.Lab, sam, upn string) {
-	t.Helper()
-	admin := []string{"-H", "ldap://" + lab.DCIP, "-U", "Administrator%" + lab.AdminPassword}
-	run := func(stdin string, name string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(name, append(args, admin...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args[:min(2, len(args))], " "), err, out)
-		}
-		return string(out)
-	}
-	run("", "samba-tool", "user", "create", sam, lab.Password)
-	t.Cleanup(func() { exec.Command("samba-tool", append([]string{"user", "delete", sam}, admin...)...).Run() })
-	dn := ""
-	for _, line := range strings.Split(run("", "samba-tool", "user", "show", sam, "--attributes=dn"), "\n") {
-		if v, ok := strings.CutPrefix(line, "dn: "); ok {
-			dn = v
-		}
-	}
-	if dn == "" {
-		t.Fatalf("no DN for %s", sam)
-	}
-	run(fmt.Sprintf("dn: %s\nchangetype: modify\nreplace: userPrincipalName\nuserPrincipalName: %s\n", dn, upn), "ldbmodify")
-}
-
 // TestLabUPNChecksAndDeliveriesOneBudget: an MFP stores s.upnN@kyolab.test
 // for the account swupnN with a wrong password (the admin retyped it
 // wrong twice more). Scheduled checks (the daemon's options, [ad]) and the
@@ -91,7 +61,7 @@ func upnOneBudget(t *testing.T, lab *testlab.Lab, auth smbcheck.Auth) {
 	ctx := context.Background()
 	n := time.Now().UnixNano() % 1e6
 	sam, upn := fmt.Sprintf("swupn%d", n), fmt.Sprintf("s.upn%d@%s", n, lab.DNSDomain)
-	labUser(t, lab, sam, upn)
+	lab.AddUser(t, sam, upn)
 
 	files := t.TempDir()
 	adPw := filepath.Join(files, "ad.pw")
@@ -210,7 +180,7 @@ func TestLabReloadADReachesDeliveries(t *testing.T) {
 	ctx := context.Background()
 	n := time.Now().UnixNano() % 1e6
 	sam, upn := fmt.Sprintf("swrld%d", n), fmt.Sprintf("s.rld%d@%s", n, lab.DNSDomain)
-	labUser(t, lab, sam, upn)
+	lab.AddUser(t, sam, upn)
 	m := serveWithReceiver(t)
 	led := m.Store().Ledger()
 	target := func(pw string) smbcheck.Target {

@@ -6,9 +6,12 @@
 package testlab
 
 import (
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -114,4 +117,34 @@ func Load() (*Lab, string) {
 	}
 	c.Close()
 	return l, ""
+}
+
+// AddUser makes an account sam with the lab password on the lab DC, its
+// userPrincipalName upn (e.g. one whose prefix is not sam, as a real
+// domain's a.smith@ for asmith), removed when the test ends.
+func (l *Lab) AddUser(tb testing.TB, sam, upn string) {
+	tb.Helper()
+	admin := []string{"-H", "ldap://" + l.DCIP, "-U", "Administrator%" + l.AdminPassword}
+	run := func(stdin, name string, args ...string) string {
+		tb.Helper()
+		cmd := exec.Command(name, append(args, admin...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			tb.Fatalf("%s %s: %v\n%s", name, strings.Join(args[:min(2, len(args))], " "), err, out)
+		}
+		return string(out)
+	}
+	run("", "samba-tool", "user", "create", sam, l.Password)
+	tb.Cleanup(func() { exec.Command("samba-tool", append([]string{"user", "delete", sam}, admin...)...).Run() })
+	dn := ""
+	for _, line := range strings.Split(run("", "samba-tool", "user", "show", sam, "--attributes=dn"), "\n") {
+		if v, ok := strings.CutPrefix(line, "dn: "); ok {
+			dn = v
+		}
+	}
+	if dn == "" {
+		tb.Fatalf("samba-tool user show %s: no DN", sam)
+	}
+	run(fmt.Sprintf("dn: %s\nchangetype: modify\nreplace: userPrincipalName\nuserPrincipalName: %s\n", dn, upn), "ldbmodify")
 }

@@ -18,14 +18,13 @@ import (
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/installed"
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
 
 const receiverUsage = `usage:
-  scanwarden receiver run [--data-dir D] --listen IP[:PORT] [--share scans] [--account mfp --password-file F] [--smb1] [--allow NET]… [--retry 30s]
+  scanwarden receiver run [--data-dir D] [--config FILE] --listen IP[:PORT] [--share scans] [--account mfp --password-file F] [--smb1] [--allow NET]… [--retry 30s]
   scanwarden receiver list [--data-dir D] [--json]
-  scanwarden receiver deliver [DESTINATION] [--data-dir D]
+  scanwarden receiver deliver [DESTINATION] [--data-dir D] [--config FILE]
   scanwarden receiver force ID [--data-dir D]
   scanwarden receiver status [--data-dir D] [--config FILE | --password-file F] [--json]
   scanwarden receiver prepare --config FILE [--user scanwarden]   (root; smbd in its own unit)
@@ -41,6 +40,14 @@ XPS/OpenXPS, DOCX/XLSX/PPTX or plain text, or whose name's extension does not
 agree with its bytes (an .exe, .lnk, .url, .scf; a program named .pdf), is
 kept as "refused": listed, never delivered.
 With --allow only those addresses or networks (the MFPs) may connect.
+"run" and "deliver" log on to the destinations as serve's forwarder does,
+with the daemon's config (--config, default
+` + installed.ConfigFile + ` when it exists; an explicit
+one's data_dir too unless --data-dir is given): its [checks] max_failures,
+failure_window and timeout, and its [ad] (Kerberos realm and KDC; the
+account a user name names, so that deliveries and checks spend one
+failed-logon budget per account), with the settings saved on the web page
+laid over it; without a config, the defaults and no [ad].
 "list" prints every scan, "deliver" tries now, "force" lets an incomplete
 scan be delivered as it is, "status" says how the share is: it logs on to
 the share as the MFP account (password from --password-file,
@@ -87,6 +94,7 @@ type receiverRunArgs struct {
 	c                       *subcommand
 	listen, share, account  string
 	passwordFile            string
+	configFile              string
 	smb1, keep              bool
 	retry, quiet, retention time.Duration
 	allow                   []netip.Prefix
@@ -105,6 +113,7 @@ func parseReceiverRun(env environ, name string, args []string) (*receiverRunArgs
 	a := &receiverRunArgs{c: c}
 	fs := c.fs
 	fs.StringVar(&a.listen, "listen", "", "the one address (and port, default 445) the share binds, e.g. 192.168.10.5 or 192.168.10.5:4445")
+	fs.StringVar(&a.configFile, "config", "", forwardConfigUsage)
 	fs.StringVar(&a.share, "share", receiver.DefaultShare, "share name")
 	fs.StringVar(&a.account, "account", receiver.DefaultAccount, "the MFPs' login name on the share (a local account of scanwarden's smbd)")
 	fs.StringVar(&a.passwordFile, "password-file", "", "file holding that account's password (first line; - for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
@@ -155,6 +164,10 @@ func (a *receiverRunArgs) config(dir string) (receiver.Config, error) {
 // run runs the share until ctx ends.
 func (a *receiverRunArgs) run(ctx context.Context) int {
 	c, env := a.c, a.c.env
+	daemonCfg, err := c.daemonConfig(a.configFile)
+	if err != nil {
+		return c.fail(err)
+	}
 	dir, err := c.data.dir(env)
 	if err != nil {
 		return c.fail(err)
@@ -164,7 +177,7 @@ func (a *receiverRunArgs) run(ctx context.Context) int {
 		return c.fail(err)
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
-		r, err := receiver.New(cfg, st.Scans(), st.Deliveries(), smbRemote(st), slog.New(slog.NewTextHandler(env.stderr, nil)))
+		r, err := receiver.New(cfg, st.Scans(), st.Deliveries(), c.forwardRemote(ctx, daemonCfg, st), slog.New(slog.NewTextHandler(env.stderr, nil)))
 		if err == nil {
 			err = r.Open(ctx)
 		}
@@ -183,10 +196,45 @@ func (a *receiverRunArgs) run(ctx context.Context) int {
 	})
 }
 
-// smbRemote is smbcheck's dialer behind the store's failure ledger: where
-// the receiver delivers (the store's key unlocked).
-func smbRemote(st *store.Store) receiver.Remote {
-	return receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: smbcheck.DefaultMaxFailures}
+// forwardConfigUsage is --config's help for "run" and "deliver".
+const forwardConfigUsage = "the daemon's config: [checks] failure budget and [ad], as serve's deliveries log on (default " +
+	installed.ConfigFile + " when it exists; its data_dir too when given)"
+
+// daemonConfig is the daemon's config for "run" and "deliver" (see
+// daemonConfigFile); nil without one. An installed config this user cannot
+// read is said on stderr: deliveries then go without its [ad].
+func (c *subcommand) daemonConfig(file string) (*daemon.Config, error) {
+	cfg, note, err := daemonConfigFile(file, &c.data)
+	if note != "" {
+		fmt.Fprintf(c.env.stderr, "scanwarden %s: %s; deliveries go without its [checks] and [ad]\n", c.name, note)
+	}
+	return cfg, err
+}
+
+// forwardRemote is how "run" and "deliver" log on to the destinations: as
+// serve's forwarder does (daemon.Forwarding over cfg with the settings
+// saved on the web page laid over it), behind the store's failure ledger
+// (its key unlocked); the defaults without a config. What cannot be used
+// is said on stderr, and the deliveries go without it.
+func (c *subcommand) forwardRemote(ctx context.Context, cfg *daemon.Config, st *store.Store) receiver.Remote {
+	conf := daemon.Defaults()
+	if cfg != nil {
+		var skipped []string
+		var err error
+		conf, skipped, err = daemon.WithStoredSettings(ctx, *cfg, st)
+		if err != nil {
+			conf = *cfg
+			fmt.Fprintf(c.env.stderr, "scanwarden %s: the settings saved on the web page are not used: %v\n", c.name, err)
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(c.env.stderr, "scanwarden %s: a setting saved on the web page is not used: %s\n", c.name, s)
+		}
+	}
+	r, err := daemon.Forwarding(conf, st.Ledger())
+	if err != nil {
+		fmt.Fprintf(c.env.stderr, "scanwarden %s: %v\n", c.name, err)
+	}
+	return r
 }
 
 // scanJSON is one scan in `receiver list --json`: a contract.
@@ -249,6 +297,7 @@ func printScans(w io.Writer, scans []scanJSON) {
 
 func receiverDeliver(ctx context.Context, env environ, name string, args []string) int {
 	c := newReceiverCommand(env, name)
+	configFile := c.fs.String("config", "", forwardConfigUsage)
 	pos, code, ok := c.parse(args, -1, "")
 	if !ok {
 		return code
@@ -260,12 +309,16 @@ func receiverDeliver(ctx context.Context, env environ, name string, args []strin
 	if len(pos) == 1 {
 		dest = pos[0]
 	}
+	daemonCfg, err := c.daemonConfig(*configFile)
+	if err != nil {
+		return c.fail(err)
+	}
 	dir, err := c.data.dir(env)
 	if err != nil {
 		return c.fail(err)
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
-		n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), st.Deliveries(), smbRemote(st), dest)
+		n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), st.Deliveries(), c.forwardRemote(ctx, daemonCfg, st), dest)
 		fmt.Fprintf(env.stdout, "delivered %d scan(s)\n", n)
 		if err != nil {
 			return c.finding(err)
@@ -355,27 +408,41 @@ func statusPassword(env environ, configFile, passwordFile string, data *dataFlag
 	if v := env.getenv("SCANWARDEN_RECEIVER_PASSWORD"); v != "" {
 		return scanwarden.NewSecret(v), "", "", nil
 	}
-	explicit := configFile != ""
-	if !explicit {
-		if _, err := os.Stat(installed.ConfigFile); err != nil {
-			return pw, "", "no MFP password given (--password-file or --config)", nil
-		}
-		configFile = installed.ConfigFile
-	}
-	cfg, err := daemon.LoadConfig(configFile)
+	cfg, note, err := daemonConfigFile(configFile, data)
 	switch {
-	case err != nil && explicit:
-		return pw, "", "", err
-	case err != nil:
-		return pw, "", fmt.Sprintf("%s cannot be read here (%v): run as root or as the daemon's user", configFile, err), nil
-	}
-	if explicit && data.dataDir == "" {
-		data.dataDir = cfg.DataDir
-	}
-	if cfg.Receiver.Password.IsZero() {
-		return pw, "", configFile + " names no [receiver] password_file", nil
+	case err != nil || note != "":
+		return pw, "", note, err
+	case cfg == nil:
+		return pw, "", "no MFP password given (--password-file or --config)", nil
+	case cfg.Receiver.Password.IsZero():
+		return pw, "", cfg.File + " names no [receiver] password_file", nil
 	}
 	return cfg.Receiver.Password, cfg.Receiver.Account, "", nil
+}
+
+// daemonConfigFile reads the daemon's config for a receiver command: file
+// (--config: an error when it cannot be read; its data_dir is used unless
+// --data-dir is given), else the installed config when it exists (a note
+// saying why when this user cannot read it). nil when there is none.
+func daemonConfigFile(file string, data *dataFlags) (cfg *daemon.Config, note string, err error) {
+	explicit := file != ""
+	if !explicit {
+		if _, err := os.Stat(installed.ConfigFile); err != nil {
+			return nil, "", nil
+		}
+		file = installed.ConfigFile
+	}
+	c, err := daemon.LoadConfig(file)
+	switch {
+	case err != nil && explicit:
+		return nil, "", err
+	case err != nil:
+		return nil, fmt.Sprintf("%s cannot be read here (%v): run as root or as the daemon's user", file, err), nil
+	}
+	if explicit && data.dataDir == "" {
+		data.dataDir = c.DataDir
+	}
+	return &c, "", nil
 }
 
 func printReceiverStatus(w io.Writer, s receiver.Status, probedHere bool, note string) {
