@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
@@ -18,7 +20,9 @@ const deviceUsage = `usage:
   (each takes --data-dir DIR and --key-file FILE)
 
 The registry's devices (MFPs). add stores one (for one already stored, it
-changes what is given and keeps the rest): its SNMP address
+changes what is given and keeps the rest — except that stored SNMP
+credentials stay with their address: a new --address needs them given
+again): its SNMP address
 and credentials (sealed at rest; from files, never the command line), and the
 NetBIOS name it sends (--sys-name, as "snmp probe" reads it; --workstation
 overrides it) — its destinations are replayed with that name. remove refuses
@@ -96,6 +100,12 @@ func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 				}
 			}
 			if *communityFile == "" && *v3User == "" {
+				// The stored credentials belong to the address they were
+				// given for: never sent to another one.
+				if hasSNMPCredentials(old.SNMP) && d.Address != old.Address && !sameSNMPAddress(d.Address, old.Address) {
+					return c.fail(fmt.Errorf("device %s: its SNMP credentials were stored for address %s and are never sent to another: give them again with --address %s (--community-file, or --v3-user with --v3-auth-file and --v3-priv-file)",
+						d.Name, old.Address, d.Address))
+				}
 				v := d.SNMP.Version
 				d.SNMP = old.SNMP
 				if v != "" {
@@ -184,4 +194,23 @@ func deviceRemove(ctx context.Context, c *subcommand, args []string) int {
 		humanf(c.env.stdout, "removed device %s\n", pos[0])
 		return exitOK
 	})
+}
+
+// hasSNMPCredentials says whether s holds a stored secret (a community or
+// v3 passphrases).
+func hasSNMPCredentials(s registry.SNMP) bool {
+	return !s.Community.IsZero() || !s.V3Auth.IsZero() || !s.V3Priv.IsZero()
+}
+
+// sameSNMPAddress says whether two HOST[:PORT] name the same SNMP agent
+// (port 161 when left out, the host's case aside).
+func sameSNMPAddress(a, b string) bool {
+	norm := func(s string) string {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil {
+			host, port = strings.Trim(s, "[]"), "161"
+		}
+		return strings.ToLower(host) + " " + port
+	}
+	return norm(a) == norm(b)
 }

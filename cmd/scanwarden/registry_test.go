@@ -176,7 +176,9 @@ func TestImportAddressBookCLI(t *testing.T) {
 	if r := cli(exitOK, "", "destination", "show", "guest", "--data-dir", data); !strings.Contains(r.stdout, "guest") || !strings.Contains(r.stdout, "never") {
 		t.Errorf("show guest: %s", r.stdout)
 	}
-	cli(exitOK, "", "device", "add", "mfp02", "--address", "10.77.0.42", "--data-dir", data) // keeps sys-name and community
+	// a new address needs the community again (TestAttackDeviceMoveNeedsCredentialsAgain); the sys-name stays
+	cli(exitUsage, "", "device", "add", "mfp02", "--address", "10.77.0.42", "--data-dir", data)
+	cli(exitOK, "", "device", "add", "mfp02", "--address", "10.77.0.42", "--community-file", comm, "--data-dir", data)
 	devs := cli(exitOK, "", "device", "list", "--json", "--data-dir", data)
 	if !strings.Contains(devs.stdout, `"snmp_credentials": true`) || !strings.Contains(devs.stdout, `"destinations": 9`) ||
 		!strings.Contains(devs.stdout, `"address": "10.77.0.42"`) || !strings.Contains(devs.stdout, `"sys_name": "MFP02"`) {
