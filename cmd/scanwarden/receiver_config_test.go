@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,41 +111,10 @@ func TestLabReceiverConfigAD(t *testing.T) {
 	}
 	mfp := filepath.Join(dir, "mfp.pw")
 	os.WriteFile(mfp, []byte("Mfp.Cli-25\n"), 0o600)
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan result, 1)
-	go func() {
-		var out, errb bytes.Buffer
-		code := run(ctx, []string{"receiver", "run", "--listen", "127.0.0.1:" + strconv.Itoa(port), "--account", "swmfp",
-			"--password-file", mfp, "--quiet", "1s", "--allow", "127.0.0.1"}, strings.NewReader(""), &out, &errb)
-		done <- result{code, out.String(), errb.String()}
-	}()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	defer stop()
+	port, stop := startReceiver(t, "--account", "swmfp", "--password-file", mfp, "--quiet", "1s", "--allow", "127.0.0.1")
 	src := filepath.Join(dir, "scan.pdf")
 	os.WriteFile(src, []byte("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"), 0o600)
-	var out []byte
-	var err error
-	for range 100 { // until smbd listens
-		out, err = exec.Command("smbclient", "//127.0.0.1/scans", "-p", strconv.Itoa(port), "-U", "swmfp%Mfp.Cli-25",
-			"--use-kerberos=disabled", "-c", "cd front-desk; put "+src+" scan.pdf").CombinedOutput()
-		if err == nil && !bytes.Contains(out, []byte("NT_STATUS")) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("smbclient: %v %s", err, out)
-	}
+	putScan(t, port, "swmfp%Mfp.Cli-25", "front-desk", src)
 	var rows []map[string]any
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		rows = nil

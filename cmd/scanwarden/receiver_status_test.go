@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,24 +28,7 @@ func TestReceiverStatusProbesShare(t *testing.T) {
 	os.WriteFile(mfp, []byte("Mfp.Status-25\n"), 0o600)
 	wrong := filepath.Join(dir, "wrong.pw")
 	os.WriteFile(wrong, []byte("Not.What-Smbd-Has-1\n"), 0o600)
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"receiver", "run", "--data-dir", dir, "--listen", "127.0.0.1:" + strconv.Itoa(port), "--account", "swmfp",
-			"--password-file", mfp, "--allow", "10.9.9.0/24"}, strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
-	}()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	defer stop()
+	_, stop := startReceiver(t, "--data-dir", dir, "--account", "swmfp", "--password-file", mfp, "--allow", "10.9.9.0/24")
 	type shareCheck struct {
 		Cause, Detail, Fix string
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,40 +97,16 @@ func TestLabReceiverCLI(t *testing.T) {
 	}
 	mfp := filepath.Join(dir, "mfp.pw")
 	os.WriteFile(mfp, []byte("Mfp.Cli-25\n"), 0o600)
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan result, 1)
-	go func() {
-		var out, errb bytes.Buffer
-		code := run(ctx, []string{"receiver", "run", "--listen", "127.0.0.1:" + strconv.Itoa(port), "--account", "swmfp",
-			"--password-file", mfp, "--quiet", "2s", "--retry", "1s", "--allow", "127.0.0.1"}, strings.NewReader(""), &out, &errb)
-		done <- result{code, out.String(), errb.String()}
-	}()
+	port, stop := startReceiver(t, "--account", "swmfp", "--password-file", mfp, "--quiet", "2s", "--retry", "1s", "--allow", "127.0.0.1")
 	defer func() {
-		cancel()
-		r := <-done
-		if r.code != exitOK {
+		if r := stop(); r.code != exitOK {
 			t.Errorf("receiver run exit %d: %s", r.code, r.stderr)
 		}
 	}()
 	src := filepath.Join(dir, "scan.pdf")
 	data := []byte("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n")
 	os.WriteFile(src, data, 0o600)
-	var err error
-	var out []byte
-	for i := 0; i < 100; i++ { // until smbd listens
-		out, err = exec.Command("smbclient", "//127.0.0.1/scans", "-p", strconv.Itoa(port), "-U", "swmfp%Mfp.Cli-25",
-			"--use-kerberos=disabled", "-c", "cd front-desk; put "+src+" scan.pdf").CombinedOutput()
-		if err == nil && !bytes.Contains(out, []byte("NT_STATUS")) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("smbclient: %v %s", err, out)
-	}
+	putScan(t, port, "swmfp%Mfp.Cli-25", "front-desk", src)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if b, err := os.ReadFile(filepath.Join(remote, "scan.pdf")); err == nil && bytes.Equal(b, data) {
@@ -163,4 +140,52 @@ func TestLabReceiverCLI(t *testing.T) {
 	if json.Unmarshal([]byte(r.stdout), &st) != nil || st["smbd_up"] != true || st["port"] != float64(port) {
 		t.Fatalf("status: %s", r.stdout)
 	}
+}
+
+// startReceiver runs `receiver run --listen 127.0.0.1:PORT args…` (a free
+// port) in the background until stop, which the test's end calls too;
+// stop returns its exit code and output.
+func startReceiver(t *testing.T, args ...string) (port int, stop func() result) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run(ctx, append([]string{"receiver", "run", "--listen", "127.0.0.1:" + strconv.Itoa(port)}, args...), strings.NewReader(""), &out, &errb)
+		done <- result{code, out.String(), errb.String()}
+	}()
+	var once sync.Once
+	var r result
+	stop = func() result {
+		once.Do(func() {
+			cancel()
+			r = <-done
+		})
+		return r
+	}
+	t.Cleanup(func() { stop() })
+	return port, stop
+}
+
+// putScan uploads src as scan.pdf into folder of the share on port, as
+// the MFP logs on (user%password), once smbd listens.
+func putScan(t *testing.T, port int, userPass, folder, src string) {
+	t.Helper()
+	var out []byte
+	var err error
+	for range 100 { // until smbd listens
+		out, err = exec.Command("smbclient", "//127.0.0.1/scans", "-p", strconv.Itoa(port), "-U", userPass,
+			"--use-kerberos=disabled", "-c", "cd "+folder+"; put "+src+" scan.pdf").CombinedOutput()
+		if err == nil && !bytes.Contains(out, []byte("NT_STATUS")) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("smbclient put: %v %s", err, out)
 }
