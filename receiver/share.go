@@ -239,6 +239,44 @@ type ShareSetup struct {
 	// Owner is the daemon's Unix user: the owner AllowFile must have, the
 	// share's force user, and the group that may read smbd's log.
 	Owner string
+	// Networks are the networks AllowFile may name (beyond single
+	// addresses, the MFPs'): [receiver] allow of root's config and this
+	// box's networks as root reads them — all the daemon takes networks
+	// from (AllowFor). A file naming a network outside them is refused.
+	Networks []netip.Prefix
+}
+
+// WideEntryError is a network in the daemon's allowlist that neither
+// [receiver] allow nor this box's networks contain.
+type WideEntryError struct {
+	File  string
+	Entry netip.Prefix
+}
+
+func (e *WideEntryError) Error() string {
+	return fmt.Sprintf("%s: %s is a network that neither [receiver] allow nor this box's networks contain; the file is refused", e.File, e.Entry)
+}
+
+// checkNetworks says whether every network in allow lies inside one of
+// nets; single addresses pass.
+func checkNetworks(file string, allow, nets []netip.Prefix) error {
+	for _, p := range allow {
+		if p.IsSingleIP() {
+			continue
+		}
+		inside := false
+		for _, n := range nets {
+			n = unmapPrefix(n.Masked())
+			if n.Addr().BitLen() == p.Addr().BitLen() && n.Bits() <= p.Bits() && n.Contains(p.Addr()) {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			return &WideEntryError{File: file, Entry: p}
+		}
+	}
+	return nil
 }
 
 // ShareResult says what PrepareShare did.
@@ -254,9 +292,11 @@ type ShareResult struct {
 // PrepareShare is the root side of the installed layout
 // (`scanwarden receiver prepare`, scanwarden-smbd.service's ExecStartPre=
 // and ExecReload=): it checks that Samba's VFS module is there, reads the
-// daemon's allowlist as data, renders and validates (testparm) smb.conf in
+// daemon's allowlist as data (addresses, and networks only inside
+// su.Networks), renders and validates (testparm) smb.conf in
 // its own folder, and puts the MFP accounts in smbd's passdb. A refused
-// allowlist (not an address, a symlink, not the daemon's file) is logged
+// allowlist (not an address, a network beyond su.Networks, a symlink, not
+// the daemon's file) is logged
 // naming what was wrong, and the smb.conf in place stays; only when there
 // is none is it an error.
 func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareResult, error) {
@@ -280,6 +320,9 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 		return ShareResult{}, err
 	}
 	allow, err := ReadAllowFile(su.AllowFile, owner.uid)
+	if err == nil {
+		err = checkNetworks(su.AllowFile, allow, su.Networks)
+	}
 	c.Allow = allow
 	res := ShareResult{Conf: c.confPath()}
 	if err := c.makeDirs(); err != nil {

@@ -57,8 +57,9 @@ the MFPs, with the fix (the package to install, the folder, the passdb, the
 unit to start); without a password it shows the running receiver's last
 such probe. "prepare" (as
 root, scanwarden-smbd.service runs it) renders smbd's config from the config
-file and the allowlist the unprivileged daemon hands over as data (addresses
-and networks only; anything else is refused and the last good list stays),
+file and the allowlist the unprivileged daemon hands over as data (addresses,
+and networks inside [receiver] allow or this box's own; anything else is
+refused and the last good list stays),
 in [receiver] smbd_dir, and puts the MFP account into that smbd's passdb.
 
 Exit status: 0 ok, 1 "deliver" could not deliver everything or "status" found
@@ -534,12 +535,22 @@ func receiverPrepare(ctx context.Context, env environ, name string, args []strin
 	if err != nil {
 		return fail(err)
 	}
+	// the networks the daemon may name: [receiver] allow and this box's own
+	nets := receiver.LocalNetworks().Nets
+	for _, a := range rc.Allow {
+		p, err := receiver.ParseAllowEntry(a)
+		if err != nil {
+			return fail(fmt.Errorf("receiver.allow %q: %w", a, err))
+		}
+		nets = append(nets, p)
+	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	res, err := receiver.PrepareShare(ctx, receiver.ShareSetup{
 		Samba: receiver.SambaConfig{Dir: rc.SmbdDir, Inbox: receiver.Inbox(receiverDir(dir)), Listen: ip, Port: port, Share: rc.Share,
 			Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1},
 		AllowFile: receiver.AllowFile(receiverDir(dir)),
 		Owner:     *owner,
+		Networks:  nets,
 	}, log)
 	if err != nil {
 		return fail(err)

@@ -51,7 +51,7 @@ func TestReceiverPrepareConfig(t *testing.T) {
 	if err := receiver.FullAuditModule(context.Background(), ""); err != nil {
 		t.Skip(err)
 	}
-	on := write("on.toml", "[receiver]\nenabled = true\nlisten = \"127.0.0.1:44591\"\naccount = \"swmfp\"\nexternal_smbd = true\n"+
+	on := write("on.toml", "[receiver]\nenabled = true\nlisten = \"127.0.0.1:44591\"\naccount = \"swmfp\"\nexternal_smbd = true\nallow = [\"192.168.10.0/24\"]\n"+
 		"smbd_dir = \""+smbdDir+"\"\npassword_file = \""+pwFile+"\"\n")
 	if code, _, errs := prepare("--config", on, "--user", "root"); code != exitUsage || !strings.Contains(errs, "smbd-allow") {
 		t.Errorf("before the daemon wrote its allowlist: exit %d %q", code, errs)
