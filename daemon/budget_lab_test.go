@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,4 +243,74 @@ func TestLabReloadADReachesDeliveries(t *testing.T) {
 		t.Fatalf("the delivery in flight across the reload: %v", err)
 	}
 	inFlight.Remove(ctx, name)
+}
+
+// TestLabReloadADKerberosDelivers: a destination of auth kerberos on the
+// lab's server that refuses NTLM (dc2), whose realm's KDCs DNS does not
+// name (the office DNS answers its host name, not its SRV records): serve
+// without [ad] cannot deliver there (no KDC). [ad] naming dc2 is added and
+// the daemon reloaded: the next delivery logs on over Kerberos with [ad]'s
+// host as the KDC and writes its file — without a restart.
+func TestLabReloadADKerberosDelivers(t *testing.T) {
+	lab := testlab.Require(t)
+	if lab.DC2IP == "" {
+		t.Skip("the lab has no dc2 (SWLAB_DC2_IP unset): run testlab/lab up again")
+	}
+	ctx := context.Background()
+	sub := fmt.Sprintf("reload-krb-%d", time.Now().UnixNano()%1e6)
+	local := filepath.Join(lab.Dir, "dc2", "shares", "scans", sub)
+	if err := os.Mkdir(local, 0o777); err != nil {
+		t.Skipf("lab share folder not writable here: %v", err)
+	}
+	os.Chmod(local, 0o777)
+	t.Cleanup(func() { os.RemoveAll(local) })
+	dc2DNS := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(lab.DC2IP, "53"))
+	}}
+	m := serveReceiver(t, func(m *Main) { m.resolver = dc2DNS })
+	target := smbcheck.Target{Host: lab.DC2Host, Share: "scans", Path: sub, User: lab.Domain2 + `\kim`,
+		Password: scanwarden.NewSecret(lab.Password), Workstation: "MFP01", Auth: smbcheck.AuthKerberos}
+
+	f, err := m.recv.remote.Open(ctx, target)
+	if err == nil {
+		f.Close()
+		t.Fatal("delivered over Kerberos without [ad]: DNS named the KDC, the test proves nothing")
+	}
+	var se *smbcheck.Error
+	if !errors.As(err, &se) || se.Cause != smbcheck.CauseKDCUnreachable {
+		t.Fatalf("without [ad]: %v, want kdc-unreachable", err)
+	}
+	adPw := filepath.Join(t.TempDir(), "ad.pw")
+	if err := os.WriteFile(adPw, []byte(lab.Password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := os.OpenFile(m.Config.File, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(cf, "[ad]\nurl = \"ldaps://%s\"\nbind_user = \"kim@%s\"\npassword_file = %q\nca = %q\n", lab.DC2IP, lab.DNSDomain2, adPw, lab.CA)
+	cf.Close()
+	if err := m.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	f, err = m.recv.remote.Open(ctx, target)
+	if err != nil {
+		t.Fatalf("after the reload with [ad]: %v", err)
+	}
+	defer f.Close()
+	body := []byte("%PDF-1.4 delivered over Kerberos after a reload\n")
+	w, err := f.Create(ctx, "doc.pdf")
+	if err == nil {
+		_, err = w.Write(body)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		t.Fatalf("write after the reload: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(local, "doc.pdf")); err != nil || string(got) != string(body) {
+		t.Fatalf("dc2's copy: %q, %v", got, err)
+	}
 }

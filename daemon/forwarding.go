@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -116,4 +117,21 @@ func (l *liveRemote) Set(r receiver.SMBRemote) { l.r.Store(&r) }
 // Open implements receiver.Remote.
 func (l *liveRemote) Open(ctx context.Context, t smbcheck.Target) (receiver.Folder, error) {
 	return l.r.Load().Open(ctx, t)
+}
+
+// hostResolver is the daemon's resolver (env.resolver) as the forwarder's
+// smbcheck.Resolver: destination hosts and KDC names only — the realm's
+// SRV records are still asked of the system's DNS.
+type hostResolver struct{ r resolve.Resolver }
+
+func (h hostResolver) LookupHost(ctx context.Context, host string) ([]string, error) {
+	addrs, err := h.r.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = a.Unmap().String()
+	}
+	return out, nil
 }

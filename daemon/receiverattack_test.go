@@ -101,6 +101,13 @@ func upload(ip netip.Addr, addr, name string) error {
 // that outlives it.
 func serveWithReceiver(t *testing.T) *Main {
 	t.Helper()
+	return serveReceiver(t, nil)
+}
+
+// serveReceiver is serveWithReceiver with set (when not nil) applied to
+// Main before it opens (a resolver of the test's).
+func serveReceiver(t *testing.T, set func(*Main)) *Main {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("running a real smbd needs root")
 	}
@@ -117,6 +124,9 @@ func serveWithReceiver(t *testing.T) *Main {
 	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
 	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \""+addr+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
 	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if set != nil {
+		set(m)
+	}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,9 @@ func (p *receiverPart) Close() error {
 // used is the checks' "ad" fault; deliveries then go without it.
 func (p *receiverPart) Reconfigure(cfg Config) {
 	r, _ := Forwarding(cfg, p.st.Ledger())
+	if p.resolver != nil {
+		r.Resolver = hostResolver{p.resolver}
+	}
 	p.remote.Set(r)
 }
 
