@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -312,5 +313,47 @@ func TestLabReloadADKerberosDelivers(t *testing.T) {
 	}
 	if got, err := os.ReadFile(filepath.Join(local, "doc.pdf")); err != nil || string(got) != string(body) {
 		t.Fatalf("dc2's copy: %q, %v", got, err)
+	}
+}
+
+// TestLabForwardingADDownFallsBack: [ad] names a DC that does not answer
+// (the lab's ghost address): a delivery does not wait for it beyond the
+// timeout nor fail for it — its logon goes on, counted as without a
+// directory (under the UPN's prefix, as a check that could not ask counts
+// it), and the log says that the directory could not be asked.
+func TestLabForwardingADDownFallsBack(t *testing.T) {
+	lab := testlab.Require(t)
+	if lab.GhostIP == "" {
+		t.Skip("the lab has no ghost address")
+	}
+	ctx := context.Background()
+	n := time.Now().UnixNano() % 1e6
+	sam, upn := fmt.Sprintf("swdown%d", n), fmt.Sprintf("s.down%d@%s", n, lab.DNSDomain)
+	lab.AddUser(t, sam, upn)
+	adPw := filepath.Join(t.TempDir(), "ad.pw")
+	os.WriteFile(adPw, []byte(lab.Password+"\n"), 0o600)
+	cfg := testConfig(t, "[checks]\ntimeout = \"5s\"\n[ad]\nurl = \"ldaps://"+lab.GhostIP+"\"\nbind_user = \"ldapreader@"+lab.DNSDomain+
+		"\"\npassword_file = \""+adPw+"\"\nca = \""+lab.CA+"\"\n")
+	st := testStore(t, cfg)
+	defer st.Close()
+	remote, err := Forwarding(cfg, st.Ledger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	remote.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	start := time.Now()
+	_, err = remote.Open(ctx, smbcheck.Target{Host: lab.DCHost, Share: "scans", User: upn, Password: scanwarden.NewSecret("Wrong.Down-1"), Workstation: "MFP01"})
+	if !errors.Is(err, receiver.ErrLogon) {
+		t.Fatalf("delivery with the directory down: %v, want the logon sent and refused", err)
+	}
+	if took := time.Since(start); took > 12*time.Second {
+		t.Errorf("took %s", took)
+	}
+	if !countedUnder(t, st.Ledger(), smbcheck.AccountKey(lab.Domain, strings.Split(upn, "@")[0])) {
+		t.Error("the failure is not counted under the UPN's prefix")
+	}
+	if !strings.Contains(logs.String(), "Active Directory could not be asked") || strings.Contains(logs.String(), "Wrong.Down-1") {
+		t.Errorf("log: %s", logs.String())
 	}
 }

@@ -121,6 +121,7 @@ func (p *receiverPart) Close() error {
 // used is the checks' "ad" fault; deliveries then go without it.
 func (p *receiverPart) Reconfigure(cfg Config) {
 	r, _ := Forwarding(cfg, p.st.Ledger())
+	r.Logger = p.log.With("component", "forward")
 	if p.resolver != nil {
 		r.Resolver = hostResolver{p.resolver}
 	}

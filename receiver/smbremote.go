@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"time"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -33,12 +34,15 @@ type SMBRemote struct {
 	Accounts smbcheck.Accounts
 	// Resolver resolves destination hosts and KDCs (nil: the system's).
 	Resolver smbcheck.Resolver
+	// Logger gets what the dialer does not return (a directory that could
+	// not be asked, a ledger that could not record); nil: discarded.
+	Logger *slog.Logger
 }
 
 // Open implements Remote.
 func (r SMBRemote) Open(ctx context.Context, t smbcheck.Target) (Folder, error) {
 	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout,
-		Kerberos: r.Kerberos, Accounts: r.Accounts, Resolver: r.Resolver})
+		Kerberos: r.Kerberos, Accounts: r.Accounts, Resolver: r.Resolver, Logger: r.Logger})
 	if err != nil {
 		var se *smbcheck.Error
 		if errors.As(err, &se) && se.LogonFailed() {

@@ -235,6 +235,7 @@ func (c *subcommand) forwardRemote(ctx context.Context, cfg *daemon.Config, st *
 	if err != nil {
 		fmt.Fprintf(c.env.stderr, "scanwarden %s: %v\n", c.name, err)
 	}
+	r.Logger = slog.New(slog.NewTextHandler(c.env.stderr, nil))
 	return r
 }
 
