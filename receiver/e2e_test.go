@@ -57,6 +57,7 @@ type env struct {
 	t     testing.TB
 	dir   string
 	st    *store.Store
+	wrap  func(receiver.Catalogue) receiver.Catalogue // the receiver's catalogue, wrapped (nil: the store's)
 	r     *receiver.Receiver
 	cfg   receiver.Config
 	dests staticDests
@@ -66,6 +67,7 @@ type opts struct {
 	smb1   bool
 	quiet  time.Duration
 	remote receiver.Remote
+	wrap   func(receiver.Catalogue) receiver.Catalogue // see env.wrap
 	dests  staticDests
 	keep   bool
 	dir    string // data dir (default a temporary one)
@@ -108,7 +110,7 @@ func newEnv(t testing.TB, o opts) *env {
 	if o.retain != nil {
 		cfg.Forward.Retention = *o.retain
 	}
-	e := &env{t: t, dir: dir, st: st, cfg: cfg, dests: o.dests}
+	e := &env{t: t, dir: dir, st: st, cfg: cfg, dests: o.dests, wrap: o.wrap}
 	e.open(o.remote)
 	t.Cleanup(func() {
 		e.r.Close()
@@ -125,7 +127,11 @@ func (e *env) open(remote receiver.Remote) {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	r, err := receiver.New(e.cfg, e.st.Scans(), e.dests, remote, log)
+	var cat receiver.Catalogue = e.st.Scans()
+	if e.wrap != nil {
+		cat = e.wrap(cat)
+	}
+	r, err := receiver.New(e.cfg, cat, e.dests, remote, log)
 	if err != nil {
 		e.t.Fatal(err)
 	}

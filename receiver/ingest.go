@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // snapshot is what a file looked like when last seen.
@@ -155,13 +157,14 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	if state == Incomplete {
 		return g.recordIncomplete(ctx, sc)
 	}
-	return g.commit(ctx, path, sc, snap, force)
+	return g.commit(ctx, f, path, sc, snap, force)
 }
 
-// commit catalogues the checked scan sc at path and moves it into the held
-// area: the row first (a row an earlier look committed is reused, an
-// incomplete one updated), then the durable move.
-func (g *ingester) commit(ctx context.Context, path string, sc Scan, snap snapshot, force bool) (outcome, Scan, error) {
+// commit catalogues the checked scan sc at path (f, as hashed) and moves it
+// into the held area: the row first (a row an earlier look committed is
+// reused, an incomplete one updated), then the durable move, then
+// verifyMoved.
+func (g *ingester) commit(ctx context.Context, f *os.File, path string, sc Scan, snap snapshot, force bool) (outcome, Scan, error) {
 	if row, ok, err := g.committedRow(ctx, sc.InboxPath, sc.SHA256, snap.size); err != nil {
 		return changed, Scan{}, err
 	} else if ok {
@@ -172,7 +175,7 @@ func (g *ingester) commit(ctx context.Context, path string, sc Scan, snap snapsh
 		if err := moveDurable(path, held); err != nil {
 			return changed, Scan{}, fmt.Errorf("move %s into the held area: %w", path, err)
 		}
-		return ingested, row, nil
+		return g.verifyMoved(ctx, f, path, held, row, snap)
 	}
 	held, err := g.newHeldPath(sc.File)
 	if err != nil {
@@ -197,7 +200,86 @@ func (g *ingester) commit(ctx context.Context, path string, sc Scan, snap snapsh
 		// next look (committedRow) or recovery finishes the move.
 		return changed, sc, fmt.Errorf("move %s into the held area: %w", path, err)
 	}
+	return g.verifyMoved(ctx, f, path, held, sc, snap)
+}
+
+// verifyMoved checks that what the move (by name) took out of the inbox to
+// held is f, the file hashed and catalogued as sc: a client may have
+// renamed another file over that name since f was opened. Then the
+// newcomer goes back to the inbox, to be taken on its own, and sc keeps its
+// bytes: copied from f to held when no name is left to them, or — f still
+// has a name in the inbox (renamed away, not over) — sc's row is dropped
+// and they are taken under that name.
+func (g *ingester) verifyMoved(ctx context.Context, f *os.File, path, held string, sc Scan, snap snapshot) (outcome, Scan, error) {
+	moved, err := statSnap(held)
+	if err != nil {
+		return changed, sc, fmt.Errorf("held copy of %s: %w", path, err)
+	}
+	if moved.ino == snap.ino {
+		return ingested, sc, nil
+	}
+	if err := putBack(held, path); err != nil {
+		return changed, sc, fmt.Errorf("put %s, renamed over a scan being taken, back into the inbox: %w", path, err)
+	}
+	if links(f) > 0 {
+		if _, err := g.cat.DeleteScan(ctx, sc.ID, sc.State); err != nil {
+			return changed, Scan{}, err
+		}
+		return changed, Scan{}, nil
+	}
+	if err := g.copyHeld(f, held, sc, snap); err != nil {
+		return changed, sc, fmt.Errorf("keep %s (renamed over while taken): %w", sc.File, err)
+	}
 	return ingested, sc, nil
+}
+
+// putBack renames from to to, or — should a file have taken that name
+// meanwhile — beside it under a name of its own.
+func putBack(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EEXIST) {
+		var r [4]byte
+		rand.Read(r[:])
+		ext := filepath.Ext(to)
+		to = strings.TrimSuffix(to, ext) + "-" + hex.EncodeToString(r[:]) + ext
+		err = unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	}
+	if err != nil {
+		return err
+	}
+	return fsyncPath(filepath.Dir(to))
+}
+
+// copyHeld writes f's bytes, which must be sc's (size and SHA-256), to
+// held: through a temporary file beside it, fsynced, then renamed.
+func (g *ingester) copyHeld(f *os.File, held string, sc Scan, snap snapshot) error {
+	tmp, err := os.CreateTemp(filepath.Dir(held), ".keep-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone already after the rename
+	defer tmp.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(tmp, h)}, struct{ io.Reader }{f}, g.buf)
+	if err != nil {
+		return err
+	}
+	if n != snap.size || hex.EncodeToString(h.Sum(nil)) != sc.SHA256 {
+		return errors.New("its bytes changed")
+	}
+	if err := tmp.Chmod(0o640); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), held); err != nil {
+		return err
+	}
+	return fsyncPath(filepath.Dir(held))
 }
 
 // RefusedPrefix begins a refused scan's error.
