@@ -284,12 +284,14 @@ func overlaySettings(cfg Config, stored []store.StoredSetting, open func(sealed 
 			tie.section, tie.secret, strings.Join(prefixed(tie.section, tie.fields), "/")))
 	}
 	// An endpoint whose secret did not open is not used either (it would
-	// fail, or be used without its secret): the file's value stays.
+	// fail, or be used without its secret), nor the user that goes with
+	// the secret (a relay user without its password fails validation, and
+	// with it every stored setting): the file's values stay.
 	for _, tie := range secretTies {
 		if !slices.Contains(unreadable, tie.section+"."+tie.secret) {
 			continue
 		}
-		for _, k := range tie.fields {
+		for _, k := range append(slices.Clone(tie.fields), tie.creds...) {
 			from, _ := configField(&cfg, tie.section, k)
 			to, _ := configField(&out, tie.section, k)
 			to.Set(from)
