@@ -465,19 +465,19 @@ func (r debianRoot) missingModule() {
 // issue 18 on what that user can write: `root preexec` and `passdb backend =
 // smbpasswd:/root/file` appended to the allowlist and written as an smb.conf
 // at the old place, the allowlist a symlink to /etc/shadow, a symlink at the
-// old private dir. Each is refused or ignored, smb.conf stays byte for byte,
+// old private dir, 0.0.0.0/0 in the allowlist. Each is refused or ignored, smb.conf stays byte for byte,
 // and no root-owned file appears or changes.
 func (r debianRoot) shareRootStep(uid, gid int) {
 	r.t.Helper()
 	allow := filepath.Join(ReceiverDir, "smbd-allow")
-	r.write(allow, []byte("127.0.0.1\n192.168.10.0/24\n"), 0o644, uid, gid)
+	r.write(allow, []byte("127.0.0.1\n192.168.10.7\n"), 0o644, uid, gid)
 	prepare := Binary + " receiver prepare --config " + ConfigFile
 	if out, code := r.sh(prepare); code != 0 || !strings.Contains(out, SMBConf+" written") {
 		r.t.Fatalf("%s: exit %d\n%s", prepare, code, out)
 	}
 	r.check(SMBConf, 0o644, 0, 0, false)
 	good := r.read(SMBConf)
-	if !bytes.Contains(good, []byte("hosts allow = 127.0.0.1/32 192.168.10.0/24")) || !bytes.Contains(good, []byte("force user = "+User)) {
+	if !bytes.Contains(good, []byte("hosts allow = 127.0.0.1/32 192.168.10.7/32")) || !bytes.Contains(good, []byte("force user = "+User)) {
 		r.t.Errorf("smb.conf rendered by root:\n%s", good)
 	}
 	if got := r.read(filepath.Join(SmbdDir, "created-users")); string(got) != "mfp\n" {
@@ -507,7 +507,8 @@ func (r debianRoot) shareRootStep(uid, gid int) {
 		{"root preexec in the allowlist", "127.0.0.1\n[global]\n" + preexec, "", "[global]"},
 		{"passdb redirect in the allowlist", "127.0.0.1\n" + passdb, "", "passdb backend = smbpasswd:/root/root-file"},
 		{"the allowlist a symlink to /etc/shadow", "", "/etc/shadow", "symbolic link"},
-		{"old smb.conf and private symlink only", "127.0.0.1\n192.168.10.0/24\n", "", ""},
+		{"the whole Internet in the allowlist", "127.0.0.1\n0.0.0.0/0\n", "", "0.0.0.0/0"},
+		{"old smb.conf and private symlink only", "127.0.0.1\n192.168.10.7\n", "", ""},
 	} {
 		os.Remove(filepath.Join(r.dir, allow))
 		if a.link != "" {
@@ -542,7 +543,7 @@ func (r debianRoot) shareRootStep(uid, gid int) {
 		r.t.Logf("attack %q: root step exit %d; %s", a.name, code, strings.TrimSpace(out))
 	}
 	os.Remove(filepath.Join(r.dir, allow))
-	r.write(allow, []byte("127.0.0.1\n192.168.10.0/24\n"), 0o644, uid, gid)
+	r.write(allow, []byte("127.0.0.1\n192.168.10.7\n"), 0o644, uid, gid)
 }
 
 // installedLayout runs the installed layout by hand in the Debian root, as
