@@ -93,6 +93,7 @@ type installed struct {
 	mu    sync.Mutex
 	lines []map[string]any // the child's log
 	seen  chan struct{}    // a line came
+	spawn func() *exec.Cmd // a new watcher child, as the daemon's user
 }
 
 func startInstalled(t *testing.T) *installed {
@@ -142,40 +143,15 @@ func startInstalled(t *testing.T) *installed {
 	c := installedChild{DataDir: data, Port: freePort(t)}
 	conf, _ := json.Marshal(c)
 	in := &installed{t: t, cfg: installedConfig(c), data: data, seen: make(chan struct{}, 1)}
-	child := exec.Command(bin, "-test.run=^$")
-	child.Env = append(os.Environ(), "SW_INSTALLED_CHILD="+string(conf))
-	child.Dir = dir
-	child.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, Setpgid: true}
-	out, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	in.spawn = func() *exec.Cmd {
+		child := exec.Command(bin, "-test.run=^$")
+		child.Env = append(os.Environ(), "SW_INSTALLED_CHILD="+string(conf))
+		child.Dir = dir
+		child.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, Setpgid: true}
+		return child
 	}
-	var stderr bytes.Buffer
-	child.Stderr = &stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	in.child = child
 	t.Cleanup(func() { in.stop() })
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				continue
-			}
-			in.mu.Lock()
-			in.lines = append(in.lines, m)
-			in.mu.Unlock()
-			select {
-			case in.seen <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	if _, ok := in.waitLine(20*time.Second, func(m map[string]any) bool { return m["msg"] == "ready" }); !ok {
-		t.Fatalf("watcher child not ready: %s", stderr.String())
-	}
+	in.startChild()
 	// the root side: the unit's root step renders smb.conf from the
 	// daemon's allowlist and sets the MFP account, then smbd as the unit's
 	// command line says
@@ -203,6 +179,55 @@ func startInstalled(t *testing.T) *installed {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return in
+}
+
+// startChild starts a watcher child (as the daemon's user) and waits until
+// it watches: the daemon starting, or starting again.
+func (in *installed) startChild() {
+	t := in.t
+	t.Helper()
+	ready := func() int {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		n := 0
+		for _, m := range in.lines {
+			if m["msg"] == "ready" {
+				n++
+			}
+		}
+		return n
+	}
+	before := ready()
+	child := in.spawn()
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	in.child = child
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				continue
+			}
+			in.mu.Lock()
+			in.lines = append(in.lines, m)
+			in.mu.Unlock()
+			select {
+			case in.seen <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	if !in.until(20*time.Second, func() bool { return ready() > before }) {
+		t.Fatalf("watcher child not ready: %s", stderr.String())
+	}
 }
 
 // diag logs smbd's log tail and the inbox's owners, for a failure.
