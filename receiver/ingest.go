@@ -233,6 +233,48 @@ func (g *ingester) verifyMoved(ctx context.Context, f *os.File, path, held strin
 	return ingested, sc, nil
 }
 
+// finishMove moves the inbox file at path, whose row sc was committed
+// before a crash cut its move off, to held: when it is sc's bytes and
+// nobody holds it open for writing (a read lease, kept through the hash
+// and the move, as ingest does). open: someone does (or the kernel cannot
+// say) — it is not taken.
+func (g *ingester) finishMove(path, held string, sc Scan) (moved, open bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false, false, nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false, false, nil
+	}
+	snap, err := fstatSnap(f)
+	if err != nil || snap.size != sc.Size {
+		return false, false, nil
+	}
+	if err := readLease(f); err != nil {
+		return false, true, nil
+	}
+	defer dropLease(f)
+	sum, _, err := hashFile(f, g.buf)
+	if err != nil || sum != sc.SHA256 {
+		return false, false, nil
+	}
+	if !leaseHeld(f) {
+		return false, true, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(held), 0o700); err != nil {
+		return false, false, err
+	}
+	if err := moveDurable(path, held); err != nil {
+		return false, false, err
+	}
+	if now, err := statSnap(held); err != nil || now.ino != snap.ino {
+		// another file took the name meanwhile: back it goes
+		return false, true, putBack(held, path)
+	}
+	return true, false, nil
+}
+
 // putBack renames from to to, or — should a file have taken that name
 // meanwhile — beside it under a name of its own.
 func putBack(from, to string) error {

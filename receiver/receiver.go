@@ -344,21 +344,22 @@ func (r *Receiver) recover(ctx context.Context) error {
 			continue
 		}
 		inbox := filepath.Join(r.cfg.DataDir, sc.InboxPath)
-		snap, err := statSnap(inbox)
-		if err == nil && snap.size == sc.Size {
-			f, ferr := os.Open(inbox)
-			if ferr == nil {
-				sum, _, herr := hashFile(f, g.buf)
-				f.Close()
-				if herr == nil && sum == sc.SHA256 {
-					os.MkdirAll(filepath.Dir(held), 0o700)
-					if err := moveDurable(inbox, held); err != nil {
-						return fmt.Errorf("receiver: recover scan %d: %w", sc.ID, err)
-					}
-					r.log.Info("recovered: moved a catalogued scan out of the inbox", "id", sc.ID, "file", sc.File)
-					continue
-				}
+		moved, open, err := g.finishMove(inbox, held, sc)
+		if err != nil {
+			return fmt.Errorf("receiver: recover scan %d: %w", sc.ID, err)
+		}
+		if moved {
+			r.log.Info("recovered: moved a catalogued scan out of the inbox", "id", sc.ID, "file", sc.File)
+			continue
+		}
+		if open {
+			// written on since its row: the row has a part of it; the
+			// watcher takes it whole once closed
+			if _, err := r.cat.DeleteScan(ctx, sc.ID, sc.State); err != nil {
+				return fmt.Errorf("receiver: recover scan %d: %w", sc.ID, err)
 			}
+			r.log.Info("recovered: a catalogued scan is being written again; its row is dropped and it is taken once closed", "id", sc.ID, "file", sc.File)
+			continue
 		}
 		from := sc.State
 		if sc.State == Refused {
