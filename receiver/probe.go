@@ -330,17 +330,24 @@ const maxProbeLog = 64 << 10
 type logLines []string
 
 // read is what smbd wrote since the mark (from the start when the file
-// was rotated meanwhile), at most maxProbeLog bytes.
+// was rotated meanwhile), at most maxProbeLog bytes. The folder may come
+// from a file the daemon writes (receiver.json, read by `receiver status`
+// as root): the log is opened without following a link or waiting (a
+// FIFO), and only a regular file is read.
 func (l smbdLog) read() logLines {
 	if l.file == "" {
 		return nil
 	}
-	f, err := os.Open(l.file)
+	f, err := os.OpenFile(l.file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() < l.from {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	if st.Size() < l.from {
 		l.from = 0
 	}
 	b, err := io.ReadAll(io.LimitReader(io.NewSectionReader(f, l.from, maxProbeLog), maxProbeLog))

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden/receiver"
+)
+
+// TestAttackStatusReadsDaemonFiles: `receiver status` (run by the admin,
+// often as root) probes the share and reads smbd's log to say why a logon
+// failed — the log's folder taken from receiver.json, which the daemon
+// writes. The daemon could name a folder of its own whose log/log.smbd is a
+// FIFO: the command blocked for ever in open. Now the log is opened
+// without waiting or following a link, and only a regular file is read.
+func TestAttackStatusReadsDaemonFiles(t *testing.T) {
+	isolate(t)
+	if err := receiver.FullAuditModule(context.Background(), ""); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	rx := filepath.Join(data, "receiver")
+	evil := filepath.Join(dir, "evil")
+	os.MkdirAll(filepath.Join(evil, "log"), 0o755)
+	os.MkdirAll(rx, 0o700)
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("Mfp.Pw-1\n"), 0o600)
+	port := freePortCLI(t) // nothing listens: the logon fails, the log is read
+	info, _ := json.Marshal(map[string]any{"listen": "127.0.0.1", "port": port, "share": "scans", "account": "mfp",
+		"smbd_dir": evil, "external": true})
+	os.WriteFile(filepath.Join(rx, "receiver.json"), info, 0o644)
+	logFile := filepath.Join(evil, "log", "log.smbd")
+
+	if err := syscall.Mkfifo(logFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"receiver", "status", "--data-dir", data, "--password-file", pw}, strings.NewReader(""), &out, &errb)
+		done <- result{code, out.String(), errb.String()}
+	}()
+	select {
+	case r := <-done:
+		if !strings.Contains(r.stdout, "nothing listens") {
+			t.Errorf("receiver status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	case <-time.After(15 * time.Second):
+		// let the blocked open go (a writer ends its wait)
+		if f, err := os.OpenFile(logFile, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		t.Errorf("receiver status blocked opening smbd's log (a FIFO the daemon planted)")
+		<-done
+	}
+}
+
+// freePortCLI is a loopback port nothing listens on (just closed).
+func freePortCLI(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
