@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/internal/safefile"
 	"github.com/scanwarden/scanwarden/internal/webcert"
 )
 
@@ -32,7 +33,7 @@ func (d *doc) webCert(cfg daemon.Config) *x509.Certificate {
 	if file == "" {
 		file, own = filepath.Join(cfg.DataDir, webcert.CertName), false
 	}
-	leaf, err := readLeaf(file)
+	leaf, err := readLeaf(file, own)
 	switch {
 	case errors.Is(err, os.ErrNotExist) && !own:
 		d.add("web.tls", Warn, "start the daemon (systemctl start scanwarden): it makes the certificate at its first start",
@@ -77,9 +78,15 @@ func (d *doc) webCert(cfg daemon.Config) *x509.Certificate {
 }
 
 // readLeaf reads the first certificate of a PEM file (the key is not
-// needed to tell what the page shows).
-func readLeaf(file string) (*x509.Certificate, error) {
-	b, err := os.ReadFile(file)
+// needed to tell what the page shows). Not own: the daemon's self-signed
+// one in its data dir, read as the daemon's file (safefile: no FIFO, no
+// symlink).
+func readLeaf(file string, own bool) (*x509.Certificate, error) {
+	read := os.ReadFile
+	if !own {
+		read = func(p string) ([]byte, error) { return safefile.Read(p, 1<<20) }
+	}
+	b, err := read(file)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scanwarden/scanwarden/internal/safefile"
 )
 
 // Config is the receiver's whole configuration. Zero means zero: fill
@@ -723,7 +725,8 @@ func ReadShareProbe(dataDir string) (p ShareProbe, ok bool) {
 
 func readRunInfo(dataDir string) (runInfo, bool) {
 	var info runInfo
-	b, err := os.ReadFile(filepath.Join(dataDir, "receiver.json"))
+	// root's commands read it too (receiver status, doctor): the daemon's file
+	b, err := safefile.Read(filepath.Join(dataDir, "receiver.json"), 1<<20)
 	if err != nil || json.Unmarshal(b, &info) != nil || info.Listen == "" {
 		return runInfo{}, false
 	}
