@@ -49,6 +49,12 @@ func prepareFile(path string) error {
 	}
 	f.Close()
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		// Root's commands open the daemon's database too: a side file
+		// its user made a symbolic link would have them chmod, and SQLite
+		// write, whatever it points at.
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link (not followed): the database's files are plain files; remove it", p)
+		}
 		if err := tighten(p, 0o600, "make it 0600 (chmod 600)"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
