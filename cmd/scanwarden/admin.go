@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/internal/safefile"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/web"
 )
@@ -156,10 +158,12 @@ func adminTokenRevoke(ctx context.Context, env environ, name string, args []stri
 }
 
 // printSetupLink prints the setup-link file the daemon wrote (the store is
-// not opened: run as root, that would leave root-owned files in DIR).
+// not opened: run as root, that would leave root-owned files in DIR). The
+// file is the daemon's: read as such (safefile), its lines printed with
+// control characters escaped.
 func printSetupLink(env environ, dir string) int {
 	file := filepath.Join(dir, daemon.SetupLinkName)
-	b, err := os.ReadFile(file)
+	b, err := safefile.Read(file, 64<<10)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		fmt.Fprintf(env.stderr, "scanwarden admin setup-link: no %s: an admin password is set already (change it with `scanwarden admin set-password`), "+
@@ -172,6 +176,12 @@ func printSetupLink(env environ, dir string) int {
 		fmt.Fprintf(env.stderr, "scanwarden admin setup-link: %v\n", err)
 		return exitUsage
 	}
-	env.stdout.Write(b)
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		text, nl := strings.CutSuffix(l, "\n")
+		fmt.Fprint(env.stdout, terminalSafe(text))
+		if nl {
+			fmt.Fprintln(env.stdout)
+		}
+	}
 	return exitOK
 }
