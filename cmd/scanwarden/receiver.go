@@ -447,6 +447,8 @@ func daemonConfigFile(file string, data *dataFlags) (cfg *daemon.Config, note st
 	return &c, "", nil
 }
 
+// printReceiverStatus prints s for a terminal; every string in it may come
+// from receiver.json, which the daemon writes: printed by humanf.
 func printReceiverStatus(w io.Writer, s receiver.Status, probedHere bool, note string) {
 	up := "down"
 	if s.SmbdUp {
@@ -456,10 +458,10 @@ func printReceiverStatus(w io.Writer, s receiver.Status, probedHere bool, note s
 	if s.SMB1 {
 		smb1 = "ON"
 	}
-	fmt.Fprintf(w, "smbd:      %s, \\\\%s\\%s port %d\n", up, s.Listen, s.Share, s.Port)
+	humanf(w, "smbd:      %s, \\\\%s\\%s port %d\n", up, s.Listen, s.Share, s.Port)
 	switch h := s.ShareCheck; {
 	case h == nil && s.Listen != "":
-		fmt.Fprintf(w, "share:     not probed: %s, and the running receiver has not probed it yet\n", note)
+		humanf(w, "share:     not probed: %s, and the running receiver has not probed it yet\n", note)
 	case h == nil:
 	default:
 		by := "by this command"
@@ -470,33 +472,33 @@ func printReceiverStatus(w io.Writer, s receiver.Status, probedHere bool, note s
 			}
 		}
 		if h.OK() {
-			fmt.Fprintf(w, "share:     ok, %s (%s)\n", h.Detail, by)
+			humanf(w, "share:     ok, %s (%s)\n", h.Detail, by)
 			break
 		}
-		fmt.Fprintf(w, "share:     REFUSES THE MFPs (%s, %s): %s\n", h.Cause, by, h.Detail)
+		humanf(w, "share:     REFUSES THE MFPs (%s, %s): %s\n", string(h.Cause), by, h.Detail)
 		if h.SmbdLog != "" {
-			fmt.Fprintf(w, "           smbd's log: %s\n", terminalSafe(h.SmbdLog))
+			humanf(w, "           smbd's log: %s\n", h.SmbdLog)
 		}
-		fmt.Fprintf(w, "           fix: %s\n", h.Fix)
+		humanf(w, "           fix: %s\n", h.Fix)
 	}
-	fmt.Fprintf(w, "SMB1:      %s\n", smb1)
+	humanf(w, "SMB1:      %s\n", smb1)
 	allow := "any address"
 	if len(s.Allow) > 0 {
 		allow = strings.Join(s.Allow, " ")
 	}
-	fmt.Fprintf(w, "allow:     %s\n", allow)
-	fmt.Fprintf(w, "inbox:     %d file(s), %d bytes not yet taken in\n", s.Inbox, s.InboxBytes)
-	fmt.Fprintf(w, "held:      %d scan(s), %d bytes waiting; %d incomplete, %d failed, %d delivered, %d refused (not a scan format: never delivered)\n",
+	humanf(w, "allow:     %s\n", allow)
+	humanf(w, "inbox:     %d file(s), %d bytes not yet taken in\n", s.Inbox, s.InboxBytes)
+	humanf(w, "held:      %d scan(s), %d bytes waiting; %d incomplete, %d failed, %d delivered, %d refused (not a scan format: never delivered)\n",
 		s.Counts[receiver.Held]+s.Counts[receiver.Failed]+s.Counts[receiver.Delivering], s.HeldBytes,
 		s.Counts[receiver.Incomplete], s.Counts[receiver.Failed], s.Counts[receiver.Delivered], s.Counts[receiver.Refused])
 	if s.OldestHeld != nil {
-		fmt.Fprintf(w, "oldest:    %s (%s ago)\n", s.OldestHeld.Local().Format("2006-01-02 15:04:05"), time.Since(*s.OldestHeld).Round(time.Second))
+		humanf(w, "oldest:    %s (%s ago)\n", s.OldestHeld.Local().Format("2006-01-02 15:04:05"), time.Since(*s.OldestHeld).Round(time.Second))
 	}
 	if s.LastError != nil {
-		fmt.Fprintf(w, "last delivery error: scan %d: %s\n", s.LastError.Scan, terminalSafe(s.LastError.Error))
+		humanf(w, "last delivery error: scan %d: %s\n", s.LastError.Scan, s.LastError.Error)
 	}
 	for _, x := range s.Warnings {
-		fmt.Fprintln(w, "WARNING:", x)
+		humanf(w, "WARNING: %s\n", x)
 	}
 }
 

@@ -74,3 +74,28 @@ func freePortCLI(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// TestAttackStatusPrintsDaemonText: `receiver status` prints what the
+// daemon wrote in receiver.json — the share's address and name, its
+// allowlist and warnings, its last probe — and printed them raw to the
+// admin's (root's) terminal: control sequences the daemon's user put there
+// reached it. Now every such string is printed with them escaped.
+func TestAttackStatusPrintsDaemonText(t *testing.T) {
+	isolate(t)
+	data := filepath.Join(t.TempDir(), "data")
+	rx := filepath.Join(data, "receiver")
+	os.MkdirAll(rx, 0o700)
+	const esc = "\x1b]52;c;Y3VybCBldmlsfHNo\x07"
+	info, _ := json.Marshal(map[string]any{"listen": "127.0.0.1" + esc, "port": 445, "share": "scans" + esc, "account": "mfp",
+		"allow": []string{"10.0.0.1/32" + esc}, "allow_warning": "warning" + esc, "ingest_stopped": "stopped" + esc,
+		"share_check": map[string]any{"cause": "ok", "detail": "fine" + esc, "fix": "none" + esc, "at": time.Now()}})
+	os.WriteFile(filepath.Join(rx, "receiver.json"), info, 0o644)
+	var out, errb bytes.Buffer
+	run(context.Background(), []string{"receiver", "status", "--data-dir", data}, strings.NewReader(""), &out, &errb)
+	if !strings.Contains(out.String(), "stopped") {
+		t.Fatalf("receiver status did not read receiver.json:\n%s%s", out.String(), errb.String())
+	}
+	if strings.ContainsAny(out.String()+errb.String(), "\x1b\x07") {
+		t.Errorf("control characters from receiver.json reached the terminal: %q", out.String())
+	}
+}
