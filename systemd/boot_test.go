@@ -413,7 +413,8 @@ const receiverList = "systemd-run --quiet --wait --pipe -p User=" + User + " -p 
 // attacks: what user scanwarden can write, written as that user inside the
 // booted box, reaches root's reload step through the path unit, is refused
 // there (the journal says so), and the next SMB logon runs no `root
-// preexec`, redirects no passdb, follows no symlink; smbd keeps serving the
+// preexec`, redirects no passdb, admits no network beyond [receiver] allow
+// and the box's own, follows no symlink; smbd keeps serving the
 // share with the smb.conf it had. Then the control: the same `root preexec`
 // in root's own smb.conf does run at the next logon — the probe sees it.
 func (c *container) attacks(smbdPID int) {
@@ -439,6 +440,7 @@ func (c *container) attacks(smbdPID int) {
 		"preexec": "[global]\n" + preexec,
 		"passdb":  passdb,
 		"oldconf": "[global]\n" + preexec + passdb,
+		"wide":    "0.0.0.0/0\n::/0\n",
 		"good":    string(good),
 	}
 	for name, text := range payloads {
@@ -452,6 +454,8 @@ func (c *container) attacks(smbdPID int) {
 			"cat /var/tmp/attack-good /var/tmp/attack-preexec >" + allow, "[global]"},
 		{"passdb redirect appended to the allowlist",
 			"cat /var/tmp/attack-good /var/tmp/attack-passdb >" + allow, "passdb backend"},
+		{"the whole Internet appended to the allowlist (0.0.0.0/0, ::/0)",
+			"cat /var/tmp/attack-good /var/tmp/attack-wide >" + allow, "0.0.0.0/0 is a network that neither"},
 		{"smb.conf and a private symlink at the old place, the allowlist a symlink to /etc/shadow",
 			"mkdir -p " + old + " && cp /var/tmp/attack-oldconf " + old + "/smb.conf && ln -sfn /root " + old + "/private && " +
 				"ln -sfn /etc/shadow " + allow + ".new && mv -T " + allow + ".new " + allow, "symbolic link"},
