@@ -300,7 +300,7 @@ var ErrRefused = errors.New("refused: not a scan format, or its name does not ag
 // refusal says why the held copy of sc must not be delivered ("" = it may;
 // an unreadable copy is left to copyScan's error).
 func (fw *forwarder) refusal(sc Scan) string {
-	f, err := os.Open(filepath.Join(fw.dataDir, sc.HeldPath))
+	f, err := openHeld(fw.dataDir, sc.HeldPath)
 	if err != nil {
 		return ""
 	}
@@ -317,7 +317,7 @@ func (fw *forwarder) refusal(sc Scan) string {
 // back as the scan; a crash leaves at most the temporary file, which the
 // next attempt removes.
 func (fw *forwarder) copyScan(ctx context.Context, folder Folder, d Destination, sc Scan) (string, error) {
-	local, err := os.Open(filepath.Join(fw.dataDir, sc.HeldPath))
+	local, err := openHeld(fw.dataDir, sc.HeldPath)
 	if err != nil {
 		return "", &DeliveryError{sc.ID, "open held copy", err}
 	}
