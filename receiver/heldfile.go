@@ -47,3 +47,26 @@ func openHeld(dataDir, rel string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// inboxFile is a scan's catalogued inbox path, rel, as a path below
+// dataDir's inbox/ none of whose folders is a symbolic link (the path comes
+// from the database the daemon's user writes; `receiver force` may run as
+// root). The file itself is opened without following a link (ingest).
+func inboxFile(dataDir, rel string) (string, error) {
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
+	if !filepath.IsLocal(rel) || len(parts) < 2 || parts[0] != "inbox" {
+		return "", fmt.Errorf("inbox file %q: not a path below the data dir's inbox/", rel)
+	}
+	p := dataDir
+	for _, name := range parts[:len(parts)-1] {
+		p = filepath.Join(p, name)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("%s is not a folder (a symbolic link is not followed)", p)
+		}
+	}
+	return filepath.Join(dataDir, rel), nil
+}

@@ -57,3 +57,41 @@ func TestAttackDeliverHeldPathOutside(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackForceInboxPathOutside: `receiver force ID` (root on the
+// installed data dir too) took the scan's inbox path from the database: a
+// row the daemon's user wrote naming ../… or a folder of the inbox it made
+// a symbolic link had root move a file of its own into the held area (out
+// of its place, and then delivered by root's `receiver deliver`). Now the
+// path must lie below inbox/, no folder on it a link.
+func TestAttackForceInboxPathOutside(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	dir := filepath.Join(base, "data")
+	secretDir := filepath.Join(base, "root")
+	os.MkdirAll(secretDir, 0o700)
+	secretFile := filepath.Join(secretDir, "secret.txt")
+	secret := []byte("root's own secret, plain text\n")
+	os.WriteFile(secretFile, secret, 0o600)
+	st, err := store.OpenDir(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	os.MkdirAll(filepath.Join(dir, "inbox"), 0o750)
+	os.Symlink(secretDir, filepath.Join(dir, "inbox", "day"))
+	rel, _ := filepath.Rel(dir, secretFile)
+	for _, inboxPath := range []string{rel, "inbox/day/secret.txt"} {
+		id, err := st.Scans().AddScan(ctx, receiver.Scan{Destination: "d", Folder: "d", File: "secret.txt",
+			Size: int64(len(secret)), SHA256: sum(secret), State: receiver.Incomplete, ReceivedAt: time.Now(), InboxPath: inboxPath})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := receiver.Force(ctx, dir, st.Scans(), id); err == nil {
+			t.Errorf("inbox path %s: forced", inboxPath)
+		}
+		if b, err := os.ReadFile(secretFile); err != nil || !bytes.Equal(b, secret) {
+			t.Fatalf("inbox path %s: the file of root's left its place: %v", inboxPath, err)
+		}
+	}
+}

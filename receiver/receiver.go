@@ -508,7 +508,10 @@ func Force(ctx context.Context, dataDir string, cat Catalogue, id int64) (Scan, 
 	if sc.State != Incomplete {
 		return Scan{}, fmt.Errorf("scan %d is %s, not incomplete", id, sc.State)
 	}
-	p := filepath.Join(dataDir, sc.InboxPath)
+	p, err := inboxFile(dataDir, sc.InboxPath)
+	if err != nil {
+		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
+	}
 	snap, err := statSnap(p)
 	if err != nil {
 		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
