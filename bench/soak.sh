@@ -9,14 +9,16 @@
 # share every 5 s by smbclient, as an MFP does, and delivered there; the
 # delivered copies are removed from the DC's folder as they arrive (the
 # lab disk stays small). Every minute serve's VmRSS and its exact heap
-# figures (/metrics: heap objects, heap bytes, goroutines) go to rss.tsv, every
+# figures (/metrics: heap objects, heap bytes, goroutines; RSS split into
+# anonymous and file pages; heap_sys, heap_released, stack_inuse) go to rss.tsv, every
 # 15 minutes a heap profile (after a GC) to heap-MMM.pb.gz; at the end the
 # first and the last profile are compared (go tool pprof -top -diff_base).
 # SOAK_DAEMON=receiver runs `scanwarden receiver run` instead (the
 # one-process CLI layout; no web, so no profiles): its live heap after each
 # GC comes from GODEBUG=gctrace=1 (heap_alloc column, bytes; the other heap
 # columns are empty). SOAK_PORT sets the share's port (default 1445).
-# Bounded: MINUTES*12 uploads at most, every wait has a limit; loopback and
+# SOAK_EVERY sets the seconds between uploads (default 5).
+# Bounded: MINUTES*60/SOAK_EVERY uploads at most, every wait has a limit; loopback and
 # the lab DC only.
 set -euo pipefail
 export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
@@ -75,6 +77,9 @@ retention = "10m"
 TOML
 base=http://127.0.0.1:18099
 rss() { awk '/VmRSS/ {print $2}' /proc/$servepid/status; }
+# RSS split: anonymous pages (heap, stacks, runtime) and file pages (the
+# binary's text as code paths are first run), in KiB
+rssof() { awk -v k="$1:" '$1 == k {print $2}' /proc/$servepid/status; }
 if [ "${SOAK_DAEMON:-serve}" = receiver ]; then
 	GODEBUG=gctrace=1 "$out/scanwarden" receiver run --data-dir "$out/data" --listen "127.0.0.1:${SOAK_PORT:-1445}" --account mfp \
 		--password-file "$out/mfp.pw" --allow 127.0.0.1/32 --retention 10m 2>"$out/serve.log" &
@@ -97,21 +102,27 @@ else
 	# exact heap figures (the profiles sample one allocation per 512 KiB)
 	metric() { curl -s -b "$out/cookies" "$base/metrics" | awk -v m="$1" '$1 == m {printf "%d", $2}'; }
 fi
-printf 'minute\trss_kib\tuploads\tdelivered\theap_objects\theap_alloc\tgoroutines\n' >"$out/rss.tsv"
+printf 'minute\trss_kib\tuploads\tdelivered\theap_objects\theap_alloc\tgoroutines\trss_anon\trss_file\theap_sys\theap_released\tstack_inuse\n' >"$out/rss.tsv"
 
+row() {
+	printf '%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$(rss)" "$uploads" "$2" \
+		"$(metric go_memstats_heap_objects)" "$(metric go_memstats_heap_alloc_bytes)" "$(metric go_goroutines)" \
+		"$(rssof RssAnon)" "$(rssof RssFile)" "$(metric go_memstats_heap_sys_bytes)" \
+		"$(metric go_memstats_heap_released_bytes)" "$(metric go_memstats_stack_inuse_bytes)" >>"$out/rss.tsv"
+}
+every=${SOAK_EVERY:-5}
 uploads=0
 start=$(date +%s)
 end=$((start + minutes * 60))
 next_min=0
-for ((i = 0; i < minutes * 12; i++)); do
+for ((i = 0; i < minutes * 60 / every; i++)); do
 	now=$(date +%s)
 	[ "$now" -lt "$end" ] || break
 	kill -0 $servepid || { echo "serve died:" >&2; tail "$out/serve.log" >&2; exit 1; }
 	m=$(((now - start) / 60))
 	if [ "$m" -ge "$next_min" ]; then
 		delivered=$(find "$dest" -type f | wc -l)
-		printf '%d\t%s\t%d\t%d\t%s\t%s\t%s\n' "$m" "$(rss)" "$uploads" "$delivered" \
-			"$(metric go_memstats_heap_objects)" "$(metric go_memstats_heap_alloc_bytes)" "$(metric go_goroutines)" >>"$out/rss.tsv"
+		row "$m" "$delivered"
 		find "$dest" -type f -mmin +2 -delete
 		if ((m % 15 == 0)); then heap "$(printf %03d "$m")"; fi
 		next_min=$((m + 1))
@@ -126,11 +137,10 @@ for ((i = 0; i < minutes * 12; i++)); do
 		-c "cd soak; put $f doc$(printf %05d $i).pdf" >/dev/null 2>>"$out/upload.err"; then
 		uploads=$((uploads + 1))
 	fi
-	sleep 5
+	sleep "$every"
 done
 m=$((($(date +%s) - start) / 60))
-printf '%d\t%s\t%d\t%d\t%s\t%s\t%s\n' "$m" "$(rss)" "$uploads" "$(find "$dest" -type f | wc -l)" \
-	"$(metric go_memstats_heap_objects)" "$(metric go_memstats_heap_alloc_bytes)" "$(metric go_goroutines)" >>"$out/rss.tsv"
+row "$m" "$(find "$dest" -type f | wc -l)"
 heap "$(printf %03d "$m")-end"
 sw receiver list --json >"$out/list.json" 2>/dev/null || true
 echo "== $out/rss.tsv (RSS in KiB)" >&2
