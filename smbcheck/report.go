@@ -62,6 +62,23 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	}{p, s.Duration.Milliseconds()})
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the duration included: a
+// stored report keeps its steps' timings (a TCP step that gave up after
+// 6 s is not read back as 0 ms).
+func (s *Step) UnmarshalJSON(b []byte) error {
+	type plain Step
+	var v struct {
+		plain
+		MS int64 `json:"ms"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Step(v.plain)
+	s.Duration = time.Duration(v.MS) * time.Millisecond
+	return nil
+}
+
 // Verdict is the one cause the check names, with what to do about it.
 type Verdict struct {
 	Cause       Cause  `json:"cause"`

@@ -91,7 +91,7 @@ func TestRegistryCRUD(t *testing.T) {
 	for i := range ReportHistory + 5 {
 		rep := smbcheck.Report{Started: t0.Add(time.Duration(i) * time.Minute),
 			Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK, Summary: fmt.Sprint(i)},
-			Steps:   []smbcheck.Step{{ID: "tcp", Status: smbcheck.StatusOK}}}
+			Steps:   []smbcheck.Step{{ID: "tcp", Status: smbcheck.StatusFail, Duration: 6145 * time.Millisecond}}}
 		if err := s.AddReport(ctx, "alice", rep); err != nil {
 			t.Fatal(err)
 		}
@@ -99,6 +99,11 @@ func TestRegistryCRUD(t *testing.T) {
 	rs, err := s.Reports(ctx, "alice", 0)
 	if err != nil || len(rs) != ReportHistory || rs[0].Summary != fmt.Sprint(ReportHistory+4) || len(rs[0].Report.Steps) != 1 {
 		t.Fatalf("reports: %d %v", len(rs), err)
+	}
+	// A stored report keeps its steps' timings (a TCP step that gave up
+	// after 6 s was read back as 0 ms).
+	if got := rs[0].Report.Steps[0].Duration; got != 6145*time.Millisecond {
+		t.Fatalf("stored step duration %v, want 6.145s", got)
 	}
 	if last, ok, err := s.LatestReport(ctx, "alice"); !ok || err != nil || !last.At.Equal(t0.Add((ReportHistory+4)*time.Minute)) {
 		t.Fatalf("latest %+v %v %v", last, ok, err)
