@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -115,6 +116,7 @@ func Run(ctx context.Context, opt Options) Report {
 	d := &doc{opt: opt}
 	cfg := d.config()
 	d.rep.Config = d.configFile
+	d.version()
 	d.dataDir(cfg)
 	d.files(cfg)
 	key := d.key(cfg)
@@ -132,6 +134,17 @@ func Run(ctx context.Context, opt Options) Report {
 		}
 	}
 	return d.rep
+}
+
+// version says which scanwarden this is and warns when it was built with a
+// Go that has advisories its code reaches.
+func (d *doc) version() {
+	b := scanwarden.BuildInfo()
+	if b.Warning != "" {
+		d.add("version", Warn, "rebuild with "+scanwarden.SafeGo+" or newer (GOTOOLCHAIN=auto fetches the one go.mod names)", "%s: %s", b, b.Warning)
+		return
+	}
+	d.add("version", OK, "", "%s", b)
 }
 
 func rank(s Status) int {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/daemon"
 )
 
@@ -34,7 +35,7 @@ func runManPage(ctx context.Context, env environ, which string) int {
 	case "--man":
 		err = writeCLIMan(ctx, env, env.stdout)
 	case "--man-config":
-		err = daemon.WriteConfigMan(env.stdout, version)
+		err = daemon.WriteConfigMan(env.stdout, scanwarden.BuildInfo().Version)
 	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "scanwarden help %s: %v\n", which, err)
@@ -102,7 +103,7 @@ func helpOf(ctx context.Context, env environ, path []string) (text string, flags
 
 func writeCLIMan(ctx context.Context, env environ, w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, ".TH SCANWARDEN 8 \"\" \"scanwarden %s\" \"System Administration\"\n", roffEscapeQuoted(version))
+	fmt.Fprintf(&b, ".TH SCANWARDEN 8 \"\" \"scanwarden %s\" \"System Administration\"\n", roffEscapeQuoted(scanwarden.BuildInfo().Version))
 	b.WriteString(".SH NAME\nscanwarden \\- find out why a Kyocera MFP cannot scan to its SMB folder, and guard it\n")
 	b.WriteString(".SH SYNOPSIS\n.B scanwarden\n.I command\n.RI [ flags ]\n")
 	b.WriteString(".SH DESCRIPTION\n")

@@ -1,18 +1,25 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
 
-// version is set at link time: go build -ldflags "-X main.version=1.2.3"
-// (scripts/package does).
-var version = "dev"
+	"github.com/scanwarden/scanwarden"
+)
 
 const versionUsage = "usage: scanwarden version\n"
 
+// runVersion prints the version (the VERSION file's, or the package's set
+// at link time), the commit and the Go it was built with, and a warning
+// when that Go has advisories the code reaches.
 func runVersion(env environ, args []string) int {
 	c := newCommand(env, "version", versionUsage, 0)
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
-	fmt.Fprintln(env.stdout, "scanwarden", version)
+	b := scanwarden.BuildInfo()
+	fmt.Fprintln(env.stdout, b)
+	if b.Warning != "" {
+		fmt.Fprintln(env.stderr, "warning:", b.Warning)
+	}
 	return exitOK
 }
