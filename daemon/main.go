@@ -48,6 +48,7 @@ type Main struct {
 	sd     *sdNotifier
 	web    *webPart
 	recv   *receiverPart // nil: [receiver] off or not running
+	lock   *dataLock     // the data dir's: one serve per data dir
 	live   liveParts     // what a reload rebuilds
 	runCtx context.Context
 	stop   context.CancelFunc // ends runCtx
@@ -109,8 +110,10 @@ func (m *Main) Run(ctx context.Context) error {
 }
 
 // Open starts everything. Only what makes running pointless is an error:
-// a data dir that cannot be opened or whose key is wrong. Every other part
-// that fails is a fault and the rest runs.
+// a data dir that cannot be opened, whose key is wrong or that another
+// serve holds (*HeldError), a listener that cannot bind (*BindError: the
+// page's, and the trap and mail listeners when configured). Every other
+// part that fails is a fault and the rest runs.
 func (m *Main) Open(ctx context.Context) error {
 	if m.runCtx != nil {
 		return errors.New("daemon already open")
@@ -120,6 +123,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	if err := m.openData(ctx, &cfg); err != nil {
+		m.lock.Close()
 		return err
 	}
 	cfg = m.withSettings(ctx, cfg)
@@ -130,10 +134,22 @@ func (m *Main) Open(ctx context.Context) error {
 	// The parts outlive Open's ctx: they end with Close.
 	m.runCtx, m.stop = context.WithCancel(context.WithoutCancel(ctx))
 	m.openReceiver(cfg)
-	m.live.swap(m.openParts(cfg, resolve.NewCache(m.resolver, deviceNameTimeout)))
+	parts := m.openParts(cfg, resolve.NewCache(m.resolver, deviceNameTimeout))
+	m.live.swap(parts)
+	if err := parts.watch.listenErr; err != nil {
+		m.Close()
+		return err
+	}
 	if err := m.openWeb(cfg); err != nil {
 		m.Close()
+		var be *BindError
+		if errors.As(err, &be) {
+			return err
+		}
 		return fmt.Errorf("web: %w", err)
+	}
+	if err := m.lock.announce(m.Addr().String()); err != nil {
+		m.log.Warn("data_dir lock: listen address not written", "err", err)
 	}
 	m.wg.Add(2)
 	go m.syncDevicesLoop()
@@ -179,6 +195,9 @@ func (m *Main) openData(ctx context.Context, cfg *Config) error {
 	cfg.DataDir = dataDir
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir %s: %w", dataDir, err)
+	}
+	if m.lock, err = lockDataDir(dataDir); err != nil {
+		return err
 	}
 	m.web = &webPart{log: m.log.With("component", "web"), faults: m.faults,
 		limit: &webLimit{log: loglimit.New(m.log.With("component", "http"), 10*time.Second)}}
@@ -265,6 +284,7 @@ func (m *Main) Close() error {
 	m.stop()
 	m.wg.Wait()
 	err := m.st.Close()
+	m.lock.Close()
 	m.log.Info("stopped")
 	return err
 }

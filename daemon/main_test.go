@@ -336,43 +336,6 @@ func TestReload(t *testing.T) {
 	}
 }
 
-// A listener port taken by another process is a fault; the daemon runs.
-func TestPortTakenIsAFault(t *testing.T) {
-	busy, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
-	busyTCP, _ := net.Listen("tcp", "127.0.0.1:0")
-	defer busyTCP.Close()
-	comm := filepath.Join(t.TempDir(), "trap.community")
-	if err := os.WriteFile(comm, []byte("trap-secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(t, "[snmp]\ntrap_listen = \""+busy.LocalAddr().String()+"\"\ntrap_community_file = \""+comm+"\"\nsmtp_listen = \""+busyTCP.Addr().String()+"\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
-	if err := m.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	parts := map[string]bool{}
-	for _, f := range m.Faults() {
-		parts[f.Part] = true
-	}
-	if !parts["snmp.traps"] || !parts["snmp.mail"] || m.Monitor() == nil {
-		t.Fatalf("faults %+v", m.Faults())
-	}
-	resp, err := http.Get("http://" + m.Addr().String() + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), "2 fault") {
-		t.Fatalf("healthz %q", b)
-	}
-}
-
 // systemd hears READY=1 at start and STOPPING=1 at stop.
 func TestSDNotify(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "notify.sock")

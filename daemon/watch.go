@@ -30,6 +30,9 @@ type watchPart struct {
 	w      *snmp.Watcher // nil: nothing to watch, or it could not start
 	key    string        // the device list watched, to see a change
 	closed bool
+	// listenErr is the first trap or mail listener that could not bind
+	// (*BindError): fatal when serve starts, a fault after a reload.
+	listenErr error
 }
 
 // Open loads the rules and starts the loop over the devices registered
@@ -239,6 +242,13 @@ func (p *watchPart) open(targets []snmp.Target) *snmp.Watcher {
 			return w
 		}
 		var le *snmp.ListenError
+		if errors.As(err, &le) && p.listenErr == nil {
+			key, proto := "snmp.smtp_listen", "tcp"
+			if le.Listener == "traps" {
+				key, proto = "snmp.trap_listen", "udp"
+			}
+			p.listenErr = bindError(key, proto, le.Addr, le.Err)
+		}
 		switch {
 		case errors.As(err, &le) && le.Listener == "traps":
 			p.faults.set("snmp.traps", err.Error())

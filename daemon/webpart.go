@@ -21,8 +21,8 @@ import (
 
 // webPart is the web site and its listener: the certificate, the
 // connection caps, the HTTP server (and, on an HTTPS port, the plain-HTTP
-// redirect beside it). A port that cannot be bound is the "web" fault and
-// is tried again every 10 s.
+// redirect beside it). A port that cannot be bound at start is fatal
+// (*BindError): a daemon without its page is not left running.
 type webPart struct {
 	log    *slog.Logger
 	faults *faults
@@ -54,12 +54,11 @@ func (m *Main) openWeb(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	m.web.Open(m.runCtx, cfg.Listen, site)
-	return nil
+	return m.web.Open(m.runCtx, cfg.Listen, site)
 }
 
-// Open serves site on listen, or keeps trying to bind it under ctx.
-func (p *webPart) Open(ctx context.Context, listen string, site *web.Server) {
+// Open serves site on listen (a *BindError when it cannot be bound).
+func (p *webPart) Open(ctx context.Context, listen string, site *web.Server) error {
 	p.site = site
 	errLog := slog.NewLogLogger(p.log.With("component", "http").Handler(), slog.LevelWarn)
 	p.srv = &http.Server{Handler: site.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errLog}
@@ -70,11 +69,10 @@ func (p *webPart) Open(ctx context.Context, listen string, site *web.Server) {
 	}
 	ctx, p.stop = context.WithCancel(ctx)
 	if err := p.listen(listen); err != nil {
-		p.faults.set("web", fmt.Sprintf("listen %s: %v (retrying every 10 s)", listen, err))
-		p.log.Error("web listener", "addr", listen, "err", err)
-		p.wg.Add(1)
-		go p.retryListen(ctx, listen)
+		p.stop()
+		return bindError("listen", "tcp", listen, err)
 	}
+	return nil
 }
 
 // Addr is the web listener's address (nil before Open or while its port
@@ -124,24 +122,6 @@ func (p *webPart) listen(addr string) error {
 		}
 	}()
 	return nil
-}
-
-func (p *webPart) retryListen(ctx context.Context, addr string) {
-	defer p.wg.Done()
-	t := time.NewTicker(10 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := p.listen(addr); err == nil {
-				p.faults.clear("web")
-				p.log.Info("web listener bound", "addr", p.Addr())
-				return
-			}
-		}
-	}
 }
 
 // Close stops taking requests and waits for the running ones until 2 s

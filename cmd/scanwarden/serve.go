@@ -21,7 +21,14 @@ installed box, else ./scanwarden-data (made when missing). SIGHUP reloads
 the config (a bad file keeps the running one); SIGTERM drains running
 checks and exits within 10 s.
 
-Exit status: 0 stopped cleanly, 2 the config or the data dir is unusable.
+One serve per data dir: it holds an flock on DATA_DIR/serve.lock while it
+runs; a second one exits at once naming the first's pid and listen address.
+A listen address (listen, and [snmp] trap_listen and smtp_listen when set)
+that cannot be bound ends serve at start, naming the process that has it
+when ss(8) can tell.
+
+Exit status: 0 stopped cleanly, 2 the config or the data dir is unusable,
+another serve holds the data dir, or a listen address cannot be bound.
 
 flags:
 `
@@ -47,7 +54,7 @@ func runServe(ctx context.Context, env environ, args []string) int {
 	}
 	m := &daemon.Main{Config: cfg, Stderr: env.stderr, Getenv: env.getenv, KeyFile: c.data.keyFile}
 	if err := m.Run(ctx); err != nil {
-		return c.fail(err)
+		return c.failSafe(err)
 	}
 	return exitOK
 }
