@@ -43,24 +43,26 @@ var errGateClosed = errors.New("logon not sent")
 // MFP would: NTLM User and Domain from the form, the MFP's NetBIOS name as
 // Workstation. host is the name the MFP stores (used in tree connect paths).
 // g, when not nil, is asked before the AUTHENTICATE is sent; it runs on the
-// caller's goroutine. logon returns what the server told in negotiate and
+// caller's goroutine. dialect, when not 0, is the one SMB2 revision
+// offered (the MFP's highest, Device.MaxDialect). logon returns what the server told in negotiate and
 // session setup (nil when it said nothing). On failure conn is left open for
 // the caller to close.
-func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
+func logon(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, dialect uint16, g gate) (*smbSession, *ServerInfo, error) {
 	ntlm := &smb2.NTLMInitiator{
 		User:        f.User,
 		Password:    password,
 		Domain:      f.Domain,
 		Workstation: workstation,
 	}
-	return logonWith(ctx, conn, port, host, f.Typed, ntlm, ntlm.SessionKey, g)
+	return logonWith(ctx, conn, port, host, f.Typed, ntlm, ntlm.SessionKey, dialect, g)
 }
 
 // logonWith negotiates and sets up a session with the initiator (NTLM, or
 // Kerberos from kerberos.go); sessionKey is the initiator's, for the
-// smbwire.Stamper; typed names the logon in errors. The gate applies to an NTLM
-// AUTHENTICATE only.
-func logonWith(ctx context.Context, conn net.Conn, port int, host, typed string, init smb2.Initiator, sessionKey func() []byte, g gate) (*smbSession, *ServerInfo, error) {
+// smbwire.Stamper; typed names the logon in errors; dialect, when not 0, is
+// the one SMB2 revision offered. The gate applies to an NTLM AUTHENTICATE
+// only.
+func logonWith(ctx context.Context, conn net.Conn, port int, host, typed string, init smb2.Initiator, sessionKey func() []byte, dialect uint16, g gate) (*smbSession, *ServerInfo, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
@@ -71,7 +73,7 @@ func logonWith(ctx context.Context, conn net.Conn, port int, host, typed string,
 			return nil, nil, err
 		}
 	}
-	d := &smb2.Dialer{Initiator: init}
+	d := &smb2.Dialer{Initiator: init, Negotiator: smb2.Negotiator{SpecifiedDialect: dialect}}
 	// The library writes the AUTHENTICATE on its own goroutine: the
 	// sniffer's hold hands the gate's question over to this one.
 	var asks chan gateAsk // nil: no gate

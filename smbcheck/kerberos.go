@@ -458,7 +458,7 @@ func (c *checker) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Cl
 		return
 	}
 	ki := &smb2.Krb5Initiator{Client: cl, TargetSPN: k.spn}
-	sess, _, err := logonWith(dctx, conn, c.t.port(), c.t.Host, k.principal, ki, ki.SessionKey, nil)
+	sess, _, err := logonWith(dctx, conn, c.t.port(), c.t.Host, k.principal, ki, ki.SessionKey, c.o.Device.MaxDialect.wire(), nil)
 	if err != nil {
 		conn.Close()
 		k.cause, _ = classify(StepSession, err)

@@ -70,6 +70,7 @@ type verdictNote struct {
 // Run checks one destination. It always returns a Report: a check that
 // finds a problem has run fine.
 func Run(ctx context.Context, t Target, o Options) Report {
+	devErr := deviceFits(t, o.Device)
 	o.defaults()
 	c := &checker{t: t, o: o, r: Report{Target: t.Info(), Started: o.Now()}}
 	c.ledger = o.Ledger
@@ -77,16 +78,16 @@ func Run(ctx context.Context, t Target, o Options) Report {
 		c.ledger = &MemoryLedger{}
 	}
 	if err := t.Validate(); err != nil {
-		s := c.begin("target")
-		fix := "Correct the destination on the MFP."
-		var fe *scanwarden.FieldError
-		if errors.As(err, &fe) {
-			s.Evidence["field"] = fe.Field
-			fix = fmt.Sprintf("Correct the destination's %s on the MFP.", panelSetting(fe.Field))
-		}
-		c.fail(s, CauseUnknown, "the destination cannot be checked: "+err.Error(), fix)
-		c.finish()
+		c.invalid(err, "destination", "Correct the destination on the MFP.")
 		return c.r
+	}
+	if devErr != nil {
+		c.invalid(devErr, "device", "Correct the device's SMB profile.")
+		return c.r
+	}
+	if o.Device.NoKerberos && t.auth() == AuthAuto {
+		// The MFP tries no Kerberos: its auto is NTLM.
+		c.t.Auth = AuthNTLM
 	}
 	defer c.cleanup()
 	c.run(ctx)
@@ -98,6 +99,34 @@ func Run(ctx context.Context, t Target, o Options) Report {
 		c.r.Verdict.Summary = "The check was interrupted; from the steps that ran: " + c.r.Verdict.Summary
 	}
 	return c.r
+}
+
+// invalid ends a check whose destination (what) or device cannot be
+// replayed: the target step names the field.
+func (c *checker) invalid(err error, what, fix string) {
+	s := c.begin("target")
+	var fe *scanwarden.FieldError
+	if errors.As(err, &fe) {
+		s.Evidence["field"] = fe.Field
+		if what == "destination" {
+			fix = fmt.Sprintf("Correct the destination's %s on the MFP.", panelSetting(fe.Field))
+		} else {
+			fix = fmt.Sprintf("Correct the device's SMB profile (%s).", fe.Field)
+		}
+	}
+	c.fail(s, CauseUnknown, "the "+what+" cannot be checked: "+err.Error(), fix)
+	c.finish()
+}
+
+// deviceFits is d.Validate and what d cannot do that t asks for.
+func deviceFits(t Target, d Device) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	if d.NoKerberos && t.Auth == AuthKerberos {
+		return scanwarden.BadField("device_no_kerberos", true, "the destination logs on with Kerberos, which the device cannot")
+	}
+	return nil
 }
 
 func (c *checker) run(ctx context.Context) {
@@ -443,6 +472,13 @@ func (c *checker) judgeNegotiate(s *stepState, si *ServerInfo) bool {
 	if si.Windows != "" {
 		what += ", " + si.Windows
 	}
+	if lowest := c.o.Device.MinDialect; lowest > DialectSMB1 && si.SMB2 && !c.smb1 {
+		if d, err := ParseDialect(si.Dialect); err == nil && d != 0 && d < lowest {
+			c.fail(s, CauseUnknown, fmt.Sprintf("the server's highest dialect is SMB %s, below the MFP's lowest (%s): the MFP cannot connect", si.Dialect, lowest),
+				fmt.Sprintf("Enable SMB %s or later on the server, or a lower dialect on the MFP.", lowest))
+			return false
+		}
+	}
 	if si.SigningRequired {
 		if c.o.Device.NoSigning {
 			c.fail(s, CauseSigningRequired, "the server requires SMB signing and the MFP cannot sign", "")
@@ -673,7 +709,9 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	var res attemptResult
 	var id int64
 	g := c.logonGate(ctx, f, started, timer, &res, &id)
-	logonFn := logon
+	logonFn := func(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
+		return logon(ctx, conn, port, host, f, password, workstation, c.o.Device.MaxDialect.wire(), g)
+	}
 	if c.smb1 {
 		logonFn = func(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
 			return logonSMB1NTLM(ctx, conn, port, host, f, password, workstation, g, c.o.Device.NTLMv1 && !c.ntlmv2)

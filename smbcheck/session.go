@@ -264,7 +264,7 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *Serv
 	f := storedForm(t.User)
 	l := &dialLedger{ctx: ctx, o: o, t: t, addr: addr, f: f}
 	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
-	sess, info, err := logon(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), l.reserve)
+	sess, info, err := logon(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), 0, l.reserve)
 	lcancel()
 	if err != nil && info == nil && l.id == 0 && l.refusal == nil && !isTimeout(err) {
 		if _, ok := ntStatusOf(err); !ok {
@@ -367,7 +367,7 @@ func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*Serv
 	}
 	defer conn.Close()
 	var told *ServerInfo
-	_, info, err := logon(lctx, conn, t.port(), t.Host, storedForm(t.User), t.Password.Reveal(), t.workstation(), func(info *ServerInfo) error {
+	_, info, err := logon(lctx, conn, t.port(), t.Host, storedForm(t.User), t.Password.Reveal(), t.workstation(), 0, func(info *ServerInfo) error {
 		told = info
 		return errProbed
 	})

@@ -169,15 +169,6 @@ func ParseDestination(s string) (Target, error) {
 	return t, nil
 }
 
-// Device describes what the MFP's SMB client can do, when known.
-type Device struct {
-	SMB1Only  bool // firmware or setting: SMB1 (and NTLMv1) only
-	NoSigning bool // firmware cannot sign SMB2 traffic
-	// NTLMv1: the firmware logs on with NTLMv1 (old SMB1-only firmware);
-	// replayed over SMB1 (it implies SMB1Only).
-	NTLMv1 bool
-}
-
 // Options tune a check.
 type Options struct {
 	NoWrite bool // skip the canary write
@@ -246,9 +237,7 @@ const DefaultMaxFailures = defaultMaxFailures
 // defaults fills the durations and hooks: a zero duration is no usable
 // setting, so it means the default. MaxFailures is taken as given.
 func (o *Options) defaults() {
-	if o.Device.NTLMv1 {
-		o.Device.SMB1Only = true
-	}
+	o.Device = o.Device.normalized()
 	if o.MaxFailures < 0 {
 		o.MaxFailures = 0
 	}

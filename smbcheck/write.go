@@ -403,7 +403,7 @@ func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p
 func (c *checker) canaryName() string {
 	var rnd [6]byte
 	rand.Read(rnd[:])
-	return canaryPrefix + c.o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	return canaryPrefix + c.o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + c.o.Device.FileType.Ext()
 }
 
 // deleteCanary judges err, what deleting the written canary at p — closed,
@@ -454,7 +454,21 @@ func (c *checker) canaryFolder() string {
 // isCanaryName accepts only names this package gives its test files: a
 // journal is data and must never make a check delete anything else.
 func isCanaryName(n string) bool {
-	return strings.HasPrefix(n, canaryPrefix) && strings.HasSuffix(n, ".tmp") && !strings.ContainsAny(n, `\/:*?"<>|`) && len(n) < 100
+	return strings.HasPrefix(n, canaryPrefix) && canaryExt(n) && !strings.ContainsAny(n, `\/:*?"<>|`) && len(n) < 100
+}
+
+// canaryExt reports whether n ends in an extension a test file gets: .tmp
+// or a scan file type's.
+func canaryExt(n string) bool {
+	if strings.HasSuffix(n, ".tmp") {
+		return true
+	}
+	for _, t := range fileTypes {
+		if strings.HasSuffix(n, t.Ext()) {
+			return true
+		}
+	}
+	return false
 }
 
 // sweepCanaries removes the test files that earlier checks of this folder
