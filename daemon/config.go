@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -347,6 +348,9 @@ func ParseConfig(file string, b []byte) (Config, error) {
 	c := Defaults()
 	c.File = file
 	lines := keyLines(b)
+	if es := bareDurations(file, b, lines); len(es) > 0 {
+		return Config{}, es
+	}
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
@@ -387,6 +391,43 @@ func ParseConfig(file string, b []byte) (Config, error) {
 		return Config{}, es
 	}
 	return c, nil
+}
+
+// bareDurations finds durations written as a bare number (interval = 15):
+// the decoder takes an integer as nanoseconds, and the validation then said
+// "at least 10s" of what the admin meant as 15 minutes or seconds.
+func bareDurations(file string, b []byte, lines map[string]int) ConfigErrors {
+	var raw map[string]any
+	if toml.Unmarshal(b, &raw) != nil {
+		return nil // the decoder says what is wrong, with its line
+	}
+	var es ConfigErrors
+	var walk func(prefix string, t reflect.Type, m map[string]any)
+	walk = func(prefix string, t reflect.Type, m map[string]any) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+			v, ok := m[tag]
+			if tag == "" || tag == "-" || !ok {
+				continue
+			}
+			key := prefix + tag
+			switch {
+			case f.Type == reflect.TypeOf(Duration(0)):
+				switch n := v.(type) {
+				case int64, float64:
+					es = append(es, configError(file, lines[key], key, fmt.Sprint(n),
+						fmt.Sprintf("a duration needs its unit: write \"%vs\" or \"%vm\" (quoted)", n, n)))
+				}
+			case f.Type.Kind() == reflect.Struct:
+				if sub, ok := v.(map[string]any); ok {
+					walk(key+".", f.Type, sub)
+				}
+			}
+		}
+	}
+	walk("", reflect.TypeOf(Config{}), raw)
+	return es
 }
 
 // typeHint turns go-toml's "cannot decode TOML string into struct field

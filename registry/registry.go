@@ -161,7 +161,11 @@ func ValidName(name string) error {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case (c == '.' || c == '_' || c == '-') && i > 0:
 		default:
-			return badField("name", name, "use letters, digits, . _ - (starting with a letter or digit)")
+			reason := "use ASCII letters a-z, digits and . _ - (starting with a letter or digit)"
+			if slug := Slug(name); slug != "" && slug != name {
+				reason += fmt.Sprintf(", e.g. %q", slug)
+			}
+			return badField("name", name, reason)
 		}
 	}
 	return nil
