@@ -81,7 +81,7 @@ func (f *fakeLDAP) serve() {
 					c.Write(ldapResult(id, ldap.ApplicationExtendedResponse, f.startTLS, "unsupported extended operation"))
 				case ldap.ApplicationBindRequest:
 					dn, _ := op.Children[1].Value.(string)
-					f.record("bind " + dn + " " + string(op.Children[2].Data.Bytes()))
+					f.record("bind " + dn + " " + op.Children[2].Data.String())
 					c.Write(ldapResult(id, ldap.ApplicationBindResponse, 0, ""))
 				case ldap.ApplicationUnbindRequest:
 					return

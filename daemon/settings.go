@@ -149,10 +149,7 @@ func setValue(v reflect.Value, s string) error {
 		}
 		v.SetBool(b)
 	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
-		var out []string
-		for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
-			out = append(out, p)
-		}
+		out := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' })
 		v.Set(reflect.ValueOf(out))
 	default:
 		return errors.New("not settable here")

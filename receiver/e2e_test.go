@@ -257,7 +257,7 @@ func TestReceiveSMB3(t *testing.T) {
 	if err := e.put("reception/empty.pdf", nil, false); err != nil {
 		t.Fatal(err)
 	}
-	rows = e.waitScans(5*time.Second, "loose scan held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 3 })
+	e.waitScans(5*time.Second, "loose scan held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 3 })
 	// The barrier: a scan put after the junk is held only once the watcher
 	// has handled every event before it — the junk's included.
 	if err := e.put("reception/after.pdf", pdf("after the junk"), false); err != nil {

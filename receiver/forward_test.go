@@ -118,7 +118,7 @@ func TestForwardIdempotent(t *testing.T) {
 	if err := e.put("loose.pdf", pdf("loose"), false); err != nil {
 		t.Fatal(err)
 	}
-	rows = e.waitScans(5*time.Second, "loose held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
+	e.waitScans(5*time.Second, "loose held", func(r []receiver.Scan) bool { return count(r, receiver.Held) == 1 })
 	// A forced pass over every held scan, in this goroutine: the loose one
 	// is not among what it delivers.
 	if n, err := e.r.Deliver(context.Background(), ""); n != 0 || err != nil {

@@ -256,29 +256,6 @@ func (in *installed) stop() {
 	in.child = nil
 }
 
-// waitLine waits for a log line matching cond.
-func (in *installed) waitLine(d time.Duration, cond func(map[string]any) bool) (map[string]any, bool) {
-	deadline := time.Now().Add(d)
-	for {
-		in.mu.Lock()
-		for _, m := range in.lines {
-			if cond(m) {
-				in.mu.Unlock()
-				return m, true
-			}
-		}
-		in.mu.Unlock()
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, false
-		}
-		select {
-		case <-in.seen:
-		case <-time.After(min(left, 200*time.Millisecond)):
-		}
-	}
-}
-
 // taken lists the files the watcher catalogued (held or incomplete) so far.
 func (in *installed) taken() map[string]map[string]any {
 	in.mu.Lock()

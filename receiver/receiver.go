@@ -112,20 +112,13 @@ type Receiver struct {
 	names   nameLocks // its forwarders' choice of final names (forwarder.names)
 	mu      sync.Mutex
 	folders map[string]string // share folder → destination
-	stats   runStats
-	allowMu sync.Mutex   // one SetAllow at a time
-	allowW  string       // why the allowlist admits more than the MFPs (a standing warning); under mu
-	stopped string       // why no scan can be taken from the inbox now ("" = they can); under mu
-	share   *ShareHealth // the share probe's last answer (nil: none yet); under mu
+	allowMu sync.Mutex        // one SetAllow at a time
+	allowW  string            // why the allowlist admits more than the MFPs (a standing warning); under mu
+	stopped string            // why no scan can be taken from the inbox now ("" = they can); under mu
+	share   *ShareHealth      // the share probe's last answer (nil: none yet); under mu
 	// infoMu: one writeRunInfo at a time — the probe loop, the watcher's
 	// signal and SetAllow write receiver.json through one temporary file.
 	infoMu sync.Mutex
-}
-
-type runStats struct {
-	junk    int
-	lastErr string
-	errAt   time.Time
 }
 
 // New checks the config; nothing starts before Open.

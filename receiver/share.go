@@ -397,7 +397,7 @@ func writeFileAtomic(path string, b []byte, mode os.FileMode) error {
 // loads (it tells the watcher which MFP wrote a file and when its session
 // ended), is not installed: smbd would refuse every tree connect
 // (NT_STATUS_BAD_NETWORK_NAME, "vfs_init failed for service").
-var ErrVFSModuleMissing = errors.New("Samba's full_audit VFS module is not installed, so the fallback share refuses every MFP (vfs_init failed): apt-get install samba-vfs-modules")
+var ErrVFSModuleMissing = errors.New("the full_audit VFS module of Samba is not installed, so the fallback share refuses every MFP (vfs_init failed): apt-get install samba-vfs-modules")
 
 // FullAuditModule checks that the smbd at path (zero: found as NewSamba
 // does) has its full_audit module: it asks smbd for its MODULESDIR

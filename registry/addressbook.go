@@ -265,7 +265,7 @@ func ReadAddressBook(r io.Reader) (*AddressBook, error) {
 				book.Skipped++
 			default:
 				if first, dup := ids[c.ID]; dup {
-					return nil, &BookError{Line: c.Line, Contact: c.label(), Err: fmt.Errorf("Id %s repeats the contact on line %d", shownValue(clip(c.ID)), first)}
+					return nil, &BookError{Line: c.Line, Contact: c.label(), Err: fmt.Errorf("the Id %s repeats the contact on line %d", shownValue(clip(c.ID)), first)}
 				}
 				ids[c.ID] = c.Line
 				book.Contacts = append(book.Contacts, c)

@@ -490,7 +490,7 @@ func (s *Session) rel(name string) (string, error) {
 			continue
 		}
 		if p == ".." {
-			return "", fmt.Errorf("%q: contains ..", name)
+			return "", fmt.Errorf("%q: contains a .. component", name)
 		}
 		parts = append(parts, p)
 	}

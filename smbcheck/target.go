@@ -111,9 +111,7 @@ func (t Target) Validate() error {
 // not part of it: show a port other than 445 beside it.
 func UNC(host, share, path string) string {
 	parts := []string{`\\` + host, share}
-	for _, p := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '\\' }) {
-		parts = append(parts, p)
-	}
+	parts = append(parts, strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '\\' })...)
 	return strings.Join(parts, `\`)
 }
 

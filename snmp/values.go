@@ -68,7 +68,7 @@ func pduValueString(p gosnmp.SnmpPDU) string {
 	if b := gosnmp.ToBigInt(p.Value); b != nil && b.Cmp(big.NewInt(0)) != 0 {
 		return b.String()
 	}
-	return fmt.Sprintf("%s", p.Type)
+	return p.Type.String()
 }
 
 // formatMAC renders a 6-byte physical address; anything else is "".

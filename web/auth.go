@@ -204,7 +204,7 @@ func (s *Server) session(r *http.Request) (actor, bool) {
 	}
 	h := hashSecret(c.Value)
 	now := s.now()
-	sess, ok, err := s.sessions.get(h, now)
+	sess, ok := s.sessions.get(h, now)
 	if !ok {
 		sess, ok, err = s.cfg.Auth.Session(r.Context(), h)
 		if err != nil {
@@ -246,14 +246,14 @@ type cachedSession struct {
 
 const sessionCacheTTL = time.Second
 
-func (c *sessionCache) get(h string, now time.Time) (scanwarden.Session, bool, error) {
+func (c *sessionCache) get(h string, now time.Time) (scanwarden.Session, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[h]
 	if !ok || now.Sub(e.at) >= sessionCacheTTL || now.Before(e.at) {
-		return scanwarden.Session{}, false, nil
+		return scanwarden.Session{}, false
 	}
-	return e.s, true, nil
+	return e.s, true
 }
 
 func (c *sessionCache) put(h string, s scanwarden.Session, now time.Time) {

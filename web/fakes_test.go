@@ -359,17 +359,16 @@ const hostile = `<img src=x onerror=alert(1)>`
 
 // site is a Server over fakes, served by httptest, with a fixed password.
 type site struct {
-	t      *testing.T
-	srv    *Server
-	ts     *httptest.Server
-	auth   *memAuth
-	fleet  *fakeFleet
-	recv   *fakeReceiver
-	imp    *fakeImporter
-	sets   *fakeSettings
-	clock  *fakeClock
-	check  funcChecker
-	client *http.Client // logged in after login()
+	t     *testing.T
+	srv   *Server
+	ts    *httptest.Server
+	auth  *memAuth
+	fleet *fakeFleet
+	recv  *fakeReceiver
+	imp   *fakeImporter
+	sets  *fakeSettings
+	clock *fakeClock
+	check funcChecker
 	// checkAll counts "Check all now" requests.
 	checkAll *fakeCheckAll
 }

@@ -478,7 +478,7 @@ func TestHostileStringsAreText(t *testing.T) {
 		t.Fatalf("download: %s %q %v", resp.Status, body, resp.Header)
 	}
 	// JSON carries it as a string.
-	resp, body = s.get(c, "/api/v1/devices")
+	_, body = s.get(c, "/api/v1/devices")
 	var got struct{ Devices []Device }
 	if err := json.Unmarshal([]byte(body), &got); err != nil || got.Devices[1].SysName != hostile {
 		t.Fatalf("api devices: %v %+v", err, got)

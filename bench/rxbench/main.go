@@ -27,6 +27,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -396,7 +397,7 @@ func median(v []float64) float64 {
 func ingest(arg string) error {
 	n, err := strconv.Atoi(arg)
 	if err != nil || n < 1 || n > 5000 {
-		return fmt.Errorf("N must be 1..5000")
+		return errors.New("the number of scans must be 1..5000")
 	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "rxbench-ingest")

@@ -119,7 +119,7 @@ func (a *checkArgs) run(ctx context.Context) int {
 	if a.ad.configured() {
 		dirc, err := a.ad.open(ctx, c.env)
 		if err != nil {
-			return c.failSafe(fmt.Errorf("Active Directory: %w", err))
+			return c.failSafe(fmt.Errorf("open Active Directory: %w", err))
 		}
 		defer dirc.Close()
 		a.ad.into(&opts, dirc)

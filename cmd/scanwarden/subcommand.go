@@ -97,12 +97,6 @@ func (c *subcommand) open(ctx context.Context) (*store.Store, error) {
 	return c.data.open(ctx, c.env, true)
 }
 
-// openStore opens the data dir's store without its key: for a command that
-// reads or writes no sealed secret.
-func (c *subcommand) openStore(ctx context.Context) (*store.Store, error) {
-	return c.data.open(ctx, c.env, false)
-}
-
 // withStore opens the data dir's store (its key too when unlock), runs fn
 // on it and closes it: a command's whole use of the store.
 func (c *subcommand) withStore(ctx context.Context, unlock bool, fn func(st *store.Store) int) int {

@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	//lint:ignore SA1019 the NT hash is MD4 by [MS-NLMP] 3.3.1: NTLM cannot be spoken without it
 	"golang.org/x/crypto/md4"
 )
 
