@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,6 +32,7 @@ type Lab struct {
 	SMB2IP        string    // SMB2+-only, NTLMv2-only standalone smbd
 	SignIP        string    // signing-mandatory standalone smbd
 	GuestIP       string    // standalone smbd mapping unknown users to guest
+	EvtIP         string    // standalone smbd serving its event logs (MS-EVEN) to evreader; share limited (2 connections)
 	GhostIP       string    // nothing listens
 	TarpitIP      string    // accepts TCP and never answers
 	UpAt          time.Time // SWLAB_UP_AT: when `lab up` finished (erin's lockout ends 30 min later)
@@ -96,6 +98,7 @@ func Load() (*Lab, string) {
 		SMB2IP:        os.Getenv("SWLAB_SMB2_IP"),
 		SignIP:        os.Getenv("SWLAB_SIGN_IP"),
 		GuestIP:       os.Getenv("SWLAB_GUEST_IP"),
+		EvtIP:         os.Getenv("SWLAB_EVT_IP"),
 		GhostIP:       os.Getenv("SWLAB_GHOST_IP"),
 		TarpitIP:      os.Getenv("SWLAB_TARPIT_IP"),
 		DC2IP:         os.Getenv("SWLAB_DC2_IP"),
@@ -147,4 +150,31 @@ func (l *Lab) AddUser(tb testing.TB, sam, upn string) {
 		tb.Fatalf("samba-tool user show %s: no DN", sam)
 	}
 	run(fmt.Sprintf("dn: %s\nchangetype: modify\nreplace: userPrincipalName\nuserPrincipalName: %s\n", dn, upn), "ldbmodify")
+}
+
+// EventReader is evtsrv's account that may read its event logs (an admin
+// user there); its password is the lab password.
+const EventReader = "evreader"
+
+// WriteEvent appends a record to evtsrv's event log (Security or System)
+// with eventlogadm, as the server would have logged it at at: event id,
+// type (INFO, ERROR, WARNING, AUDIT SUCCESS, AUDIT FAILURE), source and the
+// insertion strings.
+func (l *Lab) WriteEvent(tb testing.TB, log string, at time.Time, id int, typ, source string, strs ...string) {
+	tb.Helper()
+	if l.EvtIP == "" {
+		tb.Fatal("evtsrv not in this lab (SWLAB_EVT_IP unset): run testlab/lab up again")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "LEN: 0\nRS1: 1699505740\nRCN: 0\nTMG: %d\nTMW: %d\nEID: %d\nETP: %s\nECT: 0\nRS2: 0\nCRN: 0\nUSL: 0\nSRC: %s\nSRN: EVTSRV\n",
+		at.Unix(), at.Unix(), id, typ, source)
+	for _, s := range strs {
+		fmt.Fprintf(&b, "STR: %s\n", s)
+	}
+	b.WriteString("\n")
+	cmd := exec.Command("eventlogadm", "-s", filepath.Join(l.Dir, "evtsrv", "etc", "smb.conf"), "-o", "write", log)
+	cmd.Stdin = strings.NewReader(b.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("eventlogadm -o write %s: %v: %s", log, err, out)
+	}
 }

@@ -1,0 +1,119 @@
+package msrpc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unicode/utf16"
+)
+
+// enc builds an NDR stub (little-endian, 4-byte alignment from the stub's
+// start).
+type enc struct{ b []byte }
+
+func (e *enc) align(n int) {
+	for len(e.b)%n != 0 {
+		e.b = append(e.b, 0)
+	}
+}
+
+func (e *enc) u16(v uint16) { e.b = binary.LittleEndian.AppendUint16(e.b, v) }
+
+func (e *enc) u32(v uint32) {
+	e.align(4)
+	e.b = binary.LittleEndian.AppendUint32(e.b, v)
+}
+
+// counted writes an RPC_UNICODE_STRING (Length, MaximumLength, a unique
+// pointer) and, right after it, its characters as a conformant varying
+// array without a terminating NUL — the layout of a top-level [in]
+// parameter.
+func (e *enc) counted(s string) {
+	u := utf16.Encode([]rune(s))
+	e.align(4)
+	e.u16(uint16(2 * len(u)))
+	e.u16(uint16(2 * len(u)))
+	if len(u) == 0 {
+		e.u32(0)
+		return
+	}
+	e.u32(0x00020000) // referent id
+	e.chars(u)
+}
+
+// stringz writes a [string] wchar_t* as a conformant varying array with
+// its terminating NUL.
+func (e *enc) stringz(s string) {
+	e.chars(append(utf16.Encode([]rune(s)), 0))
+}
+
+func (e *enc) chars(u []uint16) {
+	e.u32(uint32(len(u)))
+	e.u32(0)
+	e.u32(uint32(len(u)))
+	for _, c := range u {
+		e.u16(c)
+	}
+	e.align(4)
+}
+
+// dec reads an NDR stub.
+type dec struct {
+	b   []byte
+	off int
+	err error
+}
+
+var errShort = errors.New("truncated")
+
+func (d *dec) align(n int) {
+	if r := d.off % n; r != 0 {
+		d.off += n - r
+	}
+}
+
+func (d *dec) take(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || d.off+n > len(d.b) {
+		d.err = errShort
+		return nil
+	}
+	p := d.b[d.off : d.off+n]
+	d.off += n
+	return p
+}
+
+func (d *dec) u32() uint32 {
+	d.align(4)
+	p := d.take(4)
+	if p == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(p)
+}
+
+// status reads the NTSTATUS or WERROR that ends every response: the
+// stub's last four bytes.
+func status(stub []byte) (uint32, error) {
+	if len(stub) < 4 {
+		return 0, fmt.Errorf("response of %d bytes: no status", len(stub))
+	}
+	return binary.LittleEndian.Uint32(stub[len(stub)-4:]), nil
+}
+
+// utf16z decodes UTF-16LE up to the first NUL (or the end), and returns
+// the bytes used including the NUL.
+func utf16z(b []byte) (string, int) {
+	var u []uint16
+	i := 0
+	for ; i+1 < len(b); i += 2 {
+		c := binary.LittleEndian.Uint16(b[i:])
+		if c == 0 {
+			return string(utf16.Decode(u)), i + 2
+		}
+		u = append(u, c)
+	}
+	return string(utf16.Decode(u)), len(b)
+}
