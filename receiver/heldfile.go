@@ -6,67 +6,104 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/scanwarden/scanwarden/internal/safefile"
 	"golang.org/x/sys/unix"
 )
 
-// openHeld opens a scan's held copy, rel (its catalogued HeldPath), below
-// dataDir's held area for reading. The path comes from the database, which
-// the daemon's user writes, and `receiver deliver` may run as root on the
-// installed data dir: a path out of held/ is refused, and no component
-// below dataDir is followed as a symbolic link (nor a FIFO waited on).
-func openHeld(dataDir, rel string) (*os.File, error) {
+// below checks rel, a path the catalogue gives (the database the daemon's
+// user writes; root's `receiver force` and `receiver deliver` read it), as
+// a file below the data dir's area ("held" or "inbox").
+func below(area, rel string) error {
 	parts := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
-	if !filepath.IsLocal(rel) || len(parts) < 2 || parts[0] != "held" {
-		return nil, fmt.Errorf("held copy %q: not a path below the data dir's held/", rel)
+	if rel == "" || !filepath.IsLocal(rel) || len(parts) < 2 || parts[0] != area {
+		return fmt.Errorf("%s path %q: not a path below the data dir's %s/ (refused)", area, rel, area)
 	}
-	dirfd, err := unix.Open(dataDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return nil
+}
+
+// openHeld opens a scan's held copy, rel (its catalogued HeldPath), below
+// dataDir's held area for reading: a path out of held/ is refused, no
+// component below dataDir is followed as a symbolic link, nor a FIFO
+// waited on, and only a regular file with one name is read.
+func openHeld(dataDir, rel string) (*os.File, error) {
+	if err := below("held", rel); err != nil {
+		return nil, err
+	}
+	d, err := safefile.OpenDir(dataDir)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dataDir, Err: err}
+		return nil, err
 	}
-	for i, name := range parts {
-		last := i == len(parts)-1
-		flags := unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		if last {
-			flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
-		}
-		fd, err := unix.Openat(dirfd, name, flags, 0)
-		unix.Close(dirfd)
-		if err != nil {
-			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-				err = fmt.Errorf("%w (a symbolic link is not followed)", err)
-			}
-			return nil, &os.PathError{Op: "open", Path: filepath.Join(dataDir, filepath.Join(parts[:i+1]...)), Err: err}
-		}
-		dirfd = fd
-	}
-	f := os.NewFile(uintptr(dirfd), filepath.Join(dataDir, rel))
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("held copy %s: not a regular file", f.Name())
+	defer d.Close()
+	f, _, err := d.OpenRegular(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("held copy: %w", err)
 	}
 	return f, nil
 }
 
-// inboxFile is a scan's catalogued inbox path, rel, as a path below
-// dataDir's inbox/ none of whose folders is a symbolic link (the path comes
-// from the database the daemon's user writes; `receiver force` may run as
-// root). The file itself is opened without following a link (ingest).
-func inboxFile(dataDir, rel string) (string, error) {
-	parts := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
-	if !filepath.IsLocal(rel) || len(parts) < 2 || parts[0] != "inbox" {
-		return "", fmt.Errorf("inbox file %q: not a path below the data dir's inbox/", rel)
+// place is one file of the data dir: its folder, held open, and its name
+// in it.
+type place struct {
+	dir  *safefile.Dir
+	name string
+	rel  string // below the data dir, for rows and messages
+}
+
+// at opens the folder of rel (a checked path below dataDir) — made, 0700,
+// when mk — through dataDir's fd: no component followed as a link.
+func at(dataDir, rel string, mk bool) (place, error) {
+	root, err := safefile.OpenDir(dataDir)
+	if err != nil {
+		return place{}, err
 	}
-	p := dataDir
-	for _, name := range parts[:len(parts)-1] {
-		p = filepath.Join(p, name)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return "", err
-		}
-		if !fi.IsDir() {
-			return "", fmt.Errorf("%s is not a folder (a symbolic link is not followed)", p)
-		}
+	defer root.Close()
+	var d *safefile.Dir
+	if mk {
+		d, err = root.MkdirAll(filepath.Dir(rel), 0o700)
+	} else {
+		d, err = root.OpenDir(filepath.Dir(rel))
 	}
-	return filepath.Join(dataDir, rel), nil
+	if err != nil {
+		return place{}, err
+	}
+	return place{dir: d, name: filepath.Base(rel), rel: rel}, nil
+}
+
+func (p place) close() {
+	if p.dir != nil {
+		p.dir.Close()
+	}
+}
+
+// lstat is p's snapshot, p not followed when a link.
+func (p place) lstat() (snapshot, unix.Stat_t, error) {
+	st, err := p.dir.Lstat(p.name)
+	if err != nil {
+		return snapshot{}, st, err
+	}
+	return snapOf(st), st, nil
+}
+
+func snapOf(st unix.Stat_t) snapshot {
+	return snapshot{size: st.Size, mtime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec), ino: st.Ino}
+}
+
+// move renames from to to between their folders' fds (never replacing a
+// file), durably.
+func move(from, to place) error {
+	return safefile.Rename(from.dir, from.name, to.dir, to.name)
+}
+
+// heldExists says whether the held copy rel (checked below held/) is
+// there — or cannot be told apart from being there (a link on the way).
+func heldExists(dataDir, rel string) bool {
+	p, err := at(dataDir, rel, false)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	defer p.close()
+	_, _, err = p.lstat()
+	return !errors.Is(err, os.ErrNotExist)
 }

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/scanwarden/scanwarden/internal/safefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -77,18 +78,30 @@ type ingester struct {
 	dest    func(folder string) string // folder → destination name ("" = none)
 }
 
-func (g *ingester) heldDir() string { return filepath.Join(g.dataDir, "held") }
-
 // ingest takes in the file at path (absolute, inside the inbox) whose last
 // look was snap. A row is committed before the file leaves the inbox; the
-// move is a rename within one filesystem followed by fsync of the file and
-// both folders. A file someone still holds open for writing is not taken
-// (stillOpen); when the kernel cannot tell, the error is a
-// *WriterSignalError and nothing is taken.
+// move is a rename between the two folders' fds followed by fsync of the
+// file and both folders. A file someone still holds open for writing is
+// not taken (stillOpen); when the kernel cannot tell, the error is a
+// *WriterSignalError and nothing is taken. Every folder below the data dir
+// is reached through the data dir's fd, none followed as a link: root's
+// `receiver force` takes scans too.
 func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, writer string, force bool) (outcome, Scan, error) {
+	rel := g.rel(path)
+	if err := below("inbox", rel); err != nil {
+		return changed, Scan{}, err
+	}
+	src, err := at(g.dataDir, rel, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return gone, Scan{}, nil
+	}
+	if err != nil {
+		return changed, Scan{}, err
+	}
+	defer src.close()
 	// O_NONBLOCK: should anyone hold a write lease, the open fails rather
 	// than waits for it
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, st, err := src.dir.Open(src.name, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return gone, Scan{}, nil
 	}
@@ -96,6 +109,9 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 		return changed, Scan{}, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return changed, Scan{}, fmt.Errorf("%s: not a regular file", path)
+	}
 	now, err := fstatSnap(f)
 	if err != nil {
 		return changed, Scan{}, err
@@ -115,14 +131,14 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 		// links in the share, e.g. under a junk name that stays in the
 		// inbox): a write through it would change the scan after it is
 		// catalogued. This name gets its own copy; the next look takes it.
-		if err := g.unshare(f, path, snap); err != nil {
+		if err := g.unshare(f, src, snap); err != nil {
 			return changed, Scan{}, fmt.Errorf("unshare %s: %w", path, err)
 		}
 		return changed, Scan{}, nil
 	}
 	folder, file := g.split(path)
 	sc := Scan{Destination: g.dest(folder), Folder: folder, File: file, Size: snap.size, ReceivedAt: g.now().UTC(),
-		InboxPath: g.rel(path), Writer: writer}
+		InboxPath: rel, Writer: writer}
 	state, why := Held, ""
 	if _, ok, reason := Sniff(f, snap.size, file); !ok {
 		state, why = Refused, RefusedPrefix+reason
@@ -157,31 +173,34 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	if state == Incomplete {
 		return g.recordIncomplete(ctx, sc)
 	}
-	return g.commit(ctx, f, path, sc, snap, force)
+	return g.commit(ctx, f, src, sc, snap, force)
 }
 
-// commit catalogues the checked scan sc at path (f, as hashed) and moves it
+// commit catalogues the checked scan sc at src (f, as hashed) and moves it
 // into the held area: the row first (a row an earlier look committed is
 // reused, an incomplete one updated), then the durable move, then
 // verifyMoved.
-func (g *ingester) commit(ctx context.Context, f *os.File, path string, sc Scan, snap snapshot, force bool) (outcome, Scan, error) {
+func (g *ingester) commit(ctx context.Context, f *os.File, src place, sc Scan, snap snapshot, force bool) (outcome, Scan, error) {
 	if row, ok, err := g.committedRow(ctx, sc.InboxPath, sc.SHA256, snap.size); err != nil {
 		return changed, Scan{}, err
 	} else if ok {
-		held := filepath.Join(g.dataDir, row.HeldPath)
-		if err := os.MkdirAll(filepath.Dir(held), 0o700); err != nil {
-			return changed, Scan{}, err
+		dst, err := at(g.dataDir, row.HeldPath, true)
+		if err != nil {
+			return changed, Scan{}, fmt.Errorf("scan %d: held area: %w", row.ID, err)
 		}
-		if err := moveDurable(path, held); err != nil {
-			return changed, Scan{}, fmt.Errorf("move %s into the held area: %w", path, err)
+		defer dst.close()
+		if err := move(src, dst); err != nil {
+			return changed, Scan{}, fmt.Errorf("move %s into the held area: %w", src.rel, err)
 		}
-		return g.verifyMoved(ctx, f, path, held, row, snap)
+		return g.verifyMoved(ctx, f, src, dst, row, snap)
 	}
-	held, err := g.newHeldPath(sc.File)
+	heldRel := g.newHeldPath(sc.File)
+	dst, err := at(g.dataDir, heldRel, true)
 	if err != nil {
-		return changed, Scan{}, err
+		return changed, Scan{}, fmt.Errorf("held area: %w", err)
 	}
-	sc.HeldPath = g.rel(held)
+	defer dst.close()
+	sc.HeldPath = heldRel
 	if old, ok, err := g.incompleteRow(ctx, sc.InboxPath); err != nil {
 		return changed, Scan{}, err
 	} else if ok {
@@ -195,12 +214,12 @@ func (g *ingester) commit(ctx context.Context, f *os.File, path string, sc Scan,
 			return changed, Scan{}, err
 		}
 	}
-	if err := moveDurable(path, held); err != nil {
+	if err := move(src, dst); err != nil {
 		// The row is committed and the file is still in the inbox: the
 		// next look (committedRow) or recovery finishes the move.
-		return changed, sc, fmt.Errorf("move %s into the held area: %w", path, err)
+		return changed, sc, fmt.Errorf("move %s into the held area: %w", src.rel, err)
 	}
-	return g.verifyMoved(ctx, f, path, held, sc, snap)
+	return g.verifyMoved(ctx, f, src, dst, sc, snap)
 }
 
 // verifyMoved checks that what the move (by name) took out of the inbox to
@@ -210,16 +229,16 @@ func (g *ingester) commit(ctx context.Context, f *os.File, path string, sc Scan,
 // bytes: copied from f to held when no name is left to them, or — f still
 // has a name in the inbox (renamed away, not over) — sc's row is dropped
 // and they are taken under that name.
-func (g *ingester) verifyMoved(ctx context.Context, f *os.File, path, held string, sc Scan, snap snapshot) (outcome, Scan, error) {
-	moved, err := statSnap(held)
+func (g *ingester) verifyMoved(ctx context.Context, f *os.File, src, dst place, sc Scan, snap snapshot) (outcome, Scan, error) {
+	moved, _, err := dst.lstat()
 	if err != nil {
-		return changed, sc, fmt.Errorf("held copy of %s: %w", path, err)
+		return changed, sc, fmt.Errorf("held copy of %s: %w", src.rel, err)
 	}
 	if moved.ino == snap.ino {
 		return ingested, sc, nil
 	}
-	if err := putBack(held, path); err != nil {
-		return changed, sc, fmt.Errorf("put %s, renamed over a scan being taken, back into the inbox: %w", path, err)
+	if err := putBack(dst, src); err != nil {
+		return changed, sc, fmt.Errorf("put %s, renamed over a scan being taken, back into the inbox: %w", src.rel, err)
 	}
 	if links(f) > 0 {
 		if _, err := g.cat.DeleteScan(ctx, sc.ID, sc.State); err != nil {
@@ -227,26 +246,34 @@ func (g *ingester) verifyMoved(ctx context.Context, f *os.File, path, held strin
 		}
 		return changed, Scan{}, nil
 	}
-	if err := g.copyHeld(f, held, sc, snap); err != nil {
+	if err := g.copyHeld(f, dst, sc, snap); err != nil {
 		return changed, sc, fmt.Errorf("keep %s (renamed over while taken): %w", sc.File, err)
 	}
 	return ingested, sc, nil
 }
 
-// finishMove moves the inbox file at path, whose row sc was committed
-// before a crash cut its move off, to held: when it is sc's bytes and
+// finishMove moves the inbox file inboxRel, whose row sc was committed
+// before a crash cut its move off, to heldRel: when it is sc's bytes and
 // nobody holds it open for writing (a read lease, kept through the hash
 // and the move, as ingest does). open: someone does (or the kernel cannot
 // say) — it is not taken.
-func (g *ingester) finishMove(path, held string, sc Scan) (moved, open bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+func (g *ingester) finishMove(inboxRel, heldRel string, sc Scan) (moved, open bool, err error) {
+	if below("inbox", inboxRel) != nil {
+		return false, false, nil
+	}
+	if err := below("held", heldRel); err != nil {
+		return false, false, err
+	}
+	src, err := at(g.dataDir, inboxRel, false)
+	if err != nil {
+		return false, false, nil
+	}
+	defer src.close()
+	f, _, err := src.dir.OpenRegular(src.name, os.O_RDONLY, 0)
 	if err != nil {
 		return false, false, nil
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false, false, nil
-	}
 	snap, err := fstatSnap(f)
 	if err != nil || snap.size != sc.Size {
 		return false, false, nil
@@ -262,45 +289,67 @@ func (g *ingester) finishMove(path, held string, sc Scan) (moved, open bool, err
 	if !leaseHeld(f) {
 		return false, true, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(held), 0o700); err != nil {
+	if err := f.Sync(); err != nil {
 		return false, false, err
 	}
-	if err := moveDurable(path, held); err != nil {
+	dst, err := at(g.dataDir, heldRel, true)
+	if err != nil {
 		return false, false, err
 	}
-	if now, err := statSnap(held); err != nil || now.ino != snap.ino {
+	defer dst.close()
+	if err := move(src, dst); err != nil {
+		return false, false, err
+	}
+	if now, _, err := dst.lstat(); err != nil || now.ino != snap.ino {
 		// another file took the name meanwhile: back it goes
-		return false, true, putBack(held, path)
+		return false, true, putBack(dst, src)
 	}
 	return true, false, nil
 }
 
-// putBack renames from to to, or — should a file have taken that name
+// putBack moves from to to, or — should a file have taken that name
 // meanwhile — beside it under a name of its own.
-func putBack(from, to string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-	if errors.Is(err, unix.EEXIST) {
+func putBack(from, to place) error {
+	err := move(from, to)
+	if errors.Is(err, os.ErrExist) {
 		var r [4]byte
 		rand.Read(r[:])
-		ext := filepath.Ext(to)
-		to = strings.TrimSuffix(to, ext) + "-" + hex.EncodeToString(r[:]) + ext
-		err = unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+		ext := filepath.Ext(to.name)
+		to.name = strings.TrimSuffix(to.name, ext) + "-" + hex.EncodeToString(r[:]) + ext
+		err = move(from, to)
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// tempIn creates a new file (O_EXCL, 0600) with a random name beginning
+// with prefix in dir.
+func tempIn(dir *safefile.Dir, prefix string) (*os.File, string, error) {
+	for i := 0; ; i++ {
+		var r [8]byte
+		rand.Read(r[:])
+		name := prefix + hex.EncodeToString(r[:])
+		f, _, err := dir.Open(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) && i < 10 {
+			continue
+		}
+		return f, name, err
 	}
-	return fsyncPath(filepath.Dir(to))
 }
 
 // copyHeld writes f's bytes, which must be sc's (size and SHA-256), to
-// held: through a temporary file beside it, fsynced, then renamed.
-func (g *ingester) copyHeld(f *os.File, held string, sc Scan, snap snapshot) error {
-	tmp, err := os.CreateTemp(filepath.Dir(held), ".keep-*")
+// dst: through a temporary file beside it, fsynced, then renamed.
+func (g *ingester) copyHeld(f *os.File, dst place, sc Scan, snap snapshot) error {
+	tmp, name, err := tempIn(dst.dir, ".keep-")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // gone already after the rename
 	defer tmp.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			dst.dir.Remove(name)
+		}
+	}()
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -318,10 +367,11 @@ func (g *ingester) copyHeld(f *os.File, held string, sc Scan, snap snapshot) err
 	if err := tmp.Sync(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), held); err != nil {
+	if err := safefile.Rename(dst.dir, name, dst.dir, dst.name); err != nil {
 		return err
 	}
-	return fsyncPath(filepath.Dir(held))
+	ok = true
+	return nil
 }
 
 // RefusedPrefix begins a refused scan's error.
@@ -339,19 +389,31 @@ func links(f *os.File) uint64 {
 	return 1
 }
 
-// unshare replaces path, which f holds open as it looked in snap, with a
-// copy of its own (written in the held area, fsynced, renamed over path):
+// unshare replaces src, which f holds open as it looked in snap, with a
+// copy of its own (written in the held area, fsynced, renamed over src):
 // the other names keep the old file.
-func (g *ingester) unshare(f *os.File, path string, snap snapshot) error {
-	if err := os.MkdirAll(g.heldDir(), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(g.heldDir(), ".unshare-*")
+func (g *ingester) unshare(f *os.File, src place, snap snapshot) error {
+	root, err := safefile.OpenDir(g.dataDir)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // gone already after the rename
+	defer root.Close()
+	held, err := root.Mkdir("held", 0o700)
+	if err != nil {
+		return err
+	}
+	defer held.Close()
+	tmp, name, err := tempIn(held, ".unshare-")
+	if err != nil {
+		return err
+	}
 	defer tmp.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			held.Remove(name)
+		}
+	}()
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -368,10 +430,11 @@ func (g *ingester) unshare(f *os.File, path string, snap snapshot) error {
 	if err := tmp.Sync(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := safefile.Replace(held, name, src.dir, src.name); err != nil {
 		return err
 	}
-	return fsyncPath(filepath.Dir(path))
+	ok = true
+	return nil
 }
 
 func fstatSnap(f *os.File) (snapshot, error) {
@@ -406,7 +469,21 @@ func (g *ingester) committedRow(ctx context.Context, inboxRel, sum string, size 
 		if r.SHA256 != sum || r.Size != size || r.HeldPath == "" {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(g.dataDir, r.HeldPath)); errors.Is(err, os.ErrNotExist) {
+		// the row names where the file goes: below held/ only, no
+		// folder on the way a link (the daemon's user writes the rows)
+		if err := below("held", r.HeldPath); err != nil {
+			return Scan{}, false, fmt.Errorf("scan %d, committed for %s: %w", r.ID, inboxRel, err)
+		}
+		dst, err := at(g.dataDir, r.HeldPath, false)
+		if errors.Is(err, os.ErrNotExist) {
+			return r, true, nil
+		}
+		if err != nil {
+			return Scan{}, false, fmt.Errorf("scan %d, committed for %s: %w", r.ID, inboxRel, err)
+		}
+		_, _, err = dst.lstat()
+		dst.close()
+		if errors.Is(err, os.ErrNotExist) {
 			return r, true, nil
 		}
 	}
@@ -434,47 +511,17 @@ func (g *ingester) recordIncomplete(ctx context.Context, sc Scan) (outcome, Scan
 	return incomplete, sc, nil
 }
 
-// newHeldPath is a fresh, unique file in the held area; the scan's own name
-// stays in the catalogue only (it may be anything a client sent).
-func (g *ingester) newHeldPath(file string) (string, error) {
-	dir := filepath.Join(g.heldDir(), time.Now().UTC().Format("2006-01-02"))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("held area: %w", err)
-	}
+// newHeldPath is a fresh, unique file in the held area (below the data
+// dir); the scan's own name stays in the catalogue only (it may be
+// anything a client sent).
+func (g *ingester) newHeldPath(file string) string {
 	var r [8]byte
 	rand.Read(r[:])
 	ext := strings.ToLower(filepath.Ext(file))
 	if len(ext) > 8 || strings.ContainsAny(ext, " /\\") {
 		ext = ""
 	}
-	return filepath.Join(dir, hex.EncodeToString(r[:])+ext), nil
-}
-
-// moveDurable renames from to to (same filesystem) and makes the rename
-// durable: fsync of the file and of both folders.
-func moveDurable(from, to string) error {
-	if err := os.Rename(from, to); err != nil {
-		return err
-	}
-	if err := fsyncPath(to); err != nil {
-		return err
-	}
-	if err := fsyncPath(filepath.Dir(to)); err != nil {
-		return err
-	}
-	return fsyncPath(filepath.Dir(from))
-}
-
-func fsyncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", p, err)
-	}
-	return nil
+	return filepath.Join("held", time.Now().UTC().Format("2006-01-02"), hex.EncodeToString(r[:])+ext)
 }
 
 func (g *ingester) rel(p string) string {

@@ -320,10 +320,16 @@ func (r *Receiver) recover(ctx context.Context) error {
 	g := r.ingester()
 	own := "" // no claim of ours exists yet
 	for _, sc := range rows {
-		held := filepath.Join(r.cfg.DataDir, sc.HeldPath)
+		if sc.HeldPath != "" && below("held", sc.HeldPath) != nil {
+			r.log.Error("scan's held path is not below held/: refused", "id", sc.ID, "held_path", sc.HeldPath)
+			continue
+		}
 		switch sc.State {
 		case Purged:
-			os.Remove(held)
+			if p, err := at(r.cfg.DataDir, sc.HeldPath, false); err == nil {
+				p.dir.Remove(p.name)
+				p.close()
+			}
 			continue
 		case Delivering:
 			if claimAlive(sc.Claim, own) {
@@ -335,11 +341,10 @@ func (r *Receiver) recover(ctx context.Context) error {
 				return fmt.Errorf("receiver: recover: %w", err)
 			}
 		}
-		if _, err := os.Stat(held); err == nil || sc.HeldPath == "" {
+		if sc.HeldPath == "" || heldExists(r.cfg.DataDir, sc.HeldPath) {
 			continue
 		}
-		inbox := filepath.Join(r.cfg.DataDir, sc.InboxPath)
-		moved, open, err := g.finishMove(inbox, held, sc)
+		moved, open, err := g.finishMove(sc.InboxPath, sc.HeldPath, sc)
 		if err != nil {
 			return fmt.Errorf("receiver: recover scan %d: %w", sc.ID, err)
 		}
@@ -361,7 +366,7 @@ func (r *Receiver) recover(ctx context.Context) error {
 			r.log.Error("refused scan has no held copy", "id", sc.ID, "file", sc.File)
 			continue
 		}
-		sc.State, sc.Error = Failed, "held copy missing (removed from "+filepath.Dir(held)+" by hand?)"
+		sc.State, sc.Error = Failed, "held copy missing (removed from "+filepath.Join(r.cfg.DataDir, filepath.Dir(sc.HeldPath))+" by hand?)"
 		sc.NextAttempt = time.Now().Add(100 * 365 * 24 * time.Hour)
 		r.cat.UpdateScan(ctx, sc, from)
 		r.log.Error("catalogued scan has no held copy", "id", sc.ID, "file", sc.File)
@@ -501,19 +506,29 @@ func Force(ctx context.Context, dataDir string, cat Catalogue, id int64) (Scan, 
 	if sc.State != Incomplete {
 		return Scan{}, fmt.Errorf("scan %d is %s, not incomplete", id, sc.State)
 	}
-	p, err := inboxFile(dataDir, sc.InboxPath)
+	// both paths come from the database the daemon's user writes, and
+	// force may run as root: below inbox/ and held/ only, every folder
+	// reached through the data dir's fd (ingest)
+	if err := below("inbox", sc.InboxPath); err != nil {
+		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
+	}
+	src, err := at(dataDir, sc.InboxPath, false)
 	if err != nil {
 		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
 	}
-	snap, err := statSnap(p)
+	snap, st, err := src.lstat()
+	src.close()
 	if err != nil {
 		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return Scan{}, fmt.Errorf("scan %d: %s: not a regular file", id, sc.InboxPath)
 	}
 	g := &ingester{dataDir: dataDir, inbox: Inbox(dataDir), cat: cat, now: time.Now, buf: make([]byte, hashBuf),
 		dest: func(string) string { return sc.Destination }}
-	out, got, err := g.ingest(ctx, p, snap, sc.Writer, true)
+	out, got, err := g.ingest(ctx, filepath.Join(dataDir, sc.InboxPath), snap, sc.Writer, true)
 	if err != nil {
-		return Scan{}, err
+		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
 	}
 	if out != ingested {
 		return Scan{}, fmt.Errorf("scan %d changed while being forced; try again", id)
