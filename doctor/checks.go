@@ -21,11 +21,24 @@ import (
 
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/internal/safefile"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
+	"golang.org/x/sys/unix"
 )
+
+// lstatData is what name is in the data dir dir, looked at below the
+// folder's fd and not followed when a link: the daemon's user owns dir.
+func lstatData(dir, name string) (unix.Stat_t, error) {
+	d, err := safefile.OpenDir(dir)
+	if err != nil {
+		return unix.Stat_t{}, err
+	}
+	defer d.Close()
+	return d.Lstat(name)
+}
 
 // minFree is the free space below which the data dir is a warning: held
 // scans and the database grow there.
@@ -52,6 +65,22 @@ func (d *doc) dataDir(cfg daemon.Config) {
 	own := func(p string) string {
 		return fmt.Sprintf("chown -R %s: %s", d.opt.ServiceUser, p)
 	}
+	sts := map[string]unix.Stat_t{}
+	for _, f := range []string{store.DefaultFile, store.DefaultFile + "-wal", store.DefaultFile + "-shm"} {
+		fst, err := lstatData(dir, f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = safefile.Regular(filepath.Join(dir, f), fst)
+		}
+		if err != nil {
+			d.add("data_dir", Fail, "remove "+filepath.Join(dir, f)+" (the database and its -wal and -shm are plain files of the daemon's; restore the database from the backup)",
+				"%v", err)
+			return
+		}
+		sts[f] = fst
+	}
 	if os.Geteuid() == 0 && uid >= 0 {
 		// root can write anywhere: judge what the daemon's user can do
 		s := st.Sys().(*syscall.Stat_t)
@@ -62,10 +91,8 @@ func (d *doc) dataDir(cfg daemon.Config) {
 		}
 		var foreign []string
 		for _, f := range []string{store.DefaultFile, store.DefaultFile + "-wal", store.DefaultFile + "-shm"} {
-			if fst, err := os.Stat(filepath.Join(dir, f)); err == nil {
-				if fs := fst.Sys().(*syscall.Stat_t); int(fs.Uid) != uid {
-					foreign = append(foreign, fmt.Sprintf("%s (uid %d)", f, fs.Uid))
-				}
+			if fst, ok := sts[f]; ok && int(fst.Uid) != uid {
+				foreign = append(foreign, fmt.Sprintf("%s (uid %d)", f, fst.Uid))
 			}
 		}
 		if len(foreign) > 0 {
@@ -132,7 +159,7 @@ func (d *doc) key(cfg daemon.Config) string {
 	db := filepath.Join(absDataDir(cfg), store.DefaultFile)
 	st, err := os.Stat(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Stat(db); err == nil {
+		if _, err := lstatData(absDataDir(cfg), store.DefaultFile); err == nil {
 			d.add("key", Fail, "restore the key file from your backup to "+p+" (mode 0600): without it the sealed passwords cannot be read",
 				"no key file at %s, but %s exists", p, db)
 		} else {
@@ -159,7 +186,7 @@ func (d *doc) key(cfg daemon.Config) string {
 		d.add("key", Fail, "restore the key file from your backup", "%v", err)
 		return ""
 	}
-	if _, err := os.Stat(db); err == nil {
+	if _, err := lstatData(absDataDir(cfg), store.DefaultFile); err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), d.opt.Timeout)
 		defer cancel()
 		if st, err := store.OpenReadOnly(ctx, db); err == nil {
@@ -328,7 +355,7 @@ func adFix(err error) string {
 // changing it). Devices come from the registry; nothing to do without any.
 func (d *doc) snmp(ctx context.Context, cfg daemon.Config, keyPath string) {
 	db := filepath.Join(absDataDir(cfg), store.DefaultFile)
-	if _, err := os.Stat(db); err != nil {
+	if _, err := lstatData(absDataDir(cfg), store.DefaultFile); err != nil {
 		d.add("snmp", Skip, "", "no database yet: no registered device to ask")
 		return
 	}

@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/scanwarden/scanwarden/internal/safefile"
+	"golang.org/x/sys/unix"
 )
 
 // ErrStateDirOpen is returned (wrapped in a *PermError) for a state
@@ -34,54 +36,59 @@ func (e *PermError) Unwrap() error { return ErrStateDirOpen }
 // group or others can enter is repaired to 0700 when it is ours and
 // refused otherwise; the file is created 0600 here (SQLite gives its -wal
 // and -shm files the database's mode), and an existing one readable by
-// others is repaired when ours and refused otherwise.
+// others is repaired when ours and refused otherwise. Root's commands open
+// the daemon's database too, in a folder the daemon's user owns: every
+// file is opened below the folder's fd without following a link or
+// waiting (safefile), judged by fstat — a regular file with one name — and
+// repaired with fchmod on that descriptor, never by path; a file of
+// another user is never changed (refused, with the fix).
 func prepareFile(path string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create state dir: %w", err)
+	d, err := safefile.MkdirAll(filepath.Dir(path), 0o700)
+	if err != nil {
+		return fmt.Errorf("state dir: %w", err)
 	}
-	if err := tighten(dir, 0o700, "the state directory holds the failure ledger and the secrets' database: make it 0700 (chmod 700), or choose another state directory"); err != nil {
+	defer d.Close()
+	st, err := d.Stat()
+	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("create database file: %w", err)
+	if err := tighten(d.Name(), d.Fd(), st, 0o700, "the state directory holds the failure ledger and the secrets' database: make it 0700 (chmod 700), or choose another state directory"); err != nil {
+		return err
 	}
-	f.Close()
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		// Root's commands open the daemon's database too: a side file
-		// its user made a symbolic link would have them chmod, and SQLite
-		// write, whatever it points at.
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symbolic link (not followed): the database's files are plain files; remove it", p)
+	for i, name := range []string{filepath.Base(path), filepath.Base(path) + "-wal", filepath.Base(path) + "-shm"} {
+		flags := os.O_RDONLY
+		if i == 0 {
+			flags = os.O_RDWR | os.O_CREATE
 		}
-		if err := tighten(p, 0o600, "make it 0600 (chmod 600)"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		f, st, err := d.OpenRegular(name, flags, 0o600)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("database file: %w", err)
+		}
+		err = tighten(f.Name(), int(f.Fd()), st, 0o600, "make it 0600 (chmod 600)")
+		f.Close()
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// tighten checks that path (followed, when a symbolic link) grants nothing to group or others; when it does
-// and path is ours, it is set to mode; otherwise a *PermError says so.
-func tighten(path string, mode fs.FileMode, hint string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if fi.Mode().Perm()&0o077 == 0 {
+// tighten checks that the file open as fd (st its fstat) grants nothing to
+// group or others; when it does and it is ours, fchmod sets it to mode;
+// otherwise a *PermError says so and what to do. A file of another user's
+// (the daemon's, to root) is never changed.
+func tighten(path string, fd int, st unix.Stat_t, mode fs.FileMode, hint string) error {
+	if st.Mode&0o077 == 0 {
 		return nil
 	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	var owner uint32
-	if st != nil {
-		owner = st.Uid
-	}
-	if st != nil && int(owner) == os.Geteuid() {
-		if err := os.Chmod(path, mode); err != nil {
+	if int(st.Uid) == os.Geteuid() {
+		if err := unix.Fchmod(fd, uint32(mode)); err != nil {
 			return fmt.Errorf("restrict %s to %04o: %w", path, mode, err)
 		}
 		return nil
 	}
-	return &PermError{Path: path, Mode: fi.Mode(), Owner: owner, Hint: hint}
+	return &PermError{Path: path, Mode: fs.FileMode(st.Mode & 0o777), Owner: st.Uid, Hint: hint}
 }

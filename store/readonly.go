@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/scanwarden/scanwarden/internal/safefile"
 )
 
 // OpenReadOnly opens an existing database for reading only and creates or
@@ -17,12 +20,16 @@ import (
 // runs (a -wal file exists) it reads through the daemon's WAL index; when
 // the database was closed cleanly it reads the file as immutable.
 func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
-	if _, err := os.Stat(path); err != nil {
+	if sqliteHardening != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, sqliteHardening)
+	}
+	wal, err := checkReadOnly(path)
+	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	q := url.Values{}
 	q.Set("mode", "ro")
-	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) {
+	if !wal {
 		q.Set("immutable", "1")
 	}
 	q.Add("_pragma", "busy_timeout(5000)")
@@ -36,4 +43,31 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &Store{db: db, path: path, now: time.Now}, nil
+}
+
+// checkReadOnly opens the database and its side files below their
+// folder's fd — no link followed, no FIFO waited on — and refuses any that
+// is not a regular file with one name, before SQLite sees it (which then
+// opens them through hardenedOpen: a name swapped since is refused there).
+// wal: a -wal file is there (the daemon runs, or did not close cleanly).
+func checkReadOnly(path string) (wal bool, err error) {
+	d, err := safefile.OpenDir(filepath.Dir(path))
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	for i, name := range []string{filepath.Base(path), filepath.Base(path) + "-wal", filepath.Base(path) + "-shm"} {
+		f, _, err := d.OpenRegular(name, os.O_RDONLY, 0)
+		if i > 0 && errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		f.Close()
+		if i == 1 {
+			wal = true
+		}
+	}
+	return wal, nil
 }

@@ -58,6 +58,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open store: empty path")
 	}
+	if sqliteHardening != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, sqliteHardening)
+	}
 	if err := prepareFile(path); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
