@@ -10,10 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/scanwarden/scanwarden/internal/webcert"
 	"github.com/scanwarden/scanwarden/web"
@@ -181,7 +184,31 @@ func (p *webPart) announceSetup(ctx context.Context, w io.Writer, cfg Config) {
 			fp = fmt.Sprintf(" The page's certificate (%s) has the SHA-256 fingerprint %s.", cert.CertFile, cert.Fingerprint())
 		}
 	}
+	if loopbackOnly(listen) && isTerminal(w) {
+		// Run by hand on loopback: only this box reaches the page, and
+		// the console is the admin's own, not a log others read.
+		fmt.Fprintf(w, "No admin password yet. Open this one-time link (valid 24 h) to set it:\n  %s%s\n"+
+			"(also in %s; or set the password with `scanwarden admin set-password`).%s\n", urls[0], link, file, fp)
+		return
+	}
 	fmt.Fprintf(w, "No admin password yet. The page is at %s. The one-time setup link (valid 24 h) is in %s, "+
 		"readable by root and the daemon's user only: run `sudo scanwarden admin setup-link --data-dir %s` to print it "+
 		"(or set the password with `scanwarden admin set-password`).%s\n", strings.Join(urls, " "), file, cfg.DataDir, fp)
+}
+
+// loopbackOnly reports whether the page listens on a loopback address only.
+func loopbackOnly(listen net.Addr) bool {
+	ap, err := netip.ParseAddrPort(listen.String())
+	return err == nil && ap.Addr().IsLoopback()
+}
+
+// isTerminal reports whether w is a terminal (serve run by hand), not a
+// pipe, a file or systemd's journal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

@@ -42,8 +42,9 @@ usage:
   scanwarden snmp probe HOST[:PORT] | snmp walk HOST [flags]        ask an MFP for inventory, status and send failures
   scanwarden snmp watch HOST... | --hosts FILE | --cidr CIDR [flags] poll MFPs, take their traps and e-mails, store send failures
   scanwarden snmp codes                                             the Kyocera send-error code book
-  scanwarden admin set-password | admin token create NAME [flags]    the web admin's password and API tokens
-  scanwarden receiver run|list|deliver|force|status [flags]         the fallback scan share: hold scans, deliver them verified
+  scanwarden admin set-password | admin token create|list|revoke   the web admin's password and API tokens
+  scanwarden admin setup-link                                       print the one-time link that sets the web admin's password
+  scanwarden receiver run|list|deliver|force|status|prepare [flags] the fallback scan share: hold scans, deliver them verified
   scanwarden doctor [--config FILE] [--json]                        check this installation: config, data, key, Samba, ports, AD, SNMP
   scanwarden version                                                the version of this binary
   scanwarden help COMMAND                                           flags of one command

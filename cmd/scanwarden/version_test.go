@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,4 +24,36 @@ func TestVersion(t *testing.T) {
 	if code := run(context.Background(), []string{"version", "extra"}, strings.NewReader(""), &out, &errb); code != exitUsage {
 		t.Errorf("version with an argument: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// TestUsageListsEveryCommand: the help names every command path the man
+// page documents (admin setup-link was missing): each word of the path on
+// a line of the command ("destination add|list|show|remove").
+func TestUsageListsEveryCommand(t *testing.T) {
+	for _, p := range manCommands {
+		found := false
+		for _, line := range strings.Split(usage, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 || f[0] != "scanwarden" {
+				continue
+			}
+			words := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '|' })
+			has := func(w string) bool { return slices.Contains(words, w) }
+			if (f[1] == p[0] || strings.HasPrefix(f[1], p[0]+"|")) && (len(p) == 1 || all(p[1:], has)) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("the usage does not list %q", strings.Join(p, " "))
+		}
+	}
+}
+
+func all(ws []string, ok func(string) bool) bool {
+	for _, w := range ws {
+		if !ok(w) {
+			return false
+		}
+	}
+	return true
 }
