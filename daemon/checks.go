@@ -21,6 +21,9 @@ type checksPart struct {
 	dir      *ad.Directory // nil: no [ad], or it could not be used
 	notifier *incidentNotifier
 	mon      *monitor.Monitor // nil: it could not start (the "monitor" fault)
+	// check runs a check with the monitor's options (the lockout budget,
+	// the directory) outside its schedule: the page's Test before saving.
+	check checker
 }
 
 // Open builds the parts from cfg and starts the monitor under ctx (the run
@@ -33,11 +36,12 @@ func (c *checksPart) Open(ctx context.Context, cfg Config) {
 		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: c.log.With("component", "check")}
 	c.openDirectory(cfg.AD, &opts)
 	c.notifier = newIncidentNotifier(c.env, cfg)
+	c.check = checker{opts}
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
 		OnCheck: c.onCheck, OnFault: c.onFault, Log: c.log, Sweeps: eventSweeps{c.st},
 		Warnings: &warning.Tracker{Thresholds: cfg.Warnings.Thresholds(), Store: c.st, Notifies: true}, WarningNotifier: c.notifier},
-		newFleet(c.st), checker{opts}, reports{c.st}, c.st, c.notifier)
+		newFleet(c.st), c.check, reports{c.st}, c.st, c.notifier)
 	if err == nil {
 		err = mon.Open(ctx)
 	}

@@ -37,7 +37,9 @@ func notFound(err error) error {
 }
 
 func (b webBackend) webDevice(d registry.Device, inv map[string]webInv) web.Device {
-	wd := web.Device{Name: d.Name, Address: d.Address, SysName: d.SysName, Model: d.Model, Serial: d.Serial}
+	wd := web.Device{Name: d.Name, Address: d.Address, SysName: d.SysName, Model: d.Model, Serial: d.Serial,
+		Workstation: d.Workstation, SNMPVersion: d.SNMP.Version, SNMPCredentials: d.HasSNMPCredentials(),
+		V3User: d.SNMP.V3User, V3AuthProto: d.SNMP.V3AuthProto, V3PrivProto: d.SNMP.V3PrivProto}
 	if d.Address == "" {
 		wd.Fault = "not polled: no SNMP address"
 		return wd
@@ -99,9 +101,19 @@ func (b webBackend) Devices(ctx context.Context) ([]web.Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	ds, err := b.m.st.Destinations(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	count := map[string]int{}
+	for _, d := range ds {
+		count[strings.ToLower(d.Device)]++
+	}
 	out := make([]web.Device, 0, len(devs))
 	for _, d := range devs {
-		out = append(out, b.webDevice(d, inv))
+		wd := b.webDevice(d, inv)
+		wd.DestinationCount = count[strings.ToLower(d.Name)]
+		out = append(out, wd)
 	}
 	return out, nil
 }
@@ -121,7 +133,7 @@ func (b webBackend) Device(ctx context.Context, name string) (web.Device, error)
 	if err != nil {
 		return web.Device{}, err
 	}
-	wd.Destinations = dests
+	wd.Destinations, wd.DestinationCount = dests, len(dests)
 	return wd, nil
 }
 

@@ -46,6 +46,7 @@ type webPart struct {
 func (m *Main) openWeb(cfg Config) error {
 	b := webBackend{m}
 	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b, Warnings: b,
+		DeviceManager: b, DestinationManager: b,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(cfg.DataDir, "receiver")},
 		Metrics:  m.metrics.Handler(), Logger: m.web.log, TLS: m.web.cert != nil, Authenticated: m.web.limit.trust,

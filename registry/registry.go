@@ -303,3 +303,41 @@ type Report struct {
 	Report smbcheck.Report
 	JSON   []byte
 }
+
+// HasSNMPCredentials says whether the device stores an SNMP secret (a
+// community or v3 passphrases).
+func (d Device) HasSNMPCredentials() bool {
+	return !d.SNMP.Community.IsZero() || !d.SNMP.V3Auth.IsZero() || !d.SNMP.V3Priv.IsZero()
+}
+
+// Over is d, a change to the stored device old, with what d leaves empty
+// kept from old. Without new credentials (withCredentials false) old's
+// stay — but only at the address they were given for: moving a device
+// with stored credentials to another agent without giving them again is
+// refused (a *scanwarden.FieldError on "community"), so they are never
+// sent to an address they were not meant for.
+func (d Device) Over(old Device, withCredentials bool) (Device, error) {
+	for _, f := range []struct {
+		dst *string
+		old string
+	}{
+		{&d.Address, old.Address}, {&d.SysName, old.SysName}, {&d.Workstation, old.Workstation},
+		{&d.Serial, old.Serial}, {&d.Model, old.Model},
+	} {
+		if *f.dst == "" {
+			*f.dst = f.old
+		}
+	}
+	if withCredentials {
+		return d, nil
+	}
+	if old.HasSNMPCredentials() && d.Address != old.Address && !Address(d.Address).Same(Address(old.Address)) {
+		return d, badField("community", "", fmt.Sprintf("the stored SNMP credentials were given for %s and are never sent to another address: give them again for %s", old.Address, d.Address))
+	}
+	v := d.SNMP.Version
+	d.SNMP = old.SNMP
+	if v != "" {
+		d.SNMP.Version = v
+	}
+	return d, nil
+}

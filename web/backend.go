@@ -109,6 +109,85 @@ type Settings interface {
 	SendTest(ctx context.Context, channel string) (string, error)
 }
 
+// DeviceManager adds, changes and removes devices: what `scanwarden device`
+// does. A value that cannot be stored is a *scanwarden.FieldError whose
+// Field is the form's field name (DeviceInput's form keys).
+type DeviceManager interface {
+	PutDevice(ctx context.Context, d DeviceInput) error
+	// RemoveDevice refuses a device that still has destinations unless
+	// withDestinations (a *scanwarden.FieldError on "with_destinations").
+	RemoveDevice(ctx context.Context, name string, withDestinations bool) error
+}
+
+// DestinationManager adds, changes, tries and removes destinations: what
+// `scanwarden destination` and `scanwarden check` do. A value that cannot
+// be stored is a *scanwarden.FieldError whose Field is the form's field
+// name (DestinationInput's form keys).
+type DestinationManager interface {
+	PutDestination(ctx context.Context, d DestinationInput) error
+	// TryDestination checks d as it would be stored (its device's
+	// workstation, the stored password when KeepPassword), streaming each
+	// step to progress; nothing is stored. The error means the check could
+	// not run (a bad field: *scanwarden.FieldError).
+	TryDestination(ctx context.Context, d DestinationInput, progress func(smbcheck.Step)) (smbcheck.Report, error)
+	// Held counts the destination's scans the fallback share holds for it
+	// (held or failed: not yet delivered).
+	Held(ctx context.Context, name string) (int, error)
+	// RemoveDestination removes it; its held scans are delivered to
+	// another destination (HeldMove, to), kept held under its name
+	// (HeldKeep: a destination added again by that name gets them) or
+	// discarded (HeldDiscard). It says how many scans were moved or
+	// discarded.
+	RemoveDestination(ctx context.Context, name string, held HeldAction, to string) (int, error)
+}
+
+// HeldAction is what becomes of a removed destination's held scans.
+type HeldAction string
+
+// What to do with held scans.
+const (
+	HeldKeep    HeldAction = "keep"
+	HeldMove    HeldAction = "move"
+	HeldDiscard HeldAction = "discard"
+)
+
+// DeviceInput is a device as its form gives it. A zero secret keeps the
+// stored one — except that stored SNMP credentials stay with the address
+// they were given for: a new address needs them again.
+type DeviceInput struct {
+	Name string
+	// New: add (a name in use is refused); else the device must exist.
+	New         bool
+	Address     string // HOST[:PORT] it answers SNMP on
+	SNMPVersion string // "", 1, 2c, 3
+	Community   scanwarden.Secret
+	V3User      string
+	V3AuthProto string
+	V3Auth      scanwarden.Secret
+	V3PrivProto string
+	V3Priv      scanwarden.Secret
+	SysName     string
+	Workstation string
+}
+
+// DestinationInput is a destination as its form gives it.
+type DestinationInput struct {
+	Name string
+	// New: add (a name in use is refused); else it must exist.
+	New bool
+	// Folder is the folder as the MFP stores it: \\HOST\SHARE\PATH or
+	// //HOST[:PORT]/SHARE/PATH.
+	Folder   string
+	User     string
+	Password scanwarden.Secret
+	// KeepPassword keeps the stored password (an edit whose password
+	// field was left empty).
+	KeepPassword bool
+	Device       string
+	Workstation  string
+	Auth         string // ntlm, kerberos, auto
+}
+
 // Status tells the daemon's own faults (a listener that could not bind, the
 // DC down, a full disk).
 type Status interface {
@@ -177,8 +256,17 @@ type Device struct {
 	Reachable bool      `json:"reachable"`
 	LastSeen  time.Time `json:"last_seen"` // zero: never answered
 	// Fault is why the device is not polled or not answering, "" when fine.
-	Fault        string        `json:"fault,omitempty"`
-	Destinations []Destination `json:"destinations,omitempty"` // in Device(name)
+	Fault string `json:"fault,omitempty"`
+	// What its form edits (SNMP secrets never: only whether one is stored).
+	Workstation     string `json:"workstation,omitempty"` // the override of SysName
+	SNMPVersion     string `json:"snmp_version,omitempty"`
+	SNMPCredentials bool   `json:"snmp_credentials"`
+	V3User          string `json:"v3_user,omitempty"`
+	V3AuthProto     string `json:"v3_auth_proto,omitempty"`
+	V3PrivProto     string `json:"v3_priv_proto,omitempty"`
+	// DestinationCount is how many destinations it has (Devices too).
+	DestinationCount int           `json:"destination_count"`
+	Destinations     []Destination `json:"destinations,omitempty"` // in Device(name)
 }
 
 // Destination is one SMB scan destination as the device stores it. It never

@@ -18,6 +18,9 @@ type dashboardView struct {
 	Receiver     *ReceiverStatus
 	Faults       []Fault
 	Problems     []string // parts that could not be read
+	// Start is the getting-started list (nil once devices and
+	// destinations exist).
+	Start []startStep
 }
 
 // dashboard is the fleet at a glance: failing destinations first.
@@ -72,6 +75,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
 			problem("the daemon's faults", err)
 		}
 	}
+	v.Start = s.gettingStarted(ctx, v)
 	flash := ""
 	if r.URL.Query().Get("done") == "check-all" {
 		flash = "Every destination is queued for a check (" + r.URL.Query().Get("n") + "); the results appear here as they come in."

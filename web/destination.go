@@ -13,6 +13,7 @@ type destinationView struct {
 	History     []CheckRecord
 	CanCheck    bool
 	CanEdit     bool            // an Editor is wired: the auth form shows
+	CanManage   bool            // a DestinationManager is wired: edit and remove show
 	Warnings    []warning.Group // the ones this destination is in
 }
 
@@ -29,7 +30,8 @@ func (s *Server) destinationPage(w http.ResponseWriter, r *http.Request, _ actor
 		s.fail(w, r, "destination", err)
 		return
 	}
-	v := destinationView{Destination: d, CanCheck: s.cfg.Checker != nil, CanEdit: s.cfg.Editor != nil}
+	v := destinationView{Destination: d, CanCheck: s.cfg.Checker != nil, CanEdit: s.cfg.Editor != nil,
+		CanManage: s.cfg.DestinationManager != nil}
 	if v.History, err = s.cfg.Fleet.History(r.Context(), d.Name, 20); err != nil {
 		s.log.Error("destination history", "destination", d.Name, "err", err)
 	}
@@ -44,10 +46,10 @@ func (s *Server) destinationPage(w http.ResponseWriter, r *http.Request, _ actor
 			}
 		}
 	}
-	flash := ""
+	flash := flashFor(r.URL.Query().Get("done"))
 	if r.URL.Query().Get("checked") != "" {
 		flash = "The check ran; its report is below."
 	}
-	s.render(w, http.StatusOK, "destination", pageData{Title: "Destination " + d.Name, Nav: "overview", LoggedIn: true,
+	s.render(w, http.StatusOK, "destination", pageData{Title: "Destination " + d.Name, Nav: "destinations", LoggedIn: true,
 		Flash: flash, Data: v})
 }

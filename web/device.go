@@ -5,8 +5,10 @@ import (
 )
 
 type deviceView struct {
-	Device Device
-	Events []Event
+	Device    Device
+	Events    []Event
+	CanManage bool // a DeviceManager is wired: edit and remove show
+	CanAdd    bool // a DestinationManager is wired: "add a destination" shows
 }
 
 // devicePage shows one MFP: inventory, recent send failures explained from
@@ -22,11 +24,12 @@ func (s *Server) devicePage(w http.ResponseWriter, r *http.Request, _ actor) {
 		s.fail(w, r, "device", err)
 		return
 	}
-	v := deviceView{Device: d}
+	v := deviceView{Device: d, CanManage: s.cfg.DeviceManager != nil, CanAdd: s.cfg.DestinationManager != nil}
 	if s.cfg.Events != nil {
 		if v.Events, err = s.cfg.Events.Events(r.Context(), EventQuery{Device: d.Name, Which: EventsVerified, Limit: 50}); err != nil {
 			s.log.Error("device events", "device", d.Name, "err", err)
 		}
 	}
-	s.render(w, http.StatusOK, "device", pageData{Title: "Device " + d.Name, Nav: "overview", LoggedIn: true, Data: v})
+	s.render(w, http.StatusOK, "device", pageData{Title: "Device " + d.Name, Nav: "devices", LoggedIn: true,
+		Flash: flashFor(r.URL.Query().Get("done")), Data: v})
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 )
@@ -46,6 +47,7 @@ func parseViews() (*views, error) {
 			return nil
 		},
 		"size":    formatSize,
+		"shown":   scanwarden.Visible,
 		"pathseg": url.PathEscape,
 		"join":    strings.Join,
 		"add":     func(a, b int) int { return a + b },

@@ -92,8 +92,27 @@ func newRuns(now func() time.Time) *runs {
 	return &runs{byID: map[string]*run{}, byDest: map[string]*run{}, now: now, ctx: ctx, cancel: cancel}
 }
 
-// start begins a check of dest, or returns the one already running.
+// checkFunc runs one check, streaming its steps to progress.
+type checkFunc func(ctx context.Context, progress func(smbcheck.Step)) (smbcheck.Report, error)
+
+// start begins a check of dest (Run check now), or returns the one already
+// running.
 func (rs *runs) start(dest string, c Checker) (*run, bool) {
+	return rs.startFunc(dest, func(ctx context.Context, progress func(smbcheck.Step)) (smbcheck.Report, error) {
+		return c.Check(ctx, dest, progress)
+	})
+}
+
+// startTry begins a check that stores nothing (Test before saving); it is
+// never joined by another.
+func (rs *runs) startTry(check checkFunc) *run {
+	r, _ := rs.startFunc("try "+randomString(12), check)
+	return r
+}
+
+// startFunc begins check under key, or returns the run already going under
+// that key.
+func (rs *runs) startFunc(dest string, check checkFunc) (*run, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if r := rs.byDest[dest]; r != nil {
@@ -111,7 +130,7 @@ func (rs *runs) start(dest string, c Checker) (*run, bool) {
 		defer rs.wg.Done()
 		ctx, cancel := context.WithTimeout(rs.ctx, runTimeout)
 		defer cancel()
-		rep, err := c.Check(ctx, dest, func(st smbcheck.Step) {
+		rep, err := check(ctx, func(st smbcheck.Step) {
 			r.update(func() { r.steps = append(r.steps, st) })
 		})
 		rs.mu.Lock()

@@ -43,6 +43,10 @@ type Config struct {
 	CheckAll AllChecker
 	// Editor sets a destination's auth (nil: the page shows it read-only).
 	Editor Editor
+	// DeviceManager and DestinationManager add, change and remove devices
+	// and destinations (nil: the lists are read-only).
+	DeviceManager      DeviceManager
+	DestinationManager DestinationManager
 	// Warnings lists what will fail days ahead (GET /api/v1/warnings, the
 	// destination page).
 	Warnings WarningLister
@@ -208,8 +212,25 @@ func (s *Server) pageRoutes(mux *recordingMux) {
 	page("POST /logout", s.logout)
 	cached("GET /{$}", s.dashboard)
 	page("POST /check-all", s.checkAll)
+	// "_new" and "_test" are never a name (ValidName starts with a
+	// letter or digit).
+	cached("GET /devices", s.devicesPage)
+	page("GET /devices/_new", s.deviceNew)
+	page("POST /devices", s.deviceSave)
 	cached("GET /devices/{name}", s.devicePage)
+	page("GET /devices/{name}/edit", s.deviceEdit)
+	page("POST /devices/{name}/edit", s.deviceSave)
+	page("GET /devices/{name}/remove", s.deviceRemoveForm)
+	page("POST /devices/{name}/remove", s.deviceRemove)
+	cached("GET /destinations", s.destinationsPage)
+	page("GET /destinations/_new", s.destinationNew)
+	page("POST /destinations", s.destinationSave)
+	page("POST /destinations/_test", s.destinationTry)
 	cached("GET /destinations/{name}", s.destinationPage)
+	page("GET /destinations/{name}/edit", s.destinationEdit)
+	page("POST /destinations/{name}/edit", s.destinationSave)
+	page("GET /destinations/{name}/remove", s.destinationRemoveForm)
+	page("POST /destinations/{name}/remove", s.destinationRemove)
 	page("POST /destinations/{name}/check", s.checkNow)
 	page("POST /destinations/{name}/auth", s.destinationAuth)
 	page("GET /runs/{id}/events", s.runEvents)

@@ -26,6 +26,7 @@ func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request, _ actor) {
 func flashFor(done string) string {
 	return map[string]string{
 		"saved":    "Saved.",
+		"removed":  "Removed.",
 		"revoked":  "The token is revoked.",
 		"password": "The admin password is changed; every other session has ended.",
 	}[done]

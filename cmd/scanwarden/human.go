@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
-	"unicode"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // humanf prints a line of human output. Every string argument is cleaned of
@@ -21,36 +21,6 @@ func humanf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, format, args...)
 }
 
-// terminalSafe shows control characters (C0, DEL, C1, line and paragraph
-// separators) and invisible format characters (bidi overrides, zero-width)
-// as escapes, so that what is printed is what was sent, visibly.
-func terminalSafe(s string) string {
-	clean := true
-	for _, r := range s {
-		if unsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == unicode.ReplacementChar:
-			b.WriteString(`\ufffd`)
-		case !unsafeRune(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
-}
+// terminalSafe shows control characters and invisible format characters
+// as escapes (scanwarden.Visible).
+func terminalSafe(s string) string { return scanwarden.Visible(s) }

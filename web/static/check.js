@@ -1,15 +1,13 @@
-// Run check now: start the check, then follow its steps as they complete
-// (server-sent events). Everything from the server is put in as text.
+// Run check now (a destination's page) and Test before saving (the
+// destination form): start the check, then follow its steps as they
+// complete (server-sent events). Everything from the server is put in as
+// text. Without script the forms post and the page comes back with the
+// report.
 "use strict";
 (function () {
-	var form = document.getElementById("check-form");
-	if (!form || !window.EventSource || !window.fetch) {
-		return; // without script the form posts and the page reloads with the report
+	if (!window.EventSource || !window.fetch) {
+		return;
 	}
-	var button = document.getElementById("run-check");
-	var state = document.getElementById("check-state");
-	var list = document.getElementById("live-steps");
-	var verdict = document.getElementById("live-verdict");
 
 	function el(tag, cls, text) {
 		var e = document.createElement(tag);
@@ -32,7 +30,7 @@
 			return k + "=" + String(v);
 		}).join(" ");
 	}
-	function addStep(st) {
+	function addStep(list, st) {
 		var li = el("li", "step " + statusClass(st.status));
 		li.appendChild(el("span", "sid", st.id));
 		li.appendChild(document.createTextNode(" "));
@@ -48,7 +46,7 @@
 		}
 		list.appendChild(li);
 	}
-	function showVerdict(rep) {
+	function showVerdict(verdict, rep) {
 		var v = rep.verdict || {};
 		verdict.textContent = "";
 		verdict.className = "verdict " + (v.cause === "ok" ? "ok-edge" : "bad-edge");
@@ -73,8 +71,6 @@
 			verdict.appendChild(w);
 		}
 		verdict.hidden = false;
-		var old = document.getElementById("last-report");
-		if (old) { old.hidden = true; } // the live report is the newest
 	}
 	// refresh puts in the stored-report and history sections of the page as
 	// the server now renders it (the report is stored once the stream ends).
@@ -98,37 +94,98 @@
 				if (stored) { stored.hidden = true; } // the live report above is this one
 			});
 	}
-	function done(text) {
-		state.textContent = text;
-		button.disabled = false;
-	}
-
-	form.dataset.live = "on"; // tests wait for this before they click
-	form.addEventListener("submit", function (e) {
-		e.preventDefault();
-		button.disabled = true;
-		list.textContent = "";
-		list.hidden = false;
-		verdict.hidden = true;
-		state.textContent = "Starting…";
-		fetch(form.action, { method: "POST", headers: { "Accept": "application/json" }, credentials: "same-origin" })
+	// follow starts a check with a POST of body to action and streams it
+	// into the list and verdict elements; o.end runs when the stream ends.
+	function follow(o) {
+		o.button.disabled = true;
+		o.list.textContent = "";
+		o.list.hidden = false;
+		o.verdict.hidden = true;
+		o.state.textContent = "Starting…";
+		function done(text) {
+			o.state.textContent = text;
+			o.button.disabled = false;
+		}
+		fetch(o.action, { method: "POST", headers: o.headers, body: o.body, credentials: "same-origin" })
 			.then(function (r) {
-				if (!r.ok) { throw new Error("the server answered " + r.status); }
+				if (!r.ok) {
+					var err = new Error("the server answered " + r.status);
+					err.status = r.status;
+					throw err;
+				}
 				return r.json();
 			})
 			.then(function (j) {
-				state.textContent = "Checking…";
+				o.state.textContent = "Checking…";
 				var es = new EventSource(j.events);
-				es.addEventListener("step", function (m) { addStep(JSON.parse(m.data)); });
-				es.addEventListener("verdict", function (m) { showVerdict(JSON.parse(m.data)); });
+				es.addEventListener("step", function (m) { addStep(o.list, JSON.parse(m.data)); });
+				es.addEventListener("verdict", function (m) { showVerdict(o.verdict, JSON.parse(m.data)); o.onVerdict(); });
 				es.addEventListener("failed", function (m) { es.close(); done(JSON.parse(m.data).error); });
-				es.onerror = function () { es.close(); done("The stream was cut; reload the page for the stored report."); };
+				es.onerror = function () { es.close(); done(o.cut); };
 				es.addEventListener("end", function () {
 					es.close();
-					refresh().then(function () { done("Done; the report is stored."); },
-						function () { done("Done; the report is stored (reload for the history)."); });
+					o.end(done);
 				});
 			})
-			.catch(function (err) { done("Could not start the check: " + err.message); });
-	});
+			.catch(function (err) {
+				if (o.refused && o.refused(err)) { return; }
+				done("Could not start the check: " + err.message);
+			});
+	}
+
+	var form = document.getElementById("check-form");
+	if (form) {
+		form.dataset.live = "on"; // tests wait for this before they click
+		form.addEventListener("submit", function (e) {
+			e.preventDefault();
+			follow({
+				action: form.action, headers: { "Accept": "application/json" },
+				button: document.getElementById("run-check"), state: document.getElementById("check-state"),
+				list: document.getElementById("live-steps"), verdict: document.getElementById("live-verdict"),
+				cut: "The stream was cut; reload the page for the stored report.",
+				onVerdict: function () {
+					var old = document.getElementById("last-report");
+					if (old) { old.hidden = true; } // the live report is the newest
+				},
+				end: function (done) {
+					refresh().then(function () { done("Done; the report is stored."); },
+						function () { done("Done; the report is stored (reload for the history)."); });
+				}
+			});
+		});
+	}
+
+	// Test before saving: the destination form's second button checks what
+	// the form holds; nothing is stored. A form the server refuses (a field
+	// is wrong) is sent again without script: the page shows the error
+	// beside the field.
+	var dform = document.getElementById("destination-form");
+	var tryButton = document.getElementById("destination-try");
+	if (dform && tryButton) {
+		var bypass = false;
+		dform.dataset.live = "on";
+		dform.addEventListener("submit", function (e) {
+			if (bypass || e.submitter !== tryButton) {
+				return;
+			}
+			e.preventDefault();
+			var old = document.getElementById("try-report");
+			if (old) { old.hidden = true; }
+			follow({
+				action: tryButton.formAction, body: new URLSearchParams(new FormData(dform)),
+				headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded" },
+				button: tryButton, state: document.getElementById("try-state"),
+				list: document.getElementById("try-steps"), verdict: document.getElementById("try-verdict"),
+				cut: "The stream was cut; test again.",
+				onVerdict: function () {},
+				end: function (done) { done("Done; nothing was stored."); },
+				refused: function (err) {
+					if (err.status !== 400) { return false; }
+					bypass = true;
+					dform.requestSubmit(tryButton);
+					return true;
+				}
+			});
+		});
+	}
 })();

@@ -1,0 +1,265 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/testlab"
+	"github.com/scanwarden/scanwarden/web/webtest"
+)
+
+// TestWebManage is the issue's browser test of managing the registry from
+// the page, against the whole daemon and the lab's DC: the getting-started
+// list; a device added (its community never sent back), refused with the
+// error beside the field, edited; a destination tested before saving (a
+// real verdict from the DC's share, nothing stored), added, edited with
+// its password kept; an imported contact whose password was unreadable
+// given one; the sortable lists with hostile names shown as text; a
+// destination with held scans removed twice (its scans delivered to
+// another, then discarded); the device removed; every write in the audit
+// log, no secret in it.
+func TestWebManage(t *testing.T) {
+	lab := testlab.Require(t)
+	m, base := openWebDaemonOn(t, registry.Destination{}, "")
+	st := m.Store()
+	ctx := context.Background()
+	b := webtest.Start(t, 3*time.Minute)
+	shots := os.Getenv("WEB_SCREENSHOTS")
+	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(b.Ctx, actions...); err != nil {
+			b.Screenshot(t, shots, "manage-failed", 1280)
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(sel string) string { return strings.Join(strings.Fields(b.Text(t, sel)), " ") }
+	b.Login(t, base, "web test password")
+
+	// The overview without destinations: getting started.
+	do("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`#getting-started`)))
+	if got := text(`#start-device`); !strings.Contains(got, "done") {
+		t.Errorf("register the MFP (one device exists): %q", got)
+	}
+	if got := text(`#start-destinations`); !strings.Contains(got, "to do") || !strings.Contains(got, "Add a destination") {
+		t.Errorf("destinations step: %q", got)
+	}
+	b.Screenshot(t, shots, "manage-getting-started", 1280)
+
+	// A device: a name the registry refuses is said beside the field.
+	const community = "c0mmunity-S3cret"
+	do("device form", chromedp.Navigate(base+"/devices"), chromedp.Click(chromedp.CSS(`#device-add`)),
+		chromedp.WaitVisible(chromedp.CSS(`#device-form`)),
+		chromedp.SetValue(chromedp.CSS(`#device-form input[name=name]`), "büro-mfp"),
+		chromedp.SetValue(chromedp.CSS(`#device-form input[name=address]`), lab.Getenv("SWLAB_SNMPSIM_IP")+":161"),
+		chromedp.SetValue(chromedp.CSS(`#device-form input[name=community]`), community),
+		chromedp.Click(chromedp.CSS(`#device-save`)), chromedp.WaitVisible(chromedp.CSS(`label.bad .field-error`)))
+	if got := text(`label.bad`); !strings.HasPrefix(got, "Name") || !strings.Contains(got, "letters") {
+		t.Errorf("the refused name's label: %q", got)
+	}
+	do("device add", chromedp.SetValue(chromedp.CSS(`#device-form input[name=name]`), "mfp-lab"),
+		chromedp.SetValue(chromedp.CSS(`#device-form input[name=community]`), community),
+		chromedp.Click(chromedp.CSS(`#device-save`)), chromedp.WaitVisible(chromedp.CSS(`#device-edit`)))
+	dev, err := st.Device(ctx, "mfp-lab")
+	if err != nil || dev.SNMP.Community.Reveal() != community || dev.Address != lab.Getenv("SWLAB_SNMPSIM_IP")+":161" {
+		t.Fatalf("device stored: %+v %v", dev, err)
+	}
+	do("device edit", chromedp.Click(chromedp.CSS(`#device-edit`)), chromedp.WaitVisible(chromedp.CSS(`#device-form`)))
+	html, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+	if err != nil || strings.Contains(html, community) || !strings.Contains(text(`#snmp-credentials`), "stored") {
+		t.Fatalf("the edit form: %v, community sent back %v", err, strings.Contains(html, community))
+	}
+	do("device save", chromedp.SetValue(chromedp.CSS(`#device-form input[name=workstation]`), "MFP01"),
+		chromedp.Click(chromedp.CSS(`#device-save`)), chromedp.WaitVisible(chromedp.CSS(`#device-edit`)))
+	if dev, err = st.Device(ctx, "mfp-lab"); err != nil || dev.Workstation != "MFP01" || dev.SNMP.Community.Reveal() != community {
+		t.Fatalf("device after edit: %+v %v", dev, err)
+	}
+
+	// A destination: tested before saving against the DC's share (a real
+	// verdict each time, nothing stored), then added.
+	folder := `\\` + lab.DCHost + `\scans`
+	fill := func(name, folder string) {
+		do("destination form", chromedp.Navigate(base+"/destinations/_new?device=mfp-lab"),
+			chromedp.WaitVisible(chromedp.CSS(`#destination-form[data-live]`)),
+			chromedp.SetValue(chromedp.CSS(`#destination-form input[name=name]`), name),
+			chromedp.SetValue(chromedp.CSS(`#destination-form input[name=folder]`), folder),
+			chromedp.SetValue(chromedp.CSS(`#destination-form input[name=user]`), lab.Domain+`\alice`),
+			chromedp.SetValue(chromedp.CSS(`#destination-form input[name=password]`), lab.Password))
+	}
+	try := func(want string) {
+		t.Helper()
+		do("test before saving", chromedp.Click(chromedp.CSS(`#destination-try`)))
+		waitCtx, cancel := context.WithTimeout(b.Ctx, 90*time.Second)
+		err := chromedp.Do(waitCtx, chromedp.WaitVisible(chromedp.CSS(`#try-verdict`)))
+		cancel()
+		if err != nil {
+			b.Screenshot(t, shots, "manage-try-failed", 1280)
+			t.Fatalf("no verdict: %v; state %q", err, text(`#try-state`))
+		}
+		n, _ := b.Count(`#try-steps li`)
+		got := text(`#try-verdict`)
+		t.Logf("test before saving: %d steps, verdict %q", n, got)
+		if !strings.HasPrefix(got, want) || n < 3 {
+			t.Errorf("verdict %q after %d steps, want %q", got, n, want)
+		}
+		if _, err := st.Destination(ctx, "labscans"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the test stored the destination: %v", err)
+		}
+	}
+	fill("labscans", folder+`\readonly`)
+	try("no-write-permission")
+	fill("labscans", folder)
+	try("ok")
+	b.Screenshot(t, shots, "manage-try", 1280)
+	do("destination add", chromedp.Click(chromedp.CSS(`#destination-save`)), chromedp.WaitVisible(chromedp.CSS(`#destination-edit`)))
+	d, err := st.Destination(ctx, "labscans")
+	if err != nil || d.Host != lab.DCHost || d.Share != "scans" || d.User != lab.Domain+`\alice` || d.Password.Reveal() != lab.Password ||
+		d.Device != "mfp-lab" || d.Source != registry.SourceAdded {
+		t.Fatalf("destination stored: %+v %v", d, err)
+	}
+	// Edited: another folder, the password field left empty keeps it.
+	do("destination edit", chromedp.Click(chromedp.CSS(`#destination-edit`)), chromedp.WaitVisible(chromedp.CSS(`#destination-form`)),
+		chromedp.SetValue(chromedp.CSS(`#destination-form input[name=folder]`), folder+`\sub`),
+		chromedp.Click(chromedp.CSS(`#destination-save`)), chromedp.WaitVisible(chromedp.CSS(`#destination-edit`)))
+	if d, err = st.Destination(ctx, "labscans"); err != nil || d.Path != "sub" || d.Password.Reveal() != lab.Password {
+		t.Fatalf("destination after edit: path %q, password kept %v, %v", d.Path, d.Password.Reveal() == lab.Password, err)
+	}
+
+	// An imported contact whose password could not be read gets one; and
+	// a contact whose names are markup and control characters.
+	if err := st.PutDestination(ctx, registry.Destination{Name: "imported1", Host: lab.DCHost, Share: "scans", User: lab.Domain + `\alice`,
+		Device: "mfp-evil", Source: registry.SourceImported, AddressBookID: "7", DisplayName: "Reception",
+		PasswordUnreadable: "encrypted with the device's own key"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutDestination(ctx, registry.Destination{Name: "hostile", Host: "127.0.0.1", Share: "s", User: "\x1b[31mred\x07" + hostileName,
+		Device: "mfp-evil", Source: registry.SourceImported, DisplayName: hostileName, Password: scanwarden.NewSecret("x")}); err != nil {
+		t.Fatal(err)
+	}
+	do("destinations", chromedp.Navigate(base+"/destinations"), chromedp.WaitVisible(chromedp.CSS(`#destinations`)))
+	if got := text(`tr[data-name=imported1] td.state`); !strings.Contains(got, "password unreadable — enter it") {
+		t.Errorf("imported1's state: %q", got)
+	}
+	if !b.Escaped(t, hostileName) || !b.Escaped(t, `\x1b[31mred\x07`) {
+		t.Error("the hostile display name or user is not shown as text, its control characters as escapes")
+	}
+	do("enter the password", chromedp.Click(chromedp.CSS(`tr[data-name=imported1] a[href$="/edit#password"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#password-unreadable`)),
+		chromedp.SetValue(chromedp.CSS(`#destination-form input[name=password]`), lab.Password),
+		chromedp.Click(chromedp.CSS(`#destination-save`)), chromedp.WaitVisible(chromedp.CSS(`#destination-edit`)))
+	if d, err = st.Destination(ctx, "imported1"); err != nil || d.PasswordUnreadable != "" || d.Password.Reveal() != lab.Password ||
+		d.Source != registry.SourceImported || d.AddressBookID != "7" {
+		t.Fatalf("imported1 after the password: %+v %v", d, err)
+	}
+
+	// The lists, sorted both ways by name.
+	order := func(sel string) []string {
+		names, err := chromedp.Run(b.Ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('`+sel+` tbody tr')).map(r => r.dataset.name)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	do("destinations by name", chromedp.Navigate(base+"/destinations"), chromedp.Click(chromedp.CSS(`a[data-sort=name]`)),
+		chromedp.WaitVisible(chromedp.CSS(`th[aria-sort=ascending] a[data-sort=name]`)))
+	if got := order("#destinations"); strings.Join(got, ",") != "hostile,imported1,labscans" {
+		t.Errorf("by name: %v", got)
+	}
+	do("destinations by name, descending", chromedp.Click(chromedp.CSS(`a[data-sort=name]`)),
+		chromedp.WaitVisible(chromedp.CSS(`th[aria-sort=descending]`)))
+	if got := order("#destinations"); strings.Join(got, ",") != "labscans,imported1,hostile" {
+		t.Errorf("by name descending: %v", got)
+	}
+	b.Screenshot(t, shots, "manage-destinations", 1280)
+	do("devices", chromedp.Navigate(base+"/devices"), chromedp.WaitVisible(chromedp.CSS(`#devices`)))
+	if got := order("#devices"); strings.Join(got, ",") != "mfp-evil,mfp-lab" {
+		t.Errorf("devices: %v", got)
+	}
+	if got := text(`tr[data-name=mfp-evil]`); !strings.Contains(got, hostileName) || !strings.Contains(got, "2") {
+		t.Errorf("mfp-evil's row: %q", got)
+	}
+	if n, _ := b.Count(`main img, main script`); n != 0 {
+		t.Errorf("%d img/script elements in the lists", n)
+	}
+	b.Screenshot(t, shots, "manage-devices", 1280)
+
+	// A held scan for labscans: removing it asks; its scan goes to
+	// imported1; removing imported1 discards it, file and row.
+	rdir := filepath.Join(m.Config.DataDir, "receiver")
+	os.MkdirAll(filepath.Join(rdir, "held", "2026-12-06"), 0o700)
+	heldFile := filepath.Join(rdir, "held", "2026-12-06", "h1.pdf")
+	os.WriteFile(heldFile, []byte("%PDF-1.4 held\n%%EOF\n"), 0o600)
+	id, err := st.Scans().AddScan(ctx, receiver.Scan{Destination: "labscans", Folder: "labscans", File: "h1.pdf", Size: 20,
+		State: receiver.Held, ReceivedAt: time.Now(), HeldPath: "held/2026-12-06/h1.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do("remove labscans", chromedp.Navigate(base+"/destinations/labscans"), chromedp.Click(chromedp.CSS(`#destination-remove`)),
+		chromedp.WaitVisible(chromedp.CSS(`#held`)), chromedp.Click(chromedp.CSS(`#destination-remove-confirm`)),
+		chromedp.WaitVisible(chromedp.CSS(`#held .field-error`)))
+	if _, err := st.Destination(ctx, "labscans"); err != nil {
+		t.Fatalf("removed without a choice for its held scan: %v", err)
+	}
+	b.Screenshot(t, shots, "manage-remove-held", 1280)
+	do("remove labscans, deliver elsewhere", chromedp.Click(chromedp.CSS(`input[name=held][value=move]`)),
+		chromedp.SetValue(chromedp.CSS(`select[name=to]`), "imported1"),
+		chromedp.Click(chromedp.CSS(`#destination-remove-confirm`)), chromedp.WaitVisible(chromedp.CSS(`#destinations`)))
+	if _, err := st.Destination(ctx, "labscans"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("labscans after remove: %v", err)
+	}
+	if sc, err := st.Scans().Scan(ctx, id); err != nil || sc.Destination != "imported1" || sc.State != receiver.Held {
+		t.Fatalf("the held scan: %+v %v", sc, err)
+	}
+	do("remove imported1, discard", chromedp.Navigate(base+"/destinations/imported1/remove"), chromedp.WaitVisible(chromedp.CSS(`#held`)),
+		chromedp.Click(chromedp.CSS(`input[name=held][value=discard]`)),
+		chromedp.Click(chromedp.CSS(`#destination-remove-confirm`)), chromedp.WaitVisible(chromedp.CSS(`#destinations`)))
+	if _, err := st.Scans().Scan(ctx, id); err == nil {
+		t.Error("the discarded scan is still catalogued")
+	}
+	if _, err := os.Stat(heldFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the discarded scan's file: %v", err)
+	}
+
+	// The device goes (it has no destination left).
+	do("remove device", chromedp.Navigate(base+"/devices/mfp-lab"), chromedp.Click(chromedp.CSS(`#device-remove`)),
+		chromedp.Click(chromedp.CSS(`#device-remove-confirm`)), chromedp.WaitVisible(chromedp.CSS(`#devices`)))
+	if _, err := st.Device(ctx, "mfp-lab"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("mfp-lab after remove: %v", err)
+	}
+
+	// Every write is in the audit log; no secret is.
+	audit, err := st.Audit(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	var all strings.Builder
+	for _, e := range audit {
+		got[e.Action+" "+e.Target]++
+		all.WriteString(e.Action + " " + e.Target + " " + e.Detail + "\n")
+	}
+	for k, n := range map[string]int{"device.add mfp-lab": 1, "device.edit mfp-lab": 1, "destination.test labscans": 2,
+		"destination.add labscans": 1, "destination.edit labscans": 1, "destination.edit imported1": 1,
+		"destination.remove labscans": 1, "destination.remove imported1": 1, "device.remove mfp-lab": 1} {
+		if got[k] != n {
+			t.Errorf("audit: %d × %q, want %d", got[k], k, n)
+		}
+	}
+	if s := all.String(); strings.Contains(s, lab.Password) || strings.Contains(s, community) {
+		t.Errorf("a secret in the audit log:\n%s", s)
+	}
+	t.Logf("audit:\n%s", all.String())
+	if d := b.Dialogs(); len(d) != 0 {
+		t.Errorf("dialogs fired: %v", d)
+	}
+}

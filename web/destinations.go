@@ -1,0 +1,67 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+type destinationsView struct {
+	Columns      []column
+	Destinations []Destination
+	CanEdit      bool // a DestinationManager is wired: add, edit and remove show
+}
+
+// destinationsPage lists the destinations, sortable, each with its last
+// verdict.
+func (s *Server) destinationsPage(w http.ResponseWriter, r *http.Request, _ actor) {
+	if s.cfg.Fleet == nil {
+		s.fail(w, r, "destination list", ErrNotRunning)
+		return
+	}
+	ds, err := s.cfg.Fleet.Destinations(r.Context())
+	if err != nil {
+		s.fail(w, r, "destination list", err)
+		return
+	}
+	key, desc, cols := listSort(r.URL.Query(), "/destinations", "state", []column{
+		{Key: "name", Label: "Destination"}, {Key: "device", Label: "Device"}, {Key: "folder", Label: "Folder", Wide: true},
+		{Key: "user", Label: "User", Wide: true}, {Key: "state", Label: "Last verdict"}, {Key: "checked", Label: "Checked"},
+	})
+	sortBy(ds, desc, func(d Destination) string {
+		switch key {
+		case "device":
+			return d.Device
+		case "folder":
+			return d.Host + "/" + d.Share + "/" + d.Path
+		case "user":
+			return d.User
+		case "state":
+			return destinationState(d)
+		case "checked":
+			if d.Last == nil {
+				return ""
+			}
+			return d.Last.At.UTC().Format(time.RFC3339Nano)
+		}
+		return d.Name
+	}, func(d Destination) string { return d.Name })
+	s.render(w, http.StatusOK, "destinations", pageData{Title: "Destinations", Nav: "destinations", LoggedIn: true,
+		Flash: flashFor(r.URL.Query().Get("done")), Data: destinationsView{Columns: cols, Destinations: ds, CanEdit: s.cfg.DestinationManager != nil}})
+}
+
+// destinationState orders destinations as the overview does: a password to
+// enter, failing, never checked, fine.
+func destinationState(d Destination) string {
+	if d.PasswordUnreadable != "" {
+		return "0"
+	}
+	return strconv.Itoa(1+rank(d)) + " " + verdictCause(d)
+}
+
+func verdictCause(d Destination) string {
+	if d.Last == nil {
+		return ""
+	}
+	return string(d.Last.Verdict.Cause)
+}

@@ -1,0 +1,53 @@
+package web
+
+import (
+	"cmp"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// column is one sortable column of a list page's table.
+type column struct {
+	Key, Label string
+	Href       string // the list sorted by this column (the other way when it is the current one)
+	Current    bool
+	Desc       bool
+	Wide       bool // hidden on a phone
+}
+
+// listSort reads ?sort=KEY&desc=1 (KEY one of keys, else def) and gives the
+// columns' links.
+func listSort(q url.Values, path, def string, cols []column) (key string, desc bool, out []column) {
+	key, desc = q.Get("sort"), q.Get("desc") == "1"
+	if !slices.ContainsFunc(cols, func(c column) bool { return c.Key == key }) {
+		key, desc = def, false
+	}
+	for _, c := range cols {
+		v := url.Values{"sort": {c.Key}}
+		if c.Key == key {
+			c.Current, c.Desc = true, desc
+			if !desc {
+				v.Set("desc", "1")
+			}
+		}
+		c.Href = path + "?" + v.Encode()
+		out = append(out, c)
+	}
+	return key, desc, out
+}
+
+// sortBy sorts xs by the key the function gives for each (strings compare
+// without regard to case), the name breaking ties; desc reverses.
+func sortBy[T any](xs []T, desc bool, key func(T) string, name func(T) string) {
+	slices.SortStableFunc(xs, func(a, b T) int {
+		c := cmp.Compare(strings.ToLower(key(a)), strings.ToLower(key(b)))
+		if c == 0 {
+			c = cmp.Compare(strings.ToLower(name(a)), strings.ToLower(name(b)))
+		}
+		if desc {
+			return -c
+		}
+		return c
+	})
+}
