@@ -222,16 +222,34 @@ type WarningsConfig struct {
 	DiskFloorBytes int64 `toml:"disk_floor_bytes"`
 	// DiskDays: the free space the last checks measured, as a trend, runs
 	// out within this many days (disk-filling, with the projected day).
+	// The trend is the median slope of the samples (Theil–Sen: temporary
+	// files coming and going do not move it) and is said only from at
+	// least 5 checks over a span of at least 6 hours and half the time to
+	// full it announces; the headline states the span.
 	DiskDays int `toml:"disk_days"`
 	// LockoutRise: this many bad passwords or more between two checks of a
 	// destination that scanwarden did not send (lockout-pressure).
 	LockoutRise int `toml:"lockout_rise"`
+	// LockoutQuiet: lockout-pressure stays raised until no bad password
+	// that scanwarden did not send has reached the DC for this long
+	// (default "8h", a working day), through the good logons that reset
+	// the DC's count meanwhile; raised once, cleared once. scanwarden's own
+	// failed logons are never counted: each one is matched by its time.
+	LockoutQuiet Duration `toml:"lockout_quiet"`
+	// OldPasswordPeriod: how long the DC keeps accepting an account's
+	// previous password over NTLM after a change (default "60m", as
+	// Windows' and Samba's "old password allowed period"). A check that
+	// logs on with a password last known current before the account's
+	// pwdLastSet raises previous-password, naming when the DC stops
+	// accepting it; "0s" turns that warning off.
+	OldPasswordPeriod Duration `toml:"old_password_period"`
 }
 
 // Thresholds is the section as package warning takes it.
 func (w WarningsConfig) Thresholds() warning.Thresholds {
 	return warning.Thresholds{PasswordDays: w.PasswordDays, AccountDays: w.AccountDays, DiskPercent: w.DiskPercent,
-		DiskFloorBytes: w.DiskFloorBytes, DiskDays: w.DiskDays, LockoutRise: w.LockoutRise}
+		DiskFloorBytes: w.DiskFloorBytes, DiskDays: w.DiskDays, LockoutRise: w.LockoutRise, LockoutQuiet: w.LockoutQuiet.D(),
+		OldPasswordPeriod: w.OldPasswordPeriod.D()}
 }
 
 // Duration is a time.Duration written "15m", "90s" in the file.
@@ -277,7 +295,8 @@ func Defaults() Config {
 func defaultWarnings() WarningsConfig {
 	t := warning.DefaultThresholds()
 	return WarningsConfig{PasswordDays: t.PasswordDays, AccountDays: t.AccountDays, DiskPercent: t.DiskPercent,
-		DiskFloorBytes: t.DiskFloorBytes, DiskDays: t.DiskDays, LockoutRise: t.LockoutRise}
+		DiskFloorBytes: t.DiskFloorBytes, DiskDays: t.DiskDays, LockoutRise: t.LockoutRise, LockoutQuiet: Duration(t.LockoutQuiet),
+		OldPasswordPeriod: Duration(t.OldPasswordPeriod)}
 }
 
 // ConfigError is a bad key or value: the one field error
@@ -590,6 +609,12 @@ func (wc WarningsConfig) validate(bad badValue) {
 	}
 	if wc.LockoutRise < 0 || wc.LockoutRise > 100 {
 		bad("warnings.lockout_rise", wc.LockoutRise, "0 (off) .. 100")
+	}
+	if q := wc.LockoutQuiet.D(); q < 0 || q > 7*24*time.Hour {
+		bad("warnings.lockout_quiet", q, "0s .. 168h (the own failed logons it is judged against are kept 8 days)")
+	}
+	if p := wc.OldPasswordPeriod.D(); p < 0 || p > 24*time.Hour {
+		bad("warnings.old_password_period", p, "0s (off) .. 24h")
 	}
 }
 

@@ -87,8 +87,8 @@ type Host struct {
 // foresight puts what tells days ahead that the account will stop working
 // into the ad step's evidence, under stable keys that the warnings read
 // back from a stored report: account (DOMAIN\sam), password_expires,
-// account_expires, last_bad_password (RFC 3339, absent when not known or
-// never), bad_pwd_count and lockout_threshold.
+// account_expires, last_bad_password, password_last_set (RFC 3339, absent
+// when not known or never), bad_pwd_count and lockout_threshold.
 func (a *Account) foresight(ev Evidence) {
 	who := a.SAM
 	if a.NetBIOSDomain != "" {
@@ -98,9 +98,11 @@ func (a *Account) foresight(ev Evidence) {
 	ev["bad_pwd_count"] = a.BadPwdCount
 	ev["lockout_threshold"] = a.LockoutThreshold
 	for k, t := range map[string]time.Time{"password_expires": a.PasswordExpires, "account_expires": a.AccountExpires,
-		"last_bad_password": a.LastBadPassword} {
+		"last_bad_password": a.LastBadPassword, "password_last_set": a.PasswordLastSet} {
 		if !t.IsZero() {
-			ev[k] = t.UTC().Format(time.RFC3339)
+			// To the DC's precision: a bad password or a password change
+			// is compared with when scanwarden's own logons went out.
+			ev[k] = t.UTC().Format(time.RFC3339Nano)
 		}
 	}
 }

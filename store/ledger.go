@@ -42,6 +42,9 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		if _, err := tx.ExecContext(ctx, "DELETE FROM logon_good WHERE at < ?", formatTime(a.At.Add(-goodRetention))); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM own_failures WHERE at < ?", formatTime(a.At.Add(-OwnFailureRetention))); err != nil {
+			return err
+		}
 		if err := markInterrupted(ctx, tx, a.Account); err != nil {
 			return err
 		}
@@ -92,6 +95,11 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 	}
 	return id, refusal, nil
 }
+
+// OwnFailureRetention is how long scanwarden's own failed logons are
+// remembered for lockout pressure (beyond the ledger's window): longer than
+// the longest quiet time ([warnings] lockout_quiet).
+const OwnFailureRetention = 8 * 24 * time.Hour
 
 // goodRetention is how long a form that succeeded is remembered as known
 // good without succeeding again.
@@ -150,6 +158,10 @@ func markInterrupted(ctx context.Context, tx *sql.Tx, account string) error {
 			string(smbcheck.CauseUnknown), smbcheck.Interrupted, id); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO own_failures(account, at, unknown)
+			SELECT account, at, 1 FROM logon_attempts WHERE id = ?`, id); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -184,7 +196,17 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 					return err
 				}
 			}
-			_, err := tx.ExecContext(ctx, "UPDATE logon_attempts SET cause = ?, status = ? WHERE id = ?", string(cause), o.Status, id)
+			if _, err := tx.ExecContext(ctx, "UPDATE logon_attempts SET cause = ?, status = ? WHERE id = ?", string(cause), o.Status, id); err != nil {
+				return err
+			}
+			// Kept for lockout pressure, which must not take this failure
+			// for someone else's once the ledger has let it go.
+			unknown := 0
+			if cause == smbcheck.CauseUnknown {
+				unknown = 1
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO own_failures(account, at, until, unknown)
+				SELECT account, at, ?, ? FROM logon_attempts WHERE id = ?`, formatTime(l.s.now()), unknown, id)
 			return err
 		case smbcheck.Cancelled:
 			// Only for an attempt whose AUTHENTICATE never left.

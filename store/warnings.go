@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -48,6 +49,9 @@ func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, 
 		if err := recordObservation(ctx, tx, destination, o); err != nil {
 			return err
 		}
+		if err := recordCurrent(ctx, tx, o, up.Warnings); err != nil {
+			return err
+		}
 		if destination == "" {
 			return nil
 		}
@@ -85,12 +89,125 @@ func warningHistory(ctx context.Context, tx *sql.Tx, destination string, o warni
 		return h, err
 	}
 	if h.Account != nil {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM logon_attempts WHERE account = ? AND at >= ? AND at < ?`,
-			o.AccountKey(), formatTime(h.Account.At), formatTime(o.At)).Scan(&h.OwnFailures); err != nil {
-			return h, fmt.Errorf("ledger: %w", err)
+		if h.OwnFailures, err = ownFailures(ctx, tx, o.AccountKey(), h.Account.At, o.At); err != nil {
+			return h, err
 		}
 	}
+	if h.Proven, err = provenPassword(ctx, tx, o); err != nil {
+		return h, err
+	}
+	if h.ScanBytes, err = usualScanBytes(ctx, tx, destination); err != nil {
+		return h, err
+	}
 	return h, nil
+}
+
+// ownFailures are the account's failed (or unresolved) logons that
+// scanwarden sent in [from, to).
+func ownFailures(ctx context.Context, tx *sql.Tx, account string, from, to time.Time) ([]warning.OwnFailure, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT at, until, unknown FROM own_failures WHERE account = ? AND at >= ? AND at < ? ORDER BY at`,
+		account, formatTime(from), formatTime(to))
+	if err != nil {
+		return nil, fmt.Errorf("own failures: %w", err)
+	}
+	defer rows.Close()
+	var out []warning.OwnFailure
+	for rows.Next() {
+		var at, until string
+		var f warning.OwnFailure
+		if err := rows.Scan(&at, &until, &f.Unknown); err != nil {
+			return nil, fmt.Errorf("own failures: %w", err)
+		}
+		if f.At, err = parseTime(at); err != nil {
+			return nil, fmt.Errorf("own failure at %q: %w", at, err)
+		}
+		if until != "" {
+			if f.Until, err = parseTime(until); err != nil {
+				return nil, fmt.Errorf("own failure until %q: %w", until, err)
+			}
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// provenPassword is what the ledger knows of the forms this check logged
+// on with (the account's logon_good rows it refreshed: at or after the
+// check began): the earliest time one was last known current. Nil when the
+// check proved none.
+func provenPassword(ctx context.Context, tx *sql.Tx, o warning.Observation) (*warning.Proven, error) {
+	if !o.Passed || o.Account == "" {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT current_at FROM logon_good WHERE account = ? AND at >= ?", o.AccountKey(), formatTime(o.At))
+	if err != nil {
+		return nil, fmt.Errorf("known-good passwords: %w", err)
+	}
+	defer rows.Close()
+	var p *warning.Proven
+	for rows.Next() {
+		var cur string
+		if err := rows.Scan(&cur); err != nil {
+			return nil, fmt.Errorf("known-good passwords: %w", err)
+		}
+		var t time.Time
+		if cur != "" {
+			if t, err = parseTime(cur); err != nil {
+				return nil, fmt.Errorf("known-good password current_at %q: %w", cur, err)
+			}
+		}
+		if p == nil || t.Before(p.Current) {
+			p = &warning.Proven{Current: t}
+		}
+	}
+	return p, rows.Err()
+}
+
+// recordCurrent marks the forms this check logged on with as the
+// account's current password at the check — unless the check found it is
+// the previous one (then it stays last known current before pwdLastSet).
+func recordCurrent(ctx context.Context, tx *sql.Tx, o warning.Observation, ws []warning.Warning) error {
+	if !o.Passed || o.Account == "" {
+		return nil
+	}
+	for _, w := range ws {
+		if w.Kind == warning.PreviousPassword {
+			return nil
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE logon_good SET current_at = ? WHERE account = ? AND at >= ?",
+		formatTime(o.At), o.AccountKey(), formatTime(o.At)); err != nil {
+		return fmt.Errorf("known-good passwords: %w", err)
+	}
+	return nil
+}
+
+// usualScanBytes is the median size of the last 50 scans the fallback
+// share took in for the destination's device (0: none).
+func usualScanBytes(ctx context.Context, tx *sql.Tx, destination string) (int64, error) {
+	if destination == "" {
+		return 0, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT s.size FROM scans s JOIN destinations d ON d.name = s.destination
+		WHERE d.device_id IS NOT NULL AND d.device_id = (SELECT device_id FROM destinations WHERE name = ?)
+		ORDER BY s.id DESC LIMIT 50`, destination)
+	if err != nil {
+		return 0, fmt.Errorf("usual scan size: %w", err)
+	}
+	defer rows.Close()
+	var sizes []int64
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return 0, fmt.Errorf("usual scan size: %w", err)
+		}
+		sizes = append(sizes, n)
+	}
+	if err := rows.Err(); err != nil || len(sizes) == 0 {
+		return 0, err
+	}
+	slices.Sort(sizes)
+	return sizes[len(sizes)/2], nil
 }
 
 // recordObservation keeps this check's volume sample (pruning those older

@@ -47,14 +47,18 @@ func TestUpdateWarnings(t *testing.T) {
 		t.Fatalf("second destination joins silently: %+v", up)
 	}
 	// A failed logon scanwarden sent for the account in between.
-	if _, _, err := s.Ledger().Reserve(ctx, smbcheck.Attempt{Account: `kyolab\scan`, Form: "f", At: t0.Add(2 * time.Minute)}, t0, 5); err != nil {
+	id, _, err := s.Ledger().Reserve(ctx, smbcheck.Attempt{Account: `kyolab\scan`, Form: "f", At: t0.Add(2 * time.Minute)}, t0, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials}); err != nil {
 		t.Fatal(err)
 	}
 	if up := update("a", t0.Add(3*time.Minute)); len(up.Raised)+len(up.Cleared) != 0 {
 		t.Fatalf("b still holds it: %+v", up)
 	}
 	h := seen[2]
-	if len(h.Volume) != 2 || h.Account == nil || !h.Account.At.Equal(t0) || h.Account.BadPwdCount != 1 || h.OwnFailures != 1 ||
+	if len(h.Volume) != 2 || h.Account == nil || !h.Account.At.Equal(t0) || h.Account.BadPwdCount != 1 || len(h.OwnFailures) != 1 ||
 		len(h.Before) != 1 || h.Before[0].Evidence["x"] != float64(1) {
 		t.Errorf("history %+v", h)
 	}

@@ -38,6 +38,7 @@ func (t *Tracker) Observe(ctx context.Context, destination, device string, rep s
 		now = t.Now
 	}
 	o := Observe(rep)
+	o.Device = device
 	return t.Store.UpdateWarnings(ctx, destination, device, o, t.Notifies, func(h History) []Warning {
 		return Assess(t.Thresholds, o, h, now(), t.Location)
 	})

@@ -34,10 +34,11 @@ const (
 	AccountExpiresSoon  Kind = "account-expires-soon"
 	DiskFilling         Kind = "disk-filling"
 	LockoutPressure     Kind = "lockout-pressure"
+	PreviousPassword    Kind = "previous-password"
 )
 
 // Kinds lists every kind, in the order reports show them.
-var Kinds = []Kind{PasswordExpiresSoon, AccountExpiresSoon, LockoutPressure, DiskFilling}
+var Kinds = []Kind{PreviousPassword, PasswordExpiresSoon, AccountExpiresSoon, LockoutPressure, DiskFilling}
 
 // Thresholds say when a warning is raised; 0 turns that one off.
 type Thresholds struct {
@@ -53,11 +54,19 @@ type Thresholds struct {
 	// LockoutRise: this many bad passwords or more between two checks that
 	// scanwarden did not send.
 	LockoutRise int
+	// LockoutQuiet: lockout pressure stays raised until no bad password
+	// scanwarden did not send has come for this long.
+	LockoutQuiet time.Duration
+	// OldPasswordPeriod: how long the DC still accepts an account's
+	// previous password over NTLM after a change (Windows' and Samba's
+	// "old password allowed period"); 0 turns previous-password off.
+	OldPasswordPeriod time.Duration
 }
 
 // DefaultThresholds are the [warnings] defaults.
 func DefaultThresholds() Thresholds {
-	return Thresholds{PasswordDays: 14, AccountDays: 14, DiskPercent: 5, DiskFloorBytes: 500 << 20, DiskDays: 14, LockoutRise: 1}
+	return Thresholds{PasswordDays: 14, AccountDays: 14, DiskPercent: 5, DiskFloorBytes: 500 << 20, DiskDays: 14, LockoutRise: 1,
+		LockoutQuiet: 8 * time.Hour, OldPasswordPeriod: time.Hour}
 }
 
 // Warning is one destination's "will fail": what, about which account or
@@ -87,6 +96,10 @@ func (w Warning) Key() string { return string(w.Kind) + " " + strings.ToLower(w.
 type Observation struct {
 	At     time.Time // when the check started
 	Passed bool      // its verdict was ok
+	Device string    // the MFP whose destination was checked ("" when none)
+	// Kerberos: the check logged on over Kerberos, which accepts only the
+	// account's current password.
+	Kerberos bool
 	// The account as the directory answered before the replay ("" when the
 	// check did not ask it).
 	Account          string // DOMAIN\sam as the DC spells it
@@ -95,6 +108,7 @@ type Observation struct {
 	BadPwdCount      int
 	LastBadPassword  time.Time
 	LockoutThreshold int
+	PasswordLastSet  time.Time // pwdLastSet (zero: not known)
 	// The destination's volume: \\host\share, its free and total bytes
 	// (HasFree false when the write step did not measure them).
 	Volume  string
@@ -127,10 +141,15 @@ func Observe(rep smbcheck.Report) Observation {
 			o.PasswordExpires = evTime(ev, "password_expires")
 			o.AccountExpires = evTime(ev, "account_expires")
 			o.LastBadPassword = evTime(ev, "last_bad_password")
+			o.PasswordLastSet = evTime(ev, "password_last_set")
 			n, _ := evInt(ev, "bad_pwd_count")
 			th, _ := evInt(ev, "lockout_threshold")
 			o.BadPwdCount, o.LockoutThreshold = int(n), int(th)
 		}
+	}
+	if s := rep.Step(smbcheck.StepSession); s != nil && s.Status == smbcheck.StatusOK {
+		k, _ := s.Evidence["kerberos"].(string)
+		o.Kerberos = k == string(smbcheck.CauseOK)
 	}
 	if s := rep.Step(smbcheck.StepWrite); s != nil {
 		if n, ok := evInt(s.Evidence, "free_bytes"); ok && n >= 0 {
@@ -185,6 +204,21 @@ type Sample struct {
 	Free uint64
 }
 
+// OwnFailure is a logon of the account that scanwarden sent and that
+// failed, or whose outcome nobody saw (Unknown): from At (before its
+// AUTHENTICATE left) to Until (when the answer came; zero when unknown).
+type OwnFailure struct {
+	At, Until time.Time
+	Unknown   bool
+}
+
+// Proven is what the ledger knows of the stored password that this check's
+// logon proved: when it was last known to be the account's current
+// password (zero: never known).
+type Proven struct {
+	Current time.Time
+}
+
 // Seen is the account as a destination's previous check saw it.
 type Seen struct {
 	At              time.Time
@@ -201,8 +235,15 @@ type History struct {
 	// (nil: never, or another account).
 	Account *Seen
 	// OwnFailures: logons of the account scanwarden sent since
-	// Account.At that failed or whose outcome is not known (the ledger).
-	OwnFailures int
+	// Account.At that failed or whose outcome is not known (kept beside
+	// the ledger for as long as lockout pressure can need them).
+	OwnFailures []OwnFailure
+	// Proven: the stored password this check logged on with (nil: the
+	// check proved none).
+	Proven *Proven
+	// ScanBytes: the usual size of a scan from the destination's device
+	// (the median of the ones it sent lately; 0: not known).
+	ScanBytes int64
 	// Before: the destination's warnings before this check.
 	Before []Warning
 }
@@ -222,7 +263,8 @@ func Assess(th Thresholds, o Observation, h History, now time.Time, loc *time.Lo
 	}
 	add(passwordSoon(th, o, now, loc))
 	add(accountSoon(th, o, now, loc))
-	add(lockoutPressure(th, o, h, loc))
+	add(previousPassword(th, o, h, loc))
+	add(lockoutPressure(th, o, h, now, loc))
 	add(diskFilling(th, o, h, now, loc))
 	if !o.Passed {
 		for _, b := range h.Before {
@@ -257,124 +299,6 @@ func accountSoon(th Thresholds, o Observation, now time.Time, loc *time.Location
 		Fix: fmt.Sprintf("extend or clear its expiry date (Active Directory Users and Computers → Account → Account expires, or Set-ADAccountExpiration %s), "+
 			"or move the MFPs to a scan account that does not expire with `scanwarden export addressbook`", samOf(o.Account)),
 		Evidence: smbcheck.Evidence{"account_expires": x.UTC().Format(time.RFC3339)}}
-}
-
-// lockoutPressure: the DC counted bad passwords between this
-// destination's previous check and this one that scanwarden did not send.
-func lockoutPressure(th Thresholds, o Observation, h History, loc *time.Location) *Warning {
-	prev := h.Account
-	// badPasswordTime reaches us in whole seconds: a bad password in the
-	// same second as the previous check may have come just after it.
-	if th.LockoutRise <= 0 || o.Account == "" || prev == nil || o.LastBadPassword.IsZero() ||
-		o.LastBadPassword.Before(prev.At.Truncate(time.Second)) {
-		return nil
-	}
-	sameSecond := !o.LastBadPassword.After(prev.At)
-	rise := o.BadPwdCount - prev.BadPwdCount
-	if o.BadPwdCount <= prev.BadPwdCount {
-		if sameSecond {
-			return nil // no rise, and the bad password may be the one already counted
-		}
-		// The count restarted in between (a good logon, or the observation
-		// window passed) and rose again: at least this many are new.
-		rise = o.BadPwdCount
-	}
-	others := rise - h.OwnFailures
-	if others < th.LockoutRise {
-		return nil
-	}
-	at := o.LastBadPassword.In(loc).Format("2 Jan 15:04:05")
-	head := fmt.Sprintf("%s had %d bad password%s since the last check (badPwdCount %d → %d", o.Account, others, plural(others), prev.BadPwdCount, o.BadPwdCount)
-	if o.LockoutThreshold > 0 {
-		head += fmt.Sprintf(" of %d, locked at %d", o.LockoutThreshold, o.LockoutThreshold)
-	}
-	head += fmt.Sprintf(", the last at %s) that scanwarden did not send: something with a stale password keeps trying", at)
-	return &Warning{Kind: LockoutPressure, Subject: o.Account, KyoceraCode: code(smbcheck.CauseAccountLocked), Headline: head,
-		Fix: fmt.Sprintf("find what sends it — LDAP does not record which machine, the domain controllers' Security log does: "+
-			"event 4625 or 4771/4776 for %s around %s (on the PDC emulator, which every bad password reaches) names the workstation or address; "+
-			"give it the current password or remove it", o.Account, at),
-		Evidence: smbcheck.Evidence{"bad_pwd_count": o.BadPwdCount, "previous_bad_pwd_count": prev.BadPwdCount,
-			"own_failures": h.OwnFailures, "last_bad_password": o.LastBadPassword.UTC().Format(time.RFC3339),
-			"lockout_threshold": o.LockoutThreshold}}
-}
-
-// diskFilling: free space under a floor (said at once), or the trend of
-// the samples since the space last grew running out within DiskDays.
-func diskFilling(th Thresholds, o Observation, h History, now time.Time, loc *time.Location) *Warning {
-	if !o.HasFree || o.Volume == "" {
-		return nil
-	}
-	ev := smbcheck.Evidence{"free_bytes": o.Free}
-	if o.Total > 0 {
-		ev["total_bytes"] = o.Total
-	}
-	free := fmtBytes(o.Free)
-	if o.Total > 0 {
-		free += fmt.Sprintf(" of %s (%.1f %%)", fmtBytes(o.Total), 100*float64(o.Free)/float64(o.Total))
-	}
-	w := &Warning{Kind: DiskFilling, Subject: o.Volume, KyoceraCode: code(smbcheck.CauseDiskFull), Evidence: ev,
-		Fix: "free space on the volume (move or delete old scans), grow it, or raise the account's quota"}
-	floor := th.DiskFloorBytes > 0 && o.Free < uint64(th.DiskFloorBytes)
-	pct := th.DiskPercent > 0 && o.Total > 0 && float64(o.Free)*100 < float64(o.Total)*float64(th.DiskPercent)
-	if th.DiskDays > 0 {
-		if full, rate, n, ok := project(append(slices.Clone(h.Volume), Sample{At: o.At, Free: o.Free})); ok && full.Sub(now) <= days(th.DiskDays) {
-			w.Due = full
-			ev["projected_full"] = full.UTC().Format(time.RFC3339)
-			ev["bytes_per_day"] = int64(rate * 86400)
-			ev["samples"] = n
-			w.Headline = fmt.Sprintf("%s has %s free and is filling by %s a day: full around %s (%s, from the last %d checks)",
-				o.Volume, free, fmtBytes(uint64(rate*86400)), fmtWhen(full, now, loc), left(full.Sub(now)), n)
-			return w
-		}
-	}
-	if floor || pct {
-		what := fmt.Sprintf("below %d %%", th.DiskPercent)
-		if floor {
-			what = "below " + fmtBytes(uint64(th.DiskFloorBytes))
-		}
-		w.Headline = fmt.Sprintf("%s has only %s free (%s): the next large scans will not fit", o.Volume, free, what)
-		return w
-	}
-	return nil
-}
-
-// project fits a line through the samples since the free space last grew
-// (space freed restarts the trend) and returns when it reaches zero, the
-// rate in bytes per second and how many samples it used; at least three
-// samples over a falling line.
-func project(s []Sample) (full time.Time, rate float64, n int, ok bool) {
-	start := 0
-	for i := 1; i < len(s); i++ {
-		if s[i].Free > s[i-1].Free {
-			start = i
-		}
-	}
-	s = s[start:]
-	if len(s) < 3 || !s[len(s)-1].At.After(s[0].At) {
-		return time.Time{}, 0, 0, false
-	}
-	t0 := s[0].At
-	var sx, sy, sxx, sxy float64
-	for _, p := range s {
-		x := p.At.Sub(t0).Seconds()
-		y := float64(p.Free)
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
-	}
-	m := float64(len(s))
-	den := m*sxx - sx*sx
-	if den <= 0 {
-		return time.Time{}, 0, 0, false
-	}
-	slope := (m*sxy - sx*sy) / den // bytes per second, negative while filling
-	if slope >= 0 {
-		return time.Time{}, 0, 0, false
-	}
-	last := s[len(s)-1]
-	secs := float64(last.Free) / -slope
-	if secs > 100*365*86400 {
-		return time.Time{}, 0, 0, false
-	}
-	return last.At.Add(time.Duration(secs * float64(time.Second))), -slope, len(s), true
 }
 
 func code(c smbcheck.Cause) string { return c.Info().KyoceraCode }
