@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/scanwarden/scanwarden/serverlog"
 )
 
 // Status of one step.
@@ -128,6 +130,10 @@ type Report struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Canary is the name of a test file the check could not remove.
 	Canary string `json:"leftover_canary,omitempty"`
+	// ServerLog is the file server's own story (its event log, its share's
+	// connections), read with a separate account after the check
+	// (package evidence): evidence beside the verdict, never the verdict.
+	ServerLog *serverlog.Story `json:"server_log,omitempty"`
 }
 
 // Step returns the step with id, or nil.

@@ -13,6 +13,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/doctor"
+	"github.com/scanwarden/scanwarden/evidence"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/warning"
@@ -45,6 +46,7 @@ type checkArgs struct {
 	pos                                   []string
 	user, passwordFile, workstation, auth string
 	configFile, destination               string
+	eventlogUser, eventlogPasswordFile    string
 	noPassword, noWrite, asJSON           bool
 	device                                smbcheck.Device
 	maxFailures                           int
@@ -80,6 +82,8 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 	a.ad = registerADFlags(fs)
 	fs.StringVar(&a.configFile, "config", "", "the daemon's config, for its [warnings] thresholds (default "+doctor.DefaultConfig+" when it exists; else the defaults)")
 	fs.StringVar(&a.destination, "destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
+	fs.StringVar(&a.eventlogUser, "eventlog-user", "", "after the check, read the file server's event log and its share's connection count as USER (DOMAIN\\user; a read-only account, never the scan account)")
+	fs.StringVar(&a.eventlogPasswordFile, "eventlog-password-file", "", "file holding --eventlog-user's password (first line; - for stdin)")
 	c.data.register(fs, withDataDir|withStateDir|withKeyFile)
 	pos, code, ok := c.parse(args, -1, "")
 	if !ok {
@@ -89,6 +93,9 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 	a.device.SMB1Only = a.device.SMB1Only || a.device.NTLMv1
 	if a.maxFailures < 0 {
 		return nil, c.fail(errors.New("--max-failures must be 0 or more")), false
+	}
+	if (a.eventlogUser == "") != (a.eventlogPasswordFile == "") {
+		return nil, c.fail(errors.New("--eventlog-user and --eventlog-password-file go together")), false
 	}
 	return a, 0, true
 }
@@ -128,6 +135,15 @@ func (a *checkArgs) run(ctx context.Context) int {
 		printCheckStart(c.env.stdout, t)
 		opts.Progress = func(s smbcheck.Step) { printStep(c.env.stdout, s) }
 	}
+	var readers evidence.Readers
+	if a.eventlogUser != "" {
+		pw, err := readSecretFile(c.env.stdin, a.eventlogPasswordFile, "--eventlog-password-file")
+		if err != nil {
+			return c.failSafe(err)
+		}
+		acct := evidence.Account(a.eventlogUser, pw)
+		readers.Default = &acct
+	}
 	var rep smbcheck.Report
 	if unreadable != "" {
 		// Nothing to replay: the import could not read its password.
@@ -137,6 +153,7 @@ func (a *checkArgs) run(ctx context.Context) int {
 		}
 	} else {
 		rep = smbcheck.Run(ctx, t, opts)
+		readers.Attach(ctx, t, &rep)
 	}
 	return finishCheck(ctx, c.env, ledger, warn, rep, a.asJSON)
 }
@@ -359,6 +376,12 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 		humanf(w, "  left behind: %s\n", r.Canary)
 	}
 	humanf(w, "fix: %s\n", v.Fix)
+	if r.ServerLog != nil {
+		humanf(w, "the server's own story (read as %s; evidence, not the verdict):\n", r.ServerLog.Reader)
+		for _, l := range r.ServerLog.Lines() {
+			humanf(w, "  %s\n", l)
+		}
+	}
 }
 
 // printWarnings prints what will fail days ahead, after the verdict: one

@@ -46,6 +46,8 @@ func TestCheckBadArguments(t *testing.T) {
 		{"no-password and a password file", []string{"check", "//fs1/scans", "--user", "a", "--no-password", "--password-file", pw}, "--no-password"},
 		{"empty password file", []string{"check", "//fs1/scans", "--user", "a", "--password-file", empty}, "password"},
 		{"user of spaces", []string{"check", "//fs1/scans", "--user", "  ", "--no-password"}, "user"},
+		{"event log user without its password", []string{"check", "//fs1/scans", "--user", "a", "--password-file", pw, "--eventlog-user", "r"}, "--eventlog-password-file"},
+		{"event log password without its user", []string{"check", "//fs1/scans", "--user", "a", "--password-file", pw, "--eventlog-password-file", pw}, "--eventlog-user"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -40,7 +40,7 @@ func (e *WinError) Error() string {
 	switch e.Code {
 	case 5:
 		return e.Op + ": access denied"
-	case 2310:
+	case 123, 2310: // ERROR_INVALID_NAME (Samba), NERR_NetNameNotFound
 		return e.Op + ": no such share"
 	}
 	return fmt.Sprintf("%s: error %d", e.Op, e.Code)
