@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
@@ -88,29 +86,12 @@ func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 		// Adding a device again changes what is given: what SNMP learnt
 		// and the stored credentials stay unless replaced.
 		if old, err := st.Device(ctx, d.Name); err == nil {
-			for _, f := range []struct {
-				dst *string
-				old string
-			}{
-				{&d.Address, old.Address}, {&d.SysName, old.SysName}, {&d.Workstation, old.Workstation},
-				{&d.Serial, old.Serial}, {&d.Model, old.Model},
-			} {
-				if *f.dst == "" {
-					*f.dst = f.old
-				}
-			}
-			if *communityFile == "" && *v3User == "" {
+			given := *communityFile != "" || *v3User != ""
+			if d, err = d.Over(old, given); err != nil {
 				// The stored credentials belong to the address they were
 				// given for: never sent to another one.
-				if hasSNMPCredentials(old.SNMP) && d.Address != old.Address && !sameSNMPAddress(d.Address, old.Address) {
-					return c.fail(fmt.Errorf("device %s: its SNMP credentials were stored for address %s and are never sent to another: give them again with --address %s (--community-file, or --v3-user with --v3-auth-file and --v3-priv-file)",
-						d.Name, old.Address, d.Address))
-				}
-				v := d.SNMP.Version
-				d.SNMP = old.SNMP
-				if v != "" {
-					d.SNMP.Version = v
-				}
+				return c.fail(fmt.Errorf("device %s: its SNMP credentials were stored for address %s and are never sent to another: give them again with --address %s (--community-file, or --v3-user with --v3-auth-file and --v3-priv-file)",
+					d.Name, old.Address, d.Address))
 			}
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return c.fail(err)
@@ -194,23 +175,4 @@ func deviceRemove(ctx context.Context, c *subcommand, args []string) int {
 		humanf(c.env.stdout, "removed device %s\n", pos[0])
 		return exitOK
 	})
-}
-
-// hasSNMPCredentials says whether s holds a stored secret (a community or
-// v3 passphrases).
-func hasSNMPCredentials(s registry.SNMP) bool {
-	return !s.Community.IsZero() || !s.V3Auth.IsZero() || !s.V3Priv.IsZero()
-}
-
-// sameSNMPAddress says whether two HOST[:PORT] name the same SNMP agent
-// (port 161 when left out, the host's case aside).
-func sameSNMPAddress(a, b string) bool {
-	norm := func(s string) string {
-		host, port, err := net.SplitHostPort(s)
-		if err != nil {
-			host, port = strings.Trim(s, "[]"), "161"
-		}
-		return strings.ToLower(host) + " " + port
-	}
-	return norm(a) == norm(b)
 }
