@@ -737,7 +737,7 @@ func ReadShareProbe(dataDir string) (p ShareProbe, ok bool) {
 func readRunInfo(dataDir string) (runInfo, bool) {
 	var info runInfo
 	// root's commands read it too (receiver status, doctor): the daemon's file
-	b, err := safefile.Read(filepath.Join(dataDir, "receiver.json"), 1<<20)
+	b, err := safefile.Read(filepath.Join(dataDir, "receiver.json"), 1<<20) // dataDir not followed when a link
 	if err != nil || json.Unmarshal(b, &info) != nil || info.Listen == "" {
 		return runInfo{}, false
 	}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // FileName is the key file's name next to the database and in
@@ -71,7 +72,9 @@ func Resolve(flagValue string, getenv func(string) string, dataDir string) strin
 // Load reads an existing key file. A missing file is ErrNoKey; a file that
 // others may read is refused.
 func Load(path string) (*Key, error) {
-	f, err := os.Open(path)
+	// without waiting: a FIFO put in its place (a data dir's key, which
+	// the daemon's user could reach) must not block a root command
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("key file %s: %w", path, ErrNoKey)
 	}

@@ -42,7 +42,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, now: time.Now}, nil
+	return &Store{db: db, path: path, now: time.Now, readOnly: true}, nil
 }
 
 // checkReadOnly opens the database and its side files below their

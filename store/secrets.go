@@ -47,6 +47,9 @@ func (s *Store) UnlockKey(ctx context.Context, keyPath string) (*seal.Key, error
 	if err != nil {
 		return nil, err
 	}
+	if s.readOnly {
+		return s.loadKey(keyPath, want)
+	}
 	k, err := seal.Load(keyPath)
 	switch {
 	case errors.Is(err, seal.ErrNoKey) && want == "":
@@ -107,6 +110,24 @@ func (s *Store) UnlockKey(ctx context.Context, keyPath string) (*seal.Key, error
 			}
 			return nil, fmt.Errorf("unlock secrets: record key id: %w", err)
 		}
+	}
+	s.key = k
+	return k, nil
+}
+
+// loadKey is UnlockKey for a store opened read-only: the key is loaded
+// and checked against the data dir's, never made, rotated or recorded.
+func (s *Store) loadKey(keyPath, want string) (*seal.Key, error) {
+	k, err := seal.Load(keyPath)
+	switch {
+	case errors.Is(err, seal.ErrNoKey) && want == "":
+		return nil, fmt.Errorf("unlock secrets: %w (a command that only reads makes none: the daemon makes it at its first start)", err)
+	case errors.Is(err, seal.ErrNoKey):
+		return nil, &KeyError{Path: keyPath, WantID: want, Database: s.path}
+	case err != nil:
+		return nil, fmt.Errorf("unlock secrets: %w", err)
+	case want != "" && k.ID() != want:
+		return nil, &KeyError{Path: keyPath, WantID: want, GotID: k.ID(), Database: s.path}
 	}
 	s.key = k
 	return k, nil

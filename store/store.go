@@ -13,12 +13,14 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden/internal/safefile"
 	"github.com/scanwarden/scanwarden/seal"
 	"modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -50,6 +52,8 @@ type Store struct {
 	path string
 	now  func() time.Time
 	key  *seal.Key // set by UnlockKey; seals and opens secret columns
+	// readOnly: opened by OpenReadOnly (UnlockKey only loads the key)
+	readOnly bool
 }
 
 // Open opens (creating when needed) the database at path, checks that the
@@ -103,7 +107,67 @@ func OpenDir(ctx context.Context, dir string) (*Store, error) {
 // the sealed secrets. It is the one way the daemon and the CLI open it
 // (doctor opens it read-only and never makes a key).
 func OpenUnlocked(ctx context.Context, dir, keyFile string, getenv func(string) string) (*Store, error) {
-	st, err := OpenDir(ctx, dir)
+	return unlocked(ctx, dir, keyFile, getenv, OpenDir)
+}
+
+// OpenReadOnlyUnlocked is OpenUnlocked for a command that only reads: the
+// database is opened read-only (OpenReadOnly) and the key only loaded.
+func OpenReadOnlyUnlocked(ctx context.Context, dir, keyFile string, getenv func(string) string) (*Store, error) {
+	if fresh, err := freshOwnDir(dir); err == nil && fresh {
+		// this user's own new data dir: its database and key are made as
+		// OpenUnlocked makes them
+		st, err := OpenUnlocked(ctx, dir, keyFile, getenv)
+		if err != nil {
+			return nil, err
+		}
+		st.Close()
+	}
+	return unlocked(ctx, dir, keyFile, getenv, OpenReadOnlyDir)
+}
+
+// OpenReadOnlyDir opens DefaultFile inside dir read-only (OpenReadOnly).
+// A data dir of this user's without a database yet gets an empty one
+// first (as OpenDir makes it); in another user's (the daemon's, to root)
+// none is made: the error says so.
+func OpenReadOnlyDir(ctx context.Context, dir string) (*Store, error) {
+	db := filepath.Join(dir, DefaultFile)
+	switch fresh, err := freshOwnDir(dir); {
+	case err != nil:
+		return nil, fmt.Errorf("open store %s: %w", db, err)
+	case fresh:
+		st, err := OpenDir(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		st.Close()
+	}
+	st, err := OpenReadOnly(ctx, db)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w (no database in %s yet: the daemon makes it at its first start)", err, dir)
+	}
+	return st, err
+}
+
+// freshOwnDir says whether dir holds no database and is this user's to
+// make one in (or is not there at all).
+func freshOwnDir(dir string) (bool, error) {
+	d, err := safefile.OpenDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	if _, err := d.Lstat(DefaultFile); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	st, err := d.Stat()
+	return err == nil && int(st.Uid) == os.Geteuid(), err
+}
+
+func unlocked(ctx context.Context, dir, keyFile string, getenv func(string) string, open func(context.Context, string) (*Store, error)) (*Store, error) {
+	st, err := open(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,7 @@ func adminTokenList(ctx context.Context, env environ, name string, args []string
 	if _, code, ok := c.parse(args, 0, "want 0 argument(s)"); !ok {
 		return code
 	}
-	return c.withStore(ctx, false, func(st *store.Store) int {
+	return c.readStore(ctx, false, func(st *store.Store) int {
 		toks, err := st.Tokens(ctx)
 		if err != nil {
 			return c.fail(err)

@@ -96,7 +96,7 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
-	return c.withStore(ctx, true, func(st *store.Store) int {
+	return c.readStore(ctx, true, func(st *store.Store) int {
 		ds, err := st.Destinations(ctx, *device)
 		if err != nil {
 			return c.fail(err)
@@ -141,7 +141,7 @@ func destinationShow(ctx context.Context, c *subcommand, args []string) int {
 	if !ok {
 		return code
 	}
-	return c.withStore(ctx, true, func(st *store.Store) int {
+	return c.readStore(ctx, true, func(st *store.Store) int {
 		r, err := st.Target(ctx, pos[0])
 		if errors.Is(err, store.ErrNotFound) {
 			return c.missing("destination", pos[0])

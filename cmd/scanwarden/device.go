@@ -109,7 +109,7 @@ func deviceList(ctx context.Context, c *subcommand, args []string) int {
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
-	return c.withStore(ctx, true, func(st *store.Store) int {
+	return c.readStore(ctx, true, func(st *store.Store) int {
 		devs, err := st.Devices(ctx)
 		if err != nil {
 			return c.fail(err)

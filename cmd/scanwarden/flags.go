@@ -129,3 +129,17 @@ func (f *dataFlags) open(ctx context.Context, env environ, unlock bool) (*store.
 	}
 	return store.OpenDir(ctx, dir)
 }
+
+// openRead opens the data dir's store read-only (its key loaded, never
+// made, with unlock): for a command that only reads. It creates and
+// changes no file in the data dir, which may be the daemon's.
+func (f *dataFlags) openRead(ctx context.Context, env environ, unlock bool) (*store.Store, error) {
+	dir, err := f.dir(env)
+	if err != nil {
+		return nil, err
+	}
+	if unlock {
+		return store.OpenReadOnlyUnlocked(ctx, dir, f.keyFile, env.getenv)
+	}
+	return store.OpenReadOnlyDir(ctx, dir)
+}

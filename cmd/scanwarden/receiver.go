@@ -260,7 +260,7 @@ func receiverList(ctx context.Context, env environ, name string, args []string) 
 	} else if len(pos) != 0 {
 		return c.fail(fmt.Errorf("unexpected argument %s", pos[0]))
 	}
-	return c.withStore(ctx, false, func(st *store.Store) int {
+	return c.readStore(ctx, false, func(st *store.Store) int {
 		rows, err := st.Scans().Scans(ctx, receiver.ScanQuery{})
 		if err != nil {
 			return c.fail(err)
@@ -380,7 +380,7 @@ func receiverStatus(ctx context.Context, env environ, name string, args []string
 		h := receiver.ProbeShare(ctx, p)
 		fresh = &h
 	}
-	return c.withStore(ctx, false, func(st *store.Store) int {
+	return c.readStore(ctx, false, func(st *store.Store) int {
 		s, err := receiver.ReadStatus(ctx, receiverDir(dir), st.Scans(), fresh)
 		if err != nil {
 			return c.fail(err)

@@ -29,7 +29,7 @@ func runStatus(ctx context.Context, env environ, args []string) int {
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
-	return c.withStore(ctx, true, func(st *store.Store) int {
+	return c.readStore(ctx, true, func(st *store.Store) int {
 		now := time.Now()
 		sum, err := daemon.Summary(ctx, st, now)
 		if err != nil {

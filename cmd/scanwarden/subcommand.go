@@ -108,6 +108,17 @@ func (c *subcommand) withStore(ctx context.Context, unlock bool, fn func(st *sto
 	return fn(st)
 }
 
+// readStore is withStore for a command that only reads: the store is
+// opened read-only (dataFlags.openRead).
+func (c *subcommand) readStore(ctx context.Context, unlock bool, fn func(st *store.Store) int) int {
+	st, err := c.data.openRead(ctx, c.env, unlock)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	return fn(st)
+}
+
 // printJSON prints v, indented, on stdout.
 func (c *subcommand) printJSON(v any) int {
 	enc := json.NewEncoder(c.env.stdout)

@@ -270,6 +270,17 @@ func (d *Dir) ReadFile(rel string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// Names lists the names in the folder, at most max (all when max <= 0).
+func (d *Dir) Names(max int) ([]string, error) {
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, pathErr("open", d.name, err)
+	}
+	f := os.NewFile(uintptr(fd), d.name)
+	defer f.Close()
+	return f.Readdirnames(max)
+}
+
 // Lstat is what rel below d is, not followed when a link (its folders
 // resolved as openat does).
 func (d *Dir) Lstat(rel string) (unix.Stat_t, error) {
