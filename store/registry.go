@@ -388,7 +388,7 @@ func (s *Store) AddReport(ctx context.Context, destination string, rep smbcheck.
 			id, id, ReportHistory); err != nil {
 			return fmt.Errorf("add report: prune: %w", err)
 		}
-		return nil
+		return addHistory(ctx, tx, destination, at, rep)
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/doctor"
 	"github.com/scanwarden/scanwarden/evidence"
+	"github.com/scanwarden/scanwarden/pattern"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/warning"
@@ -301,13 +302,24 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn che
 			warns = up.Warnings
 		}
 	}
+	// A stored destination's history, this check included: its pattern.
+	var pat *pattern.Explanation
+	if warn.st != nil && warn.destination != "" && ctx.Err() == nil {
+		e, err := warn.st.Pattern(context.WithoutCancel(ctx), store.Of{Destination: warn.destination}, time.Now())
+		if err != nil {
+			humanf(env.stderr, "scanwarden check: history not read: %s\n", err.Error())
+		} else {
+			pat = &e
+		}
+	}
 	if asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
 		out := struct {
 			smbcheck.Report
-			Warnings []warning.Warning `json:"warnings"`
-		}{rep, warns}
+			Warnings []warning.Warning    `json:"warnings"`
+			Pattern  *pattern.Explanation `json:"pattern,omitempty"`
+		}{rep, warns, pat}
 		if err := enc.Encode(out); err != nil {
 			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage
@@ -315,6 +327,9 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn che
 	} else {
 		printVerdict(env.stdout, rep)
 		printWarnings(env.stdout, warns)
+		if pat != nil {
+			humanf(env.stdout, "history: %s\n", pat.Sentence)
+		}
 	}
 	if rep.OK() {
 		return exitOK

@@ -45,6 +45,9 @@ func TestLabCheckEventLog(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	if !strings.Contains(r.stdout, "history: failed 1 of 1 checks in 14 days: no pattern yet") {
+		t.Errorf("no history sentence:\n%s", r.stdout)
+	}
 	r = cli(exitFinding, "check", "--destination", "evt", "--data-dir", data, "--eventlog-user", testlab.EventReader, "--eventlog-password-file", pw, "--json")
 	var rep struct {
 		Verdict   struct{ Cause string }
