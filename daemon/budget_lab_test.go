@@ -255,13 +255,13 @@ func TestLabReloadADReachesDeliveries(t *testing.T) {
 func TestLabReloadADKerberosDelivers(t *testing.T) {
 	lab := testlab.Require(t)
 	if lab.DC2IP == "" {
-		t.Skip("the lab has no dc2 (SWLAB_DC2_IP unset): run testlab/lab up again")
+		testlab.Missing(t, "the lab has no dc2 (SWLAB_DC2_IP unset): run testlab/lab up again")
 	}
 	ctx := context.Background()
 	sub := fmt.Sprintf("reload-krb-%d", time.Now().UnixNano()%1e6)
 	local := filepath.Join(lab.Dir, "dc2", "shares", "scans", sub)
 	if err := os.Mkdir(local, 0o777); err != nil {
-		t.Skipf("lab share folder not writable here: %v", err)
+		testlab.Missing(t, fmt.Sprintf("lab share folder not writable here: %v", err))
 	}
 	os.Chmod(local, 0o777)
 	t.Cleanup(func() { os.RemoveAll(local) })
@@ -324,7 +324,7 @@ func TestLabReloadADKerberosDelivers(t *testing.T) {
 func TestLabForwardingADDownFallsBack(t *testing.T) {
 	lab := testlab.Require(t)
 	if lab.GhostIP == "" {
-		t.Skip("the lab has no ghost address")
+		testlab.Missing(t, "the lab has no ghost address (SWLAB_GHOST_IP unset)")
 	}
 	ctx := context.Background()
 	n := time.Now().UnixNano() % 1e6

@@ -26,6 +26,7 @@ import (
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/testlab"
 	"github.com/scanwarden/scanwarden/web"
 )
 
@@ -483,11 +484,11 @@ func TestStopDuringCheck(t *testing.T) {
 // the status and the queue metric show it. (Real smbd: needs root.)
 func TestReceiverInServe(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/testparm"} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skip("samba not installed: " + p)
+			testlab.Missing(t, "samba not installed: "+p)
 		}
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

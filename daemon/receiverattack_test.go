@@ -25,6 +25,7 @@ import (
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/resolve"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // smbNegotiate is an SMB2 NEGOTIATE (2.0.2, 2.1) in its NetBIOS frame.
@@ -109,11 +110,11 @@ func serveWithReceiver(t *testing.T) *Main {
 func serveReceiver(t *testing.T, set func(*Main)) *Main {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/testparm"} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skip("samba not installed: " + p)
+			testlab.Missing(t, "samba not installed: "+p)
 		}
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -298,11 +299,11 @@ func (f *fakeDNS) asked(host string) int {
 // allow), and the standing warning says so. Real managed smbd.
 func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/testparm"} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skip("samba not installed: " + p)
+			testlab.Missing(t, "samba not installed: "+p)
 		}
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // The daemon's [snmp] trap_v3_* keys: with only an SNMPv3 trap user
@@ -21,7 +22,7 @@ import (
 // one and a noAuth one are not.
 func TestServeTakesV3Traps(t *testing.T) {
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp): skipping the v3 trap test")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp): skipping the v3 trap test")
 	}
 	dir := t.TempDir()
 	auth, priv := filepath.Join(dir, "trap.auth"), filepath.Join(dir, "trap.priv")
@@ -93,7 +94,7 @@ func TestServeTakesV3Traps(t *testing.T) {
 // traps, captured into a socket of the test.
 func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp): skipping the v3 replay test")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp): skipping the v3 replay test")
 	}
 	dir := t.TempDir()
 	auth, priv := filepath.Join(dir, "trap.auth"), filepath.Join(dir, "trap.priv")

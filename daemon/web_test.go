@@ -171,7 +171,7 @@ func TestWebBrowserHTTPS(t *testing.T) {
 	lab := testlab.Require(t)
 	ip := lab.Getenv("SWLAB_CLI_IP")
 	if ip == "" {
-		t.Skip("SWLAB_CLI_IP not set: run under testlab/lab exec")
+		testlab.Missing(t, "SWLAB_CLI_IP not set: run under testlab/lab exec")
 	}
 	webBrowserFlow(t, net.JoinHostPort(ip, "0"))
 }

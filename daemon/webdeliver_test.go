@@ -16,6 +16,7 @@ import (
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // localRemote is a local folder standing in for the destination's share (a
@@ -49,7 +50,7 @@ func (d localFolder) Close() error                                          { re
 // scan only, not the other scan held for the same destination.
 func TestWebDeliverOneScan(t *testing.T) {
 	if _, err := os.Stat("/usr/sbin/smbd"); err != nil {
-		t.Skip("receiver.New needs samba installed")
+		testlab.Missing(t, "receiver.New needs samba installed")
 	}
 	ctx := context.Background()
 	dir := t.TempDir()

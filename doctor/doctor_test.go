@@ -17,6 +17,7 @@ import (
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/store"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // box lays out an installed box in a temp dir: config dir with the config
@@ -144,7 +145,7 @@ func TestKey(t *testing.T) {
 // daemon's user cannot write (a command run as root left it behind).
 func TestDataDirOwner(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give files another owner")
+		testlab.Missing(t, "needs root to give files another owner")
 	}
 	conf, data := box(t, "")
 	const svc = "nobody"
@@ -326,10 +327,10 @@ func must[T any](v T, err error) T {
 // stopped, fail with their cause and fix.
 func TestReceiverShare(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	if _, err := os.Stat("/usr/sbin/smbd"); err != nil {
-		t.Skip("samba not installed")
+		testlab.Missing(t, "samba not installed")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

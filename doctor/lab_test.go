@@ -63,7 +63,7 @@ func TestLabSNMP(t *testing.T) {
 	lab := testlab.Require(t)
 	simIP := lab.Getenv("SWLAB_SNMPSIM_IP")
 	if simIP == "" {
-		t.Skip("the lab runs no snmpsim (SWLAB_SNMPSIM_IP unset)")
+		testlab.Missing(t, "the lab runs no snmpsim (SWLAB_SNMPSIM_IP unset)")
 	}
 	port := lab.Getenv("SWLAB_SNMP_PORT")
 	if port == "" {

@@ -31,11 +31,11 @@ const mfpPassword = "Mfp.Test-25"
 func requireSmbd(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/smbclient", "/usr/bin/testparm"} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skip("samba/smbclient not installed: " + p)
+			testlab.Missing(t, "samba/smbclient not installed (testlab/deps): "+p)
 		}
 	}
 }
@@ -377,11 +377,11 @@ func TestLabSMB1Port139(t *testing.T) {
 	lab := testlab.Require(t)
 	ip := lab.Getenv("SWLAB_CLI_IP")
 	if ip == "" {
-		t.Skip("SWLAB_CLI_IP unset")
+		testlab.Missing(t, "SWLAB_CLI_IP unset: run under testlab/lab exec")
 	}
 	for _, p := range []string{"445", "139"} {
 		if l, err := net.Listen("tcp", net.JoinHostPort(ip, p)); err != nil {
-			t.Skipf("%s:%s taken here: %v", ip, p, err)
+			t.Fatalf("%s:%s taken here: %v", ip, p, err)
 		} else {
 			l.Close()
 		}

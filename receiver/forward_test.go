@@ -140,7 +140,7 @@ func TestLabDeliverBrokenThenHealed(t *testing.T) {
 	sub := "rx-" + time.Now().Format("150405.000")
 	local := filepath.Join(lab.Dir, "dc", "shares", "scans", sub)
 	if _, err := os.Stat(filepath.Dir(local)); err != nil {
-		t.Skipf("lab share folder not visible here: %v", err)
+		testlab.Missing(t, fmt.Sprintf("lab share folder not visible here: %v", err))
 	}
 	t.Cleanup(func() { os.RemoveAll(local) })
 	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`,

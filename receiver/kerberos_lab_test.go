@@ -2,6 +2,7 @@ package receiver_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -28,12 +29,12 @@ func (h dc2Hosts) LookupHost(ctx context.Context, host string) ([]string, error)
 func TestLabDeliverKerberosNTLMBlocked(t *testing.T) {
 	lab := testlab.Require(t)
 	if lab.DC2IP == "" {
-		t.Skip("the lab has no dc2 (SWLAB_DC2_IP unset): run testlab/lab up again")
+		testlab.Missing(t, "the lab has no dc2 (SWLAB_DC2_IP unset): run testlab/lab up again")
 	}
 	sub := "rxk-" + time.Now().Format("150405.000")
 	local := filepath.Join(lab.Dir, "dc2", "shares", "scans", sub)
 	if err := os.Mkdir(local, 0o777); err != nil {
-		t.Skipf("lab share folder not writable here: %v", err)
+		testlab.Missing(t, fmt.Sprintf("lab share folder not writable here: %v", err))
 	}
 	os.Chmod(local, 0o777)
 	t.Cleanup(func() { os.RemoveAll(local) })

@@ -35,7 +35,7 @@ func TestLabChecksRaceDeliveries(t *testing.T) {
 	sub := "rx-race-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	local := filepath.Join(lab.Dir, "dc", "shares", "scans", sub)
 	if err := os.Mkdir(local, 0o777); err != nil {
-		t.Skipf("lab share folder not writable here: %v", err)
+		testlab.Missing(t, fmt.Sprintf("lab share folder not writable here: %v", err))
 	}
 	os.Chmod(local, 0o777)
 	t.Cleanup(func() { os.RemoveAll(local) })

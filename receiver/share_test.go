@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 func TestParseAllow(t *testing.T) {
@@ -50,7 +52,7 @@ func TestParseAllow(t *testing.T) {
 // file of another user's are each refused with the reason.
 func TestAttackAllowFileOpen(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("owners other than ours need root")
+		testlab.Missing(t, "owners other than ours need root")
 	}
 	const daemon = 4242 // a uid standing for the daemon's user
 	base := t.TempDir()

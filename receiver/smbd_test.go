@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 func TestSambaConfValidates(t *testing.T) {
 	if _, err := exec.LookPath("testparm"); err != nil {
 		if _, err := os.Stat("/usr/bin/testparm"); err != nil {
-			t.Skip("samba not installed")
+			testlab.Missing(t, "samba not installed")
 		}
 	}
 	dir := t.TempDir()
@@ -70,7 +71,7 @@ func TestSambaConfBounds(t *testing.T) {
 	}
 	if _, err := exec.LookPath("testparm"); err != nil {
 		if _, err := os.Stat("/usr/bin/testparm"); err != nil {
-			t.Skip("samba not installed")
+			testlab.Missing(t, "samba not installed")
 		}
 	}
 	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("10.77.0.0/24")}
@@ -112,7 +113,7 @@ func TestSambaConfigErrors(t *testing.T) {
 // A config testparm refuses leaves the one in place.
 func TestSambaBadConfigKeepsOld(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/testparm"); err != nil {
-		t.Skip("samba not installed")
+		testlab.Missing(t, "samba not installed")
 	}
 	dir := t.TempDir()
 	cfg := SambaConfig{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}
@@ -144,11 +145,11 @@ func TestSambaBadConfigKeepsOld(t *testing.T) {
 func requireSmbd(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/smbclient", "/usr/bin/testparm"} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skip("samba/smbclient not installed: " + p)
+			testlab.Missing(t, "samba/smbclient not installed (testlab/deps): "+p)
 		}
 	}
 }

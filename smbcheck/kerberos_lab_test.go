@@ -26,7 +26,7 @@ func requireDC2(t *testing.T) *testlab.Lab {
 	t.Helper()
 	lab := testlab.Require(t)
 	if lab.DC2IP == "" {
-		t.Skip("the lab has no dc2 (SWLAB_DC2_IP unset): run testlab/lab up again")
+		testlab.Missing(t, "the lab has no dc2 (SWLAB_DC2_IP unset): run testlab/lab up again")
 	}
 	return lab
 }

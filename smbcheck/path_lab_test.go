@@ -21,7 +21,7 @@ func TestLabPathBlamesParent(t *testing.T) {
 	lab := testlab.Require(t)
 	smbcacls, err := exec.LookPath("smbcacls")
 	if err != nil {
-		t.Skip("smbcacls not installed (testlab/deps)")
+		testlab.Missing(t, "smbcacls not installed (testlab/deps)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

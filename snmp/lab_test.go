@@ -16,7 +16,7 @@ func TestLabSNMP(t *testing.T) {
 	lab := testlab.Require(t)
 	simIP, d3IP := lab.Getenv("SWLAB_SNMPSIM_IP"), lab.Getenv("SWLAB_SNMPD_IP")
 	if simIP == "" || d3IP == "" {
-		t.Skip("lab is up but testlab/snmp.sh did not export SWLAB_SNMPSIM_IP/SWLAB_SNMPD_IP")
+		testlab.Missing(t, "lab is up but testlab/snmp.sh did not export SWLAB_SNMPSIM_IP/SWLAB_SNMPD_IP")
 	}
 	var port uint16 = DefaultPort
 	if p := lab.Getenv("SWLAB_SNMP_PORT"); p != "" {

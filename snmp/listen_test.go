@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 func startTraps(t *testing.T, communities ...string) (*TrapListener, *MemorySink) {
@@ -51,7 +53,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // snmpinform to the listener on loopback.
 func TestTrapsFromSnmptrap(t *testing.T) {
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp): skipping the trap test")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp): skipping the trap test")
 	}
 	l, sink := startTraps(t, "traps")
 	addr := l.Addr().String()

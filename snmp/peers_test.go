@@ -15,6 +15,7 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 	"github.com/scanwarden/scanwarden/snmp/snmptest"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // startSnmpsim runs snmpsimd over testlab/snmp on n loopback ports (every
@@ -54,7 +55,7 @@ func startSnmpd(t *testing.T) Target {
 	bin, err := exec.LookPath("snmpd")
 	if err != nil {
 		if _, err2 := os.Stat("/usr/sbin/snmpd"); err2 != nil {
-			t.Skip("snmpd not installed (apt-get install snmpd): skipping the SNMPv3 test")
+			testlab.Missing(t, "snmpd not installed (apt-get install snmpd): skipping the SNMPv3 test")
 		}
 		bin = "/usr/sbin/snmpd"
 	}

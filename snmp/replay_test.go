@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // captureTrap runs net-snmp's snmptrap as the MFP would send an authNoPriv
@@ -49,7 +50,7 @@ func captureTrap(t *testing.T, boots, engineTime int, uptime, text string) []byt
 // new in the sender's clock (and after its reboot) are taken.
 func TestAttackTrapV3Replay(t *testing.T) {
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp)")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp)")
 	}
 	sink := NewMemorySink(time.Hour, 0)
 	cfg := DefaultTrapListenerConfig("127.0.0.1:0")
@@ -303,7 +304,7 @@ func (s *syncBuffer) String() string {
 // TrapStats.Rebased counts it. The traps after are taken.
 func TestTrapV3EngineRestartedWithSameBoots(t *testing.T) {
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp)")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp)")
 	}
 	var logs syncBuffer
 	sink := NewMemorySink(time.Hour, 0)

@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/testlab"
 	"net/netip"
 	"os/exec"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // authNoPriv for the authPriv user are refused before anything is stored.
 func TestTrapsV3FromSnmptrap(t *testing.T) {
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp): skipping the v3 trap test")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp): skipping the v3 trap test")
 	}
 	sink := NewMemorySink(time.Hour, 0)
 	cfg := DefaultTrapListenerConfig("127.0.0.1:0", scanwarden.NewSecret("traps"))
@@ -105,7 +106,7 @@ func TestTrapV3WithoutUsersRefused(t *testing.T) {
 		t.Errorf("authNoPriv user only: %v", err)
 	}
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp)")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp)")
 	}
 	l, sink := startTraps(t, "traps")
 	cmd := exec.Command("snmptrap", "-v", "3", "-e", "0x80001f8880c0ffee00000002", "-u", "kyo", "-l", "authNoPriv",

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scanwarden/scanwarden/systemd"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // TestInstalledPaths: the rule looks where the package installs.
@@ -75,7 +76,7 @@ func TestDataDir(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.installed == foreign && os.Geteuid() != 0 {
-				t.Skip("making a dir of another user needs root")
+				testlab.Missing(t, "making a dir of another user needs root")
 			}
 			env := map[string]string{"HOME": home}
 			for k, v := range tc.env {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/seal"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // nobody is the uid the racing "other local user" runs as.
@@ -40,10 +41,10 @@ func openTree(t *testing.T) string {
 // the racer as nobody.
 func TestRacingOpenByAnotherUser(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the racing reader as another user")
+		testlab.Missing(t, "needs root to run the racing reader as another user")
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("needs bash for the racing reader")
+		testlab.Missing(t, "needs bash for the racing reader")
 	}
 	for round := range 10 {
 		dir := filepath.Join(openTree(t), "state")
@@ -91,7 +92,7 @@ func TestRacingOpenByAnotherUser(t *testing.T) {
 // it. Ours is repaired.
 func TestStateDirPermissions(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the directory to another user")
+		testlab.Missing(t, "needs root to give the directory to another user")
 	}
 	dir := filepath.Join(openTree(t), "theirs")
 	if err := os.Mkdir(dir, 0o755); err != nil {

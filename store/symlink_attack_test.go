@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // TestAttackDatabaseSideFileSymlinks: root's commands (doctor, admin
@@ -18,7 +20,7 @@ import (
 // refused, naming it, and the file it points to is left alone.
 func TestAttackDatabaseSideFileSymlinks(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("a file of root's the daemon's link points at: run as root")
+		testlab.Missing(t, "a file of root's the daemon's link points at: run as root")
 	}
 	for _, side := range []string{"-wal", "-shm"} {
 		t.Run(side, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // maxExposure is the highest `systemd-analyze security` score the daemon's
@@ -25,7 +26,7 @@ func needAnalyze(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("systemd-analyze not installed (Debian package systemd): unit checks skipped")
+		testlab.Missing(t, "systemd-analyze not installed (Debian package systemd): unit checks skipped")
 	}
 	return p
 }
@@ -314,10 +315,10 @@ func TestSysusersTmpfiles(t *testing.T) {
 	sysusers, err1 := exec.LookPath("systemd-sysusers")
 	tmpfiles, err2 := exec.LookPath("systemd-tmpfiles")
 	if err1 != nil || err2 != nil {
-		t.Skip("systemd-sysusers/systemd-tmpfiles not installed (Debian package systemd): skipped")
+		testlab.Missing(t, "systemd-sysusers/systemd-tmpfiles not installed (Debian package systemd): skipped")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the folders their owner")
+		testlab.Missing(t, "needs root to give the folders their owner")
 	}
 	root := t.TempDir()
 	for _, f := range []string{"sysusers.d/scanwarden.conf", "tmpfiles.d/scanwarden.conf"} {

@@ -45,14 +45,36 @@ type Lab struct {
 	KDCSkewIP  string // dc2's KDC again, on its own address, 10 minutes ahead (faketime)
 }
 
-// LockoutLeft is how long erin stays locked out: the lab locks her at `lab up`
-// and the DC's 30-minute lockout duration unlocks her afterwards. A test that
-// needs her locked should skip when this is small (re-run `lab up`).
-func (l *Lab) LockoutLeft() time.Duration {
-	if l.UpAt.IsZero() {
-		return 0
+// LockErin makes sure erin is locked out, as `lab up` left her: the DC's
+// 30-minute lockout duration unlocks her again, and a test that needs her
+// locked (however long ago the lab came up) calls this first. It logs on as
+// erin (smbclient, NTLM only); unless that is refused as locked out, three
+// bad logons lock her — a few rounds, since a test in another package may
+// be doing the same at once. The test fails when the DC does not lock her.
+func (l *Lab) LockErin(tb testing.TB) {
+	tb.Helper()
+	logon := func(pw string) string {
+		out, _ := exec.Command("smbclient", "-s", "/dev/null", "--use-kerberos=disabled", "//"+l.DCIP+"/scans",
+			"-U", l.Domain+"/erin%"+pw, "-c", "ls").CombinedOutput()
+		return string(out)
 	}
-	return time.Until(l.UpAt.Add(30 * time.Minute))
+	const locked = "NT_STATUS_ACCOUNT_LOCKED_OUT"
+	out := ""
+	for round := 0; round < 3; round++ {
+		if out = logon(l.Password); strings.Contains(out, locked) {
+			return
+		}
+		for i := 1; i <= 3; i++ {
+			bad := logon(fmt.Sprintf("not-her-password-%d", i))
+			if strings.Contains(bad, locked) {
+				break
+			}
+			if !strings.Contains(bad, "NT_STATUS_LOGON_FAILURE") {
+				tb.Fatalf("lock erin: bad logon %d: %s", i, bad)
+			}
+		}
+	}
+	tb.Fatalf("lock erin: not locked out after three rounds of three bad logons: %s", out)
 }
 
 // Getenv returns one lab variable (for peers a package adds to the lab, e.g.
@@ -70,12 +92,22 @@ func Require(tb testing.TB) *Lab {
 	tb.Helper()
 	l, why := Load()
 	if l == nil {
-		if os.Getenv("SCANWARDEN_LAB") != "" {
-			tb.Fatal("inside the lab (SCANWARDEN_LAB is set), yet: " + why)
-		}
-		tb.Skip(why)
+		Missing(tb, why)
 	}
 	return l
+}
+
+// Missing ends a test that lacks something the lab provides — a peer, a
+// lab variable, a tool testlab/deps installs, root, a folder of the lab's
+// servers: inside the lab (SCANWARDEN_LAB set) the test fails, since a run
+// meant to test against the real peers must not pass by skipping them;
+// outside it the test is skipped, saying why.
+func Missing(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Getenv("SCANWARDEN_LAB") != "" {
+		tb.Fatal("inside the lab (SCANWARDEN_LAB is set), yet: " + why)
+	}
+	tb.Skip(why)
 }
 
 // Load reads the lab from the environment; on failure it returns nil and why.

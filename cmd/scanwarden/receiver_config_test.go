@@ -93,10 +93,10 @@ func ledgerCounts(t *testing.T, dir, key string) bool {
 func TestLabReceiverConfigAD(t *testing.T) {
 	lab := testlab.Require(t)
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	if _, err := os.Stat("/usr/sbin/smbd"); err != nil {
-		t.Skip("samba not installed")
+		testlab.Missing(t, "samba not installed (testlab/deps)")
 	}
 	n := time.Now().UnixNano() % 1e6
 	sam, upn := fmt.Sprintf("swcli%d", n), fmt.Sprintf("s.cli%d@%s", n, lab.DNSDomain)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // TestAttackPrepareRefusesWideAllow: the daemon's allowlist names the MFPs
@@ -21,10 +22,10 @@ import (
 // file, naming it; the last good smb.conf stays.
 func TestAttackPrepareRefusesWideAllow(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("the root step needs root")
+		testlab.Missing(t, "the root step needs root")
 	}
 	if _, err := exec.LookPath("pdbedit"); err != nil {
-		t.Skip("samba not installed")
+		testlab.Missing(t, "samba not installed")
 	}
 	if err := receiver.FullAuditModule(context.Background(), ""); err != nil {
 		t.Skip(err)

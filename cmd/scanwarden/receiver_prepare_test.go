@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // TestReceiverPrepareConfig: `receiver prepare --config` (what
@@ -43,10 +44,10 @@ func TestReceiverPrepareConfig(t *testing.T) {
 		t.Errorf("receiver without password_file: exit %d %q", code, errs)
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("the root step needs root")
+		testlab.Missing(t, "the root step needs root")
 	}
 	if _, err := exec.LookPath("pdbedit"); err != nil {
-		t.Skip("samba not installed")
+		testlab.Missing(t, "samba not installed")
 	}
 	if err := receiver.FullAuditModule(context.Background(), ""); err != nil {
 		t.Skip(err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // TestReceiverStatusProbesShare: `receiver status` logs on to the running
@@ -16,10 +18,10 @@ import (
 // running receiver's own probe; with smbd stopped, nothing listening.
 func TestReceiverStatusProbesShare(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	if _, err := os.Stat("/usr/sbin/smbd"); err != nil {
-		t.Skip("samba not installed")
+		testlab.Missing(t, "samba not installed")
 	}
 	t.Setenv("SCANWARDEN_RECEIVER_PASSWORD", "")
 	dir := t.TempDir()

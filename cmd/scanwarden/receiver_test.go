@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -75,15 +76,15 @@ func TestReceiverListStatusEmpty(t *testing.T) {
 func TestLabReceiverCLI(t *testing.T) {
 	lab := testlab.Require(t)
 	if os.Geteuid() != 0 {
-		t.Skip("running a real smbd needs root")
+		testlab.Missing(t, "running a real smbd needs root")
 	}
 	if _, err := os.Stat("/usr/sbin/smbd"); err != nil {
-		t.Skip("samba not installed")
+		testlab.Missing(t, "samba not installed (testlab/deps)")
 	}
 	sub := "rx-cli-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	remote := filepath.Join(lab.Dir, "dc", "shares", "scans", sub)
 	if err := os.Mkdir(remote, 0o777); err != nil {
-		t.Skip(err)
+		testlab.Missing(t, fmt.Sprintf("lab share folder not writable here: %v", err))
 	}
 	os.Chmod(remote, 0o777)
 	t.Cleanup(func() { os.RemoveAll(remote) })

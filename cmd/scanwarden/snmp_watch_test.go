@@ -425,7 +425,7 @@ const watchMail = "From: MFP02 <mfp02@kyolab.test>\r\n" +
 // listeners' ports free again, everything in the store.
 func TestSNMPWatchTrapsAndMail(t *testing.T) {
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp): skipping the watch trap test")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp; testlab/deps): skipping the watch trap test")
 	}
 	addr, _ := simAddr(t)
 	comm := writeFile(t, "community", "kyocera-job1102\n")
@@ -529,7 +529,7 @@ func TestSNMPWatchLab(t *testing.T) {
 	lab := testlab.Require(t)
 	ip := lab.Getenv("SWLAB_SNMPSIM_IP")
 	if ip == "" {
-		t.Skip("lab is up but testlab/snmp.sh did not export SWLAB_SNMPSIM_IP")
+		testlab.Missing(t, "lab is up but testlab/snmp.sh did not export SWLAB_SNMPSIM_IP")
 	}
 	port := lab.Getenv("SWLAB_SNMP_PORT")
 	if port == "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/snmp"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // A watch with only an SNMPv3 trap user (auth passphrase from a file, priv
@@ -16,7 +17,7 @@ import (
 // is stored.
 func TestSNMPWatchV3Traps(t *testing.T) {
 	if _, err := exec.LookPath("snmptrap"); err != nil {
-		t.Skip("snmptrap not installed (apt-get install snmp): skipping the v3 trap watch test")
+		testlab.Missing(t, "snmptrap not installed (apt-get install snmp): skipping the v3 trap watch test")
 	}
 	addr, _ := simAddr(t)
 	comm := writeFile(t, "community", "kyocera-job1102\n")

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // FreeUDPPorts returns n UDP ports on 127.0.0.1 that were free a moment ago.
@@ -45,7 +47,7 @@ func StartSim(t testing.TB, dataDir string, n int) []int {
 	t.Helper()
 	bin, err := exec.LookPath("snmpsimd")
 	if err != nil {
-		t.Skip("snmpsimd not installed (apt-get install snmpsim): skipping the snmpsim tests")
+		testlab.Missing(t, "snmpsimd not installed (apt-get install snmpsim): skipping the snmpsim tests")
 	}
 	data, err := filepath.Abs(dataDir)
 	if err != nil {

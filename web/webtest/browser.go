@@ -19,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // Browser is one headless Chromium with a fresh profile and one tab.
@@ -54,7 +56,7 @@ func Start(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorO
 	t.Helper()
 	bin := ChromiumPath()
 	if bin == "" {
-		t.Skip("browser test skipped: Debian's chromium is not installed (apt-get install chromium, or sudo testlab/deps)")
+		testlab.Missing(t, "browser test skipped: Debian's chromium is not installed (apt-get install chromium, or sudo testlab/deps)")
 	}
 	profile := t.TempDir()
 	b := &Browser{Downloads: t.TempDir(), downloads: map[string]string{}}
