@@ -37,7 +37,6 @@ type webPart struct {
 	redirect *http.Server // plain HTTP on the HTTPS port: redirects only
 	mu       sync.Mutex
 	ln       net.Listener // nil until bound
-	stop     context.CancelFunc
 	wg       sync.WaitGroup
 }
 
@@ -58,11 +57,11 @@ func (m *Main) openWeb(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	return m.web.Open(m.runCtx, cfg.Listen, site)
+	return m.web.Open(cfg.Listen, site)
 }
 
 // Open serves site on listen (a *BindError when it cannot be bound).
-func (p *webPart) Open(ctx context.Context, listen string, site *web.Server) error {
+func (p *webPart) Open(listen string, site *web.Server) error {
 	p.site = site
 	errLog := slog.NewLogLogger(p.log.With("component", "http").Handler(), slog.LevelWarn)
 	p.srv = &http.Server{Handler: site.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errLog}
@@ -71,9 +70,7 @@ func (p *webPart) Open(ctx context.Context, listen string, site *web.Server) err
 		p.redirect = &http.Server{Handler: http.HandlerFunc(toHTTPS), ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout: 10 * time.Second, ErrorLog: errLog}
 	}
-	ctx, p.stop = context.WithCancel(ctx)
 	if err := p.listen(listen); err != nil {
-		p.stop()
 		return bindError("listen", "tcp", listen, err)
 	}
 	return nil
@@ -137,7 +134,6 @@ func (p *webPart) Close(deadline time.Time) {
 	if d := time.Now().Add(2 * time.Second); d.Before(deadline) {
 		deadline = d
 	}
-	p.stop()
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	p.srv.Shutdown(ctx) // first: its listener's close ends the redirect's too
