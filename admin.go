@@ -78,4 +78,7 @@ type AuditEntry struct {
 	Target string
 	Detail string
 	Count  int
+	// First is an anonymous row's first attempt (At its latest); zero
+	// for an admin's action.
+	First time.Time
 }

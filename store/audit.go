@@ -76,7 +76,7 @@ func (s *Store) Audit(ctx context.Context, limit int) ([]scanwarden.AuditEntry, 
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, at, actor, client, action, target, detail, 1 FROM audit_log
+	rows, err := s.db.QueryContext(ctx, `SELECT id, at, actor, client, action, target, detail, 1, '' FROM audit_log
 		ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
@@ -85,7 +85,7 @@ func (s *Store) Audit(ctx context.Context, limit int) ([]scanwarden.AuditEntry, 
 	if err != nil {
 		return nil, err
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT 0, last_at, ?, client, action, target, 'first at ' || first_at, count
+	rows, err = s.db.QueryContext(ctx, `SELECT 0, last_at, ?, client, action, target, '', count, first_at
 		FROM audit_anonymous ORDER BY last_at DESC LIMIT ?`, scanwarden.AnonymousActor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
@@ -109,13 +109,18 @@ func scanAudit(rows interface {
 	var out []scanwarden.AuditEntry
 	for rows.Next() {
 		var e scanwarden.AuditEntry
-		var at string
-		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Client, &e.Action, &e.Target, &e.Detail, &e.Count); err != nil {
+		var at, first string
+		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Client, &e.Action, &e.Target, &e.Detail, &e.Count, &first); err != nil {
 			return nil, fmt.Errorf("read audit log: %w", err)
 		}
 		var err error
 		if e.At, err = parseTime(at); err != nil {
 			return nil, fmt.Errorf("audit at %q: %w", at, err)
+		}
+		if first != "" {
+			if e.First, err = parseTime(first); err != nil {
+				return nil, fmt.Errorf("audit first at %q: %w", first, err)
+			}
 		}
 		out = append(out, e)
 	}

@@ -184,6 +184,11 @@ func TestAttackAuditFloodKeepsAdminActions(t *testing.T) {
 		}
 		anonRows++
 		anonCount += e.Count
+		// The first attempt is a time, not text in the detail (the page
+		// printed the stored RFC 3339 string).
+		if e.First.IsZero() || e.First.After(e.At) || e.Detail != "" {
+			t.Fatalf("anonymous row: first %v at %v detail %q", e.First, e.At, e.Detail)
+		}
 	}
 	t.Logf("audit after 10,200 anonymous failures: %d admin rows, %d anonymous rows counting %d", admin, anonRows, anonCount)
 	if admin != 3 {

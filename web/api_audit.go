@@ -20,7 +20,8 @@ func (s *Server) apiAudit(w http.ResponseWriter, r *http.Request, _ actor) {
 		Action string    `json:"action"`
 		Target string    `json:"target"`
 		Detail string    `json:"detail,omitempty"`
-		Count  int       `json:"count"` // an anonymous row: attempts from client in that hour
+		Count  int       `json:"count"`          // an anonymous row: attempts from client in that hour
+		First  time.Time `json:"first,omitzero"` // an anonymous row's first attempt
 	}
 	out := make([]entry, 0, len(list))
 	for _, e := range list {

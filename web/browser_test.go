@@ -104,6 +104,11 @@ func TestBrowser(t *testing.T) {
 	if h := b.Text(t, `#history`); !strings.Contains(h, "manual") || !strings.Contains(h, "bad-credentials") {
 		t.Errorf("history after the check: %q", h)
 	}
+	// The verdict line at the top (above the details card, on a phone too)
+	// was refreshed from the stored report.
+	if v := b.Text(t, `#verdict-line`); !strings.Contains(v, "bad-credentials") || !strings.Contains(v, "1102") {
+		t.Errorf("verdict line after the check: %q", v)
+	}
 	b.Screenshot(t, shots, "destination-checked", 1280)
 	b.Screenshot(t, shots, "destination-phone", 390)
 

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -79,8 +81,8 @@ func TestCheckRefreshesStoredReport(t *testing.T) {
 		t.Fatal("the sections the script refreshes have no id")
 	}
 	_, js := s.get(c, "/static/check.js")
-	if !strings.Contains(js, `["last-report", "history"]`) {
-		t.Fatal("check.js does not refresh the stored-report and history sections")
+	if !strings.Contains(js, `["verdict-line", "last-report", "history"]`) {
+		t.Fatal("check.js does not refresh the verdict line, stored-report and history sections")
 	}
 
 	resp, body := s.post(c, "/destinations/accounts/check", nil, map[string]string{"Accept": "application/json"})
@@ -121,5 +123,34 @@ func TestCheckRefreshesStoredReport(t *testing.T) {
 	_, after = s2.get(c2, resp.Header.Get("Location"))
 	if strings.Contains(after, "Never checked.") || strings.Contains(after, "No checks yet.") || !strings.Contains(after, ">manual<") {
 		t.Error("no-script: the page after the check does not show the stored report and history")
+	}
+}
+
+// TestAuditShowsTimesReadably: an anonymous row's first attempt is shown
+// as the page's other times are, not as the stored RFC 3339 text.
+func TestAuditShowsTimesReadably(t *testing.T) {
+	s := newSite(t)
+	c := s.login()
+	first := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	s.auth.AddAudit(context.Background(), scanwarden.AuditEntry{At: first.Add(time.Hour), First: first,
+		Actor: scanwarden.AnonymousActor, Client: "192.0.2.7", Action: "login.failed", Target: "admin", Count: 12})
+	_, body := s.get(c, "/audit")
+	if want := "first at " + first.Local().Format("2006-01-02 15:04:05"); !strings.Contains(body, want) || strings.Contains(body, "T10:00:00") {
+		t.Fatalf("audit page: want %q and no RFC 3339 text", want)
+	}
+}
+
+// TestCheckAllOnlyWithDestinations: "Check all now" is not offered when
+// there is nothing to check.
+func TestCheckAllOnlyWithDestinations(t *testing.T) {
+	s := newSite(t)
+	c := s.login()
+	if _, body := s.get(c, "/"); !strings.Contains(body, `id="check-all"`) {
+		t.Fatal("no Check all now with destinations")
+	}
+	s.fleet.destinations = nil
+	s.fleet.history = nil
+	if _, body := s.get(c, "/?fresh=1"); strings.Contains(body, `id="check-all"`) {
+		t.Fatal("Check all now shown with nothing to check")
 	}
 }

@@ -250,6 +250,12 @@ func (s *Server) pageRoutes(mux *recordingMux) {
 	page("POST /settings/tokens", s.tokenCreate)
 	page("POST /settings/tokens/{name}/delete", s.tokenDelete)
 	page("POST /settings/password", s.passwordChange)
+	// A reload or a bookmark of a form's address (after "Make a token",
+	// the address bar shows /settings/tokens) lands on the settings page,
+	// not on 405.
+	page("GET /settings/", func(w http.ResponseWriter, r *http.Request, _ actor) {
+		http.Redirect(w, r, "/settings", http.StatusSeeOther)
+	})
 	cached("GET /audit", s.auditPage)
 	page("GET /debug/pprof/", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Index(w, r) })
 	page("GET /debug/pprof/cmdline", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Cmdline(w, r) })

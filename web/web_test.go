@@ -541,8 +541,16 @@ func TestTokens(t *testing.T) {
 	if i < 0 {
 		t.Fatal("the new token is not shown")
 	}
+	// Shown first, above every settings section (it was 3,000 px below).
+	if j := strings.Index(body, `class="tabs"`); j < 0 || i > j {
+		t.Fatal("the new token is not shown at the top of the page")
+	}
 	tok := body[i+len(`id="new-token">`):]
 	tok = tok[:strings.Index(tok, "<")]
+	// Reloading the form's address (a GET) lands on the settings page.
+	if r, _ := s.get(c, "/settings/tokens"); r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/settings" {
+		t.Fatalf("GET /settings/tokens: %s to %q, want a redirect to the settings page", r.Status, r.Header.Get("Location"))
+	}
 	if !strings.HasPrefix(tok, "swt_") || s.auth.tokens["prometheus"].Hash != hashSecret(tok) {
 		t.Fatalf("token %q / stored %+v", tok, s.auth.tokens["prometheus"])
 	}

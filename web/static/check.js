@@ -83,7 +83,7 @@
 			})
 			.then(function (html) {
 				var doc = new DOMParser().parseFromString(html, "text/html");
-				["last-report", "history"].forEach(function (id) {
+				["verdict-line", "last-report", "history"].forEach(function (id) {
 					var cur = document.getElementById(id);
 					var fresh = doc.getElementById(id);
 					if (cur && fresh) {
