@@ -3,6 +3,7 @@ package ad
 import (
 	"context"
 	"fmt"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"net"
 	"slices"
 	"strconv"
@@ -193,7 +194,7 @@ func osBuild(v string) int {
 // a Windows client edition accepts 20 inbound sessions; Windows 11 24H2 and
 // later require SMB signing and refuse guest logons by default.
 func osWarnings(host, osName string, build int) (client bool, warnings []string) {
-	w := smbcheck.JudgeWindows(osName, 10, 0, build)
+	w := smbconn.JudgeWindows(osName, 10, 0, build)
 	if !w.Client {
 		return false, nil
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	smb2 "github.com/cloudsoda/go-smb2"
 	"github.com/scanwarden/scanwarden/internal/secdesc"
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // stepACL is the permission truth: it reads the folder's security
@@ -15,11 +15,11 @@ import (
 // the canary write saw. A disagreement points away from the folder's NTFS
 // permissions — to the share's permissions or a filter driver. It runs only
 // when the directory gave the account's SIDs.
-func (c *checker) stepACL(ctx context.Context, sh *share) {
+func (c *checker) stepACL(ctx context.Context, sh *smbconn.Share) {
 	if c.account == nil || !c.account.Found || len(c.account.SIDs) == 0 {
 		return
 	}
-	if sh.s == nil {
+	if sh.SMB1() {
 		c.skipWhy("not run: the folder's security descriptor is read over SMB2/3 only", StepACL)
 		return
 	}
@@ -53,11 +53,10 @@ func (c *checker) stepACL(ctx context.Context, sh *share) {
 
 // readACL reads and evaluates the folder's security descriptor for the
 // account's SIDs; when it cannot, it warns on s and reports false.
-func (c *checker) readACL(ctx context.Context, sh *share, s *stepState, folder, shown string) (secdesc.Access, bool) {
+func (c *checker) readACL(ctx context.Context, sh *smbconn.Share, s *stepState, folder, shown string) (secdesc.Access, bool) {
 	actx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
-	raw, err := sh.s.WithContext(actx).SecurityInfoRaw(folder,
-		smb2.OwnerSecurityInformation|smb2.GroupSecurityInformation|smb2.DACLSecurityInformation)
+	raw, err := sh.SecurityInfo(actx, folder)
 	if err != nil {
 		_, ev := classify(StepACL, err)
 		for k, v := range ev {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"net"
 	"os"
 	"syscall"
@@ -19,7 +20,7 @@ import (
 // it refuses writing, at delete it refuses deleting.
 func classify(step string, err error) (Cause, Evidence) {
 	ev := Evidence{"error": err.Error()}
-	if st, ok := ntStatusOf(err); ok {
+	if st, ok := smbconn.StatusOf(err); ok {
 		ev["nt_status"] = st.String()
 		return causeForStatus(step, st), ev
 	}
@@ -84,19 +85,6 @@ func isTimeout(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// ntStatusOf finds an NT status carried by err.
-func ntStatusOf(err error) (ntstatus.Status, bool) {
-	var re *smb2.ResponseError
-	if errors.As(err, &re) {
-		return ntstatus.Status(re.Code), true
-	}
-	var st ntstatus.Status
-	if errors.As(err, &st) {
-		return st, true
-	}
-	return 0, false
 }
 
 // causeForStatus reads the NT status table: the row's override for step,

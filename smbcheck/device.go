@@ -1,263 +1,33 @@
 package smbcheck
 
-import (
-	"fmt"
-	"strings"
+import "github.com/scanwarden/scanwarden/smbconn"
 
-	"github.com/scanwarden/scanwarden"
+// What the MFP's SMB client can do lives with the connection that replays
+// it (smbconn); these names keep it part of a check's vocabulary.
+type (
+	Device   = smbconn.Device
+	Dialect  = smbconn.Dialect
+	FileType = smbconn.FileType
 )
 
-// Device describes what the MFP's SMB client can do, when known. The zero
-// value is a device nothing is known about: the check then uses
-// scanwarden's own client (every dialect, signing, encryption, NTLMv2,
-// Kerberos when the destination asks for it) and writes a .tmp test file.
-type Device struct {
-	SMB1Only  bool // firmware or setting: SMB1 (and NTLMv1) only
-	NoSigning bool // firmware cannot sign SMB2 traffic
-	// NTLMv1: the firmware logs on with NTLMv1 (old SMB1-only firmware);
-	// replayed over SMB1 (it implies SMB1Only).
-	NTLMv1 bool
-	// MinDialect and MaxDialect are the lowest and highest SMB dialect
-	// the MFP offers (zero: not known). MaxDialect DialectSMB1 is
-	// SMB1Only.
-	MinDialect Dialect
-	MaxDialect Dialect
-	// NoEncryption: the MFP cannot encrypt SMB3 traffic.
-	NoEncryption bool
-	// NoKerberos: the MFP logs on with NTLM only.
-	NoKerberos bool
-	// FileType is what the MFP scans to; the write step's test file has
-	// its type (zero: not known, a .tmp file as for no device).
-	FileType FileType
-}
-
-// Known reports whether anything is known about the device's client.
-func (d Device) Known() bool { return d != Device{} }
-
-// normalized folds the spellings of one limit into one: NTLMv1 implies
-// SMB1Only, and SMB1Only is MaxDialect SMB1.
-func (d Device) normalized() Device {
-	if d.NTLMv1 {
-		d.SMB1Only = true
-	}
-	if d.MaxDialect == DialectSMB1 {
-		d.SMB1Only = true
-	}
-	if d.SMB1Only {
-		d.MaxDialect = DialectSMB1
-		if d.MinDialect == 0 {
-			d.MinDialect = DialectSMB1
-		}
-	}
-	return d
-}
-
-// Validate names the first field a check cannot replay, as a
-// *scanwarden.FieldError whose Field is device_min_dialect,
-// device_max_dialect, device_no_encryption or device_file_type.
-func (d Device) Validate() error {
-	bad := scanwarden.BadField
-	n := d.normalized()
-	switch {
-	case d.MinDialect != 0 && !d.MinDialect.valid():
-		return bad("device_min_dialect", d.MinDialect.String(), "not an SMB dialect ("+dialectList()+")")
-	case d.MaxDialect != 0 && !d.MaxDialect.valid():
-		return bad("device_max_dialect", d.MaxDialect.String(), "not an SMB dialect ("+dialectList()+")")
-	case n.MinDialect != 0 && n.MaxDialect != 0 && n.MinDialect > n.MaxDialect:
-		what := n.MaxDialect.String()
-		if d.SMB1Only && d.MaxDialect != DialectSMB1 {
-			what += " (SMB1 only)"
-		}
-		return bad("device_min_dialect", n.MinDialect.String(), "above the device's highest dialect "+what)
-	case d.FileType != "" && !d.FileType.valid():
-		return bad("device_file_type", string(d.FileType), "not a scan file type ("+fileTypeList()+")")
-	case d.NoEncryption && (n.MaxDialect == 0 || n.MaxDialect >= DialectSMB30):
-		// SMB 2.x cannot encrypt: a device limited to it is replayed
-		// exactly. Above it the replay cannot yet withhold encryption
-		// from a server that asks for it, and would pass where the MFP
-		// fails.
-		return bad("device_no_encryption", true, "replayed only for a device whose highest dialect is 2.1 or lower (set its max dialect)")
-	}
-	return nil
-}
-
-// Dialect is an SMB dialect; the zero value is "not known". Dialects
-// compare in protocol order.
-type Dialect uint8
-
-// The dialects an MFP's client may speak.
+// The dialects and file types (see smbconn).
 const (
-	DialectSMB1 Dialect = iota + 1
-	DialectSMB202
-	DialectSMB21
-	DialectSMB30
-	DialectSMB302
-	DialectSMB311
+	DialectSMB1     = smbconn.DialectSMB1
+	DialectSMB202   = smbconn.DialectSMB202
+	DialectSMB21    = smbconn.DialectSMB21
+	DialectSMB30    = smbconn.DialectSMB30
+	DialectSMB302   = smbconn.DialectSMB302
+	DialectSMB311   = smbconn.DialectSMB311
+	FileTypePDF     = smbconn.FileTypePDF
+	FileTypeTIFF    = smbconn.FileTypeTIFF
+	FileTypeJPEG    = smbconn.FileTypeJPEG
+	FileTypeXPS     = smbconn.FileTypeXPS
+	FileTypeOXPS    = smbconn.FileTypeOXPS
+	DefaultFileType = smbconn.DefaultFileType
 )
 
-var dialectNames = [...]string{DialectSMB1: "SMB1", DialectSMB202: "2.0.2", DialectSMB21: "2.1", DialectSMB30: "3.0", DialectSMB302: "3.0.2", DialectSMB311: "3.1.1"}
+// ParseDialect is smbconn.ParseDialect.
+func ParseDialect(s string) (Dialect, error) { return smbconn.ParseDialect(s) }
 
-// wire is the dialect's SMB2 revision number (0 for SMB1 and unknown).
-func (d Dialect) wire() uint16 {
-	switch d {
-	case DialectSMB202:
-		return 0x0202
-	case DialectSMB21:
-		return 0x0210
-	case DialectSMB30:
-		return 0x0300
-	case DialectSMB302:
-		return 0x0302
-	case DialectSMB311:
-		return 0x0311
-	}
-	return 0
-}
-
-func (d Dialect) valid() bool { return d >= DialectSMB1 && d <= DialectSMB311 }
-
-// String is the dialect as ParseDialect reads it ("" when not known).
-func (d Dialect) String() string {
-	if d == 0 {
-		return ""
-	}
-	if !d.valid() {
-		return fmt.Sprintf("dialect(%d)", uint8(d))
-	}
-	return dialectNames[d]
-}
-
-// ParseDialect reads SMB1, 2.0.2, 2.1, 3.0, 3.0.2 or 3.1.1 — also in
-// Samba's spelling (NT1, SMB2_02, SMB2_10, SMB3_00, SMB3_02, SMB3_11) and
-// with an "SMB" prefix; "" is the zero Dialect (not known).
-func ParseDialect(s string) (Dialect, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	switch t {
-	case "":
-		return 0, nil
-	case "SMB1", "NT1", "1", "1.0", "SMB 1", "NT LM 0.12":
-		return DialectSMB1, nil
-	}
-	t = strings.TrimPrefix(strings.TrimPrefix(t, "SMB"), " ")
-	switch strings.ReplaceAll(t, "_", ".") {
-	case "2.0.2", "2.02", "2.002", "202":
-		return DialectSMB202, nil
-	case "2.1", "2.10", "2.1.0", "210":
-		return DialectSMB21, nil
-	case "3.0", "3", "3.00", "3.0.0", "300":
-		return DialectSMB30, nil
-	case "3.0.2", "3.02", "302":
-		return DialectSMB302, nil
-	case "3.1.1", "3.11", "311":
-		return DialectSMB311, nil
-	}
-	return 0, fmt.Errorf("dialect %q: want one of %s", s, dialectList())
-}
-
-func dialectList() string {
-	return strings.Join(dialectNames[1:], ", ")
-}
-
-// MarshalText writes String.
-func (d Dialect) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-// UnmarshalText reads ParseDialect's spellings.
-func (d *Dialect) UnmarshalText(b []byte) error {
-	v, err := ParseDialect(string(b))
-	if err != nil {
-		return err
-	}
-	*d = v
-	return nil
-}
-
-// FileType is the kind of file an MFP scans to; "" is not known.
-type FileType string
-
-// The file types a Kyocera MFP scans to an SMB folder. A high-compression
-// PDF is a PDF.
-const (
-	FileTypePDF  FileType = "pdf"
-	FileTypeTIFF FileType = "tiff"
-	FileTypeJPEG FileType = "jpeg"
-	FileTypeXPS  FileType = "xps"
-	FileTypeOXPS FileType = "oxps"
-)
-
-// DefaultFileType is what an MFP scans to unless set otherwise.
-const DefaultFileType = FileTypePDF
-
-var fileTypes = []FileType{FileTypePDF, FileTypeTIFF, FileTypeJPEG, FileTypeXPS, FileTypeOXPS}
-
-func (f FileType) valid() bool {
-	for _, t := range fileTypes {
-		if f == t {
-			return true
-		}
-	}
-	return false
-}
-
-// Ext is the file name extension the MFP gives such a file, with its dot
-// (".tmp" when the type is not known).
-func (f FileType) Ext() string {
-	switch f {
-	case FileTypePDF:
-		return ".pdf"
-	case FileTypeTIFF:
-		return ".tif"
-	case FileTypeJPEG:
-		return ".jpg"
-	case FileTypeXPS:
-		return ".xps"
-	case FileTypeOXPS:
-		return ".oxps"
-	}
-	return ".tmp"
-}
-
-// String is the type as ParseFileType reads it.
-func (f FileType) String() string { return string(f) }
-
-// ParseFileType reads pdf, tiff (tif), jpeg (jpg), xps or oxps (openxps),
-// case-insensitive, with or without a leading dot; "" is not known.
-func ParseFileType(s string) (FileType, error) {
-	t := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), ".")
-	switch t {
-	case "":
-		return "", nil
-	case "tif":
-		t = "tiff"
-	case "jpg":
-		t = "jpeg"
-	case "openxps":
-		t = "oxps"
-	case "pdf-hc", "hc-pdf", "high-compression-pdf":
-		t = "pdf"
-	}
-	if f := FileType(t); f.valid() {
-		return f, nil
-	}
-	return "", fmt.Errorf("file type %q: want one of %s", s, fileTypeList())
-}
-
-func fileTypeList() string {
-	s := make([]string, len(fileTypes))
-	for i, t := range fileTypes {
-		s[i] = string(t)
-	}
-	return strings.Join(s, ", ")
-}
-
-// MarshalText writes the type.
-func (f FileType) MarshalText() ([]byte, error) { return []byte(f), nil }
-
-// UnmarshalText reads ParseFileType's spellings.
-func (f *FileType) UnmarshalText(b []byte) error {
-	v, err := ParseFileType(string(b))
-	if err != nil {
-		return err
-	}
-	*f = v
-	return nil
-}
+// ParseFileType is smbconn.ParseFileType.
+func ParseFileType(s string) (FileType, error) { return smbconn.ParseFileType(s) }

@@ -1,6 +1,7 @@
 package smbcheck
 
 import (
+	"github.com/scanwarden/scanwarden/smbconn"
 	"strings"
 )
 
@@ -130,3 +131,9 @@ func candidateForms(typed string, h formHints) []Form {
 }
 
 func key(f Form) string { return strings.ToLower(f.Domain) + `\` + strings.ToLower(f.User) }
+
+// credentials is what an NTLM logon as form f sends for t: the MFP's
+// NetBIOS name as workstation.
+func credentials(f Form, t Target) smbconn.Credentials {
+	return smbconn.Credentials{User: f.User, Domain: f.Domain, Password: t.Password.Reveal(), Workstation: t.workstation(), Typed: f.Typed}
+}

@@ -63,13 +63,13 @@ func (c *checker) sessionGuest(s *stepState, res attemptResult) bool {
 	switch {
 	case c.anonymous():
 		s.Evidence["anonymous"] = true
-		if res.sess.guest {
+		if res.sess.Guest() {
 			s.Evidence["guest"] = true
 		}
 		c.warnAction(s, "the server accepted an anonymous session (empty login name and password, as the MFP sends them)"+c.signingNote(),
 			"the destination has no login: it depends on the server's guest access, which Windows 11 24H2, Windows Server 2025 and NAS updates turn off — give the MFP an account")
 		return true
-	case res.sess.guest:
+	case res.sess.Guest():
 		s.Evidence["guest"] = true
 		s.Evidence["mapped_to_guest"] = true
 		c.warnAction(s, fmt.Sprintf("the server does not know the account %s: it logged it on as guest without checking the password (map to guest)%s", c.t.User, c.signingNote()),
@@ -100,7 +100,7 @@ func (c *checker) treeGuestRefused(s *stepState) bool {
 		c.fail(s, CauseGuestRefused, fmt.Sprintf("the server accepted the anonymous session, but share %s takes no guests%s", c.t.Share, c.signingNote()),
 			c.guestWaysOut(c.t.Share))
 		return true
-	case c.sess != nil && c.sess.guest:
+	case c.sess != nil && c.sess.Guest():
 		c.fail(s, CauseUnknownUser, fmt.Sprintf("the server does not know the account %s: it logged it on as guest, and share %s takes no guests", c.t.User, c.t.Share),
 			fmt.Sprintf("Correct the Login User Name on the MFP (Command Center RX → Address Book), or create the account %s on %s with access to share %s.", c.t.User, c.t.Host, c.t.Share))
 		return true

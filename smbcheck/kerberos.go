@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"io"
 	"net"
 	"os"
@@ -70,7 +71,7 @@ type krbResult struct {
 	code      int32 // the KDC's KRB-ERROR code (0: none)
 	cause     Cause
 	detail    string
-	sess      *smbSession
+	sess      *smbconn.Conn
 	refused   *Refusal
 	// fallback: Kerberos could not judge the password (auto may go on
 	// with NTLM).
@@ -452,13 +453,13 @@ func (c *checker) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Cl
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
-	conn, err := dialTCP(dctx, c.addr, c.t.port())
+	conn, err := smbconn.DialTCP(dctx, c.addr, c.t.port())
 	if err != nil {
 		k.cause, k.detail = CauseHostUnreachable, err.Error()
 		return
 	}
 	ki := &smb2.Krb5Initiator{Client: cl, TargetSPN: k.spn}
-	sess, _, err := logonWith(dctx, conn, c.t.port(), c.t.Host, k.principal, ki, ki.SessionKey, c.o.Device.MaxDialect.wire(), nil)
+	sess, _, err := smbconn.LogonWith(dctx, conn, c.t.port(), c.t.Host, k.principal, ki, ki.SessionKey, c.o.Device, nil)
 	if err != nil {
 		conn.Close()
 		k.cause, _ = classify(StepSession, err)

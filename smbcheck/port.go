@@ -3,6 +3,7 @@ package smbcheck
 import (
 	"context"
 	"fmt"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"sync"
 )
 
@@ -12,7 +13,7 @@ var smbPorts = []int{445, 139}
 // portAnswer is what one SMB port said to the negotiate probe.
 type portAnswer struct {
 	port int
-	info *ServerInfo // nil: no SMB there
+	info *smbconn.ServerInfo // nil: no SMB there
 	err  error
 }
 
@@ -32,13 +33,13 @@ func (c *checker) huntSMB(ctx context.Context) []portAnswer {
 	for i := range out {
 		wg.Go(func() {
 			a := &out[i]
-			conn, err := dialTCP(hctx, c.addr, a.port)
+			conn, err := smbconn.DialTCP(hctx, c.addr, a.port)
 			if err != nil {
 				a.err = err
 				return
 			}
 			defer conn.Close()
-			a.info, a.err = probe(hctx, conn, a.port, c.t.Host, false)
+			a.info, a.err = smbconn.Probe(hctx, conn, a.port, c.t.Host, false)
 		})
 	}
 	wg.Wait()

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"net"
 	"os"
 	"slices"
@@ -30,17 +31,17 @@ type checker struct {
 	o Options
 	r Report
 
-	addr      string       // the address the MFP would connect to
-	conn      net.Conn     // the tcp step's connection, used for the first logon
-	server    *ServerInfo  // what the server told in negotiate (or the probe)
-	account   *Account     // from the directory
-	host      *Host        // the target's computer object, from the directory
-	sess      *smbSession  // the one session
-	form      Form         // the form that logged on
-	ledger    Ledger       // o.Ledger or a per-check memory ledger
-	budget    int          // failed logons allowed in this window
-	firstFx   *verdictNote // the first failure's specific summary and fix
-	ledgerHit *LedgerEntry // last observation used instead of a replay
+	addr      string              // the address the MFP would connect to
+	conn      net.Conn            // the tcp step's connection, used for the first logon
+	server    *smbconn.ServerInfo // what the server told in negotiate (or the probe)
+	account   *Account            // from the directory
+	host      *Host               // the target's computer object, from the directory
+	sess      *smbconn.Conn       // the one session
+	form      Form                // the form that logged on
+	ledger    Ledger              // o.Ledger or a per-check memory ledger
+	budget    int                 // failed logons allowed in this window
+	firstFx   *verdictNote        // the first failure's specific summary and fix
+	ledgerHit *LedgerEntry        // last observation used instead of a replay
 	// negotiated is set once the negotiate step is recorded.
 	negotiated bool
 	// smb1 replays the logon and what follows over SMB1: the MFP speaks
@@ -315,7 +316,7 @@ func (c *checker) warnAction(s *stepState, detail, action string) {
 
 func (c *checker) cleanup() {
 	if c.sess != nil {
-		c.sess.close()
+		c.sess.Close()
 	}
 	if c.conn != nil {
 		c.conn.Close()
@@ -331,7 +332,7 @@ func (c *checker) stepTCP(ctx context.Context, addrs []string) bool {
 	s.Evidence["address"] = c.addr
 	s.Evidence["port"] = port
 	dctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
-	conn, err := dialTCP(dctx, c.addr, port)
+	conn, err := smbconn.DialTCP(dctx, c.addr, port)
 	cancel()
 	if err == nil {
 		c.conn = conn
@@ -348,7 +349,7 @@ func (c *checker) stepTCP(ctx context.Context, addrs []string) bool {
 		other = 139
 	}
 	octx, ocancel := context.WithTimeout(ctx, c.o.StepTimeout/2)
-	oc, oerr := dialTCP(octx, c.addr, other)
+	oc, oerr := smbconn.DialTCP(octx, c.addr, other)
 	ocancel()
 	fix := ""
 	if oerr == nil {
@@ -388,10 +389,10 @@ func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 	c.negotiated = true
 	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
-	conn, err := dialTCP(pctx, c.addr, c.t.port())
-	var si *ServerInfo
+	conn, err := smbconn.DialTCP(pctx, c.addr, c.t.port())
+	var si *smbconn.ServerInfo
 	if err == nil {
-		si, err = probe(pctx, conn, c.t.port(), c.t.Host, c.o.Device.SMB1Only)
+		si, err = smbconn.Probe(pctx, conn, c.t.port(), c.t.Host, c.o.Device.SMB1Only)
 		conn.Close()
 	}
 	if err != nil {
@@ -445,7 +446,7 @@ func (c *checker) stepProbe(ctx context.Context, cause error) bool {
 	return c.judgeNegotiate(s, si)
 }
 
-func (c *checker) negotiateEvidence(s *stepState, si *ServerInfo) {
+func (c *checker) negotiateEvidence(s *stepState, si *smbconn.ServerInfo) {
 	s.Evidence["smb2"] = si.SMB2
 	if si.SMB1 || c.o.Device.SMB1Only {
 		s.Evidence["smb1"] = si.SMB1
@@ -462,7 +463,7 @@ func (c *checker) negotiateEvidence(s *stepState, si *ServerInfo) {
 
 // judgeNegotiate ends the negotiate step from what the server told:
 // signing, Windows edition, the MFP's own limits.
-func (c *checker) judgeNegotiate(s *stepState, si *ServerInfo) bool {
+func (c *checker) judgeNegotiate(s *stepState, si *smbconn.ServerInfo) bool {
 	c.negotiateEvidence(s, si)
 	var warns []string
 	what := fmt.Sprintf("SMB %s", si.Dialect)
@@ -504,7 +505,7 @@ func (c *checker) judgeNegotiate(s *stepState, si *ServerInfo) bool {
 // afterNegotiate records the negotiate step from what the first logon's
 // server told, then the ad step; it runs inside that logon, before its
 // AUTHENTICATE leaves. It reports whether the check may go on.
-func (c *checker) afterNegotiate(ctx context.Context, si *ServerInfo, started time.Time) bool {
+func (c *checker) afterNegotiate(ctx context.Context, si *smbconn.ServerInfo, started time.Time) bool {
 	if !c.negotiated {
 		c.negotiated = true
 		c.server = si
@@ -670,11 +671,11 @@ func (c *checker) computeBudget() {
 
 type attemptResult struct {
 	gateAt  time.Time // when the AUTHENTICATE was let go (zero: never)
-	sess    *smbSession
-	info    *ServerInfo // what the server told (nil: it did not negotiate)
-	refused *Refusal    // the ledger kept the logon back
-	stopped bool        // the negotiate or ad step ended the check
-	probed  bool        // a probe: the gate ended the logon on purpose
+	sess    *smbconn.Conn
+	info    *smbconn.ServerInfo // what the server told (nil: it did not negotiate)
+	refused *Refusal            // the ledger kept the logon back
+	stopped bool                // the negotiate or ad step ended the check
+	probed  bool                // a probe: the gate ended the logon on purpose
 	cause   Cause
 	status  ntstatus.Status
 	err     error
@@ -701,7 +702,7 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	defer timer.Stop()
 	if conn == nil {
 		var err error
-		conn, err = dialTCP(lctx, c.addr, c.t.port())
+		conn, err = smbconn.DialTCP(lctx, c.addr, c.t.port())
 		if err != nil {
 			return attemptResult{err: err, cause: CauseHostUnreachable}
 		}
@@ -709,15 +710,14 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 	var res attemptResult
 	var id int64
 	g := c.logonGate(ctx, f, started, timer, &res, &id)
-	logonFn := func(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
-		return logon(ctx, conn, port, host, f, password, workstation, c.o.Device.MaxDialect.wire(), g)
-	}
+	var sess *smbconn.Conn
+	var info *smbconn.ServerInfo
+	var err error
 	if c.smb1 {
-		logonFn = func(ctx context.Context, conn net.Conn, port int, host string, f Form, password, workstation string, g gate) (*smbSession, *ServerInfo, error) {
-			return logonSMB1NTLM(ctx, conn, port, host, f, password, workstation, g, c.o.Device.NTLMv1 && !c.ntlmv2)
-		}
+		sess, info, err = smbconn.LogonSMB1(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), c.o.Device.NTLMv1 && !c.ntlmv2, g)
+	} else {
+		sess, info, err = smbconn.Logon(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), c.o.Device, g)
 	}
-	sess, info, err := logonFn(lctx, conn, c.t.port(), c.t.Host, f, c.t.Password.Reveal(), c.t.workstation(), g)
 	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {
 		err = fmt.Errorf("%w: no answer within %s: %w", err, c.o.StepTimeout, os.ErrDeadlineExceeded)
 	}
@@ -742,8 +742,8 @@ func (c *checker) attempt(ctx context.Context, conn net.Conn, f Form) attemptRes
 // logonGate is attempt's gate, called right before the AUTHENTICATE would
 // leave: the first logon's negotiate and ad steps, then the failure ledger's
 // reservation (in *id). The logon's timer stands still meanwhile.
-func (c *checker) logonGate(ctx context.Context, f Form, started time.Time, timer *time.Timer, res *attemptResult, id *int64) gate {
-	return func(info *ServerInfo) error {
+func (c *checker) logonGate(ctx context.Context, f Form, started time.Time, timer *time.Timer, res *attemptResult, id *int64) smbconn.Gate {
+	return func(info *smbconn.ServerInfo) error {
 		timer.Stop()
 		defer timer.Reset(c.o.StepTimeout)
 		if !c.afterNegotiate(ctx, info, started) {
@@ -781,7 +781,7 @@ func (c *checker) logonGate(ctx context.Context, f Form, started time.Time, time
 func (c *checker) judgeAttempt(ctx context.Context, id int64, res *attemptResult) {
 	rctx := context.WithoutCancel(ctx)
 	res.cause, res.ev = classify(StepSession, res.err)
-	res.status, _ = ntStatusOf(res.err)
+	res.status, _ = smbconn.StatusOf(res.err)
 	if id == 0 {
 		// The gate was never reached: no AUTHENTICATE was sent.
 		return

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -19,9 +20,7 @@ import (
 	"sync"
 	"time"
 
-	smb2 "github.com/cloudsoda/go-smb2"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
-	"github.com/scanwarden/scanwarden/internal/smbwire"
 )
 
 // DialOptions tune Dial. Zero values mean zero: the caller fills its
@@ -132,7 +131,7 @@ func newError(op, path string, err error) *Error {
 		return e
 	}
 	cause, _ := classify(opStep[op], err)
-	st, _ := ntStatusOf(err)
+	st, _ := smbconn.StatusOf(err)
 	return &Error{Op: op, Path: path, Cause: cause, Status: st, Err: err}
 }
 
@@ -145,8 +144,8 @@ type Session struct {
 	timeout time.Duration
 	guest   bool
 	dialect string
-	sess    *smbSession
-	tree    tree
+	sess    *smbconn.Conn
+	tree    *smbconn.Share
 	folder  string // Target.Path with backslashes, "" for the share root
 
 	closeOnce sync.Once
@@ -172,7 +171,7 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{t: t, timeout: o.Timeout, sess: sess, guest: sess.guest, folder: strings.Join(t.pathParts(), `\`)}
+	s := &Session{t: t, timeout: o.Timeout, sess: sess, guest: sess.Guest(), folder: strings.Join(t.pathParts(), `\`)}
 	if info != nil {
 		s.dialect = info.Dialect
 	}
@@ -246,13 +245,13 @@ func dialAddr(ctx context.Context, t Target, o DialOptions) (host, addr string, 
 // dialLogon connects to t's host and logs on behind the ledger gate (over
 // SMB1 on a fresh connection when the server does not negotiate SMB2/3),
 // and records the logon's outcome in the ledger. Errors are *Error.
-func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *ServerInfo, error) {
+func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *smbconn.ServerInfo, error) {
 	_, addr, err := dialAddr(ctx, t, o)
 	if err != nil {
 		return nil, nil, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	conn, err := dialTCP(dctx, addr, t.port())
+	conn, err := smbconn.DialTCP(dctx, addr, t.port())
 	cancel()
 	if err != nil {
 		e := newError("connect", "", err)
@@ -264,10 +263,10 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *Serv
 	f := storedForm(t.User)
 	l := &dialLedger{ctx: ctx, o: o, t: t, addr: addr, f: f}
 	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
-	sess, info, err := logon(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), 0, l.reserve)
+	sess, info, err := smbconn.Logon(lctx, conn, t.port(), t.Host, credentials(f, t), smbconn.Device{}, l.reserve)
 	lcancel()
 	if err != nil && info == nil && l.id == 0 && l.refusal == nil && !isTimeout(err) {
-		if _, ok := ntStatusOf(err); !ok {
+		if _, ok := smbconn.StatusOf(err); !ok {
 			// No SMB2/3 negotiation: an SMB1-only server hangs up on it.
 			// Log on over SMB1 on a fresh connection, behind the same gate.
 			if sess1, info1, err1 := dialSMB1(ctx, t, addr, f, l.reserve, o.Timeout); info1 != nil {
@@ -318,7 +317,7 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbSession, *Serv
 // realm of a user name without a UPN suffix, and its NTLM domain, the
 // ledger's account. Auth auto goes on with NTLM where the check does: when
 // Kerberos could not judge the password and the ledger did not keep it back.
-func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbSession, *ServerInfo, error) {
+func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *smbconn.ServerInfo, error) {
 	host, addr, err := dialAddr(ctx, t, o)
 	if err != nil {
 		return nil, nil, err
@@ -354,10 +353,10 @@ func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbSession, *S
 // dialProbe negotiates with the server as the MFP's NTLM logon would and
 // stops before the AUTHENTICATE (nothing that could fail is sent): what the
 // server told, nil when it negotiated no SMB2/3.
-func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*ServerInfo, error) {
+func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*smbconn.ServerInfo, error) {
 	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	conn, err := dialTCP(lctx, addr, t.port())
+	conn, err := smbconn.DialTCP(lctx, addr, t.port())
 	if err != nil {
 		e := newError("connect", "", err)
 		if e.Cause == CauseUnknown {
@@ -366,8 +365,8 @@ func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*Serv
 		return nil, e
 	}
 	defer conn.Close()
-	var told *ServerInfo
-	_, info, err := logon(lctx, conn, t.port(), t.Host, storedForm(t.User), t.Password.Reveal(), t.workstation(), 0, func(info *ServerInfo) error {
+	var told *smbconn.ServerInfo
+	_, info, err := smbconn.Logon(lctx, conn, t.port(), t.Host, credentials(storedForm(t.User), t), smbconn.Device{}, func(info *smbconn.ServerInfo) error {
 		told = info
 		return errProbed
 	})
@@ -388,7 +387,7 @@ func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*Serv
 // ledger, budget, timeout and Kerberos hints, the server's negotiate, and
 // the directory's account where a check's ad step would use it — so that
 // the ledger's account key and budget are the check's.
-func (o DialOptions) checker(t Target, addr string, info *ServerInfo) *checker {
+func (o DialOptions) checker(t Target, addr string, info *smbconn.ServerInfo) *checker {
 	co := Options{MaxFailures: o.MaxFailures, Window: o.Window, Ledger: o.Ledger, StepTimeout: o.Timeout,
 		Resolver: o.Resolver, Realm: o.Kerberos.Realm, KDCs: o.Kerberos.KDCs, Logger: o.Logger, Now: o.Now}
 	co.defaults()
@@ -409,7 +408,7 @@ type dialLedger struct {
 	refusal *Refusal
 }
 
-func (l *dialLedger) reserve(info *ServerInfo) error {
+func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
 	key, err := l.o.Ledger.Key(l.ctx)
 	if err != nil {
 		return fmt.Errorf("failure ledger: %w", err)
@@ -432,22 +431,14 @@ func (s *Session) connectFolder(ctx context.Context) error {
 	t, sess := s.t, s.sess
 	tctx, tcancel := context.WithTimeout(ctx, s.timeout)
 	defer tcancel()
-	if sess.v1 != nil {
-		if err := sess.v1.TreeConnect(tctx, t.Host, t.Share); err != nil {
-			sess.close()
-			return opError("tree connect", "", err)
-		}
-		s.tree = smb1Tree{sess.v1}
-	} else {
-		sh, err := sess.s.WithContext(tctx).Mount(fmt.Sprintf(`\\%s\%s`, t.Host, t.Share))
-		if err != nil {
-			sess.close()
-			return opError("tree connect", "", err)
-		}
-		s.tree = smb2Tree{sh, sess.stamp}
+	sh, err := sess.Mount(tctx, t.Host, t.Share)
+	if err != nil {
+		sess.Close()
+		return opError("tree connect", "", err)
 	}
+	s.tree = sh
 	if s.folder != "" {
-		fi, err := s.tree.stat(tctx, s.folder)
+		fi, err := s.tree.Stat(tctx, s.folder)
 		if err == nil && !fi.IsDir() {
 			err = &Error{Op: "folder", Cause: CausePathNotFound, Err: fmt.Errorf("%s is a file, not a folder", s.folder)}
 		}
@@ -459,16 +450,16 @@ func (s *Session) connectFolder(ctx context.Context) error {
 	return nil
 }
 
-// dialSMB1 logs on over SMB1 on a new connection to addr; the ServerInfo
+// dialSMB1 logs on over SMB1 on a new connection to addr; the smbconn.ServerInfo
 // is nil when the server did not negotiate SMB1.
-func dialSMB1(ctx context.Context, t Target, addr string, f Form, g gate, timeout time.Duration) (*smbSession, *ServerInfo, error) {
+func dialSMB1(ctx context.Context, t Target, addr string, f Form, g smbconn.Gate, timeout time.Duration) (*smbconn.Conn, *smbconn.ServerInfo, error) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := dialTCP(lctx, addr, t.port())
+	conn, err := smbconn.DialTCP(lctx, addr, t.port())
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, info, err := logonSMB1(lctx, conn, t.port(), t.Host, f, t.Password.Reveal(), t.workstation(), g)
+	sess, info, err := smbconn.LogonSMB1(lctx, conn, t.port(), t.Host, credentials(f, t), false, g)
 	if err != nil {
 		conn.Close()
 	}
@@ -533,7 +524,7 @@ func (s *Session) openFile(ctx context.Context, op, name string, flag int) (*Fil
 	fctx, cancel := context.WithCancel(ctx)
 	w := &watchdog{cancel: cancel, timeout: s.timeout}
 	w.arm()
-	f, err := s.tree.openFile(fctx, p, flag)
+	f, err := s.tree.OpenFile(fctx, p, flag)
 	w.disarm()
 	if err != nil {
 		cancel()
@@ -552,7 +543,7 @@ func (s *Session) Rename(ctx context.Context, from, to string) error {
 	if err != nil {
 		return &Error{Op: "rename", Path: to, Cause: CauseUnknown, Err: err}
 	}
-	return s.op(ctx, "rename", from, func(ctx context.Context, p string) error { return s.tree.rename(ctx, p, pto) })
+	return s.op(ctx, "rename", from, func(ctx context.Context, p string) error { return s.tree.Rename(ctx, p, pto) })
 }
 
 // Stat describes a file of the folder ("" is the folder itself).
@@ -560,7 +551,7 @@ func (s *Session) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	var fi fs.FileInfo
 	err := s.op(ctx, "stat", name, func(ctx context.Context, p string) error {
 		var err error
-		fi, err = s.tree.stat(ctx, p)
+		fi, err = s.tree.Stat(ctx, p)
 		return err
 	})
 	return fi, err
@@ -568,7 +559,7 @@ func (s *Session) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 
 // Remove deletes a file of the folder.
 func (s *Session) Remove(ctx context.Context, name string) error {
-	return s.op(ctx, "remove", name, func(ctx context.Context, p string) error { return s.tree.remove(ctx, p) })
+	return s.op(ctx, "remove", name, func(ctx context.Context, p string) error { return s.tree.Remove(ctx, p) })
 }
 
 // ReadDir lists a folder below the destination folder ("" for itself).
@@ -576,7 +567,7 @@ func (s *Session) ReadDir(ctx context.Context, name string) ([]fs.FileInfo, erro
 	var list []fs.FileInfo
 	err := s.op(ctx, "list", name, func(ctx context.Context, p string) error {
 		var err error
-		list, err = s.tree.readDir(ctx, p)
+		list, err = s.tree.ReadDir(ctx, p)
 		return err
 	})
 	return list, err
@@ -587,92 +578,16 @@ func (s *Session) ReadDir(ctx context.Context, name string) ([]fs.FileInfo, erro
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		if s.tree != nil {
-			s.tree.close()
+			s.tree.Close()
 		}
-		s.sess.close()
+		s.sess.Close()
 	})
 	return nil
 }
 
-// tree is the connected share of a Session, over SMB2/3 or SMB1; p is a
-// share path.
-type tree interface {
-	openFile(ctx context.Context, p string, flag int) (sessionFile, error)
-	rename(ctx context.Context, from, to string) error // os.ErrExist when to exists
-	stat(ctx context.Context, p string) (fs.FileInfo, error)
-	remove(ctx context.Context, p string) error
-	readDir(ctx context.Context, p string) ([]fs.FileInfo, error)
-	close()
-}
-
-// sessionFile is an open file; its operations run under the context it was
-// opened with.
-type sessionFile interface {
-	io.Reader
-	io.Writer
-	io.ReaderAt
-	io.Seeker
-	Sync() error
-	Stat() (fs.FileInfo, error)
-	Close() error
-}
-
-type smb2Tree struct {
-	sh    *smb2.Share
-	stamp *smbwire.Stamper
-}
-
-func (t smb2Tree) openFile(ctx context.Context, p string, flag int) (sessionFile, error) {
-	f, err := t.sh.WithContext(ctx).OpenFile(p, flag, 0o666)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
-func (t smb2Tree) rename(ctx context.Context, from, to string) error {
-	sh := t.sh.WithContext(ctx)
-	if t.stamp != nil && t.stamp.Ready() {
-		t.stamp.Arm(to, smbwire.KeepStamp)
-		err := sh.Rename(from, to)
-		if t.stamp.Disarm() {
-			if st, ok := ntStatusOf(err); ok && st == ntstatus.ObjectNameCollision {
-				return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
-			}
-		}
-		// Not stamped only when the rename left in a shape the smbwire.Stamper
-		// does not know (or never left): it was renamed, or it failed.
-		return err
-	}
-	if _, err := sh.Stat(to); err == nil {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: os.ErrExist}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return sh.Rename(from, to)
-}
-
-func (t smb2Tree) stat(ctx context.Context, p string) (fs.FileInfo, error) {
-	return t.sh.WithContext(ctx).Stat(p)
-}
-
-func (t smb2Tree) remove(ctx context.Context, p string) error {
-	return t.sh.WithContext(ctx).Remove(p)
-}
-
-func (t smb2Tree) readDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
-	return t.sh.WithContext(ctx).ReadDir(p)
-}
-
-func (t smb2Tree) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	t.sh.WithContext(ctx).Umount()
-}
-
 // File is an open file of a Session's folder.
 type File struct {
-	f    sessionFile
+	f    smbconn.File
 	name string
 	w    *watchdog
 }

@@ -102,8 +102,8 @@ func TestLabDialForward(t *testing.T) {
 			// the file under that name is untouched.
 			// An encrypted session cannot be stamped: the name is looked up
 			// first there.
-			if tr, ok := s.tree.(smb2Tree); !ok || tr.stamp.Ready() == (tc.name == "encrypted") {
-				t.Fatalf("stamp ready %v on %s (%T)", ok && tr.stamp.Ready(), tc.name, s.tree)
+			if s.tree.SMB1() || s.tree.StampsRenames() == (tc.name == "encrypted") {
+				t.Fatalf("stamp ready %v on %s (SMB1 %v)", s.tree.StampsRenames(), tc.name, s.tree.SMB1())
 			}
 			g, err := s.Create(ctx, tmp)
 			if err != nil {

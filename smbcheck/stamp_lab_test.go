@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"os"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestLabCanaryDeleteOnClose(t *testing.T) {
 			}
 			defer wsh.Umount()
 			for _, end := range []string{"close", "drop"} {
-				conn, err := dialTCP(ctx, tc.ip, 445)
+				conn, err := smbconn.DialTCP(ctx, tc.ip, 445)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -69,7 +70,7 @@ func TestLabCanaryDeleteOnClose(t *testing.T) {
 					t.Fatal(err)
 				}
 				name := fmt.Sprintf("scanwarden-check-stamp-%s-%d.tmp", end, time.Now().UnixNano())
-				f, doomed, err := (smb2FS{sh, stamp}).CreateCanary(name)
+				f, doomed, err := smbconn.NewShare(sh, stamp).CreateTest(ctx, name)
 				if err != nil || !doomed {
 					t.Fatalf("%s: create: doomed %v, %v", end, doomed, err)
 				}

@@ -235,7 +235,7 @@ const DefaultMaxFailures = defaultMaxFailures
 // defaults fills the durations and hooks: a zero duration is no usable
 // setting, so it means the default. MaxFailures is taken as given.
 func (o *Options) defaults() {
-	o.Device = o.Device.normalized()
+	o.Device = o.Device.Normalized()
 	if o.MaxFailures < 0 {
 		o.MaxFailures = 0
 	}

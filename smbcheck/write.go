@@ -13,114 +13,16 @@ import (
 	"sync"
 	"time"
 
-	smb2 "github.com/cloudsoda/go-smb2"
-	"github.com/scanwarden/scanwarden/internal/smb1"
-	"github.com/scanwarden/scanwarden/internal/smbwire"
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
-// share is a tree connection of the check's session: SMB2/3 through the
-// SMB library, or SMB1 through internal/smb1. It is not disconnected on its own:
-// the session's log-off ends its trees (and their open files) on the
-// server, one round trip fewer.
-type share struct {
-	s     *smb2.Share      // nil over SMB1
-	v1    *smb1.Conn       // set over SMB1
-	stamp *smbwire.Stamper // SMB2/3: gives the canary's CREATE delete-on-close
-}
-
-// remoteFS is what the path and write steps do in a share.
-type remoteFS interface {
-	Stat(name string) (os.FileInfo, error)
-	OpenFile(name string, flag int, perm os.FileMode) (remoteFile, error)
-	Remove(name string) error
-	// CreateCanary creates name to read and write, with delete-on-close
-	// when it can (doomed): the server then removes the file when its
-	// handle closes, or when the connection drops.
-	CreateCanary(name string) (f remoteFile, doomed bool, err error)
-	// RemoveOpen deletes a doomed canary whose handle is still open.
-	RemoveOpen(name string) error
-}
-
-type remoteFile interface {
-	io.Writer
-	io.ReaderAt
-	Close() error
-	freeBytes() (free, total uint64, ok bool)
-}
-
-// fs is the share under ctx.
-func (sh *share) fs(ctx context.Context) remoteFS {
-	if sh.v1 != nil {
-		return smb1FS{sh.v1.WithContext(ctx)}
-	}
-	return smb2FS{sh.s.WithContext(ctx), sh.stamp}
-}
-
-type smb2FS struct {
-	*smb2.Share
-	stamp *smbwire.Stamper
-}
-
-func (s smb2FS) CreateCanary(name string) (remoteFile, bool, error) {
-	const flag = os.O_RDWR | os.O_CREATE | os.O_EXCL
-	if s.stamp != nil {
-		s.stamp.Arm(name, smbwire.DoomStamp)
-		f, err := s.OpenFile(name, flag, 0o666)
-		doomed := s.stamp.Disarm()
-		if err == nil || !doomed {
-			return f, doomed, err
-		}
-		// Refused with DELETE access (an account that may write but not
-		// delete): once more without; the write step's own delete then
-		// shows whether the account may delete at all.
-	}
-	f, err := s.OpenFile(name, flag, 0o666)
-	return f, false, err
-}
-
-func (s smb2FS) RemoveOpen(name string) error {
-	if s.stamp == nil {
-		return s.Remove(name)
-	}
-	s.stamp.Arm(name, smbwire.ShareStamp)
-	defer s.stamp.Disarm()
-	return s.Remove(name)
-}
-
-func (s smb2FS) OpenFile(name string, flag int, perm os.FileMode) (remoteFile, error) {
-	f, err := s.Share.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return smb2File{f}, nil
-}
-
-type smb2File struct{ *smb2.File }
-
-func (f smb2File) freeBytes() (free, total uint64, ok bool) {
-	st, err := f.Statfs()
-	if err != nil {
-		return 0, 0, false
-	}
-	return st.AvailableBlockCount() * st.BlockSize(), st.TotalBlockCount() * st.BlockSize(), true
-}
-
-func (c *checker) stepTree(ctx context.Context) (*share, bool) {
+func (c *checker) stepTree(ctx context.Context) (*smbconn.Share, bool) {
 	s := c.begin(StepTree)
 	tctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	unc := fmt.Sprintf(`\\%s\%s`, c.t.Host, c.t.Share)
 	s.Evidence["unc"] = unc
-	var sh *share
-	var err error
-	if c.sess.v1 != nil {
-		err = c.sess.v1.TreeConnect(tctx, c.t.Host, c.t.Share)
-		sh = &share{v1: c.sess.v1}
-	} else {
-		var m *smb2.Share
-		m, err = c.sess.s.WithContext(tctx).Mount(unc)
-		sh = &share{s: m, stamp: c.sess.stamp}
-	}
+	sh, err := c.sess.Mount(tctx, c.t.Host, c.t.Share)
 	if err == nil {
 		c.ok(s, "connected to share "+c.t.Share)
 		return sh, true
@@ -151,7 +53,7 @@ func (c *checker) stepTree(ctx context.Context) (*share, bool) {
 }
 
 // stepPath walks the folder path and reports the first missing component.
-func (c *checker) stepPath(ctx context.Context, sh *share) bool {
+func (c *checker) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 	s := c.begin(StepPath)
 	parts := c.t.pathParts()
 	if len(parts) == 0 {
@@ -160,10 +62,9 @@ func (c *checker) stepPath(ctx context.Context, sh *share) bool {
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
-	fs := sh.fs(pctx)
 	for i := range parts {
 		p := strings.Join(parts[:i+1], `\`)
-		fi, err := fs.Stat(p)
+		fi, err := sh.Stat(pctx, p)
 		if err == nil && !fi.IsDir() {
 			s.Evidence["not_a_folder"] = p
 			c.fail(s, CausePathNotFound, fmt.Sprintf("%s\\%s is a file, not a folder", c.t.Share, p),
@@ -191,11 +92,9 @@ func (c *checker) stepPath(ctx context.Context, sh *share) bool {
 			// A folder the account may not enter refuses its children:
 			// blame the parent when it cannot be listed either.
 			blocked := parent + `\` + parts[i]
-			lister, canList := fs.(interface {
-				ReadDir(string) ([]os.FileInfo, error)
-			})
-			if i > 0 && canList {
-				if _, lerr := lister.ReadDir(strings.Join(parts[:i], `\`)); lerr != nil {
+			// (Not over SMB1: the path step does not list there.)
+			if i > 0 && !sh.SMB1() {
+				if _, lerr := sh.ReadDir(pctx, strings.Join(parts[:i], `\`)); lerr != nil {
 					if lc, _ := classify(StepPath, lerr); lc == CauseNoWritePermission {
 						blocked = parent
 					}
@@ -223,7 +122,7 @@ const canarySize = 8 << 10
 // stepWrite creates a uniquely named file in the folder, writes it, reads it
 // back and deletes it — as the MFP stores a scan. The file is removed even
 // when the check is interrupted.
-func (c *checker) stepWrite(ctx context.Context, sh *share) {
+func (c *checker) stepWrite(ctx context.Context, sh *smbconn.Share) {
 	s := c.begin(StepWrite)
 	if c.o.NoWrite {
 		s.Duration = 0
@@ -241,11 +140,10 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 	// caller's cancellation is honoured between operations instead.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.o.StepTimeout)
 	defer cancel()
-	fs := sh.fs(wctx)
 	// What an earlier check of this folder recorded and never saw gone
 	// (it was killed) goes first; this canary's name is recorded before
 	// it exists, and forgotten once it is gone or reported.
-	c.sweepCanaries(wctx, fs, s)
+	c.sweepCanaries(wctx, sh, s)
 	forget := c.recordCanary(wctx, name)
 	var created, keepRecord bool
 	defer func() {
@@ -261,21 +159,23 @@ func (c *checker) stepWrite(ctx context.Context, sh *share) {
 		// canary goes: a fresh, short context that ignores cancellation.
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer dcancel()
-		if err := sh.fs(dctx).Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := sh.Remove(dctx, p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			c.r.Canary = c.t.Share + `\` + p
 			keepRecord = true // the next check of this folder sweeps it
 		}
 	}()
-	created, keepRecord = c.canaryRoundTrip(ctx, s, fs, p, name, sh.v1 == nil)
+	created, keepRecord = c.canaryRoundTrip(ctx, wctx, s, sh, p, name)
 }
 
-// canaryRoundTrip creates the canary p, writes, reads back and deletes it.
-// created: it exists and is still to be deleted; keepRecord: its name stays
-// in the journal, for the next check of this folder to sweep.
-func (c *checker) canaryRoundTrip(ctx context.Context, s *stepState, fs remoteFS, p, name string, parallel bool) (created, keepRecord bool) {
-	f, doomed, err := fs.CreateCanary(p)
+// canaryRoundTrip creates the canary p, writes, reads back and deletes it;
+// the share's operations run under wctx, ctx's cancellation is honoured
+// between them. created: it exists and is still to be deleted; keepRecord:
+// its name stays in the journal, for the next check of this folder to
+// sweep.
+func (c *checker) canaryRoundTrip(ctx, wctx context.Context, s *stepState, sh *smbconn.Share, p, name string) (created, keepRecord bool) {
+	f, doomed, err := sh.CreateTest(wctx, p)
 	if err != nil {
-		if _, answered := ntStatusOf(err); !answered {
+		if _, answered := smbconn.StatusOf(err); !answered {
 			// No answer (a timeout, a dropped connection): the CREATE
 			// may have been carried out. The next check sweeps the name.
 			keepRecord = true
@@ -293,9 +193,9 @@ func (c *checker) canaryRoundTrip(ctx context.Context, s *stepState, fs remoteFS
 	// delete a file it did not just create is asked before it closes.
 	var probe func() error
 	if doomed {
-		probe = func() error { return fs.RemoveOpen(p) }
+		probe = func() error { return sh.RemoveOpen(wctx, p) }
 	}
-	ok, probeErr := c.writeCanary(ctx, s, f, p, name, probe, parallel)
+	ok, probeErr := c.writeCanary(ctx, s, f, p, name, probe, !sh.SMB1())
 	if !ok {
 		return created, false
 	}
@@ -308,7 +208,7 @@ func (c *checker) canaryRoundTrip(ctx context.Context, s *stepState, fs remoteFS
 		c.writeFailed(s, "write", err, p)
 		return created, false
 	}
-	if c.deleteCanary(s, fs.Remove(p), p, name, false) {
+	if c.deleteCanary(s, sh.Remove(wctx, p), p, name, false) {
 		created = false // deleted, or a second try would fail the same way
 	}
 	return created, false
@@ -338,7 +238,7 @@ func (c *checker) recordCanary(ctx context.Context, name string) (forget func(co
 // caller. It reports false — f then closed — once it has recorded a
 // failure, or the caller's cancellation between operations; probeErr is
 // what probe returned.
-func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p, name string, probe func() error, parallel bool) (ok bool, probeErr error) {
+func (c *checker) writeCanary(ctx context.Context, s *stepState, f smbconn.TestFile, p, name string, probe func() error, parallel bool) (ok bool, probeErr error) {
 	interrupted := func() bool {
 		if ctx.Err() != nil {
 			c.writeFailed(s, "write", fmt.Errorf("check interrupted: %w", ctx.Err()), p)
@@ -369,7 +269,7 @@ func (c *checker) writeCanary(ctx context.Context, s *stepState, f remoteFile, p
 	jobs := []func(){
 		func() { readErr = readBack(f, payload) },
 		// The volume's free space, asked through the canary's own handle.
-		func() { free, total, freeKnown = f.freeBytes() },
+		func() { free, total, freeKnown = f.FreeBytes() },
 	}
 	if probe != nil {
 		jobs = append(jobs, func() { probeErr = probe() })
@@ -463,7 +363,7 @@ func canaryExt(n string) bool {
 	if strings.HasSuffix(n, ".tmp") {
 		return true
 	}
-	for _, t := range fileTypes {
+	for _, t := range smbconn.FileTypes() {
 		if strings.HasSuffix(n, t.Ext()) {
 			return true
 		}
@@ -473,7 +373,7 @@ func canaryExt(n string) bool {
 
 // sweepCanaries removes the test files that earlier checks of this folder
 // recorded but never saw gone (a check killed mid-write).
-func (c *checker) sweepCanaries(ctx context.Context, fs remoteFS, s *stepState) {
+func (c *checker) sweepCanaries(ctx context.Context, sh *smbconn.Share, s *stepState) {
 	j := c.o.Canaries
 	if j == nil {
 		return
@@ -493,7 +393,7 @@ func (c *checker) sweepCanaries(ctx context.Context, fs remoteFS, s *stepState) 
 		if parts := c.t.pathParts(); len(parts) > 0 {
 			p = strings.Join(parts, `\`) + `\` + n
 		}
-		if err := fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := sh.Remove(ctx, p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			kept = append(kept, n)
 			continue
 		}

@@ -1,4 +1,4 @@
-package smbcheck
+package smbconn
 
 // What the server told — the negotiate probe (smbwire.Probe), the sniffer
 // under a logon, the SMB1 client — as a ServerInfo.
@@ -47,10 +47,10 @@ func (s *ServerInfo) DomainJoined() bool {
 	return s.NetBIOSDomain != "" && !strings.EqualFold(s.NetBIOSDomain, s.NetBIOSComputer)
 }
 
-// probe runs the negotiate probe (smbwire.Probe) over conn and tells what
+// Probe runs the negotiate probe (smbwire.Probe) over conn and tells what
 // the server told as a ServerInfo: nil when it gave no SMB answer, with the
 // error of a later message when it gave one.
-func probe(ctx context.Context, conn net.Conn, port int, host string, smb1Only bool) (*ServerInfo, error) {
+func Probe(ctx context.Context, conn net.Conn, port int, host string, smb1Only bool) (*ServerInfo, error) {
 	a, err := smbwire.Probe(ctx, conn, port, host, smb1Only)
 	if a == nil {
 		return nil, err
