@@ -44,7 +44,7 @@ func newRootBox(t *testing.T) *rootBox {
 	rx := filepath.Join(data, "receiver")
 	inbox := filepath.Join(rx, "inbox", "front")
 	os.MkdirAll(inbox, 0o750)
-	os.MkdirAll(filepath.Join(rx, "held"), 0o700)
+	os.MkdirAll(filepath.Join(rx, "held", time.Now().UTC().Format("2006-01-02")), 0o700)
 	body := []byte("%PDF-1.4\nincomplete")
 	os.WriteFile(filepath.Join(inbox, "x.pdf"), body, 0o640)
 	st, err := store.OpenDir(ctx, data)
