@@ -339,7 +339,25 @@ func tempIn(dir *safefile.Dir, prefix string) (*os.File, string, error) {
 // copyHeld writes f's bytes, which must be sc's (size and SHA-256), to
 // dst: through a temporary file beside it, fsynced, then renamed.
 func (g *ingester) copyHeld(f *os.File, dst place, sc Scan, snap snapshot) error {
-	tmp, name, err := tempIn(dst.dir, ".keep-")
+	h := sha256.New()
+	verify := func(n int64) error {
+		if n != snap.size || hex.EncodeToString(h.Sum(nil)) != sc.SHA256 {
+			return errors.New("its bytes changed")
+		}
+		return nil
+	}
+	return g.publishCopy(f, dst.dir, ".keep-", h, verify, dst, false)
+}
+
+// publishCopy is the one durable way a copy of f gets a name: f's bytes,
+// from its start, go through a fixed buffer into a new temporary file
+// (prefix and a random suffix, O_EXCL, 0600) in dir — and into also, when
+// not nil (a hash) — then verify judges the copy by its byte count; the
+// file is made 0640, fsynced and renamed to dst (replace: over the name
+// there; otherwise only to a free name), both folders fsynced
+// (safefile.Rename, Replace). On any failure the temporary file goes.
+func (g *ingester) publishCopy(f *os.File, dir *safefile.Dir, prefix string, also io.Writer, verify func(n int64) error, dst place, replace bool) error {
+	tmp, name, err := tempIn(dir, prefix)
 	if err != nil {
 		return err
 	}
@@ -347,19 +365,22 @@ func (g *ingester) copyHeld(f *os.File, dst place, sc Scan, snap snapshot) error
 	ok := false
 	defer func() {
 		if !ok {
-			dst.dir.Remove(name)
+			dir.Remove(name)
 		}
 	}()
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	h := sha256.New()
-	n, err := io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(tmp, h)}, struct{ io.Reader }{f}, g.buf)
+	var w io.Writer = tmp
+	if also != nil {
+		w = io.MultiWriter(tmp, also)
+	}
+	n, err := io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{f}, g.buf)
 	if err != nil {
 		return err
 	}
-	if n != snap.size || hex.EncodeToString(h.Sum(nil)) != sc.SHA256 {
-		return errors.New("its bytes changed")
+	if err := verify(n); err != nil {
+		return err
 	}
 	if err := tmp.Chmod(0o640); err != nil {
 		return err
@@ -367,7 +388,11 @@ func (g *ingester) copyHeld(f *os.File, dst place, sc Scan, snap snapshot) error
 	if err := tmp.Sync(); err != nil {
 		return err
 	}
-	if err := safefile.Rename(dst.dir, name, dst.dir, dst.name); err != nil {
+	rename := safefile.Rename
+	if replace {
+		rename = safefile.Replace
+	}
+	if err := rename(dir, name, dst.dir, dst.name); err != nil {
 		return err
 	}
 	ok = true
@@ -403,38 +428,13 @@ func (g *ingester) unshare(f *os.File, src place, snap snapshot) error {
 		return err
 	}
 	defer held.Close()
-	tmp, name, err := tempIn(held, ".unshare-")
-	if err != nil {
-		return err
-	}
-	defer tmp.Close()
-	ok := false
-	defer func() {
-		if !ok {
-			held.Remove(name)
+	verify := func(n int64) error {
+		if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size {
+			return errors.New("changed while copied")
 		}
-	}()
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
+		return nil
 	}
-	n, err := io.CopyBuffer(struct{ io.Writer }{tmp}, struct{ io.Reader }{f}, g.buf)
-	if err != nil {
-		return err
-	}
-	if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size {
-		return errors.New("changed while copied")
-	}
-	if err := tmp.Chmod(0o640); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := safefile.Replace(held, name, src.dir, src.name); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+	return g.publishCopy(f, held, ".unshare-", nil, verify, src, true)
 }
 
 func fstatSnap(f *os.File) (snapshot, error) {
