@@ -36,7 +36,7 @@ func (c *checksPart) Open(ctx context.Context, cfg Config) {
 		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: c.log.With("component", "check")}
 	c.openDirectory(cfg.AD, &opts)
 	c.notifier = newIncidentNotifier(c.env, cfg)
-	c.check = checker{opts}
+	c.check = checker{opts, eventlogReaders(cfg.Eventlog)}
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
 		OnCheck: c.onCheck, OnFault: c.onFault, Log: c.log, Sweeps: eventSweeps{c.st},

@@ -46,6 +46,7 @@ type Config struct {
 	Receiver  ReceiverConfig  `toml:"receiver"`
 	Web       WebConfig       `toml:"web"`
 	Warnings  WarningsConfig  `toml:"warnings"`
+	Eventlog  EventlogConfig  `toml:"eventlog"`
 
 	// File is the file the config was read from ("" for defaults only);
 	// FileKeys the keys it set ("checks.interval"): where both the file and
@@ -125,6 +126,59 @@ type ADConfig struct {
 	Timeout       Duration `toml:"timeout"`        // per LDAP request
 
 	Password scanwarden.Secret `toml:"-"`
+}
+
+// EventlogConfig is [eventlog]: the read-only account that, after each
+// check, counts the destination share's connections (the session-limit
+// pattern) and, after a failed one, reads the file server's own event logs
+// around it (Security 4625/4776/4740 for the scan account or the MFP,
+// System 2017/2019/2020 and starts) over \pipe\eventlog. Off while user is
+// empty. Never the scan account: its logons would count against that
+// account's failed-logon budget (a check refuses it and says so).
+type EventlogConfig struct {
+	User         string `toml:"user"`          // the reading account, DOMAIN\user (Windows: a member of "Event Log Readers"; the Security log also needs "Manage auditing and security log" there); "" = no server's event log is read
+	PasswordFile string `toml:"password_file"` // file holding user's password
+	// Servers gives some file servers an account of their own, each
+	// "HOST USER PASSWORD_FILE" (HOST as the destinations name it).
+	Servers []string `toml:"servers"`
+	Before  Duration `toml:"before"` // how far before a failed check the logs are read
+
+	Password scanwarden.Secret `toml:"-"`
+	// ServerAccounts are Servers read: host → user and password.
+	ServerAccounts map[string]EventlogAccount `toml:"-"`
+}
+
+// EventlogAccount is one reading account.
+type EventlogAccount struct {
+	User     string
+	Password scanwarden.Secret
+}
+
+// serverEntry splits one [eventlog] servers entry.
+func serverEntry(e string) (host, user, file string, ok bool) {
+	f := strings.Fields(e)
+	if len(f) != 3 {
+		return "", "", "", false
+	}
+	return f[0], f[1], f[2], true
+}
+
+// validate checks [eventlog].
+func (e EventlogConfig) validate(bad badValue) {
+	if e.User != "" && e.PasswordFile == "" && e.Password.IsZero() {
+		bad("eventlog.password_file", `""`, "needed with eventlog.user")
+	}
+	if e.User == "" && e.PasswordFile != "" {
+		bad("eventlog.user", `""`, "needed with eventlog.password_file")
+	}
+	for _, s := range e.Servers {
+		if _, _, _, ok := serverEntry(s); !ok {
+			bad("eventlog.servers", strconv.Quote(s), "want \"HOST USER PASSWORD_FILE\"")
+		}
+	}
+	if e.Before.D() < time.Minute || e.Before.D() > 24*time.Hour {
+		bad("eventlog.before", e.Before.D(), "1m up to 24h")
+	}
 }
 
 // NotifyConfig is [notify]; a channel is on when its address is set.
@@ -283,6 +337,7 @@ func Defaults() Config {
 		Incidents: IncidentsConfig{CloseAfter: Duration(3 * time.Hour)},
 		SNMP:      SNMPConfig{Interval: Duration(watch.Poller.Interval)},
 		AD:        ADConfig{Margin: ad.DefaultMargin, Timeout: Duration(ad.DefaultTimeout)},
+		Eventlog:  EventlogConfig{Before: Duration(10 * time.Minute)},
 		Notify: NotifyConfig{WebhookSecretHeader: "X-Scanwarden-Secret", WebhookAttempts: 5, WebhookBackoff: Duration(2 * time.Second),
 			SMTPPort: 587, SMTPTLS: "starttls"},
 		Warnings: defaultWarnings(),
@@ -534,6 +589,7 @@ func (c *Config) validate() ConfigErrors {
 	c.AD.validate(bad)
 	c.Notify.validate(bad)
 	c.Receiver.validate(bad)
+	c.Eventlog.validate(bad)
 	return es
 }
 
@@ -859,6 +915,19 @@ func (c *Config) finish(file string, src []byte) error {
 	read("notify.webhook_secret_file", c.Notify.WebhookSecretFile, &c.Notify.WebhookSecret)
 	read("notify.smtp_password_file", c.Notify.SMTPPasswordFile, &c.Notify.SMTPPassword)
 	read("receiver.password_file", c.Receiver.PasswordFile, &c.Receiver.Password)
+	read("eventlog.password_file", c.Eventlog.PasswordFile, &c.Eventlog.Password)
+	for _, e := range c.Eventlog.Servers {
+		host, user, path, ok := serverEntry(e)
+		if !ok {
+			continue // validate names it
+		}
+		var pw scanwarden.Secret
+		read("eventlog.servers", path, &pw)
+		if c.Eventlog.ServerAccounts == nil {
+			c.Eventlog.ServerAccounts = map[string]EventlogAccount{}
+		}
+		c.Eventlog.ServerAccounts[host] = EventlogAccount{User: user, Password: pw}
+	}
 	if len(es) > 0 {
 		return es
 	}

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"github.com/scanwarden/scanwarden/evidence"
+	"github.com/scanwarden/scanwarden/serverlog"
 	"strings"
 	"sync"
 
@@ -109,14 +111,33 @@ func (e eventSweeps) RecordSweep(ctx context.Context, ev snmp.Event, s incident.
 
 // checker runs smbcheck with the daemon's ledger and directory.
 type checker struct {
-	opts smbcheck.Options
+	opts    smbcheck.Options
+	readers evidence.Readers // [eventlog]: the servers' own story after each check
 }
 
 // Check implements monitor.Checker.
 func (c checker) Check(ctx context.Context, t smbcheck.Target, progress func(smbcheck.Step)) smbcheck.Report {
 	o := c.opts
 	o.Progress = progress
-	return smbcheck.Run(ctx, t, o)
+	rep := smbcheck.Run(ctx, t, o)
+	c.readers.Attach(ctx, t, &rep)
+	return rep
+}
+
+// eventlogReaders are [eventlog]'s reading accounts.
+func eventlogReaders(e EventlogConfig) evidence.Readers {
+	r := evidence.Readers{Before: e.Before.D()}
+	if e.User != "" {
+		a := evidence.Account(e.User, e.Password)
+		r.Default = &a
+	}
+	for host, a := range e.ServerAccounts {
+		if r.Servers == nil {
+			r.Servers = map[string]serverlog.Account{}
+		}
+		r.Servers[host] = evidence.Account(a.User, a.Password)
+	}
+	return r
 }
 
 // reports adapts the store's report history to monitor.Reports.

@@ -236,6 +236,13 @@ func (b webBackend) Destination(ctx context.Context, name string) (web.Destinati
 		return web.Destination{}, err
 	}
 	wd.OpenIncident = open[strings.ToLower(d.Name)]
+	now := time.Now()
+	if e, err := b.m.st.Pattern(ctx, store.Of{Destination: d.Name}, now); err == nil {
+		wd.Pattern = e.Sentence
+	}
+	if e, err := b.m.st.Pattern(ctx, store.Of{Host: d.Host}, now); err == nil {
+		wd.ServerPattern = e.Sentence
+	}
 	return wd, nil
 }
 
@@ -320,7 +327,11 @@ func (b webBackend) Incident(ctx context.Context, id int64) (web.Incident, error
 	if err != nil {
 		return web.Incident{}, err
 	}
-	return webIncident(i, tl), nil
+	wi := webIncident(i, tl)
+	if e, err := b.m.st.Pattern(ctx, store.Of{Destination: i.Destination}, time.Now()); err == nil {
+		wi.Pattern = e.Sentence
+	}
+	return wi, nil
 }
 
 // Events implements web.Events. device is a registry device name (or an

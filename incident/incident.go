@@ -101,9 +101,13 @@ type Input struct {
 	// Device names the device (a check: the destination's device; a device
 	// failure: the device that reported it).
 	Device string
-	// Check: the verdict of the report and its stored id.
+	// Check: the verdict of the report and its stored id; Evidence, the
+	// file server's own story about a failing check (its event log read
+	// with a separate account), one line each: on the timeline beside the
+	// check, never the verdict.
 	Verdict  smbcheck.Verdict
 	ReportID int64
+	Evidence []string
 	// Device failure: the panel code and the device's words.
 	Code    string
 	Text    string
@@ -134,6 +138,7 @@ const (
 	EntryClosed       EntryKind = "closed"
 	EntryCauseChanged EntryKind = "cause-changed"
 	EntryCheck        EntryKind = "check"
+	EntryServerLog    EntryKind = "server-log"
 	EntryDeviceEvent  EntryKind = "device-failure"
 	EntryDelivery     EntryKind = "delivery"
 	EntryNotification EntryKind = "notification"
@@ -295,7 +300,13 @@ func apply(inc *Incident, in Input) []Entry {
 		if v.Cause != smbcheck.CauseOK {
 			inc.Cause, inc.KyoceraCode, inc.Summary, inc.Fix = v.Cause, v.KyoceraCode, v.Summary, v.Fix
 		}
-		return []Entry{{At: in.At, Kind: EntryCheck, Cause: v.Cause, Code: v.KyoceraCode, Text: v.Summary, ReportID: in.ReportID}}
+		out := []Entry{{At: in.At, Kind: EntryCheck, Cause: v.Cause, Code: v.KyoceraCode, Text: v.Summary, ReportID: in.ReportID}}
+		if v.Cause != smbcheck.CauseOK {
+			for _, l := range in.Evidence {
+				out = append(out, Entry{At: in.At, Kind: EntryServerLog, Text: l, ReportID: in.ReportID})
+			}
+		}
+		return out
 	case KindDeviceFailure:
 		inc.AffectedJobs++
 		if inc.Cause == "" && inc.KyoceraCode == "" {

@@ -249,3 +249,31 @@ func TestCloseDue(t *testing.T) {
 		t.Fatalf("after a device failure: due %v", due)
 	}
 }
+
+// The file server's own story about a failing check goes on the timeline
+// beside it, one entry a line; a passing check's does not; it never
+// changes the cause.
+func TestEvidenceOnTimeline(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	ev := []string{"share limited: 2 of 2 connections in use", "Security 4625: scanuser failed to log on"}
+	r := Next(nil, Input{Kind: KindCheck, At: t0, Destination: "d", ReportID: 7, Evidence: ev,
+		Verdict: smbcheck.Verdict{Cause: smbcheck.CauseConnectionLimit}}, t0, time.Hour)
+	var got []string
+	for _, e := range r.Entries {
+		if e.Kind == EntryServerLog {
+			got = append(got, e.Text)
+			if e.ReportID != 7 || !e.At.Equal(t0) {
+				t.Errorf("entry %+v", e)
+			}
+		}
+	}
+	if len(got) != 2 || got[1] != ev[1] || r.Incident.Cause != smbcheck.CauseConnectionLimit {
+		t.Fatalf("server-log entries %q, cause %s", got, r.Incident.Cause)
+	}
+	r = Next(r.Incident, Input{Kind: KindCheck, At: t0.Add(time.Minute), Evidence: ev, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}, t0.Add(time.Minute), time.Hour)
+	for _, e := range r.Entries {
+		if e.Kind == EntryServerLog {
+			t.Errorf("a passing check's story on the timeline: %+v", e)
+		}
+	}
+}

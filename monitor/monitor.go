@@ -586,7 +586,7 @@ func (m *Monitor) run(j *job) {
 			m.fault("store report of "+j.dest.Name, err)
 		}
 		in := incident.Input{Kind: incident.KindCheck, At: m.cfg.Now(), Destination: j.dest.Name, Device: j.dest.Device,
-			Verdict: rep.Verdict, ReportID: id}
+			Verdict: rep.Verdict, ReportID: id, Evidence: rep.ServerLog.Lines()}
 		if err == nil {
 			m.warn(ctx, j.dest, rep)
 		}

@@ -294,6 +294,11 @@ type Destination struct {
 	Report *smbcheck.Report `json:"report,omitempty"`
 	// OpenIncident is the open incident's id, 0 when none.
 	OpenIncident int64 `json:"open_incident,omitempty"`
+	// Pattern is the sentence of its history (package pattern), and
+	// ServerPattern that of every destination on its file server
+	// (Destination(name) only).
+	Pattern       string `json:"pattern,omitempty"`
+	ServerPattern string `json:"server_pattern,omitempty"`
 }
 
 // CheckRecord is one stored check: when, and its verdict.
@@ -322,6 +327,9 @@ type Incident struct {
 	Flaps        int             `json:"flaps"`
 	AffectedJobs int             `json:"affected_jobs"`
 	Timeline     []TimelineEntry `json:"timeline"`
+	// Pattern is the sentence of its destination's history (package
+	// pattern; Incident(id) only).
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // TimelineEntry is one thing that happened to an incident.
