@@ -2,9 +2,12 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	scanwarden "github.com/scanwarden/scanwarden"
 )
 
 // runEvents streams a run over server-sent events: one "step" event per
@@ -46,10 +49,15 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, _ actor) {
 		}
 		if done {
 			rep, err := run.result()
-			if err != nil {
+			var fe *scanwarden.FieldError
+			switch {
+			case errors.As(err, &fe):
+				// Test before saving: a field of the form is wrong.
+				send("failed", map[string]string{"error": fieldMessage(fe), "field": fe.Field})
+			case err != nil:
 				s.log.Error("check", "destination", run.dest, "err", err)
 				send("failed", map[string]string{"error": "the check could not run; the daemon's log has the details"})
-			} else {
+			default:
 				send("verdict", rep)
 			}
 			send("end", map[string]string{})

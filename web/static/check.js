@@ -120,7 +120,13 @@
 				var es = new EventSource(j.events);
 				es.addEventListener("step", function (m) { addStep(o.list, JSON.parse(m.data)); });
 				es.addEventListener("verdict", function (m) { showVerdict(o.verdict, JSON.parse(m.data)); o.onVerdict(); });
-				es.addEventListener("failed", function (m) { es.close(); done(JSON.parse(m.data).error); });
+				es.addEventListener("failed", function (m) {
+					es.close();
+					var f = JSON.parse(m.data);
+					// a field of the form is wrong: the page says which, beside it
+					if (f.field && o.refused && o.refused({ status: 400 })) { return; }
+					done(f.error);
+				});
 				es.onerror = function () { es.close(); done(o.cut); };
 				es.addEventListener("end", function () {
 					es.close();
