@@ -17,7 +17,8 @@
 # one-process CLI layout; no web, so no profiles): its live heap after each
 # GC comes from GODEBUG=gctrace=1 (heap_alloc column, bytes; the other heap
 # columns are empty). SOAK_PORT sets the share's port (default 1445).
-# SOAK_EVERY sets the seconds between uploads (default 5).
+# SOAK_EVERY sets the seconds between uploads (default 5); SOAK_SECONDS, when
+# set, the run's length in seconds instead of MINUTES (scripts/test's short run).
 # Bounded: MINUTES*60/SOAK_EVERY uploads at most, every wait has a limit; loopback and
 # the lab DC only.
 set -euo pipefail
@@ -113,9 +114,10 @@ row() {
 every=${SOAK_EVERY:-5}
 uploads=0
 start=$(date +%s)
-end=$((start + minutes * 60))
+secs=${SOAK_SECONDS:-$((minutes * 60))}
+end=$((start + secs))
 next_min=0
-for ((i = 0; i < minutes * 60 / every; i++)); do
+for ((i = 0; i < secs / every; i++)); do
 	now=$(date +%s)
 	[ "$now" -lt "$end" ] || break
 	kill -0 $servepid || { echo "serve died:" >&2; tail "$out/serve.log" >&2; exit 1; }

@@ -117,10 +117,9 @@ func forward(arg string) error {
 	if err != nil {
 		return err
 	}
-	buf := make([]byte, 1<<20)
-	for i := 0; i < mib; i++ {
-		rand.Read(buf)
-		f.Write(buf)
+	// a valid PDF: the receiver refuses a file whose content is no scan
+	if err := writePDF(f, int64(mib)<<20); err != nil {
+		return err
 	}
 	// on disk before the first round: else the kernel writes the fresh
 	// file back during it, against whichever side runs first (the
@@ -253,6 +252,30 @@ func forward(arg string) error {
 	return nil
 }
 
+// copySynced copies src to a new file dst, fsynced, and returns its size
+// and SHA-256.
+func copySynced(src, dst string) (int64, string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return 0, "", err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, "", err
+	}
+	defer out.Close()
+	h := sha256.New()
+	n, err := io.CopyBuffer(io.MultiWriter(out, h), in, make([]byte, 1<<20))
+	if err != nil {
+		return 0, "", err
+	}
+	if err := out.Sync(); err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), out.Close()
+}
+
 // deliverChild catalogues SRC as a held scan in a fresh data dir and
 // delivers it through receiver.DeliverNow (SMBRemote via smbcheck.Dial).
 func deliverChild(arg string) error {
@@ -272,15 +295,14 @@ func deliverChild(arg string) error {
 	rx := filepath.Join(dir, "rx")
 	held := filepath.Join(rx, "held", "x.pdf")
 	os.MkdirAll(filepath.Dir(held), 0o700)
-	if err := os.Link(src, held); err != nil {
+	// a copy of its own, on disk before the timed delivery: the forwarder
+	// refuses a held file with a second name (a hard link)
+	n, sum, err := copySynced(src, held)
+	if err != nil {
 		return err
 	}
-	f, _ := os.Open(held)
-	h := sha256.New()
-	n, _ := io.CopyBuffer(h, f, make([]byte, 128<<10))
-	f.Close()
 	if _, err := st.Scans().AddScan(ctx, receiver.Scan{Destination: "bench", Folder: "bench", File: "scan.pdf", Size: n,
-		SHA256: hex.EncodeToString(h.Sum(nil)), State: receiver.Held, ReceivedAt: time.Now(), HeldPath: "held/x.pdf"}); err != nil {
+		SHA256: sum, State: receiver.Held, ReceivedAt: time.Now(), HeldPath: "held/x.pdf"}); err != nil {
 		return err
 	}
 	if p := os.Getenv("RXBENCH_CPUPROFILE"); p != "" {
