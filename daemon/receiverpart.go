@@ -90,6 +90,7 @@ func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(rece
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
 		observedCatalogue{p.st.Scans(), delivered}, p.st.Deliveries(), &p.remote, p.log)
 	if err == nil {
+		r.Observe(deviceLearner{p})
 		err = r.Open(ctx)
 	}
 	if err != nil {

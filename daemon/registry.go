@@ -25,7 +25,8 @@ type fleet struct {
 func newFleet(st *store.Store) *fleet { return &fleet{st: st, seen: map[string]bool{}} }
 
 func toMonitor(r registry.Resolved) monitor.Destination {
-	return monitor.Destination{Name: r.Name, Device: r.Destination.Device, Target: r.Target, PasswordUnreadable: r.PasswordUnreadable}
+	return monitor.Destination{Name: r.Name, Device: r.Destination.Device, Target: r.Target, PasswordUnreadable: r.PasswordUnreadable,
+		Client: r.Client}
 }
 
 // Destinations implements monitor.Registry.
@@ -115,10 +116,11 @@ type checker struct {
 	readers evidence.Readers // [eventlog]: the servers' own story after each check
 }
 
-// Check implements monitor.Checker.
-func (c checker) Check(ctx context.Context, t smbcheck.Target, progress func(smbcheck.Step)) smbcheck.Report {
+// Check implements monitor.Checker: as the destination's device would
+// (its stored profile; zero: scanwarden's own client).
+func (c checker) Check(ctx context.Context, t smbcheck.Target, dev smbcheck.Device, progress func(smbcheck.Step)) smbcheck.Report {
 	o := c.opts
-	o.Progress = progress
+	o.Progress, o.Device = progress, dev
 	rep := smbcheck.Run(ctx, t, o)
 	c.readers.Attach(ctx, t, &rep)
 	return rep

@@ -37,9 +37,10 @@ func notFound(err error) error {
 }
 
 func (b webBackend) webDevice(d registry.Device, inv map[string]webInv) web.Device {
+	p := d.ProfileJSON()
 	wd := web.Device{Name: d.Name, Address: d.Address, SysName: d.SysName, Model: d.Model, Serial: d.Serial,
 		Workstation: d.Workstation, SNMPVersion: d.SNMP.Version, SNMPCredentials: d.HasSNMPCredentials(),
-		V3User: d.SNMP.V3User, V3AuthProto: d.SNMP.V3AuthProto, V3PrivProto: d.SNMP.V3PrivProto}
+		V3User: d.SNMP.V3User, V3AuthProto: d.SNMP.V3AuthProto, V3PrivProto: d.SNMP.V3PrivProto, SMBProfile: &p}
 	if d.Address == "" {
 		wd.Fault = "not polled: no SNMP address"
 		return wd
@@ -145,6 +146,19 @@ func webDestination(d registry.Destination) web.Destination {
 		wd.Auth = string(smbcheck.AuthNTLM)
 	}
 	return wd
+}
+
+// SetDeviceProfile implements web.ProfileEditor: the scheduler re-reads
+// the list, and a destination whose device's client changed is checked
+// again at once.
+func (b webBackend) SetDeviceProfile(ctx context.Context, device string, set map[registry.ProfileField]string, clear []registry.ProfileField) error {
+	if err := b.m.st.SetDeviceProfile(ctx, device, set, clear); err != nil {
+		return notFound(err)
+	}
+	if mon := b.m.Monitor(); mon != nil {
+		mon.Reload()
+	}
+	return nil
 }
 
 // SetAuth implements web.Editor: the destination as stored, with auth; the

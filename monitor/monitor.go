@@ -52,6 +52,9 @@ type Destination struct {
 	// PasswordUnreadable: the stored password is not known (why); its check
 	// replays nothing and says so (smbcheck.PasswordUnreadable).
 	PasswordUnreadable string
+	// Client is its device's SMB client, as every check of it replays it
+	// (registry.Resolved.Client; zero: scanwarden's own).
+	Client smbcheck.Device
 }
 
 // server is the per-server cap's key.
@@ -69,9 +72,10 @@ type Registry interface {
 	Match(ctx context.Context, ev snmp.Event) ([]Destination, error)
 }
 
-// Checker runs one check (smbcheck.Run with the ledger and directory).
+// Checker runs one check (smbcheck.Run with the ledger and directory) of
+// t as the device's client dev would.
 type Checker interface {
-	Check(ctx context.Context, t smbcheck.Target, progress func(smbcheck.Step)) smbcheck.Report
+	Check(ctx context.Context, t smbcheck.Target, dev smbcheck.Device, progress func(smbcheck.Step)) smbcheck.Report
 }
 
 // Reports keeps every report; the id goes on the incident's timeline (0
@@ -448,11 +452,12 @@ func (m *Monitor) refresh(ctx context.Context, force bool) {
 }
 
 // fingerprint is what a check replays of d, hashed (the password never
-// kept a second time in clear): a change means "check it again now".
+// kept a second time in clear): a change means "check it again now" — its
+// device's client too (a profile learned or set by hand).
 func fingerprint(d Destination) string {
 	t := d.Target
 	h := sha256.Sum256([]byte(strings.Join([]string{t.Host, strconv.Itoa(t.Port), t.Share, t.Path, t.User, t.Password.Reveal(),
-		t.Workstation, string(t.Auth), d.PasswordUnreadable}, "\x00")))
+		t.Workstation, string(t.Auth), d.PasswordUnreadable, fmt.Sprintf("%+v", d.Client)}, "\x00")))
 	return hex.EncodeToString(h[:])
 }
 
@@ -566,7 +571,7 @@ func (m *Monitor) run(j *job) {
 			progress(s)
 		}
 	} else {
-		rep = m.checker.Check(m.ctx, j.dest.Target, progress)
+		rep = m.checker.Check(m.ctx, j.dest.Target, j.dest.Client, progress)
 	}
 	took := m.cfg.Now().Sub(start)
 	res := Result{Report: rep}

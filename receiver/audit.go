@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // auditTail follows smbd's log, where the share's full_audit module writes
@@ -25,6 +26,10 @@ type auditTail struct {
 	byPid  map[int]*auditSession
 	byPath map[string]*auditFile
 	buf    []byte
+	// at is the time of the header line just read (smbd's local time);
+	// obs, when set, is told what each logon shows (observe.go).
+	at  time.Time
+	obs *observations
 }
 
 type auditSession struct {
@@ -117,14 +122,26 @@ func (a *auditTail) line(l string, ended *[]string) {
 			}
 			a.pid, _ = strconv.Atoi(l[i+4 : j])
 		}
+		a.at = headerTime(l)
 		return
 	}
-	f := strings.Split(strings.TrimSpace(l), "|")
+	l = strings.TrimSpace(l)
+	if strings.HasPrefix(l, "{") {
+		if o, ok := parseAuthLine(l, a.when()); ok {
+			a.obs.put(o)
+		}
+		return
+	}
+	f := strings.Split(l, "|")
 	if len(f) < 6 || f[5] != "ok" {
 		return
 	}
 	writer := strings.Join(f[:4], "|")
 	switch op := f[4]; op {
+	case "connect":
+		if o, ok := connectObservation(f, a.when()); ok {
+			a.obs.put(o)
+		}
 	case "create_file", "pwrite_send", "ftruncate", "fntimes", "renameat":
 		if len(f) < 7 {
 			return
@@ -183,4 +200,29 @@ func (a *auditTail) forget(p string) {
 		}
 		delete(a.byPath, p)
 	}
+}
+
+// headerTime reads the time of smbd's log header "[2026/12/06
+// 05:56:46.022589,  1, pid=15926] …" (smbd's local time); zero when it
+// has none.
+func headerTime(l string) time.Time {
+	end := strings.IndexByte(l, ',')
+	if end < 0 || end > 40 {
+		return time.Time{}
+	}
+	t, err := time.ParseInLocation("[2006/01/02 15:04:05.999999", l[:end], time.Local)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// when is the time of the record just read: its header's, or now when
+// the header had none or one a day away from now.
+func (a *auditTail) when() time.Time {
+	now := time.Now()
+	if a.at.IsZero() || a.at.Sub(now).Abs() > 24*time.Hour {
+		return now
+	}
+	return a.at
 }

@@ -61,6 +61,7 @@ type env struct {
 	r     *receiver.Receiver
 	cfg   receiver.Config
 	dests staticDests
+	obs   receiver.Observer
 }
 
 type opts struct {
@@ -75,6 +76,8 @@ type opts struct {
 	listen string // address (default 127.0.0.1)
 	port   int    // port (default a free one)
 	allow  []netip.Prefix
+	// observer is told what the clients' logons and scans show.
+	observer receiver.Observer
 }
 
 func newEnv(t testing.TB, o opts) *env {
@@ -110,7 +113,7 @@ func newEnv(t testing.TB, o opts) *env {
 	if o.retain != nil {
 		cfg.Forward.Retention = *o.retain
 	}
-	e := &env{t: t, dir: dir, st: st, cfg: cfg, dests: o.dests, wrap: o.wrap}
+	e := &env{t: t, dir: dir, st: st, cfg: cfg, dests: o.dests, wrap: o.wrap, obs: o.observer}
 	e.open(o.remote)
 	t.Cleanup(func() {
 		e.r.Close()
@@ -134,6 +137,9 @@ func (e *env) open(remote receiver.Remote) {
 	r, err := receiver.New(e.cfg, cat, e.dests, remote, log)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if e.obs != nil {
+		r.Observe(e.obs)
 	}
 	if err := r.Open(context.Background()); err != nil {
 		e.t.Fatal(err)

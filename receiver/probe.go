@@ -157,7 +157,7 @@ func probeShare(ctx context.Context, p ShareProbe) ShareHealth {
 	ctx, cancel := context.WithTimeout(ctx, 3*timeout)
 	defer cancel()
 	s, err := smbcheck.Dial(ctx, smbcheck.Target{Host: p.Listen.String(), Port: p.Port, Share: p.Share, User: p.Account.Name,
-		Password: p.Account.Password, Workstation: "SCANWARDEN-PROBE"},
+		Password: p.Account.Password, Workstation: ProbeWorkstation},
 		// a private ledger: the account is smbd's own (no domain, no
 		// lockout); one logon per probe
 		smbcheck.DialOptions{MaxFailures: 1, Timeout: timeout})

@@ -116,6 +116,8 @@ type Receiver struct {
 	allowW  string            // why the allowlist admits more than the MFPs (a standing warning); under mu
 	stopped string            // why no scan can be taken from the inbox now ("" = they can); under mu
 	share   *ShareHealth      // the share probe's last answer (nil: none yet); under mu
+	// observer learns each MFP's SMB client from smbd's log (Observe).
+	observer Observer
 	// infoMu: one writeRunInfo at a time — the probe loop, the watcher's
 	// signal and SetAllow write receiver.json through one temporary file.
 	infoMu sync.Mutex
@@ -137,6 +139,10 @@ func New(cfg Config, cat Catalogue, dests Destinations, remote Remote, log *slog
 		kick: make(chan *string, 16), relay: make(chan struct{}, 1), folders: map[string]string{}, allowW: cfg.AllowWarning}
 	return r, nil
 }
+
+// Observe makes the receiver tell obs what each MFP's logons and scans on
+// the share show about its SMB client (observe.go); call it before Open.
+func (r *Receiver) Observe(obs Observer) { r.observer = obs }
 
 // runInfo is what `receiver status` reads from another process (no secret).
 type runInfo struct {
@@ -197,11 +203,20 @@ func (r *Receiver) Open(ctx context.Context) error {
 		return err
 	}
 	g := r.ingester()
-	w := newWatcher(r.cfg.Watch, Inbox(r.cfg.DataDir), g, newAuditTail(r.samba.AuditLog()), r.log)
+	audit := newAuditTail(r.samba.AuditLog())
+	if r.observer != nil {
+		audit.obs = newObservations()
+	}
+	w := newWatcher(r.cfg.Watch, Inbox(r.cfg.DataDir), g, audit, r.log)
 	if err := w.start(); err != nil {
 		return err
 	}
 	w.onScan = func(sc Scan, out outcome) {
+		if out == ingested && sc.State == Held {
+			if o, ok := fileObservation(sc.Writer, sc.File, sc.ReceivedAt); ok {
+				audit.obs.put(o)
+			}
+		}
 		if out == ingested && sc.State == Held && sc.Destination != "" {
 			select {
 			case r.kick <- nil:
@@ -225,6 +240,13 @@ func (r *Receiver) Open(ctx context.Context) error {
 		defer w.close()
 		r.watchLoop(ctx)
 	}()
+	if audit.obs != nil {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			audit.obs.run(ctx, r.observer)
+		}()
+	}
 	go func() {
 		defer r.wg.Done()
 		r.probeLoop(ctx)

@@ -258,7 +258,10 @@ func (c SambaConfig) globalSection(w func(k, v string)) {
 	w("passdb backend", "tdbsam:"+d("private/passdb.tdb"))
 	w("log file", c.logFile())
 	w("max log size", "10000")
-	w("log level", "1")
+	// auth_json_audit:3: one JSON line per session setup, with the
+	// client's address, NTLM version or Kerberos, workstation and user —
+	// what the daemon learns each MFP's client from (observe.go).
+	w("log level", "1 auth_json_audit:3")
 	w("debug pid", "yes")
 	w("map to guest", "never")
 	w("restrict anonymous", "2")
@@ -322,7 +325,7 @@ func (c SambaConfig) shareSection(w func(k, v string), force string) {
 	w("directory mask", "0750")
 	w("vfs objects", "full_audit")
 	w("full_audit:prefix", "%U|%I|%m|%R")
-	w("full_audit:success", "create_file pwrite_send renameat unlinkat close ftruncate fntimes disconnect")
+	w("full_audit:success", "connect create_file pwrite_send renameat unlinkat close ftruncate fntimes disconnect")
 	w("full_audit:failure", "none")
 	w("full_audit:syslog", "false")
 	w("full_audit:log_secdesc", "false")

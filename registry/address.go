@@ -64,12 +64,13 @@ func Reachable(seen time.Time, interval time.Duration) bool {
 }
 
 // Resolved is a stored destination as it is replayed: with its device (nil
-// when it has none, or names one not registered) and the smbcheck.Target
-// built from both.
+// when it has none, or names one not registered), the smbcheck.Target
+// built from both and the device's client its checks replay (Client).
 type Resolved struct {
 	Destination
 	Device *Device
 	Target smbcheck.Target
+	Client smbcheck.Device
 }
 
 // Resolve pairs each destination with its device (names match without
@@ -85,7 +86,7 @@ func Resolve(ds []Destination, devs []Device) []Resolved {
 		if d.Device != "" {
 			dev = byName[strings.ToLower(d.Device)]
 		}
-		out = append(out, Resolved{Destination: d, Device: dev, Target: d.Target(dev)})
+		out = append(out, Resolved{Destination: d, Device: dev, Target: d.Target(dev), Client: dev.Client()})
 	}
 	return out
 }

@@ -29,8 +29,11 @@ type Device struct {
 	// Workstation overrides SysName as the name its destinations are
 	// replayed with.
 	Workstation string
-	Created     time.Time
-	Updated     time.Time
+	// Profile is its SMB client: set by the admin, seen on the fallback
+	// share (Values, Client).
+	Profile Profile
+	Created time.Time
+	Updated time.Time
 }
 
 // SNMP are a device's SNMP credentials. Secrets are sealed at rest.
@@ -237,7 +240,7 @@ func (d Device) Validate() error {
 			return badField(f.name, "", "too long, not UTF-8 or has control characters")
 		}
 	}
-	return nil
+	return d.Profile.Validate()
 }
 
 // Slug makes a readable, command-line friendly name out of free text (a

@@ -112,12 +112,15 @@ func (s *Store) putDevice(ctx context.Context, tx *sql.Tx, d registry.Device) er
 
 // Device returns the named device (ErrNotFound when none).
 func (s *Store) Device(ctx context.Context, name string) (registry.Device, error) {
-	_, d, err := s.scanDevice(s.db.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices d WHERE d.name = ?", name))
+	id, d, err := s.scanDevice(s.db.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices d WHERE d.name = ?", name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, fmt.Errorf("device %q: %w", name, ErrNotFound)
 	}
 	if err != nil {
 		return d, fmt.Errorf("read device %q: %w", name, err)
+	}
+	if err := s.loadProfiles(ctx, s.db, map[int64]*registry.Device{id: &d}); err != nil {
+		return d, err
 	}
 	return d, nil
 }
@@ -130,14 +133,27 @@ func (s *Store) Devices(ctx context.Context) ([]registry.Device, error) {
 	}
 	defer rows.Close()
 	var out []registry.Device
+	var ids []int64
 	for rows.Next() {
-		_, d, err := s.scanDevice(rows)
+		id, d, err := s.scanDevice(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list devices: %w", err)
 		}
 		out = append(out, d)
+		ids = append(ids, id)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list devices: %w", err)
+	}
+	rows.Close()
+	byID := make(map[int64]*registry.Device, len(out))
+	for i, id := range ids {
+		byID[id] = &out[i]
+	}
+	if err := s.loadProfiles(ctx, s.db, byID); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // DeviceInUseError refuses to remove a device that still has destinations.
@@ -170,6 +186,9 @@ func (s *Store) RemoveDevice(ctx context.Context, name string, withDestinations 
 			return &DeviceInUseError{Device: name, Destinations: n}
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM destinations WHERE device_id = ?", id); err != nil {
+			return fmt.Errorf("remove device %q: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM device_profile WHERE device_id = ?", id); err != nil {
 			return fmt.Errorf("remove device %q: %w", name, err)
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM devices WHERE id = ?", id); err != nil {

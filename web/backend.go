@@ -7,6 +7,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -267,6 +268,9 @@ type Device struct {
 	// DestinationCount is how many destinations it has (Devices too).
 	DestinationCount int           `json:"destination_count"`
 	Destinations     []Destination `json:"destinations,omitempty"` // in Device(name)
+	// SMBProfile is its SMB client as its checks replay it, each value with
+	// where it came from (nil: not known to the backend).
+	SMBProfile *registry.ProfileJSON `json:"smb_profile,omitempty"`
 }
 
 // Destination is one SMB scan destination as the device stores it. It never

@@ -9,6 +9,8 @@ type deviceView struct {
 	Events    []Event
 	CanManage bool // a DeviceManager is wired: edit and remove show
 	CanAdd    bool // a DestinationManager is wired: "add a destination" shows
+	// CanEditProfile: a ProfileEditor is wired (the profile form shows).
+	CanEditProfile bool
 }
 
 // devicePage shows one MFP: inventory, recent send failures explained from
@@ -24,7 +26,8 @@ func (s *Server) devicePage(w http.ResponseWriter, r *http.Request, _ actor) {
 		s.fail(w, r, "device", err)
 		return
 	}
-	v := deviceView{Device: d, CanManage: s.cfg.DeviceManager != nil, CanAdd: s.cfg.DestinationManager != nil}
+	v := deviceView{Device: d, CanManage: s.cfg.DeviceManager != nil, CanAdd: s.cfg.DestinationManager != nil,
+		CanEditProfile: s.cfg.Profiles != nil}
 	if s.cfg.Events != nil {
 		if v.Events, err = s.cfg.Events.Events(r.Context(), EventQuery{Device: d.Name, Which: EventsVerified, Limit: 50}); err != nil {
 			s.log.Error("device events", "device", d.Name, "err", err)

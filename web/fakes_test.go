@@ -15,6 +15,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/summary"
 )
@@ -147,6 +148,7 @@ type fakeFleet struct {
 	devices      []Device
 	destinations []Destination
 	history      map[string][]CheckRecord
+	profiles     map[string]*registry.Device // SetDeviceProfile's
 }
 
 func (f *fakeFleet) Devices(context.Context) ([]Device, error) { return f.devices, nil }
@@ -171,6 +173,40 @@ func (f *fakeFleet) Destination(_ context.Context, name string) (Destination, er
 		}
 	}
 	return Destination{}, ErrNotFound
+}
+
+// SetDeviceProfile implements ProfileEditor over the registry's own
+// profile rules (what the daemon stores), keeping the admin's settings.
+func (f *fakeFleet) SetDeviceProfile(_ context.Context, name string, set map[registry.ProfileField]string, clear []registry.ProfileField) error {
+	for i := range f.devices {
+		if f.devices[i].Name != name {
+			continue
+		}
+		if f.profiles == nil {
+			f.profiles = map[string]*registry.Device{}
+		}
+		d := f.profiles[name]
+		if d == nil {
+			d = &registry.Device{Name: name}
+			f.profiles[name] = d
+		}
+		if d.Profile.Admin == nil {
+			d.Profile.Admin = map[registry.ProfileField]string{}
+		}
+		for _, k := range clear {
+			delete(d.Profile.Admin, k)
+		}
+		if err := d.ClientWith(set).Validate(); err != nil {
+			return err
+		}
+		for k, v := range set {
+			d.Profile.Admin[k] = v
+		}
+		p := d.ProfileJSON()
+		f.devices[i].SMBProfile = &p
+		return nil
+	}
+	return ErrNotFound
 }
 
 // SetAuth implements Editor.
@@ -505,6 +541,7 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 		Importer: s.imp,
 		Settings: s.sets,
 		Editor:   s.fleet,
+		Profiles: s.fleet,
 		Status: statusFunc(func() []Fault {
 			return []Fault{{Part: "snmp.trap", Message: "udp :162: address in use", Since: opened}}
 		}),

@@ -46,16 +46,20 @@ func parseViews() (*views, error) {
 			}
 			return nil
 		},
-		"size":    formatSize,
-		"shown":   scanwarden.Visible,
-		"pathseg": url.PathEscape,
-		"join":    strings.Join,
-		"add":     func(a, b int) int { return a + b },
-		"deref":   func(t *time.Time) time.Time { return derefTime(t) },
-		"unc":     func(d Destination) string { return smbcheck.UNC(d.Host, d.Share, d.Path) },
-		"oddport": func(d Destination) bool { return d.Port != 0 && d.Port != 445 },
+		"size":           formatSize,
+		"shown":          scanwarden.Visible,
+		"pathseg":        url.PathEscape,
+		"join":           strings.Join,
+		"add":            func(a, b int) int { return a + b },
+		"deref":          func(t *time.Time) time.Time { return derefTime(t) },
+		"unc":            func(d Destination) string { return smbcheck.UNC(d.Host, d.Share, d.Path) },
+		"oddport":        func(d Destination) bool { return d.Port != 0 && d.Port != 445 },
+		"profileLabel":   profileLabel,
+		"profileChoices": profileChoices,
 	}
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	// layout.html and the partials (templates/_*.html: sections a page
+	// embeds with {{template "name" .}}) are in every page's set.
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/_*.html")
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +70,7 @@ func parseViews() (*views, error) {
 	v := &views{pages: map[string]*template.Template{}, codebook: cb}
 	for _, f := range files {
 		name := strings.TrimSuffix(strings.TrimPrefix(f, "templates/"), ".html")
-		if name == "layout" {
+		if name == "layout" || strings.HasPrefix(name, "_") {
 			continue
 		}
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, f)

@@ -47,6 +47,9 @@ type Config struct {
 	// and destinations (nil: the lists are read-only).
 	DeviceManager      DeviceManager
 	DestinationManager DestinationManager
+	// Profiles sets a device's SMB profile (nil: the page shows it
+	// read-only).
+	Profiles ProfileEditor
 	// Warnings lists what will fail days ahead (GET /api/v1/warnings, the
 	// destination page).
 	Warnings WarningLister
@@ -233,6 +236,7 @@ func (s *Server) pageRoutes(mux *recordingMux) {
 	page("POST /destinations/{name}/remove", s.destinationRemove)
 	page("POST /destinations/{name}/check", s.checkNow)
 	page("POST /destinations/{name}/auth", s.destinationAuth)
+	page("POST /devices/{name}/profile", s.deviceProfile)
 	page("GET /runs/{id}/events", s.runEvents)
 	cached("GET /incidents", s.incidentsPage)
 	cached("GET /incidents/{id}", s.incidentPage)
@@ -289,6 +293,7 @@ func (s *Server) apiRoutes(mux *recordingMux) {
 	api("POST /api/v1/destinations/{name}/remove", s.apiDestinationRemove)
 	api("POST /api/v1/destinations/{name}/check", s.apiCheck)
 	api("POST /api/v1/destinations/{name}/auth", s.apiDestinationAuth)
+	api("POST /api/v1/devices/{name}/profile", s.apiDeviceProfile)
 	api("GET /api/v1/incidents", s.apiIncidents)
 	api("GET /api/v1/incidents/{id}", s.apiIncident)
 	api("GET /api/v1/events", s.apiEvents)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
@@ -15,6 +16,7 @@ import (
 	"github.com/scanwarden/scanwarden/doctor"
 	"github.com/scanwarden/scanwarden/evidence"
 	"github.com/scanwarden/scanwarden/pattern"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/warning"
@@ -49,7 +51,8 @@ type checkArgs struct {
 	configFile, destination               string
 	eventlogUser, eventlogPasswordFile    string
 	noPassword, noWrite, asJSON           bool
-	device                                smbcheck.Device
+	profile                               *profileFlags
+	device                                map[registry.ProfileField]string // the device flags given
 	maxFailures                           int
 	timeout                               time.Duration
 	ad                                    *adFlags
@@ -76,9 +79,7 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 	fs.IntVar(&a.maxFailures, "max-failures", smbcheck.DefaultMaxFailures, "failed logons allowed per account per 30 minutes (0: replay nothing that can fail)")
 	fs.BoolVar(&a.asJSON, "json", false, "print the report as JSON")
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "time limit of each network step")
-	fs.BoolVar(&a.device.SMB1Only, "device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting)")
-	fs.BoolVar(&a.device.NTLMv1, "device-ntlmv1", false, "the MFP logs on with NTLMv1 (old SMB1 firmware; implies --device-smb1-only)")
-	fs.BoolVar(&a.device.NoSigning, "device-no-signing", false, "the MFP cannot sign SMB traffic")
+	a.profile = registerProfileFlags(fs)
 	fs.StringVar(&a.auth, "auth", "", "how the MFP logs on: ntlm (what MFPs send), kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM); default ntlm, or the stored destination's")
 	a.ad = registerADFlags(fs)
 	fs.StringVar(&a.configFile, "config", "", "the daemon's config, for its [warnings] thresholds (default "+doctor.DefaultConfig+" when it exists; else the defaults)")
@@ -91,7 +92,10 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 		return nil, code, false
 	}
 	a.pos = pos
-	a.device.SMB1Only = a.device.SMB1Only || a.device.NTLMv1
+	var err error
+	if a.device, err = a.profile.settings(c.given); err != nil {
+		return nil, c.fail(err), false
+	}
 	if a.maxFailures < 0 {
 		return nil, c.fail(errors.New("--max-failures must be 0 or more")), false
 	}
@@ -110,9 +114,15 @@ func (a *checkArgs) run(ctx context.Context) int {
 	}
 	warn := checkWarnings{}
 	warn.tracker.Thresholds = th
-	t, ledger, canaries, unreadable, code, ok := a.target(ctx, &warn)
+	t, dev, ledger, canaries, unreadable, code, ok := a.target(ctx, &warn)
 	if !ok {
 		return code
+	}
+	profile := dev.ValuesWith(a.device)
+	client := registry.ClientOf(profile)
+	if err := client.Validate(); err != nil {
+		ledger.Close()
+		return c.fail(err)
 	}
 	defer ledger.Close()
 	if a.auth != "" {
@@ -123,7 +133,7 @@ func (a *checkArgs) run(ctx context.Context) int {
 		t.Auth = au
 	}
 	opts := smbcheck.Options{NoWrite: a.noWrite, MaxFailures: a.maxFailures, Ledger: ledger, StepTimeout: a.timeout,
-		Device: a.device, Canaries: canaries}
+		Device: client, Canaries: canaries}
 	if a.ad.configured() {
 		dirc, err := a.ad.open(ctx, c.env)
 		if err != nil {
@@ -134,6 +144,7 @@ func (a *checkArgs) run(ctx context.Context) int {
 	}
 	if !a.asJSON {
 		printCheckStart(c.env.stdout, t)
+		printReplayedAs(c.env.stdout, dev, profile)
 		opts.Progress = func(s smbcheck.Step) { printStep(c.env.stdout, s) }
 	}
 	var readers evidence.Readers
@@ -156,24 +167,26 @@ func (a *checkArgs) run(ctx context.Context) int {
 		rep = smbcheck.Run(ctx, t, opts)
 		readers.Attach(ctx, t, &rep)
 	}
-	return finishCheck(ctx, c.env, ledger, warn, rep, a.asJSON)
+	return finishCheck(ctx, c.env, ledger, warn, rep, profile, a.asJSON)
 }
 
-// target is what to replay, the ledger (the state store, opening) and the
-// canary journal: a stored destination's (--destination), or the one typed
-// on the command line. unreadable: why a stored password is unknown.
-func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t smbcheck.Target, ledger *storeLedger,
+// target is what to replay, the device whose client replays it (nil:
+// none stored; the device flags alone), the ledger (the state store,
+// opening) and the canary journal: a stored destination's (--destination),
+// or the one typed on the command line. unreadable: why a stored password
+// is unknown.
+func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t smbcheck.Target, dev *registry.Device, ledger *storeLedger,
 	canaries smbcheck.CanaryJournal, unreadable string, code int, ok bool) {
 	c := a.c
 	dir, dirErr := c.data.dir(c.env)
 	if a.destination != "" {
 		// A stored destination: everything comes from the registry.
 		if len(a.pos) != 0 || a.user != "" || a.passwordFile != "" || a.noPassword || a.workstation != "" {
-			return t, nil, nil, "", c.fail(errors.New("--destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password or --workstation")), false
+			return t, nil, nil, nil, "", c.fail(errors.New("--destination replays what is stored: give no //HOST/SHARE, --user, --password-file, --no-password or --workstation")), false
 		}
 		st, d, err := openDestination(ctx, c.env, &c.data, a.destination)
 		if err != nil {
-			return t, nil, nil, "", c.failSafe(err), false
+			return t, nil, nil, nil, "", c.failSafe(err), false
 		}
 		ledger = openedStoreLedger(st)
 		warn.st, warn.destination, warn.device = st, a.destination, d.Destination.Device
@@ -181,24 +194,48 @@ func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t smbcheck
 		if dirErr == nil {
 			canaries = dirCanaries{filepath.Join(dir, "canaries")}
 		}
-		return d.Target, ledger, canaries, d.PasswordUnreadable, 0, true
+		return d.Target, d.Device, ledger, canaries, d.PasswordUnreadable, 0, true
 	}
 	if len(a.pos) != 1 {
 		fmt.Fprintln(c.env.stderr, "scanwarden check: want exactly one destination //HOST[:PORT]/SHARE[/PATH] (or --destination NAME)")
 		c.fs.Usage()
-		return t, nil, nil, "", exitUsage, false
+		return t, nil, nil, nil, "", exitUsage, false
 	}
 	t, err := typedTarget(c.env, a.pos[0], a.user, c.given("user"), a.workstation, a.passwordFile, a.noPassword)
 	if err != nil {
-		return t, nil, nil, "", c.failSafe(err), false
+		return t, nil, nil, nil, "", c.failSafe(err), false
 	}
 	if dirErr != nil {
-		return t, nil, nil, "", c.failSafe(dirErr), false
+		return t, nil, nil, nil, "", c.failSafe(dirErr), false
 	}
 	// The state store opens while the first network steps run: the ledger
 	// is first needed right before the first logon.
 	ledger = openStoreLedger(context.WithoutCancel(ctx), c.env, &c.data)
-	return t, ledger, dirCanaries{filepath.Join(dir, "canaries")}, "", 0, true
+	return t, nil, ledger, dirCanaries{filepath.Join(dir, "canaries")}, "", 0, true
+}
+
+// printReplayedAs says which MFP client the check replays: the device's
+// profile (with the one-off flags over it); nothing where nothing is known
+// (scanwarden's own client).
+func printReplayedAs(w io.Writer, dev *registry.Device, profile []registry.ProfileValue) {
+	var known []string
+	for _, v := range profile {
+		if v.Value != "" {
+			from := string(v.Origin)
+			if v.Origin == registry.OriginAdmin {
+				from = "set by hand"
+			}
+			known = append(known, fmt.Sprintf("%s %s (%s)", strings.ReplaceAll(string(v.Field), "_", " "), v.Value, from))
+		}
+	}
+	who := "the MFP"
+	if dev != nil {
+		who = "device " + dev.Name
+	}
+	if len(known) == 0 {
+		return // scanwarden's own client, as always
+	}
+	humanf(w, "replaying as %s's SMB client: %s\n", who, strings.Join(known, ", "))
 }
 
 // printCheckStart is the check's first line: where, as whom.
@@ -274,7 +311,7 @@ func typedTarget(env environ, dest, user string, userSet bool, workstation, pass
 
 // finishCheck waits for the state store, keeps the report of a stored
 // destination and prints the verdict; it returns the exit status.
-func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn checkWarnings, rep smbcheck.Report, asJSON bool) int {
+func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn checkWarnings, rep smbcheck.Report, profile []registry.ProfileValue, asJSON bool) int {
 	// Ctrl-C or SIGTERM ends the check early, yet the verdict reached so
 	// far is still printed: the store is waited for without the signal.
 	if _, err := ledger.wait(context.WithoutCancel(ctx)); err != nil {
@@ -319,7 +356,10 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn che
 			smbcheck.Report
 			Warnings []warning.Warning    `json:"warnings"`
 			Pattern  *pattern.Explanation `json:"pattern,omitempty"`
-		}{rep, warns, pat}
+			// DeviceProfile is the MFP's client the check replayed, each
+			// value with where it came from.
+			DeviceProfile []registry.ProfileValue `json:"device_profile"`
+		}{rep, warns, pat, profile}
 		if err := enc.Encode(out); err != nil {
 			humanf(env.stderr, "scanwarden check: %s\n", err.Error())
 			return exitUsage

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
@@ -13,7 +14,11 @@ import (
 const deviceUsage = `usage:
   scanwarden device add NAME [--address HOST[:PORT]] [--community-file FILE | --v3-user U --v3-auth-file F --v3-priv-file F]
                         [--sys-name NAME] [--workstation NAME] [--serial S] [--model M]
+                        [--device-max-dialect D] [--device-min-dialect D] [--device-no-encryption]
+                        [--device-no-signing] [--device-ntlmv1] [--device-smb1-only] [--device-no-kerberos]
+                        [--device-file-type T] [--device-clear FIELD,…|all]
   scanwarden device list [--json]
+  scanwarden device show NAME [--json]
   scanwarden device remove NAME [--with-destinations]
   (each takes --data-dir DIR and --key-file FILE)
 
@@ -26,6 +31,14 @@ NetBIOS name it sends (--sys-name, as "snmp probe" reads it; --workstation
 overrides it) — its destinations are replayed with that name. remove refuses
 a device that still has destinations unless --with-destinations.
 
+Each device has an SMB profile — its highest and lowest dialect, signing,
+encryption, NTLM level, Kerberos and the file type it scans to — and every
+check of its destinations replays as that client. A value comes from the
+device itself (seen: its logons and scans on the fallback share), from the
+admin (the --device-* flags of add; it wins over what was seen until
+--device-clear names it), or is its model family's default; show prints
+each with where it came from.
+
 flags:
 `
 
@@ -33,6 +46,7 @@ func runDevice(ctx context.Context, env environ, args []string) int {
 	return runSubcommands(ctx, env, args, "device", deviceUsage, subcommands{
 		"add":    registryCommand(deviceUsage, deviceAdd),
 		"list":   registryCommand(deviceUsage, deviceList),
+		"show":   registryCommand(deviceUsage, deviceShow),
 		"remove": registryCommand(deviceUsage, deviceRemove),
 	})
 }
@@ -50,13 +64,27 @@ func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 	workstation := c.fs.String("workstation", "", "replay its destinations with this NetBIOS name instead of its sysName")
 	serial := c.fs.String("serial", "", "serial number")
 	model := c.fs.String("model", "", "model")
+	profile := registerProfileFlags(c.fs)
+	clearList := c.fs.String("device-clear", "", "comma-separated profile fields whose admin setting is dropped (max_dialect, min_dialect, signing, encryption, ntlm, kerberos, file_type; all)")
 	pos, code, ok := c.parse(args, 1, "want one NAME")
 	if !ok {
 		return code
 	}
+	set, err := profile.settings(c.given)
+	if err != nil {
+		return c.fail(err)
+	}
+	clear, err := profileClear(*clearList)
+	if err != nil {
+		return c.fail(fmt.Errorf("--device-clear: %w", err))
+	}
+	for _, f := range clear {
+		if _, ok := set[f]; ok {
+			return c.fail(fmt.Errorf("--device-clear %s and a flag setting it exclude each other", f))
+		}
+	}
 	d := registry.Device{Name: pos[0], Address: *address, SysName: *sysName, Workstation: *workstation,
 		Serial: *serial, Model: *model, SNMP: registry.SNMP{Version: *version}}
-	var err error
 	if *communityFile != "" {
 		if d.SNMP.Community, err = readSecretFile(c.env.stdin, *communityFile, "--community-file"); err != nil {
 			return c.fail(err)
@@ -85,7 +113,17 @@ func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 	return c.withStore(ctx, true, func(st *store.Store) int {
 		// Adding a device again changes what is given: what SNMP learnt
 		// and the stored credentials stay unless replaced.
-		if old, err := st.Device(ctx, d.Name); err == nil {
+		old, err := st.Device(ctx, d.Name)
+		if err == nil || errors.Is(err, store.ErrNotFound) {
+			// Its profile as it will be, checked before anything is stored.
+			for _, f := range clear {
+				delete(old.Profile.Admin, f)
+			}
+			if err := old.ClientWith(set).Validate(); err != nil {
+				return c.fail(fmt.Errorf("device %s: %w", d.Name, err))
+			}
+		}
+		if err == nil {
 			given := *communityFile != "" || *v3User != ""
 			if d, err = d.Over(old, given); err != nil {
 				// The stored credentials belong to the address they were
@@ -98,6 +136,11 @@ func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 		}
 		if err := st.PutDevice(ctx, d); err != nil {
 			return c.fail(err)
+		}
+		if len(set) > 0 || len(clear) > 0 {
+			if code, ok := setProfile(ctx, c, st, d.Name, set, clear); !ok {
+				return code
+			}
 		}
 		humanf(c.env.stdout, "stored device %s\n", d.Name)
 		return exitOK
@@ -124,6 +167,8 @@ func deviceList(ctx context.Context, c *subcommand, args []string) int {
 			SysName      string `json:"sys_name"`
 			Workstation  string `json:"workstation"`
 			Destinations int    `json:"destinations"`
+			// SMBProfile is its client as its checks replay it.
+			SMBProfile registry.ProfileJSON `json:"smb_profile"`
 		}
 		out := []deviceJSON{}
 		for _, d := range devs {
@@ -133,7 +178,7 @@ func deviceList(ctx context.Context, c *subcommand, args []string) int {
 			}
 			out = append(out, deviceJSON{Name: d.Name, Address: d.Address, SNMPVersion: d.SNMP.Version,
 				SNMPCreds: !d.SNMP.Community.IsZero() || !d.SNMP.V3Auth.IsZero(), Serial: d.Serial, Model: d.Model,
-				SysName: d.SysName, Workstation: d.WorkstationName(), Destinations: len(ds)})
+				SysName: d.SysName, Workstation: d.WorkstationName(), Destinations: len(ds), SMBProfile: d.ProfileJSON()})
 		}
 		if *asJSON {
 			return c.printJSON(struct {
@@ -152,6 +197,79 @@ func deviceList(ctx context.Context, c *subcommand, args []string) int {
 		}
 		return exitOK
 	})
+}
+
+// deviceShow prints one device with its SMB profile.
+func deviceShow(ctx context.Context, c *subcommand, args []string) int {
+	asJSON := c.fs.Bool("json", false, "print as JSON")
+	pos, code, ok := c.parse(args, 1, "want one NAME")
+	if !ok {
+		return code
+	}
+	return c.withStore(ctx, true, func(st *store.Store) int {
+		d, err := st.Device(ctx, pos[0])
+		if errors.Is(err, store.ErrNotFound) {
+			return c.missing("device", pos[0])
+		}
+		if err != nil {
+			return c.fail(err)
+		}
+		ds, err := st.Destinations(ctx, d.Name)
+		if err != nil {
+			return c.fail(err)
+		}
+		if *asJSON {
+			return c.printJSON(struct {
+				Name         string               `json:"name"`
+				Address      string               `json:"address"`
+				Model        string               `json:"model"`
+				Serial       string               `json:"serial"`
+				SysName      string               `json:"sys_name"`
+				Workstation  string               `json:"workstation"`
+				Destinations int                  `json:"destinations"`
+				SMBProfile   registry.ProfileJSON `json:"smb_profile"`
+			}{d.Name, d.Address, d.Model, d.Serial, d.SysName, d.WorkstationName(), len(ds), d.ProfileJSON()})
+		}
+		humanf(c.env.stdout, "%s  address %s  model %s  %d destinations\n", d.Name, orDash(d.Address), orDash(d.Model), len(ds))
+		fmt.Fprintln(c.env.stdout, "SMB profile (every check of its destinations replays as this client):")
+		printProfile(c.env.stdout, d)
+		return exitOK
+	})
+}
+
+// setProfile stores the admin's profile settings of a device (the store
+// refuses a combination its checks could not replay).
+func setProfile(ctx context.Context, c *subcommand, st *store.Store, name string, set map[registry.ProfileField]string, clear []registry.ProfileField) (int, bool) {
+	if err := st.SetDeviceProfile(ctx, name, set, clear); err != nil {
+		return c.fail(err), false
+	}
+	return 0, true
+}
+
+// profileClear reads --device-clear: profile field names, or all.
+func profileClear(s string) ([]registry.ProfileField, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	if strings.TrimSpace(s) == "all" {
+		return registry.ProfileFields, nil
+	}
+	var out []registry.ProfileField
+	for _, part := range strings.Split(s, ",") {
+		f, err := registry.ParseProfileField(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func deviceRemove(ctx context.Context, c *subcommand, args []string) int {

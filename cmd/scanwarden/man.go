@@ -19,7 +19,7 @@ import (
 var manCommands = [][]string{
 	{"serve"}, {"status"}, {"notify", "test"}, {"check"}, {"import", "addressbook"},
 	{"destination", "add"}, {"destination", "list"}, {"destination", "show"}, {"destination", "remove"},
-	{"device", "add"}, {"device", "list"}, {"device", "remove"},
+	{"device", "add"}, {"device", "list"}, {"device", "show"}, {"device", "remove"},
 	{"export", "addressbook"}, {"secrets", "rotate"}, {"ad", "user"}, {"ad", "host"},
 	{"snmp", "probe"}, {"snmp", "walk"}, {"snmp", "watch"}, {"snmp", "codes"},
 	{"admin", "set-password"}, {"admin", "token", "create"}, {"admin", "token", "list"}, {"admin", "token", "revoke"},

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scanwarden/scanwarden/registry"
+)
+
+// TestDeviceProfileCLI: device add's --device-* flags store the admin's
+// values (kept when the device is added again without them, dropped by
+// --device-clear), show and list --json carry each value with its origin,
+// and values no check could replay are refused naming the flag or field.
+func TestDeviceProfileCLI(t *testing.T) {
+	isolate(t)
+	data := filepath.Join(t.TempDir(), "data")
+	cli := func(want int, args ...string) result {
+		t.Helper()
+		r := runCLI(t, nil, "", append(args, "--data-dir", data)...)
+		if r.code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, r.code, want, r.stdout, r.stderr)
+		}
+		return r
+	}
+	show := func() registry.ProfileJSON {
+		t.Helper()
+		var out struct {
+			SMBProfile registry.ProfileJSON `json:"smb_profile"`
+		}
+		if err := json.Unmarshal([]byte(cli(exitOK, "device", "show", "mfp01", "--json").stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.SMBProfile
+	}
+	value := func(p registry.ProfileJSON, f registry.ProfileField) registry.ProfileValue {
+		for _, v := range p.Values {
+			if v.Field == f {
+				return v
+			}
+		}
+		return registry.ProfileValue{}
+	}
+	cli(exitOK, "device", "add", "mfp01", "--address", "10.77.0.40")
+	p := show()
+	if p.Learned || p.Hint == "" || value(p, registry.FieldFileType).Origin != registry.OriginDefault || value(p, registry.FieldMaxDialect).Origin != registry.OriginUnknown {
+		t.Fatalf("a new device's profile: %+v", p)
+	}
+	if r := cli(exitOK, "device", "show", "mfp01"); !strings.Contains(r.stdout, "never seen on the fallback share") || !strings.Contains(r.stdout, "file type") {
+		t.Errorf("show: %s", r.stdout)
+	}
+	cli(exitOK, "device", "add", "mfp01", "--device-max-dialect", "SMB2_10", "--device-no-encryption", "--device-file-type", "TIF", "--device-no-kerberos")
+	cli(exitOK, "device", "add", "mfp01", "--model", "TASKalfa 3253ci") // kept
+	p = show()
+	for f, want := range map[registry.ProfileField]string{registry.FieldMaxDialect: "2.1", registry.FieldEncryption: "no", registry.FieldFileType: "tiff", registry.FieldKerberos: "no"} {
+		if v := value(p, f); v.Value != want || v.Origin != registry.OriginAdmin {
+			t.Errorf("%s = %+v, want %s from the admin", f, v, want)
+		}
+	}
+	cli(exitOK, "device", "add", "mfp01", "--device-clear", "file_type,kerberos")
+	p = show()
+	if v := value(p, registry.FieldFileType); v.Origin != registry.OriginDefault || v.Value != "pdf" {
+		t.Errorf("cleared file type: %+v", v)
+	}
+	var list struct {
+		Devices []struct {
+			SMBProfile registry.ProfileJSON `json:"smb_profile"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(cli(exitOK, "device", "list", "--json").stdout), &list); err != nil || len(list.Devices) != 1 || value(list.Devices[0].SMBProfile, registry.FieldMaxDialect).Value != "2.1" {
+		t.Errorf("list --json: %v %+v", err, list)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--device-max-dialect", "4.0"}, "device_max_dialect"},
+		{[]string{"--device-file-type", "docx"}, "device_file_type"},
+		{[]string{"--device-max-dialect", "3.1.1"}, "device_no_encryption"}, // no encryption stored above 2.1
+		{[]string{"--device-smb1-only", "--device-max-dialect", "2.1"}, "exclude"},
+		{[]string{"--device-clear", "colour"}, "colour"},
+		{[]string{"--device-clear", "encryption", "--device-no-encryption"}, "exclude"},
+	} {
+		r := runCLI(t, nil, "", append(append([]string{"device", "add", "mfp01"}, bad.args...), "--data-dir", data)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, bad.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", bad.args, r.code, r.stderr, bad.want)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package daemon
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/scanwarden/scanwarden/receiver"
+)
+
+// deviceLearner keeps what the fallback share saw of each MFP's SMB
+// client in that device's profile (receiver.Observer): the observation's
+// address is matched to the one registered device whose address (an IP,
+// or a name resolved as the share's allowlist resolves it) it is. An
+// address no device or several devices have teaches nothing.
+type deviceLearner struct{ p *receiverPart }
+
+// Observe implements receiver.Observer.
+func (l deviceLearner) Observe(ctx context.Context, o receiver.Observation) {
+	ip, err := netip.ParseAddr(o.Address)
+	if err != nil {
+		return
+	}
+	devs, err := l.p.st.Devices(ctx)
+	if err != nil {
+		l.p.log.Warn("device profile not learned", "address", o.Address, "err", err)
+		return
+	}
+	name := ""
+	for _, d := range l.p.resolveDevices(ctx, devs) {
+		for _, a := range d.Addrs {
+			if a.Unmap() != ip.Unmap() {
+				continue
+			}
+			if name != "" && name != d.Name {
+				l.p.log.Info("device profile not learned: two devices have the address", "address", o.Address, "devices", []string{name, d.Name})
+				return
+			}
+			name = d.Name
+		}
+	}
+	if name == "" {
+		return
+	}
+	if err := l.p.st.LearnDevice(ctx, name, o); err != nil {
+		l.p.log.Warn("device profile not learned", "device", name, "err", err)
+		return
+	}
+	l.p.log.Debug("device profile learned", "device", name, "session", o.Session())
+}
