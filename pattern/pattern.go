@@ -223,11 +223,14 @@ func spells(checks []Check) int {
 }
 
 // sessionLimit: the failures coincide with the session count at its
-// maximum (the limit when known, else the highest count seen), the passes
-// with fewer; or, without counts, the server refused another connection.
+// maximum (the limit when known, else the highest count seen): most checks
+// at the maximum failed, most below it passed, and most failures with a
+// count were at it (a count read a moment after the check may have moved:
+// a few checks on the wrong side do not hide the rule). Without counts:
+// the server refused another connection again and again.
 func sessionLimit(checks []Check) *Finding {
-	var failed, failedAt, okAbove, counted, limitRefusals, failures int
-	max, limit, okMax := -1, 0, -1
+	var failures, limitRefusals int
+	max, limit := -1, 0
 	name := ""
 	for _, c := range checks {
 		if !c.OK {
@@ -239,7 +242,6 @@ func sessionLimit(checks []Check) *Finding {
 		if c.Sessions < 0 {
 			continue
 		}
-		counted++
 		if c.Sessions > max {
 			max = c.Sessions
 		}
@@ -251,32 +253,35 @@ func sessionLimit(checks []Check) *Finding {
 	if limit > 0 {
 		top = limit
 	}
+	var failedAt, okAt, failedBelow, okBelow int
+	okMax := -1
 	for _, c := range checks {
-		if c.Sessions < 0 {
-			continue
-		}
 		switch {
-		case !c.OK:
-			failed++
-			if c.Sessions >= top {
-				failedAt++
-			}
+		case c.Sessions < 0:
+		case c.Sessions >= top && !c.OK:
+			failedAt++
 		case c.Sessions >= top:
-			okAbove++
+			okAt++
+		case !c.OK:
+			failedBelow++
 		default:
-			if c.Sessions > okMax {
-				okMax = c.Sessions
-			}
+			okBelow++
+			okMax = max0(okMax, c.Sessions)
 		}
 	}
-	if counted > 0 && failed >= MinLimitFailures && top > 0 && float64(failedAt) >= ClusterShare*float64(failed) && okAbove == 0 {
+	failed := failedAt + failedBelow
+	atRate := rate(failedAt, failedAt+okAt)
+	belowRate := rate(failedBelow, failedBelow+okBelow)
+	if top > 0 && failedAt >= MinLimitFailures && float64(failedAt) >= ClusterShare*float64(failed) &&
+		atRate >= ClusterShare && belowRate <= 1-ClusterShare {
 		what := fmt.Sprint(top)
 		if limit > 0 {
 			what = fmt.Sprintf("%d of %d", top, limit)
 		}
 		text := fmt.Sprintf("fails whenever %s sessions are open (%d of %d failures with a count)", what, failedAt, failed)
-		if failedAt < failed {
-			text = fmt.Sprintf("%d of %d failures with a count came with %s sessions open", failedAt, failed, what)
+		if failedAt < failed || okAt > 0 {
+			text = fmt.Sprintf("fails when %s sessions are open (%d of %d failures with a count came then; %d of %d checks then failed)",
+				what, failedAt, failed, failedAt, failedAt+okAt)
 		}
 		if name != "" {
 			text += ": " + name
@@ -293,6 +298,20 @@ func sessionLimit(checks []Check) *Finding {
 			limitRefusals, failures)}
 	}
 	return nil
+}
+
+func rate(k, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(k) / float64(n)
+}
+
+func max0(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // timeOfDay: failed checks crowd into a part of the day that the checks'

@@ -156,6 +156,40 @@ func TestExplain(t *testing.T) {
 			want:  []string{"fails whenever 2 sessions are open (28 of 28 failures with a count)", "its session limit"},
 		},
 		{
+			name: "a count read a moment late",
+			h: History{Checks: func() []Check {
+				cs := every(time.Hour, func(t time.Time) bool { return t.Hour()%5 == 0 && t.Day()%2 == 0 })
+				for i := range cs {
+					cs[i].Sessions, cs[i].Limit = 0, 2
+					if !cs[i].OK {
+						cs[i].Sessions = 2
+					}
+				}
+				cs[3].Sessions = 2         // a pass whose count came after the holders connected
+				cs[len(cs)-1].Sessions = 2 // another
+				for i := range cs {
+					if !cs[i].OK {
+						cs[i].Sessions = 0 // a failure whose count came after they left
+						break
+					}
+				}
+				return cs
+			}()},
+			kinds: []Kind{KindSessionLimit},
+			want:  []string{"fails when 2 of 2 sessions are open (34 of 35 failures with a count came then; 34 of 35 checks then failed): its session limit"},
+		},
+		{
+			name: "counts that do not explain",
+			h: History{Checks: func() []Check {
+				cs := every(time.Hour, func(t time.Time) bool { return t.Hour()%5 == 0 && t.Day()%2 == 0 })
+				for i := range cs {
+					cs[i].Sessions, cs[i].Limit = i%3, 2
+				}
+				return cs
+			}()},
+			want: []string{": no pattern yet"},
+		},
+		{
 			name: "connection-limit refusals without counts",
 			h: History{Checks: func() []Check {
 				cs := every(time.Hour, func(t time.Time) bool { return t.Hour() == 3 && t.Day()%4 == 0 })
