@@ -1,22 +1,22 @@
 package daemon
 
 import (
-	"context"
 	"errors"
 	"net"
-	"os/exec"
-	"regexp"
+	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scanwarden/scanwarden/internal/sockets"
 )
 
 // BindError is a listener of serve's (the page, the trap or the mail
 // listener) that could not bind at start: serve does not start. Key is the
 // config key that names the address; Holder names the process that has the
-// port when ss(8) can tell ("" otherwise).
+// port when /proc tells (as doctor reads it; "" otherwise).
 type BindError struct {
 	Key, Addr string
 	Err       error
@@ -28,7 +28,7 @@ func (e *BindError) Error() string {
 	if e.Holder != "" {
 		s += " (held by " + e.Holder + ")"
 	} else if errors.Is(e.Err, unix.EADDRINUSE) {
-		s += " (another process has the port; `ss -ltnup` as root names it)"
+		s += " (another user's process has the port; `sudo scanwarden doctor` names it)"
 	}
 	return s
 }
@@ -45,50 +45,39 @@ func bindError(key, proto, addr string, err error) *BindError {
 	return be
 }
 
-var ssUser = regexp.MustCompile(`\("([^"]{0,64})",pid=([0-9]{1,10})`)
-
-// portHolder asks ss which processes listen on addr's port (proto "tcp"
-// or "udp"): `"name" pid N on ADDR`, "" when ss is missing or cannot tell
-// (the process belongs to another user and we are not root).
+// portHolder names the processes that have addr's port (proto "tcp" or
+// "udp") on the address it names or on every address, as doctor finds
+// them (/proc/net and /proc/PID/fd): `"name" pid N on ADDR`, "" when they
+// cannot be seen (another user's process, and serve is not root).
 func portHolder(proto, addr string) string {
-	_, port, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return ""
 	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return ""
-	}
-	flag := "-Hltnp"
-	if proto == "udp" {
-		flag = "-Hlunp"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "ss", flag, "sport", "=", ":"+port).Output()
+	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
 		return ""
 	}
-	return parseSS(string(out))
-}
-
-// parseSS reads `ss -Hl?np` lines: the first process named, with the
-// local address it listens on.
-func parseSS(out string) string {
+	want, _ := netip.ParseAddr(host)
+	socks, err := sockets.Listening("/proc")
+	if err != nil {
+		return ""
+	}
+	var owners map[uint64][]sockets.Proc
 	var found []string
-	for line := range strings.Lines(out) {
-		f := strings.Fields(line)
-		if len(f) < 6 {
+	for _, s := range socks {
+		if s.Proto != proto || s.Port != int(n) {
 			continue
 		}
-		m := ssUser.FindStringSubmatch(f[len(f)-1])
-		if m == nil {
-			continue
+		if a, err := netip.ParseAddr(s.Addr); want.IsValid() && !want.IsUnspecified() && err == nil && !a.IsUnspecified() && a.Unmap() != want.Unmap() {
+			continue // bound to another address: not what refused ours
 		}
-		local := f[3]
-		if !printable(local) {
-			local = strconv.QuoteToASCII(local)
+		if owners == nil {
+			owners = sockets.Owners("/proc")
 		}
-		found = append(found, strconv.QuoteToASCII(m[1])+" pid "+m[2]+" on "+local)
+		for _, p := range owners[s.Inode] {
+			found = append(found, strconv.QuoteToASCII(p.Comm)+" pid "+strconv.Itoa(p.PID)+" on "+net.JoinHostPort(s.Addr, port))
+		}
 	}
-	return strings.Join(found, ", ")
+	return strings.Join(slices.Compact(found), ", ")
 }

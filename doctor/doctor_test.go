@@ -196,20 +196,6 @@ func TestPorts(t *testing.T) {
 	want(t, run(t, Options{ConfigFile: conf}), id, OK, "is free", "")
 }
 
-func TestHexAddr(t *testing.T) {
-	for in, out := range map[string]string{
-		"0100007F":                         "127.0.0.1",
-		"00000000":                         "0.0.0.0",
-		"00000000000000000000000000000000": "::",
-		"00000000000000000000000001000000": "::1",
-		"0000000000000000FFFF000002004D0A": "10.77.0.2",
-	} {
-		if got := hexAddr(in); got != out {
-			t.Errorf("hexAddr(%s) = %s, want %s", in, got, out)
-		}
-	}
-}
-
 func comm(t *testing.T) string {
 	b, err := os.ReadFile("/proc/self/comm")
 	if err != nil {

@@ -1,35 +1,21 @@
 package doctor
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/internal/sockets"
 )
 
-// socket is one bound socket read from /proc/net.
-type socket struct {
-	proto string // tcp or udp
-	addr  string
-	port  int
-	inode uint64
-}
-
-// proc is a process holding a socket.
-type proc struct {
-	pid     int
-	comm    string
-	uid     int
-	cmdline string
-}
-
-func (p proc) String() string { return fmt.Sprintf("%s (pid %d)", p.comm, p.pid) }
+type (
+	socket = sockets.Socket
+	proc   = sockets.Proc
+)
 
 // portWant is one port the box needs.
 type portWant struct {
@@ -100,7 +86,7 @@ func (d *doc) wantedPorts(cfg daemon.Config) []portWant {
 // ports: each port is free, or held by scanwarden (its daemon, its user,
 // or the smbd that runs scanwarden's own smb.conf).
 func (d *doc) ports(cfg daemon.Config) {
-	socks, err := readSockets(d.opt.ProcRoot)
+	socks, err := sockets.Listening(d.opt.ProcRoot)
 	if err != nil {
 		d.add("ports", Skip, "", "cannot read the sockets: %v", err)
 		return
@@ -115,8 +101,8 @@ func (d *doc) ports(cfg daemon.Config) {
 		}
 		var held, elsewhere []socket
 		for _, s := range socks {
-			if s.proto == w.proto && s.port == w.port {
-				if w.clashes(s.addr) {
+			if s.Proto == w.proto && s.Port == w.port {
+				if w.clashes(s.Addr) {
 					held = append(held, s)
 				} else {
 					elsewhere = append(elsewhere, s)
@@ -126,19 +112,19 @@ func (d *doc) ports(cfg daemon.Config) {
 		if len(held) == 0 {
 			if len(elsewhere) > 0 {
 				d.add(id, OK, "", "%s %d (%s) is free on %s (in use on %s only, which the share does not bind)", w.proto, w.port, w.label,
-					w.only, elsewhere[0].addr)
+					w.only, elsewhere[0].Addr)
 				continue
 			}
 			d.add(id, OK, "", "%s %d (%s) is free", w.proto, w.port, w.label)
 			continue
 		}
 		if cache == nil {
-			cache = socketOwners(d.opt.ProcRoot)
+			cache = sockets.Owners(d.opt.ProcRoot)
 		}
 		var ours, theirs []proc
 		for _, s := range held {
-			for _, p := range cache[s.inode] {
-				if p.uid == uid && uid > 0 || p.comm == "scanwarden" || isOurSmbd(p, dataDir) || isOurSmbd(p, cfg.Receiver.SmbdDir) {
+			for _, p := range cache[s.Inode] {
+				if p.UID == uid && uid > 0 || p.Comm == "scanwarden" || isOurSmbd(p, dataDir) || isOurSmbd(p, cfg.Receiver.SmbdDir) {
 					ours = append(ours, p)
 				} else {
 					theirs = append(theirs, p)
@@ -151,144 +137,29 @@ func (d *doc) ports(cfg daemon.Config) {
 			if w.configured {
 				st = Fail
 			}
-			d.add(id, st, portFix(w, theirs[0]), "%s %d (%s) is held by %s on %s", w.proto, w.port, w.label, theirs[0], held[0].addr)
+			d.add(id, st, portFix(w, theirs[0]), "%s %d (%s) is held by %s on %s", w.proto, w.port, w.label, theirs[0], held[0].Addr)
 		case len(ours) > 0:
 			d.add(id, OK, "", "%s %d (%s) is held by scanwarden: %s", w.proto, w.port, w.label, ours[0])
 		default:
 			d.add(id, Warn, "run doctor as root to see who holds it", "%s %d (%s) is in use on %s by a process this user cannot see",
-				w.proto, w.port, w.label, held[0].addr)
+				w.proto, w.port, w.label, held[0].Addr)
 		}
 	}
 }
 
 func portFix(w portWant, p proc) string {
 	switch {
-	case (p.comm == "smbd" || p.comm == "nmbd") && (strings.Contains(p.cmdline, " -s ") || strings.Contains(p.cmdline, "--configfile")):
-		return fmt.Sprintf("another smbd (%s) holds it on the share's address: stop it, or give the share another receiver.listen", strings.TrimSpace(p.cmdline))
-	case p.comm == "smbd" || p.comm == "nmbd":
+	case (p.Comm == "smbd" || p.Comm == "nmbd") && (strings.Contains(p.Cmdline, " -s ") || strings.Contains(p.Cmdline, "--configfile")):
+		return fmt.Sprintf("another smbd (%s) holds it on the share's address: stop it, or give the share another receiver.listen", strings.TrimSpace(p.Cmdline))
+	case p.Comm == "smbd" || p.Comm == "nmbd":
 		return "Debian's own Samba holds it: systemctl disable --now smbd nmbd (scanwarden runs its own smbd in scanwarden-smbd.service), or bind it to other addresses (interfaces, bind interfaces only)"
 	case w.port == 162:
-		return fmt.Sprintf("stop %s (snmptrapd?) or give scanwarden another snmp.trap_listen and point the MFPs' traps there", p.comm)
+		return fmt.Sprintf("stop %s (snmptrapd?) or give scanwarden another snmp.trap_listen and point the MFPs' traps there", p.Comm)
 	}
-	return fmt.Sprintf("stop %s, or move scanwarden's listener to a free port in the config", p.comm)
+	return fmt.Sprintf("stop %s, or move scanwarden's listener to a free port in the config", p.Comm)
 }
 
 // isOurSmbd: an smbd running a config under scanwarden's data dir.
 func isOurSmbd(p proc, dataDir string) bool {
-	return p.comm == "smbd" && strings.Contains(p.cmdline, dataDir+string(filepath.Separator))
-}
-
-// readSockets lists listening TCP and bound UDP sockets (IPv4 and IPv6).
-func readSockets(procRoot string) ([]socket, error) {
-	var out []socket
-	var firstErr error
-	read := 0
-	for _, f := range []struct{ name, proto, state string }{
-		{"tcp", "tcp", "0A"}, {"tcp6", "tcp", "0A"}, {"udp", "udp", "07"}, {"udp6", "udp", "07"},
-	} {
-		fh, err := os.Open(filepath.Join(procRoot, "net", f.name))
-		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		read++
-		sc := bufio.NewScanner(fh)
-		sc.Scan() // header
-		for sc.Scan() {
-			fl := strings.Fields(sc.Text())
-			if len(fl) < 10 || fl[3] != f.state {
-				continue
-			}
-			host, portHex, ok := strings.Cut(fl[1], ":")
-			if !ok {
-				continue
-			}
-			port, err1 := strconv.ParseUint(portHex, 16, 16)
-			inode, err2 := strconv.ParseUint(fl[9], 10, 64)
-			if err1 != nil || err2 != nil {
-				continue
-			}
-			out = append(out, socket{proto: f.proto, addr: hexAddr(host), port: int(port), inode: inode})
-		}
-		fh.Close()
-	}
-	if read == 0 {
-		return nil, firstErr
-	}
-	return out, nil
-}
-
-// hexAddr turns /proc/net's address (little-endian 32-bit words) into text.
-func hexAddr(h string) string {
-	b := make([]byte, len(h)/2)
-	for i := range b {
-		v, err := strconv.ParseUint(h[2*i:2*i+2], 16, 8)
-		if err != nil {
-			return h
-		}
-		b[i] = byte(v)
-	}
-	for i := 0; i+4 <= len(b); i += 4 { // each 32-bit word is in host (little-endian) order
-		b[i], b[i+1], b[i+2], b[i+3] = b[i+3], b[i+2], b[i+1], b[i]
-	}
-	return net.IP(b).String()
-}
-
-// socketOwners maps socket inodes to the processes holding them. Other
-// users' processes are seen only by root.
-func socketOwners(procRoot string) map[uint64][]proc {
-	m := map[uint64][]proc{}
-	ents, err := os.ReadDir(procRoot)
-	if err != nil {
-		return m
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		dir := filepath.Join(procRoot, e.Name())
-		fds, err := os.ReadDir(filepath.Join(dir, "fd"))
-		if err != nil {
-			continue
-		}
-		var p *proc
-		for _, fd := range fds {
-			link, err := os.Readlink(filepath.Join(dir, "fd", fd.Name()))
-			if err != nil || !strings.HasPrefix(link, "socket:[") {
-				continue
-			}
-			inode, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]"), 10, 64)
-			if err != nil {
-				continue
-			}
-			if p == nil {
-				p = readProc(dir, pid)
-			}
-			m[inode] = append(m[inode], *p)
-		}
-	}
-	return m
-}
-
-func readProc(dir string, pid int) *proc {
-	p := &proc{pid: pid, uid: -1}
-	if b, err := os.ReadFile(filepath.Join(dir, "comm")); err == nil {
-		p.comm = strings.TrimSpace(string(b))
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil {
-		p.cmdline = strings.ReplaceAll(string(b), "\x00", " ")
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(l, "Uid:"); ok {
-				if f := strings.Fields(rest); len(f) > 0 {
-					p.uid, _ = strconv.Atoi(f[0])
-				}
-			}
-		}
-	}
-	return p
+	return p.Comm == "smbd" && strings.Contains(p.Cmdline, dataDir+string(filepath.Separator))
 }

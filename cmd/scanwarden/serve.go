@@ -25,7 +25,7 @@ One serve per data dir: it holds an flock on DATA_DIR/serve.lock while it
 runs; a second one exits at once naming the first's pid and listen address.
 A listen address (listen, and [snmp] trap_listen and smtp_listen when set)
 that cannot be bound ends serve at start, naming the process that has it
-when ss(8) can tell.
+when this user can see it (else doctor, as root, does).
 
 Exit status: 0 stopped cleanly, 2 the config or the data dir is unusable,
 another serve holds the data dir, or a listen address cannot be bound.
