@@ -40,7 +40,8 @@ func (c *checksPart) Open(ctx context.Context, cfg Config) {
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
 		OnCheck: c.onCheck, OnFault: c.onFault, Log: c.log, Sweeps: eventSweeps{c.st},
-		Warnings: &warning.Tracker{Thresholds: cfg.Warnings.Thresholds(), Store: c.st, Notifies: true}, WarningNotifier: c.notifier},
+		Warnings: &warning.Tracker{Thresholds: cfg.Warnings.Thresholds(), Store: c.st, Notifies: true}, WarningNotifier: c.notifier,
+		Groups: c.st, GroupNotifier: c.notifier, GroupSettle: groupSettle(cfg.Checks)},
 		newFleet(c.st), c.check, reports{c.st}, c.st, c.notifier)
 	if err == nil {
 		err = mon.Open(ctx)
@@ -51,6 +52,13 @@ func (c *checksPart) Open(ctx context.Context, cfg Config) {
 		return
 	}
 	c.mon = mon
+}
+
+// groupSettle is how long at most a group's opening notice waits for the
+// checks still queued or running: the checks' jitter and two step
+// timeouts, at most two minutes.
+func groupSettle(c ChecksConfig) time.Duration {
+	return min(c.Jitter.D()+2*c.Timeout.D(), 2*time.Minute)
 }
 
 // openDirectory opens [ad] and lets the checks use it (account, domain,

@@ -75,7 +75,7 @@ func newMetrics(st *store.Store, faults *faults, mon func() *monitor.Monitor, de
 	})
 	m.reg.MustRegister(m.destOK, m.destCause, m.lastCheck, m.checks, m.duration, m.notify, m.pollDevices, m.pollAnswered,
 		m.pollSilent, m.pollSeconds, m.pollCycles, m.pollEvents, openIncidents,
-		&faultCollector{f: faults}, &warningCollector{st: st}, &monitorCollector{mon: mon}, &deviceCollector{up: deviceUp},
+		&faultCollector{f: faults}, &warningCollector{st: st}, &groupCollector{st: st}, &monitorCollector{mon: mon}, &deviceCollector{up: deviceUp},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -151,6 +151,28 @@ func (c *warningCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, r := range rows {
 		ch <- prometheus.MustNewConstMetric(warningDesc, prometheus.GaugeValue, 1, r.Destination, r.Device, string(r.Kind), r.Subject)
+	}
+}
+
+// groupCollector reads the open incident groups at each scrape.
+type groupCollector struct{ st *store.Store }
+
+var groupDesc = prometheus.NewDesc("scanwarden_incident_group_destinations",
+	"Destinations in each open incident group: one cause on one server or account "+
+		"(kind: server or account; subject: the server or DOMAIN\\account; phrase: \"does not resolve\", \"refuses\", \"is locked out\", …).",
+	[]string{"kind", "subject", "cause", "phrase"}, nil)
+
+func (c *groupCollector) Describe(ch chan<- *prometheus.Desc) { ch <- groupDesc }
+func (c *groupCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	gs, err := c.st.OpenIncidentGroups(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(groupDesc, err)
+		return
+	}
+	for _, g := range gs {
+		ch <- prometheus.MustNewConstMetric(groupDesc, prometheus.GaugeValue, float64(len(g.Members)), string(g.Kind), g.Subject, string(g.Cause), g.Phrase)
 	}
 }
 

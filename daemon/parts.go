@@ -197,11 +197,19 @@ func newIncidentNotifier(e env, cfg Config) *incidentNotifier {
 var (
 	_ monitor.Notifier        = (*incidentNotifier)(nil)
 	_ monitor.WarningNotifier = (*incidentNotifier)(nil)
+	_ monitor.GroupNotifier   = (*incidentNotifier)(nil)
 )
 
 // Notify implements monitor.Notifier.
 func (in *incidentNotifier) Notify(ctx context.Context, ch incident.Change, inc incident.Incident) {
 	msg := notify.FromIncident(ch, inc)
+	in.record(ctx, inc.ID, msg.Event, in.n.Send(ctx, msg))
+}
+
+// NotifyGroup implements monitor.GroupNotifier: one notice for a group
+// opened or closed, recorded on the incident whose change did it.
+func (in *incidentNotifier) NotifyGroup(ctx context.Context, n incident.GroupNotice, inc incident.Incident) {
+	msg := notify.FromGroup(n, inc)
 	in.record(ctx, inc.ID, msg.Event, in.n.Send(ctx, msg))
 }
 

@@ -53,6 +53,9 @@ func Summary(ctx context.Context, st *store.Store, now time.Time) (summary.Summa
 		return summary.Summary{}, fmt.Errorf("summary: %w", err)
 	}
 	in.Warnings = warning.Groups(ws)
+	if in.Groups, err = st.OpenIncidentGroups(ctx); err != nil {
+		return summary.Summary{}, fmt.Errorf("summary: %w", err)
+	}
 	return summary.Build(in), nil
 }
 

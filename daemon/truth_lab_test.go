@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,4 +257,111 @@ func TestLabServePreviousPassword(t *testing.T) {
 	if err != nil || !strings.Contains(string(acct), "badPwdCount: 0") {
 		t.Errorf("a logon failed to learn it: %v\n%s", err, acct)
 	}
+}
+
+// TestLabServeOneCauseOneIncident (issue 30): six destinations on two dead
+// servers — three on a name the lab's DNS does not know, three on ghost,
+// which refuses — open two incident groups and two incident.opened
+// notices (not six), each listing its three destinations, and the
+// headline, /api/v1/summary's causes and the metrics name the two servers. A destination that recovers alone
+// (moved to the DC) leaves its group silently; when the last one of a
+// group recovers, the group closes with one incident.closed.
+func TestLabServeOneCauseOneIncident(t *testing.T) {
+	lab := testlab.Require(t)
+	const lost = "fs9.kyolab.test"
+	var dests []registry.Destination
+	for _, share := range []string{"scans", "sales", "accounts"} {
+		pw := scanwarden.NewSecret(lab.Password)
+		dests = append(dests,
+			registry.Destination{Name: "lost-" + share, Host: lost, Share: share, User: lab.Domain + `\alice`, Password: pw},
+			registry.Destination{Name: "ghost-" + share, Host: lab.GhostIP, Share: share, User: lab.Domain + `\alice`, Password: pw})
+	}
+	m, hook := truthServe(t, lab, "", "[incidents]\nclose_after = \"0s\"\n", dests...)
+	incidentEvents := func() []notify.Message {
+		waitUntil(t, 15*time.Second, "the notifications sent", func() bool { return m.Monitor().Stats().Notifying == 0 })
+		hook.mu.Lock()
+		defer hook.mu.Unlock()
+		var out []notify.Message
+		for _, msg := range hook.msgs {
+			if strings.HasPrefix(msg.Event, "incident.") {
+				out = append(out, msg)
+			}
+		}
+		return out
+	}
+	evs := incidentEvents()
+	if len(evs) != 2 {
+		t.Fatalf("%d incident notices for two dead servers, want 2: %+v", len(evs), evs)
+	}
+	heads := map[string]notify.Message{}
+	for _, e := range evs {
+		if e.Event != notify.EventOpened || e.Group == nil || len(e.Group.Destinations) != 3 {
+			t.Fatalf("notice %+v", e)
+		}
+		heads[e.Group.Subject] = e
+	}
+	if _, ok := heads[lost]; !ok {
+		t.Errorf("no notice names %s: %+v", lost, evs)
+	}
+	if _, ok := heads[lab.GhostIP]; !ok {
+		t.Errorf("no notice names %s: %+v", lab.GhostIP, evs)
+	}
+	sum, err := Summary(context.Background(), m.Store(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("headline: %s", sum.Sentence)
+	if !strings.HasPrefix(sum.Sentence, "2 file servers unreachable: ") ||
+		!strings.Contains(sum.Sentence, lost+" (3 destinations) does not resolve") && !strings.Contains(sum.Sentence, lost+" does not resolve (3)") ||
+		!strings.Contains(sum.Sentence, lab.GhostIP+" (3 destinations) refuses") && !strings.Contains(sum.Sentence, lab.GhostIP+" refuses (3)") {
+		t.Errorf("headline %q", sum.Sentence)
+	}
+	if len(sum.Causes) != 2 || len(sum.Causes[0].Destinations) != 3 || len(sum.Causes[1].Destinations) != 3 {
+		t.Errorf("causes %+v", sum.Causes)
+	}
+	rec := httptest.NewRecorder()
+	m.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`scanwarden_incident_group_destinations{cause="name-unresolved",kind="server",phrase="does not resolve",subject="` + lost + `"} 3`,
+		`scanwarden_incident_group_destinations{cause="host-unreachable",kind="server",phrase="refuses",subject="` + lab.GhostIP + `"} 3`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+
+	// Recovery, one by one: each ghost destination moves to the DC. The
+	// first two leave the group silently, the last closes it.
+	for i, share := range []string{"scans", "sales", "accounts"} {
+		d := registry.Destination{Name: "ghost-" + share, Host: lab.DCHost, Share: "scans", User: lab.Domain + `\alice`,
+			Password: scanwarden.NewSecret(lab.Password), Device: "MFP-T"}
+		if err := m.Store().PutDestination(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+		m.Monitor().Reload()
+		waitUntil(t, 30*time.Second, d.Name+" checked green", func() bool {
+			r, ok, err := m.Store().LatestReport(context.Background(), d.Name)
+			return err == nil && ok && r.Cause == "ok"
+		})
+		if _, err := m.Monitor().CheckNow(context.Background(), d.Name, nil); err != nil {
+			t.Fatal(err)
+		}
+		evs := incidentEvents()
+		want := 2
+		if i == 2 {
+			want = 3
+		}
+		if len(evs) != want {
+			t.Fatalf("after %s recovered: %d notices, want %d: %+v", d.Name, len(evs), want, evs)
+		}
+	}
+	last := incidentEvents()[2]
+	if last.Event != notify.EventClosed || last.Group == nil || last.Group.Subject != lab.GhostIP {
+		t.Errorf("closing notice %+v", last)
+	}
+	sum, _ = Summary(context.Background(), m.Store(), time.Now())
+	if len(sum.Causes) != 1 || sum.Causes[0].Subject != lost {
+		t.Errorf("after the ghost destinations recovered: causes %+v, headline %q", sum.Causes, sum.Sentence)
+	}
+	t.Logf("headline: %s", sum.Sentence)
 }

@@ -104,10 +104,12 @@ type Input struct {
 	// Check: the verdict of the report and its stored id; Evidence, the
 	// file server's own story about a failing check (its event log read
 	// with a separate account), one line each: on the timeline beside the
-	// check, never the verdict.
+	// check, never the verdict; Group, the group its cause puts the
+	// destination in (KeyOf; nil: its own cause).
 	Verdict  smbcheck.Verdict
 	ReportID int64
 	Evidence []string
+	Group    *Key
 	// Device failure: the panel code and the device's words.
 	Code    string
 	Text    string

@@ -139,6 +139,15 @@ type Config struct {
 	// Sweeps, when set, keeps what each device failure naming no
 	// destination found (see Event).
 	Sweeps Sweeps
+	// Groups, when set, puts destinations failing for one cause on one
+	// server or account into one incident group, told of by GroupNotifier
+	// (may be nil) instead of each destination's own notices.
+	Groups        Groups
+	GroupNotifier GroupNotifier
+	// GroupSettle: a group's opening notice waits, at most this long, for
+	// the checks still queued or running, so that it names every
+	// destination the same round finds failing (0: sent at once).
+	GroupSettle time.Duration
 	// OnFault is called when reading the registry or writing reports and
 	// incidents fails (err set) and when it works again (err nil); part is
 	// "registry" or "store".
@@ -591,7 +600,7 @@ func (m *Monitor) run(j *job) {
 			m.fault("store report of "+j.dest.Name, err)
 		}
 		in := incident.Input{Kind: incident.KindCheck, At: m.cfg.Now(), Destination: j.dest.Name, Device: j.dest.Device,
-			Verdict: rep.Verdict, ReportID: id, Evidence: rep.ServerLog.Lines()}
+			Verdict: rep.Verdict, ReportID: id, Evidence: rep.ServerLog.Lines(), Group: incident.KeyOf(rep)}
 		if err == nil {
 			m.warn(ctx, j.dest, rep)
 		}
@@ -676,10 +685,11 @@ func (m *Monitor) apply(ctx context.Context, d Destination, ins []incident.Input
 		return nil, nil
 	}
 	inc := *res.Incident
+	grouped := m.regroup(ctx, d, ins, inc, now)
 	for _, ch := range res.Changes {
 		m.log.Info("incident "+string(ch), "destination", d.Name, "incident", inc.ID, "cause", inc.Cause)
-		if m.notifier == nil {
-			continue
+		if m.notifier == nil || grouped {
+			continue // a group's incident is told of once for all of them
 		}
 		m.notify(func(nctx context.Context) { m.notifier.Notify(nctx, ch, inc) })
 	}

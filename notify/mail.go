@@ -127,6 +127,9 @@ func Body(m Message) string {
 		b.WriteString("This is a test notification from scanwarden. This channel works.\n")
 		return b.String()
 	}
+	if g := m.Group; g != nil {
+		fmt.Fprintf(&b, "%s\n\nDestinations: %s\n\n", g.Headline, strings.Join(g.Destinations, ", "))
+	}
 	fmt.Fprintf(&b, "Destination: %s\n", p.Destination)
 	if p.Device != "" {
 		fmt.Fprintf(&b, "Device:      %s\n", p.Device)

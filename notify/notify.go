@@ -41,6 +41,10 @@ type Message struct {
 	Incident Payload `json:"incident,omitzero"`
 	// Warning is set for the warning events (and Incident left out).
 	Warning *warning.Group `json:"warning,omitempty"`
+	// Group is set when the incident is a group's — one cause on one
+	// server or account, every destination it makes fail; Incident is
+	// then the destination whose change opened or closed it.
+	Group *GroupPayload `json:"group,omitempty"`
 	// Test marks a message sent by the test-send command.
 	Test bool `json:"test,omitempty"`
 }
@@ -70,6 +74,33 @@ func FromIncident(ch incident.Change, inc incident.Incident) Message {
 		p.ClosedAt = &c
 	}
 	return Message{Event: ch.Event(), Incident: p}
+}
+
+// GroupPayload is an incident group as notifications show it.
+type GroupPayload struct {
+	ID           int64      `json:"id"`
+	Kind         string     `json:"kind"`    // "server" or "account"
+	Subject      string     `json:"subject"` // the server, or the account
+	Cause        string     `json:"cause"`
+	Headline     string     `json:"headline"` // "fs9.office.lan (3 destinations) does not resolve"
+	Destinations []string   `json:"destinations"`
+	OpenedAt     time.Time  `json:"opened_at"`
+	ClosedAt     *time.Time `json:"closed_at"` // null while open
+}
+
+// FromGroup builds the message for a group opened or closed by inc's
+// change.
+func FromGroup(n incident.GroupNotice, inc incident.Incident) Message {
+	m := FromIncident(n.Change, inc)
+	g := n.Group
+	gp := &GroupPayload{ID: g.ID, Kind: string(g.Kind), Subject: g.Subject, Cause: string(g.Cause), Headline: g.Headline(),
+		Destinations: append([]string{}, g.Members...), OpenedAt: g.OpenedAt.UTC()}
+	if !g.ClosedAt.IsZero() {
+		c := g.ClosedAt.UTC()
+		gp.ClosedAt = &c
+	}
+	m.Group = gp
+	return m
 }
 
 // FromWarning builds the message for a warning group raised or cleared.
@@ -158,6 +189,17 @@ func Subject(m Message) string {
 			return fmt.Sprintf("[scanwarden] warning cleared: %s %s", w.Kind, w.Subject)
 		}
 		return "[scanwarden] will fail: " + w.Headline
+	}
+	if g := m.Group; g != nil && (m.Event == EventClosed || len(g.Destinations) > 1) {
+		// A group of one reads as that destination's incident, below.
+		if m.Event == EventClosed {
+			return "[scanwarden] working again: " + g.Headline
+		}
+		s := fmt.Sprintf("[scanwarden] %s: %s", g.Headline, g.Cause)
+		if m.Incident.KyoceraCode != "" {
+			s += " (panel " + m.Incident.KyoceraCode + ")"
+		}
+		return s
 	}
 	what := map[string]string{EventOpened: "opened", EventUpdated: "changed", EventClosed: "closed"}[m.Event]
 	p := m.Incident

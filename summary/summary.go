@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/warning"
 )
@@ -46,6 +47,9 @@ type Input struct {
 	Held int
 	// Warnings are what will fail days ahead, grouped (warning.Groups).
 	Warnings []warning.Group
+	// Groups are the open incident groups: one cause on one server or
+	// account (incident.Regroup); the sentence names them first.
+	Groups []incident.Group
 	// Now sets the clock and the time zone the sentence is written in.
 	Now time.Time
 }
@@ -85,6 +89,9 @@ type Summary struct {
 	// (one per account or volume); ComingUp lists them, soonest first.
 	Warnings int             `json:"warnings"`
 	ComingUp []warning.Group `json:"coming_up"`
+	// Causes are the open incident groups, each one cause on one server
+	// or account with the destinations it makes fail.
+	Causes []Cause `json:"causes"`
 }
 
 // Build makes the headline. Failing destinations come oldest failure
@@ -129,6 +136,16 @@ func Build(in Input) Summary {
 		s.State = StateUnchecked
 	}
 	s.Sentence = sentence(s, in.Now)
+	s.Causes = causes(in.Groups)
+	if s.State == StateFailing && len(s.Causes) > 0 {
+		var rest []Failure
+		for _, f := range s.Failing {
+			if incident.GroupOf(in.Groups, f.Destination) == nil {
+				rest = append(rest, f)
+			}
+		}
+		s.Sentence = groupedSentence(s, in.Groups, rest, in.Now)
+	}
 	s.ComingUp = append([]warning.Group{}, in.Warnings...)
 	s.Warnings = len(s.ComingUp)
 	if s.Warnings > 0 && s.State != StateEmpty {
@@ -162,6 +179,11 @@ func sentence(s Summary, now time.Time) string {
 		}
 		return fmt.Sprintf("%d of %d destinations accept scans, %d not checked yet", s.Accepting, s.Destinations, len(s.Unchecked))
 	}
+	return failingSentence(s, now)
+}
+
+// failingSentence names the failing destinations, at most three.
+func failingSentence(s Summary, now time.Time) string {
 	var parts []string
 	for i, f := range s.Failing {
 		if i == 3 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden/daemon"
@@ -51,6 +52,9 @@ func runStatus(ctx context.Context, env environ, args []string) int {
 			held = "1 scan held"
 		}
 		humanf(env.stdout, "%s by the fallback share\n", held)
+		for _, g := range sum.Causes {
+			humanf(env.stdout, "cause: %s: %s\n", g.Headline, strings.Join(g.Destinations, ", "))
+		}
 		for _, g := range sum.ComingUp {
 			humanf(env.stdout, "coming up: %s\n", g.Text)
 		}
