@@ -374,58 +374,38 @@ func parseUser(e *ldap.Entry) (*record, error) {
 // parseCounters reads the numeric attributes: times (FILETIME), the
 // userAccountControl flags and badPwdCount.
 func (r *record) parseCounters(e *ldap.Entry) error {
-	ints := []struct {
-		name string
-		dst  *int64
-		has  *bool
-	}{
-		{"lockoutTime", &r.LockoutTime, nil}, {"badPasswordTime", &r.BadPasswordTime, nil},
-		{"pwdLastSet", &r.PwdLastSet, nil}, {"msDS-UserPasswordExpiryTimeComputed", &r.PwdExpiry, &r.HasPwdExpiry},
-		{"accountExpires", &r.AccountExpires, nil},
+	var err error
+	// num reads one integer attribute, its text kept as evidence; ok is
+	// false when it is absent (or an earlier one was no number).
+	num := func(name string) (v int64, ok bool) {
+		s := e.GetAttributeValue(name)
+		if s == "" || err != nil {
+			return 0, false
+		}
+		if v, err = parseInt64(name, s); err != nil {
+			return 0, false
+		}
+		r.Raw[name] = s
+		return v, true
 	}
-	for _, f := range ints {
-		s := e.GetAttributeValue(f.name)
-		if s == "" {
-			continue
-		}
-		v, err := parseInt64(f.name, s)
-		if err != nil {
-			return err
-		}
-		*f.dst = v
-		if f.has != nil {
-			*f.has = true
-		}
-		r.Raw[f.name] = s
+	r.LockoutTime, _ = num("lockoutTime")
+	r.BadPasswordTime, _ = num("badPasswordTime")
+	r.PwdLastSet, _ = num("pwdLastSet")
+	r.PwdExpiry, r.HasPwdExpiry = num("msDS-UserPasswordExpiryTimeComputed")
+	r.AccountExpires, _ = num("accountExpires")
+	if v, ok := num("userAccountControl"); ok {
+		r.UAC = uint32(v)
+		r.Raw["userAccountControl"] = uacString(r.UAC)
 	}
-	for _, f := range []struct {
-		name string
-		dst  *uint32
-		has  *bool
-	}{{"userAccountControl", &r.UAC, nil}, {"msDS-User-Account-Control-Computed", &r.UACComputed, &r.HasUACComputed}} {
-		s := e.GetAttributeValue(f.name)
-		if s == "" {
-			continue
-		}
-		v, err := parseInt64(f.name, s)
-		if err != nil {
-			return err
-		}
-		*f.dst = uint32(v)
-		if f.has != nil {
-			*f.has = true
-		}
-		r.Raw[f.name] = uacString(uint32(v))
+	if v, ok := num("msDS-User-Account-Control-Computed"); ok {
+		r.UACComputed, r.HasUACComputed = uint32(v), true
+		r.Raw["msDS-User-Account-Control-Computed"] = uacString(r.UACComputed)
 	}
-	if s := e.GetAttributeValue("badPwdCount"); s != "" {
-		v, err := parseInt64("badPwdCount", s)
-		if err != nil {
-			return err
-		}
+	if v, ok := num("badPwdCount"); ok {
 		r.BadPwdCount = int(max(0, min(v, 1<<16)))
 		r.Raw["badPwdCount"] = r.BadPwdCount
 	}
-	return nil
+	return err
 }
 
 // parseSIDs reads the account's own SID and its groups' (tokenGroups).
