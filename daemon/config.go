@@ -247,15 +247,27 @@ func (c Config) WebTLS() bool {
 	if c.Web.CertFile != "" {
 		return true
 	}
-	host, _, err := net.SplitHostPort(c.Listen)
-	if err != nil {
+	host, ip, _, ok := c.WebListen()
+	if !ok {
 		return true
 	}
 	if strings.EqualFold(host, "localhost") {
 		return false
 	}
-	ip, err := netip.ParseAddr(host)
-	return err != nil || !ip.Unmap().IsLoopback()
+	return !ip.IsValid() || !ip.Unmap().IsLoopback()
+}
+
+// WebListen takes listen (HOST:PORT) apart, the one way the page's address
+// is read: the host as written (a name, an address, "" for every address),
+// the address when the host is one (else the zero Addr), and the port. ok
+// is false when listen is not HOST:PORT (Validate refuses that).
+func (c Config) WebListen() (host string, ip netip.Addr, port string, ok bool) {
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return "", netip.Addr{}, "", false
+	}
+	ip, _ = netip.ParseAddr(host)
+	return host, ip, port, true
 }
 
 // WarningsConfig is [warnings]: when a destination whose checks pass is

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -160,8 +161,10 @@ func (p *webPart) announceSetup(ctx context.Context, w io.Writer, cfg Config) {
 	var listen net.Addr = &net.TCPAddr{}
 	if a := p.Addr(); a != nil {
 		listen = a
-	} else if ap, err := netip.ParseAddrPort(cfg.Listen); err == nil {
-		listen = net.TCPAddrFromAddrPort(ap)
+	} else if _, ip, port, ok := cfg.WebListen(); ok && ip.IsValid() {
+		if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+			listen = net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(n)))
+		}
 	}
 	scheme := "http"
 	var cert *webcert.Cert

@@ -31,10 +31,7 @@ func openCert(log *slog.Logger, cfg Config, dataDir string) (*webcert.Keeper, er
 			return nil, fmt.Errorf("web.cert_file/web.key_file: %w", err)
 		}
 	} else {
-		var listenIP netip.Addr
-		if host, _, err := net.SplitHostPort(cfg.Listen); err == nil {
-			listenIP, _ = netip.ParseAddr(host)
-		}
+		_, listenIP, _, _ := cfg.WebListen()
 		names, err := webcert.BoxNames(listenIP)
 		if err != nil {
 			log.Warn("the self-signed certificate names only what could be read", "err", err)

@@ -241,8 +241,8 @@ func (d *doc) samba() {
 // when the page is served so, trusting exactly the certificate doctor read
 // (cert; nil: not checked — /healthz carries no secret).
 func (d *doc) daemonUp(ctx context.Context, cfg daemon.Config, cert *x509.Certificate) {
-	host, port, err := net.SplitHostPort(cfg.Listen)
-	if err != nil {
+	host, _, port, ok := cfg.WebListen()
+	if !ok {
 		return
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
