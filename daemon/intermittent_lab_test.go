@@ -138,3 +138,59 @@ password_file = "`+pw+`"
 		t.Errorf("destination page: pattern %q, server %q, %v", d.Pattern, d.ServerPattern, err)
 	}
 }
+
+// TestLabServeEventLogOnIncident: a failing check under serve with
+// [eventlog] puts the 4625 that evtsrv logged for the stored account
+// (written with eventlogadm) on the incident's timeline, beside the check
+// whose verdict stays its own; the stored report carries it too.
+func TestLabServeEventLogOnIncident(t *testing.T) {
+	lab := testlab.Require(t)
+	ctx := context.Background()
+	files := t.TempDir()
+	pw := filepath.Join(files, "reader.pw")
+	os.WriteFile(pw, []byte(lab.Password+"\n"), 0o600)
+	cfg := testConfig(t, `
+[checks]
+interval = "1h"
+timeout = "5s"
+no_write = true
+[snmp]
+interval = "1h"
+[eventlog]
+user = "`+testlab.EventReader+`"
+password_file = "`+pw+`"
+`)
+	st := testStore(t, cfg)
+	if err := st.PutDestination(ctx, registry.Destination{Name: "gone", Host: lab.EvtIP, Share: "gone", User: "scanuser",
+		Password: scanwarden.NewSecret(lab.Password), Workstation: "MFP09"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	lab.WriteEvent(t, "Security", time.Now().Add(-10*time.Second), 4625, "AUDIT FAILURE", "Microsoft-Windows-Security-Auditing",
+		"S-1-0-0", "-", "-", "0x0", "S-1-0-0", "scanuser", "EVTSRV", "0xc000006d", "%%2313", "0xc000006a", "3",
+		"NtLmSsp", "NTLM", "MFP09", "-", "-", "0", "0x0", "-", "10.77.0.9", "50123")
+	m, _ := startMain(t, cfg)
+	res, err := m.Monitor().CheckNow(ctx, "gone", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.Verdict.Cause != "share-not-found" || res.Incident == nil {
+		t.Fatalf("verdict %+v, incident %+v", res.Report.Verdict, res.Incident)
+	}
+	const want = `Security 4625: EVTSRV\scanuser failed to log on from MFP09 (10.77.0.9): unknown user name or bad password; status 0xC000006D STATUS_LOGON_FAILURE, sub-status 0xC000006A STATUS_WRONG_PASSWORD`
+	wi, err := (webBackend{m}).Incident(ctx, res.Incident.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range wi.Timeline {
+		found = found || e.Kind == string(incident.EntryServerLog) && strings.HasSuffix(e.Text, want)
+	}
+	if !found || wi.Cause != "share-not-found" {
+		t.Errorf("incident cause %s, timeline %+v", wi.Cause, wi.Timeline)
+	}
+	r, ok, err := m.Store().LatestReport(ctx, "gone")
+	if err != nil || !ok || r.Report.ServerLog == nil || len(r.Report.ServerLog.Events) == 0 {
+		t.Errorf("stored report's story: %+v %v", r.Report.ServerLog, err)
+	}
+}
