@@ -105,21 +105,32 @@ func writeCLIMan(ctx context.Context, env environ, w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, ".TH SCANWARDEN 8 \"\" \"scanwarden %s\" \"System Administration\"\n", roffEscapeQuoted(scanwarden.BuildInfo().Version))
 	b.WriteString(".SH NAME\nscanwarden \\- find out why a Kyocera MFP cannot scan to its SMB folder, and guard it\n")
-	b.WriteString(".SH SYNOPSIS\n.B scanwarden\n.I command\n.RI [ flags ]\n")
+	type help struct {
+		text  string
+		flags []manFlag
+	}
+	helps := make([]help, len(manCommands))
+	b.WriteString(".SH SYNOPSIS\n")
+	for i, path := range manCommands {
+		helps[i].text, helps[i].flags = helpOf(ctx, env, path)
+		fmt.Fprintf(&b, ".B scanwarden %s\n", roffInline(strings.Join(path, " ")))
+		if len(helps[i].flags) > 0 {
+			b.WriteString(".RI [ options ]\n")
+		}
+		b.WriteString(".br\n")
+	}
 	b.WriteString(".SH DESCRIPTION\n")
 	b.WriteString("scanwarden replays a scan destination's SMB logon exactly as the MFP stores it, layer by layer, and says what is wrong " +
 		"and what to change where; as a daemon (\\fBserve\\fR) it checks every registered destination on a schedule, watches the MFPs " +
 		"over SNMP, keeps incidents, notifies, runs a fallback scan share and serves a web page. The configuration file is described in " +
-		"\\fBscanwarden.toml\\fR(5).\n")
-	b.WriteString(".PP\nEvery command and its flags:\n.PP\n.nf\n")
-	b.WriteString(roffText(strings.TrimSpace(strings.TrimPrefix(usage, "scanwarden — find out why a Kyocera MFP cannot scan to its SMB folder"))))
-	b.WriteString(".fi\n")
+		"\\fBscanwarden.toml\\fR(5). Each command below has its own section; \\fBscanwarden help\\fR \\fICOMMAND\\fR prints the same.\n")
 	b.WriteString(".SH COMMANDS\n")
-	for _, path := range manCommands {
-		text, flags := helpOf(ctx, env, path)
+	for i, path := range manCommands {
+		text, flags := helps[i].text, helps[i].flags
 		fmt.Fprintf(&b, ".SS scanwarden %s\n", strings.Join(path, " "))
-		if text != "" {
-			b.WriteString(".nf\n" + roffText(text) + ".fi\n")
+		b.WriteString(roffHelp(text))
+		if len(flags) > 0 {
+			b.WriteString(".PP\nOptions:\n")
 		}
 		for _, f := range flags {
 			b.WriteString(".TP\n.B \\-\\-" + roffInline(f.name))
@@ -129,8 +140,9 @@ func writeCLIMan(ctx context.Context, env environ, w io.Writer) error {
 			b.WriteString("\n" + roffText(f.usage))
 		}
 	}
-	b.WriteString(".SH EXIT STATUS\n0: the diagnosis is ok, or the command did what was asked. 1: a finding (the destination fails, a peer did not answer, " +
-		"a destination fails in \\fBstatus\\fR). 2: the command could not run (bad arguments, setup).\n")
+	b.WriteString(".SH EXIT STATUS\n.TP\n.B 0\nthe diagnosis is ok, or the command did what was asked.\n" +
+		".TP\n.B 1\na finding: the destination fails, a peer did not answer, a destination fails in \\fBstatus\\fR.\n" +
+		".TP\n.B 2\nthe command could not run: bad arguments, setup.\n")
 	b.WriteString(".SH ENVIRONMENT\n.TP\n.B SCANWARDEN_DATA_DIR\nthe data directory when \\-\\-data\\-dir is not given.\n" +
 		".TP\n.B SCANWARDEN_KEY_FILE\nthe sealing key's file when \\-\\-key\\-file is not given.\n" +
 		".TP\n.B SCANWARDEN_PASSWORD\na destination's password when no \\-\\-password\\-file is given.\n")
@@ -140,6 +152,61 @@ func writeCLIMan(ctx context.Context, env environ, w io.Writer) error {
 	b.WriteString(".SH SEE ALSO\n\\fBscanwarden.toml\\fR(5), \\fBsmbd\\fR(8), \\fBsystemctl\\fR(1)\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// roffHelp turns a command's help text into man page paragraphs: its usage
+// lines as synopsis lines that wrap at the page's width, each paragraph
+// filled, indented blocks (examples, tables) kept as they are but indented.
+func roffHelp(text string) string {
+	var b strings.Builder
+	paras := strings.Split(strings.ReplaceAll(text, "\r", ""), "\n\n")
+	for _, para := range paras {
+		lines := strings.Split(strings.Trim(para, "\n"), "\n")
+		if len(lines) == 0 || strings.TrimSpace(para) == "" {
+			continue
+		}
+		if first := strings.TrimSpace(lines[0]); strings.HasPrefix(first, "usage:") {
+			lines[0] = strings.TrimSpace(strings.TrimPrefix(first, "usage:"))
+			for _, l := range lines {
+				l = strings.TrimSpace(l)
+				if l == "" {
+					continue
+				}
+				form, note, _ := strings.Cut(l, "   ")
+				b.WriteString(".PP\n.B " + roffInline(strings.TrimSpace(form)) + "\n")
+				if note = strings.TrimSpace(note); note != "" {
+					b.WriteString(roffText(note))
+				}
+			}
+			continue
+		}
+		var filled, kept []string
+		flush := func() {
+			if len(filled) > 0 {
+				b.WriteString(".PP\n" + roffText(strings.Join(filled, " ")))
+				filled = nil
+			}
+			if len(kept) > 0 {
+				b.WriteString(".RS\n.nf\n" + roffText(strings.Join(kept, "\n")) + ".fi\n.RE\n")
+				kept = nil
+			}
+		}
+		for _, l := range lines {
+			if strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "\t") {
+				if len(filled) > 0 {
+					flush()
+				}
+				kept = append(kept, strings.TrimSpace(l))
+				continue
+			}
+			if len(kept) > 0 {
+				flush()
+			}
+			filled = append(filled, strings.TrimSpace(l))
+		}
+		flush()
+	}
+	return b.String()
 }
 
 // roffEscapeQuoted makes s safe inside a quoted .TH argument.

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // sourceFlags are the flag names this command's source registers
@@ -101,6 +105,11 @@ func TestManPages(t *testing.T) {
 			t.Errorf("%v: %s", path, text)
 		}
 	}
+	for _, sec := range []string{".SH NAME\n", ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH COMMANDS\n", ".SH EXIT STATUS\n", ".SH FILES\n", ".SH SEE ALSO\n"} {
+		if !strings.Contains(page, sec) {
+			t.Errorf("scanwarden(8) lacks %q", strings.TrimSpace(sec))
+		}
+	}
 	r = runCLI(t, nil, "", "help", "--man-config")
 	if r.code != exitOK || !strings.HasPrefix(r.stdout, ".TH SCANWARDEN.TOML 5") {
 		t.Fatalf("help --man-config: %d %s", r.code, r.stderr)
@@ -150,4 +159,48 @@ func grepLines(s, want string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestManPagesFit: both pages render at 80 columns without groff warnings.
+func TestManPagesFit(t *testing.T) {
+	if _, err := exec.LookPath("man"); err != nil {
+		testlab.Missing(t, "man(1) is not installed (testlab/deps installs man-db): "+err.Error())
+	}
+	for _, which := range []string{"--man", "--man-config"} {
+		r := runCLI(t, nil, "", "help", which)
+		if r.code != exitOK {
+			t.Fatalf("help %s: %d %s", which, r.code, r.stderr)
+		}
+		manFits(t, "help "+which, r.stdout)
+	}
+}
+
+// manFits renders a page as man(1) does at MANWIDTH=80 and wants no line
+// wider than 80 columns and no warning from groff (what lintian's
+// manpage checks run).
+func manFits(t *testing.T, name, page string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "page")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("man", "--warnings", "-l", file)
+	cmd.Env = append(os.Environ(), "MANWIDTH=80", "LC_ALL=C.UTF-8", "MANPAGER=cat", "PAGER=cat")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("man -l %s: %v %s", name, err, errb.String())
+	}
+	if w := strings.TrimSpace(errb.String()); w != "" {
+		t.Errorf("groff warns about %s:\n%s", name, w)
+	}
+	wide := 0
+	plain := regexp.MustCompile(".\b").ReplaceAllString(out.String(), "") // bold and underline as overstrike
+	for _, line := range strings.Split(plain, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			if wide++; wide <= 5 {
+				t.Errorf("%s: a line of %d columns at MANWIDTH=80: %q", name, n, line)
+			}
+		}
+	}
 }
