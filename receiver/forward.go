@@ -577,12 +577,21 @@ func (fw *forwarder) purge(ctx context.Context) (int, error) {
 		if sc.DeliveredAt.After(cut) {
 			continue
 		}
-		p := filepath.Join(fw.dataDir, sc.HeldPath)
 		sc.State = Purged
 		if ok, err := fw.cat.UpdateScan(ctx, sc, Delivered); err != nil || !ok {
 			continue
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// below held/ only, through the data dir's fd (the row is data
+		// the daemon's user writes)
+		err := below("held", sc.HeldPath)
+		if err == nil {
+			var p place
+			if p, err = at(fw.dataDir, sc.HeldPath, false); err == nil {
+				err = p.dir.Remove(p.name)
+				p.close()
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			fw.log.Warn("purge: cannot remove held copy", "id", sc.ID, "err", err)
 		}
 		n++
