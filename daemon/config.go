@@ -235,6 +235,11 @@ type WebConfig struct {
 	TLS      *bool  `toml:"tls"`
 	CertFile string `toml:"cert_file"` // the admin's own PEM certificate (chain)
 	KeyFile  string `toml:"key_file"`  // and its PEM private key
+	// Hosts are more names the page answers to besides the box's own (its
+	// host name, its addresses, the listen address, localhost): the full
+	// DNS name or an alias the admins type, a reverse proxy's name. A
+	// request naming any other host is refused (DNS rebinding).
+	Hosts []string `toml:"hosts"`
 }
 
 // WebTLS says whether the page is served over HTTPS (plain HTTP to the same
@@ -629,9 +634,31 @@ func (w WebConfig) validate(bad badValue) {
 			bad("web.key_file", `""`, "needed with web.cert_file")
 		}
 	}
+	for _, h := range w.Hosts {
+		if !validWebHost(h) {
+			bad("web.hosts", strconv.Quote(h), "a host name or an address, without a port")
+		}
+	}
 	if w.TLS != nil && !*w.TLS && w.CertFile != "" {
 		bad("web.cert_file", strconv.Quote(w.CertFile), "given with web.tls = false (leave it out, or set tls = true)")
 	}
+}
+
+// validWebHost says whether h is a host name (letters, digits, hyphens,
+// dots) or an IP address.
+func validWebHost(h string) bool {
+	if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, c := range h {
+		if !(c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // validate checks [checks].

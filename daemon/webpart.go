@@ -50,7 +50,7 @@ func (m *Main) openWeb(cfg Config) error {
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(cfg.DataDir, "receiver")},
 		Metrics:  m.metrics.Handler(), Logger: m.web.log, TLS: m.web.cert != nil, Authenticated: m.web.limit.trust,
-		SetupDone: func() { RemoveSetupLink(cfg.DataDir) }}
+		SetupDone: func() { RemoveSetupLink(cfg.DataDir) }, Hosts: webHosts(cfg)}
 	if m.recv != nil {
 		wc.Receiver = m.recv.backend() // the running receiver: deliver and force too
 	}

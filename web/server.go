@@ -56,6 +56,11 @@ type Config struct {
 	// Metrics is the Prometheus handler, mounted at /metrics behind auth.
 	Metrics http.Handler
 
+	// Hosts are the names and addresses the site answers to (the Host
+	// header; a port is not compared): the box's and those the admin
+	// listed. Loopback addresses and localhost always pass. nil: any name.
+	Hosts []string
+
 	// TLS says the site is reached over HTTPS only (plain HTTP at most
 	// redirects there): the session cookie is Secure and __Host-, and every
 	// answer carries Strict-Transport-Security.
@@ -187,7 +192,11 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
-	return securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
+	h := securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
+	if s.cfg.Hosts != nil {
+		h = hostGuard(s.cfg.Hosts, h)
+	}
+	return h
 }
 
 // anonymousRoutes: what needs no login.
