@@ -144,6 +144,14 @@ func TestWebManage(t *testing.T) {
 		t.Fatalf("destination after edit: path %q, password kept %v, %v", d.Path, d.Password.Reveal() == lab.Password, err)
 	}
 
+	// Another server with the stored password: refused, beside the field.
+	do("destination moved", chromedp.Navigate(base+"/destinations/labscans/edit"), chromedp.WaitVisible(chromedp.CSS(`#destination-form`)),
+		chromedp.SetValue(chromedp.CSS(`#destination-form input[name=folder]`), `\\`+lab.Getenv("SWLAB_SMB2_IP")+`\scans`),
+		chromedp.Click(chromedp.CSS(`#destination-save`)), chromedp.WaitVisible(chromedp.CSS(`#password.bad .field-error`)))
+	if d, err = st.Destination(ctx, "labscans"); err != nil || d.Host != lab.DCHost {
+		t.Fatalf("moved with its stored password: %+v %v", d, err)
+	}
+
 	// An imported contact whose password could not be read gets one; and
 	// a contact whose names are markup and control characters.
 	if err := st.PutDestination(ctx, registry.Destination{Name: "imported1", Host: lab.DCHost, Share: "scans", User: lab.Domain + `\alice`,
@@ -327,12 +335,37 @@ func TestWebManageAPI(t *testing.T) {
 	if err != nil || d.Path != "out" || d.Password.Reveal() != "api-pw" || d.Device != "" {
 		t.Fatalf("after the change: %+v %v", d, err)
 	}
+	// The stored password is never sent to another server.
+	if code, body := call(admin, "/api/v1/destinations/api-dest", `{"folder": "//192.0.2.66/scans", "user": "alice"}`); code != http.StatusBadRequest ||
+		!strings.Contains(body, `"field": "password"`) {
+		t.Fatalf("moved to another server with the stored password: %d %s", code, body)
+	}
+	if d, err := m.Store().Destination(ctx, "api-dest"); err != nil || d.Host != "127.0.0.1" {
+		t.Fatalf("after the refused move: %+v %v", d, err)
+	}
 	if code, body := call(admin, "/api/v1/destinations/api-dest", `{"folder": "scans"}`); code != http.StatusBadRequest ||
 		!strings.Contains(body, `"field": "folder"`) {
 		t.Fatalf("a bad folder: %d %s", code, body)
 	}
-	if code, body := call(admin, "/api/v1/destinations/api-dest/remove", `{}`); code != http.StatusOK {
+	// A held scan: removing asks what becomes of it; kept, it stays held
+	// under the removed name.
+	id, err := m.Store().Scans().AddScan(ctx, receiver.Scan{Destination: "api-dest", Folder: "api-dest", File: "k.pdf", Size: 1,
+		State: receiver.Failed, ReceivedAt: time.Now(), HeldPath: "held/2026-12-06/k.pdf", Attempts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := call(admin, "/api/v1/destinations/api-dest/remove", `{}`); code != http.StatusBadRequest || !strings.Contains(body, `"field": "held"`) {
+		t.Fatalf("remove with a held scan and no choice: %d %s", code, body)
+	}
+	if code, body := call(admin, "/api/v1/destinations/api-dest/remove", `{"held": "move", "to": "api-dest"}`); code != http.StatusBadRequest ||
+		!strings.Contains(body, `"field": "to"`) {
+		t.Fatalf("moved to itself: %d %s", code, body)
+	}
+	if code, body := call(admin, "/api/v1/destinations/api-dest/remove", `{"held": "keep"}`); code != http.StatusOK {
 		t.Fatalf("remove destination: %d %s", code, body)
+	}
+	if sc, err := m.Store().Scans().Scan(ctx, id); err != nil || sc.Destination != "api-dest" || sc.State != receiver.Failed {
+		t.Fatalf("the kept scan: %+v %v", sc, err)
 	}
 	if code, body := call(admin, "/api/v1/devices/mfp-api/remove", `{}`); code != http.StatusOK {
 		t.Fatalf("remove device: %d %s", code, body)

@@ -137,6 +137,13 @@ func (b webBackend) destination(ctx context.Context, in web.DestinationInput) (r
 		return d, scanwarden.BadField("folder", nil, strings.TrimPrefix(err.Error(), fmt.Sprintf("destination %q: ", in.Folder)))
 	}
 	d.Host, d.Port, d.Share, d.Path = t.Host, t.Port, t.Share, t.Path
+	if in.KeepPassword && !sameServer(d, old) {
+		// The stored password belongs to the server it was given for:
+		// never sent to another one (a stolen session or token could
+		// otherwise collect every stored password).
+		return d, scanwarden.BadField("password", nil, fmt.Sprintf("the stored password was given for %s and is never sent to another server: enter it again for %s",
+			old.Host, d.Host))
+	}
 	if d.Auth, err = smbcheck.ParseAuth(in.Auth); err != nil {
 		return d, scanwarden.BadField("auth", nil, "want ntlm, kerberos or auto")
 	}
@@ -158,6 +165,18 @@ func (b webBackend) destination(ctx context.Context, in web.DestinationInput) (r
 		return d, err
 	}
 	return d, nil
+}
+
+// sameServer says whether two destinations name the same file server
+// (the host's case aside, port 0 as 445).
+func sameServer(a, b registry.Destination) bool {
+	port := func(p int) int {
+		if p == 0 {
+			return 445
+		}
+		return p
+	}
+	return strings.EqualFold(a.Host, b.Host) && port(a.Port) == port(b.Port)
 }
 
 // PutDestination implements web.DestinationManager: stored as `scanwarden
