@@ -12,7 +12,12 @@ import (
 // address is matched to the one registered device whose address (an IP,
 // or a name resolved as the share's allowlist resolves it) it is. An
 // address no device or several devices have teaches nothing.
-type deviceLearner struct{ p *receiverPart }
+// changed, when set, is called after a device's client changed: its
+// destinations are checked again as that client at once.
+type deviceLearner struct {
+	p       *receiverPart
+	changed func()
+}
 
 // Observe implements receiver.Observer.
 func (l deviceLearner) Observe(ctx context.Context, o receiver.Observation) {
@@ -41,9 +46,16 @@ func (l deviceLearner) Observe(ctx context.Context, o receiver.Observation) {
 	if name == "" {
 		return
 	}
-	if err := l.p.st.LearnDevice(ctx, name, o); err != nil {
+	changed, err := l.p.st.LearnDevice(ctx, name, o)
+	if err != nil {
 		l.p.log.Warn("device profile not learned", "device", name, "err", err)
 		return
 	}
-	l.p.log.Debug("device profile learned", "device", name, "session", o.Session())
+	if !changed {
+		return
+	}
+	l.p.log.Info("device's SMB client learned on the fallback share: its destinations are checked as it", "device", name, "session", o.Session())
+	if l.changed != nil {
+		l.changed()
+	}
 }

@@ -232,7 +232,12 @@ func (m *Main) openReceiver(cfg Config) {
 	if !cfg.Receiver.Enabled {
 		return
 	}
-	p := &receiverPart{env: m.env, localNets: m.localNets, names: resolve.NewCache(m.resolver, deviceNameTimeout)}
+	p := &receiverPart{env: m.env, localNets: m.localNets, names: resolve.NewCache(m.resolver, deviceNameTimeout),
+		profileChanged: func() {
+			if mon := m.Monitor(); mon != nil {
+				mon.Reload()
+			}
+		}}
 	if err := p.Open(m.runCtx, cfg, m.delivery); err != nil {
 		m.faults.set("receiver", err.Error())
 		m.log.Error("receiver not running", "err", err)

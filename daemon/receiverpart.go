@@ -32,6 +32,10 @@ type receiverPart struct {
 	// reload.
 	remote liveRemote
 
+	// profileChanged is called when a device's SMB client, as learned on
+	// the share, changed (Main: the monitor re-reads the registry).
+	profileChanged func()
+
 	// names resolves the devices' names and keeps their last good
 	// addresses: a name that does not resolve now keeps them.
 	names *resolve.Cache
@@ -90,7 +94,7 @@ func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(rece
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
 		observedCatalogue{p.st.Scans(), delivered}, p.st.Deliveries(), &p.remote, p.log)
 	if err == nil {
-		r.Observe(deviceLearner{p})
+		r.Observe(deviceLearner{p, p.profileChanged})
 		err = r.Open(ctx)
 	}
 	if err != nil {

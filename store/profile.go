@@ -125,10 +125,12 @@ func (s *Store) SetDeviceProfile(ctx context.Context, name string, set map[regis
 
 // LearnDevice puts what an observation on the fallback share showed into
 // the named device's profile as seen (registry.Profile.Learn); the
-// admin's settings stay.
-func (s *Store) LearnDevice(ctx context.Context, name string, o receiver.Observation) error {
+// admin's settings stay. changed: a seen value of its SMB client is not
+// what it was (its checks replay differently now).
+func (s *Store) LearnDevice(ctx context.Context, name string, o receiver.Observation) (changed bool, err error) {
 	learned := registry.Profile{}.Learn(o)
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		changed = false
 		id, err := deviceID(ctx, tx, name)
 		if err != nil {
 			return err
@@ -136,19 +138,21 @@ func (s *Store) LearnDevice(ctx context.Context, name string, o receiver.Observa
 		// smbd's log is read again from its start when the daemon starts:
 		// an older observation never replaces a newer one.
 		newer := map[string]bool{}
-		rows, err := tx.QueryContext(ctx, `SELECT field, seen_at FROM device_profile WHERE device_id = ? AND seen_value != ''`, id)
+		was := map[string]string{}
+		rows, err := tx.QueryContext(ctx, `SELECT field, seen_at, seen_value FROM device_profile WHERE device_id = ? AND seen_value != ''`, id)
 		if err != nil {
 			return fmt.Errorf("device %s: learn: %w", name, err)
 		}
 		for rows.Next() {
-			var field, at string
-			if err := rows.Scan(&field, &at); err != nil {
+			var field, at, value string
+			if err := rows.Scan(&field, &at, &value); err != nil {
 				rows.Close()
 				return fmt.Errorf("device %s: learn: %w", name, err)
 			}
 			if t, err := parseTime(at); err == nil && t.After(o.At) {
 				newer[field] = true
 			}
+			was[field] = value
 		}
 		rows.Close()
 		put := func(field string, v registry.Observed) error {
@@ -167,6 +171,7 @@ func (s *Store) LearnDevice(ctx context.Context, name string, o receiver.Observa
 			if err := put(string(f), v); err != nil {
 				return err
 			}
+			changed = changed || (!newer[string(f)] && was[string(f)] != v.Value)
 		}
 		for _, x := range []struct {
 			field string
@@ -180,4 +185,5 @@ func (s *Store) LearnDevice(ctx context.Context, name string, o receiver.Observa
 		}
 		return nil
 	})
+	return changed, err
 }

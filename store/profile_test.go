@@ -26,19 +26,24 @@ func TestDeviceProfileStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC)
-	learn := func(at time.Time, dialect string) {
+	learn := func(at time.Time, dialect string, wantChanged bool) {
 		t.Helper()
-		if err := s.LearnDevice(ctx, "mfp01", receiver.Observation{Address: "10.77.0.40", At: at, Dialect: dialect, Password: "NTLMv2", Workstation: "MFP01", User: "mfp"}); err != nil {
+		changed, err := s.LearnDevice(ctx, "mfp01", receiver.Observation{Address: "10.77.0.40", At: at, Dialect: dialect, Password: "NTLMv2", Workstation: "MFP01", User: "mfp"})
+		if err != nil {
 			t.Fatal(err)
 		}
+		if changed != wantChanged {
+			t.Errorf("learn %s at %v: changed %v, want %v", dialect, at, changed, wantChanged)
+		}
 	}
-	learn(t0, "SMB2_10")
-	learn(t0.Add(-time.Hour), "SMB3_11") // an older line read again
+	learn(t0, "SMB2_10", true)
+	learn(t0.Add(-time.Hour), "SMB3_11", false)  // an older line read again
+	learn(t0.Add(time.Second), "SMB2_10", false) // the same client again
 	d, err := s.Device(ctx, "mfp01")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := d.Profile.Seen[registry.FieldMaxDialect]; o.Value != "2.1" || !o.At.Equal(t0) || o.Session == "" {
+	if o := d.Profile.Seen[registry.FieldMaxDialect]; o.Value != "2.1" || !o.At.Equal(t0.Add(time.Second)) || o.Session == "" {
 		t.Errorf("seen max dialect %+v, want 2.1 at %v", o, t0)
 	}
 	if d.Profile.Workstation.Value != "MFP01" || d.Profile.UserForm.Value != "mfp" {
@@ -61,7 +66,7 @@ func TestDeviceProfileStored(t *testing.T) {
 	if c := rs[0].Client; c.FileType != smbcheck.FileTypeTIFF || c.MaxDialect != smbcheck.DialectSMB202 {
 		t.Errorf("after the admin's setting: %+v", c)
 	}
-	learn(t0.Add(time.Minute), "SMB2_10") // seen again: the admin still wins
+	learn(t0.Add(time.Minute), "SMB2_10", false) // seen again: the admin still wins
 	if err := s.SetDeviceProfile(ctx, "mfp01", nil, []registry.ProfileField{registry.FieldMaxDialect}); err != nil {
 		t.Fatal(err)
 	}
