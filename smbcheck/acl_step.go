@@ -9,13 +9,24 @@ import (
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
+// aclStep judges the folder's security descriptor against the account's
+// SIDs and the write step; the last step.
+type aclStep struct{ *checker }
+
+func (aclStep) ids() []string { return []string{StepACL} }
+
+func (c aclStep) run(ctx context.Context) bool {
+	c.stepACL(ctx, c.share)
+	return true
+}
+
 // stepACL is the permission truth: it reads the folder's security
 // descriptor over SMB, evaluates its DACL for the account's SIDs from the
 // directory, names the ACE that decides, and compares the result with what
 // the canary write saw. A disagreement points away from the folder's NTFS
 // permissions — to the share's permissions or a filter driver. It runs only
 // when the directory gave the account's SIDs.
-func (c *checker) stepACL(ctx context.Context, sh *smbconn.Share) {
+func (c aclStep) stepACL(ctx context.Context, sh *smbconn.Share) {
 	if c.account == nil || !c.account.Found || len(c.account.SIDs) == 0 {
 		return
 	}
@@ -53,7 +64,7 @@ func (c *checker) stepACL(ctx context.Context, sh *smbconn.Share) {
 
 // readACL reads and evaluates the folder's security descriptor for the
 // account's SIDs; when it cannot, it warns on s and reports false.
-func (c *checker) readACL(ctx context.Context, sh *smbconn.Share, s *stepState, folder, shown string) (secdesc.Access, bool) {
+func (c aclStep) readACL(ctx context.Context, sh *smbconn.Share, s *stepState, folder, shown string) (secdesc.Access, bool) {
 	actx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	raw, err := sh.SecurityInfo(actx, folder)
@@ -84,7 +95,7 @@ func aclDeciding(acc secdesc.Access) string {
 }
 
 // judgeACLAlone judges the folder by its ACL alone (no canary was written).
-func (c *checker) judgeACLAlone(s *stepState, acc secdesc.Access, shown string) {
+func (c aclStep) judgeACLAlone(s *stepState, acc secdesc.Access, shown string) {
 	who, deciding := c.form.Typed, aclDeciding(acc)
 	switch {
 	case !acc.AddFile || !acc.WriteData:
@@ -100,7 +111,7 @@ func (c *checker) judgeACLAlone(s *stepState, acc secdesc.Access, shown string) 
 
 // judgeACLWithCanary compares what the ACL allows with what the canary (step
 // w) proved, and names the layer that decides when they disagree.
-func (c *checker) judgeACLWithCanary(s *stepState, acc secdesc.Access, w *Step, shown string) {
+func (c aclStep) judgeACLWithCanary(s *stepState, acc secdesc.Access, w *Step, shown string) {
 	who, deciding := c.form.Typed, aclDeciding(acc)
 	aclWrite := acc.AddFile && acc.WriteData
 	canaryWrite := w.Status == StatusOK || w.Status == StatusWarn || w.Cause == CauseNoDeletePermission || w.Cause == CauseDiskFull
@@ -142,7 +153,7 @@ func yesNo(b bool) string {
 }
 
 // refineFix appends to the fix of the first failure when it has cause.
-func (c *checker) refineFix(cause Cause, extra string) {
+func (c aclStep) refineFix(cause Cause, extra string) {
 	if c.firstFx != nil && c.firstFx.cause == cause {
 		if c.firstFx.fix == "" {
 			c.firstFx.fix = cause.Info().Fix
@@ -152,7 +163,7 @@ func (c *checker) refineFix(cause Cause, extra string) {
 }
 
 // replaceFix sets the fix of the first failure when it has cause.
-func (c *checker) replaceFix(cause Cause, fix string) {
+func (c aclStep) replaceFix(cause Cause, fix string) {
 	if c.firstFx != nil && c.firstFx.cause == cause {
 		c.firstFx.fix = fix
 	}

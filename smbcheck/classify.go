@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/scanwarden/scanwarden/smbconn"
 	"net"
 	"os"
 	"syscall"
 
 	smb2 "github.com/cloudsoda/go-smb2"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"golang.org/x/sys/unix"
 )
 

@@ -2,9 +2,10 @@ package smbcheck
 
 import (
 	"context"
-	"github.com/scanwarden/scanwarden/smbconn"
 	"strings"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // The write step's test file takes every file type's extension, and the

@@ -1,8 +1,9 @@
 package smbcheck
 
 import (
-	"github.com/scanwarden/scanwarden/smbconn"
 	"strings"
+
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // FormKind names a way of writing a user name.

@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/scanwarden/scanwarden/smbconn"
 	"io"
 	"net"
 	"os"
@@ -27,21 +26,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/iana/nametype"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
-)
-
-// Auth says how a destination logs on.
-type Auth string
-
-// The ways of logging on.
-const (
-	// AuthNTLM is what an MFP sends (NTLMv2); the default ("" reads as it).
-	AuthNTLM Auth = "ntlm"
-	// AuthKerberos is a Kerberos-capable MFP: the whole check runs over
-	// Kerberos.
-	AuthKerberos Auth = "kerberos"
-	// AuthAuto tries Kerberos, then NTLM when Kerberos could not judge the
-	// password (no KDC, no realm, an address for a host, clock skew).
-	AuthAuto Auth = "auto"
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // ParseAuth reads ntlm, kerberos or auto ("" is ntlm).

@@ -13,7 +13,7 @@ import (
 // stepSessionKerberos is the session step of a Kerberos-capable MFP. One
 // NTLM negotiation whose AUTHENTICATE never leaves takes the negotiate and
 // ad steps and learns the server's DNS names; then the Kerberos logon.
-func (c *checker) stepSessionKerberos(ctx context.Context) bool {
+func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 	stored := storedForm(c.t.User)
 	c.probing = true
 	res := c.attempt(ctx, c.conn, stored)
@@ -59,7 +59,7 @@ func (c *checker) stepSessionKerberos(ctx context.Context) bool {
 // whether the stored password is right. When they log on, the later steps
 // run over that Kerberos session (what the MFP meets once it uses
 // Kerberos); the verdict stays ntlm-blocked.
-func (c *checker) ntlmBlocked(ctx context.Context, s *stepState) bool {
+func (c sessionStep) ntlmBlocked(ctx context.Context, s *stepState) bool {
 	defer c.skipWhy("not tried: the server refuses NTLM whatever the user name form", StepForms)
 	start := time.Now()
 	k := c.kerberos(ctx)
@@ -93,7 +93,7 @@ func (c *checker) ntlmBlocked(ctx context.Context, s *stepState) bool {
 }
 
 // ntlmBlockedFix names the two ways out, with this server's names.
-func (c *checker) ntlmBlockedFix() string {
+func (c sessionStep) ntlmBlockedFix() string {
 	name, nb := c.t.Host, c.t.Host
 	if c.server != nil {
 		if c.server.DNSComputer != "" {
@@ -107,7 +107,7 @@ func (c *checker) ntlmBlockedFix() string {
 }
 
 // krbFailure says what a failed Kerberos logon means and its fix.
-func (c *checker) krbFailure(k *krbResult) (detail, fix string) {
+func (c sessionStep) krbFailure(k *krbResult) (detail, fix string) {
 	detail = k.detail
 	switch k.cause {
 	case CauseKerberosNeedsName:

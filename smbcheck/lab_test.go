@@ -15,7 +15,6 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
-
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/testlab"

@@ -11,11 +11,6 @@ import (
 	"strings"
 )
 
-// Resolver resolves host names; *net.Resolver is one.
-type Resolver interface {
-	LookupHost(ctx context.Context, host string) ([]string, error)
-}
-
 // searchDomains reads the search list of a resolv.conf file.
 func searchDomains(path string) []string {
 	f, err := os.Open(path)
@@ -52,7 +47,18 @@ func sortAddrs(addrs []string) {
 
 // stepName resolves the host as the MFP would, and says when a bare name
 // resolves only through this machine's DNS search list.
-func (c *checker) stepName(ctx context.Context) []string {
+// nameStep resolves the host name as the MFP would (its addresses, for
+// the tcp step).
+type nameStep struct{ *checker }
+
+func (nameStep) ids() []string { return []string{StepName} }
+
+func (c nameStep) run(ctx context.Context) bool {
+	c.addrs = c.stepName(ctx)
+	return c.addrs != nil
+}
+
+func (c nameStep) stepName(ctx context.Context) []string {
 	s := c.begin(StepName)
 	host := c.t.Host
 	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {

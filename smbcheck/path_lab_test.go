@@ -10,7 +10,6 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
-
 	"github.com/scanwarden/scanwarden/testlab"
 )
 

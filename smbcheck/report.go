@@ -3,12 +3,12 @@ package smbcheck
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/scanwarden/scanwarden/smbconn"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/scanwarden/scanwarden/serverlog"
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // Status of one step.

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/scanwarden/scanwarden/smbconn"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // DialOptions tune Dial. Zero values mean zero: the caller fills its

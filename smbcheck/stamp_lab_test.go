@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/scanwarden/scanwarden/smbconn"
 	"os"
 	"testing"
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
-
 	"github.com/scanwarden/scanwarden/internal/smbwire"
+	"github.com/scanwarden/scanwarden/smbconn"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 

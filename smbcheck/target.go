@@ -1,6 +1,7 @@
 package smbcheck
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -258,3 +259,35 @@ func (o *Options) defaults() {
 		o.Now = time.Now
 	}
 }
+
+// CanaryJournal remembers the write step's test files across checks and
+// processes: a name is recorded before its file is created and forgotten
+// once the file is gone (or reported as left behind), so a check killed
+// between the two (kill -9, power loss) leaves a name that the next check
+// of the same folder sweeps. The CLI keeps it in the state directory.
+type CanaryJournal interface {
+	Record(ctx context.Context, folder, name string) error
+	Forget(ctx context.Context, folder, name string) error
+	// Left lists the names recorded for folder and not forgotten.
+	Left(ctx context.Context, folder string) ([]string, error)
+}
+
+// Resolver resolves host names; *net.Resolver is one.
+type Resolver interface {
+	LookupHost(ctx context.Context, host string) ([]string, error)
+}
+
+// Auth says how a destination logs on.
+type Auth string
+
+// The ways of logging on.
+const (
+	// AuthNTLM is what an MFP sends (NTLMv2); the default ("" reads as it).
+	AuthNTLM Auth = "ntlm"
+	// AuthKerberos is a Kerberos-capable MFP: the whole check runs over
+	// Kerberos.
+	AuthKerberos Auth = "kerberos"
+	// AuthAuto tries Kerberos, then NTLM when Kerberos could not judge the
+	// password (no KDC, no realm, an address for a host, clock skew).
+	AuthAuto Auth = "auto"
+)

@@ -16,99 +16,14 @@ import (
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
-func (c *checker) stepTree(ctx context.Context) (*smbconn.Share, bool) {
-	s := c.begin(StepTree)
-	tctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
-	defer cancel()
-	unc := fmt.Sprintf(`\\%s\%s`, c.t.Host, c.t.Share)
-	s.Evidence["unc"] = unc
-	sh, err := c.sess.Mount(tctx, c.t.Host, c.t.Share)
-	if err == nil {
-		c.ok(s, "connected to share "+c.t.Share)
-		return sh, true
-	}
-	cause, ev := classify(StepTree, err)
-	for k, v := range ev {
-		s.Evidence[k] = v
-	}
-	var detail, fix string
-	switch cause {
-	case CauseShareNotFound:
-		detail = fmt.Sprintf("the server has no share %s", c.t.Share)
-		fix = fmt.Sprintf("Correct the share name in the destination's Path on the MFP (it starts with the share: %s\\...), or create the share %s on %s.", c.t.Share, c.t.Share, c.t.Host)
-	case CauseShareAccessDenied:
-		if c.treeGuestRefused(s) {
-			return nil, false
-		}
-		detail = fmt.Sprintf("the server refuses %s access to share %s", c.grantee(), c.t.Share)
-		fix = fmt.Sprintf("Give %s (or a group it belongs to) access to share %s: Share Permissions on Windows, 'valid users' / 'read only' on Samba.", c.grantee(), c.t.Share)
-	case CauseConnectionLimit:
-		detail = fmt.Sprintf("share %s refuses another connection (%v): its connection limit is reached", c.t.Share, s.Evidence["nt_status"])
-		fix = fmt.Sprintf("Raise the share's connection limit ('max connections' on Samba, 'User limit' on Windows) or find what holds the connections to %s.", c.t.Share)
-	default:
-		detail = fmt.Sprintf("tree connect to %s failed: %v", unc, err)
-	}
-	c.fail(s, cause, detail, fix)
-	return nil, false
-}
+// writeStep writes, reads back and deletes a test file as the MFP stores
+// a scan; the check goes on after it whatever it found.
+type writeStep struct{ *checker }
 
-// stepPath walks the folder path and reports the first missing component.
-func (c *checker) stepPath(ctx context.Context, sh *smbconn.Share) bool {
-	s := c.begin(StepPath)
-	parts := c.t.pathParts()
-	if len(parts) == 0 {
-		c.ok(s, "the share root is the destination")
-		return true
-	}
-	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
-	defer cancel()
-	for i := range parts {
-		p := strings.Join(parts[:i+1], `\`)
-		fi, err := sh.Stat(pctx, p)
-		if err == nil && !fi.IsDir() {
-			s.Evidence["not_a_folder"] = p
-			c.fail(s, CausePathNotFound, fmt.Sprintf("%s\\%s is a file, not a folder", c.t.Share, p),
-				fmt.Sprintf("Correct the destination's Path on the MFP: %s\\%s is a file.", c.t.Share, p))
-			return false
-		}
-		if err == nil {
-			continue
-		}
-		cause, ev := classify(StepPath, err)
-		for k, v := range ev {
-			s.Evidence[k] = v
-		}
-		parent := c.t.Share
-		if i > 0 {
-			parent += `\` + strings.Join(parts[:i], `\`)
-		}
-		switch cause {
-		case CausePathNotFound:
-			s.Evidence["missing"] = parts[i]
-			s.Evidence["exists_up_to"] = parent
-			c.fail(s, cause, fmt.Sprintf("folder %s does not exist in %s (the first missing part of %s)", parts[i], parent, c.folder()),
-				fmt.Sprintf("Create the folder %s\\%s on the server, or correct the destination's Path on the MFP.", parent, parts[i]))
-		case CauseNoWritePermission:
-			// A folder the account may not enter refuses its children:
-			// blame the parent when it cannot be listed either.
-			blocked := parent + `\` + parts[i]
-			// (Not over SMB1: the path step does not list there.)
-			if i > 0 && !sh.SMB1() {
-				if _, lerr := sh.ReadDir(pctx, strings.Join(parts[:i], `\`)); lerr != nil {
-					if lc, _ := classify(StepPath, lerr); lc == CauseNoWritePermission {
-						blocked = parent
-					}
-				}
-			}
-			s.Evidence["refused"] = blocked
-			c.fail(s, cause, fmt.Sprintf("%s may not open folder %s", c.who(), blocked),
-				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s and Modify on the scan folder %s.", c.grantee(), blocked, c.folder()))
-		default:
-			c.fail(s, cause, fmt.Sprintf("cannot open %s\\%s: %v", parent, parts[i], err), "")
-		}
-		return false
-	}
-	c.ok(s, fmt.Sprintf("folder %s exists", c.folder()))
+func (writeStep) ids() []string { return []string{StepWrite} }
+
+func (c writeStep) run(ctx context.Context) bool {
+	c.stepWrite(ctx, c.share)
 	return true
 }
 
@@ -122,7 +37,7 @@ const canarySize = 8 << 10
 // stepWrite creates a uniquely named file in the folder, writes it, reads it
 // back and deletes it — as the MFP stores a scan. The file is removed even
 // when the check is interrupted.
-func (c *checker) stepWrite(ctx context.Context, sh *smbconn.Share) {
+func (c writeStep) stepWrite(ctx context.Context, sh *smbconn.Share) {
 	s := c.begin(StepWrite)
 	if c.o.NoWrite {
 		s.Duration = 0
@@ -172,7 +87,7 @@ func (c *checker) stepWrite(ctx context.Context, sh *smbconn.Share) {
 // between them. created: it exists and is still to be deleted; keepRecord:
 // its name stays in the journal, for the next check of this folder to
 // sweep.
-func (c *checker) canaryRoundTrip(ctx, wctx context.Context, s *stepState, sh *smbconn.Share, p, name string) (created, keepRecord bool) {
+func (c writeStep) canaryRoundTrip(ctx, wctx context.Context, s *stepState, sh *smbconn.Share, p, name string) (created, keepRecord bool) {
 	f, doomed, err := sh.CreateTest(wctx, p)
 	if err != nil {
 		if _, answered := smbconn.StatusOf(err); !answered {
@@ -216,7 +131,7 @@ func (c *checker) canaryRoundTrip(ctx, wctx context.Context, s *stepState, sh *s
 
 // recordCanary records the canary's name in the journal before the canary
 // exists and returns what forgets it (nothing to do without a journal).
-func (c *checker) recordCanary(ctx context.Context, name string) (forget func(context.Context)) {
+func (c writeStep) recordCanary(ctx context.Context, name string) (forget func(context.Context)) {
 	j := c.o.Canaries
 	if j == nil {
 		return func(context.Context) {}
@@ -238,7 +153,7 @@ func (c *checker) recordCanary(ctx context.Context, name string) (forget func(co
 // caller. It reports false — f then closed — once it has recorded a
 // failure, or the caller's cancellation between operations; probeErr is
 // what probe returned.
-func (c *checker) writeCanary(ctx context.Context, s *stepState, f smbconn.TestFile, p, name string, probe func() error, parallel bool) (ok bool, probeErr error) {
+func (c writeStep) writeCanary(ctx context.Context, s *stepState, f smbconn.TestFile, p, name string, probe func() error, parallel bool) (ok bool, probeErr error) {
 	interrupted := func() bool {
 		if ctx.Err() != nil {
 			c.writeFailed(s, "write", fmt.Errorf("check interrupted: %w", ctx.Err()), p)
@@ -300,7 +215,7 @@ func (c *checker) writeCanary(ctx context.Context, s *stepState, f smbconn.TestF
 }
 
 // canaryName is a new test file's name: recognisable, dated, unique.
-func (c *checker) canaryName() string {
+func (c writeStep) canaryName() string {
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	return canaryPrefix + c.o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + c.o.Device.FileType.Ext()
@@ -310,7 +225,7 @@ func (c *checker) canaryName() string {
 // or doomed and still open — returned, and ends the write step. It reports
 // whether the file needs no further try (deleted, or refused for good and
 // reported as left behind).
-func (c *checker) deleteCanary(s *stepState, err error, p, name string, doomed bool) bool {
+func (c writeStep) deleteCanary(s *stepState, err error, p, name string, doomed bool) bool {
 	if err != nil {
 		cause, ev := classify(stepDelete, err)
 		for k, v := range ev {
@@ -335,7 +250,7 @@ func (c *checker) deleteCanary(s *stepState, err error, p, name string, doomed b
 }
 
 // canaryDone ends a write step whose canary is gone.
-func (c *checker) canaryDone(s *stepState, name, how string) {
+func (c writeStep) canaryDone(s *stepState, name, how string) {
 	detail := fmt.Sprintf("created %s, wrote %d bytes, read them back and %s", name, canarySize, how)
 	if free, ok := s.Evidence["free_bytes"].(uint64); ok && free < 100<<20 {
 		low := fmt.Sprintf("only %d MiB free on the disk of %s", free>>20, c.folder())
@@ -347,7 +262,7 @@ func (c *checker) canaryDone(s *stepState, name, how string) {
 
 // canaryFolder keys the canary journal: the destination folder as the
 // panel shows it, case-folded.
-func (c *checker) canaryFolder() string {
+func (c writeStep) canaryFolder() string {
 	return strings.ToLower(`\\` + strings.Trim(c.t.Host, "[]") + `\` + c.folder())
 }
 
@@ -373,7 +288,7 @@ func canaryExt(n string) bool {
 
 // sweepCanaries removes the test files that earlier checks of this folder
 // recorded but never saw gone (a check killed mid-write).
-func (c *checker) sweepCanaries(ctx context.Context, sh *smbconn.Share, s *stepState) {
+func (c writeStep) sweepCanaries(ctx context.Context, sh *smbconn.Share, s *stepState) {
 	j := c.o.Canaries
 	if j == nil {
 		return
@@ -410,7 +325,7 @@ func (c *checker) sweepCanaries(ctx context.Context, sh *smbconn.Share, s *stepS
 	}
 }
 
-func (c *checker) writeFailed(s *stepState, op string, err error, p string) {
+func (c writeStep) writeFailed(s *stepState, op string, err error, p string) {
 	cause, ev := classify(StepWrite, err)
 	for k, v := range ev {
 		s.Evidence[k] = v
@@ -456,16 +371,4 @@ func readBack(f io.ReaderAt, want []byte) error {
 		return fmt.Errorf("read back %d bytes that differ from the %d written", n, len(want))
 	}
 	return nil
-}
-
-// CanaryJournal remembers the write step's test files across checks and
-// processes: a name is recorded before its file is created and forgotten
-// once the file is gone (or reported as left behind), so a check killed
-// between the two (kill -9, power loss) leaves a name that the next check
-// of the same folder sweeps. The CLI keeps it in the state directory.
-type CanaryJournal interface {
-	Record(ctx context.Context, folder, name string) error
-	Forget(ctx context.Context, folder, name string) error
-	// Left lists the names recorded for folder and not forgotten.
-	Left(ctx context.Context, folder string) ([]string, error)
 }

@@ -9,12 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"net"
 	"strconv"
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/smb1"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
 )

@@ -1,0 +1,165 @@
+package smbcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbconn"
+)
+
+// A logon attempt of the session step, behind the failure ledger's gate;
+// the first one takes the negotiate and ad steps right before its
+// AUTHENTICATE would leave.
+
+// afterNegotiate records the negotiate step from what the first logon's
+// server told, then the ad step; it runs inside that logon, before its
+// AUTHENTICATE leaves. It reports whether the check may go on.
+func (c sessionStep) afterNegotiate(ctx context.Context, si *smbconn.ServerInfo, started time.Time) bool {
+	if !c.negotiated {
+		c.negotiated = true
+		c.server = si
+		s := c.begin(StepNegotiate)
+		s.start = started
+		if !(negotiateStep{c.checker}).judgeNegotiate(s, si) {
+			return false
+		}
+	}
+	if c.o.Directory != nil && c.r.Step(StepAD) == nil {
+		return (adStep{c.checker}).stepAD(ctx)
+	}
+	return true
+}
+
+type attemptResult struct {
+	gateAt  time.Time // when the AUTHENTICATE was let go (zero: never)
+	sess    *smbconn.Conn
+	info    *smbconn.ServerInfo // what the server told (nil: it did not negotiate)
+	refused *Refusal            // the ledger kept the logon back
+	stopped bool                // the negotiate or ad step ended the check
+	probed  bool                // a probe: the gate ended the logon on purpose
+	cause   Cause
+	status  ntstatus.Status
+	err     error
+	ev      Evidence // the classified error's evidence
+}
+
+// errStopped closes the gate when the negotiate or ad step failed.
+
+// errProbed closes the gate of a probe (see checker.probing).
+
+// attempt sends one logon with form. conn may be nil: then a fresh
+// connection is dialed (and closed on failure). The failure ledger is asked
+// at the last moment, right before the AUTHENTICATE would leave; on the
+// first logon, the negotiate and ad steps are taken there too.
+func (c sessionStep) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult {
+	started := time.Now()
+	// The logon has StepTimeout to answer; the time the gate spends (the
+	// directory, the ledger) does not count against it.
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(c.o.StepTimeout, func() { cancel(os.ErrDeadlineExceeded) })
+	defer timer.Stop()
+	if conn == nil {
+		var err error
+		conn, err = smbconn.DialTCP(lctx, c.addr, c.t.port())
+		if err != nil {
+			return attemptResult{err: err, cause: CauseHostUnreachable}
+		}
+	}
+	var res attemptResult
+	var id int64
+	g := c.logonGate(ctx, f, started, timer, &res, &id)
+	var sess *smbconn.Conn
+	var info *smbconn.ServerInfo
+	var err error
+	if c.smb1 {
+		sess, info, err = smbconn.LogonSMB1(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), c.o.Device.NTLMv1 && !c.ntlmv2, g)
+	} else {
+		sess, info, err = smbconn.Logon(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), c.o.Device, g)
+	}
+	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: no answer within %s: %w", err, c.o.StepTimeout, os.ErrDeadlineExceeded)
+	}
+	res.info = info
+	rctx := context.WithoutCancel(ctx)
+	if err == nil {
+		if rerr := c.ledger.Resolve(rctx, id, Outcome{Kind: Succeeded}); rerr != nil {
+			c.o.Logger.Warn("failure ledger", "err", rerr)
+		}
+		res.sess = sess
+		return res
+	}
+	conn.Close()
+	res.err = err
+	if res.stopped || res.refused != nil || res.probed {
+		return res
+	}
+	c.judgeAttempt(ctx, id, &res)
+	return res
+}
+
+// logonGate is attempt's gate, called right before the AUTHENTICATE would
+// leave: the first logon's negotiate and ad steps, then the failure ledger's
+// reservation (in *id). The logon's timer stands still meanwhile.
+func (c sessionStep) logonGate(ctx context.Context, f Form, started time.Time, timer *time.Timer, res *attemptResult, id *int64) smbconn.Gate {
+	return func(info *smbconn.ServerInfo) error {
+		timer.Stop()
+		defer timer.Reset(c.o.StepTimeout)
+		if !c.afterNegotiate(ctx, info, started) {
+			res.stopped = true
+			return errStopped
+		}
+		c.computeBudget()
+		if c.probing {
+			res.probed = true
+			return errProbed
+		}
+		key, err := c.ledger.Key(ctx)
+		if err != nil {
+			return fmt.Errorf("failure ledger: %w", err)
+		}
+		a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key), Typed: f.Typed, Seen: c.accountSeen()}
+		if c.ntlmv2 {
+			// The NTLMv2 retry of an NTLMv1 device is another attempt.
+			a.Form += "|ntlmv2"
+		}
+		*id, res.refused, err = reserve(ctx, c.ledger, a, c.o.Now, c.o.Window, c.budget)
+		if err != nil {
+			return fmt.Errorf("failure ledger: %w", err)
+		}
+		if res.refused != nil {
+			return errors.New(res.refused.Reason)
+		}
+		res.gateAt = time.Now()
+		return nil
+	}
+}
+
+// judgeAttempt classifies a failed logon's error (res.err) and resolves its
+// reservation id in the failure ledger.
+func (c sessionStep) judgeAttempt(ctx context.Context, id int64, res *attemptResult) {
+	rctx := context.WithoutCancel(ctx)
+	res.cause, res.ev = classify(StepSession, res.err)
+	res.status, _ = smbconn.StatusOf(res.err)
+	if id == 0 {
+		// The gate was never reached: no AUTHENTICATE was sent.
+		return
+	}
+	// The AUTHENTICATE left: whatever happened next (no answer, a dropped
+	// connection, an interrupt), the DC may have counted it, so it counts
+	// here too — as a failure whose cause is what was observed.
+	out := Outcome{Kind: Failed, Cause: res.cause, Status: res.status.String()}
+	if res.status == ntstatus.NTLMBlocked {
+		// The server refused NTLM itself: no password was judged and no
+		// bad logon counted, so the budget is not spent.
+		out = Outcome{Kind: Cancelled}
+	}
+	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
+		c.o.Logger.Warn("failure ledger", "err", rerr)
+	}
+}

@@ -1,0 +1,80 @@
+package smbcheck
+
+import "time"
+
+// record is a check's report as its steps end — each step's status,
+// evidence, cause and time — and what the verdict says beyond the causes.
+type record struct {
+	r        Report
+	progress func(Step) // Options.Progress
+	// noDirectory leaves the ad and acl steps out of the report.
+	noDirectory bool
+	firstFx     *verdictNote // the first failure's specific summary and fix
+	ledgerHit   *LedgerEntry // last observation used instead of a replay
+	// warnings are what an ok verdict must still say: things that need
+	// an admin's action (not information such as the dialect).
+	warnings []string
+	// also are causes a step found besides its own (the Kerberos replay
+	// behind an NTLM refusal): the verdict lists them.
+	also []Cause
+}
+
+type verdictNote struct {
+	cause   Cause
+	summary string
+	fix     string
+}
+
+type stepState struct {
+	Step
+	start time.Time
+}
+
+func (c *record) begin(id string) *stepState {
+	return &stepState{Step: Step{ID: id, Evidence: Evidence{}}, start: time.Now()}
+}
+
+func (c *record) end(s *stepState, st Status, detail string) {
+	s.Status, s.Detail = st, detail
+	s.Duration = time.Since(s.start)
+	c.r.Steps = append(c.r.Steps, s.Step)
+	if c.progress != nil {
+		c.progress(s.Step)
+	}
+}
+
+func (c *record) ok(s *stepState, detail string)   { c.end(s, StatusOK, detail) }
+func (c *record) warn(s *stepState, detail string) { c.end(s, StatusWarn, detail) }
+
+// fail ends a step with a cause; summary and fix, when given, refine the
+// cause's generic ones for the verdict.
+func (c *record) fail(s *stepState, cause Cause, detail, fix string) {
+	s.Cause = cause
+	if c.firstFx == nil {
+		c.firstFx = &verdictNote{cause: cause, summary: detail, fix: fix}
+	}
+	c.end(s, StatusFail, detail)
+}
+
+func (c *record) skip(ids ...string) { c.skipWhy("not run: an earlier step failed", ids...) }
+
+func (c *record) skipWhy(why string, ids ...string) {
+	for _, id := range ids {
+		if (id == StepAD || id == StepACL) && c.noDirectory {
+			continue
+		}
+		if c.r.Step(id) != nil {
+			continue
+		}
+		s := c.begin(id)
+		s.Duration = 0
+		c.end(s, StatusSkipped, why)
+	}
+}
+
+// warnAction ends a step with a warning that needs an admin's action; the
+// verdict repeats it even when the destination works.
+func (c *record) warnAction(s *stepState, detail, action string) {
+	c.warnings = append(c.warnings, action)
+	c.warn(s, detail)
+}
