@@ -59,6 +59,11 @@ var settingSections = []struct {
 		{key: "margin", label: "Logons kept in reserve", help: "1..5 below the lockout threshold"},
 		{key: "timeout", label: "Timeout"},
 	}, nil},
+	{"eventlog", "File servers' event logs", []settingField{
+		{key: "user", label: "Reading account", help: `DOMAIN\user: read-only ("Event Log Readers" on Windows), never a scan account; after each check it counts the share's connections, after a failed one it reads the server's Security and System logs around it`},
+		{key: "password", label: "Reading account password", secret: true, fileKey: "password_file"},
+		{key: "before", label: "Read the logs from before a failure", help: "e.g. 10m"},
+	}, nil},
 	{"notify", "Notifications", []settingField{
 		{key: "webhook_url", label: "Webhook URL"},
 		{key: "webhook_secret", label: "Webhook secret", secret: true, fileKey: "webhook_secret_file"},
@@ -115,6 +120,8 @@ func secretField(c *Config, section, key string) *scanwarden.Secret {
 		return &c.SNMP.TrapCommunity
 	case "ad.password":
 		return &c.AD.Password
+	case "eventlog.password":
+		return &c.Eventlog.Password
 	case "notify.webhook_secret":
 		return &c.Notify.WebhookSecret
 	case "notify.smtp_password":

@@ -81,3 +81,55 @@ func TestSettings(t *testing.T) {
 		t.Fatalf("after restart: %+v faults %+v", c.Notify, m2.Faults())
 	}
 }
+
+// The page takes the event log's reading account: stored with its
+// password sealed, in effect at once (the checker's readers), kept at the
+// next start; a user without a password is refused naming the field.
+func TestSettingsEventlog(t *testing.T) {
+	cfg := testConfig(t, "")
+	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	ctx := context.Background()
+	if err := m.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := settingsBackend{m}
+	var fe *web.FieldError
+	if err := b.Set(ctx, "eventlog", map[string]string{"user": `KYOLAB\evreader`}); !errors.As(err, &fe) {
+		t.Fatalf("a reading account without its password: %v", err)
+	}
+	if err := b.Set(ctx, "eventlog", map[string]string{"user": `KYOLAB\evreader`, "password": "rd-s3cret", "before": "5m"}); err != nil {
+		t.Fatal(err)
+	}
+	c := b.current()
+	r := eventlogReaders(c.Eventlog)
+	if a, ok := r.For("fs1"); !ok || a.User != "evreader" || a.Domain != "KYOLAB" || a.Password.Reveal() != "rd-s3cret" || r.Before != 5*time.Minute {
+		t.Fatalf("readers %+v %+v", r, a)
+	}
+	stored, _ := m.st.StoredSettings(ctx)
+	for _, s := range stored {
+		if strings.Contains(s.Value, "rd-s3cret") {
+			t.Fatal("the reading account's password stored in clear")
+		}
+	}
+	secs, _ := b.Settings(ctx)
+	seen := false
+	for _, s := range secs {
+		for _, f := range s.Fields {
+			if s.Name == "eventlog" && f.Key == "password" {
+				seen = f.Set && f.Value == ""
+			}
+		}
+	}
+	if !seen {
+		t.Error("the password field is not shown as set (and only so)")
+	}
+	m.Close()
+	m2 := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	if err := m2.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	if c := (settingsBackend{m2}).current(); c.Eventlog.User != `KYOLAB\evreader` || c.Eventlog.Password.Reveal() != "rd-s3cret" {
+		t.Fatalf("after a restart: %q", c.Eventlog.User)
+	}
+}
