@@ -237,6 +237,7 @@ func TestDebBoot(t *testing.T) {
 	c.catalogued("scan2.pdf", 20*time.Second)
 
 	c.slowWriter()
+	c.rootCommands()
 	c.attacks(smbdPID)
 	c.killDuringDeliveries(archiveFolder, smbdPID)
 	c.rotate(uid)
