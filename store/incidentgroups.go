@@ -20,7 +20,22 @@ func (s *Store) UpdateIncidentGroups(ctx context.Context,
 	fn func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice)) ([]incident.GroupNotice, error) {
 	var notices []incident.GroupNotice
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		gs, err := incidentGroups(ctx, tx, `WHERE state = 'open' OR closed_at >= ?`, formatTime(s.now().Add(-incident.ReopenWithin)))
+		var err error
+		notices, err = regroup(ctx, tx, s.now(), fn)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update incident groups: %w", err)
+	}
+	return notices, nil
+}
+
+// regroup is UpdateIncidentGroups inside tx.
+func regroup(ctx context.Context, tx *sql.Tx, now time.Time,
+	fn func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice)) ([]incident.GroupNotice, error) {
+	var notices []incident.GroupNotice
+	err := func() error {
+		gs, err := incidentGroups(ctx, tx, `WHERE state = 'open' OR closed_at >= ?`, formatTime(now.Add(-incident.ReopenWithin)))
 		if err != nil {
 			return err
 		}
@@ -56,11 +71,8 @@ func (s *Store) UpdateIncidentGroups(ctx context.Context,
 			notices = append(notices, n)
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update incident groups: %w", err)
-	}
-	return notices, nil
+	}()
+	return notices, err
 }
 
 // IncidentGroup reads one incident group (ok false: no such group).

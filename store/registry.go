@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/scanwarden/scanwarden/incident"
 	"strings"
 	"time"
 
@@ -371,7 +372,11 @@ func (s *Store) RemoveDestination(ctx context.Context, name string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("destination %q: %w", name, ErrNotFound)
 		}
-		return nil
+		// Out of its incident group: a group it alone held closes, untold.
+		_, err = regroup(ctx, tx, s.now(), func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {
+			return incident.Regroup(gs, name, nil, s.now())
+		})
+		return err
 	})
 }
 

@@ -161,3 +161,18 @@ func TestPreviousPassword(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviousPasswordNotKeptPastItsHour: a failing check keeps the
+// warnings it cannot confirm gone — but not previous-password once the DC
+// stopped accepting the password: that is the failure now.
+func TestPreviousPasswordNotKeptPastItsHour(t *testing.T) {
+	w := Warning{Kind: PreviousPassword, Subject: `OFFICE\walt on KM-7F`, Due: now.Add(-time.Minute)}
+	o := Observation{At: now, Passed: false, Account: `OFFICE\walt`}
+	if ws := Assess(DefaultThresholds(), o, History{Before: []Warning{w}}, now, time.UTC); len(ws) != 0 {
+		t.Errorf("past its hour: %+v", ws)
+	}
+	w.Due = now.Add(time.Minute)
+	if ws := Assess(DefaultThresholds(), o, History{Before: []Warning{w}}, now, time.UTC); len(ws) != 1 {
+		t.Errorf("inside its hour: %+v", ws)
+	}
+}

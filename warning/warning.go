@@ -268,6 +268,9 @@ func Assess(th Thresholds, o Observation, h History, now time.Time, loc *time.Lo
 	add(diskFilling(th, o, h, now, loc))
 	if !o.Passed {
 		for _, b := range h.Before {
+			if b.Kind == PreviousPassword && !b.Due.IsZero() && !now.Before(b.Due) {
+				continue // the DC no longer accepts it: that is the failure now, not a warning
+			}
 			if !slices.ContainsFunc(out, func(w Warning) bool { return w.Kind == b.Kind }) {
 				out = append(out, b)
 			}
