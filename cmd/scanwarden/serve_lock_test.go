@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -131,6 +132,15 @@ func TestServeOneDaemonPerDataDir(t *testing.T) {
 	case err := <-firstDone:
 		t.Fatalf("the first serve ended: %v\n%s", err, firstErr.String())
 	default:
+	}
+	// The commands that open the data dir beside serve (root's among them)
+	// are not held up by its lock.
+	for _, args := range [][]string{{"destination", "list", "--data-dir", data}, {"admin", "setup-link", "--data-dir", data}} {
+		var out, errb bytes.Buffer
+		t0 := time.Now()
+		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK || time.Since(t0) > 5*time.Second {
+			t.Fatalf("%v beside serve: exit %d after %v: %s%s", args, code, time.Since(t0), out.String(), errb.String())
+		}
 	}
 	resp, err := http.Get("http://" + addr + "/healthz")
 	if err != nil {
