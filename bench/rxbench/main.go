@@ -23,8 +23,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -486,89 +486,25 @@ func ingest(arg string) error {
 		return err
 	}
 	defer st.Close()
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	const pw = "Bench.Mfp-25"
-	cfg := receiver.Config{DataDir: filepath.Join(dir, "rx"), Listen: netip.MustParseAddr("127.0.0.1"), Port: port, Share: "scans",
-		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(pw)}},
-		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}
-	r, err := receiver.New(cfg, st.Scans(), dests{{Name: "bench", Folder: "bench"}}, nil, slog.New(slog.DiscardHandler))
+	r, cfg, err := openReceiver(ctx, st, dir, pw)
 	if err != nil {
-		return err
-	}
-	if err := r.Open(ctx); err != nil {
 		return err
 	}
 	defer r.Close()
-	inbox := filepath.Join(receiver.Inbox(cfg.DataDir), "bench")
-	// our own inotify watch: close-write → moved out of the inbox
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	clock, err := watchInbox(filepath.Join(receiver.Inbox(cfg.DataDir), "bench"))
 	if err != nil {
 		return err
 	}
-	if _, err := unix.InotifyAddWatch(fd, inbox, unix.IN_CLOSE_WRITE|unix.IN_MOVED_FROM); err != nil {
+	defer clock.close()
+	upload, err := uploadScans(n, cfg.Port, pw)
+	if err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	closed, moved := map[string]time.Time{}, map[string]time.Time{}
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			k, err := unix.Read(fd, buf)
-			if err != nil || k <= 0 {
-				return
-			}
-			now := time.Now()
-			mu.Lock()
-			for off := 0; off+unix.SizeofInotifyEvent <= k; {
-				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-				name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
-				off += unix.SizeofInotifyEvent + int(ev.Len)
-				if ev.Mask&unix.IN_CLOSE_WRITE != 0 {
-					closed[name] = now // the last close counts
-				}
-				if ev.Mask&unix.IN_MOVED_FROM != 0 {
-					moved[name] = now
-				}
-			}
-			mu.Unlock()
-		}
-	}()
-	work, _ := os.MkdirTemp("", "rxbench-src")
-	defer os.RemoveAll(work)
-	body := make([]byte, 200<<10)
-	t0 := time.Now()
-	for i := 0; i < n; i++ {
-		rand.Read(body[:1024])
-		p := filepath.Join(work, "s.pdf")
-		os.WriteFile(p, append(append([]byte("%PDF-1.4\n"), body...), "\n%%EOF\n"...), 0o600)
-		c := exec.Command("smbclient", "//127.0.0.1/scans", "-p", strconv.Itoa(port), "-U", "swmfp%"+pw, "--use-kerberos=disabled",
-			"-m", "SMB3", "-c", fmt.Sprintf("cd bench; put %s scan%05d.pdf", p, i))
-		if out, err := c.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
-			return fmt.Errorf("smbclient %d: %v %s", i, err, out)
-		}
-	}
-	upload := time.Since(t0)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		mu.Lock()
-		k := len(moved)
-		mu.Unlock()
-		if k >= n || time.Now().After(deadline) {
-			break
-		}
+	for deadline := time.Now().Add(60 * time.Second); clock.moved() < n && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	var lat []float64
-	for name, c := range closed {
-		if m, ok := moved[name]; ok {
-			lat = append(lat, m.Sub(c).Seconds()*1000)
-		}
-	}
-	sort.Float64s(lat)
+	lat := clock.latencies()
 	rows, _ := st.Scans().Scans(ctx, receiver.ScanQuery{})
 	pct := func(p float64) float64 { return lat[min(len(lat)-1, int(float64(len(lat))*p))] }
 	fmt.Printf("%d PDFs (200 KiB) put by smbclient, one logon each, in %.1f s; %d catalogued\n", n, upload.Seconds(), len(rows))
@@ -581,3 +517,121 @@ func ingest(arg string) error {
 	}
 	return nil
 }
+
+// openReceiver runs a receiver (its own smbd) on a free port of
+// 127.0.0.1 with one MFP account (swmfp, pw) and one destination folder,
+// bench, that nothing is delivered from.
+func openReceiver(ctx context.Context, st *store.Store, dir, pw string) (*receiver.Receiver, receiver.Config, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, receiver.Config{}, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cfg := receiver.Config{DataDir: filepath.Join(dir, "rx"), Listen: netip.MustParseAddr("127.0.0.1"), Port: port, Share: "scans",
+		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(pw)}},
+		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}
+	r, err := receiver.New(cfg, st.Scans(), dests{{Name: "bench", Folder: "bench"}}, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, cfg, err
+	}
+	return r, cfg, r.Open(ctx)
+}
+
+// uploadScans puts n PDFs of 200 KiB (each its own bytes) into the share's
+// bench folder, one smbclient logon each, as MFPs do.
+func uploadScans(n, port int, pw string) (time.Duration, error) {
+	work, err := os.MkdirTemp("", "rxbench-src")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(work)
+	p := filepath.Join(work, "s.pdf")
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		var b bytes.Buffer
+		if err := writePDF(&b, 200<<10); err != nil {
+			return 0, err
+		}
+		if err := os.WriteFile(p, b.Bytes(), 0o600); err != nil {
+			return 0, err
+		}
+		c := exec.Command("smbclient", "//127.0.0.1/scans", "-p", strconv.Itoa(port), "-U", "swmfp%"+pw, "--use-kerberos=disabled",
+			"-m", "SMB3", "-c", fmt.Sprintf("cd bench; put %s scan%05d.pdf", p, i))
+		if out, err := c.CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS") {
+			return 0, fmt.Errorf("smbclient %d: %v %s", i, err, out)
+		}
+	}
+	return time.Since(t0), nil
+}
+
+// inboxClock times each file of an inbox folder from its last close after
+// writing to its move out of the inbox (catalogued), by an inotify watch
+// of its own.
+type inboxClock struct {
+	fd           int
+	mu           sync.Mutex
+	closed, gone map[string]time.Time
+}
+
+func watchInbox(dir string) (*inboxClock, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CLOSE_WRITE|unix.IN_MOVED_FROM); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	c := &inboxClock{fd: fd, closed: map[string]time.Time{}, gone: map[string]time.Time{}}
+	go c.read()
+	return c, nil
+}
+
+func (c *inboxClock) read() {
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := unix.Read(c.fd, buf)
+		if err != nil || k <= 0 {
+			return
+		}
+		now := time.Now()
+		c.mu.Lock()
+		for off := 0; off+unix.SizeofInotifyEvent <= k; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			if ev.Mask&unix.IN_CLOSE_WRITE != 0 {
+				c.closed[name] = now // the last close counts
+			}
+			if ev.Mask&unix.IN_MOVED_FROM != 0 {
+				c.gone[name] = now
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+// moved is how many files have left the inbox.
+func (c *inboxClock) moved() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.gone)
+}
+
+// latencies are the close → moved times of the files seen both ways, in
+// milliseconds, sorted.
+func (c *inboxClock) latencies() []float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var lat []float64
+	for name, t := range c.closed {
+		if m, ok := c.gone[name]; ok {
+			lat = append(lat, m.Sub(t).Seconds()*1000)
+		}
+	}
+	sort.Float64s(lat)
+	return lat
+}
+
+func (c *inboxClock) close() { unix.Close(c.fd) }
