@@ -80,7 +80,11 @@ func (c sessionStep) attempt(ctx context.Context, conn net.Conn, f Form) attempt
 	if c.smb1 {
 		sess, info, err = smbconn.LogonSMB1(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), c.o.Device.NTLMv1 && !c.ntlmv2, g)
 	} else {
-		sess, info, err = smbconn.Logon(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), c.o.Device, g)
+		dev := c.o.Device
+		if c.own {
+			dev = smbconn.Device{}
+		}
+		sess, info, err = smbconn.Logon(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), dev, g)
 	}
 	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {
 		err = fmt.Errorf("%w: no answer within %s: %w", err, c.o.StepTimeout, os.ErrDeadlineExceeded)
@@ -154,9 +158,9 @@ func (c sessionStep) judgeAttempt(ctx context.Context, id int64, res *attemptRes
 	// connection, an interrupt), the DC may have counted it, so it counts
 	// here too — as a failure whose cause is what was observed.
 	out := Outcome{Kind: Failed, Cause: res.cause, Status: res.status.String()}
-	if res.status == ntstatus.NTLMBlocked {
-		// The server refused NTLM itself: no password was judged and no
-		// bad logon counted, so the budget is not spent.
+	if judgesNoPassword(res.status) {
+		// The server refused NTLM itself, or this account's kind of
+		// logon: no bad password was counted, so the budget is not spent.
 		out = Outcome{Kind: Cancelled}
 	}
 	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {

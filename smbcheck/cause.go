@@ -55,6 +55,24 @@ const (
 	// CausePasswordUnreadable: the stored destination has no password
 	// because its address book's could not be read; nothing is replayed.
 	CausePasswordUnreadable Cause = "password-unreadable"
+	// CauseEncryptionRequired: the share (or server) demands SMB3
+	// encryption, which the MFP's client cannot do.
+	CauseEncryptionRequired Cause = "encryption-required"
+	// CauseDialectFloor: the server's lowest SMB dialect is above the
+	// MFP's highest.
+	CauseDialectFloor Cause = "dialect-floor"
+	// CauseFileTypeRefused: the folder refuses files of the type the MFP
+	// scans to (a file screen, an antivirus rule, Samba's veto files)
+	// while it accepts others.
+	CauseFileTypeRefused Cause = "file-type-refused"
+	// CauseAccountRestricted: STATUS_ACCOUNT_RESTRICTION — the account may
+	// not log on this way (Protected Users: no NTLM; a blank password on
+	// the network); not a bad password.
+	CauseAccountRestricted Cause = "account-restricted"
+	// CauseLogonTypeNotGranted: STATUS_LOGON_TYPE_NOT_GRANTED — "Deny
+	// access to this computer from the network" (or no "Access this
+	// computer from the network") covers the account on the server.
+	CauseLogonTypeNotGranted Cause = "logon-type-not-granted"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -131,6 +149,16 @@ var causes = []CauseInfo{
 		"Enter the server's full DNS name as the destination's Host Name on the MFP (Command Center RX → Address Book → Host Name)."},
 	{CausePasswordUnreadable, "", "The destination's password could not be read from the imported address book, so its logon was not replayed.",
 		"Enter the destination's password (scanwarden destination add NAME //HOST/SHARE/PATH --user USER --password-file FILE --device DEVICE, or re-import an export made by the device); it is checked again at once."},
+	{CauseEncryptionRequired, "1102", "The share requires SMB3 encryption, which the MFP's SMB client cannot do.",
+		"On the server, stop requiring encryption for this share (Windows: Set-SmbShare -EncryptData $false, or RejectUnencryptedAccess off; Samba: smb encrypt = desired), or update the MFP's firmware to one whose SMB client encrypts (SMB 3); or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts."},
+	{CauseDialectFloor, "1102", "The server's lowest SMB dialect is above the highest the MFP speaks, so they cannot agree on one.",
+		"Enable the MFP's newer SMB protocol (Command Center RX → Network Settings → Protocol → SMB Client: SMB 3 / SMB 2) or update its firmware; or allow that older dialect on the server (Samba: server min protocol; Windows keeps SMB 2.x on); or let the MFP scan to scanwarden's fallback share."},
+	{CauseFileTypeRefused, "1103", "The folder refuses files of the type the MFP scans to, while it accepts other files.",
+		"Allow the scan file type in the server's file screen or antivirus rule (Windows FSRM file screens; Samba: veto files), or change the MFP's scan file type (Send → File Format)."},
+	{CauseAccountRestricted, "1102", "The server refuses this kind of logon for the account (STATUS_ACCOUNT_RESTRICTION: a Protected Users member cannot use NTLM; a blank password cannot log on over the network); the password itself is not the problem.",
+		"Use an account for the MFP that is not in the Protected Users group (and has a password), or log on with Kerberos if the MFP can."},
+	{CauseLogonTypeNotGranted, "1102", "The server does not grant the account a network logon (STATUS_LOGON_TYPE_NOT_GRANTED).",
+		"Remove the account (or its group) from the server's \"Deny access to this computer from the network\" policy, and make sure \"Access this computer from the network\" includes it (Group Policy → Computer Configuration → Windows Settings → Security Settings → Local Policies → User Rights Assignment); share permissions are not the problem."},
 }
 
 // Causes returns the vocabulary, in a stable order.

@@ -22,10 +22,43 @@ func TestLabDeviceReplay(t *testing.T) {
 			}
 		}},
 		// smb2srv's share sealed requires SMB3 encryption: scanwarden's own
-		// client gets in, an SMB 2.1 MFP is refused at the tree connect.
-		{name: "own-client-sealed-ok", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", want: CauseOK},
-		{name: "smb2.1-device-sealed", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: Options{Device: smb21}, want: CauseShareAccessDenied, check: func(t *testing.T, r Report) {
+		// client gets in (and says the share asks for encryption), an SMB
+		// 2.1 MFP and an SMB 3.0.2 MFP that cannot encrypt are refused at
+		// the tree connect.
+		{name: "own-client-sealed-ok", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", want: CauseOK, check: func(t *testing.T, r Report) {
+			if s := stepIs(t, r, StepTree, StatusOK); s.Evidence["encryption"] == nil || !strings.Contains(s.Detail, "encryption") {
+				t.Errorf("the tree step does not say the share asks for encryption: %s %v", s.Detail, s.Evidence)
+			}
+		}},
+		{name: "smb2.1-device-sealed", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: Options{Device: smb21}, want: CauseEncryptionRequired, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepTree, StatusFail)
+			if r.Verdict.KyoceraCode != "1102" || !strings.Contains(r.Verdict.Summary, "2.1") {
+				t.Errorf("verdict %+v", r.Verdict)
+			}
+		}},
+		{name: "smb3.0.2-no-encryption-sealed", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: Options{Device: Device{MaxDialect: DialectSMB302, NoEncryption: true}}, want: CauseEncryptionRequired, check: func(t *testing.T, r Report) {
+			if s := stepIs(t, r, StepNegotiate, StatusOK); s.Evidence["dialect"] != "3.0.2" {
+				t.Errorf("negotiated %v", s.Evidence["dialect"])
+			}
+		}},
+		{name: "smb3.0.2-encrypting-sealed-ok", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: Options{Device: Device{MaxDialect: DialectSMB302}}, want: CauseOK},
+		// smb3only (smb2srv port 1445) speaks SMB 3.1.1 only.
+		{name: "own-client-smb3only-ok", dest: "//" + lab.SMB2IP + ":1445/scans", user: "scanuser", want: CauseOK},
+		{name: "smb2.1-device-dialect-floor", dest: "//" + lab.SMB2IP + ":1445/scans", user: "scanuser", opts: Options{Device: smb21}, want: CauseDialectFloor, check: func(t *testing.T, r Report) {
+			s := stepIs(t, r, StepNegotiate, StatusFail)
+			if s.Evidence["device_max_dialect"] != "2.1" || !strings.Contains(r.Verdict.Fix, "SMB2_10") {
+				t.Errorf("evidence %v, fix %q", s.Evidence, r.Verdict.Fix)
+			}
+			stepIs(t, r, StepSession, StatusSkipped)
+		}},
+		// smb2srv's share nopdf refuses *.pdf (veto files), takes the rest.
+		{name: "own-client-nopdf-ok", dest: "//" + lab.SMB2IP + "/nopdf", user: "scanuser", want: CauseOK},
+		{name: "tiff-device-nopdf-ok", dest: "//" + lab.SMB2IP + "/nopdf", user: "scanuser", opts: Options{Device: Device{FileType: FileTypeTIFF}}, want: CauseOK},
+		{name: "pdf-device-nopdf", dest: "//" + lab.SMB2IP + "/nopdf", user: "scanuser", opts: Options{Device: Device{FileType: FileTypePDF}}, want: CauseFileTypeRefused, check: func(t *testing.T, r Report) {
+			s := stepIs(t, r, StepWrite, StatusFail)
+			if s.Evidence["file_type"] != "pdf" || s.Evidence["other_type_accepted"] == nil || r.Verdict.KyoceraCode != "1103" || r.Canary != "" {
+				t.Errorf("evidence %v, verdict %+v, canary %q", s.Evidence, r.Verdict, r.Canary)
+			}
 		}},
 	}
 	for _, c := range cases {

@@ -10,7 +10,9 @@ package smbcheck
 // check does is tested against real Samba peers in lab_test.go.
 
 import (
+	"context"
 	"encoding/binary"
+	"github.com/scanwarden/scanwarden"
 	"net"
 	"strings"
 	"sync"
@@ -140,5 +142,40 @@ func TestNotSMBPortBanner(t *testing.T) {
 	}
 	if !strings.Contains(r.Verdict.Summary, "another protocol") || !strings.Contains(r.Verdict.Fix, "445 (or 139)") {
 		t.Errorf("verdict %+v", r.Verdict)
+	}
+}
+
+// TestFakeLogonRestrictions provokes two statuses only Windows sends (FAKE
+// peer): STATUS_ACCOUNT_RESTRICTION (a Protected Users member over NTLM)
+// and STATUS_LOGON_TYPE_NOT_GRANTED ("Deny access to this computer from
+// the network"). Neither is a bad password: each has its own cause, the
+// fix names the policy, and no failed-logon budget is spent — a second
+// check with a budget of one replays again.
+func TestFakeLogonRestrictions(t *testing.T) {
+	for _, tc := range []struct {
+		status ntstatus.Status
+		cause  Cause
+		fix    string
+	}{
+		{ntstatus.AccountRestriction, CauseAccountRestricted, "Protected Users"},
+		{ntstatus.LogonTypeNotGranted, CauseLogonTypeNotGranted, "Deny access to this computer from the network"},
+	} {
+		t.Run(string(tc.cause), func(t *testing.T) {
+			f := startFakeWindows(t, tc.status)
+			led := &MemoryLedger{}
+			for i := range 2 {
+				rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
+					Options{MaxFailures: 1, Ledger: led, StepTimeout: 5 * time.Second})
+				if rep.Verdict.Cause != tc.cause {
+					t.Fatalf("check %d: verdict %s, want %s; steps %s", i+1, rep.Verdict.Cause, tc.cause, stepsString(rep))
+				}
+				if s := rep.Step(StepSession); s == nil || s.Evidence["not_replayed"] != nil {
+					t.Fatalf("check %d: the logon was not replayed: %s", i+1, stepsString(rep))
+				}
+				if !strings.Contains(rep.Verdict.Fix, tc.fix) || rep.Verdict.KyoceraCode != "1102" {
+					t.Errorf("verdict %+v", rep.Verdict)
+				}
+			}
+		})
 	}
 }

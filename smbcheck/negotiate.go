@@ -90,10 +90,47 @@ func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 		for k, v := range ev {
 			s.Evidence["library_"+k] = v
 		}
+		if c.dialectFloor(s, si) {
+			return false
+		}
 		c.fail(s, CauseUnknown, "the server negotiates SMB2 with a raw probe, but the SMB library's negotiation failed: "+cause.Error(), "")
 		return false
 	}
 	return c.judgeNegotiate(s, si)
+}
+
+// dialectFloor tells a server that refused the MFP's highest dialect (the
+// only one the logon offered, Device.MaxDialect) while it negotiates a
+// higher one with a client that offers them all: its lowest dialect is
+// above the MFP's highest. It ends the negotiate step and reports true
+// when that is so.
+func (c negotiateStep) dialectFloor(s *stepState, si *smbconn.ServerInfo) bool {
+	highest := c.o.Device.MaxDialect
+	chosen, err := ParseDialect(si.Dialect)
+	if highest <= DialectSMB1 || err != nil || chosen <= highest {
+		return false
+	}
+	s.Evidence["device_max_dialect"] = highest.String()
+	c.fail(s, CauseDialectFloor, fmt.Sprintf("the server refuses SMB %s, the MFP's highest dialect (it negotiates SMB %s with a client that offers every dialect): its lowest dialect is above what the MFP speaks", highest, si.Dialect),
+		fmt.Sprintf("Enable SMB 3 on the MFP if its firmware has it (Command Center RX → Network Settings → Protocol → SMB Client), or update the firmware; or let the server accept SMB %s (Samba: server min protocol = %s); or let the MFP scan to scanwarden's fallback share.", highest, sambaProtocol(highest)))
+	return true
+}
+
+// sambaProtocol is Samba's name of a dialect (server min protocol).
+func sambaProtocol(d Dialect) string {
+	switch d {
+	case DialectSMB1:
+		return "NT1"
+	case DialectSMB202:
+		return "SMB2_02"
+	case DialectSMB21:
+		return "SMB2_10"
+	case DialectSMB30:
+		return "SMB3_00"
+	case DialectSMB302:
+		return "SMB3_02"
+	}
+	return "SMB3_11"
 }
 
 func (c negotiateStep) negotiateEvidence(s *stepState, si *smbconn.ServerInfo) {

@@ -36,7 +36,7 @@ var ntTable = map[ntstatus.Status]ntInfo{
 	ntstatus.NoSuchUser:             {CauseBadCredentials, nil},
 	ntstatus.WrongPassword:          {CauseBadCredentials, nil},
 	ntstatus.LogonFailure:           {CauseBadCredentials, nil},
-	ntstatus.AccountRestriction:     {CauseBadCredentials, nil},
+	ntstatus.AccountRestriction:     {CauseAccountRestricted, nil},
 	ntstatus.InvalidLogonHours:      {CauseLogonHours, nil},
 	ntstatus.InvalidWorkstation:     {CauseWorkstationRestricted, nil},
 	ntstatus.PasswordExpired:        {CausePasswordExpired, nil},
@@ -62,7 +62,7 @@ var ntTable = map[ntstatus.Status]ntInfo{
 	ntstatus.IOTimeout:              {CauseTimeout, nil},
 	ntstatus.UserSessionDeleted:     {CauseUnknown, nil},
 	ntstatus.QuotaExceeded:          {CauseDiskFull, nil},
-	ntstatus.LogonTypeNotGranted:    {CauseShareAccessDenied, nil},
+	ntstatus.LogonTypeNotGranted:    {CauseLogonTypeNotGranted, nil},
 	ntstatus.TrustedRelationship:    {CauseUnknown, nil},
 	ntstatus.NoLogonServers:         {CauseServerResources, nil},
 	ntstatus.SmartcardLogonRequired: {CauseBadCredentials, nil},
@@ -78,4 +78,12 @@ var ntTable = map[ntstatus.Status]ntInfo{
 	ntstatus.NetworkSessionExpired:  {CauseUnknown, nil},
 	ntstatus.DeletePending:          {"", nil},
 	ntstatus.NTLMBlocked:            {CauseNTLMBlocked, nil},
+}
+
+// judgesNoPassword reports whether a logon refused with st judged no
+// password — the server refused NTLM itself, or the account's kind of
+// logon after its password was right — so it spends none of the failed-
+// logon budget.
+func judgesNoPassword(st ntstatus.Status) bool {
+	return st == ntstatus.NTLMBlocked || st == ntstatus.AccountRestriction || st == ntstatus.LogonTypeNotGranted
 }

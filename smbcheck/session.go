@@ -297,7 +297,7 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *sm
 			// happened next (the DC may have counted it) — unless the
 			// server refused NTLM itself, judging no password.
 			out := Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()}
-			if e.Status == ntstatus.NTLMBlocked {
+			if judgesNoPassword(e.Status) {
 				out = Outcome{Kind: Cancelled}
 			}
 			o.Ledger.Resolve(rctx, l.id, out)

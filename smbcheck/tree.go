@@ -26,6 +26,13 @@ func (c treeStep) stepTree(ctx context.Context) (*smbconn.Share, bool) {
 	s.Evidence["unc"] = unc
 	sh, err := c.sess.Mount(tctx, c.t.Host, c.t.Share)
 	if err == nil {
+		if sh.EncryptionAsked() {
+			// What the server demands, said even when it passes: an MFP
+			// that cannot encrypt is refused here.
+			s.Evidence["encryption"] = "asked by the server (SMB3)"
+			c.ok(s, "connected to share "+c.t.Share+"; the server asks for SMB3 encryption on it")
+			return sh, true
+		}
 		c.ok(s, "connected to share "+c.t.Share)
 		return sh, true
 	}
@@ -39,7 +46,7 @@ func (c treeStep) stepTree(ctx context.Context) (*smbconn.Share, bool) {
 		detail = fmt.Sprintf("the server has no share %s", c.t.Share)
 		fix = fmt.Sprintf("Correct the share name in the destination's Path on the MFP (it starts with the share: %s\\...), or create the share %s on %s.", c.t.Share, c.t.Share, c.t.Host)
 	case CauseShareAccessDenied:
-		if c.treeGuestRefused(s) {
+		if c.treeGuestRefused(s) || c.encryptionRefused(ctx, s) {
 			return nil, false
 		}
 		detail = fmt.Sprintf("the server refuses %s access to share %s", c.grantee(), c.t.Share)
@@ -68,4 +75,39 @@ func (c treeStep) treeGuestRefused(s *stepState) bool {
 		return true
 	}
 	return false
+}
+
+// encryptionRefused tells, for an MFP that cannot encrypt, a share that
+// refused it because it demands SMB3 encryption: scanwarden's own client
+// (which encrypts) logs on once more and connects the share — only on this
+// failure, the password being known right. It ends the tree step and
+// reports true when the share let that client in and asked it for
+// encryption.
+func (c treeStep) encryptionRefused(ctx context.Context, s *stepState) bool {
+	d := c.o.Device
+	if c.smb1 || !(d.NoEncryption || d.MaxDialect != 0 && d.MaxDialect < DialectSMB30) {
+		return false
+	}
+	c.own = true
+	res := (sessionStep{c.checker}).attempt(ctx, nil, c.form)
+	c.own = false
+	if res.sess == nil {
+		return false
+	}
+	defer res.sess.Close()
+	tctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	sh, err := res.sess.Mount(tctx, c.t.Host, c.t.Share)
+	if err != nil || !sh.EncryptionAsked() {
+		return false
+	}
+	s.Evidence["encryption"] = "required: scanwarden's own client is let in and asked to encrypt"
+	s.Evidence["device_encrypts"] = false
+	why := "the MFP cannot encrypt"
+	if d.MaxDialect != 0 && d.MaxDialect < DialectSMB30 {
+		why = fmt.Sprintf("the MFP's highest dialect, SMB %s, has no encryption", d.MaxDialect)
+	}
+	c.fail(s, CauseEncryptionRequired, fmt.Sprintf("share %s requires SMB3 encryption and %s: the server refuses it at the tree connect", c.t.Share, why),
+		fmt.Sprintf("Stop requiring encryption on share %s (Windows: Set-SmbShare -Name %s -EncryptData $false; Samba: smb encrypt = desired), or update the MFP to firmware whose SMB client encrypts (SMB 3); or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts.", c.t.Share, c.t.Share))
+	return true
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -95,6 +96,9 @@ func (c writeStep) canaryRoundTrip(ctx, wctx context.Context, s *stepState, sh *
 			// may have been carried out. The next check sweeps the name.
 			keepRecord = true
 		}
+		if refusedOrAbsent(err) && c.typeRefused(wctx, s, sh, p, name, err) {
+			return false, false
+		}
 		c.writeFailed(s, "create", err, p)
 		return false, keepRecord
 	}
@@ -161,7 +165,7 @@ func (c writeStep) writeCanary(ctx context.Context, s *stepState, f smbconn.Test
 		}
 		return false
 	}
-	payload := canaryPayload(name)
+	payload := testFile(c.o.Device.FileType, name)
 	if interrupted() {
 		f.Close()
 		return false, nil
@@ -212,6 +216,57 @@ func (c writeStep) writeCanary(ctx context.Context, s *stepState, f smbconn.Test
 		return false, nil
 	}
 	return true, probeErr
+}
+
+// typeRefused tells, when the device's test file (p, named for its file
+// type) could not be created, a folder that refuses that type while it
+// takes other files: one .tmp file of the same name is created (to be
+// deleted on close) and removed. It ends the write step and reports true
+// when that is so.
+func (c writeStep) typeRefused(ctx context.Context, s *stepState, sh *smbconn.Share, p, name string, err error) bool {
+	ext := c.o.Device.FileType.Ext()
+	if c.o.Device.FileType == "" || !strings.HasSuffix(p, ext) {
+		return false
+	}
+	other := strings.TrimSuffix(name, ext) + ".tmp"
+	op := strings.TrimSuffix(p, ext) + ".tmp"
+	forget := c.recordCanary(ctx, other)
+	f, doomed, terr := sh.CreateTest(ctx, op)
+	if terr != nil {
+		if _, answered := smbconn.StatusOf(terr); answered {
+			forget(ctx)
+		}
+		return false
+	}
+	f.Close()
+	if doomed || sh.Remove(ctx, op) == nil {
+		forget(ctx)
+	} else {
+		c.r.Canary = c.t.Share + `\` + op
+	}
+	_, ev := classify(StepWrite, err)
+	for k, v := range ev {
+		s.Evidence[k] = v
+	}
+	s.Evidence["operation"] = "create"
+	s.Evidence["file_type"] = string(c.o.Device.FileType)
+	s.Evidence["other_type_accepted"] = other
+	c.fail(s, CauseFileTypeRefused, fmt.Sprintf("%s refuses %s files (%s), the MFP's scan file type, and takes other files (%s)", c.folder(), ext, errText(attemptResult{err: err, status: statusOf(err)}), other),
+		fmt.Sprintf("Allow %s files in %s (the server's file screen, antivirus rule or Samba's veto files), or change the MFP's scan file type.", ext, c.folder()))
+	return true
+}
+
+// refusedOrAbsent reports whether the server answered a create with a
+// refusal or "no such name" (what a file screen or veto files answer) —
+// the SMB library keeps only os.ErrPermission or os.ErrNotExist of some.
+func refusedOrAbsent(err error) bool {
+	return errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrNotExist)
+}
+
+// statusOf is the NT status err carries (0: none).
+func statusOf(err error) ntstatus.Status {
+	st, _ := smbconn.StatusOf(err)
+	return st
 }
 
 // canaryName is a new test file's name: recognisable, dated, unique.

@@ -34,6 +34,7 @@ type Conn struct {
 	v1    *smb1.Conn       // set over SMB1
 	guest bool             // the server logged the session on as guest
 	stamp *smbwire.Stamper // SMB2/3: delete-on-close for the canary's CREATE
+	sniff *smbwire.Sniffer // SMB2/3: read the logon and the first tree connect along
 }
 
 // A Gate is asked, with what the server told so far (dialect, signing, the
@@ -107,6 +108,11 @@ func LogonWith(ctx context.Context, conn net.Conn, port int, host, typed string,
 	}
 	stamp := smbwire.NewStamper(sessionKey)
 	sc := smbwire.NewSniffer(conn, stamp, hold)
+	if dev.NoEncryption {
+		// An MFP that cannot encrypt does not offer it (SMB 3.0 and 3.0.2;
+		// below them there is none to offer).
+		sc.WithoutCapabilities(smbwire.CapEncryption)
+	}
 	type result struct {
 		s   *smb2.Session
 		err error
@@ -149,7 +155,7 @@ wait:
 		return nil, info, fmt.Errorf("session setup as %s: %w", typed, res.err)
 	}
 	conn.SetDeadline(time.Time{})
-	return &Conn{conn: sc, s: res.s, guest: seen.Guest(), stamp: stamp}, info, nil
+	return &Conn{conn: sc, s: res.s, guest: seen.Guest(), stamp: stamp, sniff: sc}, info, nil
 }
 
 // Guest reports whether the server logged the session on as guest (or

@@ -71,12 +71,13 @@ func (d Device) Validate() error {
 		return bad("device_min_dialect", n.MinDialect.String(), "above the device's highest dialect "+what)
 	case d.FileType != "" && !d.FileType.valid():
 		return bad("device_file_type", string(d.FileType), "not a scan file type ("+fileTypeList()+")")
-	case d.NoEncryption && (n.MaxDialect == 0 || n.MaxDialect >= DialectSMB30):
-		// SMB 2.x cannot encrypt: a device limited to it is replayed
-		// exactly. Above it the replay cannot yet withhold encryption
-		// from a server that asks for it, and would pass where the MFP
-		// fails.
-		return bad("device_no_encryption", true, "replayed only for a device whose highest dialect is 2.1 or lower (set its max dialect)")
+	case d.NoEncryption && (n.MaxDialect == 0 || n.MaxDialect >= DialectSMB311):
+		// SMB 2.x cannot encrypt; over 3.0 and 3.0.2 the negotiate
+		// offers no encryption, as such an MFP does. SMB 3.1.1 hashes
+		// its negotiate into the session's keys: the SMB library's own
+		// offer (encryption included) must leave, and the replay would
+		// pass where the MFP fails.
+		return bad("device_no_encryption", true, "replayed only for a device whose highest dialect is 3.0.2 or lower (set its max dialect)")
 	}
 	return nil
 }

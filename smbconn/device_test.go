@@ -76,7 +76,8 @@ func TestDeviceValidate(t *testing.T) {
 		// No replay yet withholds encryption from an SMB3 server that asks
 		// for it: refused rather than an "ok" the MFP would not get.
 		{Device{NoEncryption: true}, "device_no_encryption"},
-		{Device{NoEncryption: true, MaxDialect: DialectSMB30}, "device_no_encryption"},
+		{Device{NoEncryption: true, MaxDialect: DialectSMB302}, ""},
+		{Device{NoEncryption: true, MaxDialect: DialectSMB311}, "device_no_encryption"},
 	} {
 		err := c.d.Validate()
 		var fe *scanwarden.FieldError

@@ -21,6 +21,9 @@ type Share struct {
 	s     *smb2.Share      // nil over SMB1
 	v1    *smb1.Conn       // set over SMB1
 	stamp *smbwire.Stamper // SMB2/3: delete-on-close and no-replace stamps
+	// encrypt: the server asked for SMB3 encryption, for the session or
+	// for this share (the first tree connect of a Conn is read along).
+	encrypt bool
 }
 
 // Mount connects share on host (as the MFP stores the name: it is part of
@@ -36,8 +39,18 @@ func (c *Conn) Mount(ctx context.Context, host, share string) (*Share, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Share{s: m, stamp: c.stamp}, nil
+	sh := &Share{s: m, stamp: c.stamp}
+	if c.sniff != nil {
+		sh.encrypt = c.sniff.Seen().EncryptionAsked()
+	}
+	return sh, nil
 }
+
+// EncryptionAsked reports whether the server asked for SMB3 encryption on
+// this share (or the whole session): the library then encrypts, and an MFP
+// that cannot is refused (Windows, Samba's smb encrypt = required) or let
+// in unencrypted (Samba's desired). Known for the first share of a Conn.
+func (sh *Share) EncryptionAsked() bool { return sh.encrypt }
 
 // SMB1 reports whether the share is reached over SMB1 (one request in
 // flight at a time).

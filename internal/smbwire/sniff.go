@@ -27,8 +27,13 @@ type Sniffer struct {
 	outRemain int         // bytes of the message being written still to come
 	held      atomic.Bool // hold was called, or the logon is over
 
+	// noCaps are capability bits cleared from the NEGOTIATE request (see
+	// WithoutCapabilities).
+	noCaps uint32
+
 	mu     sync.Mutex
-	off    bool   // sniffing stopped once the session is up
+	off    bool   // sniffing stopped (after the first tree connect)
+	over   bool   // the logon is over: only a TREE_CONNECT answer is read
 	hdr    []byte // transport header of the frame being read
 	body   []byte // the frame's first bytes (at most MaxFrame)
 	remain int    // bytes of the current frame still to read
@@ -52,7 +57,36 @@ type Seen struct {
 	// SessionFlags.
 	SetUp        bool
 	SessionFlags uint16
+	// Tree is set by the first TREE_CONNECT answer after the logon (read
+	// in the clear: not on an encrypted session); TreeStatus is its
+	// status, ShareFlags its share flags.
+	Tree       bool
+	TreeStatus ntstatus.Status
+	ShareFlags uint32
 }
+
+// Share and session flags the server sets when it wants the traffic
+// encrypted (MS-SMB2 2.2.10, 2.2.6).
+const (
+	ShareFlagEncryptData   = 0x00008000
+	SessionFlagEncryptData = 0x0004
+)
+
+// EncryptionAsked reports whether the server asked for SMB3 encryption:
+// for the session, or for the share of the first tree connect.
+func (s Seen) EncryptionAsked() bool {
+	return s.SetUp && s.SessionFlags&SessionFlagEncryptData != 0 || s.Tree && s.ShareFlags&ShareFlagEncryptData != 0
+}
+
+// CapEncryption is the NEGOTIATE request's SMB2_GLOBAL_CAP_ENCRYPTION.
+const CapEncryption = 0x00000040
+
+// WithoutCapabilities clears bits from the Capabilities of the NEGOTIATE
+// request the SMB library writes — what an MFP that cannot encrypt offers
+// (CapEncryption). Only for a request without negotiate contexts: SMB
+// 3.1.1 hashes the request into its keys, so the library's own copy must
+// be what leaves. Call before the logon starts.
+func (c *Sniffer) WithoutCapabilities(bits uint32) { c.noCaps = bits }
 
 // Guest reports whether the server marked the session as a guest (or
 // null) session: the password was not really checked.
@@ -108,6 +142,7 @@ func (c *Sniffer) outgoing(p []byte) []byte {
 		return p
 	case c.outRemain > 0 && c.outRemain == len(p):
 		c.outRemain = 0
+		p = c.negotiateRequest(p)
 		c.stamp.LogonMessage(p, true)
 		return c.stamp.Outgoing(p)
 	}
@@ -130,6 +165,29 @@ func (c *Sniffer) outgoing(p []byte) []byte {
 	return p
 }
 
+// negotiateRequest is p with the capabilities of WithoutCapabilities
+// cleared when it is a NEGOTIATE request offering no SMB 3.1.1 (a copy;
+// the same length).
+func (c *Sniffer) negotiateRequest(p []byte) []byte {
+	if c.noCaps == 0 || len(p) < 64+36 || string(p[:4]) != "\xfeSMB" || binary.LittleEndian.Uint16(p[12:]) != 0 ||
+		binary.LittleEndian.Uint32(p[16:])&1 != 0 {
+		return p
+	}
+	n := int(binary.LittleEndian.Uint16(p[64+2:]))
+	if len(p) < 64+36+2*n {
+		return p
+	}
+	for i := range n {
+		if binary.LittleEndian.Uint16(p[64+36+2*i:]) == 0x0311 {
+			return p
+		}
+	}
+	q := append([]byte(nil), p...)
+	caps := binary.LittleEndian.Uint32(q[64+8:])
+	binary.LittleEndian.PutUint32(q[64+8:], caps&^c.noCaps)
+	return q
+}
+
 func (c *Sniffer) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
@@ -142,16 +200,20 @@ func (c *Sniffer) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Stop ends the sniffing once the logon is over (set up or failed); the
-// Stamper is told the logon is done.
+// Stop ends the sniffing of the logon once it is over (set up or
+// failed); the Stamper is told the logon is done. The first TREE_CONNECT
+// answer after it is still read (Seen.Tree), then nothing more.
 func (c *Sniffer) Stop() {
 	c.held.Store(true)
 	if c.stamp != nil {
 		c.stamp.LogonDone()
 	}
 	c.mu.Lock()
-	c.off = true
-	c.hdr, c.body = nil, nil
+	c.over = true
+	if !c.seen.SetUp {
+		c.off = true
+		c.hdr, c.body = nil, nil
+	}
 	c.mu.Unlock()
 }
 
@@ -165,7 +227,7 @@ func (c *Sniffer) Seen() Seen {
 // feed follows the frame boundaries of the byte stream, keeping each
 // frame's first bytes (all of a negotiate or session setup response).
 func (c *Sniffer) feed(b []byte) {
-	for len(b) > 0 {
+	for len(b) > 0 && !c.off {
 		if len(c.hdr) < 4 {
 			k := min(4-len(c.hdr), len(b))
 			c.hdr = append(c.hdr, b[:k]...)
@@ -201,10 +263,25 @@ func frameLen(h []byte) int { return int(h[1])<<16 | int(h[2])<<8 | int(h[3]) }
 
 func (c *Sniffer) inspect(m []byte) {
 	if len(m) < 64 || string(m[:4]) != "\xfeSMB" {
+		if c.over {
+			// An encrypted (or unknown) frame after the logon: nothing
+			// more can be read in the clear.
+			c.off = true
+		}
 		return
 	}
 	status := ntstatus.Status(binary.LittleEndian.Uint32(m[8:]))
 	cmd := binary.LittleEndian.Uint16(m[12:])
+	if c.over {
+		if cmd == 3 && binary.LittleEndian.Uint32(m[16:])&1 != 0 && status != ntstatus.Pending { // TREE_CONNECT answer
+			c.seen.Tree, c.seen.TreeStatus = true, status
+			if status == ntstatus.Success && len(m) >= 64+8 {
+				c.seen.ShareFlags = binary.LittleEndian.Uint32(m[64+4:])
+			}
+			c.off = true
+		}
+		return
+	}
 	if cmd > 1 { // only NEGOTIATE and SESSION_SETUP
 		return
 	}
