@@ -105,6 +105,13 @@ type Story struct {
 	At     time.Time  `json:"at"`
 	Reader string     `json:"reader"` // the reading account
 	Share  *ShareUses `json:"share,omitempty"`
+	// Sessions is how many sessions the server holds besides this
+	// reading's own (NetSessionEnum; nil: not counted).
+	Sessions *int `json:"sessions,omitempty"`
+	// SessionsNot says why the sessions were not counted (NetSessionEnum
+	// needs an administrator on Windows and BUILTIN\Administrators on
+	// Samba): kept in the report, not repeated on every line.
+	SessionsNot string `json:"sessions_not_counted,omitempty"`
 	// Logs are the logs read; Events what they hold about the failure,
 	// oldest first.
 	Logs   []string `json:"logs,omitempty"`
@@ -156,7 +163,11 @@ func Read(ctx context.Context, a Account, q Query) Story {
 	defer ipc.Umount()
 	ipc = ipc.WithContext(ctx)
 	if q.Share != "" {
-		st.Share, err = shareUses(ipc, q.Host, q.Share)
+		var why error
+		st.Share, st.Sessions, why, err = serverUses(ipc, q.Host, q.Share)
+		if why != nil {
+			st.SessionsNot = explain(why)
+		}
 		if err != nil {
 			st.Problems = append(st.Problems, fmt.Sprintf("could not count the connections to share %s: %s", q.Share, explain(err)))
 		}
@@ -182,25 +193,33 @@ func openPipe(ipc *smb2.Share, name string) (pipe, error) {
 	return f, nil
 }
 
-func shareUses(ipc *smb2.Share, host, share string) (*ShareUses, error) {
+// serverUses counts the share's connections against its limit and, where
+// the account may ask, the server's sessions besides this one (why: the
+// reason they were not counted).
+func serverUses(ipc *smb2.Share, host, share string) (uses *ShareUses, sessions *int, why, err error) {
 	p, err := openPipe(ipc, "srvsvc")
 	if err != nil {
-		return nil, fmt.Errorf("open \\pipe\\srvsvc: %w", err)
+		return nil, nil, nil, fmt.Errorf("open \\pipe\\srvsvc: %w", err)
 	}
 	defer p.Close()
 	c, err := msrpc.Bind(p, msrpc.ServerService)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	u, err := msrpc.ShareGetInfo(c, `\\`+host, share)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	out := &ShareUses{Share: share, Current: int(u.Current)}
+	uses = &ShareUses{Share: share, Current: int(u.Current)}
 	if u.Max != msrpc.Unlimited {
-		out.Max = int(u.Max)
+		uses.Max = int(u.Max)
 	}
-	return out, nil
+	n, why := msrpc.SessionEnum(c, `\\`+host)
+	if why == nil && n >= 1 {
+		others := n - 1 // this reading's own
+		sessions = &others
+	}
+	return uses, sessions, why, nil
 }
 
 func readLogs(ipc *smb2.Share, a Account, q Query, st *Story) {
@@ -322,6 +341,9 @@ func (s *Story) Lines() []string {
 		} else {
 			out = append(out, fmt.Sprintf("share %s: %d connections in use (no limit set)", s.Share.Share, s.Share.Current))
 		}
+	}
+	if s.Sessions != nil {
+		out = append(out, fmt.Sprintf("%d other sessions open on the server", *s.Sessions))
 	}
 	for _, e := range s.Events {
 		out = append(out, e.At.Format("2006-01-02 15:04:05Z")+" "+e.Log+" "+e.Text)

@@ -40,6 +40,7 @@ func FuzzParseStubs(f *testing.F) {
 			t.Fatalf("%d bytes of data from a stub of %d", len(r.Data), len(b))
 		}
 		ParseShareGetInfo(b)
+		ParseSessionEnum(b)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -254,5 +255,45 @@ func TestOpenEventLogRequest(t *testing.T) {
 	}
 	if binary.LittleEndian.Uint16(b[4:]) != 16 || binary.LittleEndian.Uint32(b[12:]) != 8 || binary.LittleEndian.Uint32(b[20:]) != 8 {
 		t.Errorf("% x", b)
+	}
+}
+
+func TestSessionEnum(t *testing.T) {
+	req := SessionEnumRequest(`\\evtsrv`)
+	if len(req)%4 != 0 || binary.LittleEndian.Uint32(req[len(req)-8:]) != 0xFFFFFFFF {
+		t.Errorf("request % x", req)
+	}
+	le := binary.LittleEndian
+	var b []byte
+	for _, v := range []uint32{0, 0, 0x20000, 2, 0x20004, 2, 0x20008, 0x2000c} {
+		b = le.AppendUint32(b, v)
+	}
+	for _, name := range []string{`\\10.77.0.2`, `\\10.77.0.9x`} {
+		u := utf16.Encode([]rune(name + "\x00"))
+		b = le.AppendUint32(b, uint32(len(u)))
+		b = le.AppendUint32(b, 0)
+		b = le.AppendUint32(b, uint32(len(u)))
+		for _, c := range u {
+			b = le.AppendUint16(b, c)
+		}
+		for len(b)%4 != 0 {
+			b = append(b, 0)
+		}
+	}
+	b = le.AppendUint32(b, 2) // TotalEntries
+	b = le.AppendUint32(b, 0) // ResumeHandle: NULL
+	b = le.AppendUint32(b, 0)
+	n, err := ParseSessionEnum(b)
+	if err != nil || n != 2 {
+		t.Fatalf("sessions %d, %v", n, err)
+	}
+	for _, cut := range []int{4, 12, 40, len(b) - 8} {
+		if _, err := ParseSessionEnum(append(append([]byte(nil), b[:cut]...), 0, 0, 0, 0)); err == nil {
+			t.Errorf("cut at %d accepted", cut)
+		}
+	}
+	le.PutUint32(b[len(b)-4:], 5)
+	if _, err := ParseSessionEnum(b); err == nil || !strings.Contains(err.Error(), "access denied") {
+		t.Errorf("denied: %v", err)
 	}
 }

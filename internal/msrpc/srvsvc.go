@@ -80,3 +80,91 @@ func ShareGetInfo(c *Conn, server, share string) (ShareUses, error) {
 	}
 	return ParseShareGetInfo(stub)
 }
+
+const opNetSessionEnum = 12
+
+// SessionEnumRequest is NetrSessionEnum's stub at level 0 for server: every
+// client, every user, all at once, no resume handle.
+func SessionEnumRequest(server string) []byte {
+	var e enc
+	e.u32(0x00020000) // ServerName
+	e.stringz(server)
+	e.u32(0)          // ClientName: NULL
+	e.u32(0)          // UserName: NULL
+	e.u32(0)          // InfoStruct.Level
+	e.u32(0)          // the union's switch
+	e.u32(0x00020004) // Level0: a container
+	e.u32(0)          // EntriesRead
+	e.u32(0)          // Buffer: NULL
+	e.u32(0xFFFFFFFF) // PreferedMaximumLength
+	e.u32(0)          // ResumeHandle: NULL
+	return e.b
+}
+
+// ParseSessionEnum reads NetrSessionEnum's level-0 response: the number of
+// sessions the server holds (TotalEntries), cross-checked with the entries
+// it listed.
+func ParseSessionEnum(stub []byte) (int, error) {
+	st, err := status(stub)
+	if err != nil {
+		return 0, fmt.Errorf("session enum: %w", err)
+	}
+	if st != 0 && st != 234 { // ERROR_MORE_DATA still counts them all
+		return 0, &WinError{"session enum", st}
+	}
+	d := dec{b: stub[:len(stub)-4]}
+	if level, sw := d.u32(), d.u32(); d.err == nil && (level != 0 || sw != 0) {
+		return 0, fmt.Errorf("session enum: level %d, want 0", level)
+	}
+	listed := 0
+	if ptr := d.u32(); ptr != 0 {
+		read := d.u32()
+		if buf := d.u32(); buf != 0 {
+			n := d.u32()
+			if d.err == nil && (n != read || n > 1<<16) {
+				return 0, fmt.Errorf("session enum: %d entries said, %d sent", read, n)
+			}
+			names := make([]uint32, 0, n)
+			for i := uint32(0); i < n && d.err == nil; i++ {
+				names = append(names, d.u32())
+			}
+			for _, p := range names {
+				if p == 0 {
+					continue
+				}
+				max, _, actual := d.u32(), d.u32(), d.u32()
+				if actual > max {
+					return 0, fmt.Errorf("session enum: a name of %d characters in %d", actual, max)
+				}
+				d.take(2 * int(actual))
+				d.align(4)
+			}
+			listed = int(n)
+		}
+	}
+	total := d.u32()
+	resume := d.u32()
+	if resume != 0 {
+		d.u32()
+	}
+	if d.err != nil {
+		return 0, fmt.Errorf("session enum: %w", d.err)
+	}
+	if d.off != len(d.b) {
+		return 0, fmt.Errorf("session enum: %d bytes left over", len(d.b)-d.off)
+	}
+	if int(total) < listed {
+		return 0, fmt.Errorf("session enum: %d in total, %d listed", total, listed)
+	}
+	return int(total), nil
+}
+
+// SessionEnum asks a bound srvsvc connection how many sessions server
+// holds.
+func SessionEnum(c *Conn, server string) (int, error) {
+	stub, err := c.Call(opNetSessionEnum, SessionEnumRequest(server))
+	if err != nil {
+		return 0, err
+	}
+	return ParseSessionEnum(stub)
+}
