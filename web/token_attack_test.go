@@ -48,6 +48,13 @@ func TestAttackTokenScopes(t *testing.T) {
 		{"read", "GET", "/api/v1/destinations", 200},
 		{"read", "GET", "/api/v1/audit", 200},
 		{"read", "POST", "/api/v1/destinations/reception/check", 403},
+		{"read", "POST", "/api/v1/devices", 403},
+		{"read", "POST", "/api/v1/devices/mfp01", 403},
+		{"read", "POST", "/api/v1/devices/mfp01/remove", 403},
+		{"read", "POST", "/api/v1/destinations", 403},
+		{"read", "POST", "/api/v1/destinations/reception", 403},
+		{"read", "POST", "/api/v1/destinations/reception/remove", 403},
+		{"metrics", "POST", "/api/v1/destinations", 403},
 		{"admin", "GET", "/api/v1/devices", 200},
 		{"admin", "POST", "/api/v1/destinations/reception/check", 200},
 	}
