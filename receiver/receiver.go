@@ -178,38 +178,60 @@ func (r *Receiver) Open(ctx context.Context) error {
 	if err := r.layout(ctx); err != nil {
 		return err
 	}
-	if r.cfg.ExternalSamba {
-		// The root side (`scanwarden receiver prepare`, run by the smbd
-		// unit) renders smb.conf from root's config and this list, makes
-		// the accounts, and reloads smbd when the list changes (a path
-		// unit watches the file).
-		if _, err := WriteAllowFile(AllowFile(r.cfg.DataDir), r.cfg.Allow); err != nil {
-			return fmt.Errorf("receiver: %w", err)
-		}
-		// Older versions kept smbd's config here, written by the daemon:
-		// removed (as the daemon's user), so nothing of it is left for an
-		// smbd to read.
-		if old := filepath.Join(r.cfg.DataDir, "smbd"); old != r.samba.cfg.Dir {
-			if err := os.RemoveAll(old); err != nil {
-				r.log.Warn("old smbd folder not removed", "dir", old, "err", err)
-			}
-		}
-		r.samba.pid.Store(int64(r.samba.Find()))
-	} else if err := r.samba.Start(ctx); err != nil {
+	if err := r.openSamba(ctx); err != nil {
 		return err
 	}
 	r.writeRunInfo()
 	if err := r.recover(ctx); err != nil {
 		return err
 	}
-	g := r.ingester()
 	audit := newAuditTail(r.samba.AuditLog())
 	if r.observer != nil {
 		audit.obs = newObservations()
 	}
-	w := newWatcher(r.cfg.Watch, Inbox(r.cfg.DataDir), g, audit, r.log)
-	if err := w.start(); err != nil {
+	w, err := r.openWatcher(audit)
+	if err != nil {
 		return err
+	}
+	r.w = w
+	r.fw = r.forwarder()
+	r.startLoops(ctx, w, audit)
+	return nil
+}
+
+// openSamba starts smbd — or, when the root side runs it (ExternalSamba),
+// hands that side the allow list and finds its smbd.
+func (r *Receiver) openSamba(ctx context.Context) error {
+	if !r.cfg.ExternalSamba {
+		return r.samba.Start(ctx)
+	}
+	// The root side (`scanwarden receiver prepare`, run by the smbd
+	// unit) renders smb.conf from root's config and this list, makes
+	// the accounts, and reloads smbd when the list changes (a path
+	// unit watches the file).
+	if _, err := WriteAllowFile(AllowFile(r.cfg.DataDir), r.cfg.Allow); err != nil {
+		return fmt.Errorf("receiver: %w", err)
+	}
+	// Older versions kept smbd's config here, written by the daemon:
+	// removed (as the daemon's user), so nothing of it is left for an
+	// smbd to read.
+	if old := filepath.Join(r.cfg.DataDir, "smbd"); old != r.samba.cfg.Dir {
+		if err := os.RemoveAll(old); err != nil {
+			r.log.Warn("old smbd folder not removed", "dir", old, "err", err)
+		}
+	}
+	r.samba.pid.Store(int64(r.samba.Find()))
+	return nil
+}
+
+// openWatcher starts the inbox watcher: a scan it holds for a destination
+// kicks the forwarder (and, with an observer, tells what its writer's
+// client did); a problem with its signal stops taking scans, said in
+// receiver.json.
+func (r *Receiver) openWatcher(audit *auditTail) (*watcher, error) {
+	w := newWatcher(r.cfg.Watch, Inbox(r.cfg.DataDir), r.ingester(), audit, r.log)
+	if err := w.start(); err != nil {
+		return nil, err
 	}
 	w.onScan = func(sc Scan, out outcome) {
 		if out == ingested && sc.State == Held {
@@ -230,8 +252,12 @@ func (r *Receiver) Open(ctx context.Context) error {
 		r.mu.Unlock()
 		r.writeRunInfo()
 	}
-	r.w = w
-	r.fw = r.forwarder()
+	return w, nil
+}
+
+// startLoops runs the watcher's, the share probe's, the forwarder's and
+// (with an observer) the observations' loops until Close.
+func (r *Receiver) startLoops(ctx context.Context, w *watcher, audit *auditTail) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	r.wg.Add(3)
@@ -255,7 +281,6 @@ func (r *Receiver) Open(ctx context.Context) error {
 		defer r.wg.Done()
 		r.forwardLoop(ctx)
 	}()
-	return nil
 }
 
 func (r *Receiver) ingester() *ingester {
