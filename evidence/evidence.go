@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/pattern"
 	"github.com/scanwarden/scanwarden/serverlog"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -86,7 +87,8 @@ func (r Readers) Attach(ctx context.Context, t smbcheck.Target, rep *smbcheck.Re
 		started = time.Now()
 	}
 	st := serverlog.Read(ctx, a, serverlog.Query{Host: t.Host, Port: t.Info().Port, Share: t.Share, Events: !rep.OK(),
-		From: started.Add(-before), Until: time.Now().Add(time.Minute), Account: user, Workstation: ws, Timeout: r.Timeout})
+		From: started.Add(-before), Until: time.Now().Add(time.Minute), BootsFrom: started.Add(-pattern.DefaultWindow),
+		Account: user, Workstation: ws, Timeout: r.Timeout})
 	rep.ServerLog = &st
 }
 

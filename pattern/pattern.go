@@ -513,9 +513,11 @@ func restart(checks []Check, starts []time.Time, loc *time.Location, span string
 		}
 		return last, !last.IsZero()
 	}
+	// Failures right after a start the checks saw happen (a start before
+	// the first check says nothing: the checks may just have begun then).
 	after := 0
 	for _, c := range failures {
-		if s, ok := started(c.At, c.ServerStart); ok && c.At.Sub(s) <= RestartGrace {
+		if s, ok := started(c.At, c.ServerStart); ok && s.After(checks[0].At) && c.At.Sub(s) <= RestartGrace {
 			after++
 		}
 	}

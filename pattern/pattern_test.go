@@ -104,6 +104,18 @@ func TestExplain(t *testing.T) {
 			want:  []string{"3 of 3 failures came within 15 minutes"},
 		},
 		{
+			name: "started just before the checks began",
+			h: History{Checks: func() []Check {
+				var cs []Check
+				start := now.Add(-10 * time.Minute)
+				for i := 0; i < 8; i++ {
+					cs = append(cs, Check{At: start.Add(time.Duration(i) * time.Minute), OK: i%2 == 1, Sessions: -1, ServerStart: start.Add(-time.Minute)})
+				}
+				return cs
+			}()},
+			want: []string{"intermittently", ": no pattern yet"},
+		},
+		{
 			name: "up too long",
 			h: History{Checks: func() []Check {
 				all := append([]time.Time{now.Add(-15 * 24 * time.Hour)}, boots...)

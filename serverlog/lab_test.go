@@ -33,9 +33,12 @@ func TestLabReadEventLog(t *testing.T) {
 		"S-1-0-0", "-", "-", "0x0", "S-1-0-0", "someoneelse", "EVTSRV", "0xc000006d", "%%2313", "0xc0000064", "3",
 		"NtLmSsp", "NTLM", "PC17", "-", "-", "0", "0x0", "-", "10.77.0.9", "50124")
 	l.WriteEvent(t, "System", at, 2019, "ERROR", "Srv")
+	boot := at.Add(-50 * time.Hour)
+	l.WriteEvent(t, "System", boot, 6005, "INFO", "EventLog")
 	ctx := context.Background()
 	st := Read(ctx, reader(l), Query{Host: l.EvtIP, Share: "limited", Events: true, From: at.Add(-time.Minute), Until: at.Add(time.Minute),
-		Account: "scanuser", Workstation: ws})
+		BootsFrom: at.Add(-14 * 24 * time.Hour),
+		Account:   "scanuser", Workstation: ws})
 	for _, line := range st.Lines() {
 		t.Log(line)
 	}
@@ -69,6 +72,20 @@ func TestLabReadEventLog(t *testing.T) {
 	}
 	if !got4625 || !got2019 {
 		t.Errorf("4625 read: %v, 2019 read: %v; events %+v", got4625, got2019, st.Events)
+	}
+	// The start two days before, read further back than the events, is
+	// among the boots (for the uptime), not among the events.
+	gotBoot := false
+	for _, b := range st.Boots {
+		gotBoot = gotBoot || b.Equal(boot)
+	}
+	for _, e := range st.Events {
+		if e.At.Equal(boot) {
+			t.Errorf("the start of two days ago among the failure's events: %+v", e)
+		}
+	}
+	if !gotBoot {
+		t.Errorf("boots %v lack %s", st.Boots, boot)
 	}
 	if st.Share == nil || st.Share.Max != 2 || st.Share.Current != 0 {
 		t.Errorf("share uses %+v, want 0 of 2", st.Share)

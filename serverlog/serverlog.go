@@ -56,6 +56,9 @@ type Query struct {
 	Events bool
 	// From and Until bound the events read (the failure's surroundings).
 	From, Until time.Time
+	// BootsFrom, when before From, reads the System log further back for
+	// the server's starts (6005) only: its uptime at the failure.
+	BootsFrom time.Time
 	// Account and Workstation are the scan account's name (without
 	// domain) and the MFP's NetBIOS name: the Security events about either
 	// are kept.
@@ -247,7 +250,10 @@ func readLogs(ipc *smb2.Share, a Account, q Query, st *Story) {
 	sortEvents(st.Events)
 }
 
-// readLog reads one log from its newest record back to q.From.
+// readLog reads one log from its newest record back to q.From (the
+// System log back to q.BootsFrom for the starts, at most maxRecords): the
+// events in [From, Until] that bear on the failure, the starts in
+// [BootsFrom, Until].
 func readLog(c *msrpc.Conn, name string, q Query) (evs []Event, boots []time.Time, err error) {
 	l, err := msrpc.OpenLog(c, name)
 	if err != nil {
@@ -259,6 +265,10 @@ func readLog(c *msrpc.Conn, name string, q Query) (evs []Event, boots []time.Tim
 		return nil, nil, err
 	}
 	next := oldest + count - 1
+	stop := q.From
+	if name == "System" && !q.BootsFrom.IsZero() && q.BootsFrom.Before(stop) {
+		stop = q.BootsFrom
+	}
 	seen := 0
 	for seen < maxRecords {
 		recs, err := l.Read(next, readChunk)
@@ -270,17 +280,21 @@ func readLog(c *msrpc.Conn, name string, q Query) (evs []Event, boots []time.Tim
 		}
 		for _, r := range recs {
 			seen++
-			if r.Generated.Before(q.From) {
+			if r.Generated.Before(stop) {
 				return evs, boots, nil
 			}
 			if r.Generated.After(q.Until) {
 				continue
 			}
-			if ev, ok := interpret(name, r, q); ok {
+			ev, ok := interpret(name, r, q)
+			if !ok {
+				continue
+			}
+			if ev.ID == 6005 {
+				boots = append(boots, ev.At)
+			}
+			if !r.Generated.Before(q.From) {
 				evs = append(evs, ev)
-				if ev.ID == 6005 {
-					boots = append(boots, ev.At)
-				}
 			}
 		}
 		last := recs[len(recs)-1].Number
