@@ -73,6 +73,9 @@ const (
 	// access to this computer from the network" (or no "Access this
 	// computer from the network") covers the account on the server.
 	CauseLogonTypeNotGranted Cause = "logon-type-not-granted"
+	// CauseDFSLink: the path goes through a DFS link
+	// (STATUS_PATH_NOT_COVERED); MFPs do not follow DFS referrals.
+	CauseDFSLink Cause = "dfs-link"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -157,6 +160,8 @@ var causes = []CauseInfo{
 		"Allow the scan file type in the server's file screen or antivirus rule (Windows FSRM file screens; Samba: veto files), or change the MFP's scan file type (Send → File Format)."},
 	{CauseAccountRestricted, "1102", "The server refuses this kind of logon for the account (STATUS_ACCOUNT_RESTRICTION: a Protected Users member cannot use NTLM; a blank password cannot log on over the network); the password itself is not the problem.",
 		"Use an account for the MFP that is not in the Protected Users group (and has a password), or log on with Kerberos if the MFP can."},
+	{CauseDFSLink, "1103", "The destination path goes through a DFS link, and the MFP does not follow DFS referrals.",
+		"Store the folder the DFS link points to (its real server, share and path) as the destination on the MFP; Windows Explorer shows it under the folder's Properties → DFS."},
 	{CauseLogonTypeNotGranted, "1102", "The server does not grant the account a network logon (STATUS_LOGON_TYPE_NOT_GRANTED).",
 		"Remove the account (or its group) from the server's \"Deny access to this computer from the network\" policy, and make sure \"Access this computer from the network\" includes it (Group Policy → Computer Configuration → Windows Settings → Security Settings → Local Policies → User Rights Assignment); share permissions are not the problem."},
 }

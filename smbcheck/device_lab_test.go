@@ -51,6 +51,13 @@ func TestLabDeviceReplay(t *testing.T) {
 			}
 			stepIs(t, r, StepSession, StatusSkipped)
 		}},
+		// smb2srv's share dfs is a DFS root whose folder scans is a link.
+		{name: "dfs-link", dest: "//" + lab.SMB2IP + "/dfs/scans", user: "scanuser", want: CauseDFSLink, check: func(t *testing.T, r Report) {
+			s := stepIs(t, r, StepPath, StatusFail)
+			if s.Evidence["dfs_link"] != `dfs\scans` || r.Verdict.KyoceraCode != "1103" || !strings.Contains(r.Verdict.Fix, `\\`+lab.SMB2IP+`\dfs\scans`) {
+				t.Errorf("evidence %v, verdict %+v", s.Evidence, r.Verdict)
+			}
+		}},
 		// smb2srv's share nopdf refuses *.pdf (veto files), takes the rest.
 		{name: "own-client-nopdf-ok", dest: "//" + lab.SMB2IP + "/nopdf", user: "scanuser", want: CauseOK},
 		{name: "tiff-device-nopdf-ok", dest: "//" + lab.SMB2IP + "/nopdf", user: "scanuser", opts: Options{Device: Device{FileType: FileTypeTIFF}}, want: CauseOK},

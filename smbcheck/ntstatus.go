@@ -63,6 +63,7 @@ var ntTable = map[ntstatus.Status]ntInfo{
 	ntstatus.UserSessionDeleted:     {CauseUnknown, nil},
 	ntstatus.QuotaExceeded:          {CauseDiskFull, nil},
 	ntstatus.LogonTypeNotGranted:    {CauseLogonTypeNotGranted, nil},
+	ntstatus.PathNotCovered:         {CauseDFSLink, nil},
 	ntstatus.TrustedRelationship:    {CauseUnknown, nil},
 	ntstatus.NoLogonServers:         {CauseServerResources, nil},
 	ntstatus.SmartcardLogonRequired: {CauseBadCredentials, nil},

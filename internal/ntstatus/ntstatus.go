@@ -47,6 +47,7 @@ const (
 	UserSessionDeleted     Status = 0xC0000203
 	QuotaExceeded          Status = 0xC0000044
 	LogonTypeNotGranted    Status = 0xC000015B
+	PathNotCovered         Status = 0xC0000257
 	TrustedRelationship    Status = 0xC000018D
 	NoLogonServers         Status = 0xC000005E
 	SmartcardLogonRequired Status = 0xC00002FA
@@ -98,6 +99,7 @@ var names = map[Status]string{
 	UserSessionDeleted:     "STATUS_USER_SESSION_DELETED",
 	QuotaExceeded:          "STATUS_QUOTA_EXCEEDED",
 	LogonTypeNotGranted:    "STATUS_LOGON_TYPE_NOT_GRANTED",
+	PathNotCovered:         "STATUS_PATH_NOT_COVERED",
 	TrustedRelationship:    "STATUS_TRUSTED_RELATIONSHIP_FAILURE",
 	NoLogonServers:         "STATUS_NO_LOGON_SERVERS",
 	SmartcardLogonRequired: "STATUS_SMARTCARD_LOGON_REQUIRED",

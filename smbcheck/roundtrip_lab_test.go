@@ -1,0 +1,106 @@
+package smbcheck
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/testlab"
+)
+
+// frameCounter is a TCP relay on loopback in front of one SMB server that
+// counts the connections and the SMB messages (NetBIOS session frames)
+// the client sends: a check's cost in requests.
+type frameCounter struct {
+	ln       net.Listener
+	conns    atomic.Int64
+	requests atomic.Int64
+	wg       sync.WaitGroup
+}
+
+func startFrameCounter(t *testing.T, server string) *frameCounter {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := &frameCounter{ln: ln}
+	fc.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			fc.conns.Add(1)
+			fc.wg.Go(func() { fc.relay(c, server) })
+		}
+	})
+	t.Cleanup(func() { ln.Close(); fc.wg.Wait() })
+	return fc
+}
+
+func (fc *frameCounter) relay(c net.Conn, server string) {
+	defer c.Close()
+	s, err := net.DialTimeout("tcp", server, 5*time.Second)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	go func() { io.Copy(c, s); c.Close() }()
+	hdr := make([]byte, 4)
+	for {
+		if _, err := io.ReadFull(c, hdr); err != nil {
+			return
+		}
+		n := int(hdr[1])<<16 | int(binary.BigEndian.Uint16(hdr[2:]))
+		fc.requests.Add(1)
+		if _, err := s.Write(hdr); err != nil {
+			return
+		}
+		if _, err := io.CopyN(s, c, int64(n)); err != nil {
+			return
+		}
+	}
+}
+
+func (fc *frameCounter) port() int { return fc.ln.Addr().(*net.TCPAddr).Port }
+
+// TestLabDeviceCostsNoMoreRequests: a check that replays a device profile
+// sends no more SMB requests, over no more connections, than a check with
+// scanwarden's own client, on a destination where both pass (the figures
+// are logged: go test -v -run TestLabDeviceCostsNoMoreRequests).
+func TestLabDeviceCostsNoMoreRequests(t *testing.T) {
+	lab := testlab.Require(t)
+	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "445"))
+	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	cost := func(d Device) (conns, requests int64) {
+		fc.conns.Store(0)
+		fc.requests.Store(0)
+		r := Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
+		if r.Verdict.Cause != CauseOK {
+			t.Fatalf("device %+v: verdict %s%s", d, r.Verdict.Cause, stepsString(r))
+		}
+		// The relay counts what reached it before Run returned; the
+		// log-off may still be on its way.
+		time.Sleep(100 * time.Millisecond)
+		return fc.conns.Load(), fc.requests.Load()
+	}
+	c0, r0 := cost(Device{})
+	for _, d := range []Device{
+		{MaxDialect: DialectSMB21, NoEncryption: true, FileType: FileTypePDF},
+		{MinDialect: DialectSMB21, MaxDialect: DialectSMB311, NoKerberos: true, FileType: FileTypeTIFF},
+		{MaxDialect: DialectSMB302, NoEncryption: true, NoSigning: true, FileType: FileTypeJPEG},
+	} {
+		c, r := cost(d)
+		t.Logf("device max %s, %s: %d connections, %d requests (no device: %d, %d)", d.MaxDialect, d.FileType, c, r, c0, r0)
+		if c > c0 || r > r0 {
+			t.Errorf("device %+v costs %d connections, %d requests; without a device %d, %d", d, c, r, c0, r0)
+		}
+	}
+}
