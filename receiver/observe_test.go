@@ -96,9 +96,11 @@ func FuzzAuditLine(f *testing.F) {
 	for _, l := range []string{header, authNTLMv2, authz, connect21, authNTLMv1, "  a|1.2.3.4|m|NT1|connect|ok|s", "{", "[", ""} {
 		f.Add(l)
 	}
+	// one tail for every input, as one log: what a line leaves behind
+	// (a pid, a header's time, files and sessions) meets the next
+	a := newAuditTail("")
+	a.obs = newObservations()
 	f.Fuzz(func(t *testing.T, l string) {
-		a := newAuditTail("")
-		a.obs = newObservations()
 		var ended []string
 		a.line(l, &ended)
 		for len(a.obs.ch) > 0 {

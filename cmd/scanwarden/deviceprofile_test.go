@@ -88,3 +88,40 @@ func TestDeviceProfileCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDestinationReplaysDeviceProfile: `check --destination` replays
+// as the stored device's client (no flag given), a one-off flag goes over
+// it, and --json carries the profile replayed. The destination is a
+// loopback port nothing listens on: nothing leaves the box.
+func TestCheckDestinationReplaysDeviceProfile(t *testing.T) {
+	isolate(t)
+	data := filepath.Join(t.TempDir(), "data")
+	cli := func(want int, args ...string) result {
+		t.Helper()
+		r := runCLI(t, nil, "", append(args, "--data-dir", data)...)
+		if r.code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, r.code, want, r.stdout, r.stderr)
+		}
+		return r
+	}
+	cli(exitOK, "device", "add", "mfp01", "--device-max-dialect", "2.1", "--device-no-encryption")
+	cli(exitOK, "destination", "add", "front", "//127.0.0.1:9/scans", "--user", "u", "--no-password", "--device", "mfp01")
+	r := cli(exitFinding, "check", "--destination", "front", "--timeout", "2s")
+	if !strings.Contains(r.stdout, "replaying as device mfp01's SMB client: max dialect 2.1 (set by hand), encryption no (set by hand), file type pdf (default)") {
+		t.Errorf("check --destination does not replay the device's profile:\n%s", r.stdout)
+	}
+	r = cli(exitFinding, "check", "--destination", "front", "--timeout", "2s", "--device-file-type", "tiff", "--json")
+	var out struct {
+		DeviceProfile []registry.ProfileValue `json:"device_profile"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := map[registry.ProfileField]string{}
+	for _, v := range out.DeviceProfile {
+		got[v.Field] = v.Value
+	}
+	if got[registry.FieldMaxDialect] != "2.1" || got[registry.FieldEncryption] != "no" || got[registry.FieldFileType] != "tiff" {
+		t.Errorf("--json device_profile %+v", out.DeviceProfile)
+	}
+}
