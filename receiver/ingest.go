@@ -139,41 +139,63 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 	folder, file := g.split(path)
 	sc := Scan{Destination: g.dest(folder), Folder: folder, File: file, Size: snap.size, ReceivedAt: g.now().UTC(),
 		InboxPath: rel, Writer: writer}
-	state, why := Held, ""
-	if _, ok, reason := Sniff(f, snap.size, file); !ok {
-		state, why = Refused, RefusedPrefix+reason
-	}
-	if !force && state == Held {
-		fmtState, reason, err := checkFormat(f, snap.size)
-		if err != nil {
-			return changed, Scan{}, fmt.Errorf("read %s: %w", path, err)
-		}
-		if fmtState == FormatIncomplete {
-			state, why = Incomplete, reason
-		}
-	}
-	// fsync before the hash and the commit: what the row says is on disk.
-	if err := f.Sync(); err != nil {
-		return changed, Scan{}, fmt.Errorf("fsync %s: %w", path, err)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return changed, Scan{}, err
-	}
-	sum, n, err := hashFile(f, g.buf)
+	state, why, err := judge(f, snap.size, file, force)
 	if err != nil {
-		return changed, Scan{}, fmt.Errorf("hash %s: %w", path, err)
+		return changed, Scan{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size || links(f) > 1 {
-		return changed, Scan{}, nil // a link made while we hashed is unshared at the next look
+	sum, same, err := g.hashUnchanged(f, snap)
+	if err != nil {
+		return changed, Scan{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if !leaseHeld(f) {
-		return changed, Scan{}, nil // a writer opened it meanwhile
+	if !same {
+		return changed, Scan{}, nil
 	}
 	sc.SHA256, sc.State, sc.Error = sum, state, why
 	if state == Incomplete {
 		return g.recordIncomplete(ctx, sc)
 	}
 	return g.commit(ctx, f, src, sc, snap, force)
+}
+
+// judge is what a file's content makes of it: Refused (why says so) when
+// it is no scan or its name does not agree; Incomplete when its type's end
+// is missing — unless force; else Held.
+func judge(f *os.File, size int64, file string, force bool) (State, string, error) {
+	if _, ok, reason := Sniff(f, size, file); !ok {
+		return Refused, RefusedPrefix + reason, nil
+	}
+	if force {
+		return Held, "", nil
+	}
+	fmtState, reason, err := checkFormat(f, size)
+	if err != nil {
+		return Held, "", err
+	}
+	if fmtState == FormatIncomplete {
+		return Incomplete, reason, nil
+	}
+	return Held, "", nil
+}
+
+// hashUnchanged fsyncs f — what the row will say is on disk — and hashes
+// it; same is false when it changed meanwhile (size, time, inode, a new
+// name: a link made while it was hashed is unshared at the next look) or
+// a writer opened it (the lease is gone).
+func (g *ingester) hashUnchanged(f *os.File, snap snapshot) (sum string, same bool, err error) {
+	if err := f.Sync(); err != nil {
+		return "", false, fmt.Errorf("fsync: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", false, err
+	}
+	sum, n, err := hashFile(f, g.buf)
+	if err != nil {
+		return "", false, fmt.Errorf("hash: %w", err)
+	}
+	if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size || links(f) > 1 {
+		return "", false, nil
+	}
+	return sum, leaseHeld(f), nil
 }
 
 // commit catalogues the checked scan sc at src (f, as hashed) and moves it
