@@ -10,6 +10,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,7 +55,15 @@ func run(args []string) error {
 	if *mtime != 0 {
 		mt = time.Unix(*mtime, 0)
 	}
-	info := describe(*version, *arch, *binary, *src, *man, mt)
+	work, err := os.MkdirTemp("", "scanwarden-package-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	info, err := describe(*version, *arch, *binary, *src, *man, work, mt)
+	if err != nil {
+		return err
+	}
 	pkg, err := nfpm.Get("deb")
 	if err != nil {
 		return err
@@ -92,7 +101,7 @@ func run(args []string) error {
 
 // describe is the package: what it ships, where, with which owner and mode,
 // what it needs, and the maintainer scripts (systemd/deb/).
-func describe(version, arch, binary, src, man string, mtime time.Time) *nfpm.Info {
+func describe(version, arch, binary, src, man, work string, mtime time.Time) (*nfpm.Info, error) {
 	in := func(p string) string { return filepath.Join(src, p) }
 	file := func(from, to string, mode os.FileMode) *files.Content {
 		return &files.Content{Source: from, Destination: to,
@@ -109,6 +118,16 @@ func describe(version, arch, binary, src, man string, mtime time.Time) *nfpm.Inf
 		file(filepath.Join(man, "scanwarden.8.gz"), "/usr/share/man/man8/scanwarden.8.gz", 0o644),
 		file(filepath.Join(man, "scanwarden.toml.5.gz"), "/usr/share/man/man5/scanwarden.toml.5.gz", 0o644),
 	}
+	// Debian's policy wants a changelog in every package (a native one:
+	// changelog.gz), and a static binary is what Go builds: said once as
+	// an override rather than left for lintian to report.
+	changelog, err := writeChangelog(work, version, mtime)
+	if err != nil {
+		return nil, err
+	}
+	contents = append(contents,
+		file(changelog, "/usr/share/doc/scanwarden/changelog.gz", 0o644),
+		file(in("systemd/deb/lintian-overrides"), "/usr/share/lintian/overrides/scanwarden", 0o644))
 	for _, u := range []string{"scanwarden.service", "scanwarden-smbd.service",
 		"scanwarden-smbd-reload.path", "scanwarden-smbd-reload.service"} {
 		contents = append(contents, file(in("systemd/"+u), installed.UnitDir+"/"+u, 0o644))
@@ -127,7 +146,7 @@ func describe(version, arch, binary, src, man string, mtime time.Time) *nfpm.Inf
 		VersionSchema: "none",
 		Section:       "net",
 		Priority:      "optional",
-		Maintainer:    "scanwarden maintainers <scanwarden@localhost>",
+		Maintainer:    maintainer,
 		Description: "finds out why a Kyocera MFP cannot scan to its SMB folder\n" +
 			"scanwarden replays an MFP's scan-to-folder (SMB) destinations as the\n" +
 			"device stores them, asks Active Directory why an account cannot log on,\n" +
@@ -137,7 +156,7 @@ func describe(version, arch, binary, src, man string, mtime time.Time) *nfpm.Inf
 		Overridables: nfpm.Overridables{
 			// samba-vfs-modules: the share loads full_audit; samba only
 			// recommends it, and without it smbd refuses every MFP.
-			Depends:    []string{"samba", "samba-vfs-modules", "systemd-sysusers", "systemd-tmpfiles", "init-system-helpers", "passwd"},
+			Depends:    []string{"samba", "samba-vfs-modules", "systemd-sysusers", "systemd-tmpfiles", "init-system-helpers (>= 1.54)", "passwd"},
 			Recommends: []string{"smbclient"},
 			Contents:   contents,
 			Umask:      0o022,
@@ -148,5 +167,35 @@ func describe(version, arch, binary, src, man string, mtime time.Time) *nfpm.Inf
 			},
 			Deb: nfpm.Deb{Compression: "gzip"},
 		},
+	}, nil
+}
+
+// maintainer is the package's Maintainer and its changelog's signer.
+const maintainer = "scanwarden maintainers <maintainers@scanwarden.invalid>"
+
+// writeChangelog writes a native package's changelog.gz for this version
+// into the folder work (gzip at its best, no name or time in the header,
+// as dh_compress makes it) and returns its path.
+func writeChangelog(work, version string, mtime time.Time) (string, error) {
+	text := fmt.Sprintf("scanwarden (%s) unstable; urgency=medium\n\n  * Build of scanwarden %s.\n\n -- %s  %s\n",
+		version, version, maintainer, mtime.UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+	f, err := os.Create(filepath.Join(work, "changelog.gz"))
+	if err != nil {
+		return "", err
 	}
+	zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
+	if err == nil {
+		_, err = zw.Write([]byte(text))
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("changelog: %w", err)
+	}
+	return f.Name(), nil
 }
