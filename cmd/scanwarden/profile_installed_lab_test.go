@@ -32,7 +32,8 @@ import (
 // device's address — smbclient limited to SMB 2.1, no encryption — sends
 // one scan to the fallback share; the daemon learns its client from root's
 // smbd log (data it may read) and its next checks replay as that client,
-// with no flag given: SMB 2.1, no encryption, and the destination fails.
+// with no flag given: SMB 2.1, no encryption, and the destination fails
+// with encryption-required and the panel's 1102.
 func TestLabInstalledDeviceProfileReplay(t *testing.T) {
 	lab := testlab.Require(t)
 	if os.Geteuid() != 0 {
@@ -265,8 +266,9 @@ quiet = "1s"
 		})
 	})
 	for _, r := range after {
-		if negotiated(r.Report) != "2.1" || r.Cause == smbcheck.CauseOK {
-			t.Errorf("a check after the MFP was seen: %s, negotiated %q; want a failure over SMB 2.1\n%s", r.Cause, negotiated(r.Report), r.JSON)
+		if negotiated(r.Report) != "2.1" || r.Cause != smbcheck.CauseEncryptionRequired || r.KyoceraCode != "1102" {
+			t.Errorf("a check after the MFP was seen: %s (panel %s), negotiated %q; want %s (1102) over SMB 2.1\n%s",
+				r.Cause, r.KyoceraCode, negotiated(r.Report), smbcheck.CauseEncryptionRequired, r.JSON)
 		}
 	}
 	t.Logf("after the MFP was seen: %s (panel %s): %s", after[0].Cause, after[0].KyoceraCode, after[0].Summary)
