@@ -323,6 +323,24 @@ func TestWebManageAPI(t *testing.T) {
 		!strings.Contains(body, `"field": "community"`) {
 		t.Fatalf("a move without credentials: %d %s", code, body)
 	}
+	// SNMPv3: a user needs both passphrases; another user, new ones.
+	if code, body := call(admin, "/api/v1/devices", `{"name": "mfp-v3", "v3_user": "ops", "v3_auth": "auth-pass1"}`); code != http.StatusBadRequest ||
+		!strings.Contains(body, `"field": "v3_priv"`) {
+		t.Fatalf("v3 without a privacy passphrase: %d %s", code, body)
+	}
+	if code, body := call(admin, "/api/v1/devices", `{"name": "mfp-v3", "address": "127.0.0.1:9162", "v3_user": "ops", "v3_auth_proto": "SHA", "v3_auth": "auth-pass1", "v3_priv_proto": "AES", "v3_priv": "priv-pass1"}`); code != http.StatusOK ||
+		strings.Contains(body, "pass1") || !strings.Contains(body, `"v3_user": "ops"`) {
+		t.Fatalf("add a v3 device: %d %s", code, body)
+	}
+	if code, body := call(admin, "/api/v1/devices/mfp-v3", `{"v3_user": "other"}`); code != http.StatusBadRequest || !strings.Contains(body, `"field": "v3_auth"`) {
+		t.Fatalf("another v3 user without passphrases: %d %s", code, body)
+	}
+	if code, body := call(admin, "/api/v1/devices/mfp-v3", `{"v3_user": "ops", "workstation": "MFPV3"}`); code != http.StatusOK {
+		t.Fatalf("an edit keeping the v3 user: %d %s", code, body)
+	}
+	if d, err := m.Store().Device(ctx, "mfp-v3"); err != nil || d.SNMP.Version != "3" || d.SNMP.V3Priv.Reveal() != "priv-pass1" || d.Workstation != "MFPV3" {
+		t.Fatalf("the v3 device: %+v %v", d, err)
+	}
 	dst := `{"name": "api-dest", "folder": "\\\\127.0.0.1\\scans\\in", "user": "KYOLAB\\alice", "password": "api-pw", "device": "mfp-api"}`
 	if code, body := call(admin, "/api/v1/destinations", dst); code != http.StatusOK || strings.Contains(body, "api-pw") ||
 		!strings.Contains(body, `"password_set": true`) {

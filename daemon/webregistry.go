@@ -68,6 +68,9 @@ func (b webBackend) PutDevice(ctx context.Context, in web.DeviceInput) error {
 	case err == nil && in.New:
 		return scanwarden.BadField("name", d.Name, "a device of this name exists: edit it instead")
 	case err == nil:
+		if !creds && in.V3User != "" && in.V3User != old.SNMP.V3User {
+			return scanwarden.BadField("v3_auth", nil, "another SNMPv3 user needs its passphrases")
+		}
 		if d, err = d.Over(old, creds); err != nil {
 			return err
 		}
