@@ -136,7 +136,7 @@ type ADConfig struct {
 // empty. Never the scan account: its logons would count against that
 // account's failed-logon budget (a check refuses it and says so).
 type EventlogConfig struct {
-	User         string `toml:"user"`          // the reading account, DOMAIN\user (Windows: a member of "Event Log Readers"; the Security log also needs "Manage auditing and security log" there); "" = no server's event log is read
+	User         string `toml:"user"`          // the read-only account that, after each check, counts the share's connections over \pipe\srvsvc and, after a failed one, reads the server's Security and System logs around it over \pipe\eventlog (4625, 4776, 4740, 2017/2019/2020, starts): evidence beside the verdict. DOMAIN\user; on Windows a member of "Event Log Readers" (the Security log also needs "Manage auditing and security log"), on Samba an admin user with "eventlog list". Never the scan account: its logons would count against that account's failed-logon budget. "" = no server's event log is read
 	PasswordFile string `toml:"password_file"` // file holding user's password
 	// Servers gives some file servers an account of their own, each
 	// "HOST USER PASSWORD_FILE" (HOST as the destinations name it).
