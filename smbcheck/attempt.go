@@ -25,12 +25,12 @@ func (c sessionStep) afterNegotiate(ctx context.Context, si *smbconn.ServerInfo,
 		c.server = si
 		s := c.begin(StepNegotiate)
 		s.start = started
-		if !(negotiateStep{c.checker}).judgeNegotiate(s, si) {
+		if !negotiateStep(c).judgeNegotiate(s, si) {
 			return false
 		}
 	}
 	if c.o.Directory != nil && c.r.Step(StepAD) == nil {
-		return (adStep{c.checker}).stepAD(ctx)
+		return adStep(c).stepAD(ctx)
 	}
 	return true
 }

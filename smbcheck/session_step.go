@@ -131,11 +131,11 @@ func (c sessionStep) explainNegotiation(ctx context.Context, res attemptResult) 
 		for k, v := range ev {
 			s.Evidence[k] = v
 		}
-		(negotiateStep{c.checker}).negotiateTimeout(ctx, s)
+		negotiateStep(c).negotiateTimeout(ctx, s)
 		return false
 	}
 	// One extra connection: why did SMB2 negotiation fail?
-	(negotiateStep{c.checker}).stepProbe(ctx, res.err)
+	negotiateStep(c).stepProbe(ctx, res.err)
 	return false
 }
 

@@ -89,7 +89,7 @@ func (c treeStep) encryptionRefused(ctx context.Context, s *stepState) bool {
 		return false
 	}
 	c.own = true
-	res := (sessionStep{c.checker}).attempt(ctx, nil, c.form)
+	res := sessionStep(c).attempt(ctx, nil, c.form)
 	c.own = false
 	if res.sess == nil {
 		return false
