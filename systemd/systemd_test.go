@@ -194,13 +194,13 @@ func TestSecurityScore(t *testing.T) {
 	if score > maxExposure {
 		t.Errorf("%s: exposure %.1f %s, want at most %.1f", Service, score, word, maxExposure)
 	}
-	// The README states this figure: it must be the one systemd gives.
-	readme, err := os.ReadFile("../README.md")
+	// docs/install.md states this figure: it must be the one systemd gives.
+	readme, err := os.ReadFile("../docs/install.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if said := fmt.Sprintf("security --offline=yes\nscanwarden.service` rates it %.1f %s", score, word); !bytes.Contains(readme, []byte(said)) {
-		t.Errorf("README does not say %q", said)
+		t.Errorf("docs/install.md does not say %q", said)
 	}
 	// smbd must run as root with setuid/setgid and DAC override to be the
 	// logged-on user; its score is reported, and bounded so it does not rot.

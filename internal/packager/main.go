@@ -118,6 +118,14 @@ func describe(version, arch, binary, src, man, work string, mtime time.Time) (*n
 		file(filepath.Join(man, "scanwarden.8.gz"), "/usr/share/man/man8/scanwarden.8.gz", 0o644),
 		file(filepath.Join(man, "scanwarden.toml.5.gz"), "/usr/share/man/man5/scanwarden.toml.5.gz", 0o644),
 	}
+	// The README links to the rest of the documentation.
+	docs, err := filepath.Glob(in("docs/*.md"))
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		contents = append(contents, file(d, "/usr/share/doc/scanwarden/docs/"+filepath.Base(d), 0o644))
+	}
 	// Debian's policy wants a changelog in every package (a native one:
 	// changelog.gz), and a static binary is what Go builds: said once as
 	// an override rather than left for lintian to report.
