@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/scanwarden/scanwarden/installed"
+	"github.com/scanwarden/scanwarden/registry"
 	"net"
 	"net/netip"
 	"net/url"
@@ -37,6 +38,10 @@ type Config struct {
 	DataDir  string `toml:"data_dir"`
 	Listen   string `toml:"listen"`    // the web page, API and /metrics: HOST:PORT (0.0.0.0:8080 for every address)
 	LogLevel string `toml:"log_level"` // debug, info, warn, error
+	// AllowLinkLocal lets a destination (added, imported) or the webhook
+	// name a link-local address (169.254.0.0/16, fe80::/10): where a cloud
+	// host's metadata service answers, refused by default.
+	AllowLinkLocal bool `toml:"allow_link_local"`
 
 	Checks    ChecksConfig    `toml:"checks"`
 	Incidents IncidentsConfig `toml:"incidents"`
@@ -605,6 +610,9 @@ func (c *Config) validate() ConfigErrors {
 	c.SNMP.validate(bad)
 	c.AD.validate(bad)
 	c.Notify.validate(bad)
+	if u, err := url.Parse(c.Notify.WebhookURL); err == nil && !c.AllowLinkLocal && registry.LinkLocal(u.Hostname()) {
+		bad("notify.webhook_url", "(hidden)", registry.LinkLocalReason)
+	}
 	c.Receiver.validate(bad)
 	c.Eventlog.validate(bad)
 	return es

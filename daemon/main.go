@@ -210,6 +210,7 @@ func (m *Main) openData(ctx context.Context, cfg *Config) error {
 	if err != nil {
 		return err // it names the store's file or the key's
 	}
+	st.AllowLinkLocal(cfg.AllowLinkLocal)
 	m.st = st
 	return nil
 }

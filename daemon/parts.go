@@ -122,6 +122,7 @@ func (m *Main) Reload() error {
 		cfg.DataDir, cfg.Listen = old.DataDir, old.Listen
 	}
 	m.level.Set(logLevel(cfg.LogLevel))
+	m.st.AllowLinkLocal(cfg.AllowLinkLocal)
 	// The old parts close before the new open (a listener's port): the
 	// watch's last events and the checks still draining call back into
 	// Main (Monitor()), which then finds none. Meanwhile events are stored

@@ -29,3 +29,22 @@ func TestWebHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackWebhookLinkLocal: the webhook could be pointed at a link-local
+// address (http://169.254.169.254/…, a cloud host's metadata service): the
+// daemon POSTed its incidents there. Now the config is refused naming
+// allow_link_local, unless it is set.
+func TestAttackWebhookLinkLocal(t *testing.T) {
+	for _, u := range []string{"http://169.254.169.254/latest/meta-data", "https://[fe80::1]:8443/hook"} {
+		_, err := ParseConfig("t.toml", []byte("[notify]\nwebhook_url = \""+u+"\"\n"))
+		if err == nil || !strings.Contains(err.Error(), "notify.webhook_url") || !strings.Contains(err.Error(), "allow_link_local") {
+			t.Errorf("%s: %v, want refused naming allow_link_local", u, err)
+		}
+		if _, err := ParseConfig("t.toml", []byte("allow_link_local = true\n[notify]\nwebhook_url = \""+u+"\"\n")); err != nil {
+			t.Errorf("%s with allow_link_local: %v", u, err)
+		}
+	}
+	if _, err := ParseConfig("t.toml", []byte("[notify]\nwebhook_url = \"https://hooks.corp.example/scan\"\n")); err != nil {
+		t.Errorf("a plain webhook: %v", err)
+	}
+}

@@ -62,7 +62,11 @@ func (s *Store) ImportAddressBook(ctx context.Context, device string, book *regi
 		return res, fmt.Errorf("import address book into %s: read the registry: %w", device, err)
 	}
 	for i, d := range res.Put {
-		if err := d.Validate(); err != nil {
+		err := d.Validate()
+		if err == nil {
+			err = d.CheckLinkLocal(s.linkLocal.Load())
+		}
+		if err != nil {
 			c := book.Contacts[i]
 			return res, &registry.BookError{Line: c.Line, Contact: fmt.Sprintf("Id=%q", c.ID), Err: err}
 		}

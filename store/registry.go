@@ -236,6 +236,9 @@ func (s *Store) PutDestination(ctx context.Context, t registry.Destination) erro
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("destination: %w", err)
 	}
+	if err := t.CheckLinkLocal(s.linkLocal.Load()); err != nil {
+		return fmt.Errorf("destination: %w", err)
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if err := s.sealingKeyCurrent(ctx, tx); err != nil {
 			return fmt.Errorf("destination %s: %w", t.Name, err)

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/scanwarden/scanwarden/internal/safefile"
@@ -54,7 +55,14 @@ type Store struct {
 	key  *seal.Key // set by UnlockKey; seals and opens secret columns
 	// readOnly: opened by OpenReadOnly (UnlockKey only loads the key)
 	readOnly bool
+	// linkLocal: a destination may name a link-local address (the
+	// config's allow_link_local; AllowLinkLocal)
+	linkLocal atomic.Bool
 }
+
+// AllowLinkLocal sets whether a destination written from now on may name a
+// link-local address (the config's allow_link_local; refused by default).
+func (s *Store) AllowLinkLocal(ok bool) { s.linkLocal.Store(ok) }
 
 // Open opens (creating when needed) the database at path, checks that the
 // connection settings took effect and applies pending migrations.

@@ -82,6 +82,7 @@ func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 		return c.fail(err)
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
+		st.AllowLinkLocal(linkLocalAllowed(&c.data))
 		if err := st.PutDestination(ctx, d); err != nil {
 			return c.fail(err)
 		}

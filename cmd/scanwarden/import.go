@@ -60,6 +60,7 @@ func runImport(ctx context.Context, env environ, args []string) int {
 		return c.fail(err)
 	}
 	defer st.Close()
+	st.AllowLinkLocal(linkLocalAllowed(&c.data))
 	res, err := st.ImportAddressBook(ctx, *device, book, *dryRun)
 	if err != nil {
 		return c.fail(fmt.Errorf("%w (nothing imported)", err))

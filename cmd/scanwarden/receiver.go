@@ -447,6 +447,15 @@ func daemonConfigFile(file string, data *dataFlags) (cfg *daemon.Config, note st
 	return &c, "", nil
 }
 
+// linkLocalAllowed is the installed config's allow_link_local (false
+// without a config this user can read): whether a destination written
+// here may name a link-local address.
+func linkLocalAllowed(data *dataFlags) bool {
+	d := *data // the config's data_dir is not taken over
+	cfg, _, err := daemonConfigFile("", &d)
+	return err == nil && cfg != nil && cfg.AllowLinkLocal
+}
+
 // printReceiverStatus prints s for a terminal; every string in it may come
 // from receiver.json, which the daemon writes: printed by humanf.
 func printReceiverStatus(w io.Writer, s receiver.Status, probedHere bool, note string) {
