@@ -128,7 +128,7 @@ func (c checker) Check(ctx context.Context, t smbcheck.Target, dev smbcheck.Devi
 
 // eventlogReaders are [eventlog]'s reading accounts.
 func eventlogReaders(e EventlogConfig) evidence.Readers {
-	r := evidence.Readers{Before: e.Before.D()}
+	r := evidence.Readers{Before: e.Before.D(), Gate: evidence.NewGate()}
 	if e.User != "" {
 		a := evidence.Account(e.User, e.Password)
 		r.Default = &a

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
@@ -34,6 +35,60 @@ type Readers struct {
 	Before time.Duration
 	// Timeout bounds one reading (0: serverlog's default).
 	Timeout time.Duration
+	// Gate, when set, keeps a reading account whose logon a server
+	// refused from trying again for RetryAfter: a wrong password must not
+	// lock the reading account out, one check after another.
+	Gate *Gate
+}
+
+// RetryAfter is how long a reading account a server refused is left
+// alone (the usual lockout observation window).
+const RetryAfter = 30 * time.Minute
+
+// Gate remembers the reading accounts a server refused.
+type Gate struct {
+	mu      sync.Mutex
+	refused map[string]refusal // by account name and host, lower case
+}
+
+type refusal struct {
+	at     time.Time
+	status string
+}
+
+// NewGate is an empty gate.
+func NewGate() *Gate { return &Gate{refused: map[string]refusal{}} }
+
+func gateKey(a serverlog.Account, host string) string {
+	return strings.ToLower(a.Name() + "\x00" + host)
+}
+
+// blocked returns the refusal that keeps a from host now, if any.
+func (g *Gate) blocked(a serverlog.Account, host string, now time.Time) (refusal, bool) {
+	if g == nil {
+		return refusal{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, ok := g.refused[gateKey(a, host)]
+	if ok && now.Sub(r.at) >= RetryAfter {
+		delete(g.refused, gateKey(a, host))
+		return refusal{}, false
+	}
+	return r, ok
+}
+
+func (g *Gate) record(a serverlog.Account, host string, st serverlog.Story) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st.LogonRefused == "" {
+		delete(g.refused, gateKey(a, host))
+		return
+	}
+	g.refused[gateKey(a, host)] = refusal{at: st.At, status: st.LogonRefused}
 }
 
 // For returns the account that reads host's story.
@@ -76,6 +131,12 @@ func (r Readers) Attach(ctx context.Context, t smbcheck.Target, rep *smbcheck.Re
 			fmt.Sprintf("the reading account %s is the scan account: not used (its logons would count against the scan account's failed-logon budget); give the event log a read-only account of its own", a.Name())}}
 		return
 	}
+	if ref, ok := r.Gate.blocked(a, t.Host, time.Now()); ok {
+		rep.ServerLog = &serverlog.Story{At: time.Now().UTC(), Reader: a.Name(), Problems: []string{
+			fmt.Sprintf("not read: %s refused the reading account %s at %s (%s); it is not tried again before %s, so that it is not locked out — correct its password",
+				t.Host, a.Name(), ref.at.Local().Format("15:04"), ref.status, ref.at.Add(RetryAfter).Local().Format("15:04"))}}
+		return
+	}
 	before := r.Before
 	if before <= 0 {
 		before = DefaultBefore
@@ -89,6 +150,7 @@ func (r Readers) Attach(ctx context.Context, t smbcheck.Target, rep *smbcheck.Re
 	st := serverlog.Read(ctx, a, serverlog.Query{Host: t.Host, Port: t.Info().Port, Share: t.Share, Events: !rep.OK(),
 		From: started.Add(-before), Until: time.Now().Add(time.Minute), BootsFrom: started.Add(-pattern.DefaultWindow),
 		Account: user, Workstation: ws, Timeout: r.Timeout})
+	r.Gate.record(a, t.Host, st)
 	rep.ServerLog = &st
 }
 

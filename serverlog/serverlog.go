@@ -121,6 +121,9 @@ type Story struct {
 	Events []Event  `json:"events,omitempty"`
 	// Boots are the server's starts seen in the System log (6005).
 	Boots []time.Time `json:"boots,omitempty"`
+	// LogonRefused is the status with which the server refused the
+	// reading account's logon ("": it logged on, or no answer).
+	LogonRefused string `json:"logon_refused,omitempty"`
 	// Problems say plainly what could not be read and why.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -154,6 +157,10 @@ func Read(ctx context.Context, a Account, q Query) Story {
 	dialer := &smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: a.User, Password: a.Password.Reveal(), Domain: a.Domain}}
 	s, err := dialer.DialConn(ctx, conn, addr)
 	if err != nil {
+		var re *smb2.ResponseError
+		if errors.As(err, &re) {
+			st.LogonRefused = explain(err)
+		}
 		st.Problems = append(st.Problems, fmt.Sprintf("the reading account %s could not log on to %s: %s", a.Name(), q.Host, explain(err)))
 		return st
 	}
