@@ -451,7 +451,7 @@ func judge(r *record, t typedName, how, ws string, dom *domainInfo, pol policy, 
 	u := j.u
 	// The order is the one a Samba DC checks the states in.
 	var states []state
-	for _, check := range []func() *state{j.disabled, j.locked, j.accountExpired, j.password, j.workstations, j.hours} {
+	for _, check := range []func() *state{j.disabled, j.locked, j.accountExpired, j.smartcard, j.password, j.workstations, j.hours} {
 		if s := check(); s != nil {
 			states = append(states, *s)
 		}
@@ -519,6 +519,18 @@ func (j *judging) disabled() *state {
 	return &state{smbcheck.CauseAccountDisabled,
 		fmt.Sprintf("%s is disabled (userAccountControl %s)", j.who, uacString(r.UAC)),
 		fmt.Sprintf("Enable %s in Active Directory Users and Computers (or Enable-ADAccount %s), then check the MFP's stored password.", r.SAM, r.SAM)}
+}
+
+// smartcard: an account that must log on with a smart card takes no
+// password logon — the MFP's — whatever the password.
+func (j *judging) smartcard() *state {
+	r := j.r
+	if r.UAC&uacSmartcardRequired == 0 {
+		return nil
+	}
+	return &state{smbcheck.CauseSmartcardRequired,
+		fmt.Sprintf("%s must log on with a smart card (userAccountControl %s): the MFP's password logon is refused", j.who, uacString(r.UAC)),
+		fmt.Sprintf("Use an account for the MFP that logs on with a password, or clear \"Smart card is required for interactive logon\" on %s (Set-ADUser %s -SmartcardLogonRequired $false) and set its password on the MFP.", r.SAM, r.SAM)}
 }
 
 func (j *judging) locked() *state {

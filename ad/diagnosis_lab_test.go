@@ -74,6 +74,7 @@ func TestLabDiagnosisPredictsWithoutReplay(t *testing.T) {
 		{user: "grace", want: smbcheck.CausePasswordExpired},
 		{user: "heidi", want: smbcheck.CauseAccountExpired},
 		{user: "judy", want: smbcheck.CauseLogonHours},
+		{user: "smartcard", want: smbcheck.CauseSmartcardRequired, fixHas: "smart card"},
 		{user: "ivan", want: smbcheck.CauseWorkstationRestricted, fixHas: "MFP01"},
 		{user: "nobody.here", want: smbcheck.CauseUnknownUser},
 		{user: `*)(cn=*`, want: smbcheck.CauseUnknownUser},

@@ -76,6 +76,10 @@ const (
 	// CauseDFSLink: the path goes through a DFS link
 	// (STATUS_PATH_NOT_COVERED); MFPs do not follow DFS referrals.
 	CauseDFSLink Cause = "dfs-link"
+	// CauseSmartcardRequired: the account must log on with a smart card
+	// (userAccountControl SMARTCARD_REQUIRED,
+	// STATUS_SMARTCARD_LOGON_REQUIRED): no password logon, the MFP's, works.
+	CauseSmartcardRequired Cause = "smartcard-required"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -162,6 +166,8 @@ var causes = []CauseInfo{
 		"Use an account for the MFP that is not in the Protected Users group (and has a password), or log on with Kerberos if the MFP can."},
 	{CauseDFSLink, "1103", "The destination path goes through a DFS link, and the MFP does not follow DFS referrals.",
 		"Store the folder the DFS link points to (its real server, share and path) as the destination on the MFP; Windows Explorer shows it under the folder's Properties → DFS."},
+	{CauseSmartcardRequired, "1102", "The account must log on with a smart card, so the password the MFP stores cannot log it on.",
+		"Use an account for the MFP that logs on with a password, or clear \"Smart card is required for interactive logon\" on this one (Active Directory Users and Computers → Account → Account options; Set-ADUser -SmartcardLogonRequired $false) and give it a password."},
 	{CauseLogonTypeNotGranted, "1102", "The server does not grant the account a network logon (STATUS_LOGON_TYPE_NOT_GRANTED).",
 		"Remove the account (or its group) from the server's \"Deny access to this computer from the network\" policy, and make sure \"Access this computer from the network\" includes it (Group Policy → Computer Configuration → Windows Settings → Security Settings → Local Policies → User Rights Assignment); share permissions are not the problem."},
 }

@@ -66,7 +66,7 @@ var ntTable = map[ntstatus.Status]ntInfo{
 	ntstatus.PathNotCovered:         {CauseDFSLink, nil},
 	ntstatus.TrustedRelationship:    {CauseUnknown, nil},
 	ntstatus.NoLogonServers:         {CauseServerResources, nil},
-	ntstatus.SmartcardLogonRequired: {CauseBadCredentials, nil},
+	ntstatus.SmartcardLogonRequired: {CauseSmartcardRequired, nil},
 	ntstatus.InvalidParameter:       {"", nil},
 	ntstatus.NotSameDevice:          {"", nil},
 	ntstatus.FileIsADirectory:       {"", nil},
@@ -86,5 +86,5 @@ var ntTable = map[ntstatus.Status]ntInfo{
 // logon after its password was right — so it spends none of the failed-
 // logon budget.
 func judgesNoPassword(st ntstatus.Status) bool {
-	return st == ntstatus.NTLMBlocked || st == ntstatus.AccountRestriction || st == ntstatus.LogonTypeNotGranted
+	return st == ntstatus.NTLMBlocked || st == ntstatus.AccountRestriction || st == ntstatus.LogonTypeNotGranted || st == ntstatus.SmartcardLogonRequired
 }

@@ -162,7 +162,8 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	if err := t.Validate(); err != nil {
 		return nil, &Error{Op: "connect", Cause: CauseUnknown, Err: err}
 	}
-	o.account = o.lookupAccount(ctx, t)
+	folder := strings.Join(t.pathParts(), `\`)
+	o.account = o.lookupAccount(ctx, t.Host, t.User, t.workstation())
 	logonFn := dialLogon
 	if t.auth() != AuthNTLM {
 		logonFn = dialKerberos
@@ -171,7 +172,7 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{t: t, timeout: o.Timeout, sess: sess, guest: sess.Guest(), folder: strings.Join(t.pathParts(), `\`)}
+	s := &Session{t: t, timeout: o.Timeout, sess: sess, guest: sess.Guest(), folder: folder}
 	if info != nil {
 		s.dialect = info.Dialect
 	}
@@ -205,15 +206,15 @@ func (o DialOptions) withDefaults() DialOptions {
 // connection so that no logon waits for the directory; nil when it is not
 // set, could not be asked (logged: the logon goes on as without a
 // directory, as a check's does) or has no such account.
-func (o DialOptions) lookupAccount(ctx context.Context, t Target) *Account {
+func (o DialOptions) lookupAccount(ctx context.Context, host, user, workstation string) *Account {
 	if o.Accounts == nil {
 		return nil
 	}
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	acct, err := o.Accounts.Account(actx, t.User, t.workstation())
+	acct, err := o.Accounts.Account(actx, user, workstation)
 	if err != nil {
-		o.Logger.Warn("Active Directory could not be asked about the account; the logon is counted under its typed name", "host", t.Host, "user", t.User, "err", err)
+		o.Logger.Warn("Active Directory could not be asked about the account; the logon is counted under its typed name", "host", host, "user", user, "err", err)
 		return nil
 	}
 	if !acct.Found {

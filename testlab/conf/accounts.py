@@ -83,7 +83,7 @@ def main():
 
     users = ["alice", "bob"] + ["badpw%d" % i for i in range(1, 9)] + \
             ["dave", "erin", "frank", "heidi", "ivan", "judy", "jdoe", "ldapreader", "labcheck",
-             "dotdisabled", "dotlocked", "servewrong", "regwrong", "dcfix", "rxcrash"]
+             "dotdisabled", "dotlocked", "servewrong", "regwrong", "dcfix", "rxcrash", "smartcard"]
     for u in users:
         db.newuser(u, pw)
 
@@ -98,6 +98,8 @@ def main():
     modify(db, user_dn(db, "heidi"), accountExpires=nttime(time.time() - 86400))
     modify(db, user_dn(db, "ivan"), userWorkstations="MFP01")
     modify(db, user_dn(db, "judy"), logonHours=bytes(21))
+    # a normal account (0x200) that must log on with a smart card (0x40000)
+    modify(db, user_dn(db, "smartcard"), userAccountControl=str(0x200 | 0x40000))
     modify(db, user_dn(db, "jdoe"), userPrincipalName="john.doe@kyolab.test")
     modify(db, user_dn(db, "ldapreader"), description="read-only LDAP bind account")
     modify(db, user_dn(db, "labcheck"), description="wrong-password checks of testlab/lab selftest")
