@@ -137,7 +137,7 @@ type warningCollector struct{ st *store.Store }
 
 var warningDesc = prometheus.NewDesc("scanwarden_destination_warning",
 	"1 for each warning of a destination whose checks may still pass: what will fail days ahead "+
-		"(kind: password-expires-soon, account-expires-soon, disk-filling, lockout-pressure; subject: the account or volume).",
+		"(kind: previous-password, password-expires-soon, account-expires-soon, disk-filling, lockout-pressure; subject: the account — with the MFP for previous-password — or volume).",
 	[]string{"destination", "device", "kind", "subject"}, nil)
 
 func (c *warningCollector) Describe(ch chan<- *prometheus.Desc) { ch <- warningDesc }
