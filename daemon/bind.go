@@ -28,7 +28,7 @@ func (e *BindError) Error() string {
 	if e.Holder != "" {
 		s += " (held by " + e.Holder + ")"
 	} else if errors.Is(e.Err, unix.EADDRINUSE) {
-		s += " (another user's process has the port; `sudo scanwarden doctor` names it)"
+		s += " (its holder is not visible to this user; `sudo scanwarden doctor` names it)"
 	}
 	return s
 }

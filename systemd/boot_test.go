@@ -208,6 +208,7 @@ func TestDebBoot(t *testing.T) {
 		}
 	}
 
+	c.oneServe(daemonPID)
 	c.doctorShare()
 
 	// a file server the daemon delivers to, registered as the admin does

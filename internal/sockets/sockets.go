@@ -42,6 +42,10 @@ func Listening(procRoot string) ([]Socket, error) {
 	} {
 		fh, err := os.Open(filepath.Join(procRoot, "net", f.name))
 		if err != nil {
+			// a unit's ProcSubset=pid hides /proc/net, not /proc/self/net
+			fh, err = os.Open(filepath.Join(procRoot, "self", "net", f.name))
+		}
+		if err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
