@@ -68,7 +68,7 @@ func runCheck(ctx context.Context, env environ, args []string) int {
 
 // parseCheckArgs reads the flags; ok false: the command ends with code.
 func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
-	c := newCommand(env, "check", checkUsage, 0)
+	c := newCommand(env, "check", checkUsage)
 	a := &checkArgs{c: c}
 	fs := c.fs
 	fs.StringVar(&a.user, "user", "", "login user name exactly as typed on the MFP (user, DOMAIN\\user, user@upn, .\\user)")
@@ -86,7 +86,7 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 	fs.StringVar(&a.destination, "destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
 	fs.StringVar(&a.eventlogUser, "eventlog-user", "", "after the check, read the file server's event log and its share's connection count as USER (DOMAIN\\user; a read-only account, never the scan account)")
 	fs.StringVar(&a.eventlogPasswordFile, "eventlog-password-file", "", "file holding --eventlog-user's password (first line; - for stdin)")
-	c.data.register(fs, withDataDir|withStateDir|withKeyFile)
+	c.data.register(fs, withDataDir, withStateDir, withKeyFile)
 	pos, code, ok := c.parse(args, -1, "")
 	if !ok {
 		return nil, code, false

@@ -77,11 +77,13 @@ type dataFlags struct {
 	dataDir, keyFile string
 }
 
-// Which of the data flags a command takes.
+// dataFlag names one of the data flags a command takes.
+type dataFlag int
+
 const (
-	withDataDir  = 1 << iota // --data-dir
-	withStateDir             // --state-dir, the older name of --data-dir
-	withKeyFile              // --key-file
+	withDataDir  dataFlag = iota // --data-dir
+	withStateDir                 // --state-dir, the older name of --data-dir
+	withKeyFile                  // --key-file
 )
 
 // dataDirUsage is --data-dir's help: store.DataDir's rule.
@@ -93,16 +95,17 @@ const keyFileUsage = "key that seals the stored secrets (default $" + seal.EnvKe
 	seal.FileName + ", else " + seal.FileName + " in the data dir, " + store.InstalledKeyFile + " for " + store.InstalledDir +
 	"; made on first use)"
 
-// register adds the data flags which names (withDataDir|…) to fs.
-func (f *dataFlags) register(fs *flag.FlagSet, which int) {
-	if which&withDataDir != 0 {
-		fs.StringVar(&f.dataDir, "data-dir", "", dataDirUsage)
-	}
-	if which&withStateDir != 0 {
-		fs.StringVar(&f.dataDir, "state-dir", "", "the same as --data-dir")
-	}
-	if which&withKeyFile != 0 {
-		fs.StringVar(&f.keyFile, "key-file", "", keyFileUsage)
+// register adds the data flags named to fs.
+func (f *dataFlags) register(fs *flag.FlagSet, names ...dataFlag) {
+	for _, n := range names {
+		switch n {
+		case withDataDir:
+			fs.StringVar(&f.dataDir, "data-dir", "", dataDirUsage)
+		case withStateDir:
+			fs.StringVar(&f.dataDir, "state-dir", "", "the same as --data-dir")
+		case withKeyFile:
+			fs.StringVar(&f.keyFile, "key-file", "", keyFileUsage)
+		}
 	}
 }
 

@@ -26,7 +26,7 @@ func runNotify(ctx context.Context, env environ, args []string) int {
 	if code, ok := verb(env, args, "test", notifyUsage); !ok {
 		return code
 	}
-	c := newCommand(env, "notify test", notifyUsage, 0)
+	c := newCommand(env, "notify test", notifyUsage)
 	configFile := c.fs.String("config", "", "serve's TOML config file")
 	channel := c.fs.String("channel", "", "only this channel: webhook or mail")
 	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {

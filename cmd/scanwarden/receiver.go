@@ -75,7 +75,7 @@ func runReceiver(ctx context.Context, env environ, args []string) int {
 
 // newReceiverCommand is a receiver command: --data-dir and --key-file.
 func newReceiverCommand(env environ, name string) *subcommand {
-	return newCommand(env, name, receiverUsage, withDataDir|withKeyFile)
+	return newCommand(env, name, receiverUsage, withDataDir, withKeyFile)
 }
 
 // receiverDir is the receiver's part of the data dir.
@@ -516,7 +516,7 @@ func printReceiverStatus(w io.Writer, s receiver.Status, probedHere bool, note s
 // smb.conf from the root-owned config and the daemon's allowlist (data,
 // validated), in root's own folder, and sets the MFP account.
 func receiverPrepare(ctx context.Context, env environ, name string, args []string) int {
-	c := newCommand(env, name, receiverUsage, 0)
+	c := newCommand(env, name, receiverUsage)
 	configFile := c.fs.String("config", "", "the daemon's config (root's own): data_dir and [receiver] (required)")
 	owner := c.fs.String("user", "scanwarden", "the daemon's Unix user: owner of the allowlist file, the share's force user, the group that may read smbd's log")
 	pos, code, ok := c.parse(args, -1, "")

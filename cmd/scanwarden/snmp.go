@@ -151,7 +151,7 @@ func (f *snmpFlags) rules() (*snmp.Rules, error) {
 }
 
 func runSNMPProbe(ctx context.Context, env environ, name string, args []string) int {
-	c := newCommand(env, name, snmpUsage, 0)
+	c := newCommand(env, name, snmpUsage)
 	var f snmpFlags
 	f.register(c.fs)
 	asJSON := c.fs.Bool("json", false, "print the result as JSON")
@@ -220,7 +220,7 @@ func printProbe(w io.Writer, r snmp.ProbeResult) {
 }
 
 func runSNMPWalk(ctx context.Context, env environ, name string, args []string) int {
-	c := newCommand(env, name, snmpUsage, 0)
+	c := newCommand(env, name, snmpUsage)
 	var f snmpFlags
 	f.register(c.fs)
 	out := c.fs.String("out", "", "write the .snmprec file here (required)")
@@ -262,7 +262,7 @@ func runSNMPWalk(ctx context.Context, env environ, name string, args []string) i
 }
 
 func runSNMPCodes(_ context.Context, env environ, name string, args []string) int {
-	c := newCommand(env, name, snmpUsage, 0)
+	c := newCommand(env, name, snmpUsage)
 	asJSON := c.fs.Bool("json", false, "print the code book as JSON")
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code

@@ -139,7 +139,7 @@ func (f *watchFlags) register(a *watchArgs) {
 }
 
 func parseWatchArgs(env environ, name string, args []string) (watchArgs, error) {
-	f := watchFlags{c: newCommand(env, name, snmpWatchUsage, withDataDir|withStateDir)}
+	f := watchFlags{c: newCommand(env, name, snmpWatchUsage, withDataDir, withStateDir)}
 	var a watchArgs
 	f.register(&a)
 	pos, err := parseInterspersed(f.c.fs, args)

@@ -21,9 +21,9 @@ type subcommand struct {
 }
 
 // newCommand makes the flag set of "scanwarden NAME" with the data flags
-// which names (0: none; see dataFlags.register); -h prints usage and the
-// flags on stderr.
-func newCommand(env environ, name, usage string, which int) *subcommand {
+// named (none, or withDataDir, withStateDir, withKeyFile); -h prints usage
+// and the flags on stderr.
+func newCommand(env environ, name, usage string, data ...dataFlag) *subcommand {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
@@ -31,14 +31,14 @@ func newCommand(env environ, name, usage string, which int) *subcommand {
 		fs.PrintDefaults()
 	}
 	c := &subcommand{name: name, env: env, fs: fs}
-	c.data.register(fs, which)
+	c.data.register(fs, data...)
 	return c
 }
 
 // newSubcommand is newCommand for a registry command: --data-dir and
 // --key-file.
 func newSubcommand(env environ, name, usage string) *subcommand {
-	return newCommand(env, name, usage, withDataDir|withKeyFile)
+	return newCommand(env, name, usage, withDataDir, withKeyFile)
 }
 
 // parse parses args, flags before or after the positional arguments, and

@@ -12,7 +12,7 @@ const versionUsage = "usage: scanwarden version\n"
 // at link time), the commit and the Go it was built with, and a warning
 // when that Go has advisories the code reaches.
 func runVersion(env environ, args []string) int {
-	c := newCommand(env, "version", versionUsage, 0)
+	c := newCommand(env, "version", versionUsage)
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
