@@ -206,7 +206,7 @@ func deviceShow(ctx context.Context, c *subcommand, args []string) int {
 	if !ok {
 		return code
 	}
-	return c.withStore(ctx, true, func(st *store.Store) int {
+	return c.readStore(ctx, true, func(st *store.Store) int {
 		d, err := st.Device(ctx, pos[0])
 		if errors.Is(err, store.ErrNotFound) {
 			return c.missing("device", pos[0])

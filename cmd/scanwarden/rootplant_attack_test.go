@@ -41,6 +41,9 @@ func newRootBox(t *testing.T) *rootBox {
 		"--data-dir", data, "--key-file", key); r.code != exitOK {
 		t.Fatalf("destination add: %d %s", r.code, r.stderr)
 	}
+	if r := runCLI(t, nil, "", "device", "add", "mfp01", "--data-dir", data, "--key-file", key); r.code != exitOK {
+		t.Fatalf("device add: %d %s", r.code, r.stderr)
+	}
 	rx := filepath.Join(data, "receiver")
 	inbox := filepath.Join(rx, "inbox", "front")
 	os.MkdirAll(inbox, 0o750)
@@ -96,6 +99,7 @@ func (b *rootBox) commands() [][]string {
 		append([]string{"destination", "list"}, dk...),
 		append([]string{"destination", "show", "front"}, dk...),
 		append([]string{"device", "list"}, dk...),
+		append([]string{"device", "show", "mfp01"}, dk...),
 		append([]string{"check", "--destination", "front"}, dk...),
 	}
 }
