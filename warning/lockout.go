@@ -93,14 +93,23 @@ func seenForeign(th Thresholds, o Observation, h History) *foreign {
 // logons that reset the DC's count in between: the stale client is still
 // there and tries again at its next scan.
 func lockoutPressure(th Thresholds, o Observation, h History, now time.Time, loc *time.Location) *Warning {
-	if th.LockoutRise <= 0 || o.Account == "" {
+	if th.LockoutRise <= 0 {
 		return nil
 	}
 	var before *Warning
 	for i := range h.Before {
-		if h.Before[i].Kind == LockoutPressure && h.Before[i].Subject == o.Account {
+		if h.Before[i].Kind == LockoutPressure && (h.Before[i].Subject == o.Account || o.Account == "") {
 			before = &h.Before[i]
 		}
+	}
+	if o.Account == "" {
+		// The directory did not answer this time: no evidence either way,
+		// the warning stands for its quiet time as it was.
+		if before == nil || now.Sub(evTime(before.Evidence, evLastForeign)) >= th.LockoutQuiet {
+			return nil
+		}
+		w := *before
+		return &w
 	}
 	f := seenForeign(th, o, h)
 	total := 0

@@ -45,6 +45,8 @@ func TestLockoutPressureOwnAndQuiet(t *testing.T) {
 		{"kept through a good check inside the quiet time", obs(0, now.Add(-5*time.Minute)),
 			History{Account: &Seen{At: now.Add(-time.Minute), BadPwdCount: 1}, Before: raised}, now.Add(7 * time.Hour),
 			"had 1 bad password that scanwarden did not send, the last at 2 Dec 08:55:00"},
+		{"kept when the directory did not answer", Observation{Passed: true},
+			History{Before: raised}, now.Add(time.Hour), "had 1 bad password since the last check"},
 		{"cleared after the quiet time", obs(0, now.Add(-5*time.Minute)),
 			History{Account: &Seen{At: now.Add(-time.Minute), BadPwdCount: 1}, Before: raised}, now.Add(8 * time.Hour), ""},
 	} {
