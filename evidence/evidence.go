@@ -151,7 +151,32 @@ func (r Readers) Attach(ctx context.Context, t smbcheck.Target, rep *smbcheck.Re
 		From: started.Add(-before), Until: time.Now().Add(time.Minute), BootsFrom: started.Add(-pattern.DefaultWindow),
 		Account: user, Workstation: ws, Timeout: r.Timeout})
 	r.Gate.record(a, t.Host, st)
+	agree(rep, &st)
 	rep.ServerLog = &st
+}
+
+// agree marks the events that say what the check met: a logon event
+// logged during the check with the status a failed step saw.
+func agree(rep *smbcheck.Report, st *serverlog.Story) {
+	var seen []string
+	for _, s := range rep.Steps {
+		if v, ok := s.Evidence["nt_status"].(string); ok && s.Status == smbcheck.StatusFail && len(v) >= 10 {
+			seen = append(seen, strings.ToUpper(v[:10]))
+		}
+	}
+	for i := range st.Events {
+		e := &st.Events[i]
+		if e.At.Before(rep.Started.Add(-5*time.Second)) || (e.ID != 4625 && e.ID != 4776) {
+			continue
+		}
+		for _, code := range seen {
+			if strings.HasPrefix(strings.ToUpper(e.Status), code) || strings.HasPrefix(strings.ToUpper(e.SubStatus), code) {
+				e.Agrees = true
+				e.Text += " — the server logged the status the check met"
+				break
+			}
+		}
+	}
 }
 
 // same reports whether the reading account is the scan account typed as

@@ -101,6 +101,9 @@ type Event struct {
 	Reason      string    `json:"reason,omitempty"`
 	// Text is the event told in one line.
 	Text string `json:"text"`
+	// Agrees: the server logged the same status the check met, during the
+	// check (package evidence marks it).
+	Agrees bool `json:"agrees,omitempty"`
 }
 
 // Story is what one reading found.

@@ -79,6 +79,19 @@ func TestLabCheckEventLog(t *testing.T) {
 	if !strings.Contains(r.stdout, "verdict: share-not-found") || !strings.Contains(r.stdout, "Security log of "+lab.GuestIP+" not read: the server keeps no such log") {
 		t.Errorf("no event log not said:\n%s", r.stdout)
 	}
+	// A wrong password: the 4625 the server logs during the check says the
+	// same status, and is marked as agreeing (the verdict is the check's).
+	wrong := filepath.Join(dir, "wrong")
+	os.WriteFile(wrong, []byte("not-"+lab.Password+"\n"), 0o600)
+	lab.WriteEvent(t, "Security", time.Now(), 4625, "AUDIT FAILURE", "Microsoft-Windows-Security-Auditing",
+		"S-1-0-0", "-", "-", "0x0", "S-1-0-0", "scanuser", "EVTSRV", "0xc000006d", "%%2313", "0xc000006a", "3",
+		"NtLmSsp", "NTLM", "SCANWARDEN", "-", "-", "0", "0x0", "-", "10.77.0.2", "50125")
+	r = cli(exitFinding, "check", "//"+lab.EvtIP+"/scans", "--user", "scanuser", "--password-file", wrong, "--max-failures", "1",
+		"--data-dir", data, "--eventlog-user", testlab.EventReader, "--eventlog-password-file", pw)
+	if !strings.Contains(r.stdout, "verdict: bad-credentials") || !strings.Contains(r.stdout, "from SCANWARDEN (10.77.0.2)") ||
+		!strings.Contains(r.stdout, "— the server logged the status the check met") {
+		t.Errorf("agreement not said:\n%s", r.stdout)
+	}
 	// The scan account is never the reading account.
 	r = cli(exitOK, "check", "//"+lab.EvtIP+"/scans", "--user", "scanuser", "--password-file", pw, "--eventlog-user", "scanuser", "--eventlog-password-file", pw)
 	if !strings.Contains(r.stdout, "the reading account scanuser is the scan account: not used") {
