@@ -35,7 +35,7 @@ usage:
   scanwarden check --destination NAME [flags]                       replay a stored destination; its report is kept
   scanwarden import addressbook FILE --device NAME [flags]          import a Kyocera address-book export's SMB destinations
   scanwarden destination add|list|show|remove [flags]               the stored scan destinations
-  scanwarden device add|list|remove [flags]                         the stored devices (MFPs)
+  scanwarden device add|list|show|remove [flags]                    the stored devices (MFPs) and their SMB profile
   scanwarden export addressbook --device NAME --fallback-host H ... an address book pointing the device at the fallback share
   scanwarden secrets rotate                                         re-encrypt the stored secrets under a new key
   scanwarden ad user NAME | ad host NAME [flags]                    read an account or a computer from Active Directory
