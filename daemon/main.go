@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -233,11 +234,25 @@ func (m *Main) openReceiver(cfg Config) {
 	if !cfg.Receiver.Enabled {
 		return
 	}
+	// A device's learned client re-reads the schedule profileReloadDelay
+	// after it changed, once for all the changes meanwhile (one logon
+	// shows several values; a client that changes at every logon, or
+	// someone at its address, gets at most one re-read per delay).
+	var pending atomic.Bool
 	p := &receiverPart{env: m.env, localNets: m.localNets, names: resolve.NewCache(m.resolver, deviceNameTimeout),
 		profileChanged: func() {
-			if mon := m.Monitor(); mon != nil {
-				mon.Reload()
+			if pending.Swap(true) {
+				return
 			}
+			time.AfterFunc(profileReloadDelay, func() {
+				pending.Store(false)
+				if m.runCtx.Err() != nil {
+					return
+				}
+				if mon := m.Monitor(); mon != nil {
+					mon.Reload()
+				}
+			})
 		}}
 	if err := p.Open(m.runCtx, cfg, m.delivery); err != nil {
 		m.faults.set("receiver", err.Error())
@@ -246,6 +261,10 @@ func (m *Main) openReceiver(cfg Config) {
 	}
 	m.recv = p
 }
+
+// profileReloadDelay is how long after a device's learned SMB client
+// changed the schedule is re-read (its destinations checked as it).
+const profileReloadDelay = 3 * time.Second
 
 // deviceNameTimeout bounds each lookup of a device's name.
 const deviceNameTimeout = 2 * time.Second
