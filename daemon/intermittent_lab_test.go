@@ -17,8 +17,9 @@ import (
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
-// holdLimited holds evtsrv's share limited (max connections = 2) full
-// with two sessions of its own until release is called.
+// holdLimited holds evtsrv's share held (max connections = 2; serverlog's
+// tests use limited, its twin) full with two sessions of its own until
+// release is called.
 func holdLimited(t *testing.T, lab *testlab.Lab) (release func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -42,10 +43,10 @@ func holdLimited(t *testing.T, lab *testlab.Lab) (release func()) {
 			t.Fatalf("holder %d: %v", i, err)
 		}
 		undo = append(undo, func() { s.Logoff() })
-		sh, err := s.Mount("limited")
+		sh, err := s.Mount("held")
 		if err != nil {
 			release()
-			t.Fatalf("holder %d: mount limited: %v", i, err)
+			t.Fatalf("holder %d: mount held: %v", i, err)
 		}
 		undo = append(undo, func() { sh.Umount() })
 	}
@@ -53,7 +54,7 @@ func holdLimited(t *testing.T, lab *testlab.Lab) (release func()) {
 }
 
 // TestLabServeIntermittentSessionLimit: under serve, a destination on
-// evtsrv's share limited (2 connections) fails only while two other
+// evtsrv's share held (2 connections) fails only while two other
 // sessions hold it full — on for 30 s, off for 30 s, three times. serve
 // checks it every 10 s and, with [eventlog], counts the share's
 // connections after each check: one incident, whose pattern names the
@@ -81,7 +82,7 @@ user = "`+testlab.EventReader+`"
 password_file = "`+pw+`"
 `)
 	st := testStore(t, cfg)
-	if err := st.PutDestination(ctx, registry.Destination{Name: "limited", Host: lab.EvtIP, Share: "limited", User: "scanuser",
+	if err := st.PutDestination(ctx, registry.Destination{Name: "limited", Host: lab.EvtIP, Share: "held", User: "scanuser",
 		Password: scanwarden.NewSecret(lab.Password)}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ password_file = "`+pw+`"
 	}
 	var counts int
 	for _, e := range wi.Timeline {
-		if e.Kind == string(incident.EntryServerLog) && e.Text == "share limited: 2 of 2 connections in use" {
+		if e.Kind == string(incident.EntryServerLog) && e.Text == "share held: 2 of 2 connections in use" {
 			counts++
 		}
 	}
