@@ -296,19 +296,22 @@ func webBrowserFlow(t *testing.T, listen string) {
 			t.Errorf("lab check verdict %q", verdict)
 		}
 		// Steps came as they completed: the spread of their arrival covers
-		// most of the time the later steps took (a stream buffered to the
-		// end would show them all within a millisecond).
-		var later float64
+		// at least half of the longest later step (a stream buffered to the
+		// end would show them all within a millisecond). Not the sum of the
+		// later steps: negotiate and ad are timed inside the session's
+		// logon, so their times overlap and the sum exceeds the time that
+		// passed (CI failed the sum: 23 ms of arrivals against 52 ms).
+		var longest float64
 		for _, s := range steps[1:] {
 			var ms float64
 			if i := strings.LastIndex(s, " ms"); i > 0 {
 				f := strings.Fields(s[:i])
 				json.Unmarshal([]byte(f[len(f)-1]), &ms)
 			}
-			later += ms
+			longest = max(longest, ms)
 		}
-		if spread := arrivals[len(arrivals)-1] - arrivals[0]; later >= 20 && spread < later/2 {
-			t.Errorf("steps arrived within %.0f ms though the later ones took %.0f ms: not streamed", spread, later)
+		if spread := arrivals[len(arrivals)-1] - arrivals[0]; longest >= 10 && spread < longest/2 {
+			t.Errorf("steps arrived within %.0f ms though one later step took %.0f ms: not streamed", spread, longest)
 		}
 	} else if !strings.Contains(verdict, "host-unreachable") {
 		t.Errorf("verdict %q", verdict)
