@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -130,7 +129,7 @@ quiet = "1s"
 	serve.Env = append(os.Environ(), mainEnv+"=1", "SCANWARDEN_KEY_FILE=", "NOTIFY_SOCKET=")
 	serve.Dir = dir
 	serve.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, Setpgid: true}
-	var serveLog lockedBuffer
+	var serveLog syncBuffer
 	serve.Stderr, serve.Stdout = &serveLog, &serveLog
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
@@ -272,22 +271,4 @@ quiet = "1s"
 		}
 	}
 	t.Logf("after the MFP was seen: %s (panel %s): %s", after[0].Cause, after[0].KyoceraCode, after[0].Summary)
-}
-
-// lockedBuffer is a bytes.Buffer two goroutines may write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
