@@ -61,16 +61,21 @@ func settled(t *testing.T, m *Monitor) {
 func settledBeyond(t *testing.T, m *Monitor, horizon time.Duration) {
 	t.Helper()
 	waitFor(t, "the re-read list scheduled", func() bool {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if m.loadedAt.IsZero() || m.running != 0 || len(m.pending) != 0 {
+		if m.list.stale(false) || m.busy() {
 			return false
 		}
-		for k := range m.dests {
-			if due, ok := m.nextDue[k]; !ok || due.Before(time.Now().Add(horizon)) {
-				return false
-			}
-		}
-		return true
+		return m.times.beyond(m.list.list(), time.Now().Add(horizon))
 	})
+}
+
+// beyond says whether every destination of ds is next due after horizon.
+func (t *timetable) beyond(ds []Destination, horizon time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, d := range ds {
+		if next, ok := t.nextDue[key(d.Name)]; !ok || next.Before(horizon) {
+			return false
+		}
+	}
+	return true
 }

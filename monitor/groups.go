@@ -28,8 +28,8 @@ type GroupNotifier interface {
 // each group opened or closed. It reports whether d's own incident changes
 // are covered by a group (it is in one, or it left one as its incident
 // closed): those are not notified on their own.
-func (m *Monitor) regroup(ctx context.Context, d Destination, ins []incident.Input, inc incident.Incident, now time.Time) bool {
-	if m.cfg.Groups == nil {
+func (k *desk) regroup(ctx context.Context, d Destination, ins []incident.Input, inc incident.Incident, now time.Time) bool {
+	if k.cfg.Groups == nil {
 		return false
 	}
 	var key *incident.Key
@@ -42,7 +42,7 @@ func (m *Monitor) regroup(ctx context.Context, d Destination, ins []incident.Inp
 		}
 	}
 	grouped := false
-	notices, err := m.cfg.Groups.UpdateIncidentGroups(ctx, func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {
+	notices, err := k.cfg.Groups.UpdateIncidentGroups(ctx, func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {
 		before := incident.GroupOf(gs, d.Name) != nil
 		if !decided {
 			grouped = before // a green check or a device failure keeps it where it is
@@ -52,17 +52,17 @@ func (m *Monitor) regroup(ctx context.Context, d Destination, ins []incident.Inp
 		return incident.Regroup(gs, d.Name, key, now)
 	})
 	if err != nil {
-		m.fault("group incident of "+d.Name, err)
+		k.fault("group incident of "+d.Name, err)
 		return false
 	}
 	for _, n := range notices {
-		m.log.Info("incident group "+string(n.Change), "group", n.Group.ID, "cause", n.Group.Cause, "subject", n.Group.Subject,
+		k.log.Info("incident group "+string(n.Change), "group", n.Group.ID, "cause", n.Group.Cause, "subject", n.Group.Subject,
 			"destinations", len(n.Group.Members))
-		if m.cfg.GroupNotifier == nil {
+		if k.cfg.GroupNotifier == nil {
 			continue
 		}
 		n := n
-		m.notify(func(nctx context.Context) { m.cfg.GroupNotifier.NotifyGroup(nctx, m.settle(nctx, n), inc) })
+		k.out.send(func(nctx context.Context) { k.cfg.GroupNotifier.NotifyGroup(nctx, k.settle(nctx, n), inc) })
 	}
 	return grouped
 }
@@ -72,21 +72,21 @@ func (m *Monitor) regroup(ctx context.Context, d Destination, ins []incident.Inp
 // destinations), at most GroupSettle, and returns it with the group's
 // members then. A destination failing alone is told of at once; a shutdown
 // sends it at once.
-func (m *Monitor) settle(ctx context.Context, n incident.GroupNotice) incident.GroupNotice {
-	if m.cfg.GroupSettle <= 0 || (n.Change != incident.Opened && n.Change != incident.Reopened) {
+func (k *desk) settle(ctx context.Context, n incident.GroupNotice) incident.GroupNotice {
+	if k.cfg.GroupSettle <= 0 || (n.Change != incident.Opened && n.Change != incident.Reopened) {
 		return n
 	}
-	capT := time.NewTimer(m.cfg.GroupSettle)
+	capT := time.NewTimer(k.cfg.GroupSettle)
 	defer capT.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 wait:
 	for {
-		if st := m.Stats(); st.Pending == 0 && st.Running == 0 {
+		if !k.busy() {
 			break
 		}
 		select {
-		case <-m.ctx.Done():
+		case <-k.stop:
 			return n
 		case <-ctx.Done():
 			return n
@@ -95,9 +95,9 @@ wait:
 		case <-tick.C:
 		}
 	}
-	g, ok, err := m.cfg.Groups.IncidentGroup(ctx, n.Group.ID)
+	g, ok, err := k.cfg.Groups.IncidentGroup(ctx, n.Group.ID)
 	if err != nil {
-		m.fault("read incident group", err)
+		k.fault("read incident group", err)
 		return n
 	}
 	if ok && len(g.Members) > 0 {
