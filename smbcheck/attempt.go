@@ -84,6 +84,9 @@ func (c sessionStep) attempt(ctx context.Context, conn net.Conn, f Form) attempt
 		if c.own {
 			dev = smbconn.Device{}
 		}
+		if c.ntlmv2 {
+			dev.NTLMv1 = false
+		}
 		sess, info, err = smbconn.Logon(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), dev, g)
 	}
 	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {

@@ -80,6 +80,9 @@ const (
 	// (userAccountControl SMARTCARD_REQUIRED,
 	// STATUS_SMARTCARD_LOGON_REQUIRED): no password logon, the MFP's, works.
 	CauseSmartcardRequired Cause = "smartcard-required"
+	// CauseNTLMv1Refused: the MFP logs on with NTLMv1 over SMB2/3, and the
+	// server (or the domain controller behind it) accepts only NTLMv2.
+	CauseNTLMv1Refused Cause = "ntlmv1-refused"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -170,6 +173,8 @@ var causes = []CauseInfo{
 		"Use an account for the MFP that logs on with a password, or clear \"Smart card is required for interactive logon\" on this one (Active Directory Users and Computers → Account → Account options; Set-ADUser -SmartcardLogonRequired $false) and give it a password."},
 	{CauseLogonTypeNotGranted, "1102", "The server does not grant the account a network logon (STATUS_LOGON_TYPE_NOT_GRANTED).",
 		"Remove the account (or its group) from the server's \"Deny access to this computer from the network\" policy, and make sure \"Access this computer from the network\" includes it (Group Policy → Computer Configuration → Windows Settings → Security Settings → Local Policies → User Rights Assignment); share permissions are not the problem."},
+	{CauseNTLMv1Refused, "1102", "The MFP logs on with NTLMv1, which the server refuses (it accepts only NTLMv2); the password itself is right.",
+		"Switch the MFP's SMB client to NTLMv2 (Command Center RX → Network Settings → Protocol → SMB Client; older firmware needs an update for it). Only as a stop-gap allow NTLMv1 on the server (Samba: ntlm auth = ntlmv1-permitted, on the domain controllers too for a domain account; Windows: LmCompatibilityLevel 4 or lower), which weakens every account's password protection."},
 }
 
 // Causes returns the vocabulary, in a stable order.

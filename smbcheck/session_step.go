@@ -62,8 +62,13 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context) bool {
 	if c.negotiated {
 		s.Evidence["budget"] = c.budget
 	}
-	if c.smb1 {
+	switch {
+	case c.smb1 && c.o.Device.NTLMv1:
+		s.Evidence["protocol"] = "SMB1 (NT LM 0.12), NTLMv1"
+	case c.smb1:
 		s.Evidence["protocol"] = "SMB1 (NT LM 0.12), NTLMv2"
+	case c.o.Device.NTLMv1 && c.t.auth() == AuthNTLM:
+		s.Evidence["protocol"] = "SMB " + c.dialect() + ", NTLMv1"
 	}
 	if c.krbNote != nil {
 		// auth auto: Kerberos could not judge the password, NTLM follows.
@@ -228,6 +233,14 @@ func (c sessionStep) stepForms(ctx context.Context) bool {
 	return false
 }
 
+// dialect is the SMB dialect the server negotiated ("2/3" before it did).
+func (c sessionStep) dialect() string {
+	if c.server != nil && c.server.Dialect != "" {
+		return c.server.Dialect
+	}
+	return "2/3"
+}
+
 func formEvidence(f Form) map[string]string {
 	return map[string]string{"typed": f.Typed, "ntlm_user": f.User, "ntlm_domain": f.Domain, "kind": string(f.Kind)}
 }
@@ -297,19 +310,27 @@ func (c sessionStep) sessionAnonymousRefused(s *stepState, res attemptResult) bo
 	return true
 }
 
-// ntlmv1Refused tells, for an MFP that logs on with NTLMv1, a server that
-// refuses NTLMv1 from a wrong password: after a plain logon failure it
-// replays the same name and password once with NTLMv2, within the budget.
-// It ends the session step when NTLMv2 is accepted and reports whether it
-// did.
+// ntlmv1Refused tells, for an MFP that logs on with NTLMv1 (over SMB1 or
+// SMB2/3), a server that refuses NTLMv1 from a wrong password: after a
+// plain logon failure it replays the same name and password once with
+// NTLMv2, within the budget. It ends the session step when NTLMv2 is
+// accepted and reports whether it did.
 func (c sessionStep) ntlmv1Refused(ctx context.Context, s *stepState, res attemptResult) bool {
-	if !c.smb1 || !c.o.Device.NTLMv1 || c.anonymous() || !res.status.IsLogonFailure() {
+	if !c.o.Device.NTLMv1 || c.anonymous() || !res.status.IsLogonFailure() {
 		return false
 	}
 	c.ntlmv2 = true
 	v2 := c.attempt(ctx, nil, storedForm(c.t.User))
 	c.ntlmv2 = false
 	switch {
+	case v2.sess != nil && !c.smb1:
+		v2.sess.Close()
+		s.Evidence["ntlmv1"] = res.status.String()
+		s.Evidence["ntlmv2"] = "accepted"
+		c.fail(s, CauseNTLMv1Refused, fmt.Sprintf("the server refuses the MFP's NTLMv1 logon over SMB %s (%s), and accepts the same user name and password with NTLMv2", c.dialect(), res.status),
+			"Switch the MFP's SMB client to NTLMv2 (Command Center RX → Network Settings → Protocol → SMB Client; older firmware needs an update for it). Only as a stop-gap allow NTLMv1 where the password is checked — the file server (Samba: ntlm auth = ntlmv1-permitted; Windows: LmCompatibilityLevel 4 or lower) and, for a domain account, every domain controller — which weakens every account's password protection.")
+		c.skipWhy("not tried: the password is right, the server refuses NTLMv1", StepForms)
+		return true
 	case v2.sess != nil:
 		v2.sess.Close()
 		s.Evidence["ntlmv1"] = res.status.String()

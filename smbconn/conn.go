@@ -56,12 +56,16 @@ type Credentials struct {
 
 // Logon negotiates SMB2/3 over conn and sets up a session with cr, as the
 // MFP would; dev limits the dialects offered (its MaxDialect alone, when
-// known). host is the name the MFP stores (used in tree connect paths). g,
-// when not nil, is asked before the AUTHENTICATE is sent; it runs on the
-// caller's goroutine. Logon returns what the server told in negotiate and
-// session setup (nil when it said nothing). On failure conn is left open
-// for the caller to close.
+// known) and, with NTLMv1, sends NTLMv1 responses. host is the name the MFP
+// stores (used in tree connect paths). g, when not nil, is asked before the
+// AUTHENTICATE is sent; it runs on the caller's goroutine. Logon returns
+// what the server told in negotiate and session setup (nil when it said
+// nothing). On failure conn is left open for the caller to close.
 func Logon(ctx context.Context, conn net.Conn, port int, host string, cr Credentials, dev Device, g Gate) (*Conn, *ServerInfo, error) {
+	if dev.NTLMv1 {
+		v1 := newNTLMv1Initiator(cr)
+		return LogonWith(ctx, conn, port, host, cr.Typed, v1, v1.SessionKey, dev, g)
+	}
 	ntlm := &smb2.NTLMInitiator{
 		User:        cr.User,
 		Password:    cr.Password,

@@ -14,8 +14,10 @@ import (
 type Device struct {
 	SMB1Only  bool // firmware or setting: SMB1 (and NTLMv1) only
 	NoSigning bool // firmware cannot sign SMB2 traffic
-	// NTLMv1: the firmware logs on with NTLMv1 (old SMB1-only firmware);
-	// replayed over SMB1 (it implies SMB1Only).
+	// NTLMv1: the firmware logs on with NTLMv1. Replayed over SMB2/3 when
+	// a dialect of SMB 2.0.2 or later is given (MaxDialect, MinDialect);
+	// alone it is old SMB1-only firmware, replayed over SMB1 (it implies
+	// SMB1Only).
 	NTLMv1 bool
 	// MinDialect and MaxDialect are the lowest and highest SMB dialect
 	// the MFP offers (zero: not known). MaxDialect DialectSMB1 is
@@ -34,10 +36,10 @@ type Device struct {
 // Known reports whether anything is known about the device's client.
 func (d Device) Known() bool { return d != Device{} }
 
-// Normalized folds the spellings of one limit into one: NTLMv1 implies
-// SMB1Only, and SMB1Only is MaxDialect SMB1.
+// Normalized folds the spellings of one limit into one: NTLMv1 without an
+// SMB2 dialect implies SMB1Only, and SMB1Only is MaxDialect SMB1.
 func (d Device) Normalized() Device {
-	if d.NTLMv1 {
+	if d.NTLMv1 && d.MaxDialect == 0 && d.MinDialect <= DialectSMB1 {
 		d.SMB1Only = true
 	}
 	if d.MaxDialect == DialectSMB1 {

@@ -91,4 +91,21 @@ func TestDeviceValidate(t *testing.T) {
 	if (Device{MaxDialect: DialectSMB1}).Normalized() != (Device{SMB1Only: true, MinDialect: DialectSMB1, MaxDialect: DialectSMB1}) {
 		t.Error("max dialect SMB1 is not SMB1 only")
 	}
+	// NTLMv1 alone is old SMB1-only firmware; with an SMB2 dialect it is
+	// replayed over SMB2/3.
+	for d, smb1 := range map[Device]bool{
+		{NTLMv1: true}:                            true,
+		{NTLMv1: true, MinDialect: DialectSMB1}:   true,
+		{NTLMv1: true, MaxDialect: DialectSMB21}:  false,
+		{NTLMv1: true, MaxDialect: DialectSMB311}: false,
+		{NTLMv1: true, MinDialect: DialectSMB202}: false,
+		{NTLMv1: true, MaxDialect: DialectSMB1}:   true,
+	} {
+		if n := d.Normalized(); n.SMB1Only != smb1 || smb1 && n.MaxDialect != DialectSMB1 || !smb1 && n.MaxDialect != d.MaxDialect {
+			t.Errorf("%+v normalized %+v, want SMB1 only %v", d, n, smb1)
+		}
+		if err := d.Validate(); err != nil {
+			t.Errorf("%+v: %v", d, err)
+		}
+	}
 }

@@ -24,7 +24,7 @@ func registerProfileFlags(fs *flag.FlagSet) *profileFlags {
 	fs.StringVar(&p.minDialect, "device-min-dialect", "", "the lowest SMB dialect the MFP speaks (SMB1 … 3.1.1)")
 	fs.BoolVar(&p.noEncryption, "device-no-encryption", false, "the MFP cannot encrypt SMB traffic (=false: it can)")
 	fs.BoolVar(&p.noSigning, "device-no-signing", false, "the MFP cannot sign SMB traffic (=false: it can)")
-	fs.BoolVar(&p.ntlmv1, "device-ntlmv1", false, "the MFP logs on with NTLMv1 (old SMB1 firmware; =false: NTLMv2)")
+	fs.BoolVar(&p.ntlmv1, "device-ntlmv1", false, "the MFP logs on with NTLMv1: over SMB2/3 with --device-max-dialect 2.0.2 or later, alone old SMB1 firmware (=false: NTLMv2)")
 	fs.BoolVar(&p.smb1Only, "device-smb1-only", false, "the MFP speaks only SMB1 (old firmware or SMB1 setting; as --device-max-dialect SMB1)")
 	fs.BoolVar(&p.noKerberos, "device-no-kerberos", false, "the MFP cannot log on with Kerberos (=false: it can)")
 	fs.StringVar(&p.fileType, "device-file-type", "", "the file type the MFP scans to: pdf, tiff, jpeg, xps or oxps (a high-compression PDF is pdf)")

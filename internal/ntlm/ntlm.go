@@ -1,11 +1,12 @@
 // Package ntlm speaks the NTLM messages [MS-NLMP] and their SPNEGO wrapping
 // that scanwarden needs where the SMB library cannot help: the probe's
 // NEGOTIATE and the names and version a server tells in its CHALLENGE, and
-// for the SMB1 replay the AUTHENTICATE an MFP sends — NTLMv2 responses (what
-// current Kyocera firmware sends, and all that Samba and Windows accept by
-// default), NTLMv1 for old firmware, or the anonymous AUTHENTICATE for an
-// empty user name and password. No signing or sealing is negotiated, so no
-// session key is exchanged.
+// for the SMB1 replay (and the SMB2/3 replay of an NTLMv1 MFP) the
+// AUTHENTICATE an MFP sends — NTLMv2 responses (what current Kyocera
+// firmware sends, and all that Samba and Windows accept by default), NTLMv1
+// for old firmware, or the anonymous AUTHENTICATE for an empty user name and
+// password. No key exchange is negotiated: the session key that signs SMB
+// traffic is the key exchange key itself.
 package ntlm
 
 import (
@@ -35,10 +36,17 @@ const (
 )
 
 // NegotiateSMB1 is the NTLM NEGOTIATE of the SMB1 replay.
-func NegotiateSMB1() []byte {
+func NegotiateSMB1() []byte { return negotiateReplay(smb1Flags) }
+
+// NegotiateSigned is the NTLM NEGOTIATE of the SMB2/3 replay of an NTLMv1
+// MFP: the SMB1 replay's flags and NTLMSSP_NEGOTIATE_SIGN, as every SMB2
+// client asks (its signing keys come from the NTLM session key).
+func NegotiateSigned() []byte { return negotiateReplay(smb1Flags | negotiateSign) }
+
+func negotiateReplay(flags uint32) []byte {
 	b := []byte("NTLMSSP\x00")
 	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = binary.LittleEndian.AppendUint32(b, smb1Flags)
+	b = binary.LittleEndian.AppendUint32(b, flags)
 	b = append(b, make([]byte, 16)...)
 	return append(b, 6, 1, 0xb1, 0x1d, 0, 0, 0, 15)
 }
@@ -86,8 +94,11 @@ func ParseChallenge(blob []byte) (Challenge, error) {
 type Credentials struct {
 	User, Domain, Password, Workstation string
 	// NTLMv1 sends NTLMv1 responses (the NTLM2 session response when the
-	// server agrees to extended session security), as old SMB1 firmware does.
+	// server agrees to extended session security), as old firmware does.
 	NTLMv1 bool
+	// Sign keeps NTLMSSP_NEGOTIATE_SIGN in the AUTHENTICATE when the
+	// server's CHALLENGE has it (after NegotiateSigned).
+	Sign bool
 }
 
 func (cr Credentials) Anonymous() bool { return cr.User == "" && cr.Password == "" }
@@ -97,7 +108,11 @@ func (cr Credentials) Anonymous() bool { return cr.User == "" && cr.Password == 
 // deterministic for tests. It also returns the session key (the NTLMv2
 // SessionBaseKey; nil when anonymous), which SMB1 signing uses.
 func Authenticate(ch Challenge, cr Credentials, clientChallenge [8]byte, now time.Time) ([]byte, []byte) {
-	flags := ch.Flags & smb1Flags
+	mask := uint32(smb1Flags)
+	if cr.Sign {
+		mask |= negotiateSign
+	}
+	flags := ch.Flags & mask
 	flags |= negotiateUnicode | negotiateNTLM
 	flags &^= negotiateOEM
 	var lm, nt, sessionKey []byte
@@ -237,6 +252,7 @@ func desKey(k []byte) []byte {
 const (
 	negotiateUnicode      = 0x00000001
 	requestTarget         = 0x00000004
+	negotiateSign         = 0x00000010
 	negotiateNTLM         = 0x00000200
 	alwaysSign            = 0x00008000
 	extendedSession       = 0x00080000

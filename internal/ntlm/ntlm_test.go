@@ -66,17 +66,37 @@ func TestNTLMv1Vectors(t *testing.T) {
 	ch := Challenge{}
 	copy(ch.Challenge[:], []byte{1, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef})
 	cc := [8]byte{0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa}
-	_, nt, _ := ntlmv1Responses(ch, "Password", cc)
+	_, nt, kx := ntlmv1Responses(ch, "Password", cc)
 	if got := hex.EncodeToString(nt); got != "67c43011f30298a2ad35ece64f16331c44bdbed927841f94" {
 		t.Errorf("NTLMv1 response %s", got)
 	}
+	// Without extended session security the key exchange key (and so
+	// the session key that signs SMB) is the SessionBaseKey.
+	if got := hex.EncodeToString(kx); got != "d87262b0cde4b1cb7499becccdf10784" {
+		t.Errorf("NTLMv1 session key %s", got)
+	}
 	ch.Flags = extendedSession
-	lm, nt, _ := ntlmv1Responses(ch, "Password", cc)
+	lm, nt, kx := ntlmv1Responses(ch, "Password", cc)
 	if got := hex.EncodeToString(nt); got != "7537f803ae367128ca458204bde7caf81e97ed2683267232" {
 		t.Errorf("NTLM2 session response %s", got)
 	}
 	if got := hex.EncodeToString(lm); got != "aaaaaaaaaaaaaaaa00000000000000000000000000000000" {
 		t.Errorf("LM response %s", got)
+	}
+	if got := hex.EncodeToString(kx); got != "eb93429a8bd952f8b89c55b87f475edc" {
+		t.Errorf("NTLM2 session key exchange key %s", got)
+	}
+	// The SMB2 replay keeps the server's NTLMSSP_NEGOTIATE_SIGN; the SMB1
+	// replay never asks for it.
+	ch.Flags = extendedSession | negotiateSign | negotiateNTLM
+	for _, sign := range []bool{false, true} {
+		msg, _ := Authenticate(ch, Credentials{User: "u", Password: "p", NTLMv1: true, Sign: sign}, cc, time.Unix(0, 0))
+		if got := binary.LittleEndian.Uint32(msg[60:])&negotiateSign != 0; got != sign {
+			t.Errorf("Sign %v: AUTHENTICATE's sign flag %v", sign, got)
+		}
+	}
+	if f := binary.LittleEndian.Uint32(NegotiateSigned()[12:]); f&negotiateSign == 0 || f&^negotiateSign != smb1Flags {
+		t.Errorf("NegotiateSigned flags %#x", f)
 	}
 }
 
