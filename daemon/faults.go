@@ -4,24 +4,21 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/scanwarden/scanwarden"
 )
 
-// Fault is one part of the daemon that does not work (a listener that
-// could not bind, the DC down, a store write that failed). The rest keeps
-// running; faults show in the log, the status page and the metrics.
-type Fault struct {
-	Part    string    `json:"part"` // snmp.traps, snmp.mail, ad, store, notify.webhook, config, …
-	Message string    `json:"message"`
-	Since   time.Time `json:"since"`
-}
-
+// faults are the daemon's parts that do not work now, each a
+// scanwarden.Fault (the status page and the metrics read them).
 type faults struct {
 	mu  sync.Mutex
-	m   map[string]Fault
+	m   map[string]scanwarden.Fault
 	now func() time.Time
 }
 
-func newFaults(now func() time.Time) *faults { return &faults{m: map[string]Fault{}, now: now} }
+func newFaults(now func() time.Time) *faults {
+	return &faults{m: map[string]scanwarden.Fault{}, now: now}
+}
 
 // set records a fault (keeping its first time while the message is the same).
 func (f *faults) set(part, msg string) {
@@ -30,7 +27,7 @@ func (f *faults) set(part, msg string) {
 	if old, ok := f.m[part]; ok && old.Message == msg {
 		return
 	}
-	f.m[part] = Fault{Part: part, Message: msg, Since: f.now()}
+	f.m[part] = scanwarden.Fault{Part: part, Message: msg, Since: f.now()}
 }
 
 func (f *faults) clear(part string) {
@@ -40,10 +37,10 @@ func (f *faults) clear(part string) {
 }
 
 // list returns the faults by part.
-func (f *faults) list() []Fault {
+func (f *faults) list() []scanwarden.Fault {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]Fault, 0, len(f.m))
+	out := make([]scanwarden.Fault, 0, len(f.m))
 	for _, x := range f.m {
 		out = append(out, x)
 	}

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/loglimit"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/receiver"
@@ -72,7 +73,7 @@ func (m *Main) Monitor() *monitor.Monitor {
 }
 
 // Faults lists the parts that do not work now.
-func (m *Main) Faults() []Fault { return m.faults.list() }
+func (m *Main) Faults() []scanwarden.Fault { return m.faults.list() }
 
 func (m *Main) getenv(k string) string {
 	if m.Getenv != nil {

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -25,25 +24,12 @@ func (p *receiverPart) backend() receiverBackend {
 	return receiverBackend{webReceiver{p.st, p.dir}, p.r}
 }
 
-func (b receiverBackend) Status(ctx context.Context) (web.ReceiverStatus, error) {
+func (b receiverBackend) Status(ctx context.Context) (receiver.StatusView, error) {
 	st, err := b.r.Status(ctx)
 	if err != nil {
-		return web.ReceiverStatus{Enabled: true, Fault: err.Error()}, nil
+		return receiver.StatusView{Enabled: true, Fault: err.Error()}, nil
 	}
-	out := web.ReceiverStatus{Enabled: true, Counts: map[string]int{}, Allow: st.Allow, Warnings: st.Warnings}
-	for k, v := range st.Counts {
-		out.Counts[string(k)] = v
-	}
-	if !st.SmbdUp {
-		out.Fault = "smbd is not running"
-	}
-	if st.Fault != "" && out.Fault == "" {
-		out.Fault = st.Fault
-	}
-	if st.LastError != nil && out.Fault == "" {
-		out.Fault = fmt.Sprintf("last delivery failed (scan %d): %s", st.LastError.Scan, st.LastError.Error)
-	}
-	return out, nil
+	return st.View(), nil
 }
 
 // Deliver delivers exactly the scan id now (the held-scans page's per-scan

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/registry"
@@ -406,10 +407,6 @@ func webSweep(s *incident.Sweep) *web.EventSweep {
 }
 
 // Faults implements web.Status.
-func (b webBackend) Faults(context.Context) ([]web.Fault, error) {
-	var out []web.Fault
-	for _, f := range b.m.faults.list() {
-		out = append(out, web.Fault{Part: f.Part, Message: f.Message, Since: f.Since})
-	}
-	return out, nil
+func (b webBackend) Faults(context.Context) ([]scanwarden.Fault, error) {
+	return b.m.faults.list(), nil
 }

@@ -22,19 +22,12 @@ type webReceiver struct {
 	dir string // the receiver's data dir: catalogue paths are relative to it
 }
 
-// webScan is a catalogue row as the web shows it (the running receiver's
-// backend and webReceiver, when none runs, both).
-func webScan(s receiver.Scan) web.Scan {
-	return web.Scan{ID: s.ID, Destination: s.Destination, Name: s.File, Size: s.Size, SHA256: s.SHA256, State: string(s.State),
-		ReceivedAt: s.ReceivedAt, DeliveredAt: s.DeliveredAt, Attempts: s.Attempts, Error: s.Error}
-}
-
-func (r webReceiver) Status(ctx context.Context) (web.ReceiverStatus, error) {
+func (r webReceiver) Status(ctx context.Context) (receiver.StatusView, error) {
 	counts, err := r.st.Scans().Counts(ctx)
 	if err != nil {
-		return web.ReceiverStatus{}, err
+		return receiver.StatusView{}, err
 	}
-	st := web.ReceiverStatus{Counts: map[string]int{}, Enabled: len(counts) > 0}
+	st := receiver.StatusView{Counts: map[string]int{}, Enabled: len(counts) > 0}
 	for state, n := range counts {
 		if state != receiver.Purged {
 			st.Counts[string(state)] = n
@@ -46,7 +39,7 @@ func (r webReceiver) Status(ctx context.Context) (web.ReceiverStatus, error) {
 	return st, nil
 }
 
-func (r webReceiver) Scans(ctx context.Context, state string, limit int) ([]web.Scan, error) {
+func (r webReceiver) Scans(ctx context.Context, state string, limit int) ([]receiver.ScanView, error) {
 	q := receiver.ScanQuery{Limit: limit, Newest: true}
 	if state != "" {
 		q.States = []receiver.State{receiver.State(state)}
@@ -55,19 +48,19 @@ func (r webReceiver) Scans(ctx context.Context, state string, limit int) ([]web.
 	if err != nil {
 		return nil, err
 	}
-	out := make([]web.Scan, 0, len(scans))
+	out := make([]receiver.ScanView, 0, len(scans))
 	for _, s := range scans {
-		out = append(out, webScan(s))
+		out = append(out, s.View())
 	}
 	return out, nil
 }
 
-func (r webReceiver) Scan(ctx context.Context, id int64) (web.Scan, error) {
+func (r webReceiver) Scan(ctx context.Context, id int64) (receiver.ScanView, error) {
 	s, err := r.st.Scans().Scan(ctx, id)
 	if err != nil {
-		return web.Scan{}, notFound(err)
+		return receiver.ScanView{}, notFound(err)
 	}
-	return webScan(s), nil
+	return s.View(), nil
 }
 
 // Open reads a held (or failed, or incomplete) scan's bytes from the data

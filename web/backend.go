@@ -7,6 +7,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -79,10 +80,10 @@ type EventQuery struct {
 
 // Receiver is the fallback share's catalogue and forwarder.
 type Receiver interface {
-	Status(ctx context.Context) (ReceiverStatus, error)
+	Status(ctx context.Context) (receiver.StatusView, error)
 	// Scans lists scans in one state ("" for all), newest first.
-	Scans(ctx context.Context, state string, limit int) ([]Scan, error)
-	Scan(ctx context.Context, id int64) (Scan, error)
+	Scans(ctx context.Context, state string, limit int) ([]receiver.ScanView, error)
+	Scan(ctx context.Context, id int64) (receiver.ScanView, error)
 	// Open reads a held scan's bytes (from the inbox; ErrNotFound when it
 	// has none).
 	Open(ctx context.Context, id int64) (io.ReadCloser, error)
@@ -192,7 +193,7 @@ type DestinationInput struct {
 // Status tells the daemon's own faults (a listener that could not bind, the
 // DC down, a full disk).
 type Status interface {
-	Faults(ctx context.Context) ([]Fault, error)
+	Faults(ctx context.Context) ([]scanwarden.Fault, error)
 }
 
 // AuthStore keeps the admin password hash, the sessions, the API tokens and
@@ -383,45 +384,6 @@ type EventCheck struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 }
 
-// ReceiverStatus is the fallback share at a glance.
-type ReceiverStatus struct {
-	Enabled bool           `json:"enabled"`
-	Counts  map[string]int `json:"counts"` // scans per state
-	// Allow are the networks that may connect to the share (empty: any).
-	Allow []string `json:"allow"`
-	// Warnings are standing ones (SMB1/NTLMv1 enabled for old firmware, a
-	// share open to more than the MFPs).
-	Warnings []string `json:"warnings,omitempty"`
-	Fault    string   `json:"fault,omitempty"`
-}
-
-// Scan states, as the receiver names them.
-const (
-	ScanReceived   = "received"
-	ScanHeld       = "held"
-	ScanDelivering = "delivering"
-	ScanDelivered  = "delivered"
-	ScanFailed     = "failed"
-	ScanIncomplete = "incomplete"
-	// ScanRefused: not a format an MFP scans to (or its name disagrees
-	// with its content): never delivered, downloadable as an attachment.
-	ScanRefused = "refused"
-)
-
-// Scan is one file the fallback share received.
-type Scan struct {
-	ID          int64     `json:"id"`
-	Destination string    `json:"destination"`
-	Name        string    `json:"name"` // the file name the MFP chose: data
-	Size        int64     `json:"size"`
-	SHA256      string    `json:"sha256,omitempty"`
-	State       string    `json:"state"`
-	ReceivedAt  time.Time `json:"received_at"`
-	DeliveredAt time.Time `json:"delivered_at,omitzero"`
-	Attempts    int       `json:"attempts"`
-	Error       string    `json:"error,omitempty"`
-}
-
 // ImportResult is an address-book import, or its preview.
 type ImportResult struct {
 	Device  string      `json:"device"`
@@ -460,11 +422,4 @@ type Field struct {
 	Set      bool   `json:"set,omitempty"`
 	FromFile bool   `json:"from_file,omitempty"` // the config file sets it and wins at start
 	Help     string `json:"help,omitempty"`
-}
-
-// Fault is one of the daemon's own parts not working.
-type Fault struct {
-	Part    string    `json:"part"` // snmp.trap, ad, receiver, store, …
-	Message string    `json:"message"`
-	Since   time.Time `json:"since"`
 }

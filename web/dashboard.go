@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 
+	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/summary"
 )
@@ -15,8 +17,8 @@ type dashboardView struct {
 	Destinations []Destination
 	Failing      int
 	Incidents    []Incident
-	Receiver     *ReceiverStatus
-	Faults       []Fault
+	Receiver     *receiver.StatusView
+	Faults       []scanwarden.Fault
 	Problems     []string // parts that could not be read
 	// Start is the getting-started list (nil once devices and
 	// destinations exist).

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/receiver"
 )
 
 // TestDeliverOneScan: the held-scans page's per-scan button asks for that
@@ -13,7 +15,7 @@ import (
 func TestDeliverOneScan(t *testing.T) {
 	s := newSite(t)
 	s.recv.mu.Lock()
-	s.recv.scans = append(s.recv.scans, Scan{ID: 4, Destination: "reception", Name: "second.pdf", Size: 5, State: ScanHeld, ReceivedAt: s.clock.t})
+	s.recv.scans = append(s.recv.scans, receiver.ScanView{ID: 4, Destination: "reception", Name: "second.pdf", Size: 5, State: string(receiver.Held), ReceivedAt: s.clock.t})
 	s.recv.mu.Unlock()
 	c := s.login()
 	_, body := s.get(c, "/receiver")

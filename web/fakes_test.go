@@ -15,6 +15,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/summary"
@@ -273,21 +274,21 @@ func (f *fakeEvents) Events(_ context.Context, q EventQuery) ([]Event, error) {
 
 type fakeReceiver struct {
 	mu        sync.Mutex
-	scans     []Scan
+	scans     []receiver.ScanView
 	content   map[int64][]byte
 	delivered []int64
 	forced    []int64
 }
 
-func (f *fakeReceiver) Status(context.Context) (ReceiverStatus, error) {
+func (f *fakeReceiver) Status(context.Context) (receiver.StatusView, error) {
 	c := map[string]int{}
 	for _, s := range f.scans {
 		c[s.State]++
 	}
-	return ReceiverStatus{Enabled: true, Counts: c, Allow: []string{"10.1.2.7/32", "10.1.3.0/24"}, Warnings: []string{"SMB1 is on for old firmware"}}, nil
+	return receiver.StatusView{Enabled: true, Counts: c, Allow: []string{"10.1.2.7/32", "10.1.3.0/24"}, Warnings: []string{"SMB1 is on for old firmware"}}, nil
 }
-func (f *fakeReceiver) Scans(_ context.Context, state string, limit int) ([]Scan, error) {
-	var out []Scan
+func (f *fakeReceiver) Scans(_ context.Context, state string, limit int) ([]receiver.ScanView, error) {
+	var out []receiver.ScanView
 	for _, s := range f.scans {
 		if (state == "" || s.State == state) && len(out) < limit {
 			out = append(out, s)
@@ -295,13 +296,13 @@ func (f *fakeReceiver) Scans(_ context.Context, state string, limit int) ([]Scan
 	}
 	return out, nil
 }
-func (f *fakeReceiver) Scan(_ context.Context, id int64) (Scan, error) {
+func (f *fakeReceiver) Scan(_ context.Context, id int64) (receiver.ScanView, error) {
 	for _, s := range f.scans {
 		if s.ID == id {
 			return s, nil
 		}
 	}
-	return Scan{}, ErrNotFound
+	return receiver.ScanView{}, ErrNotFound
 }
 func (f *fakeReceiver) Open(_ context.Context, id int64) (io.ReadCloser, error) {
 	b, ok := f.content[id]
@@ -426,7 +427,7 @@ func (f fakeSummary) Summary(ctx context.Context) (summary.Summary, error) {
 	}
 	held := map[string]int{}
 	for _, sc := range f.s.recv.scans {
-		if sc.State == ScanHeld {
+		if sc.State == string(receiver.Held) {
 			held[sc.Destination]++
 			in.Held++
 		}
@@ -506,10 +507,10 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 		history: map[string][]CheckRecord{"reception": {*last}},
 	}
 	s.recv = &fakeReceiver{
-		scans: []Scan{
-			{ID: 1, Destination: "reception", Name: hostile + ".pdf", Size: 11, State: ScanHeld, ReceivedAt: s.clock.t},
-			{ID: 2, Destination: "reception", Name: "part.pdf", Size: 5, State: ScanIncomplete, ReceivedAt: s.clock.t},
-			{ID: 3, Destination: "reception", Name: "done.pdf", Size: 5, State: ScanDelivered, ReceivedAt: s.clock.t, DeliveredAt: s.clock.t},
+		scans: []receiver.ScanView{
+			{ID: 1, Destination: "reception", Name: hostile + ".pdf", Size: 11, State: string(receiver.Held), ReceivedAt: s.clock.t},
+			{ID: 2, Destination: "reception", Name: "part.pdf", Size: 5, State: string(receiver.Incomplete), ReceivedAt: s.clock.t},
+			{ID: 3, Destination: "reception", Name: "done.pdf", Size: 5, State: string(receiver.Delivered), ReceivedAt: s.clock.t, DeliveredAt: s.clock.t},
 		},
 		content: map[int64][]byte{1: []byte("%PDF-1.4 hi"), 2: []byte("%PDF-")},
 	}
@@ -542,8 +543,8 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 		Settings: s.sets,
 		Editor:   s.fleet,
 		Profiles: s.fleet,
-		Status: statusFunc(func() []Fault {
-			return []Fault{{Part: "snmp.trap", Message: "udp :162: address in use", Since: opened}}
+		Status: statusFunc(func() []scanwarden.Fault {
+			return []scanwarden.Fault{{Part: "snmp.trap", Message: "udp :162: address in use", Since: opened}}
 		}),
 		Summary:  fakeSummary{s},
 		CheckAll: s.checkAll,
@@ -570,9 +571,9 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 	return s
 }
 
-type statusFunc func() []Fault
+type statusFunc func() []scanwarden.Fault
 
-func (f statusFunc) Faults(context.Context) ([]Fault, error) { return f(), nil }
+func (f statusFunc) Faults(context.Context) ([]scanwarden.Fault, error) { return f(), nil }
 
 // anon is a client that follows no redirects and keeps no cookies.
 func (s *site) anon() *http.Client {

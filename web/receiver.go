@@ -1,12 +1,16 @@
 package web
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/scanwarden/scanwarden/receiver"
+)
 
 type receiverView struct {
-	Status ReceiverStatus
+	Status receiver.StatusView
 	State  string
 	States []string
-	Scans  []Scan
+	Scans  []receiver.ScanView
 }
 
 // receiverPage lists the fallback share's scans by state.
@@ -21,7 +25,8 @@ func (s *Server) receiverPage(w http.ResponseWriter, r *http.Request, _ actor) {
 		return
 	}
 	v := receiverView{Status: st, State: r.URL.Query().Get("state"),
-		States: []string{ScanHeld, ScanIncomplete, ScanRefused, ScanFailed, ScanDelivering, ScanReceived, ScanDelivered}}
+		States: []string{string(receiver.Held), string(receiver.Incomplete), string(receiver.Refused), string(receiver.Failed),
+			string(receiver.Delivering), "received", string(receiver.Delivered)}}
 	known := v.State == ""
 	for _, x := range v.States {
 		known = known || x == v.State

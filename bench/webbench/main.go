@@ -21,6 +21,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/web"
 )
@@ -65,9 +66,9 @@ func main() {
 		ev.byDevice[e.Device] = append(ev.byDevice[e.Device], e)
 	}
 	rc := &memReceiver{}
-	states := []string{web.ScanDelivered, web.ScanDelivered, web.ScanDelivered, web.ScanHeld, web.ScanIncomplete}
+	states := []string{string(receiver.Delivered), string(receiver.Delivered), string(receiver.Delivered), string(receiver.Held), string(receiver.Incomplete)}
 	for i := 0; i < *scans; i++ {
-		rc.scans = append(rc.scans, web.Scan{ID: int64(i + 1), Destination: f.dests[i%*dests].Name, Name: fmt.Sprintf("doc%05d.pdf", i),
+		rc.scans = append(rc.scans, receiver.ScanView{ID: int64(i + 1), Destination: f.dests[i%*dests].Name, Name: fmt.Sprintf("doc%05d.pdf", i),
 			Size: 200 << 10, State: states[i%len(states)], ReceivedAt: now.Add(-time.Duration(i) * time.Minute)})
 	}
 	auth := &memAuth{sessions: map[string]scanwarden.Session{}}
@@ -182,17 +183,17 @@ func (e *eventLog) Events(_ context.Context, q web.EventQuery) ([]web.Event, err
 	return out, nil
 }
 
-type memReceiver struct{ scans []web.Scan }
+type memReceiver struct{ scans []receiver.ScanView }
 
-func (r *memReceiver) Status(context.Context) (web.ReceiverStatus, error) {
+func (r *memReceiver) Status(context.Context) (receiver.StatusView, error) {
 	c := map[string]int{}
 	for _, s := range r.scans {
 		c[s.State]++
 	}
-	return web.ReceiverStatus{Enabled: true, Counts: c}, nil
+	return receiver.StatusView{Enabled: true, Counts: c}, nil
 }
-func (r *memReceiver) Scans(_ context.Context, state string, limit int) ([]web.Scan, error) {
-	var out []web.Scan
+func (r *memReceiver) Scans(_ context.Context, state string, limit int) ([]receiver.ScanView, error) {
+	var out []receiver.ScanView
 	for _, s := range r.scans {
 		if (state == "" || s.State == state) && len(out) < limit {
 			out = append(out, s)
@@ -200,7 +201,9 @@ func (r *memReceiver) Scans(_ context.Context, state string, limit int) ([]web.S
 	}
 	return out, nil
 }
-func (r *memReceiver) Scan(_ context.Context, id int64) (web.Scan, error) { return r.scans[id-1], nil }
+func (r *memReceiver) Scan(_ context.Context, id int64) (receiver.ScanView, error) {
+	return r.scans[id-1], nil
+}
 func (r *memReceiver) Open(context.Context, int64) (io.ReadCloser, error) {
 	return io.NopCloser(strings.NewReader("")), nil
 }
