@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/scanwarden/scanwarden/installed"
-	"github.com/scanwarden/scanwarden/registry"
 	"net"
 	"net/netip"
 	"net/url"
@@ -17,6 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scanwarden/scanwarden/installed"
+	"github.com/scanwarden/scanwarden/receiver/samba"
+	"github.com/scanwarden/scanwarden/registry"
 
 	toml "github.com/pelletier/go-toml/v2"
 
@@ -363,7 +365,7 @@ func Defaults() Config {
 		Notify: NotifyConfig{WebhookSecretHeader: "X-Scanwarden-Secret", WebhookAttempts: 5, WebhookBackoff: Duration(2 * time.Second),
 			SMTPPort: 587, SMTPTLS: "starttls"},
 		Warnings: defaultWarnings(),
-		Receiver: ReceiverConfig{Share: receiver.DefaultShare, Account: receiver.DefaultAccount, SmbdDir: DefaultSmbdDir,
+		Receiver: ReceiverConfig{Share: samba.DefaultShare, Account: samba.DefaultAccount, SmbdDir: DefaultSmbdDir,
 			Quiet: Duration(receiver.DefaultWatch.Quiet), Retry: Duration(receiver.DefaultForward.Retry),
 			MaxRetry: Duration(receiver.DefaultForward.MaxRetry), Retention: Duration(receiver.DefaultForward.Retention)},
 	}
@@ -749,7 +751,7 @@ func (s SNMPConfig) validate(bad badValue) {
 	}
 	s.validateTrapV3(bad)
 	for _, a := range s.Allow {
-		if _, err := receiver.ParseAllowEntry(a); err != nil {
+		if _, err := samba.ParseAllowEntry(a); err != nil {
 			bad("snmp.allow", strconv.Quote(a), "not a network such as 192.168.10.0/24, or an address")
 		}
 	}
@@ -757,7 +759,7 @@ func (s SNMPConfig) validate(bad badValue) {
 		bad("snmp.allow", fmt.Sprint(s.Allow), "needs snmp.trap_listen or snmp.smtp_listen")
 	}
 	for _, cidr := range s.CIDR {
-		p, err := receiver.ParseAllowEntry(cidr)
+		p, err := samba.ParseAllowEntry(cidr)
 		if err != nil {
 			bad("snmp.cidr", strconv.Quote(cidr), "not a network such as 192.168.10.0/24, or an address")
 		} else if _, err := snmp.ExpandPrefix(p, snmp.DefaultSweepMax); err != nil {
@@ -767,7 +769,7 @@ func (s SNMPConfig) validate(bad badValue) {
 }
 
 // Networks are [snmp] cidr, AllowNets [snmp] allow, read with
-// receiver.ParseAllowEntry as the validation reads them (the one parser of
+// samba.ParseAllowEntry as the validation reads them (the one parser of
 // an address or a network). An entry that does not parse is an error
 // naming it, never left out.
 func (s SNMPConfig) Networks() ([]netip.Prefix, error) { return parseNets("snmp.cidr", s.CIDR) }
@@ -778,7 +780,7 @@ func (s SNMPConfig) AllowNets() ([]netip.Prefix, error) { return parseNets("snmp
 func parseNets(key string, entries []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, e := range entries {
-		p, err := receiver.ParseAllowEntry(e)
+		p, err := samba.ParseAllowEntry(e)
 		if err != nil {
 			return nil, configError("", 0, key, strconv.Quote(e), err.Error())
 		}
@@ -885,7 +887,7 @@ func (n NotifyConfig) validate(bad badValue) {
 // validate checks [receiver].
 func (r ReceiverConfig) validate(bad badValue) {
 	if r.Enabled {
-		if _, _, err := receiver.ParseListen(r.Listen); err != nil {
+		if _, _, err := samba.ParseListen(r.Listen); err != nil {
 			bad("receiver.listen", strconv.Quote(r.Listen), err.Error())
 		}
 		if r.PasswordFile == "" {
@@ -893,7 +895,7 @@ func (r ReceiverConfig) validate(bad badValue) {
 		}
 	}
 	for _, a := range r.Allow {
-		if _, err := receiver.ParseAllowEntry(a); err != nil {
+		if _, err := samba.ParseAllowEntry(a); err != nil {
 			bad("receiver.allow", strconv.Quote(a), "not an address or a network such as 192.168.10.0/24")
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/netip"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
 // deviceLearner keeps what the fallback share saw of each MFP's SMB
@@ -20,7 +20,7 @@ type deviceLearner struct {
 }
 
 // Observe implements receiver.Observer.
-func (l deviceLearner) Observe(ctx context.Context, o receiver.Observation) {
+func (l deviceLearner) Observe(ctx context.Context, o samba.Observation) {
 	ip, err := netip.ParseAddr(o.Address)
 	if err != nil {
 		return

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/resolve"
 )
@@ -37,9 +37,9 @@ func TestDeviceLearnerMatchesAddress(t *testing.T) {
 	l := deviceLearner{p, func() { changes++ }}
 	at := time.Now()
 	for _, ip := range []string{"10.1.0.5", "::ffff:10.1.0.6", "10.1.0.9", "10.1.0.7", "not an address"} {
-		l.Observe(ctx, receiver.Observation{Address: ip, At: at, Dialect: "SMB2_10"})
+		l.Observe(ctx, samba.Observation{Address: ip, At: at, Dialect: "SMB2_10"})
 	}
-	l.Observe(ctx, receiver.Observation{Address: "10.1.0.5", At: at.Add(time.Second), Dialect: "SMB2_10"}) // no change
+	l.Observe(ctx, samba.Observation{Address: "10.1.0.5", At: at.Add(time.Second), Dialect: "SMB2_10"}) // no change
 	for name, want := range map[string]string{"byip": "2.1", "byname": "2.1", "twin1": "", "twin2": ""} {
 		d, err := st.Device(ctx, name)
 		if err != nil {

@@ -25,7 +25,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/loglimit"
 	"github.com/scanwarden/scanwarden/monitor"
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -56,8 +56,8 @@ type Main struct {
 	stop   context.CancelFunc // ends runCtx
 	wg     sync.WaitGroup     // the device sync and the watchdog
 	// localNets reads the box's networks for the share's allowlist (nil:
-	// receiver.LocalNetworks; a test's fake).
-	localNets func() receiver.LocalNets
+	// samba.LocalNetworks; a test's fake).
+	localNets func() samba.LocalNets
 }
 
 // Store is the open store (tests, commands that run beside the daemon).

@@ -23,6 +23,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -314,8 +315,8 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
 	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \""+addr+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
 	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" },
-		localNets: func() receiver.LocalNets {
-			return receiver.LocalNets{Err: errors.New("interface addresses: netlink: permission denied")}
+		localNets: func() samba.LocalNets {
+			return samba.LocalNets{Err: errors.New("interface addresses: netlink: permission denied")}
 		}}
 	ctx := context.Background()
 	if err := m.Open(ctx); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/resolve"
 )
@@ -19,14 +20,14 @@ import (
 // but how its deliveries log on follows the config ([checks]' budget, [ad]:
 // Reconfigure) and its allowlist follows the registry: every receiverAllowEvery on a
 // goroutine of its own, and at once after an import (syncAllow). The rule
-// is receiver.AllowFor; this part resolves the devices' names and keeps
+// is samba.AllowFor; this part resolves the devices' names and keeps
 // what the share was last given.
 type receiverPart struct {
 	env
 	r   *receiver.Receiver
 	dir string // the receiver's data dir (scans held, inbox)
-	// localNets reads the box's networks (nil: receiver.LocalNetworks).
-	localNets  func() receiver.LocalNets
+	// localNets reads the box's networks (nil: samba.LocalNetworks).
+	localNets  func() samba.LocalNets
 	configured []netip.Prefix // [receiver] allow
 	// remote is how the forwarder logs on (Forwarding), replaced at a
 	// reload.
@@ -59,7 +60,7 @@ func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(rece
 	if err != nil {
 		return err
 	}
-	ip, port, err := receiver.ParseListen(rc.Listen)
+	ip, port, err := samba.ParseListen(rc.Listen)
 	if err != nil { // validated with the config: a fault all the same
 		return fmt.Errorf("receiver.listen: %w", err)
 	}
@@ -68,7 +69,7 @@ func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(rece
 	fwd := receiver.DefaultForward
 	fwd.Retry, fwd.MaxRetry, fwd.Retention = rc.Retry.D(), rc.MaxRetry.D(), rc.Retention.D()
 	for _, a := range rc.Allow {
-		pfx, err := receiver.ParseAllowEntry(a)
+		pfx, err := samba.ParseAllowEntry(a)
 		if err != nil { // validated with the config: a fault all the same
 			return fmt.Errorf("receiver.allow %s: %w", a, err)
 		}
@@ -79,9 +80,9 @@ func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(rece
 		// The store was just opened: should it fail here, start with what
 		// was configured (or the box's networks) and let the sync correct it.
 		p.log.Warn("receiver", "err", err)
-		allow = receiver.Allowlist{Allow: p.configured}
+		allow = samba.Allowlist{Allow: p.configured}
 		if len(allow.Allow) == 0 {
-			allow = receiver.LocalAllow("the registered MFPs could not be read (until they are)", p.local())
+			allow = samba.LocalAllow("the registered MFPs could not be read (until they are)", p.local())
 		}
 	}
 	smbdDir := ""
@@ -90,7 +91,7 @@ func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(rece
 	}
 	p.Reconfigure(cfg)
 	r, err := receiver.New(receiver.Config{DataDir: dir, SmbdDir: smbdDir, Listen: ip, Port: port, Share: rc.Share,
-		Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow.Allow, AllowWarning: allow.Warning,
+		Accounts: []samba.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow.Allow, AllowWarning: allow.Warning,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
 		observedCatalogue{p.st.Scans(), delivered}, p.st.Deliveries(), &p.remote, p.log)
 	if err == nil {
@@ -140,22 +141,22 @@ func (p *receiverPart) Kick(destination string) { p.r.Kick(destination) }
 // added from the CLI, then `systemctl reload`, or imported on the web).
 func (p *receiverPart) Relayout() { p.r.Relayout() }
 
-func (p *receiverPart) local() receiver.LocalNets {
+func (p *receiverPart) local() samba.LocalNets {
 	if p.localNets != nil {
 		return p.localNets()
 	}
-	return receiver.LocalNetworks()
+	return samba.LocalNetworks()
 }
 
-// allowlist is receiver.AllowFor over the registered devices (names
+// allowlist is samba.AllowFor over the registered devices (names
 // resolved) and [receiver] allow. The error is "devices not read": the
 // caller keeps the list it has (not "no device").
-func (p *receiverPart) allowlist(ctx context.Context) (receiver.Allowlist, error) {
+func (p *receiverPart) allowlist(ctx context.Context) (samba.Allowlist, error) {
 	devs, err := p.st.Devices(ctx)
 	if err != nil {
-		return receiver.Allowlist{}, fmt.Errorf("fallback share allowlist: devices not read: %w", err)
+		return samba.Allowlist{}, fmt.Errorf("fallback share allowlist: devices not read: %w", err)
 	}
-	return receiver.AllowFor(p.resolveDevices(ctx, devs), p.configured, p.local()), nil
+	return samba.AllowFor(p.resolveDevices(ctx, devs), p.configured, p.local()), nil
 }
 
 // allowLoop runs syncAllow every receiverAllowEvery, on its own goroutine:
@@ -198,7 +199,7 @@ func (p *receiverPart) syncAllow(ctx context.Context) {
 	p.logAllow(allow)
 }
 
-func (p *receiverPart) logAllow(a receiver.Allowlist) {
+func (p *receiverPart) logAllow(a samba.Allowlist) {
 	if len(a.Unresolved) > 0 {
 		p.log.Warn("fallback share: device addresses that do not resolve are not admitted", "devices", strings.Join(a.Unresolved, ","))
 	}
@@ -213,7 +214,7 @@ func (p *receiverPart) logAllow(a receiver.Allowlist) {
 // are looked up at once (resolve.Cache: 8 at a time, 2 s each; 5 s in all:
 // an import waits for it); a name that does not resolve now keeps the
 // addresses it last resolved to (a DNS hiccup does not lock an MFP out).
-func (p *receiverPart) resolveDevices(ctx context.Context, devs []registry.Device) []receiver.DeviceAddrs {
+func (p *receiverPart) resolveDevices(ctx context.Context, devs []registry.Device) []samba.DeviceAddrs {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var hosts []string
@@ -223,10 +224,10 @@ func (p *receiverPart) resolveDevices(ctx context.Context, devs []registry.Devic
 		}
 	}
 	res := p.names.Resolve(ctx, hosts)
-	out := make([]receiver.DeviceAddrs, 0, len(hosts))
+	out := make([]samba.DeviceAddrs, 0, len(hosts))
 	for _, d := range devs {
 		if d.Address != "" {
-			out = append(out, receiver.DeviceAddrs{Name: d.Name, Addrs: res[registry.Address(d.Address).Host()].Addrs})
+			out = append(out, samba.DeviceAddrs{Name: d.Name, Addrs: res[registry.Address(d.Address).Host()].Addrs})
 		}
 	}
 	return out

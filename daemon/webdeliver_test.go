@@ -13,6 +13,7 @@ import (
 
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
@@ -80,7 +81,7 @@ func TestWebDeliverOneScan(t *testing.T) {
 		ids[name] = id
 	}
 	r, err := receiver.New(receiver.Config{DataDir: rdir, Listen: netip.MustParseAddr("127.0.0.1"), Port: 4450, Share: "scans",
-		Accounts: []receiver.Account{{Name: "mfp", Password: scanwarden.NewSecret("pw-0123456789")}},
+		Accounts: []samba.Account{{Name: "mfp", Password: scanwarden.NewSecret("pw-0123456789")}},
 		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}, st.Scans(), st.Deliveries(), localRemote(dest), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/scanwarden/scanwarden/installed"
 	"io/fs"
 	"net"
 	"net/http"
@@ -18,6 +17,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/scanwarden/scanwarden/installed"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/daemon"
@@ -231,7 +233,7 @@ func (d *doc) samba() {
 	}
 	// The share loads full_audit: without it smbd refuses every tree
 	// connect (vfs_init failed) while it runs and listens.
-	if err := receiver.FullAuditModule(ctx, smbd); err != nil {
+	if err := samba.FullAuditModule(ctx, smbd); err != nil {
 		d.add("samba", Fail, "apt-get install samba-vfs-modules", "smbd %s, but the fallback share cannot work: %v", version, err)
 		return
 	}
@@ -543,7 +545,7 @@ func (d *doc) files(cfg daemon.Config) {
 }
 
 // share logs on to the fallback share as the MFP account and connects it,
-// as an MFP does (receiver.ProbeShare): smbd running is not the share
+// as an MFP does (samba.ProbeShare): smbd running is not the share
 // working. The password is the config's (doctor runs as root or as the
 // daemon's user, who both read [receiver] password_file).
 func (d *doc) share(ctx context.Context, cfg daemon.Config) {
@@ -551,7 +553,7 @@ func (d *doc) share(ctx context.Context, cfg daemon.Config) {
 	if !rc.Enabled || !d.configOK {
 		return
 	}
-	ip, port, err := receiver.ParseListen(rc.Listen)
+	ip, port, err := samba.ParseListen(rc.Listen)
 	if err != nil {
 		d.add("receiver.share", Fail, "set [receiver] listen in "+d.configFile+" to this box's LAN address", "[receiver] listen %s: %v", rc.Listen, err)
 		return
@@ -565,7 +567,7 @@ func (d *doc) share(ctx context.Context, cfg daemon.Config) {
 	if rc.ExternalSMBD {
 		smbdDir = rc.SmbdDir
 	}
-	h := receiver.ProbeShare(ctx, receiver.ShareProbe{Listen: ip, Port: port, Share: rc.Share, Account: receiver.Account{Name: rc.Account, Password: rc.Password},
+	h := samba.ProbeShare(ctx, samba.ShareProbe{Listen: ip, Port: port, Share: rc.Share, Account: samba.Account{Name: rc.Account, Password: rc.Password},
 		Inbox: receiver.Inbox(dir), SmbdDir: smbdDir, Smbd: d.opt.Smbd, Unit: rc.ExternalSMBD, Timeout: d.opt.Timeout})
 	if h.OK() {
 		d.add("receiver.share", OK, "", "%s (%d ms)", h.Detail, h.MS)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -328,8 +329,8 @@ func TestReceiverShare(t *testing.T) {
 	os.WriteFile(pw, []byte("Mfp.Doctor-25\n"), 0o600)
 	conf, data := box(t, fmt.Sprintf("[receiver]\nenabled = true\nlisten = \"127.0.0.1:%d\"\naccount = \"swmfp\"\npassword_file = %q\n", port, pw))
 	rdir := filepath.Join(data, "receiver")
-	s, err := receiver.NewSamba(receiver.SambaConfig{Dir: filepath.Join(rdir, "smbd"), Inbox: receiver.Inbox(rdir), Listen: netip.MustParseAddr("127.0.0.1"),
-		Port: port, Share: "scans", Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret("Mfp.Doctor-25")}},
+	s, err := samba.New(samba.Config{Dir: filepath.Join(rdir, "smbd"), Inbox: receiver.Inbox(rdir), Listen: netip.MustParseAddr("127.0.0.1"),
+		Port: port, Share: "scans", Accounts: []samba.Account{{Name: "swmfp", Password: scanwarden.NewSecret("Mfp.Doctor-25")}},
 		Allow: []netip.Prefix{netip.MustParsePrefix("10.9.9.0/24")}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
 // TestAttackAllowOddEntries: allowlist entries that parse as addresses but
@@ -40,8 +40,8 @@ func TestAttackAllowOddEntries(t *testing.T) {
 	t.Run("IPv6 entries, testparm", func(t *testing.T) {
 		requireSmbd(t)
 		dir := t.TempDir()
-		cfg := receiver.SambaConfig{Dir: dir, Inbox: dir, Listen: netip.MustParseAddr("fd00::1"), Port: 445, Share: "scans",
-			Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}},
+		cfg := samba.Config{Dir: dir, Inbox: dir, Listen: netip.MustParseAddr("fd00::1"), Port: 445, Share: "scans",
+			Accounts: []samba.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}},
 			Allow: []netip.Prefix{netip.MustParsePrefix("fd00::5/128"), netip.MustParsePrefix("fd00:1::/120"),
 				netip.MustParsePrefix("fd00:2::/100"), netip.MustParsePrefix("fd00:3::/64"), mapped}}
 		conf, err := cfg.Conf()

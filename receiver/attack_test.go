@@ -24,6 +24,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -333,8 +334,8 @@ func TestAttackShare(t *testing.T) {
 		if r.answered != 0 {
 			t.Errorf("smbd answered %d NEGOTIATEs from outside the allowlist", r.answered)
 		}
-		if fam.procs > receiver.MaxSmbdProcesses+1 {
-			t.Errorf("smbd runs %d processes (bound %d + 1)", fam.procs, receiver.MaxSmbdProcesses)
+		if fam.procs > samba.MaxSmbdProcesses+1 {
+			t.Errorf("smbd runs %d processes (bound %d + 1)", fam.procs, samba.MaxSmbdProcesses)
 		}
 		if during != nil {
 			t.Errorf("the MFP's upload during the flood failed: %v", during)
@@ -348,11 +349,11 @@ func TestAttackShare(t *testing.T) {
 		r := flood(t, mfpIP, addr, 300)
 		fam := smbdFamily(sid)
 		t.Logf("300 connections + NEGOTIATE from %s in %v: %d answered and held, %d refused at accept; smbd: %v", mfpIP, r.took.Round(time.Millisecond), r.answered, r.refused, fam)
-		if max := receiver.MaxSmbdProcesses - len(holders); r.answered > max {
+		if max := samba.MaxSmbdProcesses - len(holders); r.answered > max {
 			t.Errorf("%d NEGOTIATEs answered, more than the %d free process slots", r.answered, max)
 		}
-		if fam.procs > receiver.MaxSmbdProcesses+1 {
-			t.Errorf("smbd runs %d processes (bound %d + 1)", fam.procs, receiver.MaxSmbdProcesses)
+		if fam.procs > samba.MaxSmbdProcesses+1 {
+			t.Errorf("smbd runs %d processes (bound %d + 1)", fam.procs, samba.MaxSmbdProcesses)
 		}
 		if err := upload("while-slots-held.pdf"); err != nil {
 			t.Logf("the MFP's upload while every slot is held: refused (%s)", firstLine(err.Error()))

@@ -24,6 +24,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -74,7 +75,7 @@ func runCrashChild(conf string) int {
 		remote = receiver.SMBRemote{Ledger: st.Ledger(), MaxFailures: crashBudget, Timeout: 10 * time.Second}
 	}
 	cfg := receiver.Config{DataDir: filepath.Join(c.DataDir, "rx"), Listen: netip.MustParseAddr("127.0.0.1"), Port: c.Port, Share: "scans",
-		Accounts:  []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}},
+		Accounts:  []samba.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}},
 		Watch:     receiver.WatchConfig{Quiet: 2 * time.Second, QuietAfterLogoff: 100 * time.Millisecond, Rescan: time.Second},
 		Forward:   receiver.ForwardConfig{Retry: 100 * time.Millisecond, MaxRetry: 500 * time.Millisecond, Retention: time.Hour, Poll: 50 * time.Millisecond},
 		KeepSamba: true}
@@ -152,7 +153,7 @@ func TestCrashKill9(t *testing.T) {
 	conf, _ := json.Marshal(child)
 	cfg := receiver.Config{Listen: netip.MustParseAddr("127.0.0.1"), Port: child.Port, Share: "scans"}
 	t.Cleanup(func() {
-		s, err := receiver.NewSamba(receiver.SambaConfig{Dir: filepath.Join(dir, "rx", "smbd"), Inbox: filepath.Join(dir, "rx", "inbox"),
+		s, err := samba.New(samba.Config{Dir: filepath.Join(dir, "rx", "smbd"), Inbox: filepath.Join(dir, "rx", "inbox"),
 			Listen: cfg.Listen, Port: cfg.Port, Share: "scans"})
 		if err == nil {
 			s.Stop(context.Background())

@@ -22,6 +22,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -106,7 +107,7 @@ func newEnv(t testing.TB, o opts) *env {
 		o.port = freePort(t)
 	}
 	cfg := receiver.Config{DataDir: dir, Listen: netip.MustParseAddr(o.listen), Port: o.port, Share: "scans",
-		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}}, SMB1: o.smb1, Allow: o.allow,
+		Accounts: []samba.Account{{Name: "swmfp", Password: scanwarden.NewSecret(mfpPassword)}}, SMB1: o.smb1, Allow: o.allow,
 		Watch:     receiver.WatchConfig{Quiet: o.quiet, QuietAfterLogoff: 200 * time.Millisecond, Rescan: 2 * time.Second},
 		Forward:   receiver.ForwardConfig{Retry: 200 * time.Millisecond, MaxRetry: time.Second, Retention: time.Hour, Poll: 100 * time.Millisecond},
 		KeepSamba: o.keep}

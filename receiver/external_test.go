@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -54,7 +55,7 @@ func daemonUser(t *testing.T) (*user.User, int, int) {
 func newRootLayout(t *testing.T) *rootLayout {
 	t.Helper()
 	requireSmbd(t)
-	if err := receiver.FullAuditModule(context.Background(), ""); err != nil {
+	if err := samba.FullAuditModule(context.Background(), ""); err != nil {
 		t.Skip(err)
 	}
 	u, uid, gid := daemonUser(t)
@@ -74,7 +75,7 @@ func newRootLayout(t *testing.T) *rootLayout {
 	}
 	t.Cleanup(func() { st.Close() })
 	cfg := receiver.Config{DataDir: filepath.Join(data, "receiver"), SmbdDir: in.rootDir, Listen: mustAddr("127.0.0.1"), Port: freePort(t),
-		Share: "scans", Accounts: []receiver.Account{{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}},
+		Share: "scans", Accounts: []samba.Account{{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}},
 		Allow:         []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		ExternalSamba: true,
 		Watch:         receiver.WatchConfig{Quiet: 2 * time.Second, QuietAfterLogoff: 100 * time.Millisecond, Rescan: time.Second},
@@ -123,21 +124,21 @@ func (in *rootLayout) daemonWrites(path string, b []byte) {
 	in.chownDaemon(filepath.Dir(path))
 }
 
-func (in *rootLayout) setup() receiver.ShareSetup {
+func (in *rootLayout) setup() samba.ShareSetup {
 	c := in.e.cfg
-	return receiver.ShareSetup{
-		Samba: receiver.SambaConfig{Dir: in.rootDir, Inbox: receiver.Inbox(c.DataDir), Listen: c.Listen, Port: c.Port, Share: c.Share,
+	return samba.ShareSetup{
+		Config: samba.Config{Dir: in.rootDir, Inbox: receiver.Inbox(c.DataDir), Listen: c.Listen, Port: c.Port, Share: c.Share,
 			Accounts: c.Accounts},
-		AllowFile: receiver.AllowFile(c.DataDir),
+		AllowFile: samba.AllowFile(c.DataDir),
 		Owner:     in.daemon.Username,
 	}
 }
 
 // prepare runs the root step (ExecStartPre=/ExecReload=).
-func (in *rootLayout) prepare() (receiver.ShareResult, string) {
+func (in *rootLayout) prepare() (samba.ShareResult, string) {
 	in.t.Helper()
 	var log bytes.Buffer
-	res, err := receiver.PrepareShare(context.Background(), in.setup(), slog.New(slog.NewTextHandler(&log, nil)))
+	res, err := samba.PrepareShare(context.Background(), in.setup(), slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		in.t.Fatalf("prepare: %v\n%s", err, log.String())
 	}
@@ -147,7 +148,7 @@ func (in *rootLayout) prepare() (receiver.ShareResult, string) {
 // start runs smbd as the unit does (ExecStart=).
 func (in *rootLayout) start() {
 	in.t.Helper()
-	c := receiver.SambaConfig{Dir: in.rootDir}
+	c := samba.Config{Dir: in.rootDir}
 	in.smbd = exec.Command("/usr/sbin/smbd", c.SmbdArgs()...)
 	in.smbd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := in.smbd.Start(); err != nil {
@@ -176,7 +177,7 @@ func (in *rootLayout) start() {
 }
 
 // reload is ExecReload=: prepare, then HUP.
-func (in *rootLayout) reload() (receiver.ShareResult, string) {
+func (in *rootLayout) reload() (samba.ShareResult, string) {
 	in.t.Helper()
 	res, log := in.prepare()
 	in.smbd.Process.Signal(syscall.SIGHUP)
@@ -231,8 +232,8 @@ func TestExternalSamba(t *testing.T) {
 	}
 	// root's config changes the account's password: the next prepare
 	setup := in.setup()
-	setup.Samba.Accounts[0].Password = scanwardenSecret("Other.Pass-9")
-	if _, err := receiver.PrepareShare(context.Background(), setup, nil); err != nil {
+	setup.Config.Accounts[0].Password = scanwardenSecret("Other.Pass-9")
+	if _, err := samba.PrepareShare(context.Background(), setup, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := in.e.put("front/b.pdf", pdf("old password"), false); err == nil {
@@ -268,7 +269,7 @@ func TestAttackDaemonWritesRootObeysNothing(t *testing.T) {
 	target := filepath.Join(victims, "private-target")
 	os.Mkdir(target, 0o700)
 	dataDir := in.e.cfg.DataDir
-	allowFile := receiver.AllowFile(dataDir)
+	allowFile := samba.AllowFile(dataDir)
 	allowGood, _ := os.ReadFile(allowFile)
 	preexec := "\troot preexec = /bin/sh -c \"id > " + marker + "\"\n"
 	passdb := "\tpassdb backend = smbpasswd:" + rootFile + "\n"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,14 +104,6 @@ func TestSafeName(t *testing.T) {
 	got := SafeName(long)
 	if len(got) > maxName || !strings.HasSuffix(got, ".pdf") || !utf8.ValidString(got) {
 		t.Errorf("long name: %d bytes %q", len(got), got)
-	}
-}
-
-func TestSambaMissing(t *testing.T) {
-	c := SambaConfig{Dir: "/x", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.1"), Port: 445, Share: "scans",
-		Bin: SambaBin{Smbd: "/nonexistent/smbd"}}
-	if _, err := NewSamba(c); !errors.Is(err, ErrSambaMissing) {
-		t.Fatalf("got %v", err)
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/cloudsoda/go-smb2"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -74,7 +75,7 @@ func runInstalledChild(conf string) int {
 
 func installedConfig(c installedChild) receiver.Config {
 	return receiver.Config{DataDir: filepath.Join(c.DataDir, "rx"), Listen: netip.MustParseAddr("127.0.0.1"), Port: c.Port, Share: "scans",
-		Accounts:      []receiver.Account{{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}},
+		Accounts:      []samba.Account{{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}},
 		Allow:         []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		SmbdDir:       filepath.Join(filepath.Dir(c.DataDir), "scanwarden-smbd"), // root's own
 		ExternalSamba: true,
@@ -155,9 +156,9 @@ func startInstalled(t *testing.T) *installed {
 	// the root side: the unit's root step renders smb.conf from the
 	// daemon's allowlist and sets the MFP account, then smbd as the unit's
 	// command line says
-	sc := receiver.SambaConfig{Dir: in.cfg.SmbdDir, Inbox: receiver.Inbox(in.cfg.DataDir), Listen: in.cfg.Listen, Port: in.cfg.Port,
+	sc := samba.Config{Dir: in.cfg.SmbdDir, Inbox: receiver.Inbox(in.cfg.DataDir), Listen: in.cfg.Listen, Port: in.cfg.Port,
 		Share: in.cfg.Share, Accounts: in.cfg.Accounts}
-	if _, err := receiver.PrepareShare(context.Background(), receiver.ShareSetup{Samba: sc, AllowFile: receiver.AllowFile(in.cfg.DataDir),
+	if _, err := samba.PrepareShare(context.Background(), samba.ShareSetup{Config: sc, AllowFile: samba.AllowFile(in.cfg.DataDir),
 		Owner: daemonUser}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -10,18 +10,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
 // observed collects what the receiver learns.
-type observed chan receiver.Observation
+type observed chan samba.Observation
 
-func (o observed) Observe(_ context.Context, x receiver.Observation) { o <- x }
+func (o observed) Observe(_ context.Context, x samba.Observation) { o <- x }
 
 // until gathers observations of addr until have says it has what it wants.
-func (o observed) until(t *testing.T, d time.Duration, have func(merged receiver.Observation) bool) receiver.Observation {
+func (o observed) until(t *testing.T, d time.Duration, have func(merged samba.Observation) bool) samba.Observation {
 	t.Helper()
-	var m receiver.Observation
+	var m samba.Observation
 	deadline := time.After(d)
 	for {
 		select {
@@ -59,7 +59,7 @@ func TestObserveMFPClient(t *testing.T) {
 	if out, err := exec.Command("smbclient", args...).CombinedOutput(); err != nil || strings.Contains(string(out), "NT_STATUS_") {
 		t.Fatalf("smbclient: %v: %s", err, out)
 	}
-	m := obs.until(t, 20*time.Second, func(m receiver.Observation) bool { return m.Dialect != "" && m.Password != "" && m.FileType != "" })
+	m := obs.until(t, 20*time.Second, func(m samba.Observation) bool { return m.Dialect != "" && m.Password != "" && m.FileType != "" })
 	if m.Address != "127.0.0.1" || m.Dialect != "2.1" || m.Password != "NTLMv2" || m.Workstation != "MFP21" || m.User != "swmfp" || m.FileType != "pdf" {
 		t.Errorf("observed %+v, want 127.0.0.1, 2.1, NTLMv2, MFP21, swmfp, pdf", m)
 	}
@@ -73,7 +73,7 @@ func TestObserveSMB1NTLMv1(t *testing.T) {
 	if err := e.put("reception/old.jpg", []byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 'J', 'F', 'I', 'F', 0, 1, 0xFF, 0xD9}, true); err != nil {
 		t.Fatal(err)
 	}
-	m := obs.until(t, 20*time.Second, func(m receiver.Observation) bool { return m.Dialect != "" && m.Password != "" && m.FileType != "" })
+	m := obs.until(t, 20*time.Second, func(m samba.Observation) bool { return m.Dialect != "" && m.Password != "" && m.FileType != "" })
 	if m.Dialect != "SMB1" || m.Password != "NTLMv1" || m.FileType != "jpeg" {
 		t.Errorf("observed %+v, want SMB1, NTLMv1, jpeg", m)
 	}

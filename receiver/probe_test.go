@@ -14,19 +14,20 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
 // probe is ProbeShare on the layout's share as the config's MFP account.
-func (in *rootLayout) probe() receiver.ShareHealth {
+func (in *rootLayout) probe() samba.ShareHealth {
 	c := in.e.cfg
-	return receiver.ProbeShare(context.Background(), receiver.ShareProbe{Listen: c.Listen, Port: c.Port, Share: c.Share, Account: c.Accounts[0],
+	return samba.ProbeShare(context.Background(), samba.ShareProbe{Listen: c.Listen, Port: c.Port, Share: c.Share, Account: c.Accounts[0],
 		Inbox: receiver.Inbox(c.DataDir), SmbdDir: in.rootDir, Unit: true, Timeout: 3 * time.Second})
 }
 
 // healthy waits until smbd (just started) passes the probe.
 func (in *rootLayout) healthy() {
 	in.t.Helper()
-	var h receiver.ShareHealth
+	var h samba.ShareHealth
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
 		if h = in.probe(); h.OK() {
 			return
@@ -49,7 +50,7 @@ func servingLayout(t *testing.T) *rootLayout {
 
 // editConf changes a line of root's smb.conf behind the root step's back,
 // has smbd reload it, and returns the first probe that fails.
-func (in *rootLayout) editConf(from, to string) receiver.ShareHealth {
+func (in *rootLayout) editConf(from, to string) samba.ShareHealth {
 	in.t.Helper()
 	conf := filepath.Join(in.rootDir, "smb.conf")
 	b, _ := os.ReadFile(conf)
@@ -59,7 +60,7 @@ func (in *rootLayout) editConf(from, to string) receiver.ShareHealth {
 	}
 	os.WriteFile(conf, []byte(edited), 0o644)
 	in.smbd.Process.Signal(syscall.SIGHUP)
-	var h receiver.ShareHealth
+	var h samba.ShareHealth
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if h = in.probe(); !h.OK() {
 			break
@@ -69,7 +70,7 @@ func (in *rootLayout) editConf(from, to string) receiver.ShareHealth {
 }
 
 // mustCause asserts the probe names cause, with a fix, and its detail says want.
-func mustCause(t *testing.T, h receiver.ShareHealth, cause receiver.ShareCause, want ...string) {
+func mustCause(t *testing.T, h samba.ShareHealth, cause samba.ShareCause, want ...string) {
 	t.Helper()
 	t.Logf("probe: %s (%s) %q; smbd log: %q; fix: %q", h.Cause, h.NTStatus, h.Detail, h.SmbdLog, h.Fix)
 	if h.Cause != cause {
@@ -93,7 +94,7 @@ func mustCause(t *testing.T, h receiver.ShareHealth, cause receiver.ShareCause, 
 func TestProbeShare(t *testing.T) {
 	t.Run("healthy, allowlist without this box", func(t *testing.T) {
 		in := newRootLayout(t)
-		in.daemonWrites(receiver.AllowFile(in.e.cfg.DataDir), receiver.FormatAllow([]netip.Prefix{netip.MustParsePrefix("10.9.9.9/32")}))
+		in.daemonWrites(samba.AllowFile(in.e.cfg.DataDir), samba.FormatAllow([]netip.Prefix{netip.MustParsePrefix("10.9.9.9/32")}))
 		in.prepare()
 		in.start()
 		in.healthy()
@@ -112,7 +113,7 @@ func TestProbeShareInbox(t *testing.T) {
 		if err := os.RemoveAll(inbox); err != nil {
 			t.Fatal(err)
 		}
-		mustCause(t, in.probe(), receiver.ShareNotServed, "NT_STATUS_BAD_NETWORK_NAME", inbox+" does not exist", "systemctl restart scanwarden")
+		mustCause(t, in.probe(), samba.ShareNotServed, "NT_STATUS_BAD_NETWORK_NAME", inbox+" does not exist", "systemctl restart scanwarden")
 	})
 	t.Run("inbox denied", func(t *testing.T) {
 		in := servingLayout(t)
@@ -122,7 +123,7 @@ func TestProbeShareInbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Chmod(inbox, 0o750)
-		mustCause(t, in.probe(), receiver.ShareFolderDenied, "ACCESS_DENIED", inbox, "mode 0750")
+		mustCause(t, in.probe(), samba.ShareFolderDenied, "ACCESS_DENIED", inbox, "mode 0750")
 	})
 }
 
@@ -131,18 +132,18 @@ func TestProbeSharePassdb(t *testing.T) {
 	t.Run("other password", func(t *testing.T) {
 		in := servingLayout(t)
 		setup := in.setup()
-		setup.Samba.Accounts = []receiver.Account{{Name: "swmfp", Password: scanwardenSecret("Other.Pass-9")}}
-		if _, err := receiver.PrepareShare(context.Background(), setup, nil); err != nil {
+		setup.Config.Accounts = []samba.Account{{Name: "swmfp", Password: scanwardenSecret("Other.Pass-9")}}
+		if _, err := samba.PrepareShare(context.Background(), setup, nil); err != nil {
 			t.Fatal(err)
 		}
-		mustCause(t, in.probe(), receiver.ShareLogonRefused, "LOGON_FAILURE", "swmfp", "systemctl restart scanwarden-smbd")
+		mustCause(t, in.probe(), samba.ShareLogonRefused, "LOGON_FAILURE", "swmfp", "systemctl restart scanwarden-smbd")
 	})
 	t.Run("no account", func(t *testing.T) {
 		in := servingLayout(t)
 		if out, err := exec.Command("smbpasswd", "-c", filepath.Join(in.rootDir, "smb.conf"), "-x", "swmfp").CombinedOutput(); err != nil {
 			t.Fatalf("smbpasswd -x: %v %s", err, out)
 		}
-		mustCause(t, in.probe(), receiver.ShareLogonRefused, "LOGON_FAILURE", "swmfp")
+		mustCause(t, in.probe(), samba.ShareLogonRefused, "LOGON_FAILURE", "swmfp")
 	})
 }
 
@@ -153,22 +154,22 @@ func TestProbeShareSmbd(t *testing.T) {
 		in := servingLayout(t)
 		in.smbd.Process.Signal(syscall.SIGTERM)
 		in.smbd.Wait()
-		mustCause(t, in.probe(), receiver.ShareNotListening, "connection refused", "systemctl start scanwarden-smbd")
+		mustCause(t, in.probe(), samba.ShareNotListening, "connection refused", "systemctl start scanwarden-smbd")
 	})
 	// smbd runs an smb.conf without the share the config names (rendered,
 	// not yet loaded; here: probed under another name than smbd serves).
 	t.Run("share not served", func(t *testing.T) {
 		in := servingLayout(t)
 		c := in.e.cfg
-		h := receiver.ProbeShare(context.Background(), receiver.ShareProbe{Listen: c.Listen, Port: c.Port, Share: "scans2", Account: c.Accounts[0],
+		h := samba.ProbeShare(context.Background(), samba.ShareProbe{Listen: c.Listen, Port: c.Port, Share: "scans2", Account: c.Accounts[0],
 			Inbox: receiver.Inbox(c.DataDir), SmbdDir: in.rootDir, Unit: true, Timeout: 3 * time.Second})
-		mustCause(t, h, receiver.ShareNotServed, "NT_STATUS_BAD_NETWORK_NAME", "does not serve that share", "systemctl reload scanwarden-smbd")
+		mustCause(t, h, samba.ShareNotServed, "NT_STATUS_BAD_NETWORK_NAME", "does not serve that share", "systemctl reload scanwarden-smbd")
 	})
 	// An smb.conf from before the box's own address was admitted.
 	t.Run("this box not admitted", func(t *testing.T) {
 		in := servingLayout(t)
 		h := in.editConf("hosts allow = 127.0.0.1/32\n", "hosts allow = 10.9.9.9/32\n")
-		mustCause(t, h, receiver.ShareNotAdmitted, "hosts allow", "systemctl reload scanwarden-smbd")
+		mustCause(t, h, samba.ShareNotAdmitted, "hosts allow", "systemctl reload scanwarden-smbd")
 	})
 	// Something else holds the port and says nothing.
 	t.Run("no SMB answer", func(t *testing.T) {
@@ -186,9 +187,9 @@ func TestProbeShareSmbd(t *testing.T) {
 				defer c.Close()
 			}
 		}()
-		h := receiver.ProbeShare(context.Background(), receiver.ShareProbe{Listen: netip.MustParseAddr("127.0.0.1"), Port: l.Addr().(*net.TCPAddr).Port,
-			Share: "scans", Account: receiver.Account{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}, Timeout: time.Second})
-		mustCause(t, h, receiver.ShareNoAnswer, "accepts the connection but does not answer")
+		h := samba.ProbeShare(context.Background(), samba.ShareProbe{Listen: netip.MustParseAddr("127.0.0.1"), Port: l.Addr().(*net.TCPAddr).Port,
+			Share: "scans", Account: samba.Account{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}, Timeout: time.Second})
+		mustCause(t, h, samba.ShareNoAnswer, "accepts the connection but does not answer")
 	})
 }
 
@@ -200,8 +201,8 @@ func TestProbeShareVFS(t *testing.T) {
 	t.Run("vfs module does not load", func(t *testing.T) {
 		in := servingLayout(t)
 		h := in.editConf("vfs objects = full_audit\n", "vfs objects = full_audit_not_installed\n")
-		mustCause(t, h, receiver.ShareVFSModuleMissing, "NT_STATUS_BAD_NETWORK_NAME", "apt-get install samba-vfs-modules")
-		if !errors.Is(h.Err(), receiver.ErrVFSModuleMissing) || !strings.Contains(h.SmbdLog, "full_audit_not_installed") {
+		mustCause(t, h, samba.ShareVFSModuleMissing, "NT_STATUS_BAD_NETWORK_NAME", "apt-get install samba-vfs-modules")
+		if !errors.Is(h.Err(), samba.ErrVFSModuleMissing) || !strings.Contains(h.SmbdLog, "full_audit_not_installed") {
 			t.Errorf("err %v, smbd log %q", h.Err(), h.SmbdLog)
 		}
 	})
@@ -230,11 +231,11 @@ func TestProbeRunningReceiver(t *testing.T) {
 		}
 	}
 	st := status(func(st receiver.Status) bool { return st.ShareCheck != nil }, 5*time.Second)
-	if st.ShareCheck.Cause != receiver.ShareNotListening || !strings.Contains(st.Fault, "systemctl start scanwarden-smbd") {
+	if st.ShareCheck.Cause != samba.ShareNotListening || !strings.Contains(st.Fault, "systemctl start scanwarden-smbd") {
 		t.Fatalf("before smbd runs: %+v fault %q", st.ShareCheck, st.Fault)
 	}
 	other, err := receiver.ReadStatus(context.Background(), in.e.cfg.DataDir, in.e.st.Scans(), nil)
-	if err != nil || other.ShareCheck == nil || other.ShareCheck.Cause != receiver.ShareNotListening || other.Fault != st.Fault {
+	if err != nil || other.ShareCheck == nil || other.ShareCheck.Cause != samba.ShareNotListening || other.Fault != st.Fault {
 		t.Fatalf("from another process: %+v %v", other, err)
 	}
 	p, ok := receiver.ReadShareProbe(in.e.cfg.DataDir)
@@ -252,9 +253,9 @@ func TestProbeRunningReceiver(t *testing.T) {
 // TestProbeShareNoAccount: without an account and password nothing is sent,
 // and the probe says so (not "no answer").
 func TestProbeShareNoAccount(t *testing.T) {
-	h := receiver.ProbeShare(context.Background(), receiver.ShareProbe{Listen: netip.MustParseAddr("127.0.0.1"), Port: 1, Share: "scans",
-		Account: receiver.Account{Name: "swmfp"}})
-	if h.Cause != receiver.ShareUnknown || !strings.Contains(h.Detail, "not probed") || h.Fix == "" {
+	h := samba.ProbeShare(context.Background(), samba.ShareProbe{Listen: netip.MustParseAddr("127.0.0.1"), Port: 1, Share: "scans",
+		Account: samba.Account{Name: "swmfp"}})
+	if h.Cause != samba.ShareUnknown || !strings.Contains(h.Detail, "not probed") || h.Fix == "" {
 		t.Fatalf("%+v", h)
 	}
 }

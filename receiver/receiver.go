@@ -5,6 +5,7 @@
 package receiver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,12 +15,15 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/safefile"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
 // Config is the receiver's whole configuration. Zero means zero: fill
@@ -36,7 +40,7 @@ type Config struct {
 	Listen   netip.Addr // the one address the share binds
 	Port     int
 	Share    string
-	Accounts []Account
+	Accounts []samba.Account
 	// SMB1 lets SMB1/NTLMv1 firmware in, on this share only (a standing
 	// security warning in Status).
 	SMB1 bool
@@ -58,7 +62,7 @@ type Config struct {
 	Watch     WatchConfig
 	Forward   ForwardConfig
 	// SambaBin names the Samba programs (zero: found in PATH).
-	SambaBin SambaBin
+	SambaBin samba.Bin
 }
 
 // Validate names the first field that cannot be used.
@@ -81,12 +85,21 @@ func (c Config) Validate() error {
 	return c.samba().Validate()
 }
 
-func (c Config) samba() SambaConfig {
+// badConfig is the *scanwarden.FieldError for field; value shows quoted.
+func badConfig(field, value, reason string) error {
+	var v any
+	if value != "" {
+		v = strconv.Quote(value)
+	}
+	return &scanwarden.FieldError{Field: field, Value: v, Reason: reason}
+}
+
+func (c Config) samba() samba.Config {
 	dir := c.SmbdDir
 	if dir == "" {
 		dir = filepath.Join(c.DataDir, "smbd")
 	}
-	return SambaConfig{Dir: dir, Inbox: Inbox(c.DataDir), Listen: c.Listen, Port: c.Port,
+	return samba.Config{Dir: dir, Inbox: Inbox(c.DataDir), Listen: c.Listen, Port: c.Port,
 		Share: c.Share, Accounts: c.Accounts, SMB1: c.SMB1, Allow: c.Allow, Bin: c.SambaBin}
 }
 
@@ -100,7 +113,7 @@ type Receiver struct {
 	dests  Destinations
 	remote Remote
 	log    *slog.Logger
-	samba  *Samba
+	samba  *samba.Server
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -111,11 +124,11 @@ type Receiver struct {
 
 	names   nameLocks // its forwarders' choice of final names (forwarder.names)
 	mu      sync.Mutex
-	folders map[string]string // share folder → destination
-	allowMu sync.Mutex        // one SetAllow at a time
-	allowW  string            // why the allowlist admits more than the MFPs (a standing warning); under mu
-	stopped string            // why no scan can be taken from the inbox now ("" = they can); under mu
-	share   *ShareHealth      // the share probe's last answer (nil: none yet); under mu
+	folders map[string]string  // share folder → destination
+	allowMu sync.Mutex         // one SetAllow at a time
+	allowW  string             // why the allowlist admits more than the MFPs (a standing warning); under mu
+	stopped string             // why no scan can be taken from the inbox now ("" = they can); under mu
+	share   *samba.ShareHealth // the share probe's last answer (nil: none yet); under mu
 	// observer learns each MFP's SMB client from smbd's log (Observe).
 	observer Observer
 	// infoMu: one writeRunInfo at a time — the probe loop, the watcher's
@@ -131,7 +144,7 @@ func New(cfg Config, cat Catalogue, dests Destinations, remote Remote, log *slog
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s, err := NewSamba(cfg.samba())
+	s, err := samba.New(cfg.samba())
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +174,7 @@ type runInfo struct {
 	Account  string `json:"account,omitempty"`
 	External bool   `json:"external,omitempty"`
 	// ShareCheck is the receiver's last probe of its share (ProbeShare).
-	ShareCheck *ShareHealth `json:"share_check,omitempty"`
+	ShareCheck *samba.ShareHealth `json:"share_check,omitempty"`
 }
 
 // Open starts (or finds) smbd, lays out the share, finishes what a crash
@@ -185,17 +198,19 @@ func (r *Receiver) Open(ctx context.Context) error {
 	if err := r.recover(ctx); err != nil {
 		return err
 	}
-	audit := newAuditTail(r.samba.AuditLog())
+	var obs *observations // nil: no observer
+	var onLogon func(samba.Observation)
 	if r.observer != nil {
-		audit.obs = newObservations()
+		obs = newObservations()
+		onLogon = obs.put
 	}
-	w, err := r.openWatcher(audit)
+	w, err := r.openWatcher(samba.NewAudit(r.samba.AuditLog(), onLogon), obs)
 	if err != nil {
 		return err
 	}
 	r.w = w
 	r.fw = r.forwarder()
-	r.startLoops(ctx, w, audit)
+	r.startLoops(ctx, w, obs)
 	return nil
 }
 
@@ -209,26 +224,26 @@ func (r *Receiver) openSamba(ctx context.Context) error {
 	// unit) renders smb.conf from root's config and this list, makes
 	// the accounts, and reloads smbd when the list changes (a path
 	// unit watches the file).
-	if _, err := WriteAllowFile(AllowFile(r.cfg.DataDir), r.cfg.Allow); err != nil {
+	if _, err := samba.WriteAllowFile(samba.AllowFile(r.cfg.DataDir), r.cfg.Allow); err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
 	// Older versions kept smbd's config here, written by the daemon:
 	// removed (as the daemon's user), so nothing of it is left for an
 	// smbd to read.
-	if old := filepath.Join(r.cfg.DataDir, "smbd"); old != r.samba.cfg.Dir {
+	if old := filepath.Join(r.cfg.DataDir, "smbd"); old != r.samba.Config().Dir {
 		if err := os.RemoveAll(old); err != nil {
 			r.log.Warn("old smbd folder not removed", "dir", old, "err", err)
 		}
 	}
-	r.samba.pid.Store(int64(r.samba.Find()))
+	r.samba.Track()
 	return nil
 }
 
 // openWatcher starts the inbox watcher: a scan it holds for a destination
 // kicks the forwarder (and, with an observer, tells what its writer's
-// client did); a problem with its signal stops taking scans, said in
-// receiver.json.
-func (r *Receiver) openWatcher(audit *auditTail) (*watcher, error) {
+// client did, to obs); a problem with its signal stops taking scans, said
+// in receiver.json.
+func (r *Receiver) openWatcher(audit *samba.Audit, obs *observations) (*watcher, error) {
 	w := newWatcher(r.cfg.Watch, Inbox(r.cfg.DataDir), r.ingester(), audit, r.log)
 	if err := w.start(); err != nil {
 		return nil, err
@@ -236,7 +251,7 @@ func (r *Receiver) openWatcher(audit *auditTail) (*watcher, error) {
 	w.onScan = func(sc Scan, out outcome) {
 		if out == ingested && sc.State == Held {
 			if o, ok := fileObservation(sc.Writer, sc.File, sc.ReceivedAt); ok {
-				audit.obs.put(o)
+				obs.put(o)
 			}
 		}
 		if out == ingested && sc.State == Held && sc.Destination != "" {
@@ -257,7 +272,7 @@ func (r *Receiver) openWatcher(audit *auditTail) (*watcher, error) {
 
 // startLoops runs the watcher's, the share probe's, the forwarder's and
 // (with an observer) the observations' loops until Close.
-func (r *Receiver) startLoops(ctx context.Context, w *watcher, audit *auditTail) {
+func (r *Receiver) startLoops(ctx context.Context, w *watcher, obs *observations) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	r.wg.Add(3)
@@ -266,11 +281,11 @@ func (r *Receiver) startLoops(ctx context.Context, w *watcher, audit *auditTail)
 		defer w.close()
 		r.watchLoop(ctx)
 	}()
-	if audit.obs != nil {
+	if obs != nil {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			audit.obs.run(ctx, r.observer)
+			obs.run(ctx, r.observer)
 		}()
 	}
 	go func() {
@@ -320,7 +335,7 @@ func (r *Receiver) writeRunInfo() {
 		account = r.cfg.Accounts[0].Name
 	}
 	b, _ := json.Marshal(runInfo{Listen: r.cfg.Listen.String(), Port: r.cfg.Port, Share: r.cfg.Share, SMB1: r.cfg.SMB1, Pid: r.samba.Pid(),
-		SmbdDir: r.samba.cfg.Dir, Allow: allow, AllowWarning: warn, IngestStopped: stopped, Account: account, External: r.cfg.ExternalSamba,
+		SmbdDir: r.samba.Config().Dir, Allow: allow, AllowWarning: warn, IngestStopped: stopped, Account: account, External: r.cfg.ExternalSamba,
 		ShareCheck: share})
 	tmp := filepath.Join(r.cfg.DataDir, "receiver.json.new")
 	if os.WriteFile(tmp, b, 0o600) == nil {
@@ -454,7 +469,7 @@ func (r *Receiver) watchLoop(ctx context.Context) {
 				r.log.Warn("share layout", "err", err)
 			}
 			if r.cfg.ExternalSamba && !r.samba.Alive() {
-				r.samba.pid.Store(int64(r.samba.Find())) // its unit may have (re)started it
+				r.samba.Track() // its unit may have (re)started it
 			}
 			if !r.cfg.ExternalSamba && !r.samba.Alive() {
 				r.log.Error("smbd is gone; starting it again")
@@ -536,7 +551,7 @@ func (r *Receiver) Close() error {
 }
 
 // Samba is the managed smbd.
-func (r *Receiver) Samba() *Samba { return r.samba }
+func (r *Receiver) Samba() *samba.Server { return r.samba }
 
 // Force lets an incomplete scan be delivered as it is: it is catalogued as
 // held (marked forced) and leaves the inbox.
@@ -593,12 +608,12 @@ type Status struct {
 	// ShareCheck is the share probe (an MFP's logon and tree connect) the
 	// status is judged on: the running receiver's last one, or the
 	// caller's own; nil when none was made.
-	ShareCheck *ShareHealth `json:"share_check,omitempty"`
-	SmbdPid    int          `json:"smbd_pid,omitempty"`
-	Listen     string       `json:"listen"`
-	Port       int          `json:"port"`
-	Share      string       `json:"share"`
-	SMB1       bool         `json:"smb1"`
+	ShareCheck *samba.ShareHealth `json:"share_check,omitempty"`
+	SmbdPid    int                `json:"smbd_pid,omitempty"`
+	Listen     string             `json:"listen"`
+	Port       int                `json:"port"`
+	Share      string             `json:"share"`
+	SMB1       bool               `json:"smb1"`
 	// Allow are the networks that may connect to the share; empty: any
 	// address (a standing warning).
 	Allow    []string `json:"allow"`
@@ -675,7 +690,7 @@ func (r *Receiver) SetAllow(ctx context.Context, allow []netip.Prefix, warning s
 	var changed bool
 	var err error
 	if r.cfg.ExternalSamba {
-		changed, err = r.samba.handAllow(allow)
+		changed, err = r.samba.HandAllow(allow)
 	} else {
 		changed, err = r.samba.SetAllow(ctx, allow)
 	}
@@ -723,18 +738,18 @@ func (r *Receiver) probeLoop(ctx context.Context) {
 		<-ctx.Done()
 		return
 	}
-	p := ShareProbe{Listen: r.cfg.Listen, Port: r.cfg.Port, Share: r.cfg.Share, Account: r.cfg.Accounts[0], Inbox: Inbox(r.cfg.DataDir),
-		SmbdDir: r.samba.cfg.Dir, Smbd: r.cfg.SambaBin.Smbd, Unit: r.cfg.ExternalSamba}
+	p := samba.ShareProbe{Listen: r.cfg.Listen, Port: r.cfg.Port, Share: r.cfg.Share, Account: r.cfg.Accounts[0], Inbox: Inbox(r.cfg.DataDir),
+		SmbdDir: r.samba.Config().Dir, Smbd: r.cfg.SambaBin.Smbd, Unit: r.cfg.ExternalSamba}
 	t := time.NewTimer(0)
 	defer t.Stop()
-	var last ShareCause
+	var last samba.ShareCause
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		h := ProbeShare(ctx, p)
+		h := samba.ProbeShare(ctx, p)
 		if ctx.Err() != nil {
 			return
 		}
@@ -761,23 +776,23 @@ func (r *Receiver) probeLoop(ctx context.Context) {
 // ReadStatus is Status for a data dir, without a running receiver. share
 // is the caller's own probe of the share; nil: the running receiver's last
 // one (in receiver.json), if any.
-func ReadStatus(ctx context.Context, dataDir string, cat Catalogue, share *ShareHealth) (Status, error) {
+func ReadStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba.ShareHealth) (Status, error) {
 	return readStatus(ctx, dataDir, cat, share)
 }
 
 // ReadShareProbe is the probe of the share the receiver last run on
 // dataDir serves (from receiver.json), without the password: the caller
 // sets Account.Password. ok is false when no receiver ran there.
-func ReadShareProbe(dataDir string) (p ShareProbe, ok bool) {
+func ReadShareProbe(dataDir string) (p samba.ShareProbe, ok bool) {
 	info, ok := readRunInfo(dataDir)
 	if !ok {
-		return ShareProbe{}, false
+		return samba.ShareProbe{}, false
 	}
 	ip, err := netip.ParseAddr(info.Listen)
 	if err != nil {
-		return ShareProbe{}, false
+		return samba.ShareProbe{}, false
 	}
-	return ShareProbe{Listen: ip, Port: info.Port, Share: info.Share, Account: Account{Name: info.Account}, Inbox: Inbox(dataDir),
+	return samba.ShareProbe{Listen: ip, Port: info.Port, Share: info.Share, Account: samba.Account{Name: info.Account}, Inbox: Inbox(dataDir),
 		SmbdDir: info.SmbdDir, Unit: info.External}, true
 }
 
@@ -791,7 +806,7 @@ func readRunInfo(dataDir string) (runInfo, bool) {
 	return info, true
 }
 
-func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *ShareHealth) (Status, error) {
+func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba.ShareHealth) (Status, error) {
 	st := Status{Counts: map[State]int{}, Warnings: []string{}}
 	info, _ := readRunInfo(dataDir)
 	if share == nil {
@@ -818,11 +833,10 @@ func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *Share
 			if dir == "" {
 				dir = filepath.Join(dataDir, "smbd")
 			}
-			s := &Samba{cfg: SambaConfig{Dir: dir}}
-			if pid := s.Find(); pid != 0 {
+			if pid := samba.Find(dir); pid != 0 {
 				st.SmbdUp, st.SmbdPid = true, pid
 			}
-			if st.SmbdUp && !listening(ip, info.Port) {
+			if st.SmbdUp && !samba.Listening(ip, info.Port) {
 				st.SmbdUp = false
 				st.Warnings = append(st.Warnings, "smbd runs but does not answer on its port")
 			}
@@ -928,4 +942,15 @@ func (fw *forwarder) deliverScan(ctx context.Context, id int64) error {
 		return fw.deliver(ctx, folder, d, sc)
 	}
 	return fmt.Errorf("scan %d: destination %q is no longer registered", id, sc.Destination)
+}
+
+// isZombie says whether pid is a zombie (or gone): a claim's process that
+// died but was not reaped is no longer delivering.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }

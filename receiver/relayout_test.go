@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -44,7 +45,7 @@ func TestRelayoutMakesANewDestinationsFolderNow(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	cfg := receiver.Config{DataDir: filepath.Join(dir, "receiver"), SmbdDir: filepath.Join(dir, "smbd"), Listen: netip.MustParseAddr("127.0.0.1"),
-		Port: freePort(t), Share: "scans", Accounts: []receiver.Account{{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}},
+		Port: freePort(t), Share: "scans", Accounts: []samba.Account{{Name: "swmfp", Password: scanwardenSecret(mfpPassword)}},
 		Allow:         []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		ExternalSamba: true,
 		Watch:         receiver.WatchConfig{Quiet: 2 * time.Second, QuietAfterLogoff: 100 * time.Millisecond, Rescan: time.Hour},

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
 // TestRunInfoConcurrentWriters: receiver.json is written by the share
@@ -16,7 +18,7 @@ import (
 // overwritten by an older snapshot.
 func TestRunInfoConcurrentWriters(t *testing.T) {
 	dir := t.TempDir()
-	r := &Receiver{cfg: Config{DataDir: dir, Listen: netip.MustParseAddr("127.0.0.1"), Port: 445, Share: "scans"}, samba: &Samba{}}
+	r := &Receiver{cfg: Config{DataDir: dir, Listen: netip.MustParseAddr("127.0.0.1"), Port: 445, Share: "scans"}, samba: &samba.Server{}}
 	r.writeRunInfo()
 	var stop atomic.Bool
 	var torn atomic.Int64

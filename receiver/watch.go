@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,7 +53,7 @@ type watcher struct {
 	cfg       WatchConfig
 	inbox     string
 	g         *ingester
-	audit     *auditTail
+	audit     *samba.Audit
 	log       *slog.Logger
 	onScan    func(Scan, outcome)  // observers (tests, the forwarder's wake-up)
 	onSignal  func(problem string) // the writer signal broke ("" = works again)
@@ -66,7 +67,7 @@ type watcher struct {
 	lastErr error
 }
 
-func newWatcher(cfg WatchConfig, inbox string, g *ingester, audit *auditTail, log *slog.Logger) *watcher {
+func newWatcher(cfg WatchConfig, inbox string, g *ingester, audit *samba.Audit, log *slog.Logger) *watcher {
 	return &watcher{cfg: cfg, inbox: inbox, g: g, audit: audit, log: log, fd: -1,
 		wds: map[int32]string{}, files: map[string]*pending{}}
 }
@@ -123,7 +124,7 @@ func (w *watcher) run(ctx context.Context) {
 		w.setSignal(w.leasesOff)
 	}
 	w.rescan(ctx, true)
-	w.audit.poll(false)
+	w.audit.Poll(false)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	rescan := time.NewTicker(max(w.cfg.Rescan, time.Second))
@@ -131,7 +132,7 @@ func (w *watcher) run(ctx context.Context) {
 	buf := make([]byte, 64<<10)
 	for {
 		w.readEvents(ctx, buf)
-		for _, p := range w.audit.poll(false) {
+		for _, p := range w.audit.Poll(false) {
 			if pf := w.files[p]; pf != nil {
 				_ = pf // the quiet window shortens; evaluated below
 			}
@@ -211,7 +212,7 @@ func (w *watcher) track(p string, now time.Time) *pending {
 func (w *watcher) dropped(ctx context.Context, p string) {
 	pf := w.files[p]
 	delete(w.files, p)
-	w.audit.forget(p)
+	w.audit.Forget(p)
 	if pf != nil && pf.incompl {
 		if row, ok, err := w.g.incompleteRow(ctx, w.g.rel(p)); err == nil && ok {
 			w.g.cat.DeleteScan(ctx, row.ID, Incomplete)
@@ -288,12 +289,9 @@ func (w *watcher) look(ctx context.Context, now time.Time, p string, pf *pending
 		return
 	}
 	window := w.cfg.Quiet
-	writer := ""
-	if af := w.audit.file(p); af != nil {
-		writer = af.writer
-		if af.ended {
-			window = w.cfg.QuietAfterLogoff
-		}
+	writer, ended := w.audit.Writer(p)
+	if ended {
+		window = w.cfg.QuietAfterLogoff
 	}
 	if now.Sub(pf.changed) < window || now.Before(pf.recheck) {
 		return
@@ -347,7 +345,7 @@ func (w *watcher) settle(ctx context.Context, now time.Time, p string, pf *pendi
 	switch out {
 	case ingested:
 		delete(w.files, p)
-		w.audit.forget(p)
+		w.audit.Forget(p)
 		if sc.State == Refused {
 			w.log.Warn("scan refused: kept, never delivered", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "size", sc.Size, "writer", writer, "why", sc.Error)
 			break

@@ -12,14 +12,14 @@ import (
 	"strings"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
 // Fallback is scanwarden's fallback share, as an MFP should reach it.
 type Fallback struct {
 	Host     string
 	Port     int    // 0 = 445
-	Share    string // "" = receiver.DefaultShare
+	Share    string // "" = samba.DefaultShare
 	User     string
 	Password scanwarden.Secret
 }
@@ -28,7 +28,7 @@ type Fallback struct {
 func (fb Fallback) shareAndPort() (string, int) {
 	share, port := fb.Share, fb.Port
 	if share == "" {
-		share = receiver.DefaultShare
+		share = samba.DefaultShare
 	}
 	if port == 0 {
 		port = 445

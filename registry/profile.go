@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -301,7 +301,7 @@ func Overlay(vs []ProfileValue, set map[ProfileField]string) []ProfileValue {
 // signing (every SMB2 and later client signs when the server requires it);
 // encryption (SMB 3 has it, 2.x and SMB1 do not); the NTLM version or
 // Kerberos of its session setup. What a file shows: the type it scans to.
-func (p Profile) Learn(o receiver.Observation) Profile {
+func (p Profile) Learn(o samba.Observation) Profile {
 	q := Profile{Admin: p.Admin, Seen: make(map[ProfileField]Observed, len(p.Seen)+4), Workstation: p.Workstation, UserForm: p.UserForm}
 	for k, v := range p.Seen {
 		q.Seen[k] = v

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -14,8 +14,8 @@ import (
 func TestProfileOrigins(t *testing.T) {
 	at := time.Date(2026, 12, 6, 6, 10, 0, 0, time.UTC)
 	var p registry.Profile
-	p = p.Learn(receiver.Observation{Address: "10.0.0.5", At: at, Dialect: "SMB2_10", Password: "NTLMv2", Workstation: "MFP01", User: "scan", Domain: "KYOLAB"})
-	p = p.Learn(receiver.Observation{Address: "10.0.0.5", At: at, FileType: "tiff"})
+	p = p.Learn(samba.Observation{Address: "10.0.0.5", At: at, Dialect: "SMB2_10", Password: "NTLMv2", Workstation: "MFP01", User: "scan", Domain: "KYOLAB"})
+	p = p.Learn(samba.Observation{Address: "10.0.0.5", At: at, FileType: "tiff"})
 	p.Admin = map[registry.ProfileField]string{registry.FieldMaxDialect: "2.0.2"}
 	d := registry.Device{Name: "mfp", Model: "TASKalfa 3253ci", Profile: p}
 	got := map[registry.ProfileField]registry.ProfileValue{}
@@ -91,7 +91,7 @@ func TestProfileNeverSeen(t *testing.T) {
 }
 
 func TestProfileSMB1Seen(t *testing.T) {
-	p := registry.Profile{}.Learn(receiver.Observation{Address: "10.0.0.6", At: time.Now(), Dialect: "NT1", Password: "NTLMv1"})
+	p := registry.Profile{}.Learn(samba.Observation{Address: "10.0.0.6", At: time.Now(), Dialect: "NT1", Password: "NTLMv1"})
 	c := (&registry.Device{Profile: p}).Client()
 	if !c.SMB1Only || c.MaxDialect != smbcheck.DialectSMB1 || c.MinDialect != smbcheck.DialectSMB1 || !c.NTLMv1 || !c.NoEncryption || c.NoSigning {
 		t.Errorf("SMB1 client %+v", c)
@@ -127,7 +127,7 @@ func TestParseProfileValue(t *testing.T) {
 // Device-provided text is kept bounded and printable.
 func TestProfileLearnCleans(t *testing.T) {
 	long := string(make([]byte, 600))
-	p := registry.Profile{}.Learn(receiver.Observation{Address: "10.0.0.7", At: time.Now(), Workstation: "A\x1b]52;c;x\x07" + long, User: "u"})
+	p := registry.Profile{}.Learn(samba.Observation{Address: "10.0.0.7", At: time.Now(), Workstation: "A\x1b]52;c;x\x07" + long, User: "u"})
 	if w := p.Workstation.Value; len(w) > 256 || w[1] != '?' {
 		t.Errorf("workstation %q", w)
 	}

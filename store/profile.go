@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 )
 
@@ -127,7 +127,7 @@ func (s *Store) SetDeviceProfile(ctx context.Context, name string, set map[regis
 // the named device's profile as seen (registry.Profile.Learn); the
 // admin's settings stay. changed: a seen value of its SMB client is not
 // what it was (its checks replay differently now).
-func (s *Store) LearnDevice(ctx context.Context, name string, o receiver.Observation) (changed bool, err error) {
+func (s *Store) LearnDevice(ctx context.Context, name string, o samba.Observation) (changed bool, err error) {
 	learned := registry.Profile{}.Learn(o)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		changed = false

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -28,7 +28,7 @@ func TestDeviceProfileStored(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC)
 	learn := func(at time.Time, dialect string, wantChanged bool) {
 		t.Helper()
-		changed, err := s.LearnDevice(ctx, "mfp01", receiver.Observation{Address: "10.77.0.40", At: at, Dialect: dialect, Password: "NTLMv2", Workstation: "MFP01", User: "mfp"})
+		changed, err := s.LearnDevice(ctx, "mfp01", samba.Observation{Address: "10.77.0.40", At: at, Dialect: dialect, Password: "NTLMv2", Workstation: "MFP01", User: "mfp"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -272,9 +273,9 @@ func TestServiceDirectives(t *testing.T) {
 			t.Errorf("%s ties the daemon and the share together", k)
 		}
 	}
-	smbd := "/usr/sbin/smbd " + strings.Join(receiver.SambaConfig{Dir: SmbdDir}.SmbdArgs(), " ")
+	smbd := "/usr/sbin/smbd " + strings.Join(samba.Config{Dir: SmbdDir}.SmbdArgs(), " ")
 	if got := s["Service.ExecStart"]; len(got) != 1 || got[0] != smbd {
-		t.Errorf("%s ExecStart = %q, want %q (receiver.SambaConfig.SmbdArgs)", SMBService, got, smbd)
+		t.Errorf("%s ExecStart = %q, want %q (samba.Config.SmbdArgs)", SMBService, got, smbd)
 	}
 	if got := s["Service.StateDirectory"]; len(got) != 1 || "/var/lib/"+got[0] != SmbdDir {
 		t.Errorf("%s StateDirectory = %q, want %s", SMBService, got, SmbdDir)
@@ -304,8 +305,8 @@ func TestServiceDirectives(t *testing.T) {
 	if got := p["Path.PathChanged"]; len(got) != 1 || got[0] != AllowFile {
 		t.Errorf("reload path watches %q, want %s", got, AllowFile)
 	}
-	if AllowFile != receiver.AllowFile(ReceiverDir) {
-		t.Errorf("AllowFile %s, the receiver writes %s", AllowFile, receiver.AllowFile(ReceiverDir))
+	if AllowFile != samba.AllowFile(ReceiverDir) {
+		t.Errorf("AllowFile %s, the receiver writes %s", AllowFile, samba.AllowFile(ReceiverDir))
 	}
 }
 

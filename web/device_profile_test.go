@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 )
 
@@ -87,7 +87,7 @@ func TestDeviceProfileForm(t *testing.T) {
 func TestDeviceProfileHostile(t *testing.T) {
 	s := newSite(t)
 	c := s.login()
-	p := registry.Profile{}.Learn(receiver.Observation{Address: "10.77.0.51", At: time.Now(), Dialect: "SMB2_10", Workstation: hostile, User: hostile})
+	p := registry.Profile{}.Learn(samba.Observation{Address: "10.77.0.51", At: time.Now(), Dialect: "SMB2_10", Workstation: hostile, User: hostile})
 	j := registry.Device{Name: "evil", Profile: p}.ProfileJSON()
 	s.fleet.devices[1].SMBProfile = &j
 	_, body := s.get(c, "/devices/evil")

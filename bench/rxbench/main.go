@@ -49,6 +49,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -529,7 +530,7 @@ func openReceiver(ctx context.Context, st *store.Store, dir, pw string) (*receiv
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cfg := receiver.Config{DataDir: filepath.Join(dir, "rx"), Listen: netip.MustParseAddr("127.0.0.1"), Port: port, Share: "scans",
-		Accounts: []receiver.Account{{Name: "swmfp", Password: scanwarden.NewSecret(pw)}},
+		Accounts: []samba.Account{{Name: "swmfp", Password: scanwarden.NewSecret(pw)}},
 		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}
 	r, err := receiver.New(cfg, st.Scans(), dests{{Name: "bench", Folder: "bench"}}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -42,7 +42,7 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	device := c.fs.String("device", "", "the device whose destinations are exported")
 	host := c.fs.String("fallback-host", "", "the fallback share's host, as the MFP should reach it")
 	port := c.fs.Int("fallback-port", 445, "the fallback share's port")
-	share := c.fs.String("fallback-share", receiver.DefaultShare, "the fallback share")
+	share := c.fs.String("fallback-share", samba.DefaultShare, "the fallback share")
 	user := c.fs.String("fallback-user", "", "the login user name the MFP uses on the fallback share")
 	pwFile := c.fs.String("fallback-password-file", "", "file holding that user's password (first line; - for stdin)")
 	out := c.fs.String("out", "", "write the address book here (default: standard output)")

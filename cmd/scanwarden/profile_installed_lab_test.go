@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
@@ -159,7 +159,7 @@ quiet = "1s"
 		}
 	}
 	until("the daemon writes its allowlist", 30*time.Second, func() bool {
-		_, err := os.Stat(receiver.AllowFile(filepath.Join(data, "receiver")))
+		_, err := os.Stat(samba.AllowFile(filepath.Join(data, "receiver")))
 		return err == nil
 	})
 	// root's side: smb.conf from root's config and the daemon's allowlist,

@@ -18,6 +18,7 @@ import (
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/installed"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -81,9 +82,9 @@ func newReceiverCommand(env environ, name string) *subcommand {
 // receiverDir is the receiver's part of the data dir.
 func receiverDir(dataDir string) string { return filepath.Join(dataDir, "receiver") }
 
-// parseListen reads --listen IP[:PORT] by receiver.ParseListen.
+// parseListen reads --listen IP[:PORT] by samba.ParseListen.
 func parseListen(s string) (netip.Addr, int, error) {
-	ip, port, err := receiver.ParseListen(s)
+	ip, port, err := samba.ParseListen(s)
 	if err != nil {
 		return ip, port, fmt.Errorf("--listen %q: %w", s, err)
 	}
@@ -115,8 +116,8 @@ func parseReceiverRun(env environ, name string, args []string) (*receiverRunArgs
 	fs := c.fs
 	fs.StringVar(&a.listen, "listen", "", "the one address (and port, default 445) the share binds, e.g. 192.168.10.5 or 192.168.10.5:4445")
 	fs.StringVar(&a.configFile, "config", "", forwardConfigUsage)
-	fs.StringVar(&a.share, "share", receiver.DefaultShare, "share name")
-	fs.StringVar(&a.account, "account", receiver.DefaultAccount, "the MFPs' login name on the share (a local account of scanwarden's smbd)")
+	fs.StringVar(&a.share, "share", samba.DefaultShare, "share name")
+	fs.StringVar(&a.account, "account", samba.DefaultAccount, "the MFPs' login name on the share (a local account of scanwarden's smbd)")
 	fs.StringVar(&a.passwordFile, "password-file", "", "file holding that account's password (first line; - for stdin; default $SCANWARDEN_RECEIVER_PASSWORD)")
 	fs.BoolVar(&a.smb1, "smb1", false, "let SMB1/NTLMv1 firmware in (this share only; a standing security warning)")
 	fs.DurationVar(&a.retry, "retry", receiver.DefaultForward.Retry, "first retry of a failed delivery (doubling up to 30m)")
@@ -124,7 +125,7 @@ func parseReceiverRun(env environ, name string, args []string) (*receiverRunArgs
 	fs.DurationVar(&a.retention, "retention", receiver.DefaultForward.Retention, "how long a delivered scan's local copy is kept")
 	fs.BoolVar(&a.keep, "keep-smbd", false, "leave smbd running when this command stops")
 	fs.Func("allow", "address or network (CIDR) that may connect to the share, e.g. the MFPs' 192.168.10.0/24 (repeatable; default any)", func(s string) error {
-		p, err := receiver.ParseAllowEntry(s)
+		p, err := samba.ParseAllowEntry(s)
 		a.allow = append(a.allow, p)
 		return err
 	})
@@ -158,7 +159,7 @@ func (a *receiverRunArgs) config(dir string) (receiver.Config, error) {
 	watch := receiver.DefaultWatch
 	watch.Quiet = a.quiet
 	return receiver.Config{DataDir: receiverDir(dir), Listen: ip, Port: port, Share: a.share,
-		Accounts: []receiver.Account{{Name: a.account, Password: pw}}, SMB1: a.smb1, Allow: a.allow, KeepSamba: a.keep,
+		Accounts: []samba.Account{{Name: a.account, Password: pw}}, SMB1: a.smb1, Allow: a.allow, KeepSamba: a.keep,
 		Watch: watch, Forward: fwd}, nil
 }
 
@@ -371,13 +372,13 @@ func receiverStatus(ctx context.Context, env environ, name string, args []string
 	if err != nil {
 		return c.fail(err)
 	}
-	var fresh *receiver.ShareHealth
+	var fresh *samba.ShareHealth
 	if p, ok := receiver.ReadShareProbe(receiverDir(dir)); ok && !pw.IsZero() {
 		if account != "" {
 			p.Account.Name = account
 		}
 		p.Account.Password = pw
-		h := receiver.ProbeShare(ctx, p)
+		h := samba.ProbeShare(ctx, p)
 		fresh = &h
 	}
 	return c.readStore(ctx, false, func(st *store.Store) int {
@@ -548,19 +549,19 @@ func receiverPrepare(ctx context.Context, env environ, name string, args []strin
 		return fail(err)
 	}
 	// the networks the daemon may name: [receiver] allow and this box's own
-	nets := receiver.LocalNetworks().Nets
+	nets := samba.LocalNetworks().Nets
 	for _, a := range rc.Allow {
-		p, err := receiver.ParseAllowEntry(a)
+		p, err := samba.ParseAllowEntry(a)
 		if err != nil {
 			return fail(fmt.Errorf("receiver.allow %q: %w", a, err))
 		}
 		nets = append(nets, p)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{ReplaceAttr: dropTime}))
-	res, err := receiver.PrepareShare(ctx, receiver.ShareSetup{
-		Samba: receiver.SambaConfig{Dir: rc.SmbdDir, Inbox: receiver.Inbox(receiverDir(dir)), Listen: ip, Port: port, Share: rc.Share,
-			Accounts: []receiver.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1},
-		AllowFile: receiver.AllowFile(receiverDir(dir)),
+	res, err := samba.PrepareShare(ctx, samba.ShareSetup{
+		Config: samba.Config{Dir: rc.SmbdDir, Inbox: receiver.Inbox(receiverDir(dir)), Listen: ip, Port: port, Share: rc.Share,
+			Accounts: []samba.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1},
+		AllowFile: samba.AllowFile(receiverDir(dir)),
 		Owner:     *owner,
 		Networks:  nets,
 	}, log)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -27,7 +27,7 @@ func TestAttackPrepareRefusesWideAllow(t *testing.T) {
 	if _, err := exec.LookPath("pdbedit"); err != nil {
 		testlab.Missing(t, "samba not installed")
 	}
-	if err := receiver.FullAuditModule(context.Background(), ""); err != nil {
+	if err := samba.FullAuditModule(context.Background(), ""); err != nil {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
@@ -40,7 +40,7 @@ func TestAttackPrepareRefusesWideAllow(t *testing.T) {
 		"external_smbd = true\nallow = [\"192.168.10.0/24\"]\nsmbd_dir = \""+smbdDir+"\"\npassword_file = \""+pwFile+"\"\n"), 0o644)
 	rx := filepath.Join(data, "receiver")
 	os.MkdirAll(rx, 0o700)
-	allow := receiver.AllowFile(rx)
+	allow := samba.AllowFile(rx)
 	smbConf := filepath.Join(smbdDir, "smb.conf")
 	prepare := func(list string) (int, string, []byte) {
 		t.Helper()

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -49,7 +49,7 @@ func TestReceiverPrepareConfig(t *testing.T) {
 	if _, err := exec.LookPath("pdbedit"); err != nil {
 		testlab.Missing(t, "samba not installed")
 	}
-	if err := receiver.FullAuditModule(context.Background(), ""); err != nil {
+	if err := samba.FullAuditModule(context.Background(), ""); err != nil {
 		t.Skip(err)
 	}
 	on := write("on.toml", "[receiver]\nenabled = true\nlisten = \"127.0.0.1:44591\"\naccount = \"swmfp\"\nexternal_smbd = true\nallow = [\"192.168.10.0/24\"]\n"+
@@ -60,7 +60,7 @@ func TestReceiverPrepareConfig(t *testing.T) {
 	// the daemon's side: its allowlist (here root's own file, --user root)
 	rx := filepath.Join(data, "receiver")
 	os.MkdirAll(rx, 0o700)
-	allow := receiver.AllowFile(rx)
+	allow := samba.AllowFile(rx)
 	os.WriteFile(allow, []byte("192.168.10.0/24\n10.1.2.3\n"), 0o644)
 	code, out, errs := prepare("--config", on, "--user", "root")
 	conf := filepath.Join(smbdDir, "smb.conf")

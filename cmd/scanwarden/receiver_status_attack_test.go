@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
 // TestAttackStatusReadsDaemonFiles: `receiver status` (run by the admin,
@@ -23,7 +23,7 @@ import (
 // without waiting or following a link, and only a regular file is read.
 func TestAttackStatusReadsDaemonFiles(t *testing.T) {
 	isolate(t)
-	if err := receiver.FullAuditModule(context.Background(), ""); err != nil {
+	if err := samba.FullAuditModule(context.Background(), ""); err != nil {
 		t.Skip(err)
 	}
 	dir := t.TempDir()

@@ -18,6 +18,7 @@ import (
 	"github.com/scanwarden/scanwarden/internal/attacker"
 	"github.com/scanwarden/scanwarden/internal/webcert"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -62,7 +63,7 @@ func newRootBox(t *testing.T) *rootBox {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(rx, "receiver.json"), []byte(`{"listen":"127.0.0.1","port":1,"share":"scans","account":"swmfp","external":true}`), 0o640)
-	os.WriteFile(receiver.AllowFile(rx), []byte("127.0.0.1\n"), 0o640)
+	os.WriteFile(samba.AllowFile(rx), []byte("127.0.0.1\n"), 0o640)
 	os.WriteFile(filepath.Join(data, daemon.SetupLinkName), []byte("https://127.0.0.1:1/setup#x\n"), 0o600)
 	os.WriteFile(filepath.Join(data, webcert.CertName), []byte("not a certificate\n"), 0o644)
 	os.MkdirAll(filepath.Join(data, "canaries"), 0o700)

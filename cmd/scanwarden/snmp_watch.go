@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -226,7 +226,7 @@ func (f *watchFlags) hosts(pos []string) ([]string, error) {
 func (f *watchFlags) sweep(a *watchArgs) error {
 	left := maxSweepAddrs
 	for _, c := range f.cidrs {
-		p, err := receiver.ParseAllowEntry(c)
+		p, err := samba.ParseAllowEntry(c)
 		if err != nil {
 			return fmt.Errorf("--cidr %q: %w", c, err)
 		}
@@ -261,7 +261,7 @@ func (f *watchFlags) checkCombos(a *watchArgs, hosts []string) error {
 // allowed reads --allow: networks.
 func (f *watchFlags) allowed(a *watchArgs) error {
 	for _, c := range f.allows {
-		p, err := receiver.ParseAllowEntry(c)
+		p, err := samba.ParseAllowEntry(c)
 		if err != nil {
 			return fmt.Errorf("--allow %s: %w", c, err)
 		}

@@ -1,4 +1,4 @@
-package receiver
+package samba
 
 import (
 	"bytes"
@@ -10,12 +10,13 @@ import (
 	"time"
 )
 
-// auditTail follows smbd's log, where the share's full_audit module writes
+// Audit follows smbd's log, where the share's full_audit module writes
 // one line per create, write, close, rename and disconnect with the
 // client's user, address, NetBIOS name and protocol (prefix %U|%I|%m|%R),
 // under a header that names the smbd process (one per client connection).
-// It tells who wrote a file and when that writer's session ended.
-type auditTail struct {
+// It tells who wrote a file and when that writer's session ended, and what
+// each logon showed about the client (Observation). One goroutine uses it.
+type Audit struct {
 	path string
 	f    *os.File
 	ino  uint64
@@ -27,9 +28,9 @@ type auditTail struct {
 	byPath map[string]*auditFile
 	buf    []byte
 	// at is the time of the header line just read (smbd's local time);
-	// obs, when set, is told what each logon shows (observe.go).
-	at  time.Time
-	obs *observations
+	// onLogon, when set, is told what each logon shows (logon.go).
+	at      time.Time
+	onLogon func(Observation)
 }
 
 type auditSession struct {
@@ -43,13 +44,17 @@ type auditFile struct {
 	ended  bool // the session that last wrote it has disconnected
 }
 
-func newAuditTail(path string) *auditTail {
-	return &auditTail{path: path, byPid: map[int]*auditSession{}, byPath: map[string]*auditFile{}, buf: make([]byte, 64<<10)}
+// NewAudit follows smbd's log at path (Server.AuditLog); onLogon, when not
+// nil, is told what each logon shows, on the goroutine that calls Poll: it
+// must not block.
+func NewAudit(path string, onLogon func(Observation)) *Audit {
+	return &Audit{path: path, byPid: map[int]*auditSession{}, byPath: map[string]*auditFile{}, buf: make([]byte, 64<<10), onLogon: onLogon}
 }
 
-// poll reads what smbd appended since the last call; ended lists the files
-// whose writer's session ended in it.
-func (a *auditTail) poll(fromEnd bool) (ended []string) {
+// Poll reads what smbd appended since the last call (fromEnd: skip what
+// the log holds when it is first opened); ended lists the files whose
+// writer's session ended in it.
+func (a *Audit) Poll(fromEnd bool) (ended []string) {
 	if a.f == nil || a.rotated() {
 		if a.f != nil {
 			a.drain(&ended) // what the old file still holds
@@ -74,7 +79,7 @@ func (a *auditTail) poll(fromEnd bool) (ended []string) {
 	return ended
 }
 
-func (a *auditTail) rotated() bool {
+func (a *Audit) rotated() bool {
 	var st syscall.Stat_t
 	if err := syscall.Stat(a.path, &st); err != nil {
 		return false
@@ -82,7 +87,7 @@ func (a *auditTail) rotated() bool {
 	return st.Ino != a.ino || st.Size < a.off
 }
 
-func (a *auditTail) drain(ended *[]string) {
+func (a *Audit) drain(ended *[]string) {
 	for {
 		n, err := a.f.ReadAt(a.buf, a.off)
 		if n > 0 {
@@ -113,7 +118,7 @@ func (a *auditTail) drain(ended *[]string) {
 
 // line handles one log line: a header "[date, level, pid=N] ..." or an
 // audit record "user|ip|machine|proto|op|ok|args...".
-func (a *auditTail) line(l string, ended *[]string) {
+func (a *Audit) line(l string, ended *[]string) {
 	if strings.HasPrefix(l, "[") {
 		if i := strings.Index(l, "pid="); i >= 0 {
 			j := i + 4
@@ -128,7 +133,7 @@ func (a *auditTail) line(l string, ended *[]string) {
 	l = strings.TrimSpace(l)
 	if strings.HasPrefix(l, "{") {
 		if o, ok := parseAuthLine(l, a.when()); ok {
-			a.obs.put(o)
+			a.logon(o)
 		}
 		return
 	}
@@ -140,7 +145,7 @@ func (a *auditTail) line(l string, ended *[]string) {
 	switch op := f[4]; op {
 	case "connect":
 		if o, ok := connectObservation(f, a.when()); ok {
-			a.obs.put(o)
+			a.logon(o)
 		}
 	case "create_file", "pwrite_send", "ftruncate", "fntimes", "renameat":
 		if len(f) < 7 {
@@ -169,7 +174,7 @@ func (a *auditTail) line(l string, ended *[]string) {
 	}
 }
 
-func (a *auditTail) touch(p, writer string) {
+func (a *Audit) touch(p, writer string) {
 	af := a.byPath[p]
 	if af == nil {
 		if len(a.byPath) > 100000 { // bounded: forget the oldest knowledge wholesale
@@ -189,11 +194,24 @@ func (a *auditTail) touch(p, writer string) {
 	}
 }
 
-// file is what the log says about p (nil when nothing).
-func (a *auditTail) file(p string) *auditFile { return a.byPath[p] }
+func (a *Audit) logon(o Observation) {
+	if a.onLogon != nil {
+		a.onLogon(o)
+	}
+}
 
-// forget drops p once it left the inbox.
-func (a *auditTail) forget(p string) {
+// Writer is what the log says about the file at p: who last wrote it
+// (user|ip|machine|protocol; "" when the log says nothing) and whether
+// that writer's session has ended since.
+func (a *Audit) Writer(p string) (writer string, ended bool) {
+	if af := a.byPath[p]; af != nil {
+		return af.writer, af.ended
+	}
+	return "", false
+}
+
+// Forget drops p once it left the inbox.
+func (a *Audit) Forget(p string) {
 	if af := a.byPath[p]; af != nil {
 		if s := a.byPid[af.pid]; s != nil {
 			delete(s.paths, p)
@@ -219,7 +237,7 @@ func headerTime(l string) time.Time {
 
 // when is the time of the record just read: its header's, or now when
 // the header had none or one a day away from now.
-func (a *auditTail) when() time.Time {
+func (a *Audit) when() time.Time {
 	now := time.Now()
 	if a.at.IsZero() || a.at.Sub(now).Abs() > 24*time.Hour {
 		return now

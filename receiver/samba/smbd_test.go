@@ -1,7 +1,8 @@
-package receiver
+package samba
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -23,9 +24,9 @@ func TestSambaConfValidates(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, smb1 := range []bool{false, true} {
-		cfg := SambaConfig{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"),
+		cfg := Config{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"),
 			Port: 445, Share: "scans", SMB1: smb1, Accounts: []Account{{Name: "mfp", Password: scanwarden.NewSecret("x")}}}
-		s, err := NewSamba(cfg)
+		s, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +48,7 @@ func TestSambaConfValidates(t *testing.T) {
 // allowlist becomes hosts allow + hosts deny = ALL (testparm accepts it).
 func TestSambaConfBounds(t *testing.T) {
 	dir := t.TempDir()
-	cfg := SambaConfig{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"),
+	cfg := Config{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"),
 		Port: 445, Share: "scans", Accounts: []Account{{Name: "mfp", Password: scanwarden.NewSecret("x")}},
 		Allow: []netip.Prefix{netip.MustParsePrefix("10.77.0.5/24"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("fd00::/64")}}
 	conf, err := cfg.Conf()
@@ -75,7 +76,7 @@ func TestSambaConfBounds(t *testing.T) {
 		}
 	}
 	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("10.77.0.0/24")}
-	s, err := NewSamba(cfg)
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,17 +86,17 @@ func TestSambaConfBounds(t *testing.T) {
 }
 
 func TestSambaConfigErrors(t *testing.T) {
-	good := SambaConfig{Dir: "/x", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}
+	good := Config{Dir: "/x", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}
 	for _, tc := range []struct {
 		field string
-		mod   func(*SambaConfig)
+		mod   func(*Config)
 	}{
-		{"dir", func(c *SambaConfig) { c.Dir = "rel" }},
-		{"listen", func(c *SambaConfig) { c.Listen = netip.MustParseAddr("0.0.0.0") }},
-		{"port", func(c *SambaConfig) { c.Port = 0 }},
-		{"share", func(c *SambaConfig) { c.Share = "a b" }},
-		{"account", func(c *SambaConfig) { c.Accounts = []Account{{Name: "Bad Name", Password: scanwarden.NewSecret("x")}} }},
-		{"password", func(c *SambaConfig) { c.Accounts = []Account{{Name: "mfp"}} }},
+		{"dir", func(c *Config) { c.Dir = "rel" }},
+		{"listen", func(c *Config) { c.Listen = netip.MustParseAddr("0.0.0.0") }},
+		{"port", func(c *Config) { c.Port = 0 }},
+		{"share", func(c *Config) { c.Share = "a b" }},
+		{"account", func(c *Config) { c.Accounts = []Account{{Name: "Bad Name", Password: scanwarden.NewSecret("x")}} }},
+		{"password", func(c *Config) { c.Accounts = []Account{{Name: "mfp"}} }},
 	} {
 		c := good
 		tc.mod(&c)
@@ -110,14 +111,22 @@ func TestSambaConfigErrors(t *testing.T) {
 	}
 }
 
+func TestSambaMissing(t *testing.T) {
+	c := Config{Dir: "/x", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.1"), Port: 445, Share: "scans",
+		Bin: Bin{Smbd: "/nonexistent/smbd"}}
+	if _, err := New(c); !errors.Is(err, ErrSambaMissing) {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // A config testparm refuses leaves the one in place.
 func TestSambaBadConfigKeepsOld(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/testparm"); err != nil {
 		testlab.Missing(t, "samba not installed")
 	}
 	dir := t.TempDir()
-	cfg := SambaConfig{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}
-	s, err := NewSamba(cfg)
+	cfg := Config{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,7 @@
-package receiver
+package samba
 
 import (
 	"context"
-	"golang.org/x/sys/unix"
 	"net"
 	"net/netip"
 	"os"
@@ -12,20 +11,22 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scanwarden/scanwarden"
 )
 
 const testPassword = "Mfp.Test-25"
 
-func startTestSamba(t *testing.T, smb1 bool) *Samba {
+func startTestSamba(t *testing.T, smb1 bool) *Server {
 	t.Helper()
 	requireSmbd(t)
 	ip, port := "127.0.0.1", freePort(t)
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	cfg := SambaConfig{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr(ip),
+	cfg := Config{Dir: filepath.Join(dir, "smbd"), Inbox: filepath.Join(dir, "inbox"), Listen: netip.MustParseAddr(ip),
 		Port: port, Share: "scans", SMB1: smb1, Accounts: []Account{{Name: "swmfp", Password: scanwarden.NewSecret(testPassword)}}}
-	s, err := NewSamba(cfg)
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func startTestSamba(t *testing.T, smb1 bool) *Samba {
 	return s
 }
 
-func smbclient(t *testing.T, s *Samba, smb1 bool, cmd string) (string, error) {
+func smbclient(t *testing.T, s *Server, smb1 bool, cmd string) (string, error) {
 	t.Helper()
 	c := s.Config()
 	args := []string{"//" + c.Listen.String() + "/" + c.Share, "-U", "swmfp%" + testPassword, "-p", strconvI(c.Port), "--use-kerberos=disabled", "-c", cmd}
@@ -64,7 +65,7 @@ func TestSambaRealStartFindSurvive(t *testing.T) {
 		t.Fatalf("SMB1 client got in with smb1 off:\n%s", out)
 	}
 	// A second manager finds the same smbd by its pid file.
-	s2, _ := NewSamba(s.Config())
+	s2, _ := New(s.Config())
 	if err := s2.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestSambaRealStartFindSurvive(t *testing.T) {
 	c := s.Config()
 	c.Dir = filepath.Join(t.TempDir(), "other")
 	c.Inbox = filepath.Join(t.TempDir(), "inbox2")
-	s3, _ := NewSamba(c)
+	s3, _ := New(c)
 	err := s3.Start(context.Background())
 	pe, ok := err.(*PortError)
 	if !ok || !strings.Contains(pe.Owner, "smbd") {
@@ -115,7 +116,7 @@ func TestSambaRealReload(t *testing.T) {
 	}
 	c := s.Config()
 	c.SMB1 = true
-	s2, err := NewSamba(c)
+	s2, err := New(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package receiver
+package samba
 
 import (
 	"bytes"
@@ -109,7 +109,7 @@ type ShareProbe struct {
 	// "vfs_init failed" and the like. "" or unreadable: judged on the NT
 	// status alone.
 	SmbdDir string
-	// Smbd is the smbd program (zero: found as NewSamba does), asked for
+	// Smbd is the smbd program (zero: found as New does), asked for
 	// its module folder before any connection (FullAuditModule).
 	Smbd string
 	// Unit: smbd runs under scanwarden-smbd.service (the installed layout);
@@ -317,7 +317,7 @@ func smbdLogFrom(dir string) smbdLog {
 	if dir == "" {
 		return smbdLog{}
 	}
-	l := smbdLog{file: SambaConfig{Dir: dir}.logFile()}
+	l := smbdLog{file: Config{Dir: dir}.logFile()}
 	if st, err := os.Stat(l.file); err == nil {
 		l.from = st.Size()
 	}

@@ -1,4 +1,4 @@
-package receiver
+package samba
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 // TestConfigErrorIsFieldError: a receiver setting that cannot be used is
 // the one field error type, worded as before (the value quoted).
 func TestConfigErrorIsFieldError(t *testing.T) {
-	err := SambaConfig{Dir: "rel", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}.Validate()
+	err := Config{Dir: "rel", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.9"), Port: 445, Share: "scans"}.Validate()
 	var fe *scanwarden.FieldError
 	if !errors.As(err, &fe) || fe.Field != "dir" || err.Error() != `dir "rel": must be an absolute path` {
 		t.Fatalf("%T %v", err, err)
