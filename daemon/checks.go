@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -28,7 +29,7 @@ type checksPart struct {
 
 // Open builds the parts from cfg and starts the monitor under ctx (the run
 // context); each one that fails is a fault.
-func (c *checksPart) Open(ctx context.Context, cfg Config) {
+func (c *checksPart) Open(ctx context.Context, cfg config.Config) {
 	for _, part := range []string{"ad", "notify.webhook", "notify.mail", "monitor"} {
 		c.faults.clear(part)
 	}
@@ -57,13 +58,13 @@ func (c *checksPart) Open(ctx context.Context, cfg Config) {
 // groupSettle is how long at most a group's opening notice waits for the
 // checks still queued or running: the checks' jitter and two step
 // timeouts, at most two minutes.
-func groupSettle(c ChecksConfig) time.Duration {
+func groupSettle(c config.Checks) time.Duration {
 	return min(c.Jitter.D()+2*c.Timeout.D(), 2*time.Minute)
 }
 
 // openDirectory opens [ad] and lets the checks use it (account, domain,
 // KDC); one that cannot be used is the "ad" fault.
-func (c *checksPart) openDirectory(a ADConfig, opts *smbcheck.Options) {
+func (c *checksPart) openDirectory(a config.AD, opts *smbcheck.Options) {
 	if a.URL == "" {
 		return
 	}
@@ -79,7 +80,7 @@ func (c *checksPart) openDirectory(a ADConfig, opts *smbcheck.Options) {
 
 // openAD is [ad]'s directory (a.URL set), as the checks and the
 // forwarder (Forwarding) use it.
-func openAD(a ADConfig) (*ad.Directory, error) {
+func openAD(a config.AD) (*ad.Directory, error) {
 	return ad.New(ad.Config{URL: a.URL, BindUser: a.BindUser, Password: a.Password, CAFile: a.CA,
 		AllowPlain: a.InsecurePlain, Timeout: a.Timeout.D(), Margin: a.Margin})
 }
@@ -97,7 +98,7 @@ func (c *checksPart) Close(drain time.Duration) {
 
 // Senders builds the notification channels the config turns on; a
 // channel that cannot be built is in errs under its name (webhook, mail).
-func Senders(cfg Config) (senders []notify.Sender, errs map[string]error) {
+func Senders(cfg config.Config) (senders []notify.Sender, errs map[string]error) {
 	errs = map[string]error{}
 	n := cfg.Notify
 	if n.WebhookURL != "" {

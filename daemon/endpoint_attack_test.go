@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -40,7 +41,7 @@ func TestAttackFileEndpointChangeDropsWebSecret(t *testing.T) {
 			t.Fatalf("set %s: %v", section, err)
 		}
 	}
-	secrets := func(c Config) map[string]scanwarden.Secret {
+	secrets := func(c config.Config) map[string]scanwarden.Secret {
 		return map[string]scanwarden.Secret{"notify.webhook_secret": c.Notify.WebhookSecret,
 			"notify.smtp_password": c.Notify.SMTPPassword, "snmp.community": c.SNMP.Community}
 	}
@@ -127,7 +128,7 @@ func TestAttackFileEndpointChangeDropsWebSecret(t *testing.T) {
 
 // writeConfigFile replaces everything from the first section of cfg's file
 // with sections.
-func writeConfigFile(t *testing.T, cfg Config, sections string) {
+func writeConfigFile(t *testing.T, cfg config.Config, sections string) {
 	t.Helper()
 	b, err := os.ReadFile(cfg.File)
 	if err != nil {

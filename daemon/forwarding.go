@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -22,7 +23,7 @@ import (
 // destination count their failed logons against the same account and
 // budget. An [ad] that cannot be used is the error (the remote is then
 // without it, as the checks are: the "ad" fault).
-func Forwarding(cfg Config, ledger smbcheck.Ledger) (receiver.SMBRemote, error) {
+func Forwarding(cfg config.Config, ledger smbcheck.Ledger) (receiver.SMBRemote, error) {
 	r := receiver.SMBRemote{Ledger: ledger, MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(),
 		Timeout: cfg.Checks.Timeout.D()}
 	if cfg.AD.URL == "" {
@@ -42,7 +43,7 @@ func Forwarding(cfg Config, ledger smbcheck.Ledger) (receiver.SMBRemote, error) 
 // that acts as serve's parts do (`receiver run`, `receiver deliver`). It
 // only reads: serve's overlay (Main.overlay) also pins and states faults.
 // skipped names the stored values not used.
-func WithStoredSettings(ctx context.Context, cfg Config, st *store.Store) (out Config, skipped []string, err error) {
+func WithStoredSettings(ctx context.Context, cfg config.Config, st *store.Store) (out config.Config, skipped []string, err error) {
 	stored, err := st.StoredSettings(ctx)
 	if err != nil {
 		return cfg, nil, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -18,8 +19,8 @@ import (
 // (ad.Directory.Into), and it asks [ad] about accounts; neither without
 // [ad].
 func TestForwardingKerberosHints(t *testing.T) {
-	cfg := Defaults()
-	cfg.AD = ADConfig{URL: "ldaps://dc1.kyolab.test", BindUser: "svc", Password: scanwarden.NewSecret("x")}
+	cfg := config.Defaults()
+	cfg.AD = config.AD{URL: "ldaps://dc1.kyolab.test", BindUser: "svc", Password: scanwarden.NewSecret("x")}
 	r, err := Forwarding(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestForwardingKerberosHints(t *testing.T) {
 	if r.MaxFailures != cfg.Checks.MaxFailures || r.Window != cfg.Checks.FailureWindow.D() || r.Timeout != cfg.Checks.Timeout.D() {
 		t.Fatalf("budget %d/%s/%s, want [checks]'", r.MaxFailures, r.Window, r.Timeout)
 	}
-	r, err = Forwarding(Defaults(), nil)
+	r, err = Forwarding(config.Defaults(), nil)
 	if err != nil || r.Kerberos.Realm != "" || r.Kerberos.KDCs != nil || r.Accounts != nil {
 		t.Fatalf("without [ad]: %+v, %v", r, err)
 	}
@@ -49,7 +50,7 @@ func TestForwardingKerberosHints(t *testing.T) {
 func TestReloadGivesTheForwarderAD(t *testing.T) {
 	m := serveWithReceiver(t)
 	before := *m.recv.remote.r.Load()
-	if before.Accounts != nil || before.Kerberos.Realm != "" || before.MaxFailures != Defaults().Checks.MaxFailures {
+	if before.Accounts != nil || before.Kerberos.Realm != "" || before.MaxFailures != config.Defaults().Checks.MaxFailures {
 		t.Fatalf("without [ad]: %+v", before)
 	}
 	pw := filepath.Join(t.TempDir(), "ad.pw")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/resolve"
@@ -20,7 +21,7 @@ import (
 // schedule is told only when the client changed.
 func TestDeviceLearnerMatchesAddress(t *testing.T) {
 	dir := t.TempDir()
-	st := testStore(t, Config{DataDir: filepath.Join(dir, "data")})
+	st := testStore(t, config.Config{DataDir: filepath.Join(dir, "data")})
 	defer st.Close()
 	ctx := context.Background()
 	for _, d := range []registry.Device{

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/internal/loglimit"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -30,10 +31,10 @@ import (
 	"github.com/scanwarden/scanwarden/store"
 )
 
-// Main is the whole daemon. Set Config (LoadConfig), then Run, or Open and
+// Main is the whole daemon. Set Config (config.Load), then Run, or Open and
 // Close. A test runs it on port 0 with a temporary data dir.
 type Main struct {
-	Config Config
+	Config config.Config
 	// Stderr receives the log (default os.Stderr).
 	Stderr io.Writer
 	// Getenv reads the environment (default os.Getenv): NOTIFY_SOCKET,
@@ -84,7 +85,7 @@ func (m *Main) getenv(k string) string {
 
 // dataDir is cfg's data_dir, else store.DataDir's choice for serve (made
 // when missing: ./scanwarden-data).
-func (m *Main) dataDir(cfg Config) (string, error) {
+func (m *Main) dataDir(cfg config.Config) (string, error) {
 	d, err := store.DataDir(cfg.DataDir, m.getenv, store.Local)
 	if err != nil {
 		return "", fmt.Errorf("data_dir: %w", err)
@@ -165,11 +166,11 @@ func (m *Main) Open(ctx context.Context) error {
 
 // start is the config to open with (Defaults when none was set) and the
 // log, fault list and systemd notifier.
-func (m *Main) start() (Config, error) {
+func (m *Main) start() (config.Config, error) {
 	cfg := m.Config
 	if reflect.ValueOf(cfg).IsZero() { // no Config set: the defaults
-		cfg = Defaults()
-		if err := cfg.finish("", nil); err != nil {
+		var err error
+		if cfg, err = config.Load(""); err != nil {
 			return cfg, err
 		}
 	}
@@ -189,7 +190,7 @@ func (m *Main) start() (Config, error) {
 
 // openData makes the data dir, reads the web certificate, opens the store
 // and unlocks its key.
-func (m *Main) openData(ctx context.Context, cfg *Config) error {
+func (m *Main) openData(ctx context.Context, cfg *config.Config) error {
 	dataDir, err := m.dataDir(*cfg)
 	if err != nil {
 		return err
@@ -219,7 +220,7 @@ func (m *Main) openData(ctx context.Context, cfg *Config) error {
 
 // withSettings is cfg with the settings stored from the web page laid
 // over it; settings that cannot be used are the "settings" fault.
-func (m *Main) withSettings(ctx context.Context, cfg Config) Config {
+func (m *Main) withSettings(ctx context.Context, cfg config.Config) config.Config {
 	c, err := m.overlay(ctx, cfg)
 	if err != nil {
 		m.faults.set("settings", "settings stored from the web page not used: "+err.Error())
@@ -231,7 +232,7 @@ func (m *Main) withSettings(ctx context.Context, cfg Config) Config {
 
 // openReceiver runs the fallback share when [receiver] enabled is set; one
 // that cannot start is the "receiver" fault.
-func (m *Main) openReceiver(cfg Config) {
+func (m *Main) openReceiver(cfg config.Config) {
 	if !cfg.Receiver.Enabled {
 		return
 	}
@@ -273,7 +274,7 @@ const deviceNameTimeout = 2 * time.Second
 // openParts opens what a reload rebuilds, under the run context; a part
 // that fails is a fault, never an error. names are the watched devices'
 // last good addresses, kept across reloads.
-func (m *Main) openParts(cfg Config, names *resolve.Cache) *parts {
+func (m *Main) openParts(cfg config.Config, names *resolve.Cache) *parts {
 	checks := &checksPart{env: m.env, onCheck: m.onCheck, onFault: m.partFault}
 	checks.Open(m.runCtx, cfg)
 	watch := &watchPart{env: m.env, cfg: cfg, event: m.event, names: names}

@@ -21,6 +21,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/registry"
@@ -84,7 +85,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func testConfig(t *testing.T, extra string) Config {
+func testConfig(t *testing.T, extra string) config.Config {
 	t.Helper()
 	dir := t.TempDir()
 	text := "data_dir = \"" + filepath.Join(dir, "data") + "\"\nlisten = \"127.0.0.1:0\"\n" + extra
@@ -92,7 +93,7 @@ func testConfig(t *testing.T, extra string) Config {
 	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadConfig(file)
+	c, err := config.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func testConfig(t *testing.T, extra string) Config {
 
 // testStore opens cfg's store with its own key file (made on first use),
 // as serve will; the caller closes it before starting serve.
-func testStore(t *testing.T, cfg Config) *store.Store {
+func testStore(t *testing.T, cfg config.Config) *store.Store {
 	t.Helper()
 	st, err := store.OpenUnlocked(context.Background(), cfg.DataDir, filepath.Join(cfg.DataDir, "secret.key"), func(string) string { return "" })
 	if err != nil {
@@ -112,7 +113,7 @@ func testStore(t *testing.T, cfg Config) *store.Store {
 
 // startMain opens serve on cfg and closes it when the test ends, printing
 // its log when the test failed.
-func startMain(t *testing.T, cfg Config) (*Main, *syncBuffer) {
+func startMain(t *testing.T, cfg config.Config) (*Main, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	m := &Main{Config: cfg, Stderr: logs, Getenv: func(string) string { return "" }}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/registry"
 )
 
@@ -77,7 +78,7 @@ func TestWatchNamesKeptAcrossReload(t *testing.T) {
 // with the "snmp" fault naming it: never left out, which would widen a
 // sweep's silence or narrow what is taken without a word.
 func TestWatchNetworksOneParser(t *testing.T) {
-	s := SNMPConfig{CIDR: []string{" 10.0.0.0/24", "10.0.1.7"}, Allow: []string{"10.0.2.9/24", "fd00::5"}}
+	s := config.SNMP{CIDR: []string{" 10.0.0.0/24", "10.0.1.7"}, Allow: []string{"10.0.2.9/24", "fd00::5"}}
 	nets, err := s.Networks()
 	if err != nil || !slices.Equal(nets, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("10.0.1.7/32")}) {
 		t.Fatalf("networks %v, %v", nets, err)
@@ -88,12 +89,12 @@ func TestWatchNetworksOneParser(t *testing.T) {
 	}
 	for _, c := range []struct {
 		key, value string
-		set        func(*SNMPConfig)
+		set        func(*config.SNMP)
 	}{
-		{"snmp.allow", `"relay"`, func(s *SNMPConfig) { s.SMTPListen = "127.0.0.1:0"; s.Allow = []string{"10.0.0.0/24", "relay"} }},
-		{"snmp.cidr", `"office"`, func(s *SNMPConfig) { s.CIDR = []string{"office"} }},
+		{"snmp.allow", `"relay"`, func(s *config.SNMP) { s.SMTPListen = "127.0.0.1:0"; s.Allow = []string{"10.0.0.0/24", "relay"} }},
+		{"snmp.cidr", `"office"`, func(s *config.SNMP) { s.CIDR = []string{"office"} }},
 	} {
-		cfg := Defaults()
+		cfg := config.Defaults()
 		c.set(&cfg.SNMP)
 		fs := newFaults(time.Now)
 		p := &watchPart{env: env{faults: fs, log: slog.New(slog.DiscardHandler)}, cfg: cfg}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
@@ -32,7 +33,7 @@ type env struct {
 // parts are what a reload rebuilds: the checks (directory, notifier,
 // monitor) and the SNMP watch, with the config they were built from.
 type parts struct {
-	cfg    Config
+	cfg    config.Config
 	checks *checksPart
 	watch  *watchPart
 }
@@ -105,7 +106,7 @@ func (m *Main) Reload() error {
 		return errors.New("not running")
 	}
 	old := cur.cfg
-	cfg, err := LoadConfig(old.File)
+	cfg, err := config.Load(old.File)
 	if err != nil {
 		m.faults.set("config", "reload refused, running config kept: "+err.Error())
 		m.log.Error("config reload refused; the running config is kept", "err", err)
@@ -186,7 +187,7 @@ type incidentNotifier struct {
 
 // newIncidentNotifier sends on the channels cfg turns on; one that cannot
 // be built is its "notify.CHANNEL" fault.
-func newIncidentNotifier(e env, cfg Config) *incidentNotifier {
+func newIncidentNotifier(e env, cfg config.Config) *incidentNotifier {
 	senders, errs := Senders(cfg)
 	for ch, err := range errs {
 		e.faults.set("notify."+ch, err.Error())

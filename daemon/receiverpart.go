@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
@@ -54,7 +55,7 @@ const receiverAllowEvery = 30 * time.Second
 
 // Open starts the share and its allowlist loop under ctx (the run
 // context). The error is the "receiver" fault's.
-func (p *receiverPart) Open(ctx context.Context, cfg Config, delivered func(receiver.Scan, bool)) error {
+func (p *receiverPart) Open(ctx context.Context, cfg config.Config, delivered func(receiver.Scan, bool)) error {
 	rc := cfg.Receiver
 	dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "receiver"))
 	if err != nil {
@@ -125,7 +126,7 @@ func (p *receiverPart) Close() error {
 // says (Forwarding): a reload's [checks] budget and [ad], without
 // restarting smbd or cutting a delivery in flight. An [ad] that cannot be
 // used is the checks' "ad" fault; deliveries then go without it.
-func (p *receiverPart) Reconfigure(cfg Config) {
+func (p *receiverPart) Reconfigure(cfg config.Config) {
 	r, _ := Forwarding(cfg, p.st.Ledger())
 	r.Logger = p.log.With("component", "forward")
 	if p.resolver != nil {

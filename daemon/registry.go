@@ -2,11 +2,13 @@ package daemon
 
 import (
 	"context"
-	"github.com/scanwarden/scanwarden/evidence"
-	"github.com/scanwarden/scanwarden/serverlog"
 	"strings"
 	"sync"
 
+	"github.com/scanwarden/scanwarden/evidence"
+	"github.com/scanwarden/scanwarden/serverlog"
+
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/registry"
@@ -127,7 +129,7 @@ func (c checker) Check(ctx context.Context, t smbcheck.Target, dev smbcheck.Devi
 }
 
 // eventlogReaders are [eventlog]'s reading accounts.
-func eventlogReaders(e EventlogConfig) evidence.Readers {
+func eventlogReaders(e config.Eventlog) evidence.Readers {
 	r := evidence.Readers{Before: e.Before.D(), Gate: evidence.NewGate()}
 	if e.User != "" {
 		a := evidence.Account(e.User, e.Password)

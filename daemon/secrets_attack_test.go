@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/web"
 )
 
-func openMain(t *testing.T, cfg Config) *Main {
+func openMain(t *testing.T, cfg config.Config) *Main {
 	t.Helper()
 	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
@@ -31,7 +32,7 @@ func openMain(t *testing.T, cfg Config) *Main {
 
 // rotate runs `secrets rotate` on the data dir as the CLI does (its own
 // store handle, the daemon stopped).
-func rotate(t *testing.T, cfg Config) error {
+func rotate(t *testing.T, cfg config.Config) error {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.OpenDir(ctx, cfg.DataDir)
@@ -295,14 +296,14 @@ func TestAttackEndpointChangeDropsSecret(t *testing.T) {
 	for _, c := range []struct {
 		section, secret string
 		first, moved    map[string]string
-		get             func(Config) scanwarden.Secret
+		get             func(config.Config) scanwarden.Secret
 	}{
 		{"notify", "webhook_secret", map[string]string{"webhook_url": "http://127.0.0.1:1/a", "webhook_secret": "w-pw"},
-			map[string]string{"webhook_url": "http://127.0.0.1:2/b"}, func(c Config) scanwarden.Secret { return c.Notify.WebhookSecret }},
+			map[string]string{"webhook_url": "http://127.0.0.1:2/b"}, func(c config.Config) scanwarden.Secret { return c.Notify.WebhookSecret }},
 		{"notify", "smtp_password", map[string]string{"smtp_host": "127.0.0.1", "smtp_port": "2525", "smtp_user": "u", "smtp_password": "s-pw",
-			"smtp_from": "sw@example.test", "mail_to": "a@example.test"}, map[string]string{"smtp_port": "2526"}, func(c Config) scanwarden.Secret { return c.Notify.SMTPPassword }},
+			"smtp_from": "sw@example.test", "mail_to": "a@example.test"}, map[string]string{"smtp_port": "2526"}, func(c config.Config) scanwarden.Secret { return c.Notify.SMTPPassword }},
 		{"snmp", "community", map[string]string{"cidr": "127.0.0.0/30", "community": "c-pw"},
-			map[string]string{"cidr": "127.0.1.0/30"}, func(c Config) scanwarden.Secret { return c.SNMP.Community }},
+			map[string]string{"cidr": "127.0.1.0/30"}, func(c config.Config) scanwarden.Secret { return c.SNMP.Community }},
 	} {
 		if err := b.Set(ctx, c.section, c.first); err != nil {
 			t.Fatalf("%s: %v", c.section, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -94,7 +95,7 @@ func findSetting(section, key string) (settingField, bool) {
 }
 
 // configField finds the Config field of section.key by its toml tag.
-func configField(c *Config, section, key string) (reflect.Value, bool) {
+func configField(c *config.Config, section, key string) (reflect.Value, bool) {
 	v := reflect.ValueOf(c).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
@@ -112,7 +113,7 @@ func configField(c *Config, section, key string) (reflect.Value, bool) {
 }
 
 // secretField is where a stored secret goes in the Config.
-func secretField(c *Config, section, key string) *scanwarden.Secret {
+func secretField(c *config.Config, section, key string) *scanwarden.Secret {
 	switch section + "." + key {
 	case "snmp.community":
 		return &c.SNMP.Community
@@ -130,7 +131,7 @@ func secretField(c *Config, section, key string) *scanwarden.Secret {
 	return nil
 }
 
-var durationType = reflect.TypeOf(Duration(0))
+var durationType = reflect.TypeOf(config.Duration(0))
 
 func setValue(v reflect.Value, s string) error {
 	s = strings.TrimSpace(s)
@@ -174,7 +175,7 @@ func formatValue(v reflect.Value) string {
 	return fmt.Sprint(v.Interface())
 }
 
-func fileSets(c Config, key string) bool {
+func fileSets(c config.Config, key string) bool {
 	for _, k := range c.FileKeys {
 		if k == key {
 			return true
@@ -186,7 +187,7 @@ func fileSets(c Config, key string) bool {
 // overlay lays the settings stored from the web page over cfg
 // (overlaySettings), stating the ones skipped as the standing fault
 // "settings.unreadable".
-func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
+func (m *Main) overlay(ctx context.Context, cfg config.Config) (config.Config, error) {
 	stored, err := m.st.StoredSettings(ctx)
 	if err != nil {
 		return cfg, err
@@ -208,7 +209,7 @@ func (m *Main) overlay(ctx context.Context, cfg Config) (Config, error) {
 
 // pinUnpinned binds each stored secret that has no pin row (stored before
 // endpoints were pinned) to the endpoint it is used with now, cfg.
-func (m *Main) pinUnpinned(ctx context.Context, stored []store.StoredSetting, cfg Config) {
+func (m *Main) pinUnpinned(ctx context.Context, stored []store.StoredSetting, cfg config.Config) {
 	var pins []store.StoredSetting
 	for _, tie := range secretTies {
 		_, pinned := tie.storedPin(stored)
@@ -231,7 +232,7 @@ func (m *Main) pinUnpinned(ctx context.Context, stored []store.StoredSetting, cf
 // skipped and named in skipped; the others apply. An endpoint whose secret
 // did not open keeps the file's value too. A result that does not validate
 // is refused (err) and cfg kept.
-func overlaySettings(cfg Config, stored []store.StoredSetting, open func(sealed []byte, section, key string) ([]byte, error)) (out Config, skipped []string, err error) {
+func overlaySettings(cfg config.Config, stored []store.StoredSetting, open func(sealed []byte, section, key string) ([]byte, error)) (out config.Config, skipped []string, err error) {
 	out = cfg
 	out.CIDRCopy()
 	var unreadable []string // section.key of secrets that did not open
@@ -302,18 +303,10 @@ func overlaySettings(cfg Config, stored []store.StoredSetting, open func(sealed 
 			skipped = append(skipped, fmt.Sprintf("%s.%s: not used without %s.%s", tie.section, k, tie.section, tie.secret))
 		}
 	}
-	if es := out.validate(); len(es) > 0 {
+	if es := out.Validate(); len(es) > 0 {
 		return cfg, skipped, es
 	}
 	return out, skipped, nil
-}
-
-// CIDRCopy unshares the slices a copy of the config would share.
-func (c *Config) CIDRCopy() {
-	c.SNMP.CIDR = append([]string(nil), c.SNMP.CIDR...)
-	c.SNMP.Allow = append([]string(nil), c.SNMP.Allow...)
-	c.Notify.MailTo = append([]string(nil), c.Notify.MailTo...)
-	c.FileKeys = append([]string(nil), c.FileKeys...)
 }
 
 // prefixed is keys as section.key.
@@ -357,7 +350,7 @@ type secretTie struct {
 func (t secretTie) pinKey() string { return t.secret + "@endpoint" }
 
 // endpoint is t's endpoint in c, as stored in its pin row.
-func (t secretTie) endpoint(c Config) string {
+func (t secretTie) endpoint(c config.Config) string {
 	var vs []string
 	for _, k := range t.fields {
 		v, _ := configField(&c, t.section, k)
@@ -367,7 +360,7 @@ func (t secretTie) endpoint(c Config) string {
 }
 
 // pin is the row binding t's secret to its endpoint in c.
-func (t secretTie) pin(c Config) store.StoredSetting {
+func (t secretTie) pin(c config.Config) store.StoredSetting {
 	return store.StoredSetting{Section: t.section, Key: t.pinKey(), Value: t.endpoint(c)}
 }
 
@@ -382,7 +375,7 @@ func (t secretTie) storedPin(stored []store.StoredSetting) (string, bool) {
 }
 
 // moved reports whether the endpoint differs between two configs.
-func (t secretTie) moved(a, b Config) bool {
+func (t secretTie) moved(a, b config.Config) bool {
 	for _, k := range t.fields {
 		va, _ := configField(&a, t.section, k)
 		vb, _ := configField(&b, t.section, k)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/snmp"
@@ -20,7 +21,7 @@ import (
 // Open was given — never a caller's (a web import's request).
 type watchPart struct {
 	env
-	cfg   Config
+	cfg   config.Config
 	event func(context.Context, snmp.Event) // a fresh send failure
 	names *resolve.Cache                    // the devices' names: last good addresses, kept across reloads
 
@@ -131,7 +132,7 @@ func (p *watchPart) loadRules() *snmp.Rules {
 // DeviceTarget is the SNMP target of a registry device with an address: its
 // version and credentials, the config's community when it has none. The
 // error is the address's; the target is not validated.
-func DeviceTarget(d registry.Device, cfg Config) (snmp.Target, error) {
+func DeviceTarget(d registry.Device, cfg config.Config) (snmp.Target, error) {
 	host, port, err := snmp.ParseHostPort(d.Address)
 	if err != nil {
 		return snmp.Target{}, err

@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -403,7 +404,7 @@ func TestWebTLS(t *testing.T) {
 		fmt.Sprintf("[web]\ntls = false\ncert_file = %q\nkey_file = %q\n", cert, key)} {
 		f := filepath.Join(dir, "bad.toml")
 		os.WriteFile(f, []byte(bad), 0o600)
-		if _, err := LoadConfig(f); err == nil || !strings.Contains(err.Error(), "web.") {
+		if _, err := config.Load(f); err == nil || !strings.Contains(err.Error(), "web.") {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}

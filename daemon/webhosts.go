@@ -5,12 +5,14 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+
+	"github.com/scanwarden/scanwarden/config"
 )
 
 // webHosts are the names the page answers to (web.Config.Hosts): [web]
 // hosts, the listen address, the box's host name (and its first label) and
 // every address of its interfaces; loopback and localhost pass anyway.
-func webHosts(cfg Config) []string {
+func webHosts(cfg config.Config) []string {
 	hosts := append([]string{}, cfg.Web.Hosts...)
 	if h, _, err := net.SplitHostPort(cfg.Listen); err == nil && h != "" {
 		hosts = append(hosts, h)

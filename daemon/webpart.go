@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/internal/webcert"
 	"github.com/scanwarden/scanwarden/web"
 )
@@ -43,7 +44,7 @@ type webPart struct {
 
 // openWeb builds the site (package web: pages, API, /healthz, /metrics
 // behind its auth, /debug/pprof) over the daemon's backends and serves it.
-func (m *Main) openWeb(cfg Config) error {
+func (m *Main) openWeb(cfg config.Config) error {
 	b := webBackend{m}
 	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b, Profiles: b, Warnings: b,
 		DeviceManager: b, DestinationManager: b,
@@ -148,7 +149,7 @@ func (p *webPart) Close(deadline time.Time) {
 // announceSetup writes the one-time setup link (no admin password yet) to
 // the data dir's setup-link file and says on w where it is: the link is a
 // secret and the log is read by more people than root.
-func (p *webPart) announceSetup(ctx context.Context, w io.Writer, cfg Config) {
+func (p *webPart) announceSetup(ctx context.Context, w io.Writer, cfg config.Config) {
 	link, err := p.site.SetupLink(ctx)
 	if err != nil {
 		p.log.Error("admin setup link", "err", err)

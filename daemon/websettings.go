@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/web"
@@ -22,7 +23,7 @@ type settingsBackend struct{ m *Main }
 
 var _ web.Settings = settingsBackend{}
 
-func (b settingsBackend) current() Config {
+func (b settingsBackend) current() config.Config {
 	if p := b.m.live.get(); p != nil {
 		return p.cfg
 	}
@@ -112,7 +113,7 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 			rows = append(rows, tie.pin(cfg))
 		}
 	}
-	if es := cfg.validate(); len(es) > 0 {
+	if es := cfg.Validate(); len(es) > 0 {
 		e := es[0]
 		for _, tie := range dropped {
 			if strings.HasPrefix(e.Field, section+"."+tie.secret) {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/internal/webcert"
 )
 
@@ -23,7 +24,7 @@ import (
 
 // openCert is the web certificate for cfg: the admin's own files, else the
 // box's self-signed one in dataDir (made or renewed now when needed).
-func openCert(log *slog.Logger, cfg Config, dataDir string) (*webcert.Keeper, error) {
+func openCert(log *slog.Logger, cfg config.Config, dataDir string) (*webcert.Keeper, error) {
 	var k *webcert.Keeper
 	if cfg.Web.CertFile != "" {
 		var err error

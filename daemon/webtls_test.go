@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/internal/webcert"
 )
 
@@ -53,7 +54,7 @@ func TestWebTLSDefault(t *testing.T) {
 		{"127.0.0.1:8080", &yes, "", true},
 		{"127.0.0.1:8080", nil, "/etc/ssl/web.pem", true},
 	} {
-		c := Defaults()
+		c := config.Defaults()
 		c.Listen, c.Web.TLS, c.Web.CertFile = tc.listen, tc.tls, tc.cert
 		if got := c.WebTLS(); got != tc.want {
 			t.Errorf("listen %s tls %v cert %q: WebTLS %v, want %v", tc.listen, tc.tls, tc.cert, got, tc.want)

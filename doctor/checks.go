@@ -22,6 +22,7 @@ import (
 	"github.com/scanwarden/scanwarden/receiver/samba"
 
 	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/internal/safefile"
 	"github.com/scanwarden/scanwarden/receiver"
@@ -49,7 +50,7 @@ const minFree = 1 << 30
 
 // dataDir: exists (or will be made), the daemon's user can write it, the
 // database belongs to that user, and there is room.
-func (d *doc) dataDir(cfg daemon.Config) {
+func (d *doc) dataDir(cfg config.Config) {
 	dir := absDataDir(cfg)
 	uid, gid := d.serviceIDs()
 	st, err := os.Stat(dir)
@@ -142,7 +143,7 @@ func size(b uint64) string {
 // $SCANWARDEN_KEY_FILE, $CREDENTIALS_DIRECTORY/secret.key, the key next to
 // the config file (the Debian package's /etc/scanwarden/secret.key, which
 // the unit hands over with LoadCredential=), else in the data dir.
-func (d *doc) keyPath(cfg daemon.Config) string {
+func (d *doc) keyPath(cfg config.Config) string {
 	if d.opt.KeyFile != "" {
 		return d.opt.KeyFile
 	}
@@ -157,7 +158,7 @@ func (d *doc) keyPath(cfg daemon.Config) string {
 
 // key: present, mode 0600 (or stricter), a key, and the one the data dir
 // was sealed with. Returns its path when it loads.
-func (d *doc) key(cfg daemon.Config) string {
+func (d *doc) key(cfg config.Config) string {
 	p := d.keyPath(cfg)
 	db := filepath.Join(absDataDir(cfg), store.DefaultFile)
 	st, err := os.Stat(p)
@@ -243,7 +244,7 @@ func (d *doc) samba() {
 // daemonUp asks the daemon's /healthz on its listen address: over HTTPS
 // when the page is served so, trusting exactly the certificate doctor read
 // (cert; nil: not checked — /healthz carries no secret).
-func (d *doc) daemonUp(ctx context.Context, cfg daemon.Config, cert *x509.Certificate) {
+func (d *doc) daemonUp(ctx context.Context, cfg config.Config, cert *x509.Certificate) {
 	host, _, port, ok := cfg.WebListen()
 	if !ok {
 		return
@@ -293,7 +294,7 @@ func (d *doc) daemonUp(ctx context.Context, cfg daemon.Config, cert *x509.Certif
 }
 
 // ad: the DC answers and the service account binds; then the clock.
-func (d *doc) ad(ctx context.Context, cfg daemon.Config) {
+func (d *doc) ad(ctx context.Context, cfg config.Config) {
 	if cfg.AD.URL == "" {
 		d.add("ad", Skip, "", "no [ad] url configured")
 		return
@@ -356,7 +357,7 @@ func adFix(err error) string {
 
 // snmp: each registered device answers (read from the database without
 // changing it). Devices come from the registry; nothing to do without any.
-func (d *doc) snmp(ctx context.Context, cfg daemon.Config, keyPath string) {
+func (d *doc) snmp(ctx context.Context, cfg config.Config, keyPath string) {
 	devs, ok := d.snmpDevices(ctx, cfg, keyPath)
 	if !ok {
 		return
@@ -387,7 +388,7 @@ func (d *doc) snmp(ctx context.Context, cfg daemon.Config, keyPath string) {
 // snmpDevices reads the registered devices, their SNMP credentials
 // unsealed, from the database opened read-only; ok is false (the reason
 // added as the "snmp" check) when they cannot be read.
-func (d *doc) snmpDevices(ctx context.Context, cfg daemon.Config, keyPath string) (devs []registry.Device, ok bool) {
+func (d *doc) snmpDevices(ctx context.Context, cfg config.Config, keyPath string) (devs []registry.Device, ok bool) {
 	db := filepath.Join(absDataDir(cfg), store.DefaultFile)
 	if _, err := lstatData(absDataDir(cfg), store.DefaultFile); err != nil {
 		d.add("snmp", Skip, "", "no database yet: no registered device to ask")
@@ -470,7 +471,7 @@ func portLabel(port int) string {
 
 // files: every file the config names can be read by the daemon's user, and
 // the secret ones by nobody else.
-func (d *doc) files(cfg daemon.Config) {
+func (d *doc) files(cfg config.Config) {
 	type named struct {
 		key, path string
 		secret    bool
@@ -548,7 +549,7 @@ func (d *doc) files(cfg daemon.Config) {
 // as an MFP does (samba.ProbeShare): smbd running is not the share
 // working. The password is the config's (doctor runs as root or as the
 // daemon's user, who both read [receiver] password_file).
-func (d *doc) share(ctx context.Context, cfg daemon.Config) {
+func (d *doc) share(ctx context.Context, cfg config.Config) {
 	rc := cfg.Receiver
 	if !rc.Enabled || !d.configOK {
 		return
@@ -582,7 +583,7 @@ func (d *doc) share(ctx context.Context, cfg daemon.Config) {
 
 // receiverUnit: on a box with scanwarden-smbd.service installed, the daemon
 // must leave smbd to that unit.
-func (d *doc) receiverUnit(cfg daemon.Config) {
+func (d *doc) receiverUnit(cfg config.Config) {
 	if !cfg.Receiver.Enabled {
 		d.add("receiver", Skip, "", "the fallback share is off ([receiver] enabled = false)")
 		return

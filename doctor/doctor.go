@@ -7,7 +7,6 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"github.com/scanwarden/scanwarden/installed"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -15,8 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden/installed"
+
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -169,7 +170,7 @@ func (d *doc) add(id string, s Status, fix, format string, args ...any) {
 }
 
 // config loads the daemon's config exactly as `serve` does.
-func (d *doc) config() daemon.Config {
+func (d *doc) config() config.Config {
 	file := d.opt.ConfigFile
 	if file == "" {
 		if _, err := os.Stat(DefaultConfig); err == nil {
@@ -177,9 +178,9 @@ func (d *doc) config() daemon.Config {
 		}
 	}
 	d.configFile = file
-	cfg, err := daemon.LoadConfig(file)
+	cfg, err := config.Load(file)
 	if err != nil {
-		cfg = daemon.Defaults()
+		cfg = config.Defaults()
 	}
 	if dir, derr := store.DataDir(cfg.DataDir, d.opt.Getenv, store.Local); derr == nil {
 		cfg.DataDir = dir
@@ -214,7 +215,7 @@ func (d *doc) serviceIDs() (int, int) {
 	return uid, gid
 }
 
-func absDataDir(cfg daemon.Config) string {
+func absDataDir(cfg config.Config) string {
 	p, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return cfg.DataDir

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/internal/sockets"
 )
 
@@ -42,7 +42,7 @@ func (w portWant) clashes(addr string) bool {
 	return a.IsUnspecified() || a == w.only.Unmap()
 }
 
-func (d *doc) wantedPorts(cfg daemon.Config) []portWant {
+func (d *doc) wantedPorts(cfg config.Config) []portWant {
 	var w []portWant
 	add := func(proto, addr, label string, configured bool) {
 		host, p, err := net.SplitHostPort(addr)
@@ -85,7 +85,7 @@ func (d *doc) wantedPorts(cfg daemon.Config) []portWant {
 
 // ports: each port is free, or held by scanwarden (its daemon, its user,
 // or the smbd that runs scanwarden's own smb.conf).
-func (d *doc) ports(cfg daemon.Config) {
+func (d *doc) ports(cfg config.Config) {
 	socks, err := sockets.Listening(d.opt.ProcRoot)
 	if err != nil {
 		d.add("ports", Skip, "", "cannot read the sockets: %v", err)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/internal/safefile"
 	"github.com/scanwarden/scanwarden/internal/webcert"
 )
@@ -17,7 +17,7 @@ import (
 // webCert states how the page is served and, under HTTPS, its
 // certificate's SHA-256 fingerprint and end; it returns the certificate
 // (nil: plain HTTP, or none could be read) for the daemon check to pin.
-func (d *doc) webCert(cfg daemon.Config) *x509.Certificate {
+func (d *doc) webCert(cfg config.Config) *x509.Certificate {
 	if !cfg.WebTLS() {
 		def := cfg
 		def.Web.TLS = nil

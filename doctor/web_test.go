@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/internal/webcert"
 )
@@ -35,7 +36,7 @@ func TestWebCert(t *testing.T) {
 	os.WriteFile(conf, []byte(text), 0o644)
 	rep := run(t, Options{ConfigFile: conf})
 	want(t, rep, "web.tls", Warn, "no self-signed certificate", "start the daemon")
-	cfg, err := daemon.LoadConfig(conf)
+	cfg, err := config.Load(conf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,14 +3,14 @@ package systemd
 import (
 	"testing"
 
-	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/config"
 )
 
 // TestShippedConfig: the conffile the package installs is one the daemon
 // takes (as `serve --check-config` would), and says what an installed box
 // needs — the daemon does not run without it.
 func TestShippedConfig(t *testing.T) {
-	cfg, err := daemon.LoadConfig("scanwarden.toml")
+	cfg, err := config.Load("scanwarden.toml")
 	if err != nil {
 		t.Fatalf("the shipped %s: %v", ConfigFile, err)
 	}

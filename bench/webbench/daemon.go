@@ -9,6 +9,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
@@ -75,7 +76,7 @@ func runDaemon(dir string, nDev, nDest, nEv, nScan int) {
 
 	conf := filepath.Join(dir, "serve.toml")
 	os.WriteFile(conf, []byte(fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:0\"\nlog_level = \"error\"\n[checks]\ninterval = \"24h\"\njitter = \"1h\"\n", data)), 0o600)
-	cfg, err := daemon.LoadConfig(conf)
+	cfg, err := config.Load(conf)
 	if err != nil {
 		log.Fatal(err)
 	}

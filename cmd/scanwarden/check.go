@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/doctor"
 	"github.com/scanwarden/scanwarden/evidence"
 	"github.com/scanwarden/scanwarden/pattern"
@@ -272,7 +272,7 @@ func warningThresholds(file string) (warning.Thresholds, error) {
 	if err != nil {
 		return warning.Thresholds{}, fmt.Errorf("config: %w", err)
 	}
-	c, err := daemon.ParseConfig(file, b)
+	c, err := config.Parse(file, b)
 	if err != nil {
 		return warning.Thresholds{}, err
 	}

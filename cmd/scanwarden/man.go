@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/scanwarden/scanwarden/installed"
 	"io"
 	"strings"
 
+	"github.com/scanwarden/scanwarden/installed"
+
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/config"
 )
 
 // manCommands are every command path, in the order the page lists them.
@@ -35,7 +36,7 @@ func runManPage(ctx context.Context, env environ, which string) int {
 	case "--man":
 		err = writeCLIMan(ctx, env, env.stdout)
 	case "--man-config":
-		err = daemon.WriteConfigMan(env.stdout, scanwarden.BuildInfo().Version)
+		err = config.WriteMan(env.stdout, scanwarden.BuildInfo().Version)
 	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "scanwarden help %s: %v\n", which, err)

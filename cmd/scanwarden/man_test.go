@@ -14,7 +14,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -114,7 +114,7 @@ func TestManPages(t *testing.T) {
 	if r.code != exitOK || !strings.HasPrefix(r.stdout, ".TH SCANWARDEN.TOML 5") {
 		t.Fatalf("help --man-config: %d %s", r.code, r.stderr)
 	}
-	keys, err := daemon.ConfigKeys()
+	keys, err := config.Keys()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/notify"
 )
@@ -56,7 +57,7 @@ func runNotify(ctx context.Context, env environ, args []string) int {
 // notifyChannels are serve's senders from the config file, or only the
 // channel named.
 func notifyChannels(configFile, channel string) ([]notify.Sender, error) {
-	cfg, err := daemon.LoadConfig(configFile)
+	cfg, err := config.Load(configFile)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/installed"
 	"github.com/scanwarden/scanwarden/receiver"
@@ -205,7 +206,7 @@ const forwardConfigUsage = "the daemon's config: [checks] failure budget and [ad
 // daemonConfig is the daemon's config for "run" and "deliver" (see
 // daemonConfigFile); nil without one. An installed config this user cannot
 // read is said on stderr: deliveries then go without its [ad].
-func (c *subcommand) daemonConfig(file string) (*daemon.Config, error) {
+func (c *subcommand) daemonConfig(file string) (*config.Config, error) {
 	cfg, note, err := daemonConfigFile(file, &c.data)
 	if note != "" {
 		fmt.Fprintf(c.env.stderr, "scanwarden %s: %s; deliveries go without its [checks] and [ad]\n", c.name, note)
@@ -218,8 +219,8 @@ func (c *subcommand) daemonConfig(file string) (*daemon.Config, error) {
 // saved on the web page laid over it), behind the store's failure ledger
 // (its key unlocked); the defaults without a config. What cannot be used
 // is said on stderr, and the deliveries go without it.
-func (c *subcommand) forwardRemote(ctx context.Context, cfg *daemon.Config, st *store.Store) receiver.Remote {
-	conf := daemon.Defaults()
+func (c *subcommand) forwardRemote(ctx context.Context, cfg *config.Config, st *store.Store) receiver.Remote {
+	conf := config.Defaults()
 	if cfg != nil {
 		var skipped []string
 		var err error
@@ -427,7 +428,7 @@ func statusPassword(env environ, configFile, passwordFile string, data *dataFlag
 // (--config: an error when it cannot be read; its data_dir is used unless
 // --data-dir is given), else the installed config when it exists (a note
 // saying why when this user cannot read it). nil when there is none.
-func daemonConfigFile(file string, data *dataFlags) (cfg *daemon.Config, note string, err error) {
+func daemonConfigFile(file string, data *dataFlags) (cfg *config.Config, note string, err error) {
 	explicit := file != ""
 	if !explicit {
 		if _, err := os.Stat(installed.ConfigFile); err != nil {
@@ -435,7 +436,7 @@ func daemonConfigFile(file string, data *dataFlags) (cfg *daemon.Config, note st
 		}
 		file = installed.ConfigFile
 	}
-	c, err := daemon.LoadConfig(file)
+	c, err := config.Load(file)
 	switch {
 	case err != nil && explicit:
 		return nil, "", err
@@ -528,7 +529,7 @@ func receiverPrepare(ctx context.Context, env environ, name string, args []strin
 		return c.fail(errors.New("want --config FILE and no argument"))
 	}
 	fail := c.fail
-	cfg, err := daemon.LoadConfig(*configFile)
+	cfg, err := config.Load(*configFile)
 	if err != nil {
 		return fail(err)
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+
 	"github.com/scanwarden/scanwarden/installed"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -40,7 +42,7 @@ func runServe(ctx context.Context, env environ, args []string) int {
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
-	cfg, err := daemon.LoadConfig(*configFile)
+	cfg, err := config.Load(*configFile)
 	if err != nil {
 		return c.fail(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 )
 
@@ -20,7 +21,7 @@ func TestAdminSetupLink(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	conf := filepath.Join(dir, "serve.toml")
 	os.WriteFile(conf, []byte("data_dir = \""+data+"\"\nlisten = \"127.0.0.1:0\"\n"), 0o600)
-	cfg, err := daemon.LoadConfig(conf)
+	cfg, err := config.Load(conf)
 	if err != nil {
 		t.Fatal(err)
 	}

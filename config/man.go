@@ -1,26 +1,28 @@
-package daemon
+package config
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
-	"github.com/scanwarden/scanwarden/installed"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
+	"io/fs"
 	"reflect"
 	"strings"
+
+	"github.com/scanwarden/scanwarden/installed"
 )
 
-// configSource is this package's config.go: each key's meaning is its
-// field's comment there, so the manual page cannot drift from the
-// definitions (TestConfigKeysDocumented: every key has one).
+// sections are this package's files that declare the file's sections: each
+// key's meaning is its field's comment there, so the manual page cannot
+// drift from the definitions (TestConfigKeysDocumented: every key has one).
 //
-//go:embed config.go
-var configSource string
+//go:embed config.go checks.go snmp.go ad.go eventlog.go notify.go receiver.go web.go warnings.go
+var sections embed.FS
 
-// ConfigKey is one key of the config file, as scanwarden.toml(5) lists it.
-type ConfigKey struct {
+// Key is one key of the config file, as scanwarden.toml(5) lists it.
+type Key struct {
 	Section string // "" for the top level, else "checks", "snmp", …
 	Key     string
 	Default string // as written in the file ("" shown as "")
@@ -28,51 +30,62 @@ type ConfigKey struct {
 }
 
 // Name is the dotted key ("checks.interval").
-func (k ConfigKey) Name() string {
+func (k Key) Name() string {
 	if k.Section == "" {
 		return k.Key
 	}
 	return k.Section + "." + k.Key
 }
 
-// fieldDocs reads config.go's struct field comments: type → field → text.
+// fieldDocs reads the section files' struct field comments: type → field →
+// text.
 func fieldDocs() (map[string]map[string]string, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), "config.go", configSource, parser.ParseComments)
+	files, err := fs.Glob(sections, "*.go")
 	if err != nil {
-		return nil, fmt.Errorf("read config.go: %w", err)
+		return nil, err
 	}
 	out := map[string]map[string]string{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		ts, ok := n.(*ast.TypeSpec)
-		if !ok {
-			return true
+	for _, name := range files {
+		src, err := sections.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
-		st, ok := ts.Type.(*ast.StructType)
-		if !ok {
-			return false
+		f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ParseComments)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
-		docs := map[string]string{}
-		for _, fld := range st.Fields.List {
-			text := strings.TrimSpace(fld.Doc.Text() + " " + fld.Comment.Text())
-			text = strings.Join(strings.Fields(text), " ")
-			for _, name := range fld.Names {
-				docs[name.Name] = text
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
 			}
-		}
-		out[ts.Name.Name] = docs
-		return false
-	})
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return false
+			}
+			docs := map[string]string{}
+			for _, fld := range st.Fields.List {
+				text := strings.TrimSpace(fld.Doc.Text() + " " + fld.Comment.Text())
+				text = strings.Join(strings.Fields(text), " ")
+				for _, name := range fld.Names {
+					docs[name.Name] = text
+				}
+			}
+			out[ts.Name.Name] = docs
+			return false
+		})
+	}
 	return out, nil
 }
 
-// ConfigKeys lists every key of the file with its default (Defaults) and
+// Keys lists every key of the file with its default (Defaults) and
 // its meaning (the field's comment), in the order of the structs.
-func ConfigKeys() ([]ConfigKey, error) {
+func Keys() ([]Key, error) {
 	docs, err := fieldDocs()
 	if err != nil {
 		return nil, err
 	}
-	var keys []ConfigKey
+	var keys []Key
 	var walk func(section string, t reflect.Type, v reflect.Value)
 	walk = func(section string, t reflect.Type, v reflect.Value) {
 		for i := 0; i < t.NumField(); i++ {
@@ -90,7 +103,7 @@ func ConfigKeys() ([]ConfigKey, error) {
 				// "MaxConcurrent is the cap …": the key's own name instead.
 				meaning = tag + meaning[len(f.Name):]
 			}
-			keys = append(keys, ConfigKey{Section: section, Key: tag, Default: tomlValue(v.Field(i)), Meaning: meaning})
+			keys = append(keys, Key{Section: section, Key: tag, Default: tomlValue(v.Field(i)), Meaning: meaning})
 		}
 	}
 	walk("", reflect.TypeOf(Config{}), reflect.ValueOf(Defaults()))
@@ -117,9 +130,9 @@ func tomlValue(v reflect.Value) string {
 	return fmt.Sprint(v.Interface())
 }
 
-// WriteConfigMan writes scanwarden.toml(5) as roff.
-func WriteConfigMan(w io.Writer, version string) error {
-	keys, err := ConfigKeys()
+// WriteMan writes scanwarden.toml(5) as roff.
+func WriteMan(w io.Writer, version string) error {
+	keys, err := Keys()
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 func TestDefaultsRun(t *testing.T) {
-	c, err := LoadConfig("")
+	c, err := Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func TestDefaultsRun(t *testing.T) {
 		c.Checks.MaxConcurrent != 4 || c.Incidents.CloseAfter.D() != 3*time.Hour || c.SNMP.Community.Reveal() != "public" {
 		t.Fatalf("defaults: %+v", c)
 	}
-	if es := c.validate(); len(es) > 0 {
+	if es := c.Validate(); len(es) > 0 {
 		t.Fatalf("defaults invalid: %v", es)
 	}
 }
@@ -52,7 +52,7 @@ smtp_host = "mail.office.test"
 smtp_from = "scanwarden@office.test"
 mail_to = ["admin@office.test"]
 `
-	c, err := ParseConfig("s.toml", []byte(full+"\n[warnings]\npassword_days = 0 # zero turns it off\ndisk_floor_bytes = 1073741824\n"))
+	c, err := Parse("s.toml", []byte(full+"\n[warnings]\npassword_days = 0 # zero turns it off\ndisk_floor_bytes = 1073741824\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +106,8 @@ mail_to = ["admin@office.test"]
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig("s.toml", []byte(tc.in))
-			var es ConfigErrors
+			_, err := Parse("s.toml", []byte(tc.in))
+			var es Errors
 			if !errors.As(err, &es) || len(es) == 0 {
 				t.Fatalf("want ConfigErrors, got %T %v", err, err)
 			}
@@ -126,18 +126,18 @@ mail_to = ["admin@office.test"]
 }
 
 func TestJitterFollowsShortInterval(t *testing.T) {
-	c, err := ParseConfig("s.toml", []byte("[checks]\ninterval = \"30s\"\n"))
+	c, err := Parse("s.toml", []byte("[checks]\ninterval = \"30s\"\n"))
 	if err != nil || c.Checks.Jitter.D() != 3*time.Second {
 		t.Fatalf("%v %v", c.Checks.Jitter.D(), err)
 	}
-	if _, err := ParseConfig("s.toml", []byte("[checks]\ninterval = \"30s\"\njitter = \"1m\"\n")); err == nil {
+	if _, err := Parse("s.toml", []byte("[checks]\ninterval = \"30s\"\njitter = \"1m\"\n")); err == nil {
 		t.Fatal("a jitter set above the interval accepted")
 	}
 }
 
 func TestUnknownKeysAllNamed(t *testing.T) {
-	_, err := ParseConfig("s.toml", []byte("lisen = \"x\"\n[snmp]\ncommunity = \"public\"\n"))
-	var es ConfigErrors
+	_, err := Parse("s.toml", []byte("lisen = \"x\"\n[snmp]\ncommunity = \"public\"\n"))
+	var es Errors
 	if !errors.As(err, &es) || len(es) != 2 || es[0].Line != 1 || es[1].Field != "snmp.community" || es[1].Line != 3 {
 		t.Fatalf("%v", err)
 	}
@@ -149,17 +149,17 @@ func TestSecretFiles(t *testing.T) {
 	os.WriteFile(hook, []byte("s3cret-value\n"), 0o600)
 	cfg := filepath.Join(dir, "s.toml")
 	os.WriteFile(cfg, []byte("[notify]\nwebhook_url = \"http://127.0.0.1:9/\"\nwebhook_secret_file = \""+hook+"\"\n\n[snmp]\ncommunity_file = \""+filepath.Join(dir, "missing")+"\"\n"), 0o600)
-	_, err := LoadConfig(cfg)
-	var es ConfigErrors
+	_, err := Load(cfg)
+	var es Errors
 	if !errors.As(err, &es) || len(es) != 1 || es[0].Field != "snmp.community_file" || es[0].Line != 6 || !strings.Contains(es[0].Reason, "no such file") {
 		t.Fatalf("%v", err)
 	}
 	os.WriteFile(cfg, []byte("[notify]\nwebhook_url = \"http://127.0.0.1:9/\"\nwebhook_secret_file = \""+hook+"\"\n"), 0o600)
-	c, err := LoadConfig(cfg)
+	c, err := Load(cfg)
 	if err != nil || c.Notify.WebhookSecret.Reveal() != "s3cret-value" {
 		t.Fatalf("%v %v", err, c.Notify.WebhookSecret)
 	}
-	if _, err := LoadConfig(filepath.Join(dir, "nope.toml")); err == nil {
+	if _, err := Load(filepath.Join(dir, "nope.toml")); err == nil {
 		t.Fatal("missing file accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 // field's comment in config.go) and a default, and scanwarden.toml(5)
 // lists each one under its section.
 func TestConfigKeysDocumented(t *testing.T) {
-	keys, err := ConfigKeys()
+	keys, err := Keys()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,14 +18,14 @@ func TestConfigKeysDocumented(t *testing.T) {
 		t.Fatalf("only %d keys found", len(keys))
 	}
 	var page bytes.Buffer
-	if err := WriteConfigMan(&page, "test"); err != nil {
+	if err := WriteMan(&page, "test"); err != nil {
 		t.Fatal(err)
 	}
 	man := page.String()
 	section := ""
 	for _, k := range keys {
 		if len(strings.Fields(k.Meaning)) < 2 {
-			t.Errorf("%s has no meaning: write a comment on its field in daemon/config.go", k.Name())
+			t.Errorf("%s has no meaning: write a comment on its field in config/", k.Name())
 		}
 		if k.Default == "" {
 			t.Errorf("%s has no default", k.Name())

@@ -1,0 +1,72 @@
+package config
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/scanwarden/scanwarden/installed"
+
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/receiver/samba"
+)
+
+// DefaultSmbdDir is [receiver] smbd_dir by default: the folder the smbd
+// unit's root step renders smb.conf into (scanwarden-smbd.service's
+// StateDirectory=).
+const DefaultSmbdDir = installed.SmbdDir
+
+// Receiver is [receiver]: the fallback scan share (package receiver),
+// off unless enabled. Its files live in data_dir/receiver.
+type Receiver struct {
+	Enabled      bool     `toml:"enabled"`       // run the fallback scan share (needs listen and password_file)
+	Listen       string   `toml:"listen"`        // IP or IP:PORT (445 by default): the one address the share binds
+	Share        string   `toml:"share"`         // the share's name as the MFPs address it
+	Account      string   `toml:"account"`       // the MFPs' login name on the share
+	PasswordFile string   `toml:"password_file"` // its password
+	SMB1         bool     `toml:"smb1"`          // let SMB1/NTLMv1 firmware in (a standing warning)
+	ExternalSMBD bool     `toml:"external_smbd"` // smbd runs under its own unit
+	SmbdDir      string   `toml:"smbd_dir"`      // with external_smbd: root's own folder for smbd (smb.conf, passdb, logs)
+	Allow        []string `toml:"allow"`         // networks that may connect to the share besides the registered MFPs
+	Quiet        Duration `toml:"quiet"`         // a scan is complete after this long without a write
+	Retry        Duration `toml:"retry"`         // first retry of a failed delivery (doubling)
+	MaxRetry     Duration `toml:"max_retry"`     // longest wait between delivery retries
+	Retention    Duration `toml:"retention"`     // how long a delivered scan's local copy is kept
+
+	Password scanwarden.Secret `toml:"-"`
+}
+
+// validate checks [receiver].
+func (r Receiver) validate(bad badValue) {
+	if r.Enabled {
+		if _, _, err := samba.ParseListen(r.Listen); err != nil {
+			bad("receiver.listen", strconv.Quote(r.Listen), err.Error())
+		}
+		if r.PasswordFile == "" {
+			bad("receiver.password_file", `""`, "needed with receiver.enabled")
+		}
+	}
+	for _, a := range r.Allow {
+		if _, err := samba.ParseAllowEntry(a); err != nil {
+			bad("receiver.allow", strconv.Quote(a), "not an address or a network such as 192.168.10.0/24")
+		}
+	}
+	if r.ExternalSMBD && !filepath.IsAbs(r.SmbdDir) {
+		bad("receiver.smbd_dir", strconv.Quote(r.SmbdDir), "an absolute path (root's own folder for smbd)")
+	}
+	if r.Share == "" || strings.ContainsAny(r.Share, `\/:*?"<>|[]`) {
+		bad("receiver.share", strconv.Quote(r.Share), "a share name")
+	}
+	if r.Account == "" || strings.ContainsAny(r.Account, `\/:*?"<>|[]@ `) {
+		bad("receiver.account", strconv.Quote(r.Account), "a plain account name")
+	}
+	if r.Quiet.D() <= 0 {
+		bad("receiver.quiet", r.Quiet.D(), "must be positive")
+	}
+	if r.Retry.D() <= 0 || r.MaxRetry.D() < r.Retry.D() {
+		bad("receiver.retry", r.Retry.D(), "positive, and at most receiver.max_retry")
+	}
+	if r.Retention.D() < 0 {
+		bad("receiver.retention", r.Retention.D(), "0 or more")
+	}
+}
