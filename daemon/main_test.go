@@ -279,7 +279,7 @@ webhook_backoff = "10ms"
 	if len(dests) != 1 || dests[0].Last == nil || dests[0].Last.Verdict.Cause != "host-unreachable" || dests[0].OpenIncident == 0 || !dests[0].PasswordSet {
 		t.Fatalf("destinations %+v", dests)
 	}
-	var il struct{ Incidents []web.Incident }
+	var il struct{ Incidents []incident.View }
 	api("GET", "/api/v1/incidents?state=open", &il)
 	incs2 := il.Incidents
 	if len(incs2) != 1 || len(incs2[0].Timeline) < 3 || incs2[0].Cause != "host-unreachable" {

@@ -224,7 +224,7 @@ interval = "`+pollEvery.String()+`"
 	if len(incs) != 1 || incs[0].Destination != walt || incs[0].Cause == smbcheck.CauseOK || incs[0].Device != "MFP-SWEEP" {
 		t.Fatalf("open incidents %+v, want %s's alone", incs, walt)
 	}
-	var ev *web.Event
+	var ev *incident.EventView
 	waitUntil(t, 10*time.Second, "the event's finding", func() bool {
 		evs, err := webBackend{m}.Events(ctx, web.EventQuery{Device: "MFP-SWEEP", Limit: 10})
 		if err != nil || len(evs) == 0 || evs[0].Swept == nil {
@@ -238,7 +238,7 @@ interval = "`+pollEvery.String()+`"
 	}
 	for _, c := range ev.Swept.Checked {
 		wantOK := c.Destination != walt
-		if !c.Fresh || (c.Cause == string(smbcheck.CauseOK)) != wantOK {
+		if !c.Fresh || (c.Cause == smbcheck.CauseOK) != wantOK {
 			t.Errorf("checked %+v", c)
 		}
 	}
@@ -278,7 +278,7 @@ interval = "`+pollEvery.String()+`"
 		t.Errorf("healthy device: %+v", ev.Swept)
 	}
 	for _, c := range ev.Swept.Checked {
-		if !c.Fresh || c.Cause != string(smbcheck.CauseOK) {
+		if !c.Fresh || c.Cause != smbcheck.CauseOK {
 			t.Errorf("checked %+v", c)
 		}
 	}

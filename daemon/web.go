@@ -288,30 +288,9 @@ func (b webBackend) Check(ctx context.Context, destination string, progress func
 	return res.Report, nil
 }
 
-func webIncident(i incident.Incident, tl []incident.Entry) web.Incident {
-	wi := web.Incident{ID: i.ID, Destination: i.Destination, Device: i.Device, State: string(i.State), Cause: i.Cause,
-		KyoceraCode: i.KyoceraCode, Summary: i.Summary, Fix: i.Fix, OpenedAt: i.OpenedAt, UpdatedAt: i.OpenedAt,
-		Flaps: i.Flaps, AffectedJobs: i.AffectedJobs, Timeline: []web.TimelineEntry{}}
-	if !i.ClosedAt.IsZero() {
-		c := i.ClosedAt
-		wi.ClosedAt = &c
-	}
-	for _, e := range tl {
-		text := e.Text
-		if e.Code != "" && e.Kind == incident.EntryDeviceEvent {
-			text = strings.TrimSpace(e.Code + " " + text)
-		}
-		wi.Timeline = append(wi.Timeline, web.TimelineEntry{At: e.At, Kind: string(e.Kind), Text: text, Cause: e.Cause})
-		if e.At.After(wi.UpdatedAt) {
-			wi.UpdatedAt = e.At
-		}
-	}
-	return wi
-}
-
 // Incidents implements web.Incidents: newest first, each with its timeline
 // (the newest 200 entries).
-func (b webBackend) Incidents(ctx context.Context, state string, limit int) ([]web.Incident, error) {
+func (b webBackend) Incidents(ctx context.Context, state string, limit int) ([]incident.View, error) {
 	switch state {
 	case "", "open", "closed":
 	default:
@@ -321,28 +300,28 @@ func (b webBackend) Incidents(ctx context.Context, state string, limit int) ([]w
 	if err != nil {
 		return nil, err
 	}
-	out := make([]web.Incident, 0, len(incs))
+	out := make([]incident.View, 0, len(incs))
 	for _, i := range incs {
 		tl, err := b.m.st.Timeline(ctx, i.ID, 200)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, webIncident(i, tl))
+		out = append(out, i.View(tl))
 	}
 	return out, nil
 }
 
 // Incident implements web.Incidents.
-func (b webBackend) Incident(ctx context.Context, id int64) (web.Incident, error) {
+func (b webBackend) Incident(ctx context.Context, id int64) (incident.View, error) {
 	i, err := b.m.st.Incident(ctx, id)
 	if err != nil {
-		return web.Incident{}, notFound(err)
+		return incident.View{}, notFound(err)
 	}
 	tl, err := b.m.st.Timeline(ctx, id, 0)
 	if err != nil {
-		return web.Incident{}, err
+		return incident.View{}, err
 	}
-	wi := webIncident(i, tl)
+	wi := i.View(tl)
 	if e, err := b.m.st.Pattern(ctx, store.Of{Destination: i.Destination}, time.Now()); err == nil {
 		wi.Pattern = e.Sentence
 	}
@@ -353,7 +332,7 @@ func (b webBackend) Incident(ctx context.Context, id int64) (web.Incident, error
 // address); events name the device by the name when it is registered.
 // Unverified events (sender not proven to be the device) keep the sender's
 // address as it was stored: they are never given a registered device's name.
-func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]web.Event, error) {
+func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]incident.EventView, error) {
 	device, limit := q.Device, q.Limit
 	devs, err := b.m.st.Devices(ctx)
 	if err != nil {
@@ -381,29 +360,15 @@ func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]web.Event, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]web.Event, 0, len(evs))
+	out := make([]incident.EventView, 0, len(evs))
 	for _, e := range evs {
 		dev := e.Device
 		if n, ok := names[registry.Address(e.Device).SNMPAddr()]; ok && !e.Unverified {
 			dev = n
 		}
-		out = append(out, web.Event{ID: e.ID, Device: dev, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, Count: e.Count,
-			Code: e.Code, Text: e.Text, Destination: e.Destination, Source: string(e.Source), Unverified: e.Unverified,
-			Swept: webSweep(e.Sweep)})
+		out = append(out, e.View(dev))
 	}
 	return out, nil
-}
-
-func webSweep(s *incident.Sweep) *web.EventSweep {
-	if s == nil {
-		return nil
-	}
-	out := &web.EventSweep{Finding: s.Text()}
-	for _, r := range s.Checked {
-		out.Checked = append(out.Checked, web.EventCheck{Destination: r.Destination, At: r.At, Cause: string(r.Cause),
-			Summary: r.Summary, Fresh: r.Fresh, Interrupted: r.Interrupted})
-	}
-	return out
 }
 
 // Faults implements web.Status.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -50,14 +51,14 @@ type Checker interface {
 type Incidents interface {
 	// Incidents lists incidents, newest first; state "open", "closed" or ""
 	// (all). Timelines may be left empty in a list.
-	Incidents(ctx context.Context, state string, limit int) ([]Incident, error)
+	Incidents(ctx context.Context, state string, limit int) ([]incident.View, error)
 	// Incident returns one incident with its whole timeline.
-	Incident(ctx context.Context, id int64) (Incident, error)
+	Incident(ctx context.Context, id int64) (incident.View, error)
 }
 
 // Events reads the devices' send failures, newest first.
 type Events interface {
-	Events(ctx context.Context, q EventQuery) ([]Event, error)
+	Events(ctx context.Context, q EventQuery) ([]incident.EventView, error)
 }
 
 // Which events by their sender: both (the unverified ones marked), only the
@@ -314,74 +315,6 @@ type CheckRecord struct {
 	WorkingForm string           `json:"working_form,omitempty"`
 	Trigger     string           `json:"trigger,omitempty"` // schedule | event | manual
 	Report      *smbcheck.Report `json:"report,omitempty"`  // History may fill it
-}
-
-// Incident is one destination's trouble from open to close.
-type Incident struct {
-	ID           int64           `json:"id"`
-	Destination  string          `json:"destination"`
-	Device       string          `json:"device"`
-	State        string          `json:"state"` // open | closed
-	Cause        smbcheck.Cause  `json:"cause"`
-	KyoceraCode  string          `json:"kyocera_code"`
-	Summary      string          `json:"summary"`
-	Fix          string          `json:"fix"`
-	OpenedAt     time.Time       `json:"opened_at"`
-	UpdatedAt    time.Time       `json:"updated_at"`
-	ClosedAt     *time.Time      `json:"closed_at"`
-	Flaps        int             `json:"flaps"`
-	AffectedJobs int             `json:"affected_jobs"`
-	Timeline     []TimelineEntry `json:"timeline"`
-	// Pattern is the sentence of its destination's history (package
-	// pattern; Incident(id) only).
-	Pattern string `json:"pattern,omitempty"`
-}
-
-// TimelineEntry is one thing that happened to an incident.
-type TimelineEntry struct {
-	At    time.Time      `json:"at"`
-	Kind  string         `json:"kind"` // event | check | cause | delivery | notification | opened | closed | reopened
-	Text  string         `json:"text"`
-	Cause smbcheck.Cause `json:"cause,omitempty"`
-}
-
-// Event is one send failure a device reported.
-type Event struct {
-	ID          int64     `json:"id"`
-	Device      string    `json:"device"`
-	FirstSeen   time.Time `json:"first_seen"`
-	LastSeen    time.Time `json:"last_seen"`
-	Count       int       `json:"count"`
-	Code        string    `json:"code"`
-	Text        string    `json:"text"`
-	Destination string    `json:"destination,omitempty"`
-	Source      string    `json:"source"`
-	// Unverified: the sender was not proven to be the device (relay mail
-	// naming no device, a trap from an allowed network that is no device).
-	// Every field is then what an unknown sender wrote: attacker-controlled.
-	Unverified bool `json:"unverified"`
-	// Swept: the event named no destination, and this is what the checks
-	// of the device's destinations found (nil: it named one, or its checks
-	// are still running).
-	Swept *EventSweep `json:"swept,omitempty"`
-}
-
-// EventSweep is what the checks after a send failure naming no
-// destination found.
-type EventSweep struct {
-	Finding string       `json:"finding"` // one sentence: the failing destination, or all accept scans now
-	Checked []EventCheck `json:"checked"`
-}
-
-// EventCheck is one destination's result in an EventSweep.
-type EventCheck struct {
-	Destination string    `json:"destination"`
-	At          time.Time `json:"at"`
-	Cause       string    `json:"cause"`
-	Summary     string    `json:"summary"`
-	// Fresh: checked for this failure; false: its check within event_gap.
-	Fresh       bool `json:"fresh"`
-	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // ImportResult is an address-book import, or its preview.

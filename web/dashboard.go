@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/summary"
@@ -16,7 +17,7 @@ type dashboardView struct {
 	Devices      []Device
 	Destinations []Destination
 	Failing      int
-	Incidents    []Incident
+	Incidents    []incident.View
 	Receiver     *receiver.StatusView
 	Faults       []scanwarden.Fault
 	Problems     []string // parts that could not be read

@@ -2,11 +2,13 @@ package web
 
 import (
 	"net/http"
+
+	"github.com/scanwarden/scanwarden/incident"
 )
 
 type deviceView struct {
 	Device    Device
-	Events    []Event
+	Events    []incident.EventView
 	CanManage bool // a DeviceManager is wired: edit and remove show
 	CanAdd    bool // a DestinationManager is wired: "add a destination" shows
 	// CanEditProfile: a ProfileEditor is wired (the profile form shows).

@@ -3,6 +3,8 @@ package web
 import (
 	"net/http"
 	"strings"
+
+	"github.com/scanwarden/scanwarden/incident"
 )
 
 // whichParam reads ?unverified=1 (only unverified events), =0 (only the
@@ -21,7 +23,7 @@ func whichParam(r *http.Request) (Which, bool) {
 
 type eventsView struct {
 	Which  Which
-	Events []Event
+	Events []incident.EventView
 }
 
 // eventsPage lists the devices' recent send failures with their meaning;

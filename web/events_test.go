@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/scanwarden/scanwarden/incident"
 )
 
 // Unverified events (sender not proven to be the device) are listed on the
@@ -15,7 +17,7 @@ func TestUnverifiedEventsShownAsText(t *testing.T) {
 	s := newSite(t, func(c *Config) {
 		ev := c.Events.(*fakeEvents)
 		at := ev.list[0].LastSeen
-		ev.list = append(ev.list, Event{ID: 2, Device: "10.9.9.9" + attack, FirstSeen: at, LastSeen: at, Count: 3, Code: "1102" + attack,
+		ev.list = append(ev.list, incident.EventView{ID: 2, Device: "10.9.9.9" + attack, FirstSeen: at, LastSeen: at, Count: 3, Code: "1102" + attack,
 			Text: "Send error " + attack, Destination: `\\evil\` + attack, Source: "mail", Unverified: true})
 	})
 	c := s.login()
@@ -99,10 +101,10 @@ func TestSweptEventShown(t *testing.T) {
 	s := newSite(t, func(c *Config) {
 		ev := c.Events.(*fakeEvents)
 		at := ev.list[0].LastSeen
-		ev.list = []Event{{ID: 7, Device: "evil", FirstSeen: at, LastSeen: at, Count: 1, Code: "1103", Text: "Cannot send. Error 1103",
-			Source: "console", Swept: &EventSweep{
+		ev.list = []incident.EventView{{ID: 7, Device: "evil", FirstSeen: at, LastSeen: at, Count: 1, Code: "1103", Text: "Cannot send. Error 1103",
+			Source: "console", Swept: &incident.SweepView{
 				Finding: "Of 2 destinations of the device, only walt" + attack + " fails (bad-credentials): the failure was most likely there.",
-				Checked: []EventCheck{{Destination: "reception", At: at, Cause: "ok", Fresh: true},
+				Checked: []incident.SweepResult{{Destination: "reception", At: at, Cause: "ok", Fresh: true},
 					{Destination: "walt" + attack, At: at, Cause: "bad-credentials", Summary: "password refused", Fresh: false}}}}}
 	})
 	c := s.login()
@@ -123,7 +125,7 @@ func TestSweptEventShown(t *testing.T) {
 	}
 	_, body := s.get(c, "/api/v1/events")
 	var got struct {
-		Events []Event `json:"events"`
+		Events []incident.EventView `json:"events"`
 	}
 	if err := json.Unmarshal([]byte(body), &got); err != nil || len(got.Events) != 1 || got.Events[0].Swept == nil ||
 		len(got.Events[0].Swept.Checked) != 2 || got.Events[0].Swept.Checked[1].Cause != "bad-credentials" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -236,10 +237,10 @@ func (f funcChecker) Check(ctx context.Context, dest string, progress func(smbch
 	return f(ctx, dest, progress)
 }
 
-type fakeIncidents struct{ list []Incident }
+type fakeIncidents struct{ list []incident.View }
 
-func (f *fakeIncidents) Incidents(_ context.Context, state string, limit int) ([]Incident, error) {
-	var out []Incident
+func (f *fakeIncidents) Incidents(_ context.Context, state string, limit int) ([]incident.View, error) {
+	var out []incident.View
 	for _, in := range f.list {
 		if state == "" || in.State == state {
 			in.Timeline = nil
@@ -248,19 +249,19 @@ func (f *fakeIncidents) Incidents(_ context.Context, state string, limit int) ([
 	}
 	return out, nil
 }
-func (f *fakeIncidents) Incident(_ context.Context, id int64) (Incident, error) {
+func (f *fakeIncidents) Incident(_ context.Context, id int64) (incident.View, error) {
 	for _, in := range f.list {
 		if in.ID == id {
 			return in, nil
 		}
 	}
-	return Incident{}, ErrNotFound
+	return incident.View{}, ErrNotFound
 }
 
-type fakeEvents struct{ list []Event }
+type fakeEvents struct{ list []incident.EventView }
 
-func (f *fakeEvents) Events(_ context.Context, q EventQuery) ([]Event, error) {
-	var out []Event
+func (f *fakeEvents) Events(_ context.Context, q EventQuery) ([]incident.EventView, error) {
+	var out []incident.EventView
 	for _, e := range f.list {
 		if q.Which == EventsVerified && e.Unverified || q.Which == EventsUnverified && !e.Unverified {
 			continue
@@ -416,7 +417,7 @@ type fakeSummary struct{ s *site }
 
 func (f fakeSummary) Summary(ctx context.Context) (summary.Summary, error) {
 	in := summary.Input{Now: f.s.clock.Now()}
-	var incs []Incident
+	var incs []incident.View
 	if in := f.s.srv.cfg.Incidents; in != nil {
 		incs, _ = in.Incidents(ctx, "open", 100)
 	}
@@ -533,10 +534,10 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 		Checker: funcChecker(func(ctx context.Context, dest string, p func(smbcheck.Step)) (smbcheck.Report, error) {
 			return s.check(ctx, dest, p)
 		}),
-		Incidents: &fakeIncidents{list: []Incident{{ID: 7, Destination: "reception", Device: "mfp01", State: "open",
+		Incidents: &fakeIncidents{list: []incident.View{{ID: 7, Destination: "reception", Device: "mfp01", State: "open",
 			Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refused the password.", OpenedAt: opened,
-			UpdatedAt: opened, AffectedJobs: 2, Timeline: []TimelineEntry{{At: opened, Kind: "event", Text: "1102 from " + hostile}}}}},
-		Events: &fakeEvents{list: []Event{{ID: 1, Device: "evil", FirstSeen: opened, LastSeen: opened, Count: 1, Code: "1102",
+			UpdatedAt: opened, AffectedJobs: 2, Timeline: []incident.ViewEntry{{At: opened, Kind: "event", Text: "1102 from " + hostile}}}}},
+		Events: &fakeEvents{list: []incident.EventView{{ID: 1, Device: "evil", FirstSeen: opened, LastSeen: opened, Count: 1, Code: "1102",
 			Text: "Send error 1102 " + hostile, Destination: `\\fs1\scans`, Source: "job"}}},
 		Receiver: s.recv,
 		Importer: s.imp,

@@ -1,10 +1,14 @@
 package web
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/scanwarden/scanwarden/incident"
+)
 
 type incidentsView struct {
 	State     string
-	Incidents []Incident
+	Incidents []incident.View
 }
 
 // incidentsPage lists incidents, open ones by default.

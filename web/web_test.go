@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -635,7 +636,7 @@ func TestAPI(t *testing.T) {
 		}
 	}
 	var inc struct {
-		Incidents []Incident `json:"incidents"`
+		Incidents []incident.View `json:"incidents"`
 	}
 	getJSON("/api/v1/incidents?state=open", &inc)
 	if len(inc.Incidents) != 1 || len(inc.Incidents[0].Timeline) != 1 {
@@ -664,7 +665,7 @@ func TestAPI(t *testing.T) {
 		t.Errorf("check of an unknown destination: %s", resp.Status)
 	}
 	var ev struct {
-		Events []Event `json:"events"`
+		Events []incident.EventView `json:"events"`
 	}
 	getJSON("/api/v1/events?device=evil", &ev)
 	if len(ev.Events) != 1 {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/web"
@@ -57,9 +58,9 @@ func main() {
 		f.dests = append(f.dests, d)
 		f.byName[d.Name] = d
 	}
-	ev := &eventLog{byDevice: map[string][]web.Event{}}
+	ev := &eventLog{byDevice: map[string][]incident.EventView{}}
 	for i := 0; i < *events; i++ {
-		e := web.Event{ID: int64(i + 1), Device: f.devices[i%*devices].Name, FirstSeen: now.Add(-time.Duration(*events-i) * time.Second),
+		e := incident.EventView{ID: int64(i + 1), Device: f.devices[i%*devices].Name, FirstSeen: now.Add(-time.Duration(*events-i) * time.Second),
 			Count: 1, Code: "1102", Text: "Send error 1102", Destination: `\\fs1\scans`, Source: "job"}
 		e.LastSeen = e.FirstSeen
 		ev.all = append(ev.all, e)
@@ -164,16 +165,16 @@ func (f *fleet) History(_ context.Context, n string, limit int) ([]web.CheckReco
 }
 
 type eventLog struct {
-	all      []web.Event
-	byDevice map[string][]web.Event
+	all      []incident.EventView
+	byDevice map[string][]incident.EventView
 }
 
-func (e *eventLog) Events(_ context.Context, q web.EventQuery) ([]web.Event, error) {
+func (e *eventLog) Events(_ context.Context, q web.EventQuery) ([]incident.EventView, error) {
 	src := e.all
 	if q.Device != "" {
 		src = e.byDevice[q.Device]
 	}
-	out := make([]web.Event, 0, q.Limit)
+	out := make([]incident.EventView, 0, q.Limit)
 	for i := len(src) - 1; i >= 0 && len(out) < q.Limit; i-- {
 		if q.Which == web.EventsUnverified && !src[i].Unverified || q.Which == web.EventsVerified && src[i].Unverified {
 			continue
@@ -212,9 +213,9 @@ func (r *memReceiver) Force(context.Context, int64) error   { return nil }
 
 type incidents struct{}
 
-func (incidents) Incidents(context.Context, string, int) ([]web.Incident, error) { return nil, nil }
-func (incidents) Incident(context.Context, int64) (web.Incident, error) {
-	return web.Incident{}, web.ErrNotFound
+func (incidents) Incidents(context.Context, string, int) ([]incident.View, error) { return nil, nil }
+func (incidents) Incident(context.Context, int64) (incident.View, error) {
+	return incident.View{}, web.ErrNotFound
 }
 
 // memAuth keeps sessions in memory.
