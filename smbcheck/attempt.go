@@ -81,8 +81,8 @@ func (c sessionStep) attempt(ctx context.Context, conn net.Conn, f Form) attempt
 		sess, info, err = smbconn.LogonSMB1(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), c.o.Device.NTLMv1 && !c.ntlmv2, g)
 	} else {
 		dev := c.o.Device
-		if c.own {
-			dev = smbconn.Device{}
+		if c.as != nil {
+			dev = *c.as
 		}
 		if c.ntlmv2 {
 			dev.NTLMv1 = false

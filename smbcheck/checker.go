@@ -33,9 +33,10 @@ type checker struct {
 	// probing makes the next attempt's gate end the logon once the
 	// negotiate and ad steps are taken: nothing is sent that could fail.
 	probing bool
-	// own makes the next attempt log on with scanwarden's own client
-	// instead of the device's (the tree step's second opinion).
-	own bool
+	// as makes the next attempt log on as this client instead of the
+	// device's (the tree step's second opinions: scanwarden's own client,
+	// a client that offers no encryption).
+	as *smbconn.Device
 	// krbNote is the Kerberos try of auth auto before its NTLM fallback.
 	krbNote *krbResult
 }

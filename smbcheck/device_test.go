@@ -30,7 +30,7 @@ func TestRunRefusesDeviceItCannotReplay(t *testing.T) {
 		field string
 	}{
 		{Device{NoKerberos: true}, "device_no_kerberos"},
-		{Device{NoEncryption: true, MaxDialect: DialectSMB311}, "device_no_encryption"},
+		{Device{MinDialect: DialectSMB30, MaxDialect: DialectSMB21}, "device_min_dialect"},
 	} {
 		r := Run(context.Background(), tg, Options{Device: c.d})
 		if len(r.Steps) != 1 || r.Steps[0].ID != "target" || r.Steps[0].Evidence["field"] != c.field || r.Verdict.Cause != CauseUnknown {

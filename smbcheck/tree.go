@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -30,6 +31,9 @@ func (c treeStep) stepTree(ctx context.Context) (*smbconn.Share, bool) {
 			// What the server demands, said even when it passes: an MFP
 			// that cannot encrypt is refused here.
 			s.Evidence["encryption"] = "asked by the server (SMB3)"
+			if d := c.o.Device; d.NoEncryption && !c.smb1 && !d.EncryptionWithheld() {
+				return sh, c.encryptionAsked(ctx, s)
+			}
 			c.ok(s, "connected to share "+c.t.Share+"; the server asks for SMB3 encryption on it")
 			return sh, true
 		}
@@ -88,9 +92,9 @@ func (c treeStep) encryptionRefused(ctx context.Context, s *stepState) bool {
 	if c.smb1 || !(d.NoEncryption || d.MaxDialect != 0 && d.MaxDialect < DialectSMB30) {
 		return false
 	}
-	c.own = true
+	c.as = &smbconn.Device{}
 	res := sessionStep(c).attempt(ctx, nil, c.form)
-	c.own = false
+	c.as = nil
 	if res.sess == nil {
 		return false
 	}
@@ -110,4 +114,59 @@ func (c treeStep) encryptionRefused(ctx context.Context, s *stepState) bool {
 	c.fail(s, CauseEncryptionRequired, fmt.Sprintf("share %s requires SMB3 encryption and %s: the server refuses it at the tree connect", c.t.Share, why),
 		fmt.Sprintf("Stop requiring encryption on share %s (Windows: Set-SmbShare -Name %s -EncryptData $false; Samba: smb encrypt = desired), or update the MFP to firmware whose SMB client encrypts (SMB 3); or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts.", c.t.Share, c.t.Share))
 	return true
+}
+
+// encryptionAsked ends the tree step of an MFP that cannot encrypt on a
+// share the server asked to encrypt, where the replay could not withhold
+// encryption (its negotiate offered SMB 3.1.1, whose encryption offer the
+// SMB library always sends). The request alone does not tell a demand
+// (Windows' EncryptData, Samba's required) from a wish (Samba's desired),
+// so one more logon as a client that offers no encryption — SMB 3.0.2
+// with the capability left out, the password being known right —
+// connects the share: refused, the MFP is refused too; let in, the server
+// only wishes. A server that takes no dialect below 3.1.1 cannot be asked
+// so: its request is taken as the demand Windows makes of it
+// (RejectUnencryptedAccess). It reports whether the step passed.
+func (c treeStep) encryptionAsked(ctx context.Context, s *stepState) bool {
+	plain := c.o.Device
+	plain.MaxDialect = DialectSMB302
+	if plain.MinDialect > DialectSMB302 {
+		plain.MinDialect = 0
+	}
+	c.as = &plain
+	res := sessionStep(c).attempt(ctx, nil, c.form)
+	c.as = nil
+	judged := ""
+	switch {
+	case res.sess != nil:
+		defer res.sess.Close()
+		tctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+		defer cancel()
+		sh, err := res.sess.Mount(tctx, c.t.Host, c.t.Share)
+		if err == nil {
+			sh.Close()
+			s.Evidence["encryption"] = "asked by the server, not required: a client without encryption (SMB 3.0.2) is let in"
+			c.ok(s, "connected to share "+c.t.Share+"; the server asks for SMB3 encryption on it but lets a client that cannot encrypt in")
+			return true
+		}
+		if cause, _ := classify(StepTree, err); cause != CauseShareAccessDenied {
+			judged = fmt.Sprintf("a client without encryption could not be asked (tree connect: %v)", err)
+		}
+	case res.status == ntstatus.AccessDenied:
+		// The server refuses the whole session to a client that cannot
+		// encrypt (Samba: server smb encrypt = required in [global]).
+	case res.info == nil:
+		judged = "the server takes no dialect below SMB 3.1.1, so a client without encryption could not be asked"
+	default:
+		judged = fmt.Sprintf("a client without encryption could not be asked (%s)", errText(res))
+	}
+	s.Evidence["device_encrypts"] = false
+	how := "a client without encryption (SMB 3.0.2) is refused"
+	if judged != "" {
+		how = "judged from the server's request: " + judged
+	}
+	s.Evidence["encryption"] = "required: " + how
+	c.fail(s, CauseEncryptionRequired, fmt.Sprintf("share %s requires SMB3 encryption and the MFP cannot encrypt (%s)", c.t.Share, how),
+		fmt.Sprintf("Stop requiring encryption on share %s (Windows: Set-SmbShare -Name %s -EncryptData $false; Samba: smb encrypt = desired), or turn on the MFP's SMB encryption if its firmware has it; or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts.", c.t.Share, c.t.Share))
+	return false
 }

@@ -54,9 +54,20 @@ func (d Device) Normalized() Device {
 	return d
 }
 
+// EncryptionWithheld reports whether a replay of d leaves encryption out
+// of its negotiate, as the MFP does: for a device that cannot encrypt and
+// offers no SMB 3.1.1 (over 3.0 and 3.0.2 the capability is left out; 2.x
+// has none). SMB 3.1.1 hashes its negotiate into the session's keys, so
+// the SMB library's own offer leaves, encryption included: what the server
+// then asks for is judged instead (the check's tree step).
+func (d Device) EncryptionWithheld() bool {
+	n := d.Normalized()
+	return d.NoEncryption && n.MaxDialect != 0 && n.MaxDialect < DialectSMB311
+}
+
 // Validate names the first field a check cannot replay, as a
 // *scanwarden.FieldError whose Field is device_min_dialect,
-// device_max_dialect, device_no_encryption or device_file_type.
+// device_max_dialect or device_file_type.
 func (d Device) Validate() error {
 	bad := scanwarden.BadField
 	n := d.Normalized()
@@ -73,13 +84,6 @@ func (d Device) Validate() error {
 		return bad("device_min_dialect", n.MinDialect.String(), "above the device's highest dialect "+what)
 	case d.FileType != "" && !d.FileType.valid():
 		return bad("device_file_type", string(d.FileType), "not a scan file type ("+fileTypeList()+")")
-	case d.NoEncryption && (n.MaxDialect == 0 || n.MaxDialect >= DialectSMB311):
-		// SMB 2.x cannot encrypt; over 3.0 and 3.0.2 the negotiate
-		// offers no encryption, as such an MFP does. SMB 3.1.1 hashes
-		// its negotiate into the session's keys: the SMB library's own
-		// offer (encryption included) must leave, and the replay would
-		// pass where the MFP fails.
-		return bad("device_no_encryption", true, "replayed only for a device whose highest dialect is 3.0.2 or lower (set its max dialect)")
 	}
 	return nil
 }

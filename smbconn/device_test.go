@@ -73,11 +73,11 @@ func TestDeviceValidate(t *testing.T) {
 		{Device{SMB1Only: true, MinDialect: DialectSMB21}, "device_min_dialect"},
 		{Device{MaxDialect: 9}, "device_max_dialect"},
 		{Device{FileType: "docx"}, "device_file_type"},
-		// No replay yet withholds encryption from an SMB3 server that asks
-		// for it: refused rather than an "ok" the MFP would not get.
-		{Device{NoEncryption: true}, "device_no_encryption"},
+		// Over SMB 3.1.1 encryption is not withheld but judged from what
+		// the server asks: replayed, not refused.
+		{Device{NoEncryption: true}, ""},
 		{Device{NoEncryption: true, MaxDialect: DialectSMB302}, ""},
-		{Device{NoEncryption: true, MaxDialect: DialectSMB311}, "device_no_encryption"},
+		{Device{NoEncryption: true, MaxDialect: DialectSMB311}, ""},
 	} {
 		err := c.d.Validate()
 		var fe *scanwarden.FieldError
@@ -106,6 +106,21 @@ func TestDeviceValidate(t *testing.T) {
 		}
 		if err := d.Validate(); err != nil {
 			t.Errorf("%+v: %v", d, err)
+		}
+	}
+}
+
+func TestEncryptionWithheld(t *testing.T) {
+	for d, want := range map[Device]bool{
+		{NoEncryption: true, MaxDialect: DialectSMB302}: true,
+		{NoEncryption: true, MaxDialect: DialectSMB21}:  true,
+		{NoEncryption: true, SMB1Only: true}:            true,
+		{NoEncryption: true, MaxDialect: DialectSMB311}: false,
+		{NoEncryption: true}:                            false,
+		{MaxDialect: DialectSMB302}:                     false,
+	} {
+		if got := d.EncryptionWithheld(); got != want {
+			t.Errorf("%+v: EncryptionWithheld %v, want %v", d, got, want)
 		}
 	}
 }

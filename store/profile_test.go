@@ -74,12 +74,12 @@ func TestDeviceProfileStored(t *testing.T) {
 	if vs := d.Values(); vs[0].Value != "2.1" || vs[0].Origin != registry.OriginSeen || vs[6].Value != "tiff" || vs[6].Origin != registry.OriginAdmin {
 		t.Errorf("after clearing max_dialect: %+v", vs)
 	}
-	// 3.1.1 with no encryption (seen: 2.1 cannot encrypt) is no client a
+	// A lowest dialect above the highest (seen: 2.1) is no client a
 	// check can replay.
-	err = s.SetDeviceProfile(ctx, "mfp01", map[registry.ProfileField]string{registry.FieldMaxDialect: "3.1.1"}, nil)
+	err = s.SetDeviceProfile(ctx, "mfp01", map[registry.ProfileField]string{registry.FieldMinDialect: "3.1.1"}, nil)
 	var fe *scanwarden.FieldError
-	if !errors.As(err, &fe) || fe.Field != "device_no_encryption" {
-		t.Errorf("3.1.1 without encryption: %v", err)
+	if !errors.As(err, &fe) || fe.Field != "device_min_dialect" {
+		t.Errorf("min 3.1.1 above max 2.1: %v", err)
 	}
 	if err := s.SetDeviceProfile(ctx, "nosuch", map[registry.ProfileField]string{registry.FieldFileType: "pdf"}, nil); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown device: %v", err)

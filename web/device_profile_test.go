@@ -43,10 +43,11 @@ func TestDeviceProfileForm(t *testing.T) {
 	if !audited {
 		t.Errorf("profile change not audited: %+v", s.auth.audit)
 	}
-	// No encryption above SMB 2.1 is no client a check can replay.
-	resp, body = s.post(c, "/devices/mfp01/profile", url.Values{"max_dialect": {"3.1.1"}}, nil)
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "device_no_encryption") {
-		t.Errorf("3.1.1 without encryption: %s %q", resp.Status, body)
+	// A lowest dialect above the highest (2.1) is no client a check can
+	// replay.
+	resp, body = s.post(c, "/devices/mfp01/profile", url.Values{"min_dialect": {"3.1.1"}}, nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "device_min_dialect") {
+		t.Errorf("min 3.1.1 above max 2.1: %s %q", resp.Status, body)
 	}
 	resp, _ = s.post(c, "/devices/mfp01/profile", url.Values{"max_dialect": {"4.0"}}, nil)
 	if resp.StatusCode != http.StatusBadRequest {

@@ -77,7 +77,7 @@ func TestDeviceProfileCLI(t *testing.T) {
 	}{
 		{[]string{"--device-max-dialect", "4.0"}, "device_max_dialect"},
 		{[]string{"--device-file-type", "docx"}, "device_file_type"},
-		{[]string{"--device-max-dialect", "3.1.1"}, "device_no_encryption"}, // no encryption stored above 2.1
+		{[]string{"--device-min-dialect", "3.1.1"}, "device_min_dialect"}, // above the stored max 2.1
 		{[]string{"--device-smb1-only", "--device-max-dialect", "2.1"}, "exclude"},
 		{[]string{"--device-clear", "colour"}, "colour"},
 		{[]string{"--device-clear", "encryption", "--device-no-encryption"}, "exclude"},
