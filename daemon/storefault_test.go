@@ -13,7 +13,7 @@ import (
 // its context) is no store failure: the "store" fault, which nothing
 // clears until a restart, is not set. The store wraps the context's error
 // with the operation ("record device seen …: context canceled").
-func TestWatchSinkCancelIsNoStoreFault(t *testing.T) {
+func TestWatchRecordCancelIsNoStoreFault(t *testing.T) {
 	cfg := testConfig(t, "")
 	st := testStore(t, cfg)
 	t.Cleanup(func() { st.Close() })
@@ -23,13 +23,13 @@ func TestWatchSinkCancelIsNoStoreFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := wc.Sink.(snmp.SeenSink)
+	rec := snmp.NewRecorder(wc.Store, nil, wc.OnEvent, wc.OnStoreError)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := sink.RecordSeen(ctx, "10.0.0.5", time.Now()); err == nil {
+	if err := rec.Seen(ctx, "10.0.0.5", time.Now()); err == nil {
 		t.Fatal("RecordSeen under a cancelled context succeeded")
 	}
-	if err := sink.RecordDevice(ctx, snmp.Inventory{Address: "10.0.0.5"}); err == nil {
+	if err := rec.Device(ctx, snmp.Inventory{Address: "10.0.0.5"}); err == nil {
 		t.Fatal("RecordDevice under a cancelled context succeeded")
 	}
 	for _, f := range fs.list() {

@@ -206,14 +206,15 @@ func (p *watchPart) watcherConfig(targets []snmp.Target) (snmp.WatcherConfig, er
 	wc.Listen(snmp.Listeners{TrapAddr: cfg.SNMP.TrapListen, Communities: comms, User: cfg.SNMP.TrapV3(),
 		SMTPAddr: cfg.SNMP.SMTPListen, Allow: allow, Replay: p.st})
 	wc.Rules = p.rules
-	// Stored, then routed to the monitor; a store error is the "store"
+	// Stored, then told to the monitor; a store error is the "store"
 	// fault (not one that only says the watch is stopping).
-	wc.Sink = &snmp.RouteSink{Next: p.st.SNMP(store.DefaultDedupWindow), Route: p.event, Fail: func(err error) {
+	wc.Store, wc.OnEvent = p.st.SNMP(store.DefaultDedupWindow), p.event
+	wc.OnStoreError = func(err error) {
 		// the store wraps the context's error with the operation
 		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			p.faults.set("store", err.Error())
 		}
-	}}
+	}
 	wc.Log = p.log.With("component", "snmp")
 	wc.Names = p.names
 	wc.OnCycle = p.metrics.cycle

@@ -41,7 +41,7 @@ func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 
 // openWatch runs a Watcher over one silent device at 127.0.0.1 (polled
 // once an hour: the listeners are under test) with both listeners.
-func openWatch(t *testing.T, sink Sink, log *slog.Logger, mod func(*WatcherConfig)) *Watcher {
+func openWatch(t *testing.T, sink Store, log *slog.Logger, mod func(*WatcherConfig)) *Watcher {
 	t.Helper()
 	cfg := DefaultWatcherConfig()
 	cfg.Targets = []Target{{Host: deviceIP.String(), Port: 9, Timeout: time.Second}}
@@ -49,7 +49,7 @@ func openWatch(t *testing.T, sink Sink, log *slog.Logger, mod func(*WatcherConfi
 	tc := DefaultTrapListenerConfig("127.0.0.1:0", scanwarden.NewSecret("trap-secret"))
 	mc := DefaultMailListenerConfig("127.0.0.1:0")
 	cfg.Traps, cfg.Mail = &tc, &mc
-	cfg.Rules, cfg.Sink, cfg.Log = DefaultRules(DefaultCodeBook()), sink, log
+	cfg.Rules, cfg.Store, cfg.Log = DefaultRules(DefaultCodeBook()), sink, log
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -72,7 +72,7 @@ func FuzzTrapListenerHandle(f *testing.F) {
 	cfg := DefaultTrapListenerConfig("127.0.0.1:0", scanwarden.NewSecret("public"))
 	cfg.Users = []V3Auth{{User: "fuzz", AuthPass: scanwarden.NewSecret("fuzz-auth-pass"), PrivPass: scanwarden.NewSecret("fuzz-priv-pass")}}
 	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), NewMemorySink(0, 100), nil)
+	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), NewRecorder(NewMemorySink(0, 100), nil, nil, nil), nil)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func FuzzSMTPSession(f *testing.F) {
 	cfg.MaxConnsPerAddr = cfg.MaxConns
 	idx := NewDeviceIndex()
 	idx.Add(Inventory{Address: "10.77.0.40:161", Serial: "W4X0A20002"})
-	m, err := NewMailListener(cfg, DefaultRules(DefaultCodeBook()), sink, idx, nil)
+	m, err := NewMailListener(cfg, DefaultRules(DefaultCodeBook()), NewRecorder(sink, idx, nil, nil), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

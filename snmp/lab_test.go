@@ -52,7 +52,7 @@ func TestLabSNMP(t *testing.T) {
 		t.Errorf("v3 authPriv: %+v %v", r, err)
 	}
 	// The poller across the lab: one status cycle.
-	p, _ := NewPoller(PollerConfig{Workers: 4}, rules, NewMemorySink(0, 0), nil)
+	p, _ := NewPoller(PollerConfig{Workers: 4}, rules, NewRecorder(NewMemorySink(0, 0), nil, nil, nil), nil)
 	p.SetTargets([]Target{{Host: simIP, Port: port, Community: scanwarden.NewSecret("kyocera-job1102")}, v3})
 	st, err := p.Cycle(ctx)
 	if err != nil || st.Answered != 2 || st.NewEvents != 1 {

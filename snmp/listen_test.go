@@ -26,7 +26,7 @@ func startTraps(t *testing.T, communities ...string) (*TrapListener, *MemorySink
 	}
 	cfg := DefaultTrapListenerConfig("127.0.0.1:0", cs...)
 	cfg.AllowFrom = func(a netip.Addr) bool { return a.IsLoopback() } // loopback plays the watched device
-	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), sink, nil)
+	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), NewRecorder(sink, nil, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestMailOverSMTP(t *testing.T) {
 	idx.Add(Inventory{Address: "10.77.0.40:161", Serial: "W4X0A20002"})
 	cfg := DefaultMailListenerConfig("127.0.0.1:0")
 	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} // loopback plays the mail relay
-	m, err := NewMailListener(cfg, DefaultRules(DefaultCodeBook()), sink, idx, nil)
+	m, err := NewMailListener(cfg, DefaultRules(DefaultCodeBook()), NewRecorder(sink, idx, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

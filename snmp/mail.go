@@ -328,8 +328,8 @@ func (c MailListenerConfig) Validate() error {
 type MailListener struct {
 	cfg   MailListenerConfig
 	rules *Rules
-	sink  Sink
-	index *DeviceIndex
+	rec   *Recorder
+	index *DeviceIndex // the recorder's
 	log   *slog.Logger
 	junk  *loglimit.Limiter
 	now   func() time.Time
@@ -344,18 +344,18 @@ type MailListener struct {
 }
 
 // NewMailListener returns a listener; Open binds it.
-func NewMailListener(cfg MailListenerConfig, rules *Rules, sink Sink, index *DeviceIndex, log *slog.Logger) (*MailListener, error) {
+func NewMailListener(cfg MailListenerConfig, rules *Rules, rec *Recorder, log *slog.Logger) (*MailListener, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if rules == nil || sink == nil || index == nil {
-		return nil, errors.New("mail listener: rules, sink and index are required")
+	if rules == nil || rec == nil {
+		return nil, errors.New("mail listener: rules and recorder are required")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "snmp.mail")
-	return &MailListener{cfg: cfg, rules: rules, sink: sink, index: index, log: log, junk: loglimit.New(log, 10*time.Second),
+	return &MailListener{cfg: cfg, rules: rules, rec: rec, index: rec.index, log: log, junk: loglimit.New(log, 10*time.Second),
 		now: time.Now}, nil
 }
 
@@ -530,7 +530,7 @@ func (m *MailListener) Accept(ctx context.Context, from string, peer netip.Addr,
 		ev.Detail["matched_by"] = how
 		ev.Detail["peer"] = peer.String()
 		ev.Unverified = !verified
-		fresh, err := m.sink.RecordEvent(ctx, ev)
+		fresh, err := m.rec.Event(ctx, ev)
 		if err != nil {
 			return fmt.Errorf("record mail event: %w", err)
 		}

@@ -85,7 +85,7 @@ func (s CycleStats) PDUsPerDevice() float64 {
 type Poller struct {
 	cfg   PollerConfig
 	rules *Rules
-	sink  Sink
+	rec   *Recorder
 	log   *slog.Logger
 	now   func() time.Time
 
@@ -100,18 +100,18 @@ type Poller struct {
 }
 
 // NewPoller returns a poller; call SetTargets, then Cycle or Open.
-func NewPoller(cfg PollerConfig, rules *Rules, sink Sink, log *slog.Logger) (*Poller, error) {
+func NewPoller(cfg PollerConfig, rules *Rules, rec *Recorder, log *slog.Logger) (*Poller, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if rules == nil || sink == nil {
-		return nil, errors.New("poller: rules and sink are required")
+	if rules == nil || rec == nil {
+		return nil, errors.New("poller: rules and recorder are required")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg = cfg.withDefaults()
-	p := &Poller{cfg: cfg, rules: rules, sink: sink, log: log.With("component", "snmp.poller"), now: time.Now,
+	p := &Poller{cfg: cfg, rules: rules, rec: rec, log: log.With("component", "snmp.poller"), now: time.Now,
 		devices: map[string]*deviceState{}}
 	for i := 0; i < cfg.Workers; i++ {
 		p.clients = append(p.clients, newClient())
@@ -225,7 +225,8 @@ func (p *Poller) pollAll(ctx context.Context, due []*deviceState) <-chan pollOut
 	return results
 }
 
-// record counts one device's outcome into stats and hands its inventory and events to the sink.
+// record counts one device's outcome into stats and records its inventory
+// (or that it answered) and its events.
 func (p *Poller) record(ctx context.Context, stats *CycleStats, out pollOutcome) {
 	stats.Polled++
 	stats.PDUs += out.pdus
@@ -242,17 +243,17 @@ func (p *Poller) record(ctx context.Context, stats *CycleStats, out pollOutcome)
 		p.log.Warn("poll failed", "err", out.err)
 	}
 	if out.identified != nil {
-		if err := p.sink.RecordDevice(ctx, *out.identified); err != nil && ctx.Err() == nil {
+		if err := p.rec.Device(ctx, *out.identified); err != nil && ctx.Err() == nil {
 			p.log.Error("record device", "device", out.identified.Address, "err", err)
 		}
-	} else if ss, ok := p.sink.(SeenSink); ok && out.err == nil && out.addr != "" {
-		if err := ss.RecordSeen(ctx, out.addr, out.at); err != nil && ctx.Err() == nil {
+	} else if out.err == nil && out.addr != "" {
+		if err := p.rec.Seen(ctx, out.addr, out.at); err != nil && ctx.Err() == nil {
 			p.log.Error("record device seen", "device", out.addr, "err", err)
 		}
 	}
 	for _, ev := range out.events {
 		stats.Events++
-		fresh, err := p.sink.RecordEvent(ctx, ev)
+		fresh, err := p.rec.Event(ctx, ev)
 		if err != nil {
 			if ctx.Err() == nil {
 				p.log.Error("record event", "device", ev.Device, "code", ev.Code, "err", err)

@@ -56,7 +56,7 @@ func TestAttackTrapV3Replay(t *testing.T) {
 	cfg := DefaultTrapListenerConfig("127.0.0.1:0")
 	cfg.Users = []V3Auth{{User: "signer", AuthProto: "SHA256", AuthPass: scanwarden.NewSecret("auth-pass-signer")}}
 	cfg.AllowFrom = func(a netip.Addr) bool { return a.IsLoopback() }
-	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), sink, nil)
+	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), NewRecorder(sink, nil, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestTrapV3EngineRestartedWithSameBoots(t *testing.T) {
 	cfg := DefaultTrapListenerConfig("127.0.0.1:0")
 	cfg.Users = []V3Auth{{User: "signer", AuthProto: "SHA256", AuthPass: scanwarden.NewSecret("auth-pass-signer")}}
 	cfg.AllowFrom = func(a netip.Addr) bool { return a.IsLoopback() }
-	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), sink, slog.New(slog.NewTextHandler(&logs, nil)))
+	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), NewRecorder(sink, nil, nil, nil), slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestPollerSeenEveryPoll(t *testing.T) {
 	port := startSnmpsim(t, 1)[0]
 	sink := &seenSink{MemorySink: NewMemorySink(time.Hour, 0), seen: map[string][]time.Time{}}
 	interval := time.Second // the poller's shortest
-	p, err := NewPoller(PollerConfig{Workers: 1, Interval: interval}, DefaultRules(DefaultCodeBook()), sink, nil)
+	p, err := NewPoller(PollerConfig{Workers: 1, Interval: interval}, DefaultRules(DefaultCodeBook()), NewRecorder(sink, nil, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestPollerCycle(t *testing.T) {
 	targets = append(targets, silent)
 
 	sink := NewMemorySink(time.Hour, 0)
-	p, err := NewPoller(PollerConfig{Workers: 3, Interval: time.Second, MaxRepetitions: 8}, DefaultRules(DefaultCodeBook()), sink, nil)
+	p, err := NewPoller(PollerConfig{Workers: 3, Interval: time.Second, MaxRepetitions: 8}, DefaultRules(DefaultCodeBook()), NewRecorder(sink, nil, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestPollerCancel(t *testing.T) {
 		tg.Timeout, tg.Retries = 2*time.Second, 2
 		targets = append(targets, tg)
 	}
-	p, _ := NewPoller(PollerConfig{Workers: 4, Interval: time.Second}, DefaultRules(DefaultCodeBook()), NewMemorySink(0, 0), nil)
+	p, _ := NewPoller(PollerConfig{Workers: 4, Interval: time.Second}, DefaultRules(DefaultCodeBook()), NewRecorder(NewMemorySink(0, 0), nil, nil, nil), nil)
 	if err := p.SetTargets(targets); err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestV3AuthPriv(t *testing.T) {
 		t.Errorf("v3 probe: %+v", r)
 	}
 	// A poller keeps the discovered engine: the second cycle needs 1 PDU.
-	p, _ := NewPoller(PollerConfig{Workers: 1}, rules, NewMemorySink(0, 0), nil)
+	p, _ := NewPoller(PollerConfig{Workers: 1}, rules, NewRecorder(NewMemorySink(0, 0), nil, nil, nil), nil)
 	p.SetTargets([]Target{tg})
 	p.Cycle(context.Background())
 	st, err := p.Cycle(context.Background())
@@ -269,7 +269,7 @@ func TestV3AuthPriv(t *testing.T) {
 func TestPollerRun(t *testing.T) {
 	port := startSnmpsim(t, 1)[0]
 	sink := NewMemorySink(time.Hour, 0)
-	p, err := NewPoller(PollerConfig{Workers: 1, Interval: time.Second}, DefaultRules(DefaultCodeBook()), sink, nil)
+	p, err := NewPoller(PollerConfig{Workers: 1, Interval: time.Second}, DefaultRules(DefaultCodeBook()), NewRecorder(sink, nil, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-// MemorySink and Deduper are test helpers: an in-memory Sink.
+// MemorySink and Deduper are test helpers: an in-memory Store.
 
 package snmp
 
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"slices"
 	"sync"
 	"testing"
@@ -88,7 +89,7 @@ func NewMemorySink(window time.Duration, max int) *MemorySink {
 	return &MemorySink{dedup: NewDeduper(window, 0), Devices: map[string]Inventory{}, max: max}
 }
 
-// RecordDevice implements Sink.
+// RecordDevice implements Store.
 func (m *MemorySink) RecordDevice(_ context.Context, inv Inventory) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -96,7 +97,19 @@ func (m *MemorySink) RecordDevice(_ context.Context, inv Inventory) error {
 	return nil
 }
 
-// RecordEvent implements Sink.
+// RecordSeen implements Store: answered polls are not kept.
+func (m *MemorySink) RecordSeen(context.Context, string, time.Time) error { return nil }
+
+// RecordEvents implements Store, one event at a time.
+func (m *MemorySink) RecordEvents(ctx context.Context, evs []Event) ([]bool, error) {
+	fresh := make([]bool, len(evs))
+	for i, ev := range evs {
+		fresh[i], _ = m.RecordEvent(ctx, ev)
+	}
+	return fresh, nil
+}
+
+// RecordEvent implements Store.
 func (m *MemorySink) RecordEvent(_ context.Context, ev Event) (bool, error) {
 	if !m.dedup.Fresh(ev.Key, ev.Time) {
 		m.mu.Lock()
@@ -119,8 +132,8 @@ func (m *MemorySink) Snapshot() []Event {
 	return append([]Event(nil), m.Events...)
 }
 
-// storeFake is a fake of the store's sink (a BatchSink and SeenSink): an
-// event is fresh when its key is not in dups; err fails every call.
+// storeFake is a fake of the state store (store.SNMPSink): an event is
+// fresh when its key is not in dups; err fails every call.
 type storeFake struct {
 	dups map[string]bool
 	err  error
@@ -150,11 +163,11 @@ func (f *storeFake) RecordSeen(_ context.Context, address string, _ time.Time) e
 	return f.err
 }
 
-// TestRouteSink: stored first, then only the fresh events of a device are
-// routed (a duplicate and an unverified one are not); nothing is routed
-// when the store fails, and Fail hears every store error; answered polls
-// reach a store that keeps them.
-func TestRouteSink(t *testing.T) {
+// TestRecorder: stored first, then only the fresh events of a device are
+// handed on (a duplicate and an unverified one are not); nothing is handed
+// on when the store fails, and the error callback hears every store error;
+// answered polls reach the store; a recorded device is indexed.
+func TestRecorder(t *testing.T) {
 	evs := []Event{{Key: "new", Device: "10.0.0.1:161"}, {Key: "dup", Device: "10.0.0.1:161"},
 		{Key: "relay", Device: "mail:relay", Unverified: true}}
 	storeErr := errors.New("database is locked")
@@ -171,29 +184,36 @@ func TestRouteSink(t *testing.T) {
 	} {
 		var routed []string
 		failures := 0
-		s := &RouteSink{Next: c.next, Route: func(_ context.Context, ev Event) { routed = append(routed, ev.Key) },
-			Fail: func(err error) {
+		r := NewRecorder(c.next, nil, func(_ context.Context, ev Event) { routed = append(routed, ev.Key) },
+			func(err error) {
 				if !errors.Is(err, storeErr) {
-					t.Errorf("%s: Fail(%v)", c.name, err)
+					t.Errorf("%s: onError(%v)", c.name, err)
 				}
 				failures++
-			}}
-		fresh, err := s.RecordEvents(context.Background(), evs)
+			})
+		fresh, err := r.Events(context.Background(), evs)
 		if (err != nil) != c.wantError || !slices.Equal(fresh, c.fresh) || !slices.Equal(routed, c.routed) {
 			t.Errorf("%s: fresh %v routed %v err %v", c.name, fresh, routed, err)
 		}
-		s.RecordDevice(context.Background(), Inventory{Address: "10.0.0.1:161"})
-		s.RecordSeen(context.Background(), "10.0.0.1:161", time.Now())
+		r.Device(context.Background(), Inventory{Address: "10.0.0.1:161"})
+		r.Seen(context.Background(), "10.0.0.1:161", time.Now())
 		if failures != c.failures || !slices.Equal(c.next.seen, []string{"10.0.0.1:161"}) {
 			t.Errorf("%s: %d failures, seen %v", c.name, failures, c.next.seen)
 		}
+		if dev, ok := r.index.ByIP(netip.MustParseAddr("10.0.0.1")); !ok || dev != "10.0.0.1:161" {
+			t.Errorf("%s: recorded device not indexed: %q %v", c.name, dev, ok)
+		}
 	}
-	// A store that keeps no answered polls, and no Route: stored only.
-	s := &RouteSink{Next: NewMemorySink(time.Hour, 0)}
-	if err := s.RecordSeen(context.Background(), "10.0.0.1:161", time.Now()); err != nil {
+	// A store that keeps no answered polls, and no callback: stored only;
+	// one event is recorded as one.
+	r := NewRecorder(NewMemorySink(time.Hour, 0), nil, nil, nil)
+	if err := r.Seen(context.Background(), "10.0.0.1:161", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if fresh, err := s.RecordEvent(context.Background(), evs[0]); err != nil || !fresh {
+	if fresh, err := r.Event(context.Background(), evs[0]); err != nil || !fresh {
 		t.Fatalf("memory sink: %v %v", fresh, err)
+	}
+	if fresh, err := r.Event(context.Background(), evs[0]); err != nil || fresh || r.Fresh() != 1 {
+		t.Fatalf("memory sink, again: %v %v, %d fresh", fresh, err, r.Fresh())
 	}
 }

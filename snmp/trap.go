@@ -290,8 +290,8 @@ type TrapListenerConfig struct {
 	// DeviceFor maps a sender address to the device key used in events
 	// (nil: the sender's IP with port 161, matching Target.Addr).
 	DeviceFor func(netip.Addr) string `json:"-"`
-	// QueueSize events wait for the sink at most; more are dropped and
-	// counted. BatchSize events go to the sink in one write at most.
+	// QueueSize events wait for the store at most; more are dropped and
+	// counted. BatchSize events are stored in one write at most.
 	QueueSize int `json:"queue_size"`
 	BatchSize int `json:"batch_size"`
 	// Replay keeps the SNMPv3 replay guard's state across restarts (read at
@@ -353,12 +353,12 @@ type TrapStats struct {
 
 // TrapListener receives traps on UDP and records their events. One
 // goroutine reads and decodes; a bounded queue carries the events to a
-// second one that writes them to the sink in batches, so a flood costs
+// second one that records them in batches, so a flood costs
 // drops (counted), never memory, and a slow store never stalls the socket.
 type TrapListener struct {
 	cfg   TrapListenerConfig
 	rules *Rules
-	sink  Sink
+	rec   *Recorder
 	log   *slog.Logger
 	junk  *loglimit.Limiter
 	now   func() time.Time
@@ -374,12 +374,12 @@ type TrapListener struct {
 }
 
 // NewTrapListener returns a listener; Open binds it.
-func NewTrapListener(cfg TrapListenerConfig, rules *Rules, sink Sink, log *slog.Logger) (*TrapListener, error) {
+func NewTrapListener(cfg TrapListenerConfig, rules *Rules, rec *Recorder, log *slog.Logger) (*TrapListener, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if rules == nil || sink == nil {
-		return nil, errors.New("trap listener: rules and sink are required")
+	if rules == nil || rec == nil {
+		return nil, errors.New("trap listener: rules and recorder are required")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -388,7 +388,7 @@ func NewTrapListener(cfg TrapListenerConfig, rules *Rules, sink Sink, log *slog.
 		cfg.DeviceFor = func(a netip.Addr) string { return netip.AddrPortFrom(a, DefaultPort).String() }
 	}
 	log = log.With("component", "snmp.traps")
-	return &TrapListener{cfg: cfg, rules: rules, sink: sink, log: log, junk: loglimit.New(log, cfg.LogEvery),
+	return &TrapListener{cfg: cfg, rules: rules, rec: rec, log: log, junk: loglimit.New(log, cfg.LogEvery),
 		now: time.Now, queue: make(chan Event, cfg.QueueSize), replay: newReplayGuard()}, nil
 }
 
@@ -488,7 +488,7 @@ func (l *TrapListener) Stats() TrapStats {
 }
 
 // Close stops the listener; events still queued get one second to reach
-// the sink.
+// the store.
 func (l *TrapListener) Close() error {
 	if l.cancel == nil {
 		return nil
@@ -679,7 +679,7 @@ func (l *TrapListener) fill(batch []Event) []Event {
 }
 
 func (l *TrapListener) record(ctx context.Context, batch []Event) bool {
-	fresh, err := recordEvents(ctx, l.sink, batch)
+	fresh, err := l.rec.Events(ctx, batch)
 	if err != nil {
 		if ctx.Err() == nil {
 			l.log.Error("record trap events", "events", len(batch), "err", err)

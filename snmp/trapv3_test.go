@@ -27,7 +27,7 @@ func TestTrapsV3FromSnmptrap(t *testing.T) {
 		{User: "signer", AuthProto: "SHA256", AuthPass: scanwarden.NewSecret("auth-pass-signer")},
 	}
 	cfg.AllowFrom = func(a netip.Addr) bool { return a.IsLoopback() }
-	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), sink, nil)
+	l, err := NewTrapListener(cfg, DefaultRules(DefaultCodeBook()), NewRecorder(sink, nil, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

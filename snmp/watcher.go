@@ -35,9 +35,14 @@ type WatcherConfig struct {
 	Traps *TrapListenerConfig
 	Mail  *MailListenerConfig
 
-	Rules *Rules       // required
-	Sink  Sink         // required: where devices and events go (persist, de-duplicate, route)
-	Log   *slog.Logger // nil: discard
+	Rules *Rules // required
+	Store Store  // required: where devices and events are kept (persisted, de-duplicated)
+	// OnEvent is told of each fresh event of a device once stored (nil:
+	// stored only); OnStoreError hears every error Store returns (nil:
+	// each part logs its own).
+	OnEvent      func(ctx context.Context, ev Event)
+	OnStoreError func(error)
+	Log          *slog.Logger // nil: discard
 	// Names resolves the devices given by name and keeps their last good
 	// addresses; nil: a cache of the watcher's own over the system's
 	// resolver. The daemon keeps one across reloads.
@@ -97,8 +102,8 @@ func (c WatcherConfig) Validate() error {
 	switch {
 	case c.Rules == nil:
 		return errors.New("watch: rules are required")
-	case c.Sink == nil:
-		return errors.New("watch: sink is required")
+	case c.Store == nil:
+		return errors.New("watch: store is required")
 	case c.Poller.Workers < 1:
 		return fmt.Errorf("watch: poller workers %d: at least 1", c.Poller.Workers)
 	case c.Poller.Interval < time.Second:
@@ -157,14 +162,14 @@ type WatchCycle struct {
 var ErrNothingToWatch = errors.New("nothing to watch")
 
 // Watcher is the whole watch over a fleet: the poller, the trap listener
-// and the mail listener, all writing through one Sink. Open binds the
+// and the mail listener, all recording through one Recorder. Open binds the
 // listeners and starts the sweep and the polling; Close stops everything and
 // waits for it. `scanwarden snmp watch` and the daemon share it.
 type Watcher struct {
 	cfg    WatcherConfig
 	log    *slog.Logger
 	index  *DeviceIndex
-	sink   *watchSink
+	rec    *Recorder
 	poller *Poller
 	traps  *TrapListener
 	mail   *MailListener
@@ -194,12 +199,12 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	if w.names == nil {
 		w.names = resolve.NewCache(nil, 2*time.Second)
 	}
-	w.sink = &watchSink{next: cfg.Sink, index: w.index}
+	w.rec = NewRecorder(cfg.Store, w.index, cfg.OnEvent, cfg.OnStoreError)
 	for _, t := range cfg.Targets {
 		w.index.Add(Inventory{Address: t.Addr()})
 	}
 	var err error
-	if w.poller, err = NewPoller(cfg.Poller, cfg.Rules, w.sink, log); err != nil {
+	if w.poller, err = NewPoller(cfg.Poller, cfg.Rules, w.rec, log); err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	if cfg.Traps != nil {
@@ -210,7 +215,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		if tc.AllowFrom == nil {
 			tc.AllowFrom = w.isDevice
 		}
-		if w.traps, err = NewTrapListener(tc, cfg.Rules, w.sink, log); err != nil {
+		if w.traps, err = NewTrapListener(tc, cfg.Rules, w.rec, log); err != nil {
 			return nil, fmt.Errorf("watch: %w", err)
 		}
 	}
@@ -219,7 +224,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		if mc.AllowFrom == nil {
 			mc.AllowFrom = w.isDevice
 		}
-		if w.mail, err = NewMailListener(mc, cfg.Rules, w.sink, w.index, log); err != nil {
+		if w.mail, err = NewMailListener(mc, cfg.Rules, w.rec, log); err != nil {
 			return nil, fmt.Errorf("watch: %w", err)
 		}
 	}
@@ -285,8 +290,8 @@ func (w *Watcher) Err() error {
 	}
 }
 
-// Close stops the polling and the listeners and waits for them; the Sink
-// is not called after Close returns.
+// Close stops the polling and the listeners and waits for them; nothing
+// is recorded after Close returns.
 func (w *Watcher) Close() error {
 	if w.cancel == nil {
 		return nil
@@ -394,7 +399,7 @@ type WatchStats struct {
 
 // Stats returns the totals so far.
 func (w *Watcher) Stats() WatchStats {
-	st := WatchStats{Cycles: int(w.cycles.Load()), NewEvents: w.sink.fresh.Load()}
+	st := WatchStats{Cycles: int(w.cycles.Load()), NewEvents: w.rec.Fresh()}
 	if w.traps != nil {
 		ts := w.traps.Stats()
 		st.Traps = &ts
@@ -436,7 +441,7 @@ func (w *Watcher) run(ctx context.Context) error {
 		}
 		sort.Slice(found, func(i, j int) bool { return found[i].Address < found[j].Address })
 		for _, inv := range found {
-			if err := w.sink.RecordDevice(ctx, inv); err != nil && ctx.Err() == nil {
+			if err := w.rec.Device(ctx, inv); err != nil && ctx.Err() == nil {
 				w.log.Error("record device", "device", inv.Address, "err", err)
 			}
 			if !inv.Kyocera {
@@ -483,47 +488,4 @@ func (w *Watcher) run(ctx context.Context) error {
 		st := w.Stats()
 		w.cfg.OnCycle(WatchCycle{Cycle: int(n), CycleStats: cs, Traps: st.Traps, Mail: st.Mail})
 	})
-}
-
-// watchSink keeps the device index (traps and mail are matched with it)
-// and counts fresh events on the way to the caller's Sink.
-type watchSink struct {
-	next  Sink
-	index *DeviceIndex
-	fresh atomic.Int64
-}
-
-func (s *watchSink) RecordDevice(ctx context.Context, inv Inventory) error {
-	s.index.Add(inv)
-	return s.next.RecordDevice(ctx, inv)
-}
-
-var _ SeenSink = (*watchSink)(nil)
-
-// RecordSeen hands on an answered poll's time when the sink keeps it (the
-// poller asks its own sink, this one: without it no answered poll would
-// move a device's "seen" after its identification).
-func (s *watchSink) RecordSeen(ctx context.Context, address string, at time.Time) error {
-	if ss, ok := s.next.(SeenSink); ok {
-		return ss.RecordSeen(ctx, address, at)
-	}
-	return nil
-}
-
-func (s *watchSink) RecordEvents(ctx context.Context, evs []Event) ([]bool, error) {
-	fresh, err := recordEvents(ctx, s.next, evs)
-	for _, f := range fresh {
-		if f {
-			s.fresh.Add(1)
-		}
-	}
-	return fresh, err
-}
-
-func (s *watchSink) RecordEvent(ctx context.Context, ev Event) (bool, error) {
-	fresh, err := s.next.RecordEvent(ctx, ev)
-	if err == nil && fresh {
-		s.fresh.Add(1)
-	}
-	return fresh, err
 }

@@ -22,7 +22,7 @@ import (
 func TestMailListenerCloseRightAfterOpen(t *testing.T) {
 	for i := range 100 {
 		m, err := NewMailListener(DefaultMailListenerConfig("127.0.0.1:0"), DefaultRules(DefaultCodeBook()),
-			NewMemorySink(0, 0), NewDeviceIndex(), nil)
+			NewRecorder(NewMemorySink(0, 0), nil, nil, nil), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestMailListenerCloseEndsSessions(t *testing.T) {
 	cfg := DefaultMailListenerConfig("127.0.0.1:0")
 	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	m, err := NewMailListener(cfg, DefaultRules(DefaultCodeBook()),
-		NewMemorySink(0, 0), NewDeviceIndex(), nil)
+		NewRecorder(NewMemorySink(0, 0), nil, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestWatcherCloseIsPrompt(t *testing.T) {
 		tc := DefaultTrapListenerConfig("127.0.0.1:0", scanwarden.NewSecret("traps"))
 		mc := DefaultMailListenerConfig("127.0.0.1:0")
 		cfg.Traps, cfg.Mail = &tc, &mc
-		cfg.Rules, cfg.Sink = DefaultRules(DefaultCodeBook()), NewMemorySink(0, 0)
+		cfg.Rules, cfg.Store = DefaultRules(DefaultCodeBook()), NewMemorySink(0, 0)
 		w, err := NewWatcher(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -126,7 +126,7 @@ func TestWatcherCloseIsPrompt(t *testing.T) {
 
 func TestWatcherConfigZeroIsNotDefault(t *testing.T) {
 	base := DefaultWatcherConfig()
-	base.Rules, base.Sink = DefaultRules(DefaultCodeBook()), NewMemorySink(0, 0)
+	base.Rules, base.Store = DefaultRules(DefaultCodeBook()), NewMemorySink(0, 0)
 	base.Targets = []Target{{Host: "127.0.0.1"}}
 	if err := base.Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
@@ -137,7 +137,7 @@ func TestWatcherConfigZeroIsNotDefault(t *testing.T) {
 		"cycles":           func(c *WatcherConfig) { c.Cycles = -1 },
 		"sweep":            func(c *WatcherConfig) { c.Networks = []netip.Prefix{mustPrefix(t, "127.0.0.0/30")}; c.Sweep.Rate = 0 },
 		"nothing to watch": func(c *WatcherConfig) { c.Targets = nil },
-		"sink":             func(c *WatcherConfig) { c.Sink = nil },
+		"store":            func(c *WatcherConfig) { c.Store = nil },
 	} {
 		c := base
 		mod(&c)

@@ -15,7 +15,7 @@ import (
 
 // SNMPSink persists what package snmp learns: inventory and de-duplicated
 // send-failure events, in a table kept within its limits. It implements
-// snmp.Sink and snmp.BatchSink.
+// snmp.Store.
 type SNMPSink struct {
 	s      *Store
 	window time.Duration
@@ -27,7 +27,7 @@ type SNMPSink struct {
 	dropped   map[string]int64
 }
 
-var _ snmp.BatchSink = (*SNMPSink)(nil)
+var _ snmp.Store = (*SNMPSink)(nil)
 
 // DefaultDedupWindow is how long a repeated event key counts as the same
 // occurrence.
@@ -53,7 +53,7 @@ const (
 	pruneInterval = time.Minute
 )
 
-// SNMP returns the store's snmp.Sink with DefaultSNMPLimits; window <= 0
+// SNMP returns the store's snmp.Store with DefaultSNMPLimits; window <= 0
 // means DefaultDedupWindow.
 func (s *Store) SNMP(window time.Duration) *SNMPSink {
 	return s.SNMPLimited(window, DefaultSNMPLimits)

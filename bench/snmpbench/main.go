@@ -45,7 +45,7 @@ func main() {
 			Timeout: *timeout, Retries: 1})
 	}
 	sink := &countingSink{}
-	p, err := snmp.NewPoller(snmp.PollerConfig{Workers: *workers, Interval: time.Minute}, snmp.DefaultRules(snmp.DefaultCodeBook()), sink, nil)
+	p, err := snmp.NewPoller(snmp.PollerConfig{Workers: *workers, Interval: time.Minute}, snmp.DefaultRules(snmp.DefaultCodeBook()), snmp.NewRecorder(sink, nil, nil, nil), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "snmpbench:", err)
 		os.Exit(2)
@@ -111,3 +111,14 @@ func (s *countingSink) RecordEvent(context.Context, snmp.Event) (bool, error) {
 	s.events.Add(1)
 	return true, nil
 }
+
+func (s *countingSink) RecordEvents(_ context.Context, evs []snmp.Event) ([]bool, error) {
+	s.events.Add(int64(len(evs)))
+	fresh := make([]bool, len(evs))
+	for i := range fresh {
+		fresh[i] = true
+	}
+	return fresh, nil
+}
+
+func (s *countingSink) RecordSeen(context.Context, string, time.Time) error { return nil }

@@ -399,12 +399,12 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 	}
 	defer st.Close()
 	stored := st.SNMP(store.DefaultDedupWindow)
-	sink := newWatchSink(stored, out)
+	ws := newWatchStore(stored, out)
 	drops, err := st.SNMPEventDrops(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	cfg := a.config(st, sink, slog.New(h))
+	cfg := a.config(st, ws, slog.New(h))
 	cfg.OnStart = func(s snmp.WatchStart) {
 		out.start(watchStart{Type: "start", Devices: s.Devices, NotKyocera: s.NotKyocera, Interval: snmp.Duration(a.interval),
 			Cycles: a.cycles, TrapListen: s.TrapListen, TrapCommunities: s.TrapCommunities, TrapV3Users: s.TrapV3Users, SMTPListen: s.SMTPListen, State: st.Path(), Pruned: drops})
@@ -446,13 +446,13 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 }
 
 // config is the watcher's configuration from the command line, keeping
-// what it finds through sink in st.
-func (a watchArgs) config(st *store.Store, sink *watchSink, log *slog.Logger) snmp.WatcherConfig {
+// what it finds in ws (over st) and printing each fresh event.
+func (a watchArgs) config(st *store.Store, ws *watchStore, log *slog.Logger) snmp.WatcherConfig {
 	cfg := snmp.DefaultWatcherConfig()
 	cfg.Targets, cfg.Networks, cfg.SweepTarget = a.targets, a.prefixes, a.tmpl
 	cfg.Sweep.Port, cfg.Sweep.Max = a.port, maxSweepAddrs
 	cfg.Poller.Interval, cfg.Cycles = a.interval, a.cycles
-	cfg.Rules, cfg.Sink, cfg.Log = a.rules, sink, log
+	cfg.Rules, cfg.Store, cfg.OnEvent, cfg.Log = a.rules, ws, ws.event, log
 	cfg.Listen(snmp.Listeners{TrapAddr: a.trapAddr, Communities: a.trapComm, User: a.trapUser,
 		SMTPAddr: a.smtpAddr, Allow: a.allow, Replay: st})
 	return cfg

@@ -13,33 +13,35 @@ import (
 	"github.com/scanwarden/scanwarden/store"
 )
 
-// watchSink is the sink the watcher writes to: snmp.RouteSink over the
-// store's sink (as serve's), routing every fresh event of a device to the
-// output; it keeps each device's inventory to print with its events.
-type watchSink struct {
-	snmp.RouteSink
+// watchStore is what the watcher records into: the state store (as
+// serve's), keeping each device's inventory to print with its events.
+type watchStore struct {
+	*store.SNMPSink
+	out *watchOutput
 
 	mu      sync.Mutex
 	devices map[string]snmp.Inventory
 }
 
-func newWatchSink(next *store.SNMPSink, out *watchOutput) *watchSink {
-	s := &watchSink{devices: map[string]snmp.Inventory{}}
-	s.RouteSink = snmp.RouteSink{Next: next, Route: func(_ context.Context, ev snmp.Event) {
-		s.mu.Lock()
-		inv := s.devices[ev.Device]
-		s.mu.Unlock()
-		out.event(ev, inv)
-	}}
-	return s
+func newWatchStore(st *store.SNMPSink, out *watchOutput) *watchStore {
+	return &watchStore{SNMPSink: st, out: out, devices: map[string]snmp.Inventory{}}
 }
 
 // RecordDevice keeps inv for the device's events, and stores it.
-func (s *watchSink) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
+func (s *watchStore) RecordDevice(ctx context.Context, inv snmp.Inventory) error {
 	s.mu.Lock()
 	s.devices[inv.Address] = inv
 	s.mu.Unlock()
-	return s.RouteSink.RecordDevice(ctx, inv)
+	return s.SNMPSink.RecordDevice(ctx, inv)
+}
+
+// event prints a fresh event of a device with its inventory (the
+// watcher's OnEvent).
+func (s *watchStore) event(_ context.Context, ev snmp.Event) {
+	s.mu.Lock()
+	inv := s.devices[ev.Device]
+	s.mu.Unlock()
+	s.out.event(ev, inv)
 }
 
 // The --json lines: one object each, told apart by "type".
