@@ -8,6 +8,7 @@ import (
 	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/warning"
 )
@@ -18,6 +19,9 @@ type checksPart struct {
 	env
 	onCheck func(monitor.Destination, smbcheck.Report, time.Duration, string)
 	onFault func(part string, err error)
+	// share is the fallback share's last probe, for bridged destinations'
+	// health (nil func or answer: no share runs)
+	share func() *samba.ShareHealth
 
 	dir      *ad.Directory // nil: no [ad], or it could not be used
 	notifier *incidentNotifier
@@ -37,7 +41,7 @@ func (c *checksPart) Open(ctx context.Context, cfg config.Config) {
 		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: c.log.With("component", "check")}
 	c.openDirectory(cfg.AD, &opts)
 	c.notifier = newIncidentNotifier(c.env, cfg)
-	c.check = checker{opts, eventlogReaders(cfg.Eventlog)}
+	c.check = checker{opts: opts, readers: eventlogReaders(cfg.Eventlog), st: c.st, share: c.share}
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
 		OnCheck: c.onCheck, OnFault: c.onFault, Log: c.log, Sweeps: eventSweeps{c.st},

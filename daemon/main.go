@@ -275,7 +275,7 @@ const deviceNameTimeout = 2 * time.Second
 // that fails is a fault, never an error. names are the watched devices'
 // last good addresses, kept across reloads.
 func (m *Main) openParts(cfg config.Config, names *resolve.Cache) *parts {
-	checks := &checksPart{env: m.env, onCheck: m.onCheck, onFault: m.partFault}
+	checks := &checksPart{env: m.env, onCheck: m.onCheck, onFault: m.partFault, share: m.shareHealth}
 	checks.Open(m.runCtx, cfg)
 	watch := &watchPart{env: m.env, cfg: cfg, event: m.event, names: names}
 	watch.Open(m.runCtx)

@@ -68,8 +68,9 @@ func (m *Main) partFault(part string, err error) {
 	m.faults.clear(part)
 }
 
-// onCheck records a finished check in the metrics; a green one lets the
-// receiver deliver what it holds for that destination now. A check whose
+// onCheck records a finished check in the metrics; one where scanwarden's
+// own client — the deliveries' — is green (ownGreen) lets the receiver
+// deliver what it holds for that destination now. A check whose
 // ad step could not ask the directory states the "ad" fault (the DC down,
 // its name not resolving); one that could clears it.
 func (m *Main) onCheck(d monitor.Destination, rep smbcheck.Report, took time.Duration, reason string) {
@@ -81,9 +82,23 @@ func (m *Main) onCheck(d monitor.Destination, rep smbcheck.Report, took time.Dur
 			m.faults.clear("ad")
 		}
 	}
-	if rep.OK() && m.recv != nil {
+	if ownGreen(rep) && m.recv != nil {
 		m.recv.Kick(d.Name)
 	}
+}
+
+// ownGreen reports whether rep finds the real folder working for
+// scanwarden's own client, the one deliveries use: a passing check, or
+// the own client's verdict behind a device's that failed on a cause of
+// its client (the bridge's offer) or behind a bridge that fails for
+// another reason (a scan stuck). A destination its MFP cannot reach still
+// gets its held scans delivered as soon as scanwarden can.
+func ownGreen(rep smbcheck.Report) bool {
+	if rep.OK() {
+		return true
+	}
+	own := OwnVerdict(rep)
+	return own != nil && own.Cause == smbcheck.CauseOK
 }
 
 // event hands a fresh send failure to the monitor.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/scanwarden/scanwarden/evidence"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/serverlog"
 
 	"github.com/scanwarden/scanwarden/config"
@@ -28,7 +29,7 @@ func newFleet(st *store.Store) *fleet { return &fleet{st: st, seen: map[string]b
 
 func toMonitor(r registry.Resolved) monitor.Destination {
 	return monitor.Destination{Name: r.Name, Device: r.Destination.Device, Target: r.Target, PasswordUnreadable: r.PasswordUnreadable,
-		Client: r.Client}
+		Client: r.Client, Bridged: r.Bridged()}
 }
 
 // Destinations implements monitor.Registry.
@@ -116,15 +117,28 @@ func (e eventSweeps) RecordSweep(ctx context.Context, ev snmp.Event, s incident.
 type checker struct {
 	opts    smbcheck.Options
 	readers evidence.Readers // [eventlog]: the servers' own story after each check
+	// bridged destinations' health: their deliveries (st) and the
+	// fallback share's last probe (share; nil: no share runs)
+	st    *store.Store
+	share func() *samba.ShareHealth
 }
 
 // Check implements monitor.Checker: as the destination's device would
-// (its stored profile; zero: scanwarden's own client).
-func (c checker) Check(ctx context.Context, t smbcheck.Target, dev smbcheck.Device, progress func(smbcheck.Step)) smbcheck.Report {
+// (its stored profile; zero: scanwarden's own client) — and where that
+// fails on a cause of the device's client, once more with scanwarden's
+// own to offer the bridge (smbcheck.RunWithOwn). A bridged destination's
+// check is the bridge's own (bridgeCheck).
+func (c checker) Check(ctx context.Context, d monitor.Destination, progress func(smbcheck.Step)) smbcheck.Report {
 	o := c.opts
-	o.Progress, o.Device = progress, dev
-	rep := smbcheck.Run(ctx, t, o)
-	c.readers.Attach(ctx, t, &rep)
+	o.Progress, o.Device = progress, d.Client
+	var rep smbcheck.Report
+	if d.Bridged {
+		rep = BridgeCheck(ctx, c.st, c.share, d.Name, func() smbcheck.Report { return smbcheck.Run(ctx, d.Target, o) })
+	} else {
+		rep = smbcheck.RunWithOwn(ctx, d.Target, o)
+		rep.Bridge.Named(d.Name)
+	}
+	c.readers.Attach(ctx, d.Target, &rep)
 	return rep
 }
 

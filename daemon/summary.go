@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/summary"
 	"github.com/scanwarden/scanwarden/warning"
@@ -14,8 +15,10 @@ import (
 )
 
 // Summary reads the headline's input from the store and builds it (the
-// overview, GET /api/v1/summary and `scanwarden status` all come here).
-func Summary(ctx context.Context, st *store.Store, now time.Time) (summary.Summary, error) {
+// overview, GET /api/v1/summary and `scanwarden status` all come here);
+// share is the fallback share's last probe (nil: none), for the bridged
+// destinations' health.
+func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now time.Time) (summary.Summary, error) {
 	in := summary.Input{Now: now}
 	incs, err := st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
 	if err != nil {
@@ -37,7 +40,15 @@ func Summary(ctx context.Context, st *store.Store, now time.Time) (summary.Summa
 	if err != nil {
 		return summary.Summary{}, fmt.Errorf("summary: %w", err)
 	}
+	var bridges []summary.Bridge
 	for _, d := range ds {
+		if d.Bridged() {
+			h, err := BridgeHealth(ctx, st, d, share, now)
+			if err != nil {
+				return summary.Summary{}, fmt.Errorf("summary: %w", err)
+			}
+			bridges = append(bridges, summary.Bridge{Destination: d.Name, Health: h})
+		}
 		sd := summary.Destination{Name: d.Name, Held: held[d.Name], FailingSince: opened[strings.ToLower(d.Name)]}
 		r, ok, err := st.LatestReport(ctx, d.Name)
 		if err != nil {
@@ -56,7 +67,12 @@ func Summary(ctx context.Context, st *store.Store, now time.Time) (summary.Summa
 	if in.Groups, err = st.OpenIncidentGroups(ctx); err != nil {
 		return summary.Summary{}, fmt.Errorf("summary: %w", err)
 	}
-	return summary.Build(in), nil
+	sum := summary.Build(in)
+	sum.Bridges = bridges
+	if sum.Bridges == nil {
+		sum.Bridges = []summary.Bridge{}
+	}
+	return sum, nil
 }
 
 // Warnings implements web.WarningLister: every warning, grouped by what
@@ -71,7 +87,7 @@ func (b webBackend) Warnings(ctx context.Context) ([]warning.Group, error) {
 
 // Summary implements web.Summarizer.
 func (b webBackend) Summary(ctx context.Context) (summary.Summary, error) {
-	return Summary(ctx, b.m.st, time.Now())
+	return Summary(ctx, b.m.st, b.m.shareHealth(), time.Now())
 }
 
 // CheckAll implements web.AllChecker: every destination queued on the

@@ -306,7 +306,7 @@ func TestLabServeOneCauseOneIncident(t *testing.T) {
 	if _, ok := heads[lab.GhostIP]; !ok {
 		t.Errorf("no notice names %s: %+v", lab.GhostIP, evs)
 	}
-	sum, err := Summary(context.Background(), m.Store(), time.Now())
+	sum, err := Summary(context.Background(), m.Store(), nil, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestLabServeOneCauseOneIncident(t *testing.T) {
 	if last.Event != notify.EventClosed || last.Group == nil || last.Group.Subject != lab.GhostIP {
 		t.Errorf("closing notice %+v", last)
 	}
-	sum, _ = Summary(context.Background(), m.Store(), time.Now())
+	sum, _ = Summary(context.Background(), m.Store(), nil, time.Now())
 	if len(sum.Causes) != 1 || sum.Causes[0].Subject != lost {
 		t.Errorf("after the ghost destinations recovered: causes %+v, headline %q", sum.Causes, sum.Sentence)
 	}

@@ -214,7 +214,7 @@ func (b webBackend) TryDestination(ctx context.Context, in web.DestinationInput,
 		return smbcheck.Report{}, err
 	}
 	r := registry.Resolve([]registry.Destination{d}, devs)[0]
-	return p.checks.check.Check(ctx, r.Target, r.Client, progress), nil
+	return p.checks.check.Check(ctx, toMonitor(r), progress), nil
 }
 
 // heldStates are the states of a scan held for its destination, not yet

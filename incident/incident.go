@@ -116,6 +116,11 @@ type Input struct {
 	EventID int64
 	// Delivery: whether it succeeded, and what.
 	Delivered bool
+	// Bridged: a check of a bridged destination (the MFP scans to the
+	// fallback share, scanwarden delivers). A green one closes at once an
+	// incident whose cause is one of the device's client
+	// (smbcheck.ClientCause): the bridge is the standing answer to it.
+	Bridged bool
 }
 
 func (in Input) failing() bool {
@@ -277,6 +282,13 @@ func nextOpen(inc *Incident, in Input, failing bool, now time.Time, closeAfter t
 	if in.Kind == KindCheck && inc.GreenSince.IsZero() {
 		inc.GreenSince = in.At
 	}
+	if in.Kind == KindCheck && in.Bridged && bridgedAway(inc.Cause) {
+		inc.State = StateClosed
+		inc.ClosedAt = now
+		entries = append(entries, Entry{At: now, Kind: EntryClosed, Cause: inc.Cause,
+			Text: "bridged: the MFP scans to the fallback share and scanwarden delivers; the bridge's own check is green"})
+		return Result{Incident: inc, Change: Closed, Entries: entries}
+	}
 	if !inc.GreenSince.IsZero() && now.Sub(inc.GreenSince) >= closeAfter && now.Sub(inc.LastFailure) >= closeAfter {
 		inc.State = StateClosed
 		inc.ClosedAt = now
@@ -285,6 +297,14 @@ func nextOpen(inc *Incident, in Input, failing bool, now time.Time, closeAfter t
 		return Result{Incident: inc, Change: Closed, Entries: entries}
 	}
 	return Result{Incident: inc, Entries: entries}
+}
+
+// bridgedAway reports whether the bridge answers an incident of cause: a
+// cause of the device's client that scanwarden's own does not have (the
+// device's profile is not at hand here; ntlm-blocked and
+// account-restricted count, as a bridged destination's own check passed).
+func bridgedAway(c smbcheck.Cause) bool {
+	return smbcheck.ClientCause(c, smbcheck.Device{NoKerberos: true})
 }
 
 // apply records the input on the incident (cause, jobs) and returns its

@@ -25,7 +25,7 @@ func (m *Monitor) run(j *job) {
 			progress(s)
 		}
 	} else {
-		rep = m.checker.Check(m.ctx, j.dest.Target, j.dest.Client, progress)
+		rep = m.checker.Check(m.ctx, j.dest, progress)
 	}
 	var res Result
 	if m.ctx.Err() != nil {
@@ -57,7 +57,7 @@ func (m *Monitor) record(j *job, rep smbcheck.Report, start time.Time) Result {
 		m.fault("store report of "+j.dest.Name, err)
 	}
 	in := incident.Input{Kind: incident.KindCheck, At: m.cfg.Now(), Destination: j.dest.Name, Device: j.dest.Device,
-		Verdict: rep.Verdict, ReportID: id, Evidence: rep.ServerLog.Lines(), Group: incident.KeyOf(rep)}
+		Verdict: rep.Verdict, ReportID: id, Evidence: rep.ServerLog.Lines(), Group: incident.KeyOf(rep), Bridged: j.dest.Bridged}
 	if err == nil {
 		m.desk.warn(ctx, j.dest, rep)
 	}

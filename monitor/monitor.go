@@ -38,9 +38,10 @@ type Registry interface {
 }
 
 // Checker runs one check (smbcheck.Run with the ledger and directory) of
-// t as the device's client dev would.
+// d's target as its device's client (d.Client) would — or, d bridged, as
+// the bridge delivers.
 type Checker interface {
-	Check(ctx context.Context, t smbcheck.Target, dev smbcheck.Device, progress func(smbcheck.Step)) smbcheck.Report
+	Check(ctx context.Context, d Destination, progress func(smbcheck.Step)) smbcheck.Report
 }
 
 // Reports keeps every report; the id goes on the incident's timeline (0

@@ -53,7 +53,8 @@ type fakeChecker struct {
 	fn        func(ctx context.Context, t smbcheck.Target) smbcheck.Verdict
 }
 
-func (c *fakeChecker) Check(ctx context.Context, t smbcheck.Target, dev smbcheck.Device, progress func(smbcheck.Step)) smbcheck.Report {
+func (c *fakeChecker) Check(ctx context.Context, d Destination, progress func(smbcheck.Step)) smbcheck.Report {
+	t := d.Target
 	c.calls.Add(1)
 	c.mu.Lock()
 	if c.perServer == nil {

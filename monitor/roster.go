@@ -38,6 +38,11 @@ type Destination struct {
 	// Client is its device's SMB client, as every check of it replays it
 	// (registry.Resolved.Client; zero: scanwarden's own).
 	Client smbcheck.Device
+	// Bridged: the MFP scans to the fallback share and scanwarden's
+	// forwarder delivers (Client is then scanwarden's own): its check is
+	// the bridge's own, and a green one ends an incident of a cause of the
+	// device's client at once (incident.Input.Bridged).
+	Bridged bool
 }
 
 // server is the per-server cap's key.
@@ -51,7 +56,7 @@ func key(name string) string { return strings.ToLower(name) }
 func fingerprint(d Destination) string {
 	t := d.Target
 	h := sha256.Sum256([]byte(strings.Join([]string{t.Host, strconv.Itoa(t.Port), t.Share, t.Path, t.User, t.Password.Reveal(),
-		t.Workstation, string(t.Auth), d.PasswordUnreadable, fmt.Sprintf("%+v", d.Client)}, "\x00")))
+		t.Workstation, string(t.Auth), d.PasswordUnreadable, fmt.Sprintf("%+v", d.Client), strconv.FormatBool(d.Bridged)}, "\x00")))
 	return hex.EncodeToString(h[:])
 }
 

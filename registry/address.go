@@ -65,7 +65,8 @@ func Reachable(seen time.Time, interval time.Duration) bool {
 
 // Resolved is a stored destination as it is replayed: with its device (nil
 // when it has none, or names one not registered), the smbcheck.Target
-// built from both and the device's client its checks replay (Client).
+// built from both and the device's client its checks replay (Client; for a
+// bridged destination scanwarden's own, zero).
 type Resolved struct {
 	Destination
 	Device *Device
@@ -86,7 +87,13 @@ func Resolve(ds []Destination, devs []Device) []Resolved {
 		if d.Device != "" {
 			dev = byName[strings.ToLower(d.Device)]
 		}
-		out = append(out, Resolved{Destination: d, Device: dev, Target: d.Target(dev), Client: dev.Client()})
+		client := dev.Client()
+		if d.Bridged() {
+			// the MFP speaks only to the fallback share; the real folder
+			// gets scanwarden's own client, the forwarder's
+			client = smbcheck.Device{}
+		}
+		out = append(out, Resolved{Destination: d, Device: dev, Target: d.Target(dev), Client: client})
 	}
 	return out
 }

@@ -130,9 +130,10 @@ func WriteAddressBook(w io.Writer, contacts []Contact) error {
 // fallback share, and everything else — e-mail, FTP and fax fields, other
 // contacts, one-touch keys, groups, comments — as it was, so the device's
 // import changes nothing but the SMB destinations. folder gives a contact
-// Id's fallback folder; a contact it does not know is an error (import the
-// export first). The input is checked as ReadAddressBook checks it. It
-// returns how many contacts were rewritten.
+// Id's fallback folder ("" : a known contact kept as it is, one not
+// bridged when only the bridged are pointed there); a contact it does not
+// know is an error (import the export first). The input is checked as
+// ReadAddressBook checks it. It returns how many contacts were rewritten.
 func RewriteForFallback(r io.Reader, w io.Writer, folder func(id string) (string, bool), fb Fallback) (int, error) {
 	raw, err := io.ReadAll(&limitReader{r: r, n: MaxAddressBookSize})
 	if err != nil {
@@ -172,8 +173,8 @@ func RewriteForFallback(r io.Reader, w io.Writer, folder func(id string) (string
 			}
 			tok = t
 		case xml.StartElement:
-			if t.Name.Local == "Item" && attr(t, "Type") == "Contact" && smb[attr(t, "Id")] {
-				f, _ := folder(attr(t, "Id"))
+			f, _ := folder(attr(t, "Id"))
+			if t.Name.Local == "Item" && attr(t, "Type") == "Contact" && smb[attr(t, "Id")] && f != "" {
 				set := map[string]string{
 					"SmbHostName": fb.Host, "SmbPath": `\` + share + `\` + f, "SmbLoginName": fb.User,
 					"SmbLoginPasswd": EncodePassword(fb.Password.Reveal()), "SmbPort": strconv.Itoa(port),

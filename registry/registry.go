@@ -90,7 +90,15 @@ type Destination struct {
 	Source             Source
 	Created            time.Time
 	Updated            time.Time
+	// BridgedAt is when the destination was bridged (zero: it is not): its
+	// MFP scans to its folder on the fallback share and scanwarden's
+	// forwarder delivers with scanwarden's own client, so its checks
+	// replay that client, not the device's (Resolve).
+	BridgedAt time.Time
 }
+
+// Bridged reports whether the destination is bridged.
+func (d Destination) Bridged() bool { return !d.BridgedAt.IsZero() }
 
 // Folder is the destination's folder name on the fallback share (receiver)
 // and in exports: Folder(Name).

@@ -83,6 +83,10 @@ const (
 	// CauseNTLMv1Refused: the MFP logs on with NTLMv1 over SMB2/3, and the
 	// server (or the domain controller behind it) accepts only NTLMv2.
 	CauseNTLMv1Refused Cause = "ntlmv1-refused"
+	// CauseBridgeFailing: the destination is bridged (the MFP scans to the
+	// fallback share, scanwarden delivers) and the bridge itself does not
+	// deliver: the share is not serving, or a scan waits past the limit.
+	CauseBridgeFailing Cause = "bridge-failing"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -175,6 +179,8 @@ var causes = []CauseInfo{
 		"Remove the account (or its group) from the server's \"Deny access to this computer from the network\" policy, and make sure \"Access this computer from the network\" includes it (Group Policy → Computer Configuration → Windows Settings → Security Settings → Local Policies → User Rights Assignment); share permissions are not the problem."},
 	{CauseNTLMv1Refused, "1102", "The MFP logs on with NTLMv1, which the server refuses (it accepts only NTLMv2); the password itself is right.",
 		"Switch the MFP's SMB client to NTLMv2 (Command Center RX → Network Settings → Protocol → SMB Client; older firmware needs an update for it). Only as a stop-gap allow NTLMv1 on the server (Samba: ntlm auth = ntlmv1-permitted, on the domain controllers too for a domain account; Windows: LmCompatibilityLevel 4 or lower), which weakens every account's password protection."},
+	{CauseBridgeFailing, "", "The destination is bridged (the MFP scans to scanwarden's fallback share, scanwarden delivers), and the bridge does not deliver.",
+		"See the bridge's health on the destination's page (scanwarden status): get the fallback share serving (scanwarden receiver status), or see why the waiting scans are not delivered (scanwarden receiver list); scanwarden receiver deliver tries at once."},
 }
 
 // Causes returns the vocabulary, in a stable order.

@@ -135,6 +135,9 @@ type Report struct {
 	// connections), read with a separate account after the check
 	// (package evidence): evidence beside the verdict, never the verdict.
 	ServerLog *serverlog.Story `json:"server_log,omitempty"`
+	// Bridge is what the report says about the bridge (RunWithOwn): the
+	// offer, or that the check was a bridged destination's own.
+	Bridge *Bridge `json:"bridge,omitempty"`
 }
 
 // Step returns the step with id, or nil.

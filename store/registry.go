@@ -202,7 +202,7 @@ func (s *Store) RemoveDevice(ctx context.Context, name string, withDestinations 
 // --- destinations ---
 
 const destCols = `t.id, t.name, t.host, t.port, t.share, t.path, t.user_name, t.password_sealed, coalesce(d.name, ''),
-	t.workstation, t.auth, t.address_book_id, t.display_name, t.source, t.created_at, t.updated_at, t.password_unreadable`
+	t.workstation, t.auth, t.address_book_id, t.display_name, t.source, t.created_at, t.updated_at, t.password_unreadable, t.bridged_at`
 
 const destFrom = " FROM destinations t LEFT JOIN devices d ON d.id = t.device_id"
 
@@ -210,9 +210,9 @@ func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) 
 	var t registry.Destination
 	var id int64
 	var pw []byte
-	var src, created, updated, auth string
+	var src, created, updated, auth, bridged string
 	if err := r.Scan(&id, &t.Name, &t.Host, &t.Port, &t.Share, &t.Path, &t.User, &pw, &t.Device, &t.Workstation, &auth,
-		&t.AddressBookID, &t.DisplayName, &src, &created, &updated, &t.PasswordUnreadable); err != nil {
+		&t.AddressBookID, &t.DisplayName, &src, &created, &updated, &t.PasswordUnreadable, &bridged); err != nil {
 		return 0, t, err
 	}
 	v, err := s.openSecret(pw, "destination.password")
@@ -224,6 +224,9 @@ func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) 
 	t.Auth = smbcheck.Auth(auth)
 	t.Created, _ = parseTime(created)
 	t.Updated, _ = parseTime(updated)
+	if bridged != "" {
+		t.BridgedAt, _ = parseTime(bridged)
+	}
 	return id, t, nil
 }
 
@@ -279,6 +282,35 @@ func (s *Store) putDestination(ctx context.Context, tx *sql.Tx, t registry.Desti
 		return fmt.Errorf("put destination %s: %w", t.Name, err)
 	}
 	return nil
+}
+
+// SetBridged bridges the named destination (on) or ends its bridge, and
+// reports whether that changed anything (ErrNotFound when none). An edit
+// or an import of the destination keeps it as it is.
+func (s *Store) SetBridged(ctx context.Context, name string, on bool) (changed bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var was string
+		err := tx.QueryRowContext(ctx, "SELECT bridged_at FROM destinations WHERE name = ?", name).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("destination %q: %w", name, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read destination %q: %w", name, err)
+		}
+		if (was != "") == on {
+			return nil
+		}
+		at := ""
+		if on {
+			at = formatTime(s.now())
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE destinations SET bridged_at = ? WHERE name = ?", at, name); err != nil {
+			return fmt.Errorf("bridge destination %q: %w", name, err)
+		}
+		changed = true
+		return nil
+	})
+	return changed, err
 }
 
 // Destination returns the named destination, password included

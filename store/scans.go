@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -223,6 +224,48 @@ func (c *Scans) ScanStats(ctx context.Context) (receiver.ScanStats, error) {
 		st.LastFailed = &failed[0]
 	}
 	return st, nil
+}
+
+// Backlog sums up destination's deliveries (three small queries): what
+// waits, since when, the newest delivery and the newest failure.
+func (c *Scans) Backlog(ctx context.Context, destination string) (receiver.Backlog, error) {
+	var b receiver.Backlog
+	var oldest sql.NullString
+	if err := c.s.db.QueryRowContext(ctx, `SELECT count(*), min(received_at) FROM scans
+		WHERE state IN ('held', 'failed', 'delivering') AND destination = ?`, destination).Scan(&b.Waiting, &oldest); err != nil {
+		return b, fmt.Errorf("backlog of %s: %w", destination, err)
+	}
+	var err error
+	if oldest.Valid && oldest.String != "" {
+		if b.Oldest, err = parseTime(oldest.String); err != nil {
+			return b, fmt.Errorf("backlog of %s: %w", destination, err)
+		}
+	}
+	var at, name string
+	err = c.s.db.QueryRowContext(ctx, `SELECT delivered_at, remote_name FROM scans
+		WHERE state IN ('delivered', 'purged') AND destination = ? AND delivered_at != '' ORDER BY delivered_at DESC LIMIT 1`, destination).Scan(&at, &name)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return b, fmt.Errorf("backlog of %s: %w", destination, err)
+	default:
+		if b.LastDelivered, err = parseTime(at); err != nil {
+			return b, fmt.Errorf("backlog of %s: %w", destination, err)
+		}
+		b.LastFile = name
+	}
+	rows, err := c.s.db.QueryContext(ctx, "SELECT "+scanCols+" FROM scans WHERE state = 'failed' AND destination = ? ORDER BY id DESC LIMIT 1", destination)
+	if err != nil {
+		return b, fmt.Errorf("backlog of %s: %w", destination, err)
+	}
+	failed, err := readScans(rows)
+	if err != nil {
+		return b, fmt.Errorf("backlog of %s: %w", destination, err)
+	}
+	if len(failed) == 1 {
+		b.LastFailed = &failed[0]
+	}
+	return b, nil
 }
 
 // Counts returns how many scans are in each state (one query: the web's

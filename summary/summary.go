@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/warning"
@@ -92,6 +93,15 @@ type Summary struct {
 	// Causes are the open incident groups, each one cause on one server
 	// or account with the destinations it makes fail.
 	Causes []Cause `json:"causes"`
+	// Bridges are the bridged destinations with their bridge's own health
+	// (filled by the reader: the store and the share's probe).
+	Bridges []Bridge `json:"bridges"`
+}
+
+// Bridge is a bridged destination and its bridge's health.
+type Bridge struct {
+	Destination string        `json:"destination"`
+	Health      bridge.Health `json:"health"`
 }
 
 // Build makes the headline. Failing destinations come oldest failure

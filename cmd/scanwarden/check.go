@@ -13,9 +13,12 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/config"
+	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/doctor"
 	"github.com/scanwarden/scanwarden/evidence"
 	"github.com/scanwarden/scanwarden/pattern"
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
@@ -56,6 +59,11 @@ type checkArgs struct {
 	maxFailures                           int
 	timeout                               time.Duration
 	ad                                    *adFlags
+	// a stored destination's: bridged, its store (BridgeCheck) and the
+	// receiver's folder (the share's last probe)
+	bridged     bool
+	st          *store.Store
+	receiverDir string
 }
 
 func runCheck(ctx context.Context, env environ, args []string) int {
@@ -120,6 +128,11 @@ func (a *checkArgs) run(ctx context.Context) int {
 	}
 	profile := dev.ValuesWith(a.device)
 	client := registry.ClientOf(profile)
+	if a.bridged {
+		// the MFP scans to the fallback share; the real folder gets
+		// scanwarden's own client, as the forwarder delivers
+		client = smbcheck.Device{}
+	}
 	if err := client.Validate(); err != nil {
 		ledger.Close()
 		return c.fail(err)
@@ -163,8 +176,13 @@ func (a *checkArgs) run(ctx context.Context) int {
 		if opts.Progress != nil {
 			opts.Progress(rep.Steps[0])
 		}
+	} else if a.bridged {
+		share := func() *samba.ShareHealth { return receiver.LastShareCheck(a.receiverDir) }
+		rep = daemon.BridgeCheck(ctx, a.st, share, a.destination, func() smbcheck.Report { return smbcheck.Run(ctx, t, opts) })
+		readers.Attach(ctx, t, &rep)
 	} else {
-		rep = smbcheck.Run(ctx, t, opts)
+		rep = smbcheck.RunWithOwn(ctx, t, opts)
+		rep.Bridge.Named(a.destination)
 		readers.Attach(ctx, t, &rep)
 	}
 	return finishCheck(ctx, c.env, ledger, warn, rep, profile, a.asJSON)
@@ -193,7 +211,9 @@ func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t smbcheck
 		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, a.destination, rep) }
 		if dirErr == nil {
 			canaries = dirCanaries{filepath.Join(dir, "canaries")}
+			a.receiverDir = receiverDir(dir)
 		}
+		a.bridged, a.st = d.Bridged(), st
 		return d.Target, d.Device, ledger, canaries, d.PasswordUnreadable, 0, true
 	}
 	if len(a.pos) != 1 {
@@ -431,6 +451,7 @@ func printVerdict(w io.Writer, r smbcheck.Report) {
 		humanf(w, "  left behind: %s\n", r.Canary)
 	}
 	humanf(w, "fix: %s\n", v.Fix)
+	printBridge(w, r.Bridge)
 	if r.ServerLog != nil {
 		humanf(w, "the server's own story (read as %s; evidence, not the verdict):\n", r.ServerLog.Reader)
 		for _, l := range r.ServerLog.Lines() {

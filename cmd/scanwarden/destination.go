@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
@@ -19,6 +20,7 @@ const destinationUsage = `usage:
   scanwarden destination list [--device DEVICE] [--json]
   scanwarden destination show NAME [--json]
   scanwarden destination remove NAME
+  scanwarden destination bridge [--off] NAME
   (each takes --data-dir DIR and --key-file FILE)
 
 The registry's scan destinations, as the MFP stores them. add stores (or
@@ -27,6 +29,15 @@ comes from --password-file FILE ("-" for stdin) or SCANWARDEN_PASSWORD and is
 sealed at rest; --user '' is an empty login name (guest), --no-password an
 empty password. list and show never print a password; show adds the last
 check's report. "scanwarden check --destination NAME" replays one.
+
+bridge makes a destination a standing route through the fallback share: the
+MFP scans to the destination's folder there (export addressbook --bridged
+points it there) and scanwarden delivers with its own client (SMB 3.1.1,
+signing, encryption, Kerberos), verified — for a server whose demands the
+MFP cannot meet while scanwarden can (a check offers it). Its checks are
+then scanwarden's own, and its health the bridge's: the share serving, the
+own check of the real folder, the last delivery, the oldest waiting scan.
+--off ends it.
 
 flags:
 `
@@ -37,6 +48,7 @@ func runDestination(ctx context.Context, env environ, args []string) int {
 		"list":   registryCommand(destinationUsage, destinationList),
 		"show":   registryCommand(destinationUsage, destinationShow),
 		"remove": registryCommand(destinationUsage, destinationRemove),
+		"bridge": registryCommand(destinationUsage, destinationBridge),
 	})
 }
 
@@ -103,12 +115,17 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 			return c.fail(err)
 		}
 		out := []destinationJSON{}
+		share := lastShareCheck(c)
 		for _, d := range ds {
 			last, err := latestReport(ctx, st, d.Name)
 			if err != nil {
 				return c.fail(err)
 			}
-			out = append(out, fullDestJSON(d, last))
+			j := fullDestJSON(d, last)
+			if err := withBridge(ctx, st, &j, d, share); err != nil {
+				return c.fail(err)
+			}
+			out = append(out, j)
 		}
 		if *asJSON {
 			return c.printJSON(struct {
@@ -129,6 +146,9 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 			}
 			if j.PasswordUnreadable != "" {
 				last += " — " + registry.PasswordUnreadableMark
+			}
+			if j.Bridge != nil {
+				last += " — " + j.Bridge.Line(time.Now())
 			}
 			humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, destString(ds[i].Target(nil)), userLabel(j.User), last)
 		}
@@ -156,6 +176,9 @@ func destinationShow(ctx context.Context, c *subcommand, args []string) int {
 			return c.fail(err)
 		}
 		j := fullDestJSON(d, last)
+		if err := withBridge(ctx, st, &j, d, lastShareCheck(c)); err != nil {
+			return c.fail(err)
+		}
 		ws := r.Target.Info().Workstation
 		if *asJSON {
 			out := struct {
@@ -227,4 +250,7 @@ func printDestination(w io.Writer, j destinationJSON, ws string) {
 		humanf(w, "address book  Id %s, \"%s\"\n", j.AddressBookID, j.DisplayName)
 	}
 	humanf(w, "folder        %s\n", j.Folder)
+	if j.Bridge != nil {
+		humanf(w, "bridge        %s\n", j.Bridge.Line(time.Now()))
+	}
 }

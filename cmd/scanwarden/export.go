@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
@@ -15,7 +16,7 @@ import (
 
 const exportUsage = `usage: scanwarden export addressbook --device NAME --fallback-host HOST [--fallback-port N]
                                     [--fallback-share scans] --fallback-user USER --fallback-password-file FILE
-                                    [--from ORIGINAL.xml] [--out FILE] [--data-dir DIR]
+                                    [--bridged] [--from ORIGINAL.xml] [--out FILE] [--data-dir DIR]
 
 Writes an address book in the Kyocera export format in which every SMB
 destination of the device points at its folder on scanwarden's fallback
@@ -28,7 +29,10 @@ from exports, not tested on a device.
 With --from (the device's own export, as imported; recommended) the copy
 keeps everything else of it — e-mail, FTP and fax fields, contacts without
 SMB, one-touch keys, groups — and changes only the SMB fields. Without it,
-the book holds the device's SMB destinations alone. The file holds the fallback password
+the book holds the device's SMB destinations alone. With --bridged only the
+device's bridged destinations (destination bridge NAME) point at the
+fallback share; with --from the others stay as they were, without it the
+book holds the bridged ones alone. The file holds the fallback password
 in a form anyone can decode: it is written with mode 0600.
 
 flags:
@@ -47,6 +51,7 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	pwFile := c.fs.String("fallback-password-file", "", "file holding that user's password (first line; - for stdin)")
 	out := c.fs.String("out", "", "write the address book here (default: standard output)")
 	from := c.fs.String("from", "", "the device's own export (as imported): keep all of it but the SMB fields")
+	bridged := c.fs.Bool("bridged", false, "only the bridged destinations point at the fallback share (with --from the others stay as they were)")
 	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {
 		return code
 	}
@@ -69,7 +74,10 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	n, err := writeExport(env, *out, func(w io.Writer) (int, error) { return fallbackBook(w, dests, fb, *from) })
+	if *bridged && !slices.ContainsFunc(dests, registry.Destination.Bridged) {
+		return c.fail(fmt.Errorf("device %s has no bridged destination (scanwarden destination bridge NAME)", *device))
+	}
+	n, err := writeExport(env, *out, func(w io.Writer) (int, error) { return fallbackBook(w, dests, fb, *from, *bridged) })
 	if err != nil {
 		return c.fail(err)
 	}
@@ -94,11 +102,15 @@ func exportDestinations(ctx context.Context, c *subcommand, device string) ([]re
 	return st.Destinations(ctx, device)
 }
 
-// fallbackBook writes the address book pointing dests at the fallback:
-// from the device's own export when from is given, else their contacts
-// alone. n: the contacts written.
-func fallbackBook(w io.Writer, dests []registry.Destination, fb registry.Fallback, from string) (n int, err error) {
+// fallbackBook writes the address book pointing dests (bridgedOnly: the
+// bridged ones) at the fallback: from the device's own export when from is
+// given (the others as they were), else their contacts alone. n: the
+// contacts pointed there.
+func fallbackBook(w io.Writer, dests []registry.Destination, fb registry.Fallback, from string, bridgedOnly bool) (n int, err error) {
 	if from == "" {
+		if bridgedOnly {
+			dests = slices.DeleteFunc(slices.Clone(dests), func(d registry.Destination) bool { return !d.Bridged() })
+		}
 		contacts := registry.FallbackContacts(dests, fb)
 		return len(contacts), registry.WriteAddressBook(w, contacts)
 	}
@@ -106,6 +118,9 @@ func fallbackBook(w io.Writer, dests []registry.Destination, fb registry.Fallbac
 	for _, d := range dests {
 		if d.Source == registry.SourceImported && d.AddressBookID != "" {
 			byID[d.AddressBookID] = d.Folder()
+			if bridgedOnly && !d.Bridged() {
+				byID[d.AddressBookID] = "" // known, kept as it is
+			}
 		}
 	}
 	f, err := os.Open(from)

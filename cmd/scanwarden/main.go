@@ -34,7 +34,7 @@ usage:
   scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]   replay a scan destination's logon, layer by layer
   scanwarden check --destination NAME [flags]                       replay a stored destination; its report is kept
   scanwarden import addressbook FILE --device NAME [flags]          import a Kyocera address-book export's SMB destinations
-  scanwarden destination add|list|show|remove [flags]               the stored scan destinations
+  scanwarden destination add|list|show|remove|bridge [flags]        the stored scan destinations; bridge: through the fallback share
   scanwarden device add|list|show|remove [flags]                    the stored devices (MFPs) and their SMB profile
   scanwarden export addressbook --device NAME --fallback-host H ... an address book pointing the device at the fallback share
   scanwarden secrets rotate                                         re-encrypt the stored secrets under a new key

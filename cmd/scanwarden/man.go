@@ -19,7 +19,7 @@ import (
 // the source registers is on the page.
 var manCommands = [][]string{
 	{"serve"}, {"status"}, {"notify", "test"}, {"check"}, {"import", "addressbook"},
-	{"destination", "add"}, {"destination", "list"}, {"destination", "show"}, {"destination", "remove"},
+	{"destination", "add"}, {"destination", "list"}, {"destination", "show"}, {"destination", "remove"}, {"destination", "bridge"},
 	{"device", "add"}, {"device", "list"}, {"device", "show"}, {"device", "remove"},
 	{"export", "addressbook"}, {"secrets", "rotate"}, {"ad", "user"}, {"ad", "host"},
 	{"snmp", "probe"}, {"snmp", "walk"}, {"snmp", "watch"}, {"snmp", "codes"},

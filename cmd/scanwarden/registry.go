@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
@@ -30,6 +31,10 @@ type destinationJSON struct {
 	// PasswordUnreadable: why the imported password could not be read.
 	PasswordUnreadable string      `json:"password_unreadable,omitempty"`
 	LastCheck          *reportJSON `json:"last_check,omitempty"`
+	// BridgedAt: when it was bridged (absent: it is not); Bridge its
+	// bridge's own health.
+	BridgedAt *time.Time     `json:"bridged_at,omitempty"`
+	Bridge    *bridge.Health `json:"bridge,omitempty"`
 }
 
 type reportJSON struct {

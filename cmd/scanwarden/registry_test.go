@@ -223,6 +223,42 @@ func TestImportAddressBookCLI(t *testing.T) {
 		t.Errorf("--from with a contact not imported: %s", r.stderr)
 	}
 
+	// --bridged: only a bridged destination points at the fallback; with
+	// --from the others stay as the device had them.
+	if r := cli(exitUsage, "", "export", "addressbook", "--device", "mfp01", "--fallback-host", "sw.kyolab.test", "--fallback-user", `SW\mfp`,
+		"--fallback-password-file", fbpw, "--bridged", "--out", out2, "--data-dir", data); !strings.Contains(r.stderr, "no bridged destination") {
+		t.Errorf("--bridged with none bridged: %s", r.stderr)
+	}
+	if r := cli(exitOK, "", "destination", "bridge", "known-answer", "--data-dir", data); !strings.Contains(r.stdout, "known-answer: bridged") ||
+		!strings.Contains(r.stdout, "export addressbook --device mfp01 --bridged") {
+		t.Errorf("destination bridge: %s", r.stdout)
+	}
+	cli(exitFinding, "", "destination", "bridge", "nope", "--data-dir", data)
+	if r := cli(exitOK, "", "destination", "show", "known-answer", "--json", "--data-dir", data); !strings.Contains(r.stdout, `"bridged_at"`) ||
+		!strings.Contains(r.stdout, `"state": "failing"`) || !strings.Contains(r.stdout, "fallback share is not running") {
+		t.Errorf("show of a bridged destination, no share running: %s", r.stdout)
+	}
+	out3 := filepath.Join(dir, "fallback-bridged.xml")
+	cli(exitOK, "", "export", "addressbook", "--device", "mfp01", "--fallback-host", "sw.kyolab.test", "--fallback-user", `SW\mfp`,
+		"--fallback-password-file", fbpw, "--bridged", "--from", short, "--out", out3, "--data-dir", data)
+	f3, _ := os.Open(out3)
+	bb, err := registry.ReadAddressBook(f3)
+	f3.Close()
+	if err != nil || len(bb.Contacts) < 2 {
+		t.Fatalf("export --bridged read back: %v %d", err, len(bb.Contacts))
+	}
+	for _, c := range bb.Contacts {
+		if fallback := c.Host == "sw.kyolab.test"; fallback != (c.Path == "known-answer") {
+			t.Errorf("export --bridged: contact %s at %s\\%s\\%s", c.DisplayName, c.Host, c.Share, c.Path)
+		}
+	}
+	if r := cli(exitOK, "", "destination", "bridge", "--off", "known-answer", "--data-dir", data); !strings.Contains(r.stdout, "not bridged") {
+		t.Errorf("destination bridge --off: %s", r.stdout)
+	}
+	if r := cli(exitOK, "", "destination", "show", "known-answer", "--json", "--data-dir", data); strings.Contains(r.stdout, `"bridged_at"`) {
+		t.Errorf("unbridged, yet: %s", r.stdout)
+	}
+
 	// Rotation keeps every secret readable.
 	rot := cli(exitOK, "", "secrets", "rotate", "--data-dir", data)
 	if !strings.Contains(rot.stdout, "re-encrypted 10 secrets") {

@@ -32,7 +32,7 @@ func runStatus(ctx context.Context, env environ, args []string) int {
 	}
 	return c.readStore(ctx, true, func(st *store.Store) int {
 		now := time.Now()
-		sum, err := daemon.Summary(ctx, st, now)
+		sum, err := daemon.Summary(ctx, st, lastShareCheck(c), now)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -57,6 +57,9 @@ func runStatus(ctx context.Context, env environ, args []string) int {
 		}
 		for _, g := range sum.ComingUp {
 			humanf(env.stdout, "coming up: %s\n", g.Text)
+		}
+		for _, b := range sum.Bridges {
+			humanf(env.stdout, "bridge: %s — %s\n", b.Destination, b.Health.Line(now))
 		}
 		if o := sum.OldestIncident; o != nil {
 			cause := ""
