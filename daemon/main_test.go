@@ -273,7 +273,7 @@ webhook_backoff = "10ms"
 			}
 		}
 	}
-	var dl struct{ Destinations []web.Destination }
+	var dl struct{ Destinations []registry.DestinationView }
 	api("GET", "/api/v1/destinations", &dl)
 	dests := dl.Destinations
 	if len(dests) != 1 || dests[0].Last == nil || dests[0].Last.Verdict.Cause != "host-unreachable" || dests[0].OpenIncident == 0 || !dests[0].PasswordSet {
@@ -291,7 +291,7 @@ webhook_backoff = "10ms"
 		t.Fatalf("check now: %+v", rep.Verdict)
 	}
 	api("GET", "/metrics", nil)
-	var dv struct{ Devices []web.Device }
+	var dv struct{ Devices []registry.DeviceView }
 	api("GET", "/api/v1/devices", &dv)
 	devs := dv.Devices
 	if len(devs) != 1 || devs[0].Name != "MFP01" {

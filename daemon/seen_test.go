@@ -67,9 +67,9 @@ func TestServeDeviceReachableTenIntervals(t *testing.T) {
 		}
 		return string(b)
 	}
-	device := func() web.Device {
+	device := func() registry.DeviceView {
 		t.Helper()
-		var body struct{ Devices []web.Device }
+		var body struct{ Devices []registry.DeviceView }
 		if err := json.Unmarshal([]byte(get("/api/v1/devices")), &body); err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestServeDeviceReachableTenIntervals(t *testing.T) {
 			}
 		}
 		t.Fatalf("MFP-SEEN not in /api/v1/devices")
-		return web.Device{}
+		return registry.DeviceView{}
 	}
 	up := func() bool {
 		return strings.Contains(get("/metrics"), `scanwarden_device_up{device="MFP-SEEN"} 1`)

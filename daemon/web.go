@@ -12,6 +12,7 @@ import (
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/web"
 )
@@ -37,52 +38,26 @@ func notFound(err error) error {
 	return err
 }
 
-func (b webBackend) webDevice(d registry.Device, inv map[string]webInv) web.Device {
-	p := d.ProfileJSON()
-	wd := web.Device{Name: d.Name, Address: d.Address, SysName: d.SysName, Model: d.Model, Serial: d.Serial,
-		Workstation: d.Workstation, SNMPVersion: d.SNMP.Version, SNMPCredentials: d.HasSNMPCredentials(),
-		V3User: d.SNMP.V3User, V3AuthProto: d.SNMP.V3AuthProto, V3PrivProto: d.SNMP.V3PrivProto, SMBProfile: &p}
-	if d.Address == "" {
-		wd.Fault = "not polled: no SNMP address"
-		return wd
-	}
-	if i, ok := inv[d.SNMPAddr()]; ok {
-		wd.SysName, wd.Model, wd.Serial = first(i.SysName, d.SysName), first(i.Model, d.Model), first(i.Serial, d.Serial)
-		wd.Firmware, wd.Location, wd.MAC, wd.LastSeen = i.Firmware, i.Location, i.MAC, i.Seen
-		wd.Reachable = registry.Reachable(i.Seen, b.m.snmpInterval())
-	}
-	if !wd.Reachable {
-		wd.Fault = "does not answer SNMP"
-		if wd.LastSeen.IsZero() {
-			wd.Fault = "has not answered SNMP yet"
-		}
-	}
-	return wd
-}
-
-func first(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-type webInv struct {
-	SysName, Model, Serial, Firmware, Location, MAC string
-	Seen                                            time.Time
-}
-
-func (b webBackend) inventory(ctx context.Context) (map[string]webInv, error) {
+// inventory is what the poller last read of each device, by SNMP address.
+func (b webBackend) inventory(ctx context.Context) (map[string]snmp.Inventory, error) {
 	invs, err := b.m.st.SNMPDevices(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]webInv{}
+	out := map[string]snmp.Inventory{}
 	for _, i := range invs {
-		out[registry.Address(i.Address).SNMPAddr()] = webInv{SysName: i.SysName, Model: i.Model, Serial: i.Serial, Firmware: i.Firmware,
-			Location: i.SysLocation, MAC: i.MAC, Seen: i.SeenAt}
+		out[registry.Address(i.Address).SNMPAddr()] = i
 	}
 	return out, nil
+}
+
+// deviceView is d as shown, with its inventory when the poller has one.
+func (b webBackend) deviceView(d registry.Device, inv map[string]snmp.Inventory) registry.DeviceView {
+	var seen *snmp.Inventory
+	if i, ok := inv[d.SNMPAddr()]; ok && d.Address != "" {
+		seen = &i
+	}
+	return d.View(seen, b.m.snmpInterval())
 }
 
 // snmpInterval is the running poll interval.
@@ -94,7 +69,7 @@ func (m *Main) snmpInterval() time.Duration {
 }
 
 // Devices implements web.Fleet.
-func (b webBackend) Devices(ctx context.Context) ([]web.Device, error) {
+func (b webBackend) Devices(ctx context.Context) ([]registry.DeviceView, error) {
 	devs, err := b.m.st.Devices(ctx)
 	if err != nil {
 		return nil, err
@@ -111,9 +86,9 @@ func (b webBackend) Devices(ctx context.Context) ([]web.Device, error) {
 	for _, d := range ds {
 		count[strings.ToLower(d.Device)]++
 	}
-	out := make([]web.Device, 0, len(devs))
+	out := make([]registry.DeviceView, 0, len(devs))
 	for _, d := range devs {
-		wd := b.webDevice(d, inv)
+		wd := b.deviceView(d, inv)
 		wd.DestinationCount = count[strings.ToLower(d.Name)]
 		out = append(out, wd)
 	}
@@ -121,32 +96,22 @@ func (b webBackend) Devices(ctx context.Context) ([]web.Device, error) {
 }
 
 // Device implements web.Fleet.
-func (b webBackend) Device(ctx context.Context, name string) (web.Device, error) {
+func (b webBackend) Device(ctx context.Context, name string) (registry.DeviceView, error) {
 	d, err := b.m.st.Device(ctx, name)
 	if err != nil {
-		return web.Device{}, notFound(err)
+		return registry.DeviceView{}, notFound(err)
 	}
 	inv, err := b.inventory(ctx)
 	if err != nil {
-		return web.Device{}, err
+		return registry.DeviceView{}, err
 	}
-	wd := b.webDevice(d, inv)
+	wd := b.deviceView(d, inv)
 	dests, err := b.destinations(ctx, d.Name)
 	if err != nil {
-		return web.Device{}, err
+		return registry.DeviceView{}, err
 	}
 	wd.Destinations, wd.DestinationCount = dests, len(dests)
 	return wd, nil
-}
-
-func webDestination(d registry.Destination) web.Destination {
-	wd := web.Destination{Name: d.Name, Device: d.Device, DisplayName: d.DisplayName, Host: d.Host, Port: d.Port,
-		Share: d.Share, Path: d.Path, User: d.User, Workstation: d.Workstation, PasswordSet: !d.Password.IsZero(),
-		PasswordUnreadable: d.PasswordUnreadable, Source: string(d.Source), Auth: string(d.Target(nil).Info().Auth)}
-	if wd.Auth == "" {
-		wd.Auth = string(smbcheck.AuthNTLM)
-	}
-	return wd
 }
 
 // SetDeviceProfile implements web.ProfileEditor: the scheduler re-reads
@@ -179,17 +144,6 @@ func (b webBackend) SetAuth(ctx context.Context, name string, auth smbcheck.Auth
 	return nil
 }
 
-func record(r registry.Report) *web.CheckRecord {
-	rec := &web.CheckRecord{At: r.At, Verdict: r.Report.Verdict}
-	if r.Report.WorkingForm != nil {
-		rec.WorkingForm = r.Report.WorkingForm.Typed
-	}
-	for _, s := range r.Report.Steps {
-		rec.Duration += s.Duration
-	}
-	return rec
-}
-
 func (b webBackend) openIncidents(ctx context.Context) (map[string]int64, error) {
 	incs, err := b.m.st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
 	if err != nil {
@@ -202,7 +156,7 @@ func (b webBackend) openIncidents(ctx context.Context) (map[string]int64, error)
 	return out, nil
 }
 
-func (b webBackend) destinations(ctx context.Context, device string) ([]web.Destination, error) {
+func (b webBackend) destinations(ctx context.Context, device string) ([]registry.DestinationView, error) {
 	ds, err := b.m.st.Destinations(ctx, device)
 	if err != nil {
 		return nil, notFound(err)
@@ -215,11 +169,11 @@ func (b webBackend) destinations(ctx context.Context, device string) ([]web.Dest
 	if err != nil {
 		return nil, err
 	}
-	out := make([]web.Destination, 0, len(ds))
+	out := make([]registry.DestinationView, 0, len(ds))
 	for _, d := range ds {
-		wd := webDestination(d)
+		wd := d.View()
 		if v, ok := latest[strings.ToLower(d.Name)]; ok {
-			wd.Last = &web.CheckRecord{At: v.At, Verdict: v.Verdict, WorkingForm: v.WorkingForm}
+			wd.Last = &registry.ReportView{At: v.At, Verdict: v.Verdict, WorkingForm: v.WorkingForm}
 		}
 		wd.OpenIncident = open[strings.ToLower(d.Name)]
 		out = append(out, wd)
@@ -228,27 +182,28 @@ func (b webBackend) destinations(ctx context.Context, device string) ([]web.Dest
 }
 
 // Destinations implements web.Fleet.
-func (b webBackend) Destinations(ctx context.Context) ([]web.Destination, error) {
+func (b webBackend) Destinations(ctx context.Context) ([]registry.DestinationView, error) {
 	return b.destinations(ctx, "")
 }
 
 // Destination implements web.Fleet.
-func (b webBackend) Destination(ctx context.Context, name string) (web.Destination, error) {
+func (b webBackend) Destination(ctx context.Context, name string) (registry.DestinationView, error) {
 	d, err := b.m.st.Destination(ctx, name)
 	if err != nil {
-		return web.Destination{}, notFound(err)
+		return registry.DestinationView{}, notFound(err)
 	}
-	wd := webDestination(d)
+	wd := d.View()
 	if r, ok, err := b.m.st.LatestReport(ctx, d.Name); err != nil {
-		return web.Destination{}, err
+		return registry.DestinationView{}, err
 	} else if ok {
-		wd.Last = record(r)
+		last := r.View()
+		wd.Last = &last
 		rep := r.Report
 		wd.Report = &rep
 	}
 	open, err := b.openIncidents(ctx)
 	if err != nil {
-		return web.Destination{}, err
+		return registry.DestinationView{}, err
 	}
 	wd.OpenIncident = open[strings.ToLower(d.Name)]
 	now := time.Now()
@@ -262,14 +217,14 @@ func (b webBackend) Destination(ctx context.Context, name string) (web.Destinati
 }
 
 // History implements web.Fleet.
-func (b webBackend) History(ctx context.Context, name string, limit int) ([]web.CheckRecord, error) {
+func (b webBackend) History(ctx context.Context, name string, limit int) ([]registry.ReportView, error) {
 	rs, err := b.m.st.Reports(ctx, name, limit)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	out := make([]web.CheckRecord, 0, len(rs))
+	out := make([]registry.ReportView, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, *record(r))
+		out = append(out, r.View())
 	}
 	return out, nil
 }

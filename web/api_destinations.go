@@ -1,6 +1,10 @@
 package web
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/scanwarden/scanwarden/registry"
+)
 
 // GET /api/v1/destinations — each with its last verdict.
 func (s *Server) apiDestinations(w http.ResponseWriter, r *http.Request, _ actor) {
@@ -33,7 +37,7 @@ func (s *Server) apiDestination(w http.ResponseWriter, r *http.Request, _ actor)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Destination
-		History []CheckRecord `json:"history"`
+		registry.DestinationView
+		History []registry.ReportView `json:"history"`
 	}{d, nonNil(h)})
 }

@@ -27,15 +27,15 @@ var ErrNotFound = errors.New("not found")
 
 // Fleet reads the devices and destinations.
 type Fleet interface {
-	Devices(ctx context.Context) ([]Device, error)
+	Devices(ctx context.Context) ([]registry.DeviceView, error)
 	// Device returns one device by name with its destinations.
-	Device(ctx context.Context, name string) (Device, error)
+	Device(ctx context.Context, name string) (registry.DeviceView, error)
 	// Destinations returns every destination with its last verdict.
-	Destinations(ctx context.Context) ([]Destination, error)
+	Destinations(ctx context.Context) ([]registry.DestinationView, error)
 	// Destination returns one destination by name with its last report.
-	Destination(ctx context.Context, name string) (Destination, error)
+	Destination(ctx context.Context, name string) (registry.DestinationView, error)
 	// History returns the destination's stored reports, newest first.
-	History(ctx context.Context, name string, limit int) ([]CheckRecord, error)
+	History(ctx context.Context, name string, limit int) ([]registry.ReportView, error)
 }
 
 // Checker runs a check of a stored destination now. progress is called
@@ -97,7 +97,7 @@ type Receiver interface {
 // Importer reads a device's address-book export. With dryRun nothing is
 // stored: the result is the preview.
 type Importer interface {
-	Import(ctx context.Context, device string, export []byte, dryRun bool) (ImportResult, error)
+	Import(ctx context.Context, device string, export []byte, dryRun bool) (registry.ImportView, error)
 }
 
 // Settings are the settings an admin changes in the page, stored; the
@@ -244,97 +244,6 @@ func (e *FieldError) Error() string {
 }
 
 // --- data the backends return ---------------------------------------------
-
-// Device is an MFP.
-type Device struct {
-	Name      string    `json:"name"`
-	Address   string    `json:"address"` // host[:port] it is polled at
-	SysName   string    `json:"sys_name"`
-	Model     string    `json:"model"`
-	Serial    string    `json:"serial"`
-	Firmware  string    `json:"firmware"`
-	Location  string    `json:"location"`
-	MAC       string    `json:"mac"`
-	Status    string    `json:"status"` // the device's own status words ("idle", "error: …")
-	Reachable bool      `json:"reachable"`
-	LastSeen  time.Time `json:"last_seen"` // zero: never answered
-	// Fault is why the device is not polled or not answering, "" when fine.
-	Fault string `json:"fault,omitempty"`
-	// What its form edits (SNMP secrets never: only whether one is stored).
-	Workstation     string `json:"workstation,omitempty"` // the override of SysName
-	SNMPVersion     string `json:"snmp_version,omitempty"`
-	SNMPCredentials bool   `json:"snmp_credentials"`
-	V3User          string `json:"v3_user,omitempty"`
-	V3AuthProto     string `json:"v3_auth_proto,omitempty"`
-	V3PrivProto     string `json:"v3_priv_proto,omitempty"`
-	// DestinationCount is how many destinations it has (Devices too).
-	DestinationCount int           `json:"destination_count"`
-	Destinations     []Destination `json:"destinations,omitempty"` // in Device(name)
-	// SMBProfile is its SMB client as its checks replay it, each value with
-	// where it came from (nil: not known to the backend).
-	SMBProfile *registry.ProfileJSON `json:"smb_profile,omitempty"`
-}
-
-// Destination is one SMB scan destination as the device stores it. It never
-// carries the password: PasswordSet says whether one is stored.
-type Destination struct {
-	Name        string `json:"name"`
-	Device      string `json:"device"`
-	DisplayName string `json:"display_name"`
-	Host        string `json:"host"`
-	Port        int    `json:"port"`
-	Share       string `json:"share"`
-	Path        string `json:"path"`
-	User        string `json:"user"`
-	Workstation string `json:"workstation"`
-	// Auth is how the MFP logs on: ntlm, kerberos or auto.
-	Auth        string `json:"auth"`
-	PasswordSet bool   `json:"password_set"`
-	// PasswordUnreadable says why an imported password could not be read
-	// ("" : known); the destination has none until one is entered.
-	PasswordUnreadable string `json:"password_unreadable,omitempty"`
-	Source             string `json:"source"` // imported | added
-	// Last is the newest check, nil when never checked.
-	Last *CheckRecord `json:"last_check,omitempty"`
-	// Report is the newest report in full (Destination(name) only).
-	Report *smbcheck.Report `json:"report,omitempty"`
-	// OpenIncident is the open incident's id, 0 when none.
-	OpenIncident int64 `json:"open_incident,omitempty"`
-	// Pattern is the sentence of its history (package pattern), and
-	// ServerPattern that of every destination on its file server
-	// (Destination(name) only).
-	Pattern       string `json:"pattern,omitempty"`
-	ServerPattern string `json:"server_pattern,omitempty"`
-}
-
-// CheckRecord is one stored check: when, and its verdict.
-type CheckRecord struct {
-	At          time.Time        `json:"at"`
-	Duration    time.Duration    `json:"-"`
-	Verdict     smbcheck.Verdict `json:"verdict"`
-	WorkingForm string           `json:"working_form,omitempty"`
-	Trigger     string           `json:"trigger,omitempty"` // schedule | event | manual
-	Report      *smbcheck.Report `json:"report,omitempty"`  // History may fill it
-}
-
-// ImportResult is an address-book import, or its preview.
-type ImportResult struct {
-	Device  string      `json:"device"`
-	DryRun  bool        `json:"dry_run"`
-	Entries []ImportRow `json:"entries"`
-	Skipped int         `json:"skipped"`         // contacts with no SMB destination
-	Notes   []string    `json:"notes,omitempty"` // one line each, e.g. the device is new
-}
-
-// ImportRow is one address-book contact and what the import does with it.
-type ImportRow struct {
-	Name        string `json:"name"`         // the destination's name in the registry
-	DisplayName string `json:"display_name"` // the contact's name in the address book
-	Target      string `json:"target"`       // //host[:port]/share/path
-	User        string `json:"user"`
-	Action      string `json:"action"` // add | update | remove | skip
-	Reason      string `json:"reason,omitempty"`
-}
 
 // SettingsSection is one group of settings (ad, snmp, receiver, notify).
 type SettingsSection struct {

@@ -8,14 +8,15 @@ import (
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/summary"
 )
 
 type dashboardView struct {
 	Summary      *summary.Summary // nil when it could not be read
-	Devices      []Device
-	Destinations []Destination
+	Devices      []registry.DeviceView
+	Destinations []registry.DestinationView
 	Failing      int
 	Incidents    []incident.View
 	Receiver     *receiver.StatusView
@@ -90,7 +91,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
 }
 
 // rank orders destinations: failing, never checked, fine.
-func rank(d Destination) int {
+func rank(d registry.DestinationView) int {
 	switch {
 	case d.Last == nil:
 		return 1

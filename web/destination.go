@@ -5,12 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/warning"
 )
 
 type destinationView struct {
-	Destination Destination
-	History     []CheckRecord
+	Destination registry.DestinationView
+	History     []registry.ReportView
 	CanCheck    bool
 	CanEdit     bool            // an Editor is wired: the auth form shows
 	CanManage   bool            // a DestinationManager is wired: edit and remove show

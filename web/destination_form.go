@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -17,7 +18,7 @@ import (
 // what is stored.
 type destinationFormView struct {
 	New         bool
-	Destination Destination
+	Destination registry.DestinationView
 	Folder      string   // as typed, or the stored one as \\host\share\path
 	Devices     []string // the device choices
 	// Errors maps a form field to what is wrong with it, shown beside it.
@@ -34,7 +35,7 @@ func (s *Server) destinationNew(w http.ResponseWriter, r *http.Request, _ actor)
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
 	}
-	v := destinationFormView{New: true, Destination: Destination{Device: r.URL.Query().Get("device"), Auth: string(smbcheck.AuthNTLM)}}
+	v := destinationFormView{New: true, Destination: registry.DestinationView{Device: r.URL.Query().Get("device"), Auth: string(smbcheck.AuthNTLM)}}
 	s.renderDestinationForm(w, r, http.StatusOK, v, "")
 }
 
@@ -55,7 +56,7 @@ func (s *Server) destinationEdit(w http.ResponseWriter, r *http.Request, _ actor
 
 // mfpFolder is the destination's folder as a Kyocera shows it:
 // \\host\share\path (a port other than 445 as host:port).
-func mfpFolder(d Destination) string {
+func mfpFolder(d registry.DestinationView) string {
 	host := d.Host
 	if d.Port != 0 && d.Port != 445 {
 		host = strings.Trim(host, "[]")
@@ -162,7 +163,7 @@ func (s *Server) destinationFormError(w http.ResponseWriter, r *http.Request, in
 // formAgain is the form as it was sent (the password never), with what is
 // stored about the password.
 func (s *Server) formAgain(ctx context.Context, in DestinationInput) destinationFormView {
-	v := destinationFormView{New: in.New, Folder: in.Folder, Destination: Destination{Name: in.Name, User: in.User,
+	v := destinationFormView{New: in.New, Folder: in.Folder, Destination: registry.DestinationView{Name: in.Name, User: in.User,
 		Device: in.Device, Workstation: in.Workstation, Auth: in.Auth}}
 	if !in.New && s.cfg.Fleet != nil {
 		if d, err := s.cfg.Fleet.Destination(ctx, in.Name); err == nil {

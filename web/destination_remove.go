@@ -6,10 +6,11 @@ import (
 	"strconv"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/registry"
 )
 
 type destinationRemoveView struct {
-	Destination Destination
+	Destination registry.DestinationView
 	Held        int      // scans held for it, not yet delivered
 	Others      []string // destinations they can be delivered to instead
 	Errors      map[string]string

@@ -4,11 +4,13 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/scanwarden/scanwarden/registry"
 )
 
 type destinationsView struct {
 	Columns      []column
-	Destinations []Destination
+	Destinations []registry.DestinationView
 	CanEdit      bool // a DestinationManager is wired: add, edit and remove show
 }
 
@@ -28,7 +30,7 @@ func (s *Server) destinationsPage(w http.ResponseWriter, r *http.Request, _ acto
 		{Key: "name", Label: "Destination"}, {Key: "device", Label: "Device"}, {Key: "folder", Label: "Folder", Wide: true},
 		{Key: "user", Label: "User", Wide: true}, {Key: "state", Label: "Last verdict"}, {Key: "checked", Label: "Checked"},
 	})
-	sortBy(ds, desc, func(d Destination) string {
+	sortBy(ds, desc, func(d registry.DestinationView) string {
 		switch key {
 		case "device":
 			return d.Device
@@ -45,21 +47,21 @@ func (s *Server) destinationsPage(w http.ResponseWriter, r *http.Request, _ acto
 			return d.Last.At.UTC().Format(time.RFC3339Nano)
 		}
 		return d.Name
-	}, func(d Destination) string { return d.Name })
+	}, func(d registry.DestinationView) string { return d.Name })
 	s.render(w, http.StatusOK, "destinations", pageData{Title: "Destinations", Nav: "destinations", LoggedIn: true,
 		Flash: flashFor(r.URL.Query().Get("done")), Data: destinationsView{Columns: cols, Destinations: ds, CanEdit: s.cfg.DestinationManager != nil}})
 }
 
 // destinationState orders destinations as the overview does: a password to
 // enter, failing, never checked, fine.
-func destinationState(d Destination) string {
+func destinationState(d registry.DestinationView) string {
 	if d.PasswordUnreadable != "" {
 		return "0"
 	}
 	return strconv.Itoa(1+rank(d)) + " " + verdictCause(d)
 }
 
-func verdictCause(d Destination) string {
+func verdictCause(d registry.DestinationView) string {
 	if d.Last == nil {
 		return ""
 	}

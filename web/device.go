@@ -4,10 +4,11 @@ import (
 	"net/http"
 
 	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/registry"
 )
 
 type deviceView struct {
-	Device    Device
+	Device    registry.DeviceView
 	Events    []incident.EventView
 	CanManage bool // a DeviceManager is wired: edit and remove show
 	CanAdd    bool // a DestinationManager is wired: "add a destination" shows

@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/registry"
 )
 
 // deviceFormView is the add/edit form of a device. Secrets are never put
 // back in the form: CredentialsSet says whether some are stored.
 type deviceFormView struct {
 	New    bool
-	Device Device
+	Device registry.DeviceView
 	// Errors maps a form field to what is wrong with it, shown beside it.
 	Errors map[string]string
 }
@@ -67,7 +68,7 @@ func (s *Server) deviceSave(w http.ResponseWriter, r *http.Request, a actor) {
 	}
 	err := s.cfg.DeviceManager.PutDevice(r.Context(), in)
 	if err != nil {
-		v := deviceFormView{New: in.New, Device: Device{Name: in.Name, Address: in.Address, SNMPVersion: in.SNMPVersion,
+		v := deviceFormView{New: in.New, Device: registry.DeviceView{Name: in.Name, Address: in.Address, SNMPVersion: in.SNMPVersion,
 			V3User: in.V3User, V3AuthProto: in.V3AuthProto, V3PrivProto: in.V3PrivProto, SysName: in.SysName, Workstation: in.Workstation}}
 		if !in.New && s.cfg.Fleet != nil {
 			if d, err := s.cfg.Fleet.Device(r.Context(), in.Name); err == nil {

@@ -64,7 +64,7 @@ func TestDeviceProfileForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d Device
+	var d registry.DeviceView
 	json.NewDecoder(r2.Body).Decode(&d)
 	r2.Body.Close()
 	if r2.StatusCode != http.StatusOK || d.SMBProfile == nil || d.SMBProfile.Values[0].Origin != registry.OriginUnknown {

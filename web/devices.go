@@ -4,11 +4,13 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/scanwarden/scanwarden/registry"
 )
 
 type devicesView struct {
 	Columns []column
-	Devices []Device
+	Devices []registry.DeviceView
 	CanEdit bool // a DeviceManager is wired: add, edit and remove show
 }
 
@@ -27,7 +29,7 @@ func (s *Server) devicesPage(w http.ResponseWriter, r *http.Request, _ actor) {
 		{Key: "name", Label: "Device"}, {Key: "address", Label: "Address", Wide: true}, {Key: "model", Label: "Model", Wide: true},
 		{Key: "state", Label: "State"}, {Key: "seen", Label: "Last seen"}, {Key: "destinations", Label: "Destinations", Wide: true},
 	})
-	sortBy(devs, desc, func(d Device) string {
+	sortBy(devs, desc, func(d registry.DeviceView) string {
 		switch key {
 		case "address":
 			return d.Address
@@ -41,13 +43,13 @@ func (s *Server) devicesPage(w http.ResponseWriter, r *http.Request, _ actor) {
 			return strconv.Itoa(1_000_000 + d.DestinationCount)
 		}
 		return d.Name
-	}, func(d Device) string { return d.Name })
+	}, func(d registry.DeviceView) string { return d.Name })
 	s.render(w, http.StatusOK, "devices", pageData{Title: "Devices", Nav: "devices", LoggedIn: true,
 		Flash: flashFor(r.URL.Query().Get("done")), Data: devicesView{Columns: cols, Devices: devs, CanEdit: s.cfg.DeviceManager != nil}})
 }
 
 // deviceState orders devices: at fault first, then silent, then answering.
-func deviceState(d Device) string {
+func deviceState(d registry.DeviceView) string {
 	switch {
 	case d.Fault != "":
 		return "0 " + d.Fault

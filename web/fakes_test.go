@@ -147,14 +147,14 @@ func (m *memAuth) Audit(_ context.Context, limit int) ([]scanwarden.AuditEntry, 
 
 // fakeFleet is a struct-of-funcs fake over fixed data.
 type fakeFleet struct {
-	devices      []Device
-	destinations []Destination
-	history      map[string][]CheckRecord
+	devices      []registry.DeviceView
+	destinations []registry.DestinationView
+	history      map[string][]registry.ReportView
 	profiles     map[string]*registry.Device // SetDeviceProfile's
 }
 
-func (f *fakeFleet) Devices(context.Context) ([]Device, error) { return f.devices, nil }
-func (f *fakeFleet) Device(_ context.Context, name string) (Device, error) {
+func (f *fakeFleet) Devices(context.Context) ([]registry.DeviceView, error) { return f.devices, nil }
+func (f *fakeFleet) Device(_ context.Context, name string) (registry.DeviceView, error) {
 	for _, d := range f.devices {
 		if d.Name == name {
 			for _, x := range f.destinations {
@@ -165,16 +165,18 @@ func (f *fakeFleet) Device(_ context.Context, name string) (Device, error) {
 			return d, nil
 		}
 	}
-	return Device{}, ErrNotFound
+	return registry.DeviceView{}, ErrNotFound
 }
-func (f *fakeFleet) Destinations(context.Context) ([]Destination, error) { return f.destinations, nil }
-func (f *fakeFleet) Destination(_ context.Context, name string) (Destination, error) {
+func (f *fakeFleet) Destinations(context.Context) ([]registry.DestinationView, error) {
+	return f.destinations, nil
+}
+func (f *fakeFleet) Destination(_ context.Context, name string) (registry.DestinationView, error) {
 	for _, d := range f.destinations {
 		if d.Name == name {
 			return d, nil
 		}
 	}
-	return Destination{}, ErrNotFound
+	return registry.DestinationView{}, ErrNotFound
 }
 
 // SetDeviceProfile implements ProfileEditor over the registry's own
@@ -222,7 +224,7 @@ func (f *fakeFleet) SetAuth(_ context.Context, name string, auth smbcheck.Auth) 
 	return ErrNotFound
 }
 
-func (f *fakeFleet) History(_ context.Context, name string, limit int) ([]CheckRecord, error) {
+func (f *fakeFleet) History(_ context.Context, name string, limit int) ([]registry.ReportView, error) {
 	h := f.history[name]
 	if len(h) > limit {
 		h = h[:limit]
@@ -332,19 +334,19 @@ type fakeImporter struct {
 	calls []bool
 }
 
-func (f *fakeImporter) Import(_ context.Context, device string, data []byte, dryRun bool) (ImportResult, error) {
+func (f *fakeImporter) Import(_ context.Context, device string, data []byte, dryRun bool) (registry.ImportView, error) {
 	f.calls = append(f.calls, dryRun)
-	res := ImportResult{Device: device, DryRun: dryRun}
+	res := registry.ImportView{Device: device, DryRun: dryRun}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		p := strings.Split(line, ",")
 		if len(p) != 3 {
-			return ImportResult{}, fmt.Errorf("line %q: want NAME,TARGET,USER", line)
+			return registry.ImportView{}, fmt.Errorf("line %q: want NAME,TARGET,USER", line)
 		}
-		res.Entries = append(res.Entries, ImportRow{Name: p[0], DisplayName: p[0], Target: p[1], User: p[2], Action: "add"})
+		res.Entries = append(res.Entries, registry.ImportRowView{Name: p[0], DisplayName: p[0], Target: p[1], User: p[2], Action: "add"})
 		if !dryRun {
 			u, _ := url.Parse("smb:" + p[1])
 			share, path, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
-			f.fleet.destinations = append(f.fleet.destinations, Destination{Name: p[0], Device: device, DisplayName: p[0],
+			f.fleet.destinations = append(f.fleet.destinations, registry.DestinationView{Name: p[0], Device: device, DisplayName: p[0],
 				Host: u.Hostname(), Port: 445, Share: share, Path: path, User: p[2], PasswordSet: true, Source: "imported"})
 		}
 	}
@@ -494,18 +496,18 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 	t.Helper()
 	s := &site{t: t, checkAll: &fakeCheckAll{}, auth: newMemAuth(), clock: &fakeClock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}}
 	rep := sampleReport("reception")
-	last := &CheckRecord{At: s.clock.t.Add(-5 * time.Minute), Verdict: rep.Verdict, Trigger: "schedule"}
+	last := &registry.ReportView{At: s.clock.t.Add(-5 * time.Minute), Verdict: rep.Verdict, Trigger: "schedule"}
 	s.fleet = &fakeFleet{
-		devices: []Device{
+		devices: []registry.DeviceView{
 			{Name: "mfp01", Address: "10.77.0.50:161", SysName: "MFP01", Model: "TASKalfa 2553ci", Serial: "W4X0A20001", Reachable: true, Status: "idle"},
 			{Name: "evil", Address: "10.77.0.51:161", SysName: hostile, Model: `"><script>alert(2)</script>`, Serial: "X'Y", Reachable: true},
 		},
-		destinations: []Destination{
+		destinations: []registry.DestinationView{
 			{Name: "reception", Device: "mfp01", DisplayName: hostile, Host: "fs1.kyolab.test", Port: 445, Share: "scans", Path: "m1",
 				User: `KYOLAB\scan`, Workstation: "MFP01", PasswordSet: true, Source: "imported", Last: last, Report: &rep, OpenIncident: 7},
 			{Name: "accounts", Device: "evil", Host: "fs1.kyolab.test", Port: 445, Share: "finance", User: "acc", Source: "added"},
 		},
-		history: map[string][]CheckRecord{"reception": {*last}},
+		history: map[string][]registry.ReportView{"reception": {*last}},
 	}
 	s.recv = &fakeReceiver{
 		scans: []receiver.ScanView{

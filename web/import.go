@@ -5,16 +5,18 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/scanwarden/scanwarden/registry"
 )
 
 // maxExport bounds an uploaded address-book export.
 const maxExport = 8 << 20
 
 type importView struct {
-	Devices []Device
+	Devices []registry.DeviceView
 	Device  string
 	Pending string
-	Result  *ImportResult
+	Result  *registry.ImportView
 	Counts  map[string]int
 }
 
@@ -103,7 +105,7 @@ func (s *Server) importConfirm(w http.ResponseWriter, r *http.Request, a actor) 
 		Flash: "Imported.", Data: importView{Device: p.device, Result: &res, Counts: c}})
 }
 
-func countActions(res ImportResult) map[string]int {
+func countActions(res registry.ImportView) map[string]int {
 	c := map[string]int{}
 	for _, e := range res.Entries {
 		c[e.Action]++

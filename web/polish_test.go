@@ -10,6 +10,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -59,8 +60,8 @@ func storeReport(s *site, dest string, r smbcheck.Report) {
 	for i := range s.fleet.destinations {
 		if d := &s.fleet.destinations[i]; d.Name == dest {
 			d.Report = &r
-			d.Last = &CheckRecord{At: r.Started, Verdict: r.Verdict, Trigger: "manual"}
-			s.fleet.history[dest] = append([]CheckRecord{*d.Last}, s.fleet.history[dest]...)
+			d.Last = &registry.ReportView{At: r.Started, Verdict: r.Verdict, Trigger: "manual"}
+			s.fleet.history[dest] = append([]registry.ReportView{*d.Last}, s.fleet.history[dest]...)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 )
@@ -52,8 +53,8 @@ func parseViews() (*views, error) {
 		"join":           strings.Join,
 		"add":            func(a, b int) int { return a + b },
 		"deref":          func(t *time.Time) time.Time { return derefTime(t) },
-		"unc":            func(d Destination) string { return smbcheck.UNC(d.Host, d.Share, d.Path) },
-		"oddport":        func(d Destination) bool { return d.Port != 0 && d.Port != 445 },
+		"unc":            func(d registry.DestinationView) string { return smbcheck.UNC(d.Host, d.Share, d.Path) },
+		"oddport":        func(d registry.DestinationView) bool { return d.Port != 0 && d.Port != 445 },
 		"profileLabel":   profileLabel,
 		"profileChoices": profileChoices,
 	}
@@ -221,7 +222,7 @@ func statusClass(s smbcheck.Status) string {
 }
 
 // verdictClass maps a last check to a CSS class ("" never checked).
-func verdictClass(c *CheckRecord) string {
+func verdictClass(c *registry.ReportView) string {
 	if c == nil {
 		return "muted"
 	}

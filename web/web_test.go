@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -503,7 +504,7 @@ func TestHostileStringsAreText(t *testing.T) {
 	}
 	// JSON carries it as a string.
 	_, body = s.get(c, "/api/v1/devices")
-	var got struct{ Devices []Device }
+	var got struct{ Devices []registry.DeviceView }
 	if err := json.Unmarshal([]byte(body), &got); err != nil || got.Devices[1].SysName != hostile {
 		t.Fatalf("api devices: %v %+v", err, got)
 	}
@@ -948,7 +949,7 @@ func TestPageCache(t *testing.T) {
 	if r, _ := s.get(c, "/devices/newdev"); r.StatusCode != http.StatusNotFound {
 		t.Fatal(r.Status)
 	}
-	s.fleet.devices = append(s.fleet.devices, Device{Name: "newdev"})
+	s.fleet.devices = append(s.fleet.devices, registry.DeviceView{Name: "newdev"})
 	if r, _ := s.get(c, "/devices/newdev"); r.StatusCode != http.StatusOK {
 		t.Fatalf("a 404 was cached: %s", r.Status)
 	}

@@ -23,6 +23,7 @@ import (
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/web"
 )
@@ -41,9 +42,9 @@ func main() {
 	}
 
 	now := time.Now()
-	f := &fleet{byName: map[string]web.Destination{}, devByName: map[string]web.Device{}}
+	f := &fleet{byName: map[string]registry.DestinationView{}, devByName: map[string]registry.DeviceView{}}
 	for i := 0; i < *devices; i++ {
-		d := web.Device{Name: fmt.Sprintf("mfp%03d", i), Address: fmt.Sprintf("10.1.%d.%d:161", i/250, i%250+1),
+		d := registry.DeviceView{Name: fmt.Sprintf("mfp%03d", i), Address: fmt.Sprintf("10.1.%d.%d:161", i/250, i%250+1),
 			SysName: fmt.Sprintf("MFP%03d", i), Model: "TASKalfa 3253ci", Serial: fmt.Sprintf("W4X0A%05d", i), Reachable: i%10 != 0,
 			Status: "idle", LastSeen: now.Add(-time.Minute)}
 		f.devices = append(f.devices, d)
@@ -51,10 +52,10 @@ func main() {
 	}
 	for i := 0; i < *dests; i++ {
 		rep := report(i, now)
-		d := web.Destination{Name: fmt.Sprintf("dest-%03d", i), Device: f.devices[i%*devices].Name, DisplayName: fmt.Sprintf("User %d", i),
+		d := registry.DestinationView{Name: fmt.Sprintf("dest-%03d", i), Device: f.devices[i%*devices].Name, DisplayName: fmt.Sprintf("User %d", i),
 			Host: fmt.Sprintf("fs%d.example.test", i%7), Port: 445, Share: "scans", Path: fmt.Sprintf("users/u%d", i), User: fmt.Sprintf(`EXAMPLE\u%d`, i),
 			Workstation: "MFP", PasswordSet: true, Source: "imported",
-			Last: &web.CheckRecord{At: rep.Started, Verdict: rep.Verdict, Trigger: "schedule"}, Report: &rep}
+			Last: &registry.ReportView{At: rep.Started, Verdict: rep.Verdict, Trigger: "schedule"}, Report: &rep}
 		f.dests = append(f.dests, d)
 		f.byName[d.Name] = d
 	}
@@ -124,38 +125,38 @@ func report(i int, now time.Time) smbcheck.Report {
 }
 
 type fleet struct {
-	devices   []web.Device
-	devByName map[string]web.Device
-	dests     []web.Destination
-	byName    map[string]web.Destination
+	devices   []registry.DeviceView
+	devByName map[string]registry.DeviceView
+	dests     []registry.DestinationView
+	byName    map[string]registry.DestinationView
 }
 
-func (f *fleet) Devices(context.Context) ([]web.Device, error) { return f.devices, nil }
-func (f *fleet) Device(_ context.Context, n string) (web.Device, error) {
+func (f *fleet) Devices(context.Context) ([]registry.DeviceView, error) { return f.devices, nil }
+func (f *fleet) Device(_ context.Context, n string) (registry.DeviceView, error) {
 	d, ok := f.devByName[n]
 	if !ok {
 		return d, web.ErrNotFound
 	}
 	return d, nil
 }
-func (f *fleet) Destinations(context.Context) ([]web.Destination, error) {
-	out := make([]web.Destination, len(f.dests))
+func (f *fleet) Destinations(context.Context) ([]registry.DestinationView, error) {
+	out := make([]registry.DestinationView, len(f.dests))
 	for i, d := range f.dests {
 		d.Report = nil
 		out[i] = d
 	}
 	return out, nil
 }
-func (f *fleet) Destination(_ context.Context, n string) (web.Destination, error) {
+func (f *fleet) Destination(_ context.Context, n string) (registry.DestinationView, error) {
 	d, ok := f.byName[n]
 	if !ok {
 		return d, web.ErrNotFound
 	}
 	return d, nil
 }
-func (f *fleet) History(_ context.Context, n string, limit int) ([]web.CheckRecord, error) {
+func (f *fleet) History(_ context.Context, n string, limit int) ([]registry.ReportView, error) {
 	d := f.byName[n]
-	out := make([]web.CheckRecord, 0, limit)
+	out := make([]registry.ReportView, 0, limit)
 	for i := 0; i < limit; i++ {
 		r := *d.Last
 		r.At = r.At.Add(-time.Duration(i) * 15 * time.Minute)
