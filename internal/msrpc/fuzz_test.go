@@ -53,3 +53,41 @@ func FuzzCall(f *testing.F) {
 		c.Call(4, nil)
 	})
 }
+
+// NetrDfsGetInfo's response, seeded with the real ones the lab's Samba
+// sent (testdata/netdfs): no panic, no target or string beyond what the
+// bytes can hold.
+func FuzzParseDFSGetInfo(f *testing.F) {
+	for _, name := range []string{"link", "two-targets", "root", "no-such-volume", "no-such-server"} {
+		f.Add(netdfsStub(f, name))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		info, err := ParseDFSGetInfo(b)
+		if err != nil {
+			return
+		}
+		// Each target takes 12 bytes of the stub, each character 2.
+		n := len(info.EntryPath) + len(info.Comment)
+		for _, tg := range info.Targets {
+			n += len(tg.Server) + len(tg.Share)
+		}
+		if 12*len(info.Targets) > len(b) || n > 3*len(b) {
+			t.Fatalf("%d targets, %d bytes of text from a stub of %d", len(info.Targets), n, len(b))
+		}
+	})
+}
+
+// The whole call over a pipe, seeded with the lab's real responses in
+// their response PDUs, cut into fragments.
+func FuzzCallDFS(f *testing.F) {
+	for _, name := range []string{"link", "two-targets"} {
+		stub := netdfsStub(f, name)
+		f.Add(response(2, 3, stub))
+		half := len(stub) / 2
+		f.Add(append(response(2, 1, stub[:half]), response(2, 2, stub[half:])...))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := &Conn{rw: &pipeFake{answers: [][]byte{b}, chunk: 1000}, callID: 1}
+		DFSGetInfo(c, `\\SMB2SRV\dfs\scans`)
+	})
+}

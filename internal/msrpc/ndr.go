@@ -117,3 +117,23 @@ func utf16z(b []byte) (string, int) {
 	}
 	return string(utf16.Decode(u)), len(b)
 }
+
+// maxChars bounds one string a server sends.
+const maxChars = 1 << 15
+
+// str reads a [string] wchar_t* referent: a conformant varying array
+// (maximum count, offset, actual count, the characters), up to its NUL.
+func (d *dec) str() string {
+	max, off, actual := d.u32(), d.u32(), d.u32()
+	if d.err != nil {
+		return ""
+	}
+	if off != 0 || actual > max || max > maxChars {
+		d.err = fmt.Errorf("a string of %d characters at offset %d in %d", actual, off, max)
+		return ""
+	}
+	p := d.take(2 * int(actual))
+	d.align(4)
+	s, _ := utf16z(p)
+	return s
+}

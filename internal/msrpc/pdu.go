@@ -1,9 +1,10 @@
 // Package msrpc is the small part of DCE/RPC (connection-oriented, over an
 // SMB named pipe, NDR little-endian, no RPC-level authentication: the SMB
 // session is the caller's identity) that reading a Windows event log
-// (MS-EVEN, \pipe\eventlog) and a share's use count (MS-SRVS,
-// \pipe\srvsvc) need. Every decoder takes bytes a server sent and refuses
-// what does not add up, with an error; none panics (fuzzed).
+// (MS-EVEN, \pipe\eventlog), a share's use count (MS-SRVS, \pipe\srvsvc)
+// and a DFS link's targets (MS-DFSNM, \pipe\netdfs) need. Every decoder
+// takes bytes a server sent and refuses what does not add up, with an
+// error; none panics (fuzzed).
 package msrpc
 
 import (

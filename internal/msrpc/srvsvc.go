@@ -42,6 +42,10 @@ func (e *WinError) Error() string {
 		return e.Op + ": access denied"
 	case 123, 2310: // ERROR_INVALID_NAME (Samba), NERR_NetNameNotFound
 		return e.Op + ": no such share"
+	case 2662: // NERR_DfsNoSuchVolume
+		return e.Op + ": no DFS root or link with this path"
+	case 2673: // NERR_DfsNoSuchServer
+		return e.Op + ": the server is not a server of this DFS root or link"
 	}
 	return fmt.Sprintf("%s: error %d", e.Op, e.Code)
 }
