@@ -74,7 +74,9 @@ const (
 	// computer from the network") covers the account on the server.
 	CauseLogonTypeNotGranted Cause = "logon-type-not-granted"
 	// CauseDFSLink: the path goes through a DFS link
-	// (STATUS_PATH_NOT_COVERED); MFPs do not follow DFS referrals.
+	// (STATUS_PATH_NOT_COVERED); MFPs do not follow DFS referrals. The
+	// path step names the link's targets (MS-DFSNM NetrDfsGetInfo) and
+	// checks each as the MFP would.
 	CauseDFSLink Cause = "dfs-link"
 	// CauseSmartcardRequired: the account must log on with a smart card
 	// (userAccountControl SMARTCARD_REQUIRED,
@@ -171,8 +173,8 @@ var causes = []CauseInfo{
 		"Allow the scan file type in the server's file screen or antivirus rule (Windows FSRM file screens; Samba: veto files), or change the MFP's scan file type (Send → File Format)."},
 	{CauseAccountRestricted, "1102", "The server refuses this kind of logon for the account (STATUS_ACCOUNT_RESTRICTION: a Protected Users member cannot use NTLM; a blank password cannot log on over the network); the password itself is not the problem.",
 		"Use an account for the MFP that is not in the Protected Users group (and has a password), or log on with Kerberos if the MFP can."},
-	{CauseDFSLink, "1103", "The destination path goes through a DFS link, and the MFP does not follow DFS referrals.",
-		"Store the folder the DFS link points to (its real server, share and path) as the destination on the MFP; Windows Explorer shows it under the folder's Properties → DFS."},
+	{CauseDFSLink, "1103", "The destination path goes through a DFS link, and the MFP does not follow DFS referrals: the folder the link points to must be stored instead.",
+		"Store the folder the DFS link points to (its real server, share and path) as the destination on the MFP. The check asks the server for the link's targets, checks each as the MFP would and names the one that works; when the server does not tell, Windows Explorer shows them under the link's Properties → DFS."},
 	{CauseSmartcardRequired, "1102", "The account must log on with a smart card, so the password the MFP stores cannot log it on.",
 		"Use an account for the MFP that logs on with a password, or clear \"Smart card is required for interactive logon\" on this one (Active Directory Users and Computers → Account → Account options; Set-ADUser -SmartcardLogonRequired $false) and give it a password."},
 	{CauseLogonTypeNotGranted, "1102", "The server does not grant the account a network logon (STATUS_LOGON_TYPE_NOT_GRANTED).",

@@ -52,10 +52,7 @@ func (c pathStep) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 			c.fail(s, cause, fmt.Sprintf("folder %s does not exist in %s (the first missing part of %s)", parts[i], parent, c.folder()),
 				fmt.Sprintf("Create the folder %s\\%s on the server, or correct the destination's Path on the MFP.", parent, parts[i]))
 		case CauseDFSLink:
-			link := parent + `\` + parts[i]
-			s.Evidence["dfs_link"] = link
-			c.fail(s, cause, fmt.Sprintf("%s is a DFS link: the server refers clients to another folder for it (%v), and the MFP follows no DFS referral", link, s.Evidence["nt_status"]),
-				fmt.Sprintf("Store the folder the link %s points to as the destination on the MFP (its own server, share and path; Windows Explorer: %s → Properties → DFS shows it).", UNC(c.t.Host, parent, parts[i]), UNC(c.t.Host, parent, parts[i])))
+			c.failDFSLink(ctx, s, parts, i)
 		case CauseNoWritePermission:
 			// A folder the account may not enter refuses its children:
 			// blame the parent when it cannot be listed either.

@@ -204,6 +204,9 @@ type Options struct {
 	KDCs  []string
 	// resolvConf is read for the search list (tests point it elsewhere).
 	resolvConf string
+	// referred marks the check of a DFS link's target, which asks for no
+	// further referral.
+	referred bool
 	// afterCreate runs right after the canary is created (tests interrupt
 	// the check there).
 	afterCreate func()
