@@ -10,24 +10,24 @@ import (
 	"strings"
 )
 
-// Format is what the file's own bytes say about its completeness.
-type Format int
+// format is what the file's own bytes say about its completeness.
+type format int
 
 const (
-	FormatComplete   Format = iota // it checks out
-	FormatIncomplete               // its type's end marker or structure is missing
-	FormatUnknown                  // no check for this type: the quiet window decides
+	formatComplete   format = iota // it checks out
+	formatIncomplete               // its type's end marker or structure is missing
+	formatUnknown                  // no check for this type: the quiet window decides
 )
 
 // checkFormat reads the file's type from its first bytes and checks its end:
 // a PDF ends with %%EOF within its last KiB, a JPEG with FFD9 (trailing
 // padding allowed), a TIFF's IFD chain lies inside the file. why says what
 // is missing.
-func checkFormat(f *os.File, size int64) (Format, string, error) {
+func checkFormat(f *os.File, size int64) (format, string, error) {
 	head := make([]byte, 8)
 	n, err := f.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
-		return FormatUnknown, "", err
+		return formatUnknown, "", err
 	}
 	head = head[:n]
 	switch {
@@ -38,7 +38,7 @@ func checkFormat(f *os.File, size int64) (Format, string, error) {
 	case bytes.HasPrefix(head, []byte("II*\x00")), bytes.HasPrefix(head, []byte("MM\x00*")):
 		return checkTIFF(f, size)
 	}
-	return FormatUnknown, "", nil
+	return formatUnknown, "", nil
 }
 
 func readTail(f *os.File, size, n int64) ([]byte, error) {
@@ -50,36 +50,36 @@ func readTail(f *os.File, size, n int64) ([]byte, error) {
 	return b, nil
 }
 
-func checkPDF(f *os.File, size int64) (Format, string, error) {
+func checkPDF(f *os.File, size int64) (format, string, error) {
 	t, err := readTail(f, size, 1024)
 	if err != nil {
-		return FormatUnknown, "", err
+		return formatUnknown, "", err
 	}
 	if bytes.Contains(t, []byte("%%EOF")) {
-		return FormatComplete, "", nil
+		return formatComplete, "", nil
 	}
-	return FormatIncomplete, "PDF without %%EOF in its last KiB (cut short)", nil
+	return formatIncomplete, "PDF without %%EOF in its last KiB (cut short)", nil
 }
 
-func checkJPEG(f *os.File, size int64) (Format, string, error) {
+func checkJPEG(f *os.File, size int64) (format, string, error) {
 	t, err := readTail(f, size, 1024)
 	if err != nil {
-		return FormatUnknown, "", err
+		return formatUnknown, "", err
 	}
 	t = bytes.TrimRight(t, "\x00\r\n ") // padding some writers add
 	if bytes.HasSuffix(t, []byte{0xFF, 0xD9}) {
-		return FormatComplete, "", nil
+		return formatComplete, "", nil
 	}
-	return FormatIncomplete, "JPEG without its end marker FFD9 (cut short)", nil
+	return formatIncomplete, "JPEG without its end marker FFD9 (cut short)", nil
 }
 
 // maxIFDs bounds the IFD chain a hostile TIFF could loop.
 const maxIFDs = 4096
 
-func checkTIFF(f *os.File, size int64) (Format, string, error) {
+func checkTIFF(f *os.File, size int64) (format, string, error) {
 	var hdr [8]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return FormatIncomplete, "TIFF shorter than its header", nil
+		return formatIncomplete, "TIFF shorter than its header", nil
 	}
 	var bo binary.ByteOrder = binary.LittleEndian
 	if hdr[0] == 'M' {
@@ -89,42 +89,42 @@ func checkTIFF(f *os.File, size int64) (Format, string, error) {
 	seen := map[int64]bool{}
 	for i := 0; off != 0; i++ {
 		if i >= maxIFDs || seen[off] {
-			return FormatIncomplete, "TIFF IFD chain loops", nil
+			return formatIncomplete, "TIFF IFD chain loops", nil
 		}
 		seen[off] = true
 		if off < 8 || off+2 > size {
-			return FormatIncomplete, fmt.Sprintf("TIFF IFD at offset %d lies outside the file (%d bytes): cut short", off, size), nil
+			return formatIncomplete, fmt.Sprintf("TIFF IFD at offset %d lies outside the file (%d bytes): cut short", off, size), nil
 		}
 		var cnt [2]byte
 		if _, err := f.ReadAt(cnt[:], off); err != nil {
-			return FormatUnknown, "", err
+			return formatUnknown, "", err
 		}
 		n := int64(bo.Uint16(cnt[:]))
 		end := off + 2 + 12*n + 4
 		if end > size {
-			return FormatIncomplete, fmt.Sprintf("TIFF IFD at offset %d runs past the end of the file: cut short", off), nil
+			return formatIncomplete, fmt.Sprintf("TIFF IFD at offset %d runs past the end of the file: cut short", off), nil
 		}
 		// every entry's out-of-line data must lie inside the file too
 		ents := make([]byte, 12*n+4)
 		if _, err := f.ReadAt(ents, off+2); err != nil {
-			return FormatUnknown, "", err
+			return formatUnknown, "", err
 		}
 		for e := int64(0); e < n; e++ {
 			ent := ents[12*e:]
 			typ, count := bo.Uint16(ent[2:]), int64(bo.Uint32(ent[4:]))
 			if sz := tiffTypeSize(typ) * count; sz > 4 {
 				if p := int64(bo.Uint32(ent[8:])); p+sz > size {
-					return FormatIncomplete, fmt.Sprintf("TIFF tag %d's data lies past the end of the file: cut short", bo.Uint16(ent)), nil
+					return formatIncomplete, fmt.Sprintf("TIFF tag %d's data lies past the end of the file: cut short", bo.Uint16(ent)), nil
 				}
 			}
 			// strips and tiles: offsets + byte counts must fit (checked when both are inline single values)
 		}
 		if err := tiffStrips(f, bo, ents[:12*n], size); err != "" {
-			return FormatIncomplete, err, nil
+			return formatIncomplete, err, nil
 		}
 		off = int64(bo.Uint32(ents[12*n:]))
 	}
-	return FormatComplete, "", nil
+	return formatComplete, "", nil
 }
 
 func tiffTypeSize(t uint16) int64 {

@@ -38,20 +38,20 @@ func TestCheckFormat(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data []byte
-		want Format
+		want format
 	}{
-		{"pdf", pdf, FormatComplete},
-		{"pdf-cut", pdf[:len(pdf)-8], FormatIncomplete},
-		{"pdf-eof-then-garbage", append(append([]byte{}, pdf...), bytes.Repeat([]byte{' '}, 100)...), FormatComplete},
-		{"pdf-eof-far-from-end", append(append([]byte{}, pdf...), bytes.Repeat([]byte{'x'}, 2000)...), FormatIncomplete},
-		{"jpeg", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9}, FormatComplete},
-		{"jpeg-padded", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9, 0, 0}, FormatComplete},
-		{"jpeg-cut", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3}, FormatIncomplete},
-		{"tiff", tiffFile(100, 0), FormatComplete},
-		{"tiff-cut", tiffFile(100, 10), FormatIncomplete},
-		{"tiff-header-only", []byte("II*\x00\x08\x00\x00\x00"), FormatIncomplete},
-		{"tiff-loop", loopTIFF, FormatIncomplete},
-		{"text", []byte("hello"), FormatUnknown},
+		{"pdf", pdf, formatComplete},
+		{"pdf-cut", pdf[:len(pdf)-8], formatIncomplete},
+		{"pdf-eof-then-garbage", append(append([]byte{}, pdf...), bytes.Repeat([]byte{' '}, 100)...), formatComplete},
+		{"pdf-eof-far-from-end", append(append([]byte{}, pdf...), bytes.Repeat([]byte{'x'}, 2000)...), formatIncomplete},
+		{"jpeg", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9}, formatComplete},
+		{"jpeg-padded", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9, 0, 0}, formatComplete},
+		{"jpeg-cut", []byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3}, formatIncomplete},
+		{"tiff", tiffFile(100, 0), formatComplete},
+		{"tiff-cut", tiffFile(100, 10), formatIncomplete},
+		{"tiff-header-only", []byte("II*\x00\x08\x00\x00\x00"), formatIncomplete},
+		{"tiff-loop", loopTIFF, formatIncomplete},
+		{"text", []byte("hello"), formatUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "f")
@@ -62,7 +62,7 @@ func TestCheckFormat(t *testing.T) {
 			if err != nil || got != tc.want {
 				t.Fatalf("got %v (%s, %v), want %v", got, why, err, tc.want)
 			}
-			if got == FormatIncomplete && why == "" {
+			if got == formatIncomplete && why == "" {
 				t.Fatal("incomplete without a reason")
 			}
 		})
@@ -97,11 +97,11 @@ func TestSafeName(t *testing.T) {
 		"a\u202efdp.exe":   "a_fdp.exe",
 		"z\u200bw.pdf":     "z_w.pdf",
 	} {
-		if got := SafeName(in); got != want {
-			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
+		if got := safeName(in); got != want {
+			t.Errorf("safeName(%q) = %q, want %q", in, got, want)
 		}
 	}
-	got := SafeName(long)
+	got := safeName(long)
 	if len(got) > maxName || !strings.HasSuffix(got, ".pdf") || !utf8.ValidString(got) {
 		t.Errorf("long name: %d bytes %q", len(got), got)
 	}

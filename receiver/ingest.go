@@ -83,7 +83,7 @@ type ingester struct {
 // move is a rename between the two folders' fds followed by fsync of the
 // file and both folders. A file someone still holds open for writing is
 // not taken (stillOpen); when the kernel cannot tell, the error is a
-// *WriterSignalError and nothing is taken. Every folder below the data dir
+// *writerSignalError and nothing is taken. Every folder below the data dir
 // is reached through the data dir's fd, none followed as a link: root's
 // `receiver force` takes scans too.
 func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, writer string, force bool) (outcome, Scan, error) {
@@ -171,7 +171,7 @@ func judge(f *os.File, size int64, file string, force bool) (State, string, erro
 	if err != nil {
 		return Held, "", err
 	}
-	if fmtState == FormatIncomplete {
+	if fmtState == formatIncomplete {
 		return Incomplete, reason, nil
 	}
 	return Held, "", nil
@@ -559,27 +559,27 @@ func (g *ingester) rel(p string) string {
 func (g *ingester) split(path string) (folder, file string) {
 	r, err := filepath.Rel(g.inbox, path)
 	if err != nil {
-		return Unsorted, SafeName(filepath.Base(path))
+		return Unsorted, safeName(filepath.Base(path))
 	}
 	parts := strings.Split(r, string(filepath.Separator))
 	if len(parts) == 1 {
-		return Unsorted, SafeName(parts[0])
+		return Unsorted, safeName(parts[0])
 	}
 	// deeper folders are flattened into the name: the destination folder
 	// is one level
-	return parts[0], SafeName(strings.Join(parts[1:], "_"))
+	return parts[0], safeName(strings.Join(parts[1:], "_"))
 }
 
 // maxName bounds a delivered file name (bytes), below every SMB server's limit.
 const maxName = 200
 
-// SafeName makes a client-provided file name safe to keep and to deliver:
+// safeName makes a client-provided file name safe to keep and to deliver:
 // no path separators or characters Windows refuses, no control characters
 // nor invisible format characters (bidi overrides and isolates, zero-width
 // spaces: they make a name read as another),
 // no leading/trailing dots or spaces, at most maxName bytes (the extension
 // kept), never empty.
-func SafeName(name string) string {
+func safeName(name string) string {
 	var b strings.Builder
 	for _, r := range name {
 		switch {

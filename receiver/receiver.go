@@ -631,10 +631,10 @@ type Status struct {
 	FreeBytes     int64          `json:"free_bytes"` // free space of the data dir's filesystem
 }
 
-// LowSpace is the free space below which Status warns: uploads that do not
+// lowSpace is the free space below which Status warns: uploads that do not
 // fit are refused to the MFP (it shows a send error) and nothing new can be
 // catalogued.
-const LowSpace = 100 << 20
+const lowSpace = 100 << 20
 
 // DeliveryState is the last failed delivery.
 type DeliveryState struct {
@@ -657,7 +657,7 @@ func ReadAllow(dataDir string) (allow []string, warning string, ok bool) {
 	}
 	warning = info.AllowWarning
 	if warning == "" && len(info.Allow) == 0 {
-		warning = AnyAddressWarning
+		warning = anyAddressWarning
 	}
 	return info.Allow, warning, true
 }
@@ -676,8 +676,8 @@ func ReadIngestStopped(dataDir string) (why string, ok bool) {
 	return info.IngestStopped, ok
 }
 
-// AnyAddressWarning is the standing warning while no allowlist is set.
-const AnyAddressWarning = "the fallback share admits any address that reaches it: list the MFPs' addresses or networks ([receiver] allow, receiver run --allow)"
+// anyAddressWarning is the standing warning while no allowlist is set.
+const anyAddressWarning = "the fallback share admits any address that reaches it: list the MFPs' addresses or networks ([receiver] allow, receiver run --allow)"
 
 // SetAllow replaces the share's allowlist while it runs: smb.conf is
 // rewritten, validated by testparm (refused: the running list stays) and
@@ -726,12 +726,12 @@ func (r *Receiver) Status(ctx context.Context) (Status, error) {
 // soon (a fix shows within seconds), a working one once a minute (one
 // logon, one line in smbd's log).
 const (
-	ProbeEvery       = time.Minute
-	ProbeFailedEvery = 10 * time.Second
+	probeEvery       = time.Minute
+	probeFailedEvery = 10 * time.Second
 )
 
 // probeLoop probes the share (ProbeShare as the first MFP account) now and
-// then every ProbeEvery (ProbeFailedEvery while it fails), records the
+// then every probeEvery (probeFailedEvery while it fails), records the
 // answer for Status and receiver.json, and logs each change.
 func (r *Receiver) probeLoop(ctx context.Context) {
 	if len(r.cfg.Accounts) == 0 {
@@ -766,9 +766,9 @@ func (r *Receiver) probeLoop(ctx context.Context) {
 		}
 		last = h.Cause
 		if h.OK() {
-			t.Reset(ProbeEvery)
+			t.Reset(probeEvery)
 		} else {
-			t.Reset(ProbeFailedEvery)
+			t.Reset(probeFailedEvery)
 		}
 	}
 }
@@ -825,7 +825,7 @@ func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba
 	case info.AllowWarning != "":
 		st.Warnings = append(st.Warnings, info.AllowWarning)
 	case info.Listen != "" && len(info.Allow) == 0:
-		st.Warnings = append(st.Warnings, AnyAddressWarning)
+		st.Warnings = append(st.Warnings, anyAddressWarning)
 	}
 	if info.Listen != "" {
 		if ip, err := netip.ParseAddr(info.Listen); err == nil {
@@ -848,7 +848,7 @@ func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba
 	var fsst unix.Statfs_t
 	if err := unix.Statfs(dataDir, &fsst); err == nil {
 		st.FreeBytes = int64(fsst.Bavail) * int64(fsst.Bsize)
-		if st.FreeBytes < LowSpace {
+		if st.FreeBytes < lowSpace {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("the data dir's disk is nearly full (%d KiB free): uploads that do not fit are refused to the MFP, and nothing new is catalogued until space is freed; nothing held is lost", st.FreeBytes>>10))
 		}
 	}
@@ -879,8 +879,8 @@ func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba
 	return st, nil
 }
 
-// ErrNoReceiver is returned where a running receiver is needed.
-var ErrNoReceiver = errors.New("no receiver runs on this data dir")
+// errNoReceiver is returned where a running receiver is needed.
+var errNoReceiver = errors.New("no receiver runs on this data dir")
 
 // DeliverNow delivers held scans of destination ("" = all) now, without a
 // running receiver (the CLI); claims keep it from delivering a scan that a
@@ -901,12 +901,6 @@ func (r *Receiver) DeliverScan(ctx context.Context, id int64) error {
 	return r.forwarder().deliverScan(ctx, id)
 }
 
-// DeliverScan does Receiver.DeliverScan without a running receiver (the
-// default timings).
-func DeliverScan(ctx context.Context, dataDir string, cat Catalogue, dests Destinations, remote Remote, id int64) error {
-	return newForwarder(DefaultForward, dataDir, cat, dests, remote, slog.New(slog.DiscardHandler), nil).deliverScan(ctx, id)
-}
-
 func (fw *forwarder) deliverScan(ctx context.Context, id int64) error {
 	cat, dests, remote := fw.cat, fw.dests, fw.remote
 	sc, err := cat.Scan(ctx, id)
@@ -923,7 +917,7 @@ func (fw *forwarder) deliverScan(ctx context.Context, id int64) error {
 	case sc.Destination == "":
 		return fmt.Errorf("scan %d arrived in %s: it belongs to no destination", id, Unsorted)
 	case remote == nil || dests == nil:
-		return ErrNoReceiver
+		return errNoReceiver
 	}
 	ds, err := dests.Destinations(ctx)
 	if err != nil {

@@ -326,7 +326,7 @@ func (w *watcher) look(ctx context.Context, now time.Time, p string, pf *pending
 	}
 	out, sc, err := w.g.ingest(ctx, p, snap, writer, false)
 	pf.noSig = ""
-	if sig := (*WriterSignalError)(nil); errors.As(err, &sig) {
+	if sig := (*writerSignalError)(nil); errors.As(err, &sig) {
 		pf.noSig = sig.Error()
 		pf.recheck = now.Add(time.Second)
 		return

@@ -23,14 +23,14 @@ import (
 // The lease is held while a file is hashed and catalogued: a writer that
 // opens the file meanwhile breaks it, and the ingest starts over.
 
-// WriterSignalError says the kernel cannot tell whether an inbox file is
+// writerSignalError says the kernel cannot tell whether an inbox file is
 // still open for writing: nothing is taken from the inbox until it can.
-type WriterSignalError struct {
+type writerSignalError struct {
 	File string
 	Err  error
 }
 
-func (e *WriterSignalError) Error() string {
+func (e *writerSignalError) Error() string {
 	hint := ""
 	switch {
 	case errors.Is(e.Err, unix.EACCES), errors.Is(e.Err, unix.EPERM):
@@ -41,14 +41,14 @@ func (e *WriterSignalError) Error() string {
 	return fmt.Sprintf("cannot tell whether %s is still being written: file lease: %v%s", e.File, e.Err, hint)
 }
 
-func (e *WriterSignalError) Unwrap() error { return e.Err }
+func (e *writerSignalError) Unwrap() error { return e.Err }
 
 // errStillOpen: someone holds the file open for writing.
 var errStillOpen = errors.New("still open for writing")
 
 // readLease takes a read lease on f (opened read-only): nil when nobody
 // has it open for writing, errStillOpen when someone has, a
-// *WriterSignalError when the kernel cannot say.
+// *writerSignalError when the kernel cannot say.
 func readLease(f *os.File) error {
 	_, err := unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_RDLCK)
 	switch {
@@ -57,7 +57,7 @@ func readLease(f *os.File) error {
 	case errors.Is(err, unix.EAGAIN):
 		return errStillOpen
 	}
-	return &WriterSignalError{File: f.Name(), Err: err}
+	return &writerSignalError{File: f.Name(), Err: err}
 }
 
 // leaseHeld says whether the read lease taken on f is intact: false once a

@@ -64,22 +64,22 @@ func WriteAllowFile(path string, allow []netip.Prefix) (bool, error) {
 	return true, nil
 }
 
-// AllowEntryError is a line of the allowlist file that is not an address
+// allowEntryError is a line of the allowlist file that is not an address
 // or a network.
-type AllowEntryError struct {
+type allowEntryError struct {
 	File string
 	Line int
 	Text string // as found (at most 80 bytes)
 }
 
-func (e *AllowEntryError) Error() string {
+func (e *allowEntryError) Error() string {
 	return fmt.Sprintf("%s line %d: %q is not an address or a network (CIDR); the file is refused", e.File, e.Line, e.Text)
 }
 
-// ParseAllow reads AllowFile's text: addresses and networks, one a line;
+// parseAllow reads AllowFile's text: addresses and networks, one a line;
 // blank lines and lines starting with '#' are skipped. The first other line
 // fails the whole file.
-func ParseAllow(name string, b []byte) ([]netip.Prefix, error) {
+func parseAllow(name string, b []byte) ([]netip.Prefix, error) {
 	if len(b) > maxAllowBytes {
 		return nil, fmt.Errorf("%s: %d bytes, more than an allowlist (%d)", name, len(b), maxAllowBytes)
 	}
@@ -96,7 +96,7 @@ func ParseAllow(name string, b []byte) ([]netip.Prefix, error) {
 			if len(l) > 80 {
 				l = l[:80]
 			}
-			return nil, &AllowEntryError{File: name, Line: n, Text: l}
+			return nil, &allowEntryError{File: name, Line: n, Text: l}
 		}
 		if out = append(out, p); len(out) > maxAllowEntries {
 			return nil, fmt.Errorf("%s: more than %d entries", name, maxAllowEntries)
@@ -170,9 +170,9 @@ func openNoFollow(path string, owner int) (*os.File, error) {
 	return os.NewFile(uintptr(dirfd), path), nil
 }
 
-// ReadAllowFile reads and validates the daemon's allowlist as root:
-// openNoFollow, then ParseAllow.
-func ReadAllowFile(path string, owner int) ([]netip.Prefix, error) {
+// readAllowFile reads and validates the daemon's allowlist as root:
+// openNoFollow, then parseAllow.
+func readAllowFile(path string, owner int) ([]netip.Prefix, error) {
 	f, err := openNoFollow(path, owner)
 	if err != nil {
 		return nil, err
@@ -182,5 +182,5 @@ func ReadAllowFile(path string, owner int) ([]netip.Prefix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	return ParseAllow(path, b)
+	return parseAllow(path, b)
 }

@@ -54,17 +54,13 @@ const (
 	DefaultAccount = "mfp"
 )
 
-// ConfigError is a setting that cannot be used: its field, its value
-// (quoted as given) and why.
-type ConfigError = scanwarden.FieldError
-
-// badConfig is the *ConfigError for field; value shows quoted.
+// badConfig is the *scanwarden.FieldError for field; value shows quoted.
 func badConfig(field, value, reason string) error {
 	var v any
 	if value != "" {
 		v = strconv.Quote(value)
 	}
-	return &ConfigError{Field: field, Value: v, Reason: reason}
+	return &scanwarden.FieldError{Field: field, Value: v, Reason: reason}
 }
 
 // Validate names the first setting that cannot be used.
@@ -149,9 +145,9 @@ const (
 	// closed at accept, before smbd forks. An office's MFPs send one job per
 	// connection; 64 leaves room for many at once.
 	MaxSmbdProcesses = 64
-	// DeadtimeMinutes drops a logged-on session idle this long with no
+	// deadtimeMinutes drops a logged-on session idle this long with no
 	// file open (Samba's default is a week). MFPs connect per job.
-	DeadtimeMinutes = 15
+	deadtimeMinutes = 15
 )
 
 // hostsAllow renders Allow for smb.conf as words Samba's hosts allow reads
@@ -262,7 +258,7 @@ func (c Config) globalSection(w func(k, v string)) {
 	w("server signing", "auto")
 	// Bounds against a flood or idle holders from the LAN.
 	w("max smbd processes", strconv.Itoa(MaxSmbdProcesses))
-	w("deadtime", strconv.Itoa(DeadtimeMinutes))
+	w("deadtime", strconv.Itoa(deadtimeMinutes))
 	// With multi-channel, smbd hands every connection that names the same
 	// client GUID to one process, past max smbd processes: 300 of them
 	// held 826 descriptors in one smbd. MFPs use one connection per job.

@@ -26,9 +26,9 @@ import (
 // what it may be (an address, a dialect, one of three password types) or
 // cleaned to printable text, and is never used as a path or a command.
 
-// ProbeWorkstation is the NetBIOS name the share probe (ProbeShare) logs
+// probeWorkstation is the NetBIOS name the share probe (ProbeShare) logs
 // on with: its logons are scanwarden's own, never an MFP's observation.
-const ProbeWorkstation = "SCANWARDEN-PROBE"
+const probeWorkstation = "SCANWARDEN-PROBE"
 
 // maxObservedText bounds a workstation, user or domain name from the log.
 const maxObservedText = 128
@@ -76,7 +76,7 @@ func parseAuthLine(l string, now time.Time) (Observation, bool) {
 	case "NTLMv1", "NTLMv2", "Kerberos":
 		o.Password = au.PasswordType
 	}
-	if strings.EqualFold(au.Workstation, ProbeWorkstation) {
+	if strings.EqualFold(au.Workstation, probeWorkstation) {
 		return o, false // the share probe's own logon
 	}
 	o.Workstation = observedText(au.Workstation)
@@ -129,7 +129,7 @@ func observedText(s string) string {
 // observation of the dialect.
 func connectObservation(f []string, now time.Time) (Observation, bool) {
 	var o Observation
-	if len(f) < 6 || f[4] != "connect" || f[5] != "ok" || strings.EqualFold(f[2], ProbeWorkstation) {
+	if len(f) < 6 || f[4] != "connect" || f[5] != "ok" || strings.EqualFold(f[2], probeWorkstation) {
 		return o, false // not a connect, or the share probe's own
 	}
 	a, err := netip.ParseAddr(f[1])

@@ -61,14 +61,14 @@ type ShareSetup struct {
 	Networks []netip.Prefix
 }
 
-// WideEntryError is a network in the daemon's allowlist that neither
+// wideEntryError is a network in the daemon's allowlist that neither
 // [receiver] allow nor this box's networks contain.
-type WideEntryError struct {
+type wideEntryError struct {
 	File  string
 	Entry netip.Prefix
 }
 
-func (e *WideEntryError) Error() string {
+func (e *wideEntryError) Error() string {
 	return fmt.Sprintf("%s: %s is a network that neither [receiver] allow nor this box's networks contain; the file is refused", e.File, e.Entry)
 }
 
@@ -88,7 +88,7 @@ func checkNetworks(file string, allow, nets []netip.Prefix) error {
 			}
 		}
 		if !inside {
-			return &WideEntryError{File: file, Entry: p}
+			return &wideEntryError{File: file, Entry: p}
 		}
 	}
 	return nil
@@ -134,7 +134,7 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 	if err := probe.Validate(); err != nil {
 		return ShareResult{}, err
 	}
-	allow, err := ReadAllowFile(su.AllowFile, owner.uid)
+	allow, err := readAllowFile(su.AllowFile, owner.uid)
 	if err == nil {
 		err = checkNetworks(su.AllowFile, allow, su.Networks)
 	}
@@ -151,7 +151,7 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 		if rerr != nil {
 			return res, fmt.Errorf("the daemon's allowlist is refused and none was taken before: %w", err)
 		}
-		if c.Allow, rerr = ParseAllow(applied, b); rerr != nil {
+		if c.Allow, rerr = parseAllow(applied, b); rerr != nil {
 			return res, fmt.Errorf("the daemon's allowlist is refused (%v), and the last good one cannot be read: %w", err, rerr)
 		}
 	}
@@ -165,7 +165,7 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 	if err != nil {
 		return res, err
 	}
-	if res.Changed, err = s.WriteConfig(ctx); err != nil {
+	if res.Changed, err = s.writeConfig(ctx); err != nil {
 		return res, err
 	}
 	if res.Refused == "" {
@@ -174,7 +174,7 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 			return res, err
 		}
 	}
-	if err := s.SetAccounts(ctx); err != nil {
+	if err := s.setAccounts(ctx); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -120,8 +120,8 @@ type ShareProbe struct {
 	Timeout time.Duration
 }
 
-// SmbdUnit is the fallback share's systemd unit (the installed layout).
-const SmbdUnit = "scanwarden-smbd.service"
+// smbdUnit is the fallback share's systemd unit (the installed layout).
+const smbdUnit = "scanwarden-smbd.service"
 
 // ProbeShare checks the fallback share as an MFP meets it: first that
 // smbd's full_audit module is there (a file check), then an SMB session as
@@ -157,7 +157,7 @@ func probeShare(ctx context.Context, p ShareProbe) ShareHealth {
 	ctx, cancel := context.WithTimeout(ctx, 3*timeout)
 	defer cancel()
 	s, err := smbcheck.Dial(ctx, smbcheck.Target{Host: p.Listen.String(), Port: p.Port, Share: p.Share, User: p.Account.Name,
-		Password: p.Account.Password, Workstation: ProbeWorkstation},
+		Password: p.Account.Password, Workstation: probeWorkstation},
 		// a private ledger: the account is smbd's own (no domain, no
 		// lockout); one logon per probe
 		smbcheck.DialOptions{MaxFailures: 1, Timeout: timeout})
@@ -268,28 +268,28 @@ func (p ShareProbe) notServed(unc string) (string, string) {
 	}
 	fix := "restart the receiver: it rewrites smb.conf and reloads smbd"
 	if p.Unit {
-		fix = "systemctl reload " + SmbdUnit + " (its root step renders smb.conf from [receiver] in the config)"
+		fix = "systemctl reload " + smbdUnit + " (its root step renders smb.conf from [receiver] in the config)"
 	}
 	return fmt.Sprintf("smbd refuses %s (NT_STATUS_BAD_NETWORK_NAME) though its folder %s is there: smbd's smb.conf does not serve that share (not reloaded since the config changed?)", unc, p.Inbox), fix
 }
 
 func (p ShareProbe) fixStart() string {
 	if p.Unit {
-		return "systemctl start " + SmbdUnit + "; journalctl -u " + SmbdUnit + " says why it stopped (and [receiver] listen must be an address of this box)"
+		return "systemctl start " + smbdUnit + "; journalctl -u " + smbdUnit + " says why it stopped (and [receiver] listen must be an address of this box)"
 	}
 	return "the receiver (`receiver run`, `serve`) starts smbd: its log says why smbd is down"
 }
 
 func (p ShareProbe) fixPassdb() string {
 	if p.Unit {
-		return "systemctl restart " + SmbdUnit + " (its root step puts the password of [receiver] password_file into smbd's passdb); the MFPs must store that same password"
+		return "systemctl restart " + smbdUnit + " (its root step puts the password of [receiver] password_file into smbd's passdb); the MFPs must store that same password"
 	}
 	return "restart the receiver: it puts the account's password into smbd's passdb; the MFPs must store that same password"
 }
 
 func (p ShareProbe) fixReload() string {
 	if p.Unit {
-		return "systemctl reload " + SmbdUnit
+		return "systemctl reload " + smbdUnit
 	}
 	return "restart the receiver: it rewrites smb.conf and reloads smbd"
 }
@@ -300,7 +300,7 @@ func (p ShareProbe) fixLog() string {
 	}
 	s := "smbd's log " + filepath.Join(p.SmbdDir, "log", "log.smbd") + " says why"
 	if p.Unit {
-		s += "; systemctl restart " + SmbdUnit
+		s += "; systemctl restart " + smbdUnit
 	}
 	return s
 }

@@ -15,21 +15,21 @@ import (
 	"time"
 )
 
-// PortError says the port is taken; Owner names the program when it can be read.
-type PortError struct {
+// portError says the port is taken; Owner names the program when it can be read.
+type portError struct {
 	Addr  string
 	Owner string
 	Err   error
 }
 
-func (e *PortError) Error() string {
+func (e *portError) Error() string {
 	if e.Owner != "" {
 		return fmt.Sprintf("port %s is taken by %s", e.Addr, e.Owner)
 	}
 	return fmt.Sprintf("port %s is taken: %v", e.Addr, e.Err)
 }
 
-func (e *PortError) Unwrap() error { return e.Err }
+func (e *portError) Unwrap() error { return e.Err }
 
 // Start makes sure smbd runs with the current config: it writes and
 // validates smb.conf and the passdb, finds a running smbd by its pid file
@@ -40,11 +40,11 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("inbox: %w", err)
 	}
 	old, _ := os.ReadFile(s.cfg.confPath())
-	changed, err := s.WriteConfig(ctx)
+	changed, err := s.writeConfig(ctx)
 	if err != nil {
 		return err
 	}
-	if err := s.SetAccounts(ctx); err != nil {
+	if err := s.setAccounts(ctx); err != nil {
 		return err
 	}
 	if pid := s.Find(); pid != 0 {
@@ -169,7 +169,7 @@ func portFree(ip netip.Addr, port int) error {
 	if errors.Is(err, syscall.EACCES) {
 		return fmt.Errorf("port %s: %w (binding a port below 1024 needs root or CAP_NET_BIND_SERVICE)", addr, err)
 	}
-	return &PortError{Addr: addr, Owner: portOwner(port), Err: err}
+	return &portError{Addr: addr, Owner: portOwner(port), Err: err}
 }
 
 // portOwner names the process listening on port, from /proc (best effort).
@@ -276,7 +276,7 @@ func groupAlive(pgid int) bool {
 	return syscall.Kill(-pgid, 0) == nil
 }
 
-// Reload asks the running smbd to re-read its config (after WriteConfig).
+// Reload asks the running smbd to re-read its config (after SetAllow).
 func (s *Server) Reload() error {
 	pid := s.Pid()
 	if pid == 0 {

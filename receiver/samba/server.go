@@ -19,15 +19,15 @@ import (
 	"time"
 )
 
-// ErrSambaMissing says Samba is not installed.
-var ErrSambaMissing = errors.New("samba is not installed (Debian: apt-get install samba)")
+// errSambaMissing says Samba is not installed.
+var errSambaMissing = errors.New("samba is not installed (Debian: apt-get install samba)")
 
 func (c Config) bin() (Bin, error) {
 	b := c.Bin
 	find := func(name, given string) (string, error) {
 		if given != "" {
 			if !isExec(given) {
-				return "", fmt.Errorf("%s: %w", given, ErrSambaMissing)
+				return "", fmt.Errorf("%s: %w", given, errSambaMissing)
 			}
 			return given, nil
 		}
@@ -39,7 +39,7 @@ func (c Config) bin() (Bin, error) {
 				return p, nil
 			}
 		}
-		return "", fmt.Errorf("%s not found: %w", name, ErrSambaMissing)
+		return "", fmt.Errorf("%s not found: %w", name, errSambaMissing)
 	}
 	var err error
 	if b.Smbd, err = find("smbd", b.Smbd); err != nil {
@@ -66,7 +66,7 @@ type Server struct {
 	cfg Config
 	bin Bin
 	pid atomic.Int64 // the running smbd (0: none known); read by the watcher
-	mu  sync.Mutex   // cfg.Allow (SetAllow); one WriteConfig at a time
+	mu  sync.Mutex   // cfg.Allow (SetAllow); one writeConfig at a time
 }
 
 // New checks the config and finds the Samba programs.
@@ -103,7 +103,7 @@ func (s *Server) SetAllow(ctx context.Context, allow []netip.Prefix) (bool, erro
 	old := s.cfg.Allow
 	s.cfg.Allow = slices.Clone(allow)
 	s.mu.Unlock()
-	changed, err := s.WriteConfig(ctx)
+	changed, err := s.writeConfig(ctx)
 	if err != nil {
 		s.mu.Lock()
 		s.cfg.Allow = old
@@ -131,8 +131,8 @@ func (s *Server) HandAllow(allow []netip.Prefix) (bool, error) {
 	return changed, nil
 }
 
-// ConfPath is the smb.conf scanwarden writes.
-func (s *Server) ConfPath() string { return s.cfg.confPath() }
+// confPath is the smb.conf scanwarden writes.
+func (s *Server) confPath() string { return s.cfg.confPath() }
 
 // AuditLog is smbd's log file, where full_audit writes.
 func (s *Server) AuditLog() string { return s.cfg.auditLog() }
@@ -140,10 +140,10 @@ func (s *Server) AuditLog() string { return s.cfg.auditLog() }
 // Pid is the running smbd's pid (0 when none is known).
 func (s *Server) Pid() int { return int(s.pid.Load()) }
 
-// WriteConfig renders smb.conf, validates it with testparm and only then
+// writeConfig renders smb.conf, validates it with testparm and only then
 // puts it in place; when validation fails the file in place (and the smbd
 // running with it) is kept. It reports whether the file changed.
-func (s *Server) WriteConfig(ctx context.Context) (bool, error) {
+func (s *Server) writeConfig(ctx context.Context) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	conf, err := s.cfg.Conf()
@@ -195,10 +195,10 @@ func (c Config) makeDirs() error {
 	return nil
 }
 
-// TestparmError is a config testparm refused; Output is what it said.
-type TestparmError struct{ Output string }
+// testparmError is a config testparm refused; Output is what it said.
+type testparmError struct{ Output string }
 
-func (e *TestparmError) Error() string {
+func (e *testparmError) Error() string {
 	return "testparm refused the generated smb.conf: " + strings.TrimSpace(e.Output)
 }
 
@@ -221,14 +221,14 @@ func (s *Server) testparm(ctx context.Context, path string) error {
 		if len(bad) == 0 {
 			bad = []string{text, err.Error()}
 		}
-		return &TestparmError{Output: strings.Join(bad, "\n")}
+		return &testparmError{Output: strings.Join(bad, "\n")}
 	}
 	return nil
 }
 
-// SetAccounts creates the MFP accounts in smbd's own passdb (and the Unix
+// setAccounts creates the MFP accounts in smbd's own passdb (and the Unix
 // users they need, without a home or a shell, when missing), non-interactively.
-func (s *Server) SetAccounts(ctx context.Context) error {
+func (s *Server) setAccounts(ctx context.Context) error {
 	for _, a := range s.cfg.Accounts {
 		if _, err := user.Lookup(a.Name); err != nil {
 			if os.Geteuid() != 0 {
@@ -253,12 +253,12 @@ func (s *Server) SetAccounts(ctx context.Context) error {
 	return nil
 }
 
-// CreatedUsersFile lists, one a line, the Unix users SetAccounts added
+// createdUsersFile lists, one a line, the Unix users setAccounts added
 // (Dir/created-users): the Debian package's purge removes them.
-const CreatedUsersFile = "created-users"
+const createdUsersFile = "created-users"
 
 func (s *Server) recordCreatedUser(name string) error {
-	f, err := os.OpenFile(filepath.Join(s.cfg.Dir, CreatedUsersFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(filepath.Join(s.cfg.Dir, createdUsersFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("account %s: record it for removal at purge: %w", name, err)
 	}

@@ -25,7 +25,7 @@ func TestParseAllow(t *testing.T) {
 		{"too big", strings.Repeat("#\n", maxAllowBytes), "!more than an allowlist"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ParseAllow("F", []byte(c.text))
+			got, err := parseAllow("F", []byte(c.text))
 			if want, isErr := strings.CutPrefix(c.want, "!"); isErr {
 				if err == nil || !strings.Contains(err.Error(), want) {
 					t.Errorf("err = %v, want one naming %s", err, want)
@@ -64,7 +64,7 @@ func TestAttackAllowFileOpen(t *testing.T) {
 	good := filepath.Join(dir, "allow")
 	os.WriteFile(good, []byte("10.0.0.1\n"), 0o644)
 	os.Chown(good, daemon, daemon)
-	if _, err := ReadAllowFile(good, daemon); err != nil {
+	if _, err := readAllowFile(good, daemon); err != nil {
 		t.Fatalf("the daemon's own file: %v", err)
 	}
 	link := filepath.Join(dir, "link")
@@ -101,7 +101,7 @@ func TestAttackAllowFileOpen(t *testing.T) {
 		{"a folder above is a symlink", filepath.Join(dirLink, "allow"), "symbolic link"},
 		{"a folder above is writable by all", inOpen, "writable by others"},
 	} {
-		_, err := ReadAllowFile(c.path, daemon)
+		_, err := readAllowFile(c.path, daemon)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}

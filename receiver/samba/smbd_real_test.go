@@ -82,9 +82,9 @@ func TestSambaRealStartFindSurvive(t *testing.T) {
 	c.Inbox = filepath.Join(t.TempDir(), "inbox2")
 	s3, _ := New(c)
 	err := s3.Start(context.Background())
-	pe, ok := err.(*PortError)
+	pe, ok := err.(*portError)
 	if !ok || !strings.Contains(pe.Owner, "smbd") {
-		t.Fatalf("want PortError naming smbd, got %v", err)
+		t.Fatalf("want portError naming smbd, got %v", err)
 	}
 	_ = time.Second
 }

@@ -30,11 +30,11 @@ func TestSambaConfValidates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.Remove(s.ConfPath())
-		if _, err := s.WriteConfig(context.Background()); err != nil {
+		os.Remove(s.confPath())
+		if _, err := s.writeConfig(context.Background()); err != nil {
 			t.Fatalf("smb1=%v: %v", smb1, err)
 		}
-		b, _ := os.ReadFile(s.ConfPath())
+		b, _ := os.ReadFile(s.confPath())
 		if got := strings.Contains(string(b), "ntlmv1-permitted"); got != smb1 {
 			t.Errorf("smb1=%v: ntlmv1 in conf = %v", smb1, got)
 		}
@@ -80,7 +80,7 @@ func TestSambaConfBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.WriteConfig(context.Background()); err != nil {
+	if _, err := s.writeConfig(context.Background()); err != nil {
 		t.Fatalf("testparm: %v", err)
 	}
 }
@@ -101,7 +101,7 @@ func TestSambaConfigErrors(t *testing.T) {
 		c := good
 		tc.mod(&c)
 		err := c.Validate()
-		ce, ok := err.(*ConfigError)
+		ce, ok := err.(*scanwarden.FieldError)
 		if !ok || ce.Field != tc.field {
 			t.Errorf("%s: got %v", tc.field, err)
 		}
@@ -114,7 +114,7 @@ func TestSambaConfigErrors(t *testing.T) {
 func TestSambaMissing(t *testing.T) {
 	c := Config{Dir: "/x", Inbox: "/y", Listen: netip.MustParseAddr("127.0.0.1"), Port: 445, Share: "scans",
 		Bin: Bin{Smbd: "/nonexistent/smbd"}}
-	if _, err := New(c); !errors.Is(err, ErrSambaMissing) {
+	if _, err := New(c); !errors.Is(err, errSambaMissing) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -130,19 +130,19 @@ func TestSambaBadConfigKeepsOld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.WriteConfig(context.Background()); err != nil {
+	if _, err := s.writeConfig(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := os.ReadFile(s.ConfPath())
+	before, _ := os.ReadFile(s.confPath())
 	s.cfg.ForceUser = "no-such-user-\x01"
 	fake := filepath.Join(dir, "testparm")
 	os.WriteFile(fake, []byte("#!/bin/sh\necho 'WARNING: Ignoring invalid value 'x' for parameter 'y''\nexit 1\n"), 0o755)
 	s.bin.Testparm = fake
-	_, err = s.WriteConfig(context.Background())
-	if _, ok := err.(*TestparmError); !ok {
-		t.Fatalf("want TestparmError, got %v", err)
+	_, err = s.writeConfig(context.Background())
+	if _, ok := err.(*testparmError); !ok {
+		t.Fatalf("want testparmError, got %v", err)
 	}
-	after, _ := os.ReadFile(s.ConfPath())
+	after, _ := os.ReadFile(s.confPath())
 	if string(before) != string(after) {
 		t.Fatal("refused config replaced the old one")
 	}
