@@ -89,6 +89,9 @@ const (
 	// fallback share, scanwarden delivers) and the bridge itself does not
 	// deliver: the share is not serving, or a scan waits past the limit.
 	CauseBridgeFailing Cause = "bridge-failing"
+	// CauseDialectCeiling: the server's highest SMB dialect is below the
+	// MFP's lowest (an old server, an MFP set to SMB 3 only).
+	CauseDialectCeiling Cause = "dialect-ceiling"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -183,6 +186,8 @@ var causes = []CauseInfo{
 		"Switch the MFP's SMB client to NTLMv2 (Command Center RX → Network Settings → Protocol → SMB Client; older firmware needs an update for it). Only as a stop-gap allow NTLMv1 on the server (Samba: ntlm auth = ntlmv1-permitted, on the domain controllers too for a domain account; Windows: LmCompatibilityLevel 4 or lower), which weakens every account's password protection."},
 	{CauseBridgeFailing, "", "The destination is bridged (the MFP scans to scanwarden's fallback share, scanwarden delivers), and the bridge does not deliver.",
 		"See the bridge's health on the destination's page (scanwarden status): get the fallback share serving (scanwarden receiver status), or see why the waiting scans are not delivered (scanwarden receiver list); scanwarden receiver deliver tries at once."},
+	{CauseDialectCeiling, "1102", "The server's highest SMB dialect is below the lowest the MFP speaks: the server is older than anything the MFP offers.",
+		"Enable SMB 3 on the server (Samba: raise server max protocol; an old Windows or NAS needs an update), or let the MFP use the older dialect if its firmware offers it (Command Center RX → Network Settings → Protocol → SMB Client); or let the MFP scan to scanwarden's fallback share."},
 }
 
 // Causes returns the vocabulary, in a stable order.

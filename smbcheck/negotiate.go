@@ -90,7 +90,7 @@ func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 		for k, v := range ev {
 			s.Evidence["library_"+k] = v
 		}
-		if c.dialectFloor(s, si) {
+		if c.dialectFloor(s, si) || c.dialectCeiling(s, si) {
 			return false
 		}
 		c.fail(s, CauseUnknown, "the server negotiates SMB2 with a raw probe, but the SMB library's negotiation failed: "+cause.Error(), "")
@@ -113,6 +113,22 @@ func (c negotiateStep) dialectFloor(s *stepState, si *smbconn.ServerInfo) bool {
 	s.Evidence["device_max_dialect"] = highest.String()
 	c.fail(s, CauseDialectFloor, fmt.Sprintf("the server refuses SMB %s, the MFP's highest dialect (it negotiates SMB %s with a client that offers every dialect): its lowest dialect is above what the MFP speaks", highest, si.Dialect),
 		fmt.Sprintf("Enable SMB 3 on the MFP if its firmware has it (Command Center RX → Network Settings → Protocol → SMB Client), or update the firmware; or let the server accept SMB %s (Samba: server min protocol = %s); or let the MFP scan to scanwarden's fallback share.", highest, sambaProtocol(highest)))
+	return true
+}
+
+// dialectCeiling tells a server whose highest dialect — what it chose
+// from a client that offers every dialect up to 3.1.1 — is below the MFP's
+// lowest: the server is older than anything the MFP speaks. It ends the
+// negotiate step and reports true when that is so.
+func (c negotiateStep) dialectCeiling(s *stepState, si *smbconn.ServerInfo) bool {
+	lowest := c.o.Device.MinDialect
+	chosen, err := ParseDialect(si.Dialect)
+	if lowest <= DialectSMB1 || err != nil || chosen == 0 || chosen >= lowest {
+		return false
+	}
+	s.Evidence["device_min_dialect"] = lowest.String()
+	c.fail(s, CauseDialectCeiling, fmt.Sprintf("the server's highest dialect is SMB %s, below the MFP's lowest (SMB %s): the server is older than anything the MFP speaks", si.Dialect, lowest),
+		fmt.Sprintf("Enable SMB %s or later on the server (Samba: server max protocol = SMB3_11 or at least %s; Windows: update it, SMB 3 needs Windows 8 / Server 2012), or let the MFP speak SMB %s if its firmware has that setting (Command Center RX → Network Settings → Protocol → SMB Client); or let the MFP scan to scanwarden's fallback share.", lowest, sambaProtocol(lowest), si.Dialect))
 	return true
 }
 
@@ -160,12 +176,8 @@ func (c negotiateStep) judgeNegotiate(s *stepState, si *smbconn.ServerInfo) bool
 	if si.Windows != "" {
 		what += ", " + si.Windows
 	}
-	if lowest := c.o.Device.MinDialect; lowest > DialectSMB1 && si.SMB2 && !c.smb1 {
-		if d, err := ParseDialect(si.Dialect); err == nil && d != 0 && d < lowest {
-			c.fail(s, CauseUnknown, fmt.Sprintf("the server's highest dialect is SMB %s, below the MFP's lowest (%s): the MFP cannot connect", si.Dialect, lowest),
-				fmt.Sprintf("Enable SMB %s or later on the server, or a lower dialect on the MFP.", lowest))
-			return false
-		}
+	if si.SMB2 && !c.smb1 && c.dialectCeiling(s, si) {
+		return false
 	}
 	if si.SigningRequired {
 		if c.o.Device.NoSigning {

@@ -191,7 +191,7 @@ func TestCauseVocabulary(t *testing.T) {
 		"share-access-denied", "path-not-found", "no-write-permission", "no-delete-permission", "connection-limit",
 		"server-resources", "disk-full", "timeout", "unknown", "unknown-user", "guest-refused",
 		"ntlm-blocked", "clock-skew", "kdc-unreachable", "kerberos-needs-name", "password-unreadable",
-		"encryption-required", "dialect-floor", "file-type-refused", "account-restricted", "dfs-link", "smartcard-required", "logon-type-not-granted", "ntlmv1-refused", "bridge-failing"}
+		"encryption-required", "dialect-floor", "file-type-refused", "account-restricted", "dfs-link", "smartcard-required", "logon-type-not-granted", "ntlmv1-refused", "bridge-failing", "dialect-ceiling"}
 	var got []string
 	for _, c := range Causes() {
 		got = append(got, string(c.Cause))

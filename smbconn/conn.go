@@ -55,7 +55,7 @@ type Credentials struct {
 }
 
 // Logon negotiates SMB2/3 over conn and sets up a session with cr, as the
-// MFP would; dev limits the dialects offered (its MaxDialect alone, when
+// MFP would; dev limits the dialects offered (Device.offered: its highest, when
 // known) and, with NTLMv1, sends NTLMv1 responses. host is the name the MFP
 // stores (used in tree connect paths). g, when not nil, is asked before the
 // AUTHENTICATE is sent; it runs on the caller's goroutine. Logon returns
@@ -90,7 +90,7 @@ func LogonWith(ctx context.Context, conn net.Conn, port int, host, typed string,
 			return nil, nil, err
 		}
 	}
-	d := &smb2.Dialer{Initiator: init, Negotiator: smb2.Negotiator{SpecifiedDialect: dev.Normalized().MaxDialect.Wire()}}
+	d := &smb2.Dialer{Initiator: init, Negotiator: smb2.Negotiator{SpecifiedDialect: dev.offered().Wire()}}
 	// The library writes the AUTHENTICATE on its own goroutine: the
 	// sniffer's hold hands the gate's question over to this one.
 	var asks chan gateAsk // nil: no gate

@@ -65,6 +65,19 @@ func (d Device) EncryptionWithheld() bool {
 	return d.NoEncryption && n.MaxDialect != 0 && n.MaxDialect < DialectSMB311
 }
 
+// offered is the one dialect a replay's SMB2 negotiate names (0: every
+// dialect up to 3.1.1, the SMB library's own list): the MFP's highest —
+// except for a 3.1.1 MFP whose lowest is lower or not known, which offers
+// the lower dialects too; the library's list is then the MFP's, and the
+// check holds the server's choice against the MFP's lowest.
+func (d Device) offered() Dialect {
+	n := d.Normalized()
+	if n.MaxDialect == DialectSMB311 && n.MinDialect != DialectSMB311 {
+		return 0
+	}
+	return n.MaxDialect
+}
+
 // Validate names the first field a check cannot replay, as a
 // *scanwarden.FieldError whose Field is device_min_dialect,
 // device_max_dialect or device_file_type.
