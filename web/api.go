@@ -10,7 +10,7 @@ import (
 // part answers 503, an unknown name 404, a backend failure 500 with no
 // detail (the detail goes to the log).
 
-func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
+func (s *base) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		writeAPIError(w, http.StatusNotFound, "not found")

@@ -4,7 +4,7 @@ import "net/http"
 
 // POST /api/v1/destinations/{name}/check — runs a check now and answers
 // with its report (the check's own JSON: target, steps, verdict, …).
-func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationPages) apiCheck(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Checker == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

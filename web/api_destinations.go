@@ -7,7 +7,7 @@ import (
 )
 
 // GET /api/v1/destinations — each with its last verdict.
-func (s *Server) apiDestinations(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *destinationPages) apiDestinations(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -21,7 +21,7 @@ func (s *Server) apiDestinations(w http.ResponseWriter, r *http.Request, _ actor
 }
 
 // GET /api/v1/destinations/{name} — with its last report and history.
-func (s *Server) apiDestination(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *destinationPages) apiDestination(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

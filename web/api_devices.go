@@ -3,7 +3,7 @@ package web
 import "net/http"
 
 // GET /api/v1/devices
-func (s *Server) apiDevices(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *devicePages) apiDevices(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -17,7 +17,7 @@ func (s *Server) apiDevices(w http.ResponseWriter, r *http.Request, _ actor) {
 }
 
 // GET /api/v1/devices/{name}
-func (s *Server) apiDevice(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *devicePages) apiDevice(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

@@ -5,7 +5,7 @@ import "net/http"
 // GET /api/v1/events[?device=NAME][&unverified=1|0][&limit=N] — newest first.
 // unverified=1: only events whose sender was not proven to be the device;
 // 0: only the devices' own; absent: both, each with "unverified".
-func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *historyPages) apiEvents(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Events == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

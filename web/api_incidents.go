@@ -6,7 +6,7 @@ import (
 )
 
 // GET /api/v1/incidents[?state=open|closed] — with timelines.
-func (s *Server) apiIncidents(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *historyPages) apiIncidents(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Incidents == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -35,7 +35,7 @@ func (s *Server) apiIncidents(w http.ResponseWriter, r *http.Request, _ actor) {
 }
 
 // GET /api/v1/incidents/{id}
-func (s *Server) apiIncident(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *historyPages) apiIncident(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Incidents == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

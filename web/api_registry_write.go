@@ -61,7 +61,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 // apiWriteFail answers a failed write: a field error names its field.
-func (s *Server) apiWriteFail(w http.ResponseWriter, r *http.Request, err error) {
+func (s *base) apiWriteFail(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *scanwarden.FieldError
 	if errors.As(err, &fe) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fieldMessage(fe), "field": fe.Field})
@@ -71,7 +71,7 @@ func (s *Server) apiWriteFail(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // POST /api/v1/devices and /api/v1/devices/{name}
-func (s *Server) apiDevicePut(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *devicePages) apiDevicePut(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.DeviceManager == nil || s.cfg.Fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -110,7 +110,7 @@ func (s *Server) apiDevicePut(w http.ResponseWriter, r *http.Request, a actor) {
 }
 
 // POST /api/v1/devices/{name}/remove
-func (s *Server) apiDeviceRemove(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *devicePages) apiDeviceRemove(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.DeviceManager == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -135,7 +135,7 @@ func (s *Server) apiDeviceRemove(w http.ResponseWriter, r *http.Request, a actor
 }
 
 // POST /api/v1/destinations and /api/v1/destinations/{name}
-func (s *Server) apiDestinationPut(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationPages) apiDestinationPut(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.DestinationManager == nil || s.cfg.Fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -175,7 +175,7 @@ func (s *Server) apiDestinationPut(w http.ResponseWriter, r *http.Request, a act
 }
 
 // POST /api/v1/destinations/{name}/remove
-func (s *Server) apiDestinationRemove(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationPages) apiDestinationRemove(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.DestinationManager == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

@@ -3,7 +3,7 @@ package web
 import "net/http"
 
 // GET /api/v1/scans[?state=held|…] — the fallback share's catalogue.
-func (s *Server) apiScans(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *receiverPages) apiScans(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Receiver == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

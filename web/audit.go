@@ -3,7 +3,7 @@ package web
 import "net/http"
 
 // auditPage lists the admin actions, newest first.
-func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *historyPages) auditPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	list, err := s.cfg.Auth.Audit(r.Context(), 500)
 	if err != nil {
 		s.fail(w, r, "audit log", err)

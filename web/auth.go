@@ -161,7 +161,7 @@ func auditEntry(at time.Time, a actor, client, action, target, detail string) sc
 }
 
 // authenticated tells Config.Authenticated about r's client.
-func (s *Server) authenticated(r *http.Request) {
+func (s *gate) authenticated(r *http.Request) {
 	if s.cfg.Authenticated == nil {
 		return
 	}
@@ -189,7 +189,7 @@ func clientAddr(r *http.Request) string {
 	return host
 }
 
-func (s *Server) cookieName() string {
+func (s *gate) cookieName() string {
 	if s.cfg.TLS {
 		return "__Host-scanwarden"
 	}
@@ -197,7 +197,7 @@ func (s *Server) cookieName() string {
 }
 
 // session returns the request's live session, or ok false.
-func (s *Server) session(r *http.Request) (actor, bool) {
+func (s *gate) session(r *http.Request) (actor, bool) {
 	c, err := r.Cookie(s.cookieName())
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
 		return actor{}, false
@@ -278,7 +278,7 @@ func (c *sessionCache) clear() {
 }
 
 // startSession logs the browser in.
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request) error {
+func (s *gate) startSession(w http.ResponseWriter, r *http.Request) error {
 	id := randomString(32)
 	now := s.now()
 	err := s.cfg.Auth.CreateSession(r.Context(), scanwarden.Session{
@@ -294,13 +294,13 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) clearCookie(w http.ResponseWriter) {
+func (s *gate) clearCookie(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", HttpOnly: true, Secure: s.cfg.TLS,
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
 }
 
 // requireSession lets a logged-in admin through; others go to /login.
-func (s *Server) requireSession(h func(http.ResponseWriter, *http.Request, actor)) http.Handler {
+func (s *gate) requireSession(h func(http.ResponseWriter, *http.Request, actor)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, ok := s.session(r)
 		if !ok {
@@ -318,7 +318,7 @@ func (s *Server) requireSession(h func(http.ResponseWriter, *http.Request, actor
 
 // requireToken lets a session, or a bearer token whose scope allows need,
 // through; others get 401 (no or a wrong token) or 403 (too narrow a scope).
-func (s *Server) requireToken(need scanwarden.TokenScope, h func(http.ResponseWriter, *http.Request, actor)) http.Handler {
+func (s *gate) requireToken(need scanwarden.TokenScope, h func(http.ResponseWriter, *http.Request, actor)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		if auth := r.Header.Get("Authorization"); auth != "" {
@@ -352,13 +352,13 @@ func (s *Server) requireToken(need scanwarden.TokenScope, h func(http.ResponseWr
 	})
 }
 
-func (s *Server) unauthorized(w http.ResponseWriter) {
+func (s *gate) unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="scanwarden"`)
 	writeAPIError(w, http.StatusUnauthorized, "a session or an Authorization: Bearer token is required")
 }
 
 // touchToken records a token's use at most once a minute.
-func (s *Server) touchToken(ctx context.Context, name string) {
+func (s *gate) touchToken(ctx context.Context, name string) {
 	now := s.now()
 	if v, ok := s.touched.Load(name); ok && now.Sub(v.(time.Time)) < time.Minute {
 		return
@@ -376,12 +376,8 @@ type setupToken struct {
 	expires time.Time
 }
 
-// SetupLink returns the one-time path (/setup?token=…) that sets the admin
-// password, or "" when one is already set. The daemon prints it (with its
-// own address in front) on the console and the journal. The link works
-// once, for 24 hours, and only while no password is set; a new call makes a
-// new link and voids the old.
-func (s *Server) SetupLink(ctx context.Context) (string, error) {
+// setupLink makes the one-time setup link (Server.SetupLink).
+func (s *gate) setupLink(ctx context.Context) (string, error) {
 	h, err := s.cfg.Auth.AdminPassword(ctx)
 	if err != nil {
 		return "", fmt.Errorf("read the admin password: %w", err)
@@ -397,7 +393,7 @@ func (s *Server) SetupLink(ctx context.Context) (string, error) {
 }
 
 // takeSetup checks a setup token; with use it also voids it.
-func (s *Server) checkSetup(tok string, use bool) bool {
+func (s *gate) checkSetup(tok string, use bool) bool {
 	s.setup.mu.Lock()
 	defer s.setup.mu.Unlock()
 	if s.setup.hash == "" || tok == "" || !s.now().Before(s.setup.expires) {

@@ -53,7 +53,7 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 // formOK parses the form of a request read before authentication and
 // answers a body that is too large (413) or too slow (408) itself: such a
 // request is nobody's failed login.
-func (s *Server) formOK(w http.ResponseWriter, r *http.Request) bool {
+func (s *base) formOK(w http.ResponseWriter, r *http.Request) bool {
 	err := r.ParseForm()
 	if err == nil {
 		return true

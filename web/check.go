@@ -9,7 +9,7 @@ import (
 // checkNow starts a check of a destination. The page's script asks for JSON
 // and then follows the run's event stream; without script the form waits
 // for the check and shows the destination page with its new report.
-func (s *Server) checkNow(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationPages) checkNow(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Checker == nil {
 		s.fail(w, r, "checker", ErrNotRunning)
 		return

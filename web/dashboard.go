@@ -28,7 +28,7 @@ type dashboardView struct {
 }
 
 // dashboard is the fleet at a glance: failing destinations first.
-func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *overview) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
 	ctx := r.Context()
 	var v dashboardView
 	problem := func(what string, err error) {

@@ -20,7 +20,7 @@ type destinationView struct {
 
 // destinationPage shows one destination: the last report step by step, its
 // history, and Run check now.
-func (s *Server) destinationPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *destinationPages) destinationPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
 		s.fail(w, r, "destination", ErrNotRunning)
 		return

@@ -18,7 +18,7 @@ type Editor interface {
 }
 
 // POST /destinations/{name}/auth — the destination page's auth form.
-func (s *Server) destinationAuth(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationPages) destinationAuth(w http.ResponseWriter, r *http.Request, a actor) {
 	name := r.PathValue("name")
 	if s.cfg.Editor == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
@@ -39,7 +39,7 @@ func (s *Server) destinationAuth(w http.ResponseWriter, r *http.Request, a actor
 
 // POST /api/v1/destinations/{name}/auth — {"auth": "ntlm"|"kerberos"|"auto"}
 // (or a form value auth); answers the destination.
-func (s *Server) apiDestinationAuth(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationPages) apiDestinationAuth(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Editor == nil || s.cfg.Fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

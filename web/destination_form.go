@@ -30,7 +30,7 @@ type destinationFormView struct {
 }
 
 // GET /destinations/_new — the add form (?device= preselects one).
-func (s *Server) destinationNew(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *destinationForms) destinationNew(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.DestinationManager == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
@@ -40,7 +40,7 @@ func (s *Server) destinationNew(w http.ResponseWriter, r *http.Request, _ actor)
 }
 
 // GET /destinations/{name}/edit — the edit form, with what is stored.
-func (s *Server) destinationEdit(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *destinationForms) destinationEdit(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.DestinationManager == nil || s.cfg.Fleet == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
@@ -72,7 +72,7 @@ func mfpFolder(d registry.DestinationView) string {
 	return s
 }
 
-func (s *Server) renderDestinationForm(w http.ResponseWriter, r *http.Request, status int, v destinationFormView, errMsg string) {
+func (s *destinationForms) renderDestinationForm(w http.ResponseWriter, r *http.Request, status int, v destinationFormView, errMsg string) {
 	if s.cfg.Fleet != nil {
 		devs, err := s.cfg.Fleet.Devices(r.Context())
 		if err != nil {
@@ -91,7 +91,7 @@ func (s *Server) renderDestinationForm(w http.ResponseWriter, r *http.Request, s
 }
 
 // POST /destinations (add) and POST /destinations/{name}/edit (change).
-func (s *Server) destinationSave(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationForms) destinationSave(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.DestinationManager == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
@@ -114,7 +114,7 @@ func (s *Server) destinationSave(w http.ResponseWriter, r *http.Request, a actor
 
 // destinationForm reads the destination form (the edit form's name is the
 // path's).
-func (s *Server) destinationForm(w http.ResponseWriter, r *http.Request) (DestinationInput, bool) {
+func (s *destinationForms) destinationForm(w http.ResponseWriter, r *http.Request) (DestinationInput, bool) {
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return DestinationInput{}, false
@@ -149,7 +149,7 @@ func (s *Server) destinationForm(w http.ResponseWriter, r *http.Request) (Destin
 
 // destinationFormError shows the form again with the error beside its
 // field, or the error page.
-func (s *Server) destinationFormError(w http.ResponseWriter, r *http.Request, in DestinationInput, err error) {
+func (s *destinationForms) destinationFormError(w http.ResponseWriter, r *http.Request, in DestinationInput, err error) {
 	var fe *scanwarden.FieldError
 	if !errors.As(err, &fe) {
 		s.fail(w, r, "destination", err)
@@ -162,7 +162,7 @@ func (s *Server) destinationFormError(w http.ResponseWriter, r *http.Request, in
 
 // formAgain is the form as it was sent (the password never), with what is
 // stored about the password.
-func (s *Server) formAgain(ctx context.Context, in DestinationInput) destinationFormView {
+func (s *destinationForms) formAgain(ctx context.Context, in DestinationInput) destinationFormView {
 	v := destinationFormView{New: in.New, Folder: in.Folder, Destination: registry.DestinationView{Name: in.Name, User: in.User,
 		Device: in.Device, Workstation: in.Workstation, Auth: in.Auth}}
 	if !in.New && s.cfg.Fleet != nil {

@@ -18,7 +18,7 @@ type destinationRemoveView struct {
 
 // GET /destinations/{name}/remove — what removing it does; with scans
 // held for it, what to do with them.
-func (s *Server) destinationRemoveForm(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *destinationForms) destinationRemoveForm(w http.ResponseWriter, r *http.Request, _ actor) {
 	v, ok := s.destinationRemoveView(w, r)
 	if !ok {
 		return
@@ -27,7 +27,7 @@ func (s *Server) destinationRemoveForm(w http.ResponseWriter, r *http.Request, _
 		Nav: "destinations", LoggedIn: true, Data: v})
 }
 
-func (s *Server) destinationRemoveView(w http.ResponseWriter, r *http.Request) (destinationRemoveView, bool) {
+func (s *destinationForms) destinationRemoveView(w http.ResponseWriter, r *http.Request) (destinationRemoveView, bool) {
 	var v destinationRemoveView
 	if s.cfg.DestinationManager == nil || s.cfg.Fleet == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
@@ -62,7 +62,7 @@ func (s *Server) destinationRemoveView(w http.ResponseWriter, r *http.Request) (
 // POST /destinations/{name}/remove — held=move (to=NAME), keep or
 // discard says what becomes of its held scans; with scans held and no
 // choice made, the question is asked again.
-func (s *Server) destinationRemove(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationForms) destinationRemove(w http.ResponseWriter, r *http.Request, a actor) {
 	v, ok := s.destinationRemoveView(w, r)
 	if !ok {
 		return

@@ -13,7 +13,7 @@ import (
 // check now is; nothing is stored. The page's script asks for JSON and
 // follows /runs/{id}/events; without script the form waits for the check
 // and comes back with its report.
-func (s *Server) destinationTry(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *destinationForms) destinationTry(w http.ResponseWriter, r *http.Request, a actor) {
 	dm := s.cfg.DestinationManager
 	if dm == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)

@@ -16,7 +16,7 @@ type destinationsView struct {
 
 // destinationsPage lists the destinations, sortable, each with its last
 // verdict.
-func (s *Server) destinationsPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *destinationPages) destinationsPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
 		s.fail(w, r, "destination list", ErrNotRunning)
 		return

@@ -18,7 +18,7 @@ type deviceView struct {
 
 // devicePage shows one MFP: inventory, recent send failures explained from
 // the code book, its destinations.
-func (s *Server) devicePage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *devicePages) devicePage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
 		s.fail(w, r, "device", ErrNotRunning)
 		return

@@ -20,7 +20,7 @@ type deviceFormView struct {
 }
 
 // GET /devices/_new — the add form ("_new" is never a device's name).
-func (s *Server) deviceNew(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *devicePages) deviceNew(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.DeviceManager == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return
@@ -29,7 +29,7 @@ func (s *Server) deviceNew(w http.ResponseWriter, r *http.Request, _ actor) {
 }
 
 // GET /devices/{name}/edit — the edit form, with what is stored.
-func (s *Server) deviceEdit(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *devicePages) deviceEdit(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.DeviceManager == nil || s.cfg.Fleet == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return
@@ -42,7 +42,7 @@ func (s *Server) deviceEdit(w http.ResponseWriter, r *http.Request, _ actor) {
 	s.renderDeviceForm(w, http.StatusOK, deviceFormView{Device: d}, "")
 }
 
-func (s *Server) renderDeviceForm(w http.ResponseWriter, status int, v deviceFormView, errMsg string) {
+func (s *devicePages) renderDeviceForm(w http.ResponseWriter, status int, v deviceFormView, errMsg string) {
 	title := "Add a device"
 	if !v.New {
 		title = "Edit device " + v.Device.Name
@@ -51,7 +51,7 @@ func (s *Server) renderDeviceForm(w http.ResponseWriter, status int, v deviceFor
 }
 
 // POST /devices (add) and POST /devices/{name}/edit (change).
-func (s *Server) deviceSave(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *devicePages) deviceSave(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.DeviceManager == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return

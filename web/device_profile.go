@@ -60,7 +60,7 @@ func auditProfile(set map[registry.ProfileField]string, clear []registry.Profile
 }
 
 // POST /devices/{name}/profile — the device page's SMB profile form.
-func (s *Server) deviceProfile(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *devicePages) deviceProfile(w http.ResponseWriter, r *http.Request, a actor) {
 	name := r.PathValue("name")
 	if s.cfg.Profiles == nil {
 		s.fail(w, r, "device profile", ErrNotRunning)
@@ -95,7 +95,7 @@ func (s *Server) deviceProfile(w http.ResponseWriter, r *http.Request, a actor) 
 // POST /api/v1/devices/{name}/profile — {"max_dialect": "2.1",
 // "encryption": "no", "file_type": "auto", …}: the fields given are set
 // ("auto" or "" clears one); answers the device.
-func (s *Server) apiDeviceProfile(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *devicePages) apiDeviceProfile(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Profiles == nil || s.cfg.Fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return

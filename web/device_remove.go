@@ -8,7 +8,7 @@ import (
 )
 
 // GET /devices/{name}/remove — what removing it does, and the button.
-func (s *Server) deviceRemoveForm(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *devicePages) deviceRemoveForm(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.DeviceManager == nil || s.cfg.Fleet == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return
@@ -23,7 +23,7 @@ func (s *Server) deviceRemoveForm(w http.ResponseWriter, r *http.Request, _ acto
 
 // POST /devices/{name}/remove — with_destinations removes its
 // destinations too; without, a device that has some is refused.
-func (s *Server) deviceRemove(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *devicePages) deviceRemove(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.DeviceManager == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return

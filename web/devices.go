@@ -15,7 +15,7 @@ type devicesView struct {
 }
 
 // devicesPage lists the devices, sortable, each with its state.
-func (s *Server) devicesPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *devicePages) devicesPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Fleet == nil {
 		s.fail(w, r, "device list", ErrNotRunning)
 		return

@@ -28,7 +28,7 @@ type eventsView struct {
 
 // eventsPage lists the devices' recent send failures with their meaning;
 // unverified ones (sender not proven to be the device) are marked as such.
-func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *historyPages) eventsPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Events == nil {
 		s.fail(w, r, "events", ErrNotRunning)
 		return

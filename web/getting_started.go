@@ -19,7 +19,7 @@ type startLink struct{ Href, Text string }
 // shows: register the MFP, import its address book or add a destination,
 // notifications, Active Directory — each done or linked. nil once devices
 // and destinations exist.
-func (s *Server) gettingStarted(ctx context.Context, v dashboardView) []startStep {
+func (s *overview) gettingStarted(ctx context.Context, v dashboardView) []startStep {
 	if len(v.Devices) > 0 && len(v.Destinations) > 0 {
 		return nil
 	}

@@ -21,7 +21,7 @@ type importView struct {
 }
 
 // importForm is the upload form.
-func (s *Server) importForm(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *importPages) importForm(w http.ResponseWriter, r *http.Request, _ actor) {
 	v := importView{Device: r.URL.Query().Get("device")}
 	if s.cfg.Fleet != nil {
 		var err error
@@ -33,7 +33,7 @@ func (s *Server) importForm(w http.ResponseWriter, r *http.Request, _ actor) {
 }
 
 // importPreview reads the upload and shows what an import would do.
-func (s *Server) importPreview(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *importPages) importPreview(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Importer == nil {
 		s.fail(w, r, "importer", ErrNotRunning)
 		return
@@ -81,7 +81,7 @@ func (s *Server) importPreview(w http.ResponseWriter, r *http.Request, _ actor) 
 }
 
 // importConfirm imports the previewed upload.
-func (s *Server) importConfirm(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *importPages) importConfirm(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Importer == nil {
 		s.fail(w, r, "importer", ErrNotRunning)
 		return

@@ -6,7 +6,7 @@ import (
 )
 
 // incidentPage shows one incident and its timeline.
-func (s *Server) incidentPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *historyPages) incidentPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Incidents == nil {
 		s.fail(w, r, "incident", ErrNotRunning)
 		return

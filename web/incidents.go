@@ -12,7 +12,7 @@ type incidentsView struct {
 }
 
 // incidentsPage lists incidents, open ones by default.
-func (s *Server) incidentsPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *historyPages) incidentsPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Incidents == nil {
 		s.fail(w, r, "incidents", ErrNotRunning)
 		return

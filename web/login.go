@@ -12,7 +12,7 @@ type loginView struct {
 	NoAdmin bool
 }
 
-func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) {
+func (s *accountPages) loginForm(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.session(r); ok {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
@@ -26,7 +26,7 @@ func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) {
 		Data: loginView{Next: safeNext(r.URL.Query().Get("next")), NoAdmin: err == nil && h == ""}})
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+func (s *accountPages) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if !s.formOK(w, r) {
 		return

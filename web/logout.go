@@ -3,7 +3,7 @@ package web
 import "net/http"
 
 // logout ends the session on the server, not only in the browser.
-func (s *Server) logout(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *accountPages) logout(w http.ResponseWriter, r *http.Request, a actor) {
 	s.sessions.drop(a.session)
 	if err := s.cfg.Auth.DeleteSession(r.Context(), a.session); err != nil {
 		s.log.Error("delete session", "err", err)

@@ -7,7 +7,7 @@ import (
 
 // passwordChange sets a new admin password (the current one is asked) and
 // ends every session but a new one for this browser.
-func (s *Server) passwordChange(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *settingsPages) passwordChange(w http.ResponseWriter, r *http.Request, a actor) {
 	cur, p1, p2 := r.PostFormValue("current"), r.PostFormValue("password"), r.PostFormValue("confirm")
 	hash, err := s.cfg.Auth.AdminPassword(r.Context())
 	if err != nil {

@@ -14,7 +14,7 @@ type receiverView struct {
 }
 
 // receiverPage lists the fallback share's scans by state.
-func (s *Server) receiverPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *receiverPages) receiverPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Receiver == nil {
 		s.fail(w, r, "receiver", ErrNotRunning)
 		return

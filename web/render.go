@@ -95,7 +95,7 @@ type pageData struct {
 
 // render executes a view into a buffer and only then writes it, so a
 // template error is a clean 500, never half a page.
-func (s *Server) render(w http.ResponseWriter, status int, name string, p pageData) {
+func (s *base) render(w http.ResponseWriter, status int, name string, p pageData) {
 	t := s.views.pages[name]
 	if t == nil {
 		s.log.Error("render: no view", "view", name)
@@ -115,7 +115,7 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, p pageDa
 }
 
 // fail answers a page request whose backend call failed.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
+func (s *base) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
 	status := http.StatusInternalServerError
 	msg := "Could not read " + what + ". The daemon's log has the details."
 	switch {

@@ -6,16 +6,16 @@ import (
 )
 
 // scanDeliver asks for a held scan to be delivered now.
-func (s *Server) scanDeliver(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *receiverPages) scanDeliver(w http.ResponseWriter, r *http.Request, a actor) {
 	s.scanAction(w, r, a, "deliver")
 }
 
 // scanForce delivers an incomplete scan as it is.
-func (s *Server) scanForce(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *receiverPages) scanForce(w http.ResponseWriter, r *http.Request, a actor) {
 	s.scanAction(w, r, a, "force")
 }
 
-func (s *Server) scanAction(w http.ResponseWriter, r *http.Request, a actor, action string) {
+func (s *receiverPages) scanAction(w http.ResponseWriter, r *http.Request, a actor, action string) {
 	if s.cfg.Receiver == nil {
 		s.fail(w, r, "receiver", ErrNotRunning)
 		return

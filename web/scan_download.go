@@ -11,7 +11,7 @@ import (
 // scanDownload sends a held scan's bytes. The file name is the MFP's, so it
 // is cleaned before it goes into a header, and the content is always sent
 // as a download, never shown inline.
-func (s *Server) scanDownload(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *receiverPages) scanDownload(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Receiver == nil {
 		s.fail(w, r, "receiver", ErrNotRunning)
 		return

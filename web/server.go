@@ -19,7 +19,6 @@ import (
 	"net/http/pprof"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
@@ -104,17 +103,10 @@ type Config struct {
 
 // Server is the web server. Handler gives its http.Handler.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	now      func() time.Time
-	views    *views
-	limiter  *limiter
+	*base
+	gate     *gate
 	runs     *runs
 	imports  *pendingImports
-	cache    *pageCache
-	setup    setupToken
-	sessions sessionCache
-	touched  sync.Map  // token name → time.Time of the last stored use
 	patterns *[]string // every registered pattern
 	handler  http.Handler
 }
@@ -159,16 +151,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
+	st := &base{cfg: cfg, log: cfg.Logger.With("component", "web"), now: cfg.Now, views: v,
+		cache: newPageCache(cfg.PageCache, cfg.Now)}
 	s := &Server{
-		cfg:   cfg,
-		log:   cfg.Logger.With("component", "web"),
-		now:   cfg.Now,
-		views: v,
-		limiter: newLimiter(limits{perAddr: cfg.LoginFailures, perPrefix: cfg.LoginPrefixFailures,
-			perMinute: cfg.LoginPerMinute, window: cfg.LoginWindow}, cfg.Now),
+		base: st,
+		gate: &gate{base: st, limiter: newLimiter(limits{perAddr: cfg.LoginFailures, perPrefix: cfg.LoginPrefixFailures,
+			perMinute: cfg.LoginPerMinute, window: cfg.LoginWindow}, cfg.Now)},
 		runs:    newRuns(cfg.Now),
 		imports: newPendingImports(cfg.Now),
-		cache:   newPageCache(cfg.PageCache, cfg.Now),
 	}
 	s.runs.done = s.cache.invalidate
 	s.handler = s.routes()
@@ -181,95 +171,113 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Close stops the checks started from the page and waits for them.
 func (s *Server) Close() { s.runs.close() }
 
+// SetupLink returns the one-time path (/setup?token=…) that sets the admin
+// password, or "" when one is already set. The daemon prints it (with its
+// own address in front) on the console and the journal. The link works
+// once, for 24 hours, and only while no password is set; a new call makes a
+// new link and voids the old.
+func (s *Server) SetupLink(ctx context.Context) (string, error) { return s.gate.setupLink(ctx) }
+
 func (s *Server) routes() http.Handler {
 	mux := &recordingMux{ServeMux: http.NewServeMux()}
 	s.patterns = &mux.patterns
-	s.anonymousRoutes(mux)
-	s.pageRoutes(mux)
-	s.apiRoutes(mux)
+	h := handlers{
+		account:      &accountPages{s.gate},
+		settings:     &settingsPages{s.gate},
+		overview:     &overview{s.base},
+		devices:      &devicePages{s.base},
+		destinations: &destinationPages{s.base, s.runs},
+		forms:        &destinationForms{s.base, s.runs},
+		receiver:     &receiverPages{s.base},
+		imports:      &importPages{s.base, s.imports},
+		history:      &historyPages{s.base},
+	}
+	s.anonymousRoutes(mux, h)
+	s.pageRoutes(mux, h)
+	s.apiRoutes(mux, h)
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
-	h := securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
+	base := securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
 	if s.cfg.Hosts != nil {
-		h = hostGuard(s.cfg.Hosts, h)
+		base = hostGuard(s.cfg.Hosts, base)
 	}
-	return h
+	return base
 }
 
 // anonymousRoutes: what needs no login.
-func (s *Server) anonymousRoutes(mux *recordingMux) {
+func (s *Server) anonymousRoutes(mux *recordingMux, h handlers) {
 	mux.Handle("GET /static/", staticHandler())
 	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("GET /login", s.loginForm)
-	mux.HandleFunc("POST /login", s.login)
-	mux.HandleFunc("GET /setup", s.setupForm)
-	mux.HandleFunc("POST /setup", s.setupSubmit)
+	mux.HandleFunc("GET /login", h.account.loginForm)
+	mux.HandleFunc("POST /login", h.account.login)
+	mux.HandleFunc("GET /setup", h.account.setupForm)
+	mux.HandleFunc("POST /setup", h.account.setupSubmit)
 }
 
 // pageRoutes: the admin's pages, behind a session.
-func (s *Server) pageRoutes(mux *recordingMux) {
-	page := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
+func (s *Server) pageRoutes(mux *recordingMux, h handlers) {
+	page := func(pattern string, f func(http.ResponseWriter, *http.Request, actor)) {
 		if strings.HasPrefix(pattern, "POST ") {
-			h = s.invalidating(h)
+			f = s.invalidating(f)
 		}
-		mux.Handle(pattern, s.requireSession(h))
+		mux.Handle(pattern, s.gate.requireSession(f))
 	}
 	// cached: read-only pages, served from the page cache.
-	cached := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
-		page(pattern, s.cache.wrap(h))
+	cached := func(pattern string, f func(http.ResponseWriter, *http.Request, actor)) {
+		page(pattern, s.cache.wrap(f))
 	}
-	page("POST /logout", s.logout)
-	cached("GET /{$}", s.dashboard)
-	page("POST /check-all", s.checkAll)
+	page("POST /logout", h.account.logout)
+	cached("GET /{$}", h.overview.dashboard)
+	page("POST /check-all", h.overview.checkAll)
 	// "_new" and "_test" are never a name (ValidName starts with a
 	// letter or digit).
-	cached("GET /devices", s.devicesPage)
-	page("GET /devices/_new", s.deviceNew)
-	page("POST /devices", s.deviceSave)
-	cached("GET /devices/{name}", s.devicePage)
-	page("GET /devices/{name}/edit", s.deviceEdit)
-	page("POST /devices/{name}/edit", s.deviceSave)
-	page("GET /devices/{name}/remove", s.deviceRemoveForm)
-	page("POST /devices/{name}/remove", s.deviceRemove)
-	cached("GET /destinations", s.destinationsPage)
-	page("GET /destinations/_new", s.destinationNew)
-	page("POST /destinations", s.destinationSave)
-	page("POST /destinations/_test", s.destinationTry)
-	cached("GET /destinations/{name}", s.destinationPage)
-	page("GET /destinations/{name}/edit", s.destinationEdit)
-	page("POST /destinations/{name}/edit", s.destinationSave)
-	page("GET /destinations/{name}/remove", s.destinationRemoveForm)
-	page("POST /destinations/{name}/remove", s.destinationRemove)
-	page("POST /destinations/{name}/check", s.checkNow)
-	page("POST /destinations/{name}/auth", s.destinationAuth)
-	page("POST /devices/{name}/profile", s.deviceProfile)
-	page("GET /runs/{id}/events", s.runEvents)
-	cached("GET /incidents", s.incidentsPage)
-	cached("GET /incidents/{id}", s.incidentPage)
-	cached("GET /events", s.eventsPage)
-	cached("GET /receiver", s.receiverPage)
-	page("GET /receiver/scans/{id}/download", s.scanDownload)
-	page("POST /receiver/scans/{id}/deliver", s.scanDeliver)
-	page("POST /receiver/scans/{id}/force", s.scanForce)
-	page("GET /import", s.importForm)
-	page("POST /import", s.importPreview)
-	page("POST /import/confirm", s.importConfirm)
-	page("GET /settings", s.settingsPage)
-	page("POST /settings/{section}", s.settingsSave)
-	page("POST /settings/test/{channel}", s.settingsTest)
-	page("POST /settings/tokens", s.tokenCreate)
-	page("POST /settings/tokens/{name}/delete", s.tokenDelete)
-	page("POST /settings/password", s.passwordChange)
+	cached("GET /devices", h.devices.devicesPage)
+	page("GET /devices/_new", h.devices.deviceNew)
+	page("POST /devices", h.devices.deviceSave)
+	cached("GET /devices/{name}", h.devices.devicePage)
+	page("GET /devices/{name}/edit", h.devices.deviceEdit)
+	page("POST /devices/{name}/edit", h.devices.deviceSave)
+	page("GET /devices/{name}/remove", h.devices.deviceRemoveForm)
+	page("POST /devices/{name}/remove", h.devices.deviceRemove)
+	cached("GET /destinations", h.destinations.destinationsPage)
+	page("GET /destinations/_new", h.forms.destinationNew)
+	page("POST /destinations", h.forms.destinationSave)
+	page("POST /destinations/_test", h.forms.destinationTry)
+	cached("GET /destinations/{name}", h.destinations.destinationPage)
+	page("GET /destinations/{name}/edit", h.forms.destinationEdit)
+	page("POST /destinations/{name}/edit", h.forms.destinationSave)
+	page("GET /destinations/{name}/remove", h.forms.destinationRemoveForm)
+	page("POST /destinations/{name}/remove", h.forms.destinationRemove)
+	page("POST /destinations/{name}/check", h.destinations.checkNow)
+	page("POST /destinations/{name}/auth", h.destinations.destinationAuth)
+	page("POST /devices/{name}/profile", h.devices.deviceProfile)
+	page("GET /runs/{id}/events", h.destinations.runEvents)
+	cached("GET /incidents", h.history.incidentsPage)
+	cached("GET /incidents/{id}", h.history.incidentPage)
+	cached("GET /events", h.history.eventsPage)
+	cached("GET /receiver", h.receiver.receiverPage)
+	page("GET /receiver/scans/{id}/download", h.receiver.scanDownload)
+	page("POST /receiver/scans/{id}/deliver", h.receiver.scanDeliver)
+	page("POST /receiver/scans/{id}/force", h.receiver.scanForce)
+	page("GET /import", h.imports.importForm)
+	page("POST /import", h.imports.importPreview)
+	page("POST /import/confirm", h.imports.importConfirm)
+	page("GET /settings", h.settings.settingsPage)
+	page("POST /settings/{section}", h.settings.settingsSave)
+	page("POST /settings/test/{channel}", h.settings.settingsTest)
+	page("POST /settings/tokens", h.settings.tokenCreate)
+	page("POST /settings/tokens/{name}/delete", h.settings.tokenDelete)
+	page("POST /settings/password", h.settings.passwordChange)
 	// A reload or a bookmark of a form's address (after "Make a token",
 	// the address bar shows /settings/tokens) lands on the settings page,
 	// not on 405.
 	page("GET /settings/", func(w http.ResponseWriter, r *http.Request, _ actor) {
 		http.Redirect(w, r, "/settings", http.StatusSeeOther)
 	})
-	cached("GET /audit", s.auditPage)
+	cached("GET /audit", h.history.auditPage)
 	page("GET /debug/pprof/", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Index(w, r) })
 	page("GET /debug/pprof/cmdline", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Cmdline(w, r) })
 	page("GET /debug/pprof/profile", func(w http.ResponseWriter, r *http.Request, _ actor) { pprof.Profile(w, r) })
@@ -278,42 +286,55 @@ func (s *Server) pageRoutes(mux *recordingMux) {
 }
 
 // apiRoutes: the API and metrics, behind a session or a bearer token.
-func (s *Server) apiRoutes(mux *recordingMux) {
+func (s *Server) apiRoutes(mux *recordingMux, h handlers) {
 	// A token's scope decides: /metrics needs metrics, reading needs read,
 	// anything that acts (a check: SMB and AD logons) needs admin.
-	api := func(pattern string, h func(http.ResponseWriter, *http.Request, actor)) {
+	api := func(pattern string, f func(http.ResponseWriter, *http.Request, actor)) {
 		need := scanwarden.ScopeRead
 		if strings.HasPrefix(pattern, "POST ") {
-			h = s.invalidating(h)
+			f = s.invalidating(f)
 			need = scanwarden.ScopeAdmin
 		}
-		mux.Handle(pattern, s.requireToken(need, h))
+		mux.Handle(pattern, s.gate.requireToken(need, f))
 	}
-	mux.Handle("GET /metrics", s.requireToken(scanwarden.ScopeMetrics, s.metrics))
-	api("GET /api/v1/devices", s.apiDevices)
-	api("POST /api/v1/devices", s.apiDevicePut)
-	api("GET /api/v1/devices/{name}", s.apiDevice)
-	api("POST /api/v1/devices/{name}", s.apiDevicePut)
-	api("POST /api/v1/devices/{name}/remove", s.apiDeviceRemove)
-	api("GET /api/v1/destinations", s.apiDestinations)
-	api("POST /api/v1/destinations", s.apiDestinationPut)
-	api("GET /api/v1/destinations/{name}", s.apiDestination)
-	api("POST /api/v1/destinations/{name}", s.apiDestinationPut)
-	api("POST /api/v1/destinations/{name}/remove", s.apiDestinationRemove)
-	api("POST /api/v1/destinations/{name}/check", s.apiCheck)
-	api("POST /api/v1/destinations/{name}/auth", s.apiDestinationAuth)
-	api("POST /api/v1/devices/{name}/profile", s.apiDeviceProfile)
-	api("GET /api/v1/incidents", s.apiIncidents)
-	api("GET /api/v1/incidents/{id}", s.apiIncident)
-	api("GET /api/v1/events", s.apiEvents)
-	api("GET /api/v1/scans", s.apiScans)
-	api("GET /api/v1/audit", s.apiAudit)
-	api("GET /api/v1/summary", s.apiSummary)
-	api("GET /api/v1/warnings", s.apiWarnings)
-	api("POST /api/v1/check-all", s.apiCheckAll)
+	mux.Handle("GET /metrics", s.gate.requireToken(scanwarden.ScopeMetrics, s.metrics))
+	api("GET /api/v1/devices", h.devices.apiDevices)
+	api("POST /api/v1/devices", h.devices.apiDevicePut)
+	api("GET /api/v1/devices/{name}", h.devices.apiDevice)
+	api("POST /api/v1/devices/{name}", h.devices.apiDevicePut)
+	api("POST /api/v1/devices/{name}/remove", h.devices.apiDeviceRemove)
+	api("GET /api/v1/destinations", h.destinations.apiDestinations)
+	api("POST /api/v1/destinations", h.destinations.apiDestinationPut)
+	api("GET /api/v1/destinations/{name}", h.destinations.apiDestination)
+	api("POST /api/v1/destinations/{name}", h.destinations.apiDestinationPut)
+	api("POST /api/v1/destinations/{name}/remove", h.destinations.apiDestinationRemove)
+	api("POST /api/v1/destinations/{name}/check", h.destinations.apiCheck)
+	api("POST /api/v1/destinations/{name}/auth", h.destinations.apiDestinationAuth)
+	api("POST /api/v1/devices/{name}/profile", h.devices.apiDeviceProfile)
+	api("GET /api/v1/incidents", h.history.apiIncidents)
+	api("GET /api/v1/incidents/{id}", h.history.apiIncident)
+	api("GET /api/v1/events", h.history.apiEvents)
+	api("GET /api/v1/scans", h.receiver.apiScans)
+	api("GET /api/v1/audit", h.history.apiAudit)
+	api("GET /api/v1/summary", h.overview.apiSummary)
+	api("GET /api/v1/warnings", h.overview.apiWarnings)
+	api("POST /api/v1/check-all", h.overview.apiCheckAll)
 	api("/api/", func(w http.ResponseWriter, r *http.Request, _ actor) {
 		writeAPIError(w, http.StatusNotFound, "no such API route")
 	})
+}
+
+// handlers are the site's handler types, one per area.
+type handlers struct {
+	account      *accountPages
+	settings     *settingsPages
+	overview     *overview
+	devices      *devicePages
+	destinations *destinationPages
+	forms        *destinationForms
+	receiver     *receiverPages
+	imports      *importPages
+	history      *historyPages
 }
 
 // recordingMux remembers its patterns (the route tests walk them).
@@ -332,7 +353,7 @@ func (m *recordingMux) HandleFunc(pattern string, h func(http.ResponseWriter, *h
 }
 
 // invalidating drops the page cache once a state-changing request is done.
-func (s *Server) invalidating(h func(http.ResponseWriter, *http.Request, actor)) func(http.ResponseWriter, *http.Request, actor) {
+func (s *base) invalidating(h func(http.ResponseWriter, *http.Request, actor)) func(http.ResponseWriter, *http.Request, actor) {
 	return func(w http.ResponseWriter, r *http.Request, a actor) {
 		defer s.cache.invalidate()
 		h(w, r, a)
@@ -375,7 +396,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // audit records an admin action; a failure to record is logged, not shown.
-func (s *Server) audit(ctx context.Context, a actor, r *http.Request, action, target, detail string) {
+func (s *base) audit(ctx context.Context, a actor, r *http.Request, action, target, detail string) {
 	e := auditEntry(s.now(), a, clientAddr(r), action, target, detail)
 	if err := s.cfg.Auth.AddAudit(context.WithoutCancel(ctx), e); err != nil {
 		s.log.Error("audit", "action", action, "err", err)

@@ -19,7 +19,7 @@ type settingsView struct {
 
 // settingsPage shows the stored settings (secrets as set / not set), the
 // API tokens and the password form.
-func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *settingsPages) settingsPage(w http.ResponseWriter, r *http.Request, _ actor) {
 	s.renderSettings(w, r, http.StatusOK, settingsView{}, flashFor(r.URL.Query().Get("done")), "")
 }
 
@@ -32,7 +32,7 @@ func flashFor(done string) string {
 	}[done]
 }
 
-func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status int, v settingsView, flash, errMsg string) {
+func (s *settingsPages) renderSettings(w http.ResponseWriter, r *http.Request, status int, v settingsView, flash, errMsg string) {
 	if s.cfg.Settings != nil {
 		var err error
 		if v.Sections, err = s.cfg.Settings.Settings(r.Context()); err != nil {
@@ -50,7 +50,7 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 }
 
 // settingsSave stores one section. Only the section's own keys are read.
-func (s *Server) settingsSave(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *settingsPages) settingsSave(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Settings == nil {
 		s.fail(w, r, "settings", ErrNotRunning)
 		return
@@ -109,7 +109,7 @@ func (s *Server) settingsSave(w http.ResponseWriter, r *http.Request, a actor) {
 }
 
 // settingsTest sends a test notification and shows what happened.
-func (s *Server) settingsTest(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *settingsPages) settingsTest(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.Settings == nil {
 		s.fail(w, r, "settings", ErrNotRunning)
 		return

@@ -5,7 +5,7 @@ import "net/http"
 type setupView struct{ Token string }
 
 // setupForm is the page behind the one-time link printed at first start.
-func (s *Server) setupForm(w http.ResponseWriter, r *http.Request) {
+func (s *accountPages) setupForm(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	tok := r.URL.Query().Get("token")
 	if !s.checkSetup(tok, false) {
@@ -16,7 +16,7 @@ func (s *Server) setupForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "setup", pageData{Title: "Set the admin password", Data: setupView{Token: tok}})
 }
 
-func (s *Server) setupSubmit(w http.ResponseWriter, r *http.Request) {
+func (s *accountPages) setupSubmit(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if !s.formOK(w, r) {
 		return

@@ -13,7 +13,7 @@ import (
 // runEvents streams a run over server-sent events: one "step" event per
 // completed step (those already done first), then "verdict" with the whole
 // report, or "failed", then "end".
-func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *destinationPages) runEvents(w http.ResponseWriter, r *http.Request, _ actor) {
 	run := s.runs.get(r.PathValue("id"))
 	if run == nil {
 		http.Error(w, "no such check run (finished runs are kept 10 minutes)", http.StatusNotFound)

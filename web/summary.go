@@ -24,7 +24,7 @@ type WarningLister interface {
 
 // GET /api/v1/warnings — every warning, grouped by what the admin must do
 // once, with the destinations and MFPs it will make fail.
-func (s *Server) apiWarnings(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *overview) apiWarnings(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Warnings == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -45,7 +45,7 @@ type AllChecker interface {
 }
 
 // GET /api/v1/summary — the overview's headline.
-func (s *Server) apiSummary(w http.ResponseWriter, r *http.Request, _ actor) {
+func (s *overview) apiSummary(w http.ResponseWriter, r *http.Request, _ actor) {
 	if s.cfg.Summary == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -59,7 +59,7 @@ func (s *Server) apiSummary(w http.ResponseWriter, r *http.Request, _ actor) {
 }
 
 // POST /api/v1/check-all — every destination checked now (queued).
-func (s *Server) apiCheckAll(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *overview) apiCheckAll(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.CheckAll == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
@@ -74,7 +74,7 @@ func (s *Server) apiCheckAll(w http.ResponseWriter, r *http.Request, a actor) {
 }
 
 // POST /check-all — the overview's "Check all now".
-func (s *Server) checkAll(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *overview) checkAll(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.CheckAll == nil {
 		s.fail(w, r, "scheduler", ErrNotRunning)
 		return

@@ -8,7 +8,7 @@ import (
 )
 
 // tokenCreate makes an API token and shows it once.
-func (s *Server) tokenCreate(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *settingsPages) tokenCreate(w http.ResponseWriter, r *http.Request, a actor) {
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	scope := r.PostFormValue("scope")
 	tok, err := CreateToken(r.Context(), s.cfg.Auth, name, scope, s.now())
@@ -24,7 +24,7 @@ func (s *Server) tokenCreate(w http.ResponseWriter, r *http.Request, a actor) {
 }
 
 // tokenDelete revokes a token.
-func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, a actor) {
+func (s *settingsPages) tokenDelete(w http.ResponseWriter, r *http.Request, a actor) {
 	name := r.PathValue("name")
 	if err := s.cfg.Auth.DeleteToken(r.Context(), name); err != nil {
 		s.log.Error("delete token", "token", name, "err", err)
