@@ -68,6 +68,10 @@ func (c pathStep) failDFSLink(ctx context.Context, s *stepState, parts []string,
 			fmt.Sprintf("Store the real folder for these scans as the destination on the MFP; the DFS link %s has no target.", linkUNC))
 		return
 	}
+	// The destination's session has done its part (no later step runs):
+	// logged off now, the targets' checks keep to one extra connection.
+	c.sess.Close()
+	c.sess, c.share = nil, nil
 	for k := range targets {
 		if k < maxDFSTargets {
 			targets[k].report = c.checkReferred(ctx, targets[k].t)
