@@ -33,7 +33,7 @@ func healthz(t *testing.T, m *Main) string {
 func TestDataDirLock(t *testing.T) {
 	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\n")
 	m, _ := startMain(t, cfg)
-	second := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	second := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	t0 := time.Now()
 	err := second.Open(context.Background())
 	var he *HeldError
@@ -49,7 +49,7 @@ func TestDataDirLock(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	third := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	third := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := third.Open(context.Background()); err != nil {
 		t.Fatalf("after the first stopped: %v", err)
 	}
@@ -169,7 +169,7 @@ func TestPortTakenAtStartIsFatal(t *testing.T) {
 			if c.name == "web" {
 				cfg.Listen = c.addr
 			}
-			m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+			m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 			t0 := time.Now()
 			err := m.Open(context.Background())
 			var be *BindError
@@ -186,7 +186,7 @@ func TestPortTakenAtStartIsFatal(t *testing.T) {
 			t.Log(err)
 			cfg.Listen = "127.0.0.1:0"
 			cfg.SNMP.TrapListen, cfg.SNMP.SMTPListen = "", ""
-			again := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+			again := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 			if err := again.Open(context.Background()); err != nil {
 				t.Fatalf("the data dir after a failed start: %v", err)
 			}

@@ -295,7 +295,7 @@ timeout = "2s"
 		t.Fatal(err)
 	}
 	st.Close()
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,7 +33,9 @@ import (
 // Main is the whole daemon. Set Config (config.Load), then Run, or Open and
 // Close. A test runs it on port 0 with a temporary data dir.
 type Main struct {
-	Config config.Config
+	// Config is what Open starts with; nil: the defaults (config.Load("")),
+	// which Open then sets here.
+	Config *config.Config
 	// Stderr receives the log (default os.Stderr).
 	Stderr io.Writer
 	// Getenv reads the environment (default os.Getenv): NOTIFY_SOCKET,
@@ -164,16 +165,17 @@ func (m *Main) Open(ctx context.Context) error {
 	return nil
 }
 
-// start is the config to open with (Defaults when none was set) and the
-// log, fault list and systemd notifier.
+// start is the config to open with (the defaults when none was set) and
+// the log, fault list and systemd notifier.
 func (m *Main) start() (config.Config, error) {
-	cfg := m.Config
-	if reflect.ValueOf(cfg).IsZero() { // no Config set: the defaults
-		var err error
-		if cfg, err = config.Load(""); err != nil {
-			return cfg, err
+	if m.Config == nil {
+		c, err := config.Load("")
+		if err != nil {
+			return c, err
 		}
+		m.Config = &c
 	}
+	cfg := *m.Config
 	if m.Stderr == nil {
 		m.Stderr = os.Stderr
 	}

@@ -116,7 +116,7 @@ func testStore(t *testing.T, cfg config.Config) *store.Store {
 func startMain(t *testing.T, cfg config.Config) (*Main, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
-	m := &Main{Config: cfg, Stderr: logs, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: logs, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ webhook_backoff = "10ms"
 	st.Close()
 
 	var logs syncBuffer
-	m := &Main{Config: cfg, Stderr: &logs, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: &logs, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ webhook_backoff = "10ms"
 // a good one takes effect.
 func TestReload(t *testing.T) {
 	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestSDNotify(t *testing.T) {
 	}
 	defer conn.Close()
 	env := map[string]string{"NOTIFY_SOCKET": sock, "WATCHDOG_USEC": "200000"}
-	m := &Main{Config: testConfig(t, ""), Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
+	m := &Main{Config: new(testConfig(t, "")), Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestWatchdogNeedsStore(t *testing.T) {
 	defer conn.Close()
 	env := map[string]string{"NOTIFY_SOCKET": sock, "WATCHDOG_USEC": "100000"}
 	var log syncBuffer
-	m := &Main{Config: testConfig(t, ""), Stderr: &log, Getenv: func(k string) string { return env[k] }}
+	m := &Main{Config: new(testConfig(t, "")), Stderr: &log, Getenv: func(k string) string { return env[k] }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestStopDuringCheck(t *testing.T) {
 	st.PutDestination(context.Background(), registry.Destination{Name: "slow", Host: "127.0.0.1", Port: tarpit.Addr().(*net.TCPAddr).Port,
 		Share: "scans", User: "scan", Password: scanwarden.NewSecret("x"), Source: registry.SourceAdded})
 	st.Close()
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }, Drain: time.Second}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }, Drain: time.Second}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +498,7 @@ func TestReceiverInServe(t *testing.T) {
 	pw := filepath.Join(t.TempDir(), "mfp.pw")
 	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
 	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \"127.0.0.1:"+strconv.Itoa(port)+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +566,7 @@ func TestMailNotification(t *testing.T) {
 	st.PutDestination(context.Background(), registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort,
 		Share: "scans", User: "scan", Password: scanwarden.NewSecret("x"), Source: registry.SourceAdded})
 	st.Close()
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

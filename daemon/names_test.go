@@ -37,7 +37,7 @@ func TestWatchNamesKeptAcrossReload(t *testing.T) {
 	st.Close()
 	dns := &fakeDNS{zone: map[string][]netip.Addr{"localhost": {netip.MustParseAddr("127.0.0.1")}}}
 	logs := &syncBuffer{}
-	m := &Main{Config: cfg, Stderr: logs, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: logs, Getenv: func(string) string { return "" }}
 	m.resolver = dns
 	if err := m.Open(ctx); err != nil {
 		t.Fatal(err)

@@ -125,7 +125,7 @@ func serveReceiver(t *testing.T, set func(*Main)) *Main {
 	pw := filepath.Join(t.TempDir(), "mfp.pw")
 	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
 	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \""+addr+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if set != nil {
 		set(m)
 	}
@@ -224,7 +224,7 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 // DNS server here fails on demand): mfp-flaky resolves, then fails.
 func TestReceiverAllowNames(t *testing.T) {
 	ctx := context.Background()
-	m := &Main{Config: testConfig(t, ""), Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: new(testConfig(t, "")), Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 	pw := filepath.Join(t.TempDir(), "mfp.pw")
 	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
 	cfg := testConfig(t, "[receiver]\nenabled = true\nlisten = \""+addr+"\"\naccount = \"mfpserve\"\npassword_file = \""+pw+"\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" },
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" },
 		localNets: func() samba.LocalNets {
 			return samba.LocalNets{Err: errors.New("interface addresses: netlink: permission denied")}
 		}}

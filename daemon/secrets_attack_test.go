@@ -23,7 +23,7 @@ import (
 
 func openMain(t *testing.T, cfg config.Config) *Main {
 	t.Helper()
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestServeDeviceReachableTenIntervals(t *testing.T) {
 
 	ctx := context.Background()
 	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\n[snmp]\ninterval = \""+every.String()+"\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestSetupLinkOnTheConsole(t *testing.T) {
 	master, slave := openPTY(t)
 	cfg := testConfig(t, "")
 	cfg.Listen = "127.0.0.1:0"
-	m := &Main{Config: cfg, Stderr: slave, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: slave, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

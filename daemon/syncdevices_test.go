@@ -13,7 +13,7 @@ import (
 // must run on after that request has ended (it ran under the request's
 // context before, and stopped with it until the next reload).
 func TestSyncDevicesOutlivesRequest(t *testing.T) {
-	m := &Main{Config: testConfig(t, "[snmp]\ninterval = \"1s\"\n"), Stderr: &syncBuffer{}}
+	m := &Main{Config: new(testConfig(t, "[snmp]\ninterval = \"1s\"\n")), Stderr: &syncBuffer{}}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestServeTakesV3Traps(t *testing.T) {
 	pc.Close()
 	cfg := testConfig(t, "[snmp]\ntrap_listen = \""+trapAddr+"\"\nallow = [\"127.0.0.0/8\"]\ntrap_v3_user = \"kyotrap\"\n"+
 		"trap_v3_auth_file = \""+auth+"\"\ntrap_v3_priv_file = \""+priv+"\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
 		return liveTraps(m)
 	}
 	open := func() *Main {
-		m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+		m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 		if err := m.Open(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func openWebDaemonOn(t *testing.T, dest registry.Destination, listen string) (*M
 	if listen != "" {
 		cfg.Listen = listen
 	}
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 func TestWebTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key, pool := selfSigned(t, dir)
-	m := &Main{Config: testConfig(t, fmt.Sprintf("[web]\ncert_file = %q\nkey_file = %q\n", cert, key)), Stderr: io.Discard,
+	m := &Main{Config: new(testConfig(t, fmt.Sprintf("[web]\ncert_file = %q\nkey_file = %q\n", cert, key))), Stderr: io.Discard,
 		Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
@@ -408,7 +408,7 @@ func TestWebTLS(t *testing.T) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	m2 := &Main{Config: testConfig(t, fmt.Sprintf("[web]\ncert_file = %q\nkey_file = %q\n", key, key)), Stderr: io.Discard}
+	m2 := &Main{Config: new(testConfig(t, fmt.Sprintf("[web]\ncert_file = %q\nkey_file = %q\n", key, key))), Stderr: io.Discard}
 	if err := m2.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "web.cert_file") {
 		m2.Close()
 		t.Errorf("a bad certificate: %v", err)

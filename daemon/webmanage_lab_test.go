@@ -36,7 +36,7 @@ func TestLabRemoveDeliversHeldElsewhere(t *testing.T) {
 	os.WriteFile(pw, []byte("Mfp.Serve-25\n"), 0o600)
 	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\n[receiver]\nenabled = true\nlisten = \"127.0.0.1:"+strconv.Itoa(port)+
 		"\"\naccount = \"mfpmove\"\npassword_file = \""+pw+"\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func (b settingsBackend) current() config.Config {
 	if p := b.m.live.get(); p != nil {
 		return p.cfg
 	}
-	return b.m.Config
+	return *b.m.Config
 }
 
 func (b settingsBackend) Settings(ctx context.Context) ([]web.SettingsSection, error) {

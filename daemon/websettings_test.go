@@ -16,7 +16,7 @@ import (
 func TestSettings(t *testing.T) {
 	hook := newHookPeer(t)
 	cfg := testConfig(t, "[checks]\ninterval = \"20m\"\n")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	ctx := context.Background()
 	if err := m.Open(ctx); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestSettings(t *testing.T) {
 	m.Close()
 
 	// The next start takes the stored settings.
-	m2 := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m2 := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m2.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestSettings(t *testing.T) {
 // next start; a user without a password is refused naming the field.
 func TestSettingsEventlog(t *testing.T) {
 	cfg := testConfig(t, "")
-	m := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	ctx := context.Background()
 	if err := m.Open(ctx); err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestSettingsEventlog(t *testing.T) {
 		t.Error("the password field is not shown as set (and only so)")
 	}
 	m.Close()
-	m2 := &Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m2 := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m2.Open(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func openAllAddrs(t *testing.T, extra string) (*Main, *lockedBuffer, string) {
 	log := &lockedBuffer{}
 	cfg := testConfig(t, extra)
 	cfg.Listen = "0.0.0.0:0"
-	m := &Main{Config: cfg, Stderr: log, Getenv: func(string) string { return "" }}
+	m := &Main{Config: &cfg, Stderr: log, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestAttackPlainHTTPLogin(t *testing.T) {
 // works.
 func TestAttackSetupLinkNotLogged(t *testing.T) {
 	log := &lockedBuffer{}
-	m := &Main{Config: testConfig(t, ""), Stderr: log, Getenv: func(string) string { return "" }}
+	m := &Main{Config: new(testConfig(t, "")), Stderr: log, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

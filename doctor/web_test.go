@@ -40,7 +40,7 @@ func TestWebCert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &daemon.Main{Config: cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	m := &daemon.Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

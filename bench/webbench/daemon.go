@@ -80,7 +80,7 @@ func runDaemon(dir string, nDev, nDest, nEv, nScan int) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := &daemon.Main{Config: cfg, Stderr: os.Stderr}
+	m := &daemon.Main{Config: &cfg, Stderr: os.Stderr}
 	if err := m.Open(ctx); err != nil {
 		log.Fatal(err)
 	}

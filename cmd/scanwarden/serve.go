@@ -54,7 +54,7 @@ func runServe(ctx context.Context, env environ, args []string) int {
 		fmt.Fprintf(env.stdout, "config ok: data_dir %s, listen %s\n", dir, cfg.Listen)
 		return exitOK
 	}
-	m := &daemon.Main{Config: cfg, Stderr: env.stderr, Getenv: env.getenv, KeyFile: c.data.keyFile}
+	m := &daemon.Main{Config: &cfg, Stderr: env.stderr, Getenv: env.getenv, KeyFile: c.data.keyFile}
 	if err := m.Run(ctx); err != nil {
 		return c.failSafe(err)
 	}
