@@ -39,10 +39,6 @@ stdin) or SCANWARDEN_AD_PASSWORD.
 flags:
 `
 
-func runAD(ctx context.Context, env environ, args []string) int {
-	return runSubcommands(ctx, env, args, "ad", adUsage, subcommands{"user": adUser, "host": adHost})
-}
-
 // adCommand parses an ad command's flags and NAME and opens the directory;
 // ok false: the command ends with code.
 func adCommand(ctx context.Context, c *subcommand, args []string) (name string, dir *ad.Directory, asJSON bool, code int, ok bool) {

@@ -22,7 +22,7 @@ func runADCLI(t *testing.T, vars map[string]string, args ...string) adResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := environ{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }}
-	code := runAD(context.Background(), env, args)
+	code := runIn(context.Background(), env, append([]string{"ad"}, args...))
 	return adResult{code, out.String(), errb.String()}
 }
 

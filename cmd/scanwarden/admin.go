@@ -33,17 +33,6 @@ setup-link reads DIR/setup-link, which the daemon writes at each start while no 
 run it as root or as the daemon's user).
 `
 
-func runAdmin(ctx context.Context, env environ, args []string) int {
-	return runSubcommands(ctx, env, args, "admin", adminUsage, subcommands{
-		"set-password": adminSetPassword, "setup-link": adminSetupLink,
-		"token": func(ctx context.Context, env environ, name string, args []string) int {
-			return runSubcommands(ctx, env, args, name, adminUsage, subcommands{
-				"create": adminTokenCreate, "list": adminTokenList, "revoke": adminTokenRevoke,
-			})
-		},
-	})
-}
-
 // newAdminCommand is an admin command: --data-dir (the daemon's; no key:
 // nothing it touches is sealed).
 func newAdminCommand(env environ, name string) *subcommand {

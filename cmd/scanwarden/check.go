@@ -66,7 +66,7 @@ type checkArgs struct {
 	receiverDir string
 }
 
-func runCheck(ctx context.Context, env environ, args []string) int {
+func runCheck(ctx context.Context, env environ, name string, args []string) int {
 	a, code, ok := parseCheckArgs(env, args)
 	if !ok {
 		return code

@@ -42,16 +42,6 @@ own check of the real folder, the last delivery, the oldest waiting scan.
 flags:
 `
 
-func runDestination(ctx context.Context, env environ, args []string) int {
-	return runSubcommands(ctx, env, args, "destination", destinationUsage, subcommands{
-		"add":    registryCommand(destinationUsage, destinationAdd),
-		"list":   registryCommand(destinationUsage, destinationList),
-		"show":   registryCommand(destinationUsage, destinationShow),
-		"remove": registryCommand(destinationUsage, destinationRemove),
-		"bridge": registryCommand(destinationUsage, destinationBridge),
-	})
-}
-
 func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 	var user string
 	userSet := false

@@ -42,15 +42,6 @@ each with where it came from.
 flags:
 `
 
-func runDevice(ctx context.Context, env environ, args []string) int {
-	return runSubcommands(ctx, env, args, "device", deviceUsage, subcommands{
-		"add":    registryCommand(deviceUsage, deviceAdd),
-		"list":   registryCommand(deviceUsage, deviceList),
-		"show":   registryCommand(deviceUsage, deviceShow),
-		"remove": registryCommand(deviceUsage, deviceRemove),
-	})
-}
-
 func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 	address := c.fs.String("address", "", "HOST[:PORT] the device answers SNMP on")
 	version := c.fs.String("snmp-version", "", "SNMP version: 1, 2c or 3 (3 implied by --v3-user)")

@@ -28,8 +28,8 @@ Exit status: 0 nothing failed (warnings may be printed), 1 a check failed,
 flags:
 `
 
-func runDoctor(ctx context.Context, env environ, args []string) int {
-	c := newCommand(env, "doctor", doctorUsage, withKeyFile)
+func runDoctor(ctx context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, doctorUsage, withKeyFile)
 	configFile := c.fs.String("config", "", "the daemon's config (default "+doctor.DefaultConfig+" when it exists)")
 	asJSON := c.fs.Bool("json", false, "print the report as JSON")
 	timeout := c.fs.Duration("timeout", 5*time.Second, "bound on each network check")

@@ -38,11 +38,8 @@ in a form anyone can decode: it is written with mode 0600.
 flags:
 `
 
-func runExport(ctx context.Context, env environ, args []string) int {
-	if code, ok := verb(env, args, "addressbook", exportUsage); !ok {
-		return code
-	}
-	c := newSubcommand(env, "export addressbook", exportUsage)
+func exportAddressbook(ctx context.Context, env environ, name string, args []string) int {
+	c := newSubcommand(env, name, exportUsage)
 	device := c.fs.String("device", "", "the device whose destinations are exported")
 	host := c.fs.String("fallback-host", "", "the fallback share's host, as the MFP should reach it")
 	port := c.fs.Int("fallback-port", 445, "the fallback share's port")
@@ -52,7 +49,7 @@ func runExport(ctx context.Context, env environ, args []string) int {
 	out := c.fs.String("out", "", "write the address book here (default: standard output)")
 	from := c.fs.String("from", "", "the device's own export (as imported): keep all of it but the SMB fields")
 	bridged := c.fs.Bool("bridged", false, "only the bridged destinations point at the fallback share (with --from the others stay as they were)")
-	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {
+	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
 	switch {

@@ -28,15 +28,12 @@ Exit status: 0 imported, 2 not imported (bad file or arguments).
 flags:
 `
 
-func runImport(ctx context.Context, env environ, args []string) int {
-	if code, ok := verb(env, args, "addressbook", importUsage); !ok {
-		return code
-	}
-	c := newSubcommand(env, "import addressbook", importUsage)
+func importAddressbook(ctx context.Context, env environ, name string, args []string) int {
+	c := newSubcommand(env, name, importUsage)
 	device := c.fs.String("device", "", "the device (MFP) the address book comes from; added when new")
 	dryRun := c.fs.Bool("dry-run", false, "show what would change, change nothing")
 	asJSON := c.fs.Bool("json", false, "print the result as JSON")
-	pos, code, ok := c.parse(args[1:], 1, "want one FILE and --device NAME")
+	pos, code, ok := c.parse(args, 1, "want one FILE and --device NAME")
 	if !ok {
 		return code
 	}

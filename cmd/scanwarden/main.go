@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -25,86 +24,98 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `scanwarden — find out why a Kyocera MFP cannot scan to its SMB folder
+// commands is the CLI, in the order the help and the manual page list it:
+// each command's lines in the help (its forms and what it does), and what
+// runs it — a command, or a group of verbs with the usage the group prints.
+// The help (usage), the manual's sections (manCommands) and the dispatch
+// (run) are all read from it.
+var commands = []command{
+	{name: "serve", run: runServe, help: []helpLine{
+		{"serve [--config FILE]", "run the appliance: scheduled checks, SNMP watch, incidents, notifications, web"}}},
+	{name: "status", run: runStatus, help: []helpLine{
+		{"status [--json]", "one sentence: do the destinations accept scans; held scans; oldest incident"}}},
+	{name: "notify", usage: notifyUsage, verbs: []command{{name: "test", run: notifyTest}}, help: []helpLine{
+		{"notify test [--config FILE] [--channel webhook|mail]", "send a test notification on serve's channels"}}},
+	{name: "check", run: runCheck, help: []helpLine{
+		{"check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]", "replay a scan destination's logon, layer by layer"},
+		{"check --destination NAME [flags]", "replay a stored destination; its report is kept"}}},
+	{name: "import", usage: importUsage, verbs: []command{{name: "addressbook", run: importAddressbook}}, help: []helpLine{
+		{"import addressbook FILE --device NAME [flags]", "import a Kyocera address-book export's SMB destinations"}}},
+	{name: "destination", usage: destinationUsage, verbs: []command{
+		{name: "add", run: registryCommand(destinationUsage, destinationAdd)},
+		{name: "list", run: registryCommand(destinationUsage, destinationList)},
+		{name: "show", run: registryCommand(destinationUsage, destinationShow)},
+		{name: "remove", run: registryCommand(destinationUsage, destinationRemove)},
+		{name: "bridge", run: registryCommand(destinationUsage, destinationBridge)},
+	}, help: []helpLine{{"destination add|list|show|remove|bridge [flags]", "the stored scan destinations; bridge: through the fallback share"}}},
+	{name: "device", usage: deviceUsage, verbs: []command{
+		{name: "add", run: registryCommand(deviceUsage, deviceAdd)},
+		{name: "list", run: registryCommand(deviceUsage, deviceList)},
+		{name: "show", run: registryCommand(deviceUsage, deviceShow)},
+		{name: "remove", run: registryCommand(deviceUsage, deviceRemove)},
+	}, help: []helpLine{{"device add|list|show|remove [flags]", "the stored devices (MFPs) and their SMB profile"}}},
+	{name: "export", usage: exportUsage, verbs: []command{{name: "addressbook", run: exportAddressbook}}, help: []helpLine{
+		{"export addressbook --device NAME --fallback-host H ...", "an address book pointing the device at the fallback share"}}},
+	{name: "secrets", usage: secretsUsage, verbs: []command{{name: "rotate", run: secretsRotate}}, help: []helpLine{
+		{"secrets rotate", "re-encrypt the stored secrets under a new key"}}},
+	{name: "ad", usage: adUsage, verbs: []command{{name: "user", run: adUser}, {name: "host", run: adHost}}, help: []helpLine{
+		{"ad user NAME | ad host NAME [flags]", "read an account or a computer from Active Directory"}}},
+	{name: "snmp", usage: snmpUsage, verbs: []command{
+		{name: "probe", run: runSNMPProbe}, {name: "walk", run: runSNMPWalk}, {name: "watch", run: runSNMPWatch},
+		{name: "codes", run: runSNMPCodes},
+	}, help: []helpLine{
+		{"snmp probe HOST[:PORT] | snmp walk HOST [flags]", "ask an MFP for inventory, status and send failures"},
+		{"snmp watch HOST... | --hosts FILE | --cidr CIDR [flags]", "poll MFPs, take their traps and e-mails, store send failures"},
+		{"snmp codes", "the Kyocera send-error code book"}}},
+	{name: "admin", usage: adminUsage, verbs: []command{
+		{name: "set-password", run: adminSetPassword}, {name: "setup-link", run: adminSetupLink},
+		{name: "token", usage: adminUsage, verbs: []command{
+			{name: "create", run: adminTokenCreate}, {name: "list", run: adminTokenList}, {name: "revoke", run: adminTokenRevoke},
+		}},
+	}, help: []helpLine{
+		{"admin set-password | admin token create|list|revoke", "the web admin's password and API tokens"},
+		{"admin setup-link", "print the one-time link that sets the web admin's password"}}},
+	{name: "receiver", usage: receiverUsage, verbs: []command{
+		{name: "run", run: receiverRun}, {name: "list", run: receiverList}, {name: "deliver", run: receiverDeliver},
+		{name: "force", run: receiverForce}, {name: "status", run: receiverStatus}, {name: "prepare", run: receiverPrepare},
+	}, help: []helpLine{
+		{"receiver run|list|deliver|force|status|prepare [flags]", "the fallback scan share: hold scans, deliver them verified"}}},
+	{name: "doctor", run: runDoctor, help: []helpLine{
+		{"doctor [--config FILE] [--json]", "check this installation: config, data, key, Samba, ports, AD, SNMP"}}},
+	{name: "version", alias: "--version", run: runVersion, help: []helpLine{{"version", "the version of this binary"}}},
+}
 
-usage:
-  scanwarden serve [--config FILE]                                  run the appliance: scheduled checks, SNMP watch, incidents, notifications, web
-  scanwarden status [--json]                                        one sentence: do the destinations accept scans; held scans; oldest incident
-  scanwarden notify test [--config FILE] [--channel webhook|mail]   send a test notification on serve's channels
-  scanwarden check //HOST[:PORT]/SHARE[/PATH] --user USER [flags]   replay a scan destination's logon, layer by layer
-  scanwarden check --destination NAME [flags]                       replay a stored destination; its report is kept
-  scanwarden import addressbook FILE --device NAME [flags]          import a Kyocera address-book export's SMB destinations
-  scanwarden destination add|list|show|remove|bridge [flags]        the stored scan destinations; bridge: through the fallback share
-  scanwarden device add|list|show|remove [flags]                    the stored devices (MFPs) and their SMB profile
-  scanwarden export addressbook --device NAME --fallback-host H ... an address book pointing the device at the fallback share
-  scanwarden secrets rotate                                         re-encrypt the stored secrets under a new key
-  scanwarden ad user NAME | ad host NAME [flags]                    read an account or a computer from Active Directory
-  scanwarden snmp probe HOST[:PORT] | snmp walk HOST [flags]        ask an MFP for inventory, status and send failures
-  scanwarden snmp watch HOST... | --hosts FILE | --cidr CIDR [flags] poll MFPs, take their traps and e-mails, store send failures
-  scanwarden snmp codes                                             the Kyocera send-error code book
-  scanwarden admin set-password | admin token create|list|revoke   the web admin's password and API tokens
-  scanwarden admin setup-link                                       print the one-time link that sets the web admin's password
-  scanwarden receiver run|list|deliver|force|status|prepare [flags] the fallback scan share: hold scans, deliver them verified
-  scanwarden doctor [--config FILE] [--json]                        check this installation: config, data, key, Samba, ports, AD, SNMP
-  scanwarden version                                                the version of this binary
-  scanwarden help COMMAND                                           flags of one command
-  scanwarden help --man | --man-config                              the manual pages scanwarden(8) and scanwarden.toml(5), as roff
+// helpLines are help's own lines in the help, after the commands'.
+var helpLines = []helpLine{
+	{"help COMMAND", "flags of one command"},
+	{"help --man | --man-config", "the manual pages scanwarden(8) and scanwarden.toml(5), as roff"},
+}
 
-Run "scanwarden COMMAND -h" for a command's flags.
-`
+// usage is the help: every command's lines (commands), then help's.
+var usage = helpText(commands, helpLines)
+
+// manCommands are every command path, in the order the manual page lists
+// them (help is the page itself). Each one's text and flags come from the
+// command itself ("-h"), so the page cannot drift from the flags;
+// TestManPages checks that every flag the source registers is on the page.
+var manCommands = commandPaths(nil, commands)
 
 // run is main without the process: tests call it with their own streams.
+// "help COMMAND…" is "COMMAND -h"; "help --man" and "help --man-config"
+// print the manual pages.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
+	return runIn(ctx, environ{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}, args)
+}
+
+// runIn is run in env (a test's environment variables).
+func runIn(ctx context.Context, env environ, args []string) int {
+	if len(args) > 1 && args[0] == "help" {
+		if len(args) == 2 && (args[1] == "--man" || args[1] == "--man-config") {
+			return runManPage(ctx, env, args[1])
+		}
+		args = []string{args[1], "-h"}
 	}
-	cmd, rest := args[0], args[1:]
-	if cmd == "help" && len(rest) == 1 && (rest[0] == "--man" || rest[0] == "--man-config") {
-		return runManPage(ctx, environ{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}, rest[0])
-	}
-	if cmd == "help" && len(rest) > 0 {
-		cmd, rest = rest[0], []string{"-h"}
-	}
-	env := environ{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	switch cmd {
-	case "serve":
-		return runServe(ctx, env, rest)
-	case "status":
-		return runStatus(ctx, env, rest)
-	case "notify":
-		return runNotify(ctx, env, rest)
-	case "check":
-		return runCheck(ctx, env, rest)
-	case "ad":
-		return runAD(ctx, env, rest)
-	case "import":
-		return runImport(ctx, env, rest)
-	case "destination":
-		return runDestination(ctx, env, rest)
-	case "device":
-		return runDevice(ctx, env, rest)
-	case "export":
-		return runExport(ctx, env, rest)
-	case "secrets":
-		return runSecrets(ctx, env, rest)
-	case "snmp":
-		return runSNMP(ctx, env, rest)
-	case "admin":
-		return runAdmin(ctx, env, rest)
-	case "receiver":
-		return runReceiver(ctx, env, rest)
-	case "doctor":
-		return runDoctor(ctx, env, rest)
-	case "version", "--version":
-		return runVersion(env, rest)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	default:
-		fmt.Fprintf(stderr, "scanwarden: unknown command %q\n\n%s", cmd, usage)
-		return exitUsage
-	}
+	return command{usage: usage, verbs: commands}.dispatch(ctx, env, "", args)
 }
 
 // environ is what a subcommand may touch of the process.

@@ -13,21 +13,6 @@ import (
 	"github.com/scanwarden/scanwarden/config"
 )
 
-// manCommands are every command path, in the order the page lists them.
-// Each one's text and flags come from the command itself ("-h"), so the
-// page cannot drift from the flags; TestManPages checks that every flag
-// the source registers is on the page.
-var manCommands = [][]string{
-	{"serve"}, {"status"}, {"notify", "test"}, {"check"}, {"import", "addressbook"},
-	{"destination", "add"}, {"destination", "list"}, {"destination", "show"}, {"destination", "remove"}, {"destination", "bridge"},
-	{"device", "add"}, {"device", "list"}, {"device", "show"}, {"device", "remove"},
-	{"export", "addressbook"}, {"secrets", "rotate"}, {"ad", "user"}, {"ad", "host"},
-	{"snmp", "probe"}, {"snmp", "walk"}, {"snmp", "watch"}, {"snmp", "codes"},
-	{"admin", "set-password"}, {"admin", "token", "create"}, {"admin", "token", "list"}, {"admin", "token", "revoke"},
-	{"receiver", "run"}, {"receiver", "list"}, {"receiver", "deliver"}, {"receiver", "force"}, {"receiver", "status"},
-	{"receiver", "prepare"}, {"doctor"}, {"version"},
-}
-
 // runManPage prints scanwarden(8) (`help --man`) or scanwarden.toml(5)
 // (`help --man-config`) as roff; scripts/package installs both.
 func runManPage(ctx context.Context, env environ, which string) int {

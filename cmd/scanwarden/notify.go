@@ -23,14 +23,11 @@ arguments, a bad config, or no channel configured.
 flags:
 `
 
-func runNotify(ctx context.Context, env environ, args []string) int {
-	if code, ok := verb(env, args, "test", notifyUsage); !ok {
-		return code
-	}
-	c := newCommand(env, "notify test", notifyUsage)
+func notifyTest(ctx context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, notifyUsage)
 	configFile := c.fs.String("config", "", "serve's TOML config file")
 	channel := c.fs.String("channel", "", "only this channel: webhook or mail")
-	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {
+	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
 	if *channel != "" && *channel != "webhook" && *channel != "mail" {

@@ -68,13 +68,6 @@ Exit status: 0 ok, 1 "deliver" could not deliver everything or "status" found
 the share refusing the MFPs, 2 bad arguments or setup.
 `
 
-func runReceiver(ctx context.Context, env environ, args []string) int {
-	return runSubcommands(ctx, env, args, "receiver", receiverUsage, subcommands{
-		"run": receiverRun, "list": receiverList, "deliver": receiverDeliver, "force": receiverForce,
-		"status": receiverStatus, "prepare": receiverPrepare,
-	})
-}
-
 // newReceiverCommand is a receiver command: --data-dir and --key-file.
 func newReceiverCommand(env environ, name string) *subcommand {
 	return newCommand(env, name, receiverUsage, withDataDir, withKeyFile)

@@ -23,12 +23,9 @@ refuses to store one.
 flags:
 `
 
-func runSecrets(ctx context.Context, env environ, args []string) int {
-	if code, ok := verb(env, args, "rotate", secretsUsage); !ok {
-		return code
-	}
-	c := newSubcommand(env, "secrets rotate", secretsUsage)
-	if _, code, ok := c.parse(args[1:], 0, "takes no arguments"); !ok {
+func secretsRotate(ctx context.Context, env environ, name string, args []string) int {
+	c := newSubcommand(env, name, secretsUsage)
+	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {

@@ -35,8 +35,8 @@ another serve holds the data dir, or a listen address cannot be bound.
 flags:
 `
 
-func runServe(ctx context.Context, env environ, args []string) int {
-	c := newCommand(env, "serve", serveUsage, withKeyFile)
+func runServe(ctx context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, serveUsage, withKeyFile)
 	configFile := c.fs.String("config", "", "TOML config file (default: none, every key at its default)")
 	checkOnly := c.fs.Bool("check-config", false, "read and validate the config, print it is fine, and exit")
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {

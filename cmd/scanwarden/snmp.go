@@ -37,13 +37,6 @@ SCANWARDEN_SNMP_V3_PRIV, SCANWARDEN_TRAP_COMMUNITY, SCANWARDEN_TRAP_V3_AUTH,
 SCANWARDEN_TRAP_V3_PRIV.
 `
 
-// runSNMP is the shell over package snmp.
-func runSNMP(ctx context.Context, env environ, args []string) int {
-	return runSubcommands(ctx, env, args, "snmp", snmpUsage, subcommands{
-		"probe": runSNMPProbe, "walk": runSNMPWalk, "codes": runSNMPCodes, "watch": runSNMPWatch,
-	})
-}
-
 // snmpFlags are the flags shared by probe and walk.
 type snmpFlags struct {
 	communityFile            string

@@ -15,7 +15,7 @@ func runSNMPArgs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := environ{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
-	code := runSNMP(context.Background(), env, args)
+	code := runIn(context.Background(), env, append([]string{"snmp"}, args...))
 	return code, out.String(), errb.String()
 }
 

@@ -67,7 +67,7 @@ func startWatchEnv(t *testing.T, vars map[string]string, args ...string) *watchR
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	r := &watchRun{cancel: cancel, done: make(chan int, 1)}
 	env := environ{stdin: strings.NewReader(""), stdout: &r.stdout, stderr: &r.stderr, getenv: func(k string) string { return vars[k] }}
-	go func() { r.done <- runSNMP(ctx, env, append([]string{"watch"}, args...)) }()
+	go func() { r.done <- runIn(ctx, env, append([]string{"snmp", "watch"}, args...)) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

@@ -24,8 +24,8 @@ now. Exit status 1 while a destination fails, 0 otherwise.
 flags:
 `
 
-func runStatus(ctx context.Context, env environ, args []string) int {
-	c := newSubcommand(env, "status", statusUsage)
+func runStatus(ctx context.Context, env environ, name string, args []string) int {
+	c := newSubcommand(env, name, statusUsage)
 	asJSON := c.fs.Bool("json", false, "print the summary as JSON (GET /api/v1/summary's form)")
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -129,46 +130,89 @@ func (c *subcommand) printJSON(v any) int {
 	return exitOK
 }
 
-// verb checks that a command of one verb ("import addressbook", "secrets
-// rotate") was given it: -h prints usage on stdout; anything else, on
-// stderr, is a usage error. ok: go on with args[1:].
-func verb(env environ, args []string, want, usage string) (code int, ok bool) {
-	if len(args) > 0 && args[0] == want {
-		return 0, true
-	}
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprint(env.stdout, usage)
-		return exitOK, false
-	}
-	fmt.Fprint(env.stderr, usage)
-	return exitUsage, false
+// command is one entry of the CLI's table (commands): a command that
+// runs, or a group of verbs ("destination", "admin token") that dispatch
+// picks from.
+type command struct {
+	name  string
+	alias string     // another name it answers to ("--version")
+	help  []helpLine // its lines in the help (top-level commands)
+	run   runFunc    // a command
+	usage string     // a group's: printed for -h, no verb or an unknown one
+	verbs []command  // a group's commands
 }
 
-// subcommands are a command's verbs: each makes its own subcommand.
-type subcommands map[string]func(ctx context.Context, env environ, name string, args []string) int
+// runFunc runs a command; name is its path ("destination add").
+type runFunc func(ctx context.Context, env environ, name string, args []string) int
 
-// runSubcommands runs "scanwarden CMD SUB ARGS" by subs[SUB]: no SUB, or
-// one CMD does not have, prints usage (exit 2); help prints it on stdout.
-func runSubcommands(ctx context.Context, env environ, args []string, cmd, usage string, subs subcommands) int {
+// helpLine is one line of the help: a command's form and what it does.
+type helpLine struct{ form, what string }
+
+// dispatch runs "scanwarden PATH VERB ARGS" by g's verb VERB. No verb, or
+// one g does not have, prints g's usage on stderr (exit 2), after naming
+// the unknown one; -h, --help and help print it on stdout.
+func (g command) dispatch(ctx context.Context, env environ, path string, args []string) int {
 	if len(args) == 0 {
-		fmt.Fprint(env.stderr, usage)
+		fmt.Fprint(env.stderr, g.usage)
 		return exitUsage
 	}
-	if run, ok := subs[args[0]]; ok {
-		return run(ctx, env, cmd+" "+args[0], args[1:])
+	for _, c := range g.verbs {
+		if args[0] != c.name && (c.alias == "" || args[0] != c.alias) {
+			continue
+		}
+		name := strings.TrimPrefix(path+" "+c.name, " ")
+		if c.run == nil {
+			return c.dispatch(ctx, env, name, args[1:])
+		}
+		return c.run(ctx, env, name, args[1:])
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		fmt.Fprint(env.stdout, usage)
+		fmt.Fprint(env.stdout, g.usage)
 		return exitOK
 	}
-	fmt.Fprintf(env.stderr, "scanwarden %s: unknown subcommand %q\n\n%s", cmd, args[0], usage)
+	if path == "" {
+		fmt.Fprintf(env.stderr, "scanwarden: unknown command %q\n\n%s", args[0], g.usage)
+	} else {
+		fmt.Fprintf(env.stderr, "scanwarden %s: unknown subcommand %q\n\n%s", path, args[0], g.usage)
+	}
 	return exitUsage
 }
 
+// helpText is the help: the commands' lines, then help's own, each form
+// in a column of its own.
+func helpText(cmds []command, own []helpLine) string {
+	var b strings.Builder
+	b.WriteString("scanwarden — find out why a Kyocera MFP cannot scan to its SMB folder\n\nusage:\n")
+	var lines []helpLine
+	for _, c := range cmds {
+		lines = append(lines, c.help...)
+	}
+	for _, l := range append(lines, own...) {
+		fmt.Fprintf(&b, "  scanwarden %-54s %s\n", l.form, l.what)
+	}
+	b.WriteString("\nRun \"scanwarden COMMAND -h\" for a command's flags.\n")
+	return b.String()
+}
+
+// commandPaths are the paths of every command under cmds, in their order,
+// each prefixed by path.
+func commandPaths(path []string, cmds []command) [][]string {
+	var out [][]string
+	for _, c := range cmds {
+		p := append(append([]string(nil), path...), c.name)
+		if c.run == nil {
+			out = append(out, commandPaths(p, c.verbs)...)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // registryCommand adapts a registry verb (destination add, device list) to
-// runSubcommands: a newSubcommand with the group's usage.
-func registryCommand(usage string, run func(context.Context, *subcommand, []string) int) func(context.Context, environ, string, []string) int {
+// a runFunc: a newSubcommand with the group's usage.
+func registryCommand(usage string, run func(context.Context, *subcommand, []string) int) runFunc {
 	return func(ctx context.Context, env environ, name string, args []string) int {
 		return run(ctx, newSubcommand(env, name, usage), args)
 	}

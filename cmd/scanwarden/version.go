@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/scanwarden/scanwarden"
@@ -11,8 +12,8 @@ const versionUsage = "usage: scanwarden version\n"
 // runVersion prints the version (the VERSION file's, or the package's set
 // at link time), the commit and the Go it was built with, and a warning
 // when that Go has advisories the code reaches.
-func runVersion(env environ, args []string) int {
-	c := newCommand(env, "version", versionUsage)
+func runVersion(_ context.Context, env environ, name string, args []string) int {
+	c := newCommand(env, name, versionUsage)
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code
 	}
