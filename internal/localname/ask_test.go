@@ -1,0 +1,216 @@
+package localname
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeResponder is an in-test NetBIOS/LLMNR responder on loopback (a fake:
+// the real peers, Samba's nmbd and llmnrd, are asked in the lab test). It
+// answers each query with what reply returns.
+type fakeResponder struct {
+	conn  *net.UDPConn
+	asked atomic.Int32
+}
+
+func newFake(t *testing.T, reply func(n int, q []byte) [][]byte) *fakeResponder {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeResponder{conn: c}
+	t.Cleanup(func() { c.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := c.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			k := int(f.asked.Add(1))
+			for _, r := range reply(k, append([]byte(nil), buf[:n]...)) {
+				c.WriteToUDP(r, from)
+			}
+		}
+	}()
+	return f
+}
+
+func (f *fakeResponder) addr() netip.AddrPort { return f.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
+
+func id(q []byte) uint16 { return binary.BigEndian.Uint16(q) }
+
+var pc = netip.MustParseAddr("192.0.2.60") // TEST-NET-1: only ever written into answers, never sent to
+
+func nbnsFor(t *testing.T, name string) func(int, []byte) [][]byte {
+	return func(_ int, q []byte) [][]byte {
+		return [][]byte{nbnsAnswer(t, id(q), name, ServerSuffix, 0, pc)}
+	}
+}
+
+func TestLookupAnswers(t *testing.T) {
+	nb := newFake(t, nbnsFor(t, "nbpc"))
+	ll := newFake(t, func(_ int, q []byte) [][]byte { return [][]byte{llmnrAnswer(id(q), 0, "nbpc", pc)} })
+	a := Asker{Scope: Scope{Broadcast: []netip.AddrPort{nb.addr()}, LLMNR: []Target{{Addr: ll.addr()}}}, Wait: 2 * time.Second}
+	r, err := a.Lookup(context.Background(), "nbpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Answers) != 2 || len(r.Asked) != 2 || r.NotAsked != "" || len(r.Invalid)+len(r.Failed) != 0 {
+		t.Fatalf("%+v", r)
+	}
+	got := map[Protocol]Answer{}
+	for _, x := range r.Answers {
+		got[x.Protocol] = x
+	}
+	if x := got[NetBIOS]; x.Via != "broadcast" || x.From != nb.addr() || len(x.Addrs) != 1 || x.Addrs[0] != pc {
+		t.Errorf("netbios answer %+v", x)
+	}
+	if x := got[LLMNR]; x.Via != "unicast" || x.From != ll.addr() || x.Addrs[0] != pc {
+		t.Errorf("llmnr answer %+v", x)
+	}
+	if addr, _, ok := r.Addr(); !ok || addr != pc {
+		t.Errorf("Addr %v %v", addr, ok)
+	}
+	// both answered at once: the lookup ends after the short grace, not the 2 s wait
+	if r.Waited > time.Second {
+		t.Errorf("waited %s after both answered", r.Waited)
+	}
+}
+
+func TestLookupNobodyAnswers(t *testing.T) {
+	nb := newFake(t, func(int, []byte) [][]byte { return nil })
+	ll := newFake(t, func(int, []byte) [][]byte { return nil })
+	a := Asker{Scope: Scope{Broadcast: []netip.AddrPort{nb.addr()}, LLMNR: []Target{{Addr: ll.addr()}}}, Wait: 300 * time.Millisecond}
+	r, err := a.Lookup(context.Background(), "work")
+	if err != nil || r.Found() || len(r.Asked) != 2 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if r.Waited < 290*time.Millisecond || r.Waited > 800*time.Millisecond {
+		t.Errorf("waited %s, want about the 300 ms bound", r.Waited)
+	}
+	// each query sent twice at most (at 0 and at half the wait)
+	time.Sleep(50 * time.Millisecond)
+	if n, m := nb.asked.Load(), ll.asked.Load(); n != 2 || m != 2 {
+		t.Errorf("queries sent: netbios %d, llmnr %d; want 2 each", n, m)
+	}
+}
+
+func TestLookupResendsOnce(t *testing.T) {
+	nb := newFake(t, func(n int, q []byte) [][]byte {
+		if n == 1 {
+			return nil // the first query is lost
+		}
+		return [][]byte{nbnsAnswer(t, id(q), "work", ServerSuffix, 0, pc)}
+	})
+	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{nb.addr()}}, Wait: time.Second}).Lookup(context.Background(), "work")
+	if !r.Found() || nb.asked.Load() != 2 {
+		t.Fatalf("%+v, asked %d", r, nb.asked.Load())
+	}
+}
+
+func TestLookupWINSNegative(t *testing.T) {
+	wins := newFake(t, func(_ int, q []byte) [][]byte {
+		if binary.BigEndian.Uint16(q[2:])&nbnsB != 0 {
+			t.Errorf("WINS query with B set: % x", q[:4])
+		}
+		return [][]byte{nbnsAnswer(t, id(q), "work", ServerSuffix, 3)}
+	})
+	r, _ := (&Asker{Scope: Scope{WINS: []netip.AddrPort{wins.addr()}}, Wait: 200 * time.Millisecond}).Lookup(context.Background(), "work")
+	if r.Found() || len(r.Negative) == 0 || !strings.Contains(r.Negative[0], "netbios wins from "+wins.addr().String()) || !strings.Contains(r.Negative[0], "NAM_ERR") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestLookupBadReplies(t *testing.T) {
+	nb := newFake(t, func(_ int, q []byte) [][]byte {
+		return [][]byte{
+			{1, 2, 3}, // garbage
+			nbnsAnswer(t, id(q)+1, "work", ServerSuffix, 0, pc), // another question's id
+			nbnsAnswer(t, id(q), "other", ServerSuffix, 0, pc),  // another name
+			nbnsAnswer(t, id(q), "work", ServerSuffix, 0, pc),   // the answer
+		}
+	})
+	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{nb.addr()}}, Wait: time.Second}).Lookup(context.Background(), "work")
+	if !r.Found() || len(r.Invalid) != 3 {
+		t.Fatalf("%+v", r)
+	}
+	for i, want := range []string{"shorter than the 12-byte header", "answers another question", "answers for OTHER<20>"} {
+		if !strings.Contains(r.Invalid[i], want) {
+			t.Errorf("invalid %d: %s, want %q", i, r.Invalid[i], want)
+		}
+	}
+}
+
+func TestLookupBoundedReplies(t *testing.T) {
+	flood := newFake(t, func(int, []byte) [][]byte {
+		out := make([][]byte, 40)
+		for i := range out {
+			out[i] = []byte{0xFF}
+		}
+		return out
+	})
+	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{flood.addr()}}, Wait: 2 * time.Second, MaxPackets: 5}).Lookup(context.Background(), "work")
+	if len(r.Invalid) != 6 || !strings.Contains(r.Invalid[5], "stopped after reading 5 replies") || r.Waited > time.Second {
+		t.Fatalf("%d invalid in %s: %v", len(r.Invalid), r.Waited, r.Invalid)
+	}
+}
+
+func TestLookupNotAsked(t *testing.T) {
+	f := newFake(t, nbnsFor(t, "x"))
+	sc := Scope{Broadcast: []netip.AddrPort{f.addr()}}
+	for _, name := range []string{"fs1.corp.local", "", "a b"} {
+		r, err := (&Asker{Scope: sc}).Lookup(context.Background(), name)
+		if err != nil || r.NotAsked == "" || len(r.Asked) != 0 {
+			t.Errorf("%q: %+v %v", name, r, err)
+		}
+	}
+	r, _ := (&Asker{}).Lookup(context.Background(), "work")
+	if !strings.Contains(r.NotAsked, "no network to ask") {
+		t.Errorf("empty scope: %+v", r)
+	}
+	// too long for NetBIOS: only LLMNR is asked
+	ll := newFake(t, func(int, []byte) [][]byte { return nil })
+	r, _ = (&Asker{Scope: Scope{Broadcast: sc.Broadcast, LLMNR: []Target{{Addr: ll.addr()}}}, Wait: 100 * time.Millisecond}).Lookup(context.Background(), "a-name-of-twenty-chars")
+	if len(r.Asked) != 1 || !strings.HasPrefix(r.Asked[0], "llmnr") || len(r.Skipped) != 1 {
+		t.Errorf("long name: %+v", r)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if f.asked.Load() != 0 {
+		t.Errorf("%d queries sent for names that must not be asked", f.asked.Load())
+	}
+}
+
+func TestLocalAsksNothingUnderTest(t *testing.T) {
+	r, err := Local{}.Lookup(context.Background(), "work")
+	if err != nil || r.NotAsked == "" || len(r.Asked) != 0 {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+func TestScopeOf(t *testing.T) {
+	up := net.FlagUp | net.FlagBroadcast | net.FlagMulticast
+	ifs := []Iface{
+		{Name: "lo", Flags: net.FlagUp | net.FlagLoopback, Addrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/8")}},
+		{Name: "eth0", Flags: up, Addrs: []netip.Prefix{netip.MustParsePrefix("10.77.0.2/24"), netip.MustParsePrefix("10.78.1.9/22"), netip.MustParsePrefix("fe80::1/64")}},
+		{Name: "eth1", Flags: up, Addrs: []netip.Prefix{netip.MustParsePrefix("10.77.0.3/24")}}, // same subnet: one broadcast
+		{Name: "down0", Flags: net.FlagBroadcast, Addrs: []netip.Prefix{netip.MustParsePrefix("172.16.0.1/16")}},
+		{Name: "tun0", Flags: net.FlagUp | net.FlagPointToPoint | net.FlagMulticast, Addrs: []netip.Prefix{netip.MustParsePrefix("10.9.0.1/24")}},
+		{Name: "p2p", Flags: up, Addrs: []netip.Prefix{netip.MustParsePrefix("10.8.0.1/31"), netip.MustParsePrefix("2001:db8::1/64")}},
+	}
+	s := ScopeOf(ifs)
+	want := "netbios broadcast 10.77.0.255:137, netbios broadcast 10.78.3.255:137, llmnr 224.0.0.252:5355 on eth0, llmnr [ff02::1:3]:5355 on eth0, llmnr 224.0.0.252:5355 on eth1, llmnr 224.0.0.252:5355 on p2p"
+	if s.String() != want {
+		t.Fatalf("scope\n got %s\nwant %s", s, want)
+	}
+	if w := s.WithWINS(netip.MustParseAddr("10.77.0.60")); len(w.WINS) != 1 || w.WINS[0].String() != "10.77.0.60:137" || len(s.WINS) != 0 {
+		t.Fatalf("WithWINS %v", w.WINS)
+	}
+}
