@@ -43,6 +43,11 @@ type Lab struct {
 	Domain2    string // NTLMOFF
 	DNSDomain2 string // ntlmoff.test
 	KDCSkewIP  string // dc2's KDC again, on its own address, 10 minutes ahead (faketime)
+	// A PC on the segment that no DNS knows: its NetBIOS name (nmbd, also a
+	// WINS server) and its LLMNR name (llmnrd), both answering with PCIP.
+	PCIP      string
+	PCNetBIOS string // NBPC
+	PCLLMNR   string // llpc
 }
 
 // LockErin makes sure erin is locked out, as `lab up` left her: the DC's
@@ -139,6 +144,9 @@ func Load() (*Lab, string) {
 		Domain2:       os.Getenv("SWLAB_DOMAIN2"),
 		DNSDomain2:    os.Getenv("SWLAB_DNS_DOMAIN2"),
 		KDCSkewIP:     os.Getenv("SWLAB_KDC_SKEW_IP"),
+		PCIP:          os.Getenv("SWLAB_PC_IP"),
+		PCNetBIOS:     os.Getenv("SWLAB_PC_NETBIOS"),
+		PCLLMNR:       os.Getenv("SWLAB_PC_LLMNR"),
 	}
 	if s, err := strconv.ParseInt(os.Getenv("SWLAB_UP_AT"), 10, 64); err == nil {
 		l.UpAt = time.Unix(s, 0)
