@@ -44,7 +44,7 @@ func (k Key) ID() string {
 // Unreachable reports whether the key is a server that cannot be reached
 // at all (the headline counts those as "file servers unreachable").
 func (k Key) Unreachable() bool {
-	return k.Kind == GroupServer && (k.Cause == smbcheck.CauseNameUnresolved || k.Cause == smbcheck.CauseHostUnreachable ||
+	return k.Kind == GroupServer && (k.Cause == smbcheck.CauseNameUnresolved || k.Cause == smbcheck.CauseNameNotInDNS || k.Cause == smbcheck.CauseHostUnreachable ||
 		k.Cause == smbcheck.CauseTimeout)
 }
 
@@ -70,6 +70,8 @@ func KeyOf(rep smbcheck.Report) *Key {
 	switch v {
 	case smbcheck.CauseNameUnresolved:
 		return server("does not resolve")
+	case smbcheck.CauseNameNotInDNS:
+		return server("is not in DNS")
 	case smbcheck.CauseHostUnreachable:
 		if s := rep.Step(smbcheck.StepTCP); s != nil && s.Evidence["errno"] == "ECONNREFUSED" {
 			return server("refuses")

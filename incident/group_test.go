@@ -95,6 +95,7 @@ func TestKeyOf(t *testing.T) {
 	}{
 		{"passes", rep(smbcheck.CauseOK), ""},
 		{"does not resolve", rep(smbcheck.CauseNameUnresolved), "server|fs9.office.lan|name-unresolved|does not resolve"},
+		{"not in DNS", rep(smbcheck.CauseNameNotInDNS), "server|fs9.office.lan|name-not-in-dns|is not in DNS"},
 		{"refuses", rep(smbcheck.CauseHostUnreachable, tcp("ECONNREFUSED")), "server|fs9.office.lan|host-unreachable|refuses"},
 		{"unreachable", rep(smbcheck.CauseHostUnreachable, tcp("EHOSTUNREACH")), "server|fs9.office.lan|host-unreachable|is unreachable"},
 		{"does not answer", rep(smbcheck.CauseTimeout, smbcheck.Step{ID: smbcheck.StepTCP, Status: smbcheck.StatusFail}),

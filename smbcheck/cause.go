@@ -92,6 +92,10 @@ const (
 	// CauseDialectCeiling: the server's highest SMB dialect is below the
 	// MFP's lowest (an old server, an MFP set to SMB 3 only).
 	CauseDialectCeiling Cause = "dialect-ceiling"
+	// CauseNameNotInDNS: DNS does not know the host name, but a host
+	// answers for it over NetBIOS name service or LLMNR — what Windows PCs
+	// fall back to, and the MFP does not.
+	CauseNameNotInDNS Cause = "name-not-in-dns"
 )
 
 // CauseInfo is the fixed knowledge about one cause: the send error a Kyocera
@@ -112,6 +116,8 @@ var causes = []CauseInfo{
 	{CauseOK, "", "The destination accepts the scan: logon, share, folder and write all work.", "Nothing to fix."},
 	{CauseNameUnresolved, "1101", "The host name stored on the MFP does not resolve.",
 		"Enter the server's IP address or its full DNS name in the destination's Host Name (Command Center RX → Address Book → Host Name), or fix the DNS record / the MFP's DNS server and domain."},
+	{CauseNameNotInDNS, "1101", "The host name is not in DNS; Windows PCs find it over NetBIOS or LLMNR, which the MFP does not use.",
+		"The MFP looks the Host Name up in DNS only: add an A record for the host in DNS (the domain controller's DNS), or store the server's full DNS name or its IP address as the destination's Host Name on the MFP (Command Center RX → Address Book → Host Name)."},
 	{CauseHostUnreachable, "2101", "Nothing answers on the SMB port of the stored host.",
 		"Check that the server is on, that file sharing is enabled, and that its firewall allows TCP 445 (or 139) from the MFP; check the Port Number stored for the destination."},
 	{CauseNotSMBPort, "2101", "Something answers on the stored port, but it is not an SMB server.",

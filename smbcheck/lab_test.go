@@ -55,6 +55,9 @@ func runLab(t *testing.T, lab *testlab.Lab, c labCase) Report {
 	if o.StepTimeout == 0 {
 		o.StepTimeout = 5 * time.Second
 	}
+	if o.LocalNames == nil {
+		o.LocalNames = labLocalNames(t, lab)
+	}
 	tg := labTarget(t, lab, c.dest, c.user, c.pw)
 	tg.Workstation = c.ws
 	r := Run(context.Background(), tg, o)

@@ -119,6 +119,11 @@ func (c nameStep) stepName(ctx context.Context) []string {
 			}
 		}
 	}
+	// Not in DNS: does a PC's way (NetBIOS, LLMNR) find it?
+	if r, found := (nameStep{c.checker}).askLocal(ctx, s, host, err); found {
+		c.failNotInDNS(s, host, r)
+		return nil
+	}
 	detail := fmt.Sprintf("%s does not resolve", host)
 	if dnsErr := (*net.DNSError)(nil); errors.As(err, &dnsErr) && dnsErr.IsTimeout {
 		detail = fmt.Sprintf("%s: the DNS server did not answer", host)

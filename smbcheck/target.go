@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/internal/localname"
 )
 
 // Target is one scan destination exactly as the MFP stores it.
@@ -195,6 +196,11 @@ type Options struct {
 	// DNSDomains are domains a bare host name is tried under when it does
 	// not resolve (e.g. the AD domain), to tell which full name to store.
 	DNSDomains []string
+	// LocalNames is asked for a host name DNS says does not exist, as a
+	// Windows PC would ask (NetBIOS name service, LLMNR): an answer turns
+	// name-unresolved into name-not-in-dns. Default: localname.Local, the
+	// networks of this machine's own interfaces (nothing in a test binary).
+	LocalNames LocalNames
 	// Realm is the Kerberos realm of a user name without a UPN suffix when
 	// the server names no DNS domain ([ad]'s domain); KDCs are asked for a
 	// realm whose KDCs DNS does not name (no _kerberos SRV record): the
@@ -254,6 +260,9 @@ func (o *Options) defaults() {
 	}
 	if o.Resolver == nil {
 		o.Resolver = net.DefaultResolver
+	}
+	if o.LocalNames == nil {
+		o.LocalNames = localname.Local{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -185,7 +185,7 @@ func TestClassify(t *testing.T) {
 
 // TestCauseVocabulary pins the public ids.
 func TestCauseVocabulary(t *testing.T) {
-	want := []string{"ok", "name-unresolved", "host-unreachable", "not-smb-port", "smb1-only-server", "smb1-refused", "signing-required",
+	want := []string{"ok", "name-unresolved", "name-not-in-dns", "host-unreachable", "not-smb-port", "smb1-only-server", "smb1-refused", "signing-required",
 		"bad-credentials", "wrong-user-format", "account-disabled", "account-locked", "password-expired",
 		"password-must-change", "account-expired", "workstation-restricted", "logon-hours", "share-not-found",
 		"share-access-denied", "path-not-found", "no-write-permission", "no-delete-permission", "connection-limit",

@@ -386,7 +386,7 @@ func (l *lookup) takeNBNS(p packet) bool {
 	want := strings.ToUpper(strings.TrimSuffix(l.name, "."))
 	switch {
 	case errors.Is(err, ErrNegative):
-		l.res.Negative = append(l.res.Negative, fmt.Sprintf("netbios %s from %s: %v", l.via(p.s, p.from), p.from, err))
+		l.res.Negative = appendNew(l.res.Negative, fmt.Sprintf("netbios %s from %s: %v", l.via(p.s, p.from), p.from, err))
 		return false
 	case err != nil:
 		l.res.Invalid = append(l.res.Invalid, fmt.Sprintf("netbios from %s: %v", p.from, err))
@@ -402,7 +402,7 @@ func (l *lookup) takeNBNS(p packet) bool {
 			a.Note = "a group name"
 		}
 	}
-	l.res.Answers = append(l.res.Answers, a)
+	l.addAnswer(a)
 	return true
 }
 
@@ -420,7 +420,7 @@ func (l *lookup) takeLLMNR(p packet) bool {
 	}
 	switch {
 	case errors.Is(err, ErrNegative):
-		l.res.Negative = append(l.res.Negative, fmt.Sprintf("llmnr %s from %s: %v", l.via(p.s, p.from), p.from, err))
+		l.res.Negative = appendNew(l.res.Negative, fmt.Sprintf("llmnr %s from %s: %v", l.via(p.s, p.from), p.from, err))
 		return false
 	case err != nil:
 		l.res.Invalid = append(l.res.Invalid, fmt.Sprintf("llmnr from %s: %v", p.from, err))
@@ -441,7 +441,7 @@ func (l *lookup) takeLLMNR(p packet) bool {
 		notes = append(notes, "truncated")
 	}
 	a.Note = strings.Join(notes, ", ")
-	l.res.Answers = append(l.res.Answers, a)
+	l.addAnswer(a)
 	return true
 }
 
@@ -466,4 +466,25 @@ func (lo Local) Lookup(ctx context.Context, name string) (Result, error) {
 	}
 	a := Asker{Scope: ScopeOf(ifs).WithWINS(lo.WINS...), Wait: lo.Wait}
 	return a.Lookup(ctx, name)
+}
+
+// addAnswer records a unless the same responder gave the same addresses
+// already (a resent query, or nmbd answering a broadcast on two sockets).
+func (l *lookup) addAnswer(a Answer) {
+	for _, b := range l.res.Answers {
+		if b.String() == a.String() {
+			return
+		}
+	}
+	l.res.Answers = append(l.res.Answers, a)
+}
+
+// appendNew appends s unless list has it (the same reply to a resent query).
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
