@@ -3,6 +3,7 @@ package localname
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -209,6 +210,13 @@ func TestScopeOf(t *testing.T) {
 	want := "netbios broadcast 10.77.0.255:137, netbios broadcast 10.78.3.255:137, llmnr 224.0.0.252:5355 on eth0, llmnr [ff02::1:3]:5355 on eth0, llmnr 224.0.0.252:5355 on eth1, llmnr 224.0.0.252:5355 on p2p"
 	if s.String() != want {
 		t.Fatalf("scope\n got %s\nwant %s", s, want)
+	}
+	var many []Iface
+	for i := range 20 {
+		many = append(many, Iface{Name: fmt.Sprintf("br%d", i), Flags: up, Addrs: []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{172, 17, byte(i), 1}), 24)}})
+	}
+	if m := ScopeOf(many); len(m.Broadcast) != MaxScope || len(m.LLMNR) != MaxScope {
+		t.Fatalf("20 interfaces: %d broadcasts, %d LLMNR destinations; want %d each", len(m.Broadcast), len(m.LLMNR), MaxScope)
 	}
 	if w := s.WithWINS(netip.MustParseAddr("10.77.0.60")); len(w.WINS) != 1 || w.WINS[0].String() != "10.77.0.60:137" || len(s.WINS) != 0 {
 		t.Fatalf("WithWINS %v", w.WINS)

@@ -58,6 +58,9 @@ func (s Scope) WithWINS(servers ...netip.Addr) Scope {
 	return s
 }
 
+// MaxScope bounds each list ScopeOf derives.
+const MaxScope = 8
+
 // Iface is what ScopeOf needs to know of a network interface.
 type Iface struct {
 	Name  string
@@ -70,9 +73,10 @@ type Iface struct {
 // broadcast address of each IPv4 network (broadcast-capable interfaces,
 // prefixes shorter than /31) for NetBIOS, and the LLMNR group — IPv4
 // when it has an IPv4 address, IPv6 when it has a link-local IPv6 address
-// — on multicast-capable ones. Duplicates are dropped.
-func ScopeOf(ifs []Iface) Scope {
-	var s Scope
+// — on multicast-capable ones. Duplicates are dropped, and each list
+// keeps at most MaxScope destinations (a box with dozens of container
+// bridges does not send dozens of queries per lookup).
+func ScopeOf(ifs []Iface) (s Scope) {
 	seen := map[string]bool{}
 	add := func(key string) bool {
 		if seen[key] {
@@ -81,6 +85,10 @@ func ScopeOf(ifs []Iface) Scope {
 		seen[key] = true
 		return true
 	}
+	defer func() {
+		s.Broadcast = s.Broadcast[:min(len(s.Broadcast), MaxScope)]
+		s.LLMNR = s.LLMNR[:min(len(s.LLMNR), MaxScope)]
+	}()
 	for _, ifi := range ifs {
 		if ifi.Flags&net.FlagUp == 0 || ifi.Flags&(net.FlagLoopback|net.FlagPointToPoint) != 0 {
 			continue
