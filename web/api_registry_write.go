@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -70,6 +71,28 @@ func (s *base) apiWriteFail(w http.ResponseWriter, r *http.Request, err error) {
 	s.apiFail(w, r, err)
 }
 
+// writeTarget is what a put is for: the name in the path (a change,
+// audited as KIND.edit), else the body's name, new (KIND.add).
+func writeTarget(r *http.Request, kind, bodyName string) (name, action string, isNew bool) {
+	if name := r.PathValue("name"); name != "" {
+		return name, kind + ".edit", false
+	}
+	return bodyName, kind + ".add", true
+}
+
+// answerStored audits a write of name and answers with it as stored now
+// (read back through read).
+func answerStored[T any](s *base, w http.ResponseWriter, r *http.Request, a actor, action, name, detail string,
+	read func(context.Context, string) (T, error)) {
+	s.audit(r.Context(), a, r, action, name, detail)
+	v, err := read(r.Context(), name)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 // POST /api/v1/devices and /api/v1/devices/{name}
 func (s *devicePages) apiDevicePut(w http.ResponseWriter, r *http.Request, a actor) {
 	if s.cfg.DeviceManager == nil || s.cfg.Fleet == nil {
@@ -80,15 +103,11 @@ func (s *devicePages) apiDevicePut(w http.ResponseWriter, r *http.Request, a act
 	if !decodeBody(w, r, &body) {
 		return
 	}
-	in := DeviceInput{Name: body.Name, Address: body.Address, SNMPVersion: body.SNMPVersion, Community: scanwarden.NewSecret(body.Community),
+	in := DeviceInput{Address: body.Address, SNMPVersion: body.SNMPVersion, Community: scanwarden.NewSecret(body.Community),
 		V3User: body.V3User, V3AuthProto: body.V3AuthProto, V3Auth: scanwarden.NewSecret(body.V3Auth), V3PrivProto: body.V3PrivProto,
 		V3Priv: scanwarden.NewSecret(body.V3Priv), SysName: body.SysName, Workstation: body.Workstation}
-	action := "device.add"
-	if name := r.PathValue("name"); name != "" {
-		in.Name, action = name, "device.edit"
-	} else {
-		in.New = true
-	}
+	var action string
+	in.Name, action, in.New = writeTarget(r, "device", body.Name)
 	if err := s.cfg.DeviceManager.PutDevice(r.Context(), in); err != nil {
 		s.apiWriteFail(w, r, err)
 		return
@@ -100,13 +119,7 @@ func (s *devicePages) apiDevicePut(w http.ResponseWriter, r *http.Request, a act
 			set = append(set, k)
 		}
 	}
-	s.audit(r.Context(), a, r, action, in.Name, strings.Join(slices.Sorted(slices.Values(set)), ", "))
-	d, err := s.cfg.Fleet.Device(r.Context(), in.Name)
-	if err != nil {
-		s.apiFail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	answerStored(s.base, w, r, a, action, in.Name, strings.Join(slices.Sorted(slices.Values(set)), ", "), s.cfg.Fleet.Device)
 }
 
 // POST /api/v1/devices/{name}/remove
@@ -144,14 +157,10 @@ func (s *destinationPages) apiDestinationPut(w http.ResponseWriter, r *http.Requ
 	if !decodeBody(w, r, &body) {
 		return
 	}
-	in := DestinationInput{Name: body.Name, Folder: body.Folder, User: body.User, Device: body.Device,
+	in := DestinationInput{Folder: body.Folder, User: body.User, Device: body.Device,
 		Workstation: body.Workstation, Auth: body.Auth}
-	action := "destination.add"
-	if name := r.PathValue("name"); name != "" {
-		in.Name, action = name, "destination.edit"
-	} else {
-		in.New = true
-	}
+	var action string
+	in.Name, action, in.New = writeTarget(r, "destination", body.Name)
 	switch {
 	case body.Password != nil:
 		in.Password = scanwarden.NewSecret(*body.Password)
@@ -165,13 +174,7 @@ func (s *destinationPages) apiDestinationPut(w http.ResponseWriter, r *http.Requ
 		s.apiWriteFail(w, r, err)
 		return
 	}
-	s.audit(r.Context(), a, r, action, in.Name, destinationChanges(r, in))
-	d, err := s.cfg.Fleet.Destination(r.Context(), in.Name)
-	if err != nil {
-		s.apiFail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	answerStored(s.base, w, r, a, action, in.Name, destinationChanges(r, in), s.cfg.Fleet.Destination)
 }
 
 // POST /api/v1/destinations/{name}/remove

@@ -26,28 +26,15 @@ func (s *destinationPages) destinationsPage(w http.ResponseWriter, r *http.Reque
 		s.fail(w, r, "destination list", err)
 		return
 	}
-	key, desc, cols := listSort(r.URL.Query(), "/destinations", "state", []column{
-		{Key: "name", Label: "Destination"}, {Key: "device", Label: "Device"}, {Key: "folder", Label: "Folder", Wide: true},
-		{Key: "user", Label: "User", Wide: true}, {Key: "state", Label: "Last verdict"}, {Key: "checked", Label: "Checked"},
+	name := func(d registry.DestinationView) string { return d.Name }
+	cols := sortList(r.URL.Query(), "/destinations", "state", ds, name, []sortable[registry.DestinationView]{
+		{column{Key: "name", Label: "Destination"}, name},
+		{column{Key: "device", Label: "Device"}, func(d registry.DestinationView) string { return d.Device }},
+		{column{Key: "folder", Label: "Folder", Wide: true}, func(d registry.DestinationView) string { return d.Host + "/" + d.Share + "/" + d.Path }},
+		{column{Key: "user", Label: "User", Wide: true}, func(d registry.DestinationView) string { return d.User }},
+		{column{Key: "state", Label: "Last verdict"}, destinationState},
+		{column{Key: "checked", Label: "Checked"}, lastChecked},
 	})
-	sortBy(ds, desc, func(d registry.DestinationView) string {
-		switch key {
-		case "device":
-			return d.Device
-		case "folder":
-			return d.Host + "/" + d.Share + "/" + d.Path
-		case "user":
-			return d.User
-		case "state":
-			return destinationState(d)
-		case "checked":
-			if d.Last == nil {
-				return ""
-			}
-			return d.Last.At.UTC().Format(time.RFC3339Nano)
-		}
-		return d.Name
-	}, func(d registry.DestinationView) string { return d.Name })
 	s.render(w, http.StatusOK, "destinations", pageData{Title: "Destinations", Nav: "destinations", LoggedIn: true,
 		Flash: flashFor(r.URL.Query().Get("done")), Data: destinationsView{Columns: cols, Destinations: ds, CanEdit: s.cfg.DestinationManager != nil}})
 }
@@ -59,6 +46,14 @@ func destinationState(d registry.DestinationView) string {
 		return "0"
 	}
 	return strconv.Itoa(1+rank(d)) + " " + verdictCause(d)
+}
+
+// lastChecked sorts by the newest check's time, never checked first.
+func lastChecked(d registry.DestinationView) string {
+	if d.Last == nil {
+		return ""
+	}
+	return d.Last.At.UTC().Format(time.RFC3339Nano)
 }
 
 func verdictCause(d registry.DestinationView) string {

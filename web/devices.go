@@ -25,25 +25,16 @@ func (s *devicePages) devicesPage(w http.ResponseWriter, r *http.Request, _ acto
 		s.fail(w, r, "device list", err)
 		return
 	}
-	key, desc, cols := listSort(r.URL.Query(), "/devices", "name", []column{
-		{Key: "name", Label: "Device"}, {Key: "address", Label: "Address", Wide: true}, {Key: "model", Label: "Model", Wide: true},
-		{Key: "state", Label: "State"}, {Key: "seen", Label: "Last seen"}, {Key: "destinations", Label: "Destinations", Wide: true},
+	name := func(d registry.DeviceView) string { return d.Name }
+	cols := sortList(r.URL.Query(), "/devices", "name", devs, name, []sortable[registry.DeviceView]{
+		{column{Key: "name", Label: "Device"}, name},
+		{column{Key: "address", Label: "Address", Wide: true}, func(d registry.DeviceView) string { return d.Address }},
+		{column{Key: "model", Label: "Model", Wide: true}, func(d registry.DeviceView) string { return d.Model }},
+		{column{Key: "state", Label: "State"}, deviceState},
+		{column{Key: "seen", Label: "Last seen"}, func(d registry.DeviceView) string { return d.LastSeen.UTC().Format(time.RFC3339Nano) }},
+		{column{Key: "destinations", Label: "Destinations", Wide: true},
+			func(d registry.DeviceView) string { return strconv.Itoa(1_000_000 + d.DestinationCount) }},
 	})
-	sortBy(devs, desc, func(d registry.DeviceView) string {
-		switch key {
-		case "address":
-			return d.Address
-		case "model":
-			return d.Model
-		case "state":
-			return deviceState(d)
-		case "seen":
-			return d.LastSeen.UTC().Format(time.RFC3339Nano)
-		case "destinations":
-			return strconv.Itoa(1_000_000 + d.DestinationCount)
-		}
-		return d.Name
-	}, func(d registry.DeviceView) string { return d.Name })
 	s.render(w, http.StatusOK, "devices", pageData{Title: "Devices", Nav: "devices", LoggedIn: true,
 		Flash: flashFor(r.URL.Query().Get("done")), Data: devicesView{Columns: cols, Devices: devs, CanEdit: s.cfg.DeviceManager != nil}})
 }

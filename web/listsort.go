@@ -16,6 +16,27 @@ type column struct {
 	Wide       bool // hidden on a phone
 }
 
+// sortable is a list page's column and the key it sorts the rows by.
+type sortable[T any] struct {
+	column
+	key func(T) string
+}
+
+// sortList sorts rows by the column that ?sort=KEY names (def when none
+// or an unknown one; ?desc=1 reverses it), the name breaking ties, and
+// gives the columns with their links.
+func sortList[T any](q url.Values, path, def string, rows []T, name func(T) string, cols []sortable[T]) []column {
+	plain := make([]column, 0, len(cols))
+	keys := map[string]func(T) string{}
+	for _, c := range cols {
+		plain = append(plain, c.column)
+		keys[c.Key] = c.key
+	}
+	key, desc, out := listSort(q, path, def, plain)
+	sortBy(rows, desc, keys[key], name)
+	return out
+}
+
 // listSort reads ?sort=KEY&desc=1 (KEY one of keys, else def) and gives the
 // columns' links.
 func listSort(q url.Values, path, def string, cols []column) (key string, desc bool, out []column) {
