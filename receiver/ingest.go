@@ -3,7 +3,6 @@ package receiver
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,50 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/scanwarden/scanwarden/internal/safefile"
 	"golang.org/x/sys/unix"
 )
-
-// snapshot is what a file looked like when last seen.
-type snapshot struct {
-	size  int64
-	mtime time.Time
-	ino   uint64
-}
-
-func statSnap(path string) (snapshot, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return snapshot{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return snapshot{}, fmt.Errorf("%s: not a regular file", path)
-	}
-	var ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
-	return snapshot{size: fi.Size(), mtime: fi.ModTime(), ino: ino}, nil
-}
-
-// hashBuf is the fixed buffer a scan is hashed through: memory does not
-// grow with file size.
-const hashBuf = 128 << 10
-
-// hashFile streams r through SHA-256.
-func hashFile(r io.Reader, buf []byte) (string, int64, error) {
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, buf)
-	if err != nil {
-		return "", n, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
 
 // outcome of one ingest attempt.
 type outcome int
@@ -274,202 +235,8 @@ func (g *ingester) verifyMoved(ctx context.Context, f *os.File, src, dst place, 
 	return ingested, sc, nil
 }
 
-// finishMove moves the inbox file inboxRel, whose row sc was committed
-// before a crash cut its move off, to heldRel: when it is sc's bytes and
-// nobody holds it open for writing (a read lease, kept through the hash
-// and the move, as ingest does). open: someone does (or the kernel cannot
-// say) — it is not taken.
-func (g *ingester) finishMove(inboxRel, heldRel string, sc Scan) (moved, open bool, err error) {
-	if below("inbox", inboxRel) != nil {
-		return false, false, nil
-	}
-	if err := below("held", heldRel); err != nil {
-		return false, false, err
-	}
-	src, err := at(g.dataDir, inboxRel, false)
-	if err != nil {
-		return false, false, nil
-	}
-	defer src.close()
-	f, _, err := src.dir.OpenRegular(src.name, os.O_RDONLY, 0)
-	if err != nil {
-		return false, false, nil
-	}
-	defer f.Close()
-	snap, err := fstatSnap(f)
-	if err != nil || snap.size != sc.Size {
-		return false, false, nil
-	}
-	if err := readLease(f); err != nil {
-		return false, true, nil
-	}
-	defer dropLease(f)
-	sum, _, err := hashFile(f, g.buf)
-	if err != nil || sum != sc.SHA256 {
-		return false, false, nil
-	}
-	if !leaseHeld(f) {
-		return false, true, nil
-	}
-	if err := f.Sync(); err != nil {
-		return false, false, err
-	}
-	dst, err := at(g.dataDir, heldRel, true)
-	if err != nil {
-		return false, false, err
-	}
-	defer dst.close()
-	if err := move(src, dst); err != nil {
-		return false, false, err
-	}
-	if now, _, err := dst.lstat(); err != nil || now.ino != snap.ino {
-		// another file took the name meanwhile: back it goes
-		return false, true, putBack(dst, src)
-	}
-	return true, false, nil
-}
-
-// putBack moves from to to, or — should a file have taken that name
-// meanwhile — beside it under a name of its own.
-func putBack(from, to place) error {
-	err := move(from, to)
-	if errors.Is(err, os.ErrExist) {
-		var r [4]byte
-		rand.Read(r[:])
-		ext := filepath.Ext(to.name)
-		to.name = strings.TrimSuffix(to.name, ext) + "-" + hex.EncodeToString(r[:]) + ext
-		err = move(from, to)
-	}
-	return err
-}
-
-// tempIn creates a new file (O_EXCL, 0600) with a random name beginning
-// with prefix in dir.
-func tempIn(dir *safefile.Dir, prefix string) (*os.File, string, error) {
-	for i := 0; ; i++ {
-		var r [8]byte
-		rand.Read(r[:])
-		name := prefix + hex.EncodeToString(r[:])
-		f, _, err := dir.Open(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) && i < 10 {
-			continue
-		}
-		return f, name, err
-	}
-}
-
-// copyHeld writes f's bytes, which must be sc's (size and SHA-256), to
-// dst: through a temporary file beside it, fsynced, then renamed.
-func (g *ingester) copyHeld(f *os.File, dst place, sc Scan, snap snapshot) error {
-	h := sha256.New()
-	verify := func(n int64) error {
-		if n != snap.size || hex.EncodeToString(h.Sum(nil)) != sc.SHA256 {
-			return errors.New("its bytes changed")
-		}
-		return nil
-	}
-	return g.publishCopy(f, dst.dir, ".keep-", h, verify, dst, false)
-}
-
-// publishCopy is the one durable way a copy of f gets a name: f's bytes,
-// from its start, go through a fixed buffer into a new temporary file
-// (prefix and a random suffix, O_EXCL, 0600) in dir — and into also, when
-// not nil (a hash) — then verify judges the copy by its byte count; the
-// file is made 0640, fsynced and renamed to dst (replace: over the name
-// there; otherwise only to a free name), both folders fsynced
-// (safefile.Rename, Replace). On any failure the temporary file goes.
-func (g *ingester) publishCopy(f *os.File, dir *safefile.Dir, prefix string, also io.Writer, verify func(n int64) error, dst place, replace bool) error {
-	tmp, name, err := tempIn(dir, prefix)
-	if err != nil {
-		return err
-	}
-	defer tmp.Close()
-	ok := false
-	defer func() {
-		if !ok {
-			dir.Remove(name)
-		}
-	}()
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	var w io.Writer = tmp
-	if also != nil {
-		w = io.MultiWriter(tmp, also)
-	}
-	n, err := io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{f}, g.buf)
-	if err != nil {
-		return err
-	}
-	if err := verify(n); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o640); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	rename := safefile.Rename
-	if replace {
-		rename = safefile.Replace
-	}
-	if err := rename(dir, name, dst.dir, dst.name); err != nil {
-		return err
-	}
-	ok = true
-	return nil
-}
-
 // RefusedPrefix begins a refused scan's error.
 const RefusedPrefix = "refused, never delivered: "
-
-// links is the number of names f has (1 when it cannot tell).
-func links(f *os.File) uint64 {
-	fi, err := f.Stat()
-	if err != nil {
-		return 1
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
-}
-
-// unshare replaces src, which f holds open as it looked in snap, with a
-// copy of its own (written in the held area, fsynced, renamed over src):
-// the other names keep the old file.
-func (g *ingester) unshare(f *os.File, src place, snap snapshot) error {
-	root, err := safefile.OpenDir(g.dataDir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	held, err := root.Mkdir("held", 0o700)
-	if err != nil {
-		return err
-	}
-	defer held.Close()
-	verify := func(n int64) error {
-		if after, err := fstatSnap(f); err != nil || after != snap || n != snap.size {
-			return errors.New("changed while copied")
-		}
-		return nil
-	}
-	return g.publishCopy(f, held, ".unshare-", nil, verify, src, true)
-}
-
-func fstatSnap(f *os.File) (snapshot, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return snapshot{}, err
-	}
-	var ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
-	return snapshot{size: fi.Size(), mtime: fi.ModTime(), ino: ino}, nil
-}
 
 func (g *ingester) incompleteRow(ctx context.Context, inboxRel string) (Scan, bool, error) {
 	rows, err := g.cat.Scans(ctx, ScanQuery{States: []State{Incomplete}, InboxPath: &inboxRel})
@@ -609,4 +376,49 @@ func safeName(name string) string {
 		s = "_" + s
 	}
 	return s
+}
+
+// Force lets an incomplete scan be delivered as it is: it is catalogued as
+// held (marked forced) and leaves the inbox.
+func (r *Receiver) Force(ctx context.Context, id int64) (Scan, error) {
+	return Force(ctx, r.cfg.DataDir, r.cat, id)
+}
+
+// Force does Receiver.Force without a running receiver (the CLI).
+func Force(ctx context.Context, dataDir string, cat Catalogue, id int64) (Scan, error) {
+	sc, err := cat.Scan(ctx, id)
+	if err != nil {
+		return Scan{}, err
+	}
+	if sc.State != Incomplete {
+		return Scan{}, fmt.Errorf("scan %d is %s, not incomplete", id, sc.State)
+	}
+	// both paths come from the database the daemon's user writes, and
+	// force may run as root: below inbox/ and held/ only, every folder
+	// reached through the data dir's fd (ingest)
+	if err := below("inbox", sc.InboxPath); err != nil {
+		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
+	}
+	src, err := at(dataDir, sc.InboxPath, false)
+	if err != nil {
+		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
+	}
+	snap, st, err := src.lstat()
+	src.close()
+	if err != nil {
+		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return Scan{}, fmt.Errorf("scan %d: %s: not a regular file", id, sc.InboxPath)
+	}
+	g := &ingester{dataDir: dataDir, inbox: Inbox(dataDir), cat: cat, now: time.Now, buf: make([]byte, hashBuf),
+		dest: func(string) string { return sc.Destination }}
+	out, got, err := g.ingest(ctx, filepath.Join(dataDir, sc.InboxPath), snap, sc.Writer, true)
+	if err != nil {
+		return Scan{}, fmt.Errorf("scan %d: %w", id, err)
+	}
+	if out != ingested {
+		return Scan{}, fmt.Errorf("scan %d changed while being forced; try again", id)
+	}
+	return got, nil
 }
