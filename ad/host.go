@@ -3,11 +3,12 @@ package ad
 import (
 	"context"
 	"fmt"
-	"github.com/scanwarden/scanwarden/smbconn"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/scanwarden/scanwarden/smbconn"
 
 	"github.com/go-ldap/ldap/v3"
 	"github.com/scanwarden/scanwarden/smbcheck"
