@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/receiver"
+	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/smbcheck"
+)
+
+const destCols = `t.id, t.name, t.host, t.port, t.share, t.path, t.user_name, t.password_sealed, coalesce(d.name, ''),
+	t.workstation, t.auth, t.address_book_id, t.display_name, t.source, t.created_at, t.updated_at, t.password_unreadable, t.bridged_at`
+
+const destFrom = " FROM destinations t LEFT JOIN devices d ON d.id = t.device_id"
+
+func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) {
+	var t registry.Destination
+	var id int64
+	var pw []byte
+	var src, created, updated, auth, bridged string
+	if err := r.Scan(&id, &t.Name, &t.Host, &t.Port, &t.Share, &t.Path, &t.User, &pw, &t.Device, &t.Workstation, &auth,
+		&t.AddressBookID, &t.DisplayName, &src, &created, &updated, &t.PasswordUnreadable, &bridged); err != nil {
+		return 0, t, err
+	}
+	v, err := s.openSecret(pw, "destination.password")
+	if err != nil {
+		return 0, t, fmt.Errorf("destination %s: password: %w", t.Name, err)
+	}
+	t.Password = scanwarden.NewSecret(v)
+	t.Source = registry.Source(src)
+	t.Auth = smbcheck.Auth(auth)
+	t.Created, _ = parseTime(created)
+	t.Updated, _ = parseTime(updated)
+	if bridged != "" {
+		t.BridgedAt, _ = parseTime(bridged)
+	}
+	return id, t, nil
+}
+
+// PutDestination adds a destination or replaces the one of the same name.
+// Its device, when named, must exist.
+func (s *Store) PutDestination(ctx context.Context, t registry.Destination) error {
+	if t.Source == "" {
+		t.Source = registry.SourceAdded
+	}
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("destination: %w", err)
+	}
+	if err := t.CheckLinkLocal(s.linkLocal.Load()); err != nil {
+		return fmt.Errorf("destination: %w", err)
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+			return fmt.Errorf("destination %s: %w", t.Name, err)
+		}
+		return s.putDestination(ctx, tx, t)
+	})
+}
+
+func (s *Store) putDestination(ctx context.Context, tx *sql.Tx, t registry.Destination) error {
+	pw, err := s.sealSecret(t.Password.Reveal(), "destination.password")
+	if err != nil {
+		return fmt.Errorf("destination %s: %w", t.Name, err)
+	}
+	var dev any
+	if t.Device != "" {
+		var id int64
+		err := tx.QueryRowContext(ctx, "SELECT id FROM devices WHERE name = ?", t.Device).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("destination %s: device %q: %w", t.Name, t.Device, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("destination %s: %w", t.Name, err)
+		}
+		dev = id
+	}
+	now := formatTime(s.now())
+	_, err = tx.ExecContext(ctx, `INSERT INTO destinations (name, host, port, share, path, user_name, password_sealed,
+			device_id, workstation, auth, address_book_id, display_name, source, created_at, updated_at, password_unreadable)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(name) DO UPDATE SET host=excluded.host, port=excluded.port, share=excluded.share, path=excluded.path,
+			user_name=excluded.user_name, password_sealed=excluded.password_sealed, device_id=excluded.device_id,
+			workstation=excluded.workstation, auth=excluded.auth, address_book_id=excluded.address_book_id,
+			display_name=excluded.display_name, source=excluded.source, updated_at=excluded.updated_at,
+			password_unreadable=excluded.password_unreadable`,
+		t.Name, t.Host, t.Port, t.Share, t.Path, t.User, pw, dev, t.Workstation, authColumn(t.Auth), t.AddressBookID, t.DisplayName,
+		string(t.Source), now, now, t.PasswordUnreadable)
+	if err != nil {
+		return fmt.Errorf("put destination %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// SetBridged bridges the named destination (on) or ends its bridge, and
+// reports whether that changed anything (ErrNotFound when none). An edit
+// or an import of the destination keeps it as it is.
+func (s *Store) SetBridged(ctx context.Context, name string, on bool) (changed bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var was string
+		err := tx.QueryRowContext(ctx, "SELECT bridged_at FROM destinations WHERE name = ?", name).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("destination %q: %w", name, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read destination %q: %w", name, err)
+		}
+		if (was != "") == on {
+			return nil
+		}
+		at := ""
+		if on {
+			at = formatTime(s.now())
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE destinations SET bridged_at = ? WHERE name = ?", at, name); err != nil {
+			return fmt.Errorf("bridge destination %q: %w", name, err)
+		}
+		changed = true
+		return nil
+	})
+	return changed, err
+}
+
+// Destination returns the named destination, password included
+// (ErrNotFound when none).
+func (s *Store) Destination(ctx context.Context, name string) (registry.Destination, error) {
+	_, t, err := s.scanDestination(s.db.QueryRowContext(ctx, "SELECT "+destCols+destFrom+" WHERE t.name = ?", name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, fmt.Errorf("destination %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return t, fmt.Errorf("read destination %q: %w", name, err)
+	}
+	return t, nil
+}
+
+// Destinations returns every destination of device ("" for all), by name.
+func (s *Store) Destinations(ctx context.Context, device string) ([]registry.Destination, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+destCols+destFrom+" WHERE (? = '' OR d.name = ?) ORDER BY t.name", device, device)
+	if err != nil {
+		return nil, fmt.Errorf("list destinations: %w", err)
+	}
+	defer rows.Close()
+	var out []registry.Destination
+	for rows.Next() {
+		_, t, err := s.scanDestination(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list destinations: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Targets returns every destination of device ("" for all), by name, each
+// with its device and the target to replay (registry.Resolve): what the
+// monitor checks, the receiver delivers to and the CLI replays.
+func (s *Store) Targets(ctx context.Context, device string) ([]registry.Resolved, error) {
+	ds, err := s.Destinations(ctx, device)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := s.Devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return registry.Resolve(ds, devs), nil
+}
+
+// Target is the named destination resolved as Targets resolves each
+// (ErrNotFound when none).
+func (s *Store) Target(ctx context.Context, name string) (registry.Resolved, error) {
+	d, err := s.Destination(ctx, name)
+	if err != nil {
+		return registry.Resolved{}, err
+	}
+	var devs []registry.Device
+	if d.Device != "" {
+		dev, err := s.Device(ctx, d.Device)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return registry.Resolved{}, err
+		}
+		if err == nil {
+			devs = append(devs, dev)
+		}
+	}
+	return registry.Resolve([]registry.Destination{d}, devs)[0], nil
+}
+
+// Deliveries is the registry as the receiver's list of destinations: each
+// with its folder on the share and its target (Targets).
+func (s *Store) Deliveries() receiver.Destinations { return deliveries{s} }
+
+type deliveries struct{ s *Store }
+
+func (d deliveries) Destinations(ctx context.Context) ([]receiver.Destination, error) {
+	rs, err := d.s.Targets(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]receiver.Destination, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, receiver.Destination{Name: r.Name, Folder: r.Folder(), Target: r.Target})
+	}
+	return out, nil
+}
+
+// RemoveDestination deletes a destination and its reports.
+func (s *Store) RemoveDestination(ctx context.Context, name string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM destinations WHERE name = ?", name)
+		if err != nil {
+			return fmt.Errorf("remove destination %q: %w", name, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("destination %q: %w", name, ErrNotFound)
+		}
+		// Out of its incident group: a group it alone held closes, untold.
+		_, err = regroup(ctx, tx, s.now(), func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {
+			return incident.Regroup(gs, name, nil, s.now())
+		})
+		return err
+	})
+}
+
+// authColumn is a destination's auth as stored: "ntlm" for the default.
+func authColumn(a smbcheck.Auth) string {
+	if a == "" {
+		return string(smbcheck.AuthNTLM)
+	}
+	return string(a)
+}
