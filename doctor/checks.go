@@ -10,25 +10,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/scanwarden/scanwarden/installed"
-	"github.com/scanwarden/scanwarden/receiver/samba"
-
-	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/config"
-	"github.com/scanwarden/scanwarden/daemon"
+	"github.com/scanwarden/scanwarden/installed"
 	"github.com/scanwarden/scanwarden/internal/safefile"
-	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/seal"
-	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
 	"golang.org/x/sys/unix"
 )
@@ -207,40 +198,6 @@ func (d *doc) key(cfg config.Config) string {
 	return p
 }
 
-// samba: smbd and testparm installed, and smbd's version.
-func (d *doc) samba() {
-	smbd := d.opt.Smbd
-	if smbd == "" {
-		smbd = "/usr/sbin/smbd"
-		if _, err := os.Stat(smbd); err != nil {
-			if p, err := exec.LookPath("smbd"); err == nil {
-				smbd = p
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.opt.Timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, smbd, "--version").Output()
-	if err != nil {
-		d.add("samba", Fail, "apt-get install samba (the fallback share runs Samba's smbd)", "smbd not found or not runnable (%s): %v", smbd, err)
-		return
-	}
-	version := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "Version "))
-	if _, err := exec.LookPath("testparm"); err != nil {
-		if _, err2 := os.Stat("/usr/bin/testparm"); err2 != nil {
-			d.add("samba", Fail, "apt-get install samba-common-bin", "smbd %s, but testparm (which validates the share's config) is missing", version)
-			return
-		}
-	}
-	// The share loads full_audit: without it smbd refuses every tree
-	// connect (vfs_init failed) while it runs and listens.
-	if err := samba.FullAuditModule(ctx, smbd); err != nil {
-		d.add("samba", Fail, "apt-get install samba-vfs-modules", "smbd %s, but the fallback share cannot work: %v", version, err)
-		return
-	}
-	d.add("samba", OK, "", "smbd %s (%s), full_audit module present", version, smbd)
-}
-
 // daemonUp asks the daemon's /healthz on its listen address: over HTTPS
 // when the page is served so, trusting exactly the certificate doctor read
 // (cert; nil: not checked — /healthz carries no secret).
@@ -291,182 +248,6 @@ func (d *doc) daemonUp(ctx context.Context, cfg config.Config, cert *x509.Certif
 	default:
 		d.add("daemon", OK, "", "the daemon answers %s: %s", url, body)
 	}
-}
-
-// ad: the DC answers and the service account binds; then the clock.
-func (d *doc) ad(ctx context.Context, cfg config.Config) {
-	if cfg.AD.URL == "" {
-		d.add("ad", Skip, "", "no [ad] url configured")
-		return
-	}
-	dir, err := ad.New(ad.Config{URL: cfg.AD.URL, BindUser: cfg.AD.BindUser, Password: cfg.AD.Password,
-		CAFile: cfg.AD.CA, AllowPlain: cfg.AD.InsecurePlain, Timeout: d.opt.Timeout})
-	if err != nil {
-		d.add("ad", Fail, "fix [ad] in "+d.configFile, "%v", err)
-		return
-	}
-	t0 := d.opt.Now()
-	dc, err := dir.Probe(ctx)
-	t1 := d.opt.Now()
-	if err != nil {
-		d.add("ad", Fail, adFix(err), "%v", err)
-		d.add("ad.clock", Skip, "", "the DC did not answer")
-		return
-	}
-	d.add("ad", OK, "", "DC %s (%s) answered over %s, bound as %s", dc.Host, dc.Addr, dc.Transport, cfg.AD.BindUser)
-	if dc.Time.IsZero() {
-		d.add("ad.clock", Skip, "", "the DC did not give its time (RootDSE currentTime)")
-		return
-	}
-	// currentTime is whole seconds: compare with the middle of the read,
-	// and allow that second.
-	mid := t0.Add(t1.Sub(t0) / 2)
-	skew := dc.Time.Add(500 * time.Millisecond).Sub(mid)
-	abs := skew
-	if abs < 0 {
-		abs = -abs
-	}
-	dir2 := "ahead of"
-	if skew < 0 {
-		dir2 = "behind"
-	}
-	fix := "sync this box's clock with the DC: timedatectl set-ntp true, and point systemd-timesyncd (NTP=) at " + dc.Host
-	switch {
-	case abs <= 2*time.Second:
-		d.add("ad.clock", OK, "", "clock within %v of the DC's", abs.Round(time.Second))
-	case abs <= SkewWarn:
-		d.add("ad.clock", OK, "", "the DC's clock is %v %s this box's (Kerberos allows 5 min)", abs.Round(time.Second), dir2)
-	case abs <= SkewFail:
-		d.add("ad.clock", Warn, fix, "the DC's clock is %v %s this box's: logon-hours and lockout times read off by that much", abs.Round(time.Second), dir2)
-	default:
-		d.add("ad.clock", Fail, fix, "the DC's clock is %v %s this box's: beyond Kerberos' 5 minutes, and logon hours and lockout windows are misjudged",
-			abs.Round(time.Second), dir2)
-	}
-}
-
-func adFix(err error) string {
-	var be *ad.BindError
-	switch {
-	case errors.As(err, &be):
-		return "check [ad] bind_user and the password in password_file (AD says: " + string(be.Cause) + ")"
-	case strings.Contains(err.Error(), "x509") || strings.Contains(err.Error(), "TLS"):
-		return "give the DC's CA in [ad] ca (PEM), or fix the DC's certificate name"
-	}
-	return "check [ad] url, and that this box reaches the DC on 636 (ldaps) or 389 (StartTLS)"
-}
-
-// snmp: each registered device answers (read from the database without
-// changing it). Devices come from the registry; nothing to do without any.
-func (d *doc) snmp(ctx context.Context, cfg config.Config, keyPath string) {
-	devs, ok := d.snmpDevices(ctx, cfg, keyPath)
-	if !ok {
-		return
-	}
-	var jobs []snmpJob
-	for _, dev := range devs {
-		if dev.Address == "" {
-			continue
-		}
-		t, err := daemon.DeviceTarget(dev, cfg)
-		if err != nil {
-			d.add("snmp."+dev.Name, Fail, "correct the device's address in the registry", "address %q: %v", dev.Address, err)
-			continue
-		}
-		jobs = append(jobs, snmpJob{dev.Name, t})
-	}
-	if len(jobs) == 0 {
-		d.add("snmp", Skip, "", "no device with an address in the registry")
-		return
-	}
-	if len(jobs) > d.opt.MaxDevices {
-		d.add("snmp", Skip, "", "%d devices: the first %d are asked", len(jobs), d.opt.MaxDevices)
-		jobs = jobs[:d.opt.MaxDevices]
-	}
-	d.rep.Checks = append(d.rep.Checks, d.probeDevices(ctx, jobs)...)
-}
-
-// snmpDevices reads the registered devices, their SNMP credentials
-// unsealed, from the database opened read-only; ok is false (the reason
-// added as the "snmp" check) when they cannot be read.
-func (d *doc) snmpDevices(ctx context.Context, cfg config.Config, keyPath string) (devs []registry.Device, ok bool) {
-	db := filepath.Join(absDataDir(cfg), store.DefaultFile)
-	if _, err := lstatData(absDataDir(cfg), store.DefaultFile); err != nil {
-		d.add("snmp", Skip, "", "no database yet: no registered device to ask")
-		return nil, false
-	}
-	if keyPath == "" {
-		d.add("snmp", Skip, "fix the key first", "the devices' SNMP credentials are sealed and the key did not load")
-		return nil, false
-	}
-	st, err := store.OpenReadOnly(ctx, db)
-	if err != nil {
-		d.add("snmp", Skip, "run doctor as root", "cannot read the registry: %v", err)
-		return nil, false
-	}
-	defer st.Close()
-	if _, err := st.UnlockKey(ctx, keyPath); err != nil {
-		d.add("snmp", Skip, "", "cannot open the devices' credentials: %v", err)
-		return nil, false
-	}
-	if devs, err = st.Devices(ctx); err != nil {
-		d.add("snmp", Skip, "", "cannot read the registry: %v", err)
-		return nil, false
-	}
-	return devs, true
-}
-
-// snmpJob is one device doctor asks.
-type snmpJob struct {
-	name string
-	t    snmp.Target
-}
-
-// probeDevices asks the devices, 8 at a time, each within the timeout:
-// one check each, in the order of jobs.
-func (d *doc) probeDevices(ctx context.Context, jobs []snmpJob) []Check {
-	results := make([]Check, len(jobs))
-	sem := make(chan struct{}, 8)
-	done := make(chan struct{})
-	for i, j := range jobs {
-		go func() {
-			sem <- struct{}{}
-			defer func() { <-sem; done <- struct{}{} }()
-			results[i] = d.probeDevice(ctx, j)
-		}()
-	}
-	for range jobs {
-		<-done
-	}
-	return results
-}
-
-// probeDevice asks one device for its identity and status.
-func (d *doc) probeDevice(ctx context.Context, j snmpJob) Check {
-	pctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
-	defer cancel()
-	res, err := snmp.Probe(pctx, j.t, snmp.DefaultRules(snmp.DefaultCodeBook()), snmp.ProbeOptions{})
-	id := "snmp." + j.name
-	switch {
-	case err != nil:
-		return Check{id, Fail, fmt.Sprintf("%s: %v", j.t.Addr(), err), "correct the device's SNMP settings in the registry"}
-	case !res.Answered:
-		return Check{id, Fail, fmt.Sprintf("%s did not answer SNMP %s: %s", j.t.Addr(), j.t.Version, res.Error),
-			"on the MFP (Command Center RX → Network → Protocol) enable SNMP and match the community or v3 user; let UDP 161 through"}
-	}
-	return Check{id, OK, fmt.Sprintf("%s answered SNMP %s (%s %s)", j.t.Addr(), j.t.Version, res.Model, res.Serial), ""}
-}
-
-// portLabel says what a port is for.
-func portLabel(port int) string {
-	switch port {
-	case 445:
-		return "SMB, the fallback share"
-	case 139:
-		return "SMB over NetBIOS, the fallback share for old MFPs"
-	case 162:
-		return "SNMP traps"
-	}
-	return "listener"
 }
 
 // files: every file the config names can be read by the daemon's user, and
@@ -542,77 +323,5 @@ func (d *doc) files(cfg config.Config) {
 		d.add("files", Warn, "chmod o-r on it (owner root, group "+d.opt.ServiceUser+", mode 640)", "%s", strings.Join(loose, "; "))
 	default:
 		d.add("files", OK, "", "%s readable by %s (the secret ones by no other user)", strings.Join(ok, ", "), d.opt.ServiceUser)
-	}
-}
-
-// share logs on to the fallback share as the MFP account and connects it,
-// as an MFP does (samba.ProbeShare): smbd running is not the share
-// working. The password is the config's (doctor runs as root or as the
-// daemon's user, who both read [receiver] password_file).
-func (d *doc) share(ctx context.Context, cfg config.Config) {
-	rc := cfg.Receiver
-	if !rc.Enabled || !d.configOK {
-		return
-	}
-	ip, port, err := samba.ParseListen(rc.Listen)
-	if err != nil {
-		d.add("receiver.share", Fail, "set [receiver] listen in "+d.configFile+" to this box's LAN address", "[receiver] listen %s: %v", rc.Listen, err)
-		return
-	}
-	if rc.Password.IsZero() {
-		d.add("receiver.share", Skip, "set [receiver] password_file in "+d.configFile, "no MFP password read: the share is not probed")
-		return
-	}
-	dir := filepath.Join(absDataDir(cfg), "receiver")
-	smbdDir := filepath.Join(dir, "smbd")
-	if rc.ExternalSMBD {
-		smbdDir = rc.SmbdDir
-	}
-	h := samba.ProbeShare(ctx, samba.ShareProbe{Listen: ip, Port: port, Share: rc.Share, Account: samba.Account{Name: rc.Account, Password: rc.Password},
-		Inbox: receiver.Inbox(dir), SmbdDir: smbdDir, Smbd: d.opt.Smbd, Unit: rc.ExternalSMBD, Timeout: d.opt.Timeout})
-	if h.OK() {
-		d.add("receiver.share", OK, "", "%s (%d ms)", h.Detail, h.MS)
-		return
-	}
-	detail := fmt.Sprintf("the fallback share refuses the MFPs (%s): %s", h.Cause, h.Detail)
-	if h.SmbdLog != "" {
-		detail += "; smbd's log: " + h.SmbdLog
-	}
-	d.add("receiver.share", Fail, h.Fix, "%s", detail)
-}
-
-// receiverUnit: on a box with scanwarden-smbd.service installed, the daemon
-// must leave smbd to that unit.
-func (d *doc) receiverUnit(cfg config.Config) {
-	if !cfg.Receiver.Enabled {
-		d.add("receiver", Skip, "", "the fallback share is off ([receiver] enabled = false)")
-		return
-	}
-	if _, err := os.Stat(d.opt.SMBUnit); err == nil && !cfg.Receiver.ExternalSMBD {
-		d.add("receiver", Warn, "set [receiver] external_smbd = true in "+d.configFile,
-			"%s is installed but the daemon starts smbd itself: every restart of scanwarden.service kills that smbd and the scans in flight",
-			d.opt.SMBUnit)
-		return
-	}
-	d.add("receiver", OK, "", "fallback share \\\\%s\\%s, account %s, smbd %s", cfg.Receiver.Listen, cfg.Receiver.Share, cfg.Receiver.Account,
-		map[bool]string{true: "in its own unit", false: "started by the daemon"}[cfg.Receiver.ExternalSMBD])
-	// Who may connect, as the running daemon last set it (it follows the
-	// registered MFPs).
-	allow, warning, ok := receiver.ReadAllow(filepath.Join(absDataDir(cfg), "receiver"))
-	switch {
-	case !ok:
-	case warning != "":
-		d.add("receiver.allow", Warn, "register the MFPs or set [receiver] allow in "+d.configFile, "%s", warning)
-	default:
-		d.add("receiver.allow", OK, "", "the fallback share admits %s", strings.Join(allow, " "))
-	}
-	// Whether the daemon can tell that smbd no longer writes a scan: until
-	// it can, it takes none (they wait in the inbox).
-	switch why, ok := receiver.ReadIngestStopped(filepath.Join(absDataDir(cfg), "receiver")); {
-	case !ok:
-	case why != "":
-		d.add("receiver.ingest", Fail, "fix what it names; the held scans are taken as soon as it works", "%s", receiver.IngestStoppedWarning(why))
-	default:
-		d.add("receiver.ingest", OK, "", "scans are taken from the inbox once nobody holds them open for writing (file leases work)")
 	}
 }
