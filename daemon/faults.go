@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -30,6 +31,15 @@ func (f *faults) set(part, msg string) {
 	f.m[part] = scanwarden.Fault{Part: part, Message: msg, Since: f.now()}
 }
 
+// from states part's fault when err is set, else clears it.
+func (f *faults) from(part string, err error) {
+	if err != nil {
+		f.set(part, err.Error())
+		return
+	}
+	f.clear(part)
+}
+
 func (f *faults) clear(part string) {
 	f.mu.Lock()
 	delete(f.m, part)
@@ -46,4 +56,14 @@ func (f *faults) list() []scanwarden.Fault {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Part < out[j].Part })
 	return out
+}
+
+// status is the daemon's state as systemd shows it: "running", or how many
+// faults it runs with.
+func (f *faults) status() string {
+	n := len(f.list())
+	if n == 0 {
+		return "running"
+	}
+	return fmt.Sprintf("running with %d fault(s)", n)
 }

@@ -41,7 +41,7 @@ func Forwarding(cfg config.Config, ledger smbcheck.Ledger) (receiver.SMBRemote, 
 // WithStoredSettings is cfg with the settings saved on the web page laid
 // over it (st's key unlocked), as serve runs with them — for a command
 // that acts as serve's parts do (`receiver run`, `receiver deliver`). It
-// only reads: serve's overlay (Main.overlay) also pins and states faults.
+// only reads: serve's overlay (storedSettings.overlay) also pins and states faults.
 // skipped names the stored values not used.
 func WithStoredSettings(ctx context.Context, cfg config.Config, st *store.Store) (out config.Config, skipped []string, err error) {
 	stored, err := st.StoredSettings(ctx)

@@ -77,17 +77,10 @@ func (m *Main) Monitor() *monitor.Monitor {
 // Faults lists the parts that do not work now.
 func (m *Main) Faults() []scanwarden.Fault { return m.faults.list() }
 
-func (m *Main) getenv(k string) string {
-	if m.Getenv != nil {
-		return m.Getenv(k)
-	}
-	return os.Getenv(k)
-}
-
 // dataDir is cfg's data_dir, else store.DataDir's choice for serve (made
 // when missing: ./scanwarden-data).
-func (m *Main) dataDir(cfg config.Config) (string, error) {
-	d, err := store.DataDir(cfg.DataDir, m.getenv, store.Local)
+func dataDir(cfg config.Config, getenv func(string) string) (string, error) {
+	d, err := store.DataDir(cfg.DataDir, getenv, store.Local)
 	if err != nil {
 		return "", fmt.Errorf("data_dir: %w", err)
 	}
@@ -130,10 +123,12 @@ func (m *Main) Open(ctx context.Context) error {
 		m.lock.Close()
 		return err
 	}
-	cfg = m.withSettings(ctx, cfg)
-	m.metrics = newMetrics(m.st, m.faults, m.Monitor, m.devicesUp)
+	cfg = storedSettings{m.env}.apply(ctx, cfg)
+	m.metrics = newMetrics(m.st, m.faults, m.Monitor, func(ctx context.Context) map[string]bool {
+		return devicesUp(ctx, m.st, m.snmpInterval())
+	})
 	m.metrics.reg.MustRegister(&receiverCollector{m}, m.web.limit)
-	m.seedMetrics(ctx)
+	m.metrics.seed(ctx, m.st)
 
 	// The parts outlive Open's ctx: they end with Close.
 	m.runCtx, m.stop = context.WithCancel(context.WithoutCancel(ctx))
@@ -157,11 +152,15 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.wg.Add(2)
 	go m.syncDevicesLoop()
-	go m.watchdog()
+	wd := newWatchdog(m.env, m.sd, m.Getenv)
+	go func() {
+		defer m.wg.Done()
+		wd.run(m.runCtx)
+	}()
 	m.web.announceSetup(ctx, m.Stderr, cfg)
 
 	m.log.Info("scanwarden serve started", "data_dir", cfg.DataDir, "listen", m.Addr(), "config", cfg.File)
-	m.sd.Send("READY=1", "STATUS="+m.status())
+	m.sd.Send("READY=1", "STATUS="+m.faults.status())
 	return nil
 }
 
@@ -179,6 +178,9 @@ func (m *Main) start() (config.Config, error) {
 	if m.Stderr == nil {
 		m.Stderr = os.Stderr
 	}
+	if m.Getenv == nil {
+		m.Getenv = os.Getenv
+	}
 	if m.Drain <= 0 {
 		m.Drain = 6 * time.Second
 	}
@@ -186,14 +188,14 @@ func (m *Main) start() (config.Config, error) {
 	m.level.Set(logLevel(cfg.LogLevel))
 	m.log = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.level}))
 	m.faults = newFaults(time.Now)
-	m.sd = newSDNotifier(m.getenv)
+	m.sd = newSDNotifier(m.Getenv)
 	return cfg, nil
 }
 
 // openData makes the data dir, reads the web certificate, opens the store
 // and unlocks its key.
 func (m *Main) openData(ctx context.Context, cfg *config.Config) error {
-	dataDir, err := m.dataDir(*cfg)
+	dataDir, err := dataDir(*cfg, m.Getenv)
 	if err != nil {
 		return err
 	}
@@ -211,25 +213,13 @@ func (m *Main) openData(ctx context.Context, cfg *config.Config) error {
 			return err
 		}
 	}
-	st, err := store.OpenUnlocked(ctx, dataDir, m.KeyFile, m.getenv)
+	st, err := store.OpenUnlocked(ctx, dataDir, m.KeyFile, m.Getenv)
 	if err != nil {
 		return err // it names the store's file or the key's
 	}
 	st.AllowLinkLocal(cfg.AllowLinkLocal)
 	m.st = st
 	return nil
-}
-
-// withSettings is cfg with the settings stored from the web page laid
-// over it; settings that cannot be used are the "settings" fault.
-func (m *Main) withSettings(ctx context.Context, cfg config.Config) config.Config {
-	c, err := m.overlay(ctx, cfg)
-	if err != nil {
-		m.faults.set("settings", "settings stored from the web page not used: "+err.Error())
-		m.log.Error("stored settings not used", "err", err)
-		return cfg
-	}
-	return c
 }
 
 // openReceiver runs the fallback share when [receiver] enabled is set; one
@@ -277,7 +267,7 @@ const deviceNameTimeout = 2 * time.Second
 // that fails is a fault, never an error. names are the watched devices'
 // last good addresses, kept across reloads.
 func (m *Main) openParts(cfg config.Config, names *resolve.Cache) *parts {
-	checks := &checksPart{env: m.env, onCheck: m.onCheck, onFault: m.partFault, share: m.shareHealth}
+	checks := &checksPart{env: m.env, onCheck: m.onCheck, onFault: m.faults.from, share: m.shareHealth}
 	checks.Open(m.runCtx, cfg)
 	watch := &watchPart{env: m.env, cfg: cfg, event: m.event, names: names}
 	watch.Open(m.runCtx)
@@ -328,12 +318,4 @@ func logLevel(s string) slog.Level {
 		return slog.LevelError
 	}
 	return slog.LevelInfo
-}
-
-func (m *Main) status() string {
-	n := len(m.faults.list())
-	if n == 0 {
-		return "running"
-	}
-	return fmt.Sprintf("running with %d fault(s)", n)
 }

@@ -225,12 +225,12 @@ func (c *deviceCollector) Collect(ch chan<- prometheus.Metric) {
 
 // devicesUp says, per registered device with an address, whether it
 // answered SNMP within two poll intervals (metrics).
-func (m *Main) devicesUp(ctx context.Context) map[string]bool {
-	devs, err := m.st.Devices(ctx)
+func devicesUp(ctx context.Context, st *store.Store, interval time.Duration) map[string]bool {
+	devs, err := st.Devices(ctx)
 	if err != nil {
 		return nil
 	}
-	inv, err := m.st.SNMPDevices(ctx)
+	inv, err := st.SNMPDevices(ctx)
 	if err != nil {
 		return nil
 	}
@@ -238,7 +238,6 @@ func (m *Main) devicesUp(ctx context.Context) map[string]bool {
 	for _, i := range inv {
 		seen[registry.Address(i.Address).SNMPAddr()] = i.SeenAt
 	}
-	interval := m.snmpInterval()
 	out := map[string]bool{}
 	for _, d := range devs {
 		if d.Address == "" {
@@ -249,17 +248,17 @@ func (m *Main) devicesUp(ctx context.Context) map[string]bool {
 	return out
 }
 
-// seedMetrics loads each destination's last verdict.
-func (m *Main) seedMetrics(ctx context.Context) {
-	ds, err := m.st.Destinations(ctx, "")
+// seed loads each destination's last verdict from st.
+func (mt *metrics) seed(ctx context.Context, st *store.Store) {
+	ds, err := st.Destinations(ctx, "")
 	if err != nil {
 		return
 	}
 	for _, d := range ds {
-		r, ok, err := m.st.LatestReport(ctx, d.Name)
+		r, ok, err := st.LatestReport(ctx, d.Name)
 		if err != nil || !ok {
 			continue
 		}
-		m.metrics.setVerdict(d.Name, d.Device, r.Report.Verdict, r.At)
+		mt.setVerdict(d.Name, d.Device, r.Report.Verdict, r.At)
 	}
 }

@@ -59,15 +59,6 @@ func (l *liveParts) swap(p *parts) (old *parts) {
 	return old
 }
 
-// partFault states (err set) or clears a part's fault.
-func (m *Main) partFault(part string, err error) {
-	if err != nil {
-		m.faults.set(part, err.Error())
-		return
-	}
-	m.faults.clear(part)
-}
-
 // onCheck records a finished check in the metrics; one where scanwarden's
 // own client — the deliveries' — is green (ownGreen) lets the receiver
 // deliver what it holds for that destination now. A check whose
@@ -129,8 +120,8 @@ func (m *Main) Reload() error {
 	}
 	m.faults.clear("config")
 	m.faults.clear("settings")
-	cfg = m.withSettings(m.runCtx, cfg)
-	if d, err := m.dataDir(cfg); err == nil {
+	cfg = storedSettings{m.env}.apply(m.runCtx, cfg)
+	if d, err := dataDir(cfg, m.Getenv); err == nil {
 		cfg.DataDir = d
 	}
 	if cfg.DataDir != old.DataDir || cfg.Listen != old.Listen {
@@ -150,7 +141,7 @@ func (m *Main) Reload() error {
 		m.recv.Relayout()       // a destination added from the CLI gets its folder now
 	}
 	m.log.Info("config reloaded", "file", cfg.File)
-	m.sd.Send("STATUS=" + m.status())
+	m.sd.Send("STATUS=" + m.faults.status())
 	return nil
 }
 

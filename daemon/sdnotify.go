@@ -66,32 +66,44 @@ func watchdogInterval(getenv func(string) string) (time.Duration, error) {
 // watchdog pets systemd's watchdog (WATCHDOG_USEC) on its own goroutine,
 // each time after the store answered a ping within the interval: a daemon
 // whose store hangs or is gone is restarted by systemd.
-func (m *Main) watchdog() {
-	defer m.wg.Done()
-	wd, err := watchdogInterval(m.getenv)
+type watchdog struct {
+	env
+	sd    *sdNotifier
+	every time.Duration // 0: systemd asks for no watchdog
+}
+
+// newWatchdog reads the interval systemd asks for; one that cannot be read
+// is logged and means none.
+func newWatchdog(e env, sd *sdNotifier, getenv func(string) string) watchdog {
+	every, err := watchdogInterval(getenv)
 	if err != nil {
-		m.log.Warn("systemd watchdog", "err", err)
+		e.log.Warn("systemd watchdog", "err", err)
 	}
-	if wd <= 0 {
+	return watchdog{env: e, sd: sd, every: every}
+}
+
+// run pets the watchdog until ctx ends.
+func (w watchdog) run(ctx context.Context) {
+	if w.every <= 0 {
 		return
 	}
-	t := time.NewTicker(wd)
+	t := time.NewTicker(w.every)
 	defer t.Stop()
 	for {
 		select {
-		case <-m.runCtx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(m.runCtx, wd)
-			err := m.st.Ping(ctx)
+			pctx, cancel := context.WithTimeout(ctx, w.every)
+			err := w.st.Ping(pctx)
 			cancel()
 			if err != nil {
-				if m.runCtx.Err() == nil {
-					m.log.Error("systemd watchdog not petted: the store does not answer", "err", err)
+				if ctx.Err() == nil {
+					w.log.Error("systemd watchdog not petted: the store does not answer", "err", err)
 				}
 				continue
 			}
-			m.sd.Send("WATCHDOG=1", "STATUS="+m.status())
+			w.sd.Send("WATCHDOG=1", "STATUS="+w.faults.status())
 		}
 	}
 }

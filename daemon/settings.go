@@ -184,36 +184,52 @@ func fileSets(c config.Config, key string) bool {
 	return false
 }
 
+// storedSettings are the settings saved from the web page, laid over the
+// config serve runs with (Open, Reload).
+type storedSettings struct{ env }
+
+// apply is cfg with the stored settings laid over it; settings that cannot
+// be used are the "settings" fault.
+func (s storedSettings) apply(ctx context.Context, cfg config.Config) config.Config {
+	c, err := s.overlay(ctx, cfg)
+	if err != nil {
+		s.faults.set("settings", "settings stored from the web page not used: "+err.Error())
+		s.log.Error("stored settings not used", "err", err)
+		return cfg
+	}
+	return c
+}
+
 // overlay lays the settings stored from the web page over cfg
 // (overlaySettings), stating the ones skipped as the standing fault
 // "settings.unreadable".
-func (m *Main) overlay(ctx context.Context, cfg config.Config) (config.Config, error) {
-	stored, err := m.st.StoredSettings(ctx)
+func (s storedSettings) overlay(ctx context.Context, cfg config.Config) (config.Config, error) {
+	stored, err := s.st.StoredSettings(ctx)
 	if err != nil {
 		return cfg, err
 	}
 	out, skipped, err := overlaySettings(cfg, stored, func(sealed []byte, section, key string) ([]byte, error) {
-		return m.st.Key().Open(sealed, store.SettingLabel(section, key))
+		return s.st.Key().Open(sealed, store.SettingLabel(section, key))
 	})
 	if err == nil {
-		m.pinUnpinned(ctx, stored, out)
+		s.pinUnpinned(ctx, stored, out)
 	}
 	if len(skipped) == 0 {
-		m.faults.clear("settings.unreadable")
+		s.faults.clear("settings.unreadable")
 	} else {
-		m.faults.set("settings.unreadable", "stored settings skipped (enter them again on the settings page): "+strings.Join(skipped, "; "))
-		m.log.Warn("stored settings skipped", "settings", strings.Join(skipped, "; "))
+		s.faults.set("settings.unreadable", "stored settings skipped (enter them again on the settings page): "+strings.Join(skipped, "; "))
+		s.log.Warn("stored settings skipped", "settings", strings.Join(skipped, "; "))
 	}
 	return out, err
 }
 
 // pinUnpinned binds each stored secret that has no pin row (stored before
 // endpoints were pinned) to the endpoint it is used with now, cfg.
-func (m *Main) pinUnpinned(ctx context.Context, stored []store.StoredSetting, cfg config.Config) {
+func (s storedSettings) pinUnpinned(ctx context.Context, stored []store.StoredSetting, cfg config.Config) {
 	var pins []store.StoredSetting
 	for _, tie := range secretTies {
 		_, pinned := tie.storedPin(stored)
-		has := slices.ContainsFunc(stored, func(s store.StoredSetting) bool { return s.Section == tie.section && s.Key == tie.secret })
+		has := slices.ContainsFunc(stored, func(st store.StoredSetting) bool { return st.Section == tie.section && st.Key == tie.secret })
 		if has && !pinned && !secretField(&cfg, tie.section, tie.secret).IsZero() {
 			pins = append(pins, tie.pin(cfg))
 		}
@@ -221,8 +237,8 @@ func (m *Main) pinUnpinned(ctx context.Context, stored []store.StoredSetting, cf
 	if len(pins) == 0 {
 		return
 	}
-	if err := m.st.SetSettings(ctx, pins); err != nil {
-		m.log.Warn("stored secrets not bound to their endpoints", "err", err)
+	if err := s.st.SetSettings(ctx, pins); err != nil {
+		s.log.Warn("stored secrets not bound to their endpoints", "err", err)
 	}
 }
 
@@ -271,7 +287,7 @@ func overlaySettings(cfg config.Config, stored []store.StoredSetting, open func(
 	// effect (moved in the file) is not sent there: it and the user it
 	// goes with are the file's (none) until entered again. One stored
 	// before endpoints were pinned has no pin: it is pinned where it is
-	// (Main.overlay).
+	// (storedSettings.overlay).
 	for _, tie := range secretTies {
 		if !slices.Contains(applied, tie.section+"."+tie.secret) {
 			continue
