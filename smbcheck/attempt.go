@@ -25,7 +25,7 @@ func (c sessionStep) afterNegotiate(ctx context.Context, si *smbconn.ServerInfo,
 		c.server = si
 		s := c.begin(StepNegotiate)
 		s.start = started
-		if !negotiateStep(c).judgeNegotiate(s, si) {
+		if !negotiateStep(c).judgeNegotiate(ctx, s, si) {
 			return false
 		}
 	}

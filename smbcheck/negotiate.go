@@ -96,7 +96,7 @@ func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 		c.fail(s, CauseUnknown, "the server negotiates SMB2 with a raw probe, but the SMB library's negotiation failed: "+cause.Error(), "")
 		return false
 	}
-	return c.judgeNegotiate(s, si)
+	return c.judgeNegotiate(ctx, s, si)
 }
 
 // dialectFloor tells a server that refused the MFP's highest dialect (the
@@ -165,8 +165,9 @@ func (c negotiateStep) negotiateEvidence(s *stepState, si *smbconn.ServerInfo) {
 }
 
 // judgeNegotiate ends the negotiate step from what the server told:
-// signing, Windows edition, the MFP's own limits.
-func (c negotiateStep) judgeNegotiate(s *stepState, si *smbconn.ServerInfo) bool {
+// signing, Windows edition, the MFP's own limits — and, for a check with
+// no device profile, the server's lowest dialect.
+func (c negotiateStep) judgeNegotiate(ctx context.Context, s *stepState, si *smbconn.ServerInfo) bool {
 	c.negotiateEvidence(s, si)
 	var warns []string
 	what := fmt.Sprintf("SMB %s", si.Dialect)
@@ -178,6 +179,9 @@ func (c negotiateStep) judgeNegotiate(s *stepState, si *smbconn.ServerInfo) bool
 	}
 	if si.SMB2 && !c.smb1 && c.dialectCeiling(s, si) {
 		return false
+	}
+	if low := c.lowestDialect(ctx, s, si); low != 0 {
+		what += fmt.Sprintf("; the server's lowest dialect is %s", low)
 	}
 	if si.SigningRequired {
 		if c.o.Device.NoSigning {
@@ -199,6 +203,49 @@ func (c negotiateStep) judgeNegotiate(s *stepState, si *smbconn.ServerInfo) bool
 		c.ok(s, what)
 	}
 	return true
+}
+
+// lowestDialect finds, for a check with no device profile, the server's
+// lowest SMB2/3 dialect — what the admin compares with the MFP's highest:
+// each dialect below the one the server chose is offered alone on a
+// connection of its own, lowest first, until the server takes one (one
+// NEGOTIATE each, nothing more; SMB1 is not asked). It records the finding
+// and how many were asked in s's evidence; 0 when it does not apply or
+// could not be learned.
+func (c negotiateStep) lowestDialect(ctx context.Context, s *stepState, si *smbconn.ServerInfo) Dialect {
+	highest, err := ParseDialect(si.Dialect)
+	if c.o.Device.Known() || c.smb1 || !si.SMB2 || err != nil || highest < DialectSMB202 {
+		return 0
+	}
+	asked := 0
+	defer func() { s.Evidence["lowest_dialect_asked"] = asked }()
+	for d := DialectSMB202; d < highest; d++ {
+		asked++
+		ok, err := c.acceptsDialect(ctx, d)
+		if err != nil {
+			s.Evidence["lowest_dialect_error"] = fmt.Sprintf("%s: %v", d, err)
+			return 0
+		}
+		if ok {
+			s.Evidence["lowest_dialect"] = d.String()
+			return d
+		}
+	}
+	s.Evidence["lowest_dialect"] = highest.String()
+	return highest
+}
+
+// acceptsDialect asks the server, on a connection of its own, whether it
+// takes dialect d offered alone.
+func (c negotiateStep) acceptsDialect(ctx context.Context, d Dialect) (bool, error) {
+	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	conn, err := smbconn.DialTCP(pctx, c.addr, c.t.port())
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	return smbconn.AcceptsDialect(pctx, conn, c.t.port(), c.t.Host, d)
 }
 
 // negotiateTimeout ends the negotiate step of a server that accepted TCP

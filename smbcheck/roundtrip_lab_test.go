@@ -73,34 +73,72 @@ func (fc *frameCounter) port() int { return fc.ln.Addr().(*net.TCPAddr).Port }
 
 // TestLabDeviceCostsNoMoreRequests: a check that replays a device profile
 // sends no more SMB requests, over no more connections, than a check with
-// scanwarden's own client, on a destination where both pass (the figures
-// are logged: go test -v -run TestLabDeviceCostsNoMoreRequests).
+// scanwarden's own client, on a destination where both pass, leaving out
+// what only a check without a profile asks (the server's lowest dialect:
+// one NEGOTIATE on a connection of its own per dialect asked). The figures
+// are logged: go test -v -run TestLabDeviceCostsNoMoreRequests.
 func TestLabDeviceCostsNoMoreRequests(t *testing.T) {
 	lab := testlab.Require(t)
 	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "445"))
 	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
-	cost := func(d Device) (conns, requests int64) {
+	cost := func(d Device) (conns, requests int64, r Report) {
 		fc.conns.Store(0)
 		fc.requests.Store(0)
-		r := Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
+		r = Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
 		if r.Verdict.Cause != CauseOK {
 			t.Fatalf("device %+v: verdict %s%s", d, r.Verdict.Cause, stepsString(r))
 		}
 		// The relay counts what reached it before Run returned; the
 		// log-off may still be on its way.
 		time.Sleep(100 * time.Millisecond)
-		return fc.conns.Load(), fc.requests.Load()
+		return fc.conns.Load(), fc.requests.Load(), r
 	}
-	c0, r0 := cost(Device{})
+	c0, r0, rep := cost(Device{})
+	asked, _ := rep.Step(StepNegotiate).Evidence["lowest_dialect_asked"].(int)
+	if asked != 1 || rep.Step(StepNegotiate).Evidence["lowest_dialect"] != "2.0.2" {
+		t.Errorf("no device: negotiate evidence %v, want the lowest dialect 2.0.2 found with one question", rep.Step(StepNegotiate).Evidence)
+	}
+	t.Logf("no device: %d connections, %d requests, of which the lowest dialect %d, %d", c0, r0, asked, asked)
+	c0 -= int64(asked)
+	r0 -= int64(asked)
+	// Today's figure, from before the lowest dialect was asked.
+	if c0 != 1 || r0 != 13 {
+		t.Errorf("no device, without the lowest dialect: %d connections, %d requests; want 1, 13", c0, r0)
+	}
 	for _, d := range []Device{
 		{MaxDialect: DialectSMB21, NoEncryption: true, FileType: FileTypePDF},
 		{MinDialect: DialectSMB21, MaxDialect: DialectSMB311, NoKerberos: true, FileType: FileTypeTIFF},
 		{MaxDialect: DialectSMB302, NoEncryption: true, NoSigning: true, FileType: FileTypeJPEG},
 	} {
-		c, r := cost(d)
+		c, r, _ := cost(d)
 		t.Logf("device max %s, %s: %d connections, %d requests (no device: %d, %d)", d.MaxDialect, d.FileType, c, r, c0, r0)
 		if c > c0 || r > r0 {
 			t.Errorf("device %+v costs %d connections, %d requests; without a device %d, %d", d, c, r, c0, r0)
 		}
+	}
+}
+
+// TestLabLowestDialectCost: on smb3only (nothing below 3.1.1) the lowest
+// dialect costs a check without a profile four connections of one
+// NEGOTIATE each, and nothing else; a 3.1.1 device's check asks none.
+func TestLabLowestDialectCost(t *testing.T) {
+	lab := testlab.Require(t)
+	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "1445"))
+	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	cost := func(d Device) (int64, int64) {
+		fc.conns.Store(0)
+		fc.requests.Store(0)
+		r := Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
+		if r.Verdict.Cause != CauseOK {
+			t.Fatalf("device %+v: verdict %s%s", d, r.Verdict.Cause, stepsString(r))
+		}
+		time.Sleep(100 * time.Millisecond)
+		return fc.conns.Load(), fc.requests.Load()
+	}
+	c0, r0 := cost(Device{})
+	c1, r1 := cost(Device{MaxDialect: DialectSMB311})
+	t.Logf("smb3only: no device %d connections, %d requests; device max 3.1.1 %d, %d", c0, r0, c1, r1)
+	if c0-c1 != 4 || r0-r1 != 4 {
+		t.Errorf("the lowest dialect cost %d connections, %d requests; want 4, 4", c0-c1, r0-r1)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
@@ -100,4 +101,40 @@ func applyIdentity(c ntlm.Identity, info *ServerInfo) {
 func windowsEdition(major, minor byte, build uint16) (string, bool) {
 	w := JudgeWindows("", major, minor, int(build))
 	return w.Name, w.Client
+}
+
+// AcceptsDialect asks the server over conn (already connected; for port
+// 139 the NetBIOS session is set up here) whether it takes dialect d (2.0.2
+// to 3.0.2) offered alone: one NEGOTIATE, no logon. A refusal — an error
+// status, or a server that hangs up — is false with a nil error; an error
+// is a server that could not be asked (no answer in time).
+func AcceptsDialect(ctx context.Context, conn net.Conn, port int, host string, d Dialect) (bool, error) {
+	if d < DialectSMB202 || d >= DialectSMB311 {
+		return false, fmt.Errorf("dialect %s: only 2.0.2 to 3.0.2 are asked alone", d)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if port == 139 {
+		if err := smbwire.NBSSSessionRequest(conn, host); err != nil {
+			return false, err
+		}
+	}
+	if err := smbwire.WriteFrame(conn, smbwire.SMB2NegotiateOne(d.Wire())); err != nil {
+		return false, fmt.Errorf("send negotiate: %w", err)
+	}
+	resp, err := smbwire.ReadFrame(conn)
+	if err != nil {
+		if smbwire.IsPeerClose(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("negotiate %s: %w", d, err)
+	}
+	n, err := smbwire.ParseSMB2Negotiate(resp)
+	if err != nil {
+		return false, err
+	}
+	return n.Status == 0 && n.Dialect == d.Wire(), nil
 }

@@ -258,6 +258,23 @@ func SMB2Header(cmd uint16, msgID uint64) []byte {
 
 var probeDialects = []uint16{0x0202, 0x0210, 0x0300, 0x0302, 0x0311}
 
+// SMB2NegotiateOne is an SMB2 NEGOTIATE (message 0) that offers one
+// dialect below 3.1.1 alone: no negotiate contexts, signing enabled, no
+// capabilities. Whether the server takes it tells its lowest dialect.
+func SMB2NegotiateOne(dialect uint16) []byte {
+	b := SMB2Header(0, 0)
+	b = binary.LittleEndian.AppendUint16(b, 36)
+	b = binary.LittleEndian.AppendUint16(b, 1)
+	b = binary.LittleEndian.AppendUint16(b, 1) // signing enabled
+	b = binary.LittleEndian.AppendUint16(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	guid := make([]byte, 16)
+	rand.Read(guid)
+	b = append(b, guid...)
+	b = append(b, make([]byte, 8)...) // client start time (no contexts)
+	return binary.LittleEndian.AppendUint16(b, dialect)
+}
+
 func SMB2NegotiateRequest(msgID uint64) []byte {
 	b := SMB2Header(0, msgID)
 	b = binary.LittleEndian.AppendUint16(b, 36)
