@@ -30,13 +30,13 @@ func (b settingsBackend) current() config.Config {
 	return *b.m.Config
 }
 
-func (b settingsBackend) Settings(ctx context.Context) ([]web.SettingsSection, error) {
+func (b settingsBackend) Settings(ctx context.Context) ([]config.SettingsSection, error) {
 	cfg := b.current()
-	var out []web.SettingsSection
+	var out []config.SettingsSection
 	for _, s := range settingSections {
-		sec := web.SettingsSection{Name: s.name, Title: s.title, Tests: s.tests}
+		sec := config.SettingsSection{Name: s.name, Title: s.title, Tests: s.tests}
 		for _, f := range s.fields {
-			wf := web.Field{Key: f.key, Label: f.label, Help: f.help, Secret: f.secret}
+			wf := config.SettingField{Key: f.key, Label: f.label, Help: f.help, Secret: f.secret}
 			if f.secret {
 				wf.Set = !secretField(&cfg, s.name, f.key).IsZero()
 				wf.FromFile = fileSets(cfg, s.name+"."+f.fileKey)

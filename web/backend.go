@@ -7,6 +7,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
@@ -101,9 +102,9 @@ type Importer interface {
 }
 
 // Settings are the settings an admin changes in the page, stored; the
-// configuration file wins at start where both set a key (Field.FromFile).
+// configuration file wins at start where both set a key (config.SettingField.FromFile).
 type Settings interface {
-	Settings(ctx context.Context) ([]SettingsSection, error)
+	Settings(ctx context.Context) ([]config.SettingsSection, error)
 	// Set stores a section's values. A value for a secret field that is ""
 	// leaves the stored secret as it is. A bad value is a *FieldError.
 	Set(ctx context.Context, section string, values map[string]string) error
@@ -241,27 +242,4 @@ func BadSetting(section, field string, value any, reason string) *FieldError {
 
 func (e *FieldError) Error() string {
 	return e.Section + "." + e.Field + ": " + e.Reason
-}
-
-// --- data the backends return ---------------------------------------------
-
-// SettingsSection is one group of settings (ad, snmp, receiver, notify).
-type SettingsSection struct {
-	Name   string  `json:"name"`
-	Title  string  `json:"title"`
-	Fields []Field `json:"fields"`
-	// Tests are the channels "send test" can try ("webhook", "mail").
-	Tests []string `json:"tests,omitempty"`
-}
-
-// Field is one setting. A secret's Value is always "": Set says whether one
-// is stored.
-type Field struct {
-	Key      string `json:"key"`
-	Label    string `json:"label"`
-	Value    string `json:"value"`
-	Secret   bool   `json:"secret,omitempty"`
-	Set      bool   `json:"set,omitempty"`
-	FromFile bool   `json:"from_file,omitempty"` // the config file sets it and wins at start
-	Help     string `json:"help,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
@@ -359,20 +360,20 @@ type fakeSettings struct {
 	secret map[string]bool
 }
 
-func (f *fakeSettings) Settings(context.Context) ([]SettingsSection, error) {
+func (f *fakeSettings) Settings(context.Context) ([]config.SettingsSection, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	field := func(sec, key, label string, secret bool) Field {
+	field := func(sec, key, label string, secret bool) config.SettingField {
 		v := f.values[sec+"."+key]
 		if secret {
-			return Field{Key: key, Label: label, Secret: true, Set: v != ""}
+			return config.SettingField{Key: key, Label: label, Secret: true, Set: v != ""}
 		}
-		return Field{Key: key, Label: label, Value: v}
+		return config.SettingField{Key: key, Label: label, Value: v}
 	}
-	return []SettingsSection{
-		{Name: "ad", Title: "Active Directory", Fields: []Field{field("ad", "url", "URL", false), field("ad", "bind_user", "Bind user", false),
+	return []config.SettingsSection{
+		{Name: "ad", Title: "Active Directory", Fields: []config.SettingField{field("ad", "url", "URL", false), field("ad", "bind_user", "Bind user", false),
 			field("ad", "password", "Bind password", true)}},
-		{Name: "notify", Title: "Notifications", Fields: []Field{field("notify", "webhook_url", "Webhook URL", false)},
+		{Name: "notify", Title: "Notifications", Fields: []config.SettingField{field("notify", "webhook_url", "Webhook URL", false)},
 			Tests: []string{"webhook"}},
 	}, nil
 }

@@ -7,10 +7,11 @@ import (
 	"strings"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 )
 
 type settingsView struct {
-	Sections  []SettingsSection
+	Sections  []config.SettingsSection
 	Tokens    []scanwarden.APIToken
 	NewToken  string // shown once, right after it was made
 	TokenName string
@@ -61,7 +62,7 @@ func (s *settingsPages) settingsSave(w http.ResponseWriter, r *http.Request, a a
 		s.fail(w, r, "settings", err)
 		return
 	}
-	var sec *SettingsSection
+	var sec *config.SettingsSection
 	for i := range secs {
 		if secs[i].Name == name {
 			sec = &secs[i]
