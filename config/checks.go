@@ -1,7 +1,11 @@
 package config
 
 import (
+	"net/netip"
+	"strconv"
 	"time"
+
+	"github.com/scanwarden/scanwarden/internal/localname"
 )
 
 // Checks is [checks]: the scheduler.
@@ -24,6 +28,21 @@ type Checks struct {
 	// is one check); a failure that names no destination checks the
 	// device's destinations whose last check is older than this.
 	EventGap Duration `toml:"event_gap"`
+	// WINS are WINS servers (IPv4 addresses) that a check asks, besides a
+	// NetBIOS broadcast and LLMNR on the box's own networks, for a host
+	// name DNS does not know: an answer names the cause name-not-in-dns.
+	WINS []string `toml:"wins"`
+}
+
+// WINSServers are WINS's addresses (validate has checked them).
+func (ck Checks) WINSServers() []netip.Addr {
+	var out []netip.Addr
+	for _, s := range ck.WINS {
+		if a, err := localname.ParseWINS(s); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Incidents is [incidents].
@@ -53,6 +72,14 @@ func (ck Checks) validate(bad badValue) {
 	}
 	if ck.EventGap.D() < 0 {
 		bad("checks.event_gap", ck.EventGap.D(), "0 or more")
+	}
+	for _, s := range ck.WINS {
+		if _, err := localname.ParseWINS(s); err != nil {
+			bad("checks.wins", strconv.Quote(s), "an IPv4 address such as 10.0.0.5")
+		}
+	}
+	if len(ck.WINS) > 4 {
+		bad("checks.wins", len(ck.WINS), "at most 4 servers")
 	}
 }
 

@@ -92,6 +92,7 @@ func Defaults() Config {
 // CIDRCopy unshares the slices a copy of the config would share.
 func (c *Config) CIDRCopy() {
 	c.SNMP.CIDR = append([]string(nil), c.SNMP.CIDR...)
+	c.Checks.WINS = append([]string(nil), c.Checks.WINS...)
 	c.SNMP.Allow = append([]string(nil), c.SNMP.Allow...)
 	c.Notify.MailTo = append([]string(nil), c.Notify.MailTo...)
 	c.FileKeys = append([]string(nil), c.FileKeys...)

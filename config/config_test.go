@@ -33,6 +33,7 @@ interval = "5m"
 jitter = "30s"
 max_concurrent = 2
 max_failures = 0   # zero means zero: replay nothing that can fail
+wins = ["10.0.0.5"]
 
 [incidents]
 close_after = "1h"
@@ -60,7 +61,8 @@ mail_to = ["admin@office.test"]
 		t.Fatalf("warnings %+v", th)
 	}
 	if c.Checks.MaxFailures != 0 || c.Checks.Interval.D() != 5*time.Minute || c.Incidents.CloseAfter.D() != time.Hour ||
-		len(c.SNMP.CIDR) != 2 || c.Notify.SMTPPort != 587 || c.Checks.Timeout.D() != 10*time.Second {
+		len(c.SNMP.CIDR) != 2 || c.Notify.SMTPPort != 587 || c.Checks.Timeout.D() != 10*time.Second ||
+		len(c.Checks.WINSServers()) != 1 || c.Checks.WINSServers()[0].String() != "10.0.0.5" {
 		t.Fatalf("%+v", c)
 	}
 	if !contains(c.FileKeys, "checks.max_failures") || !contains(c.FileKeys, "snmp.cidr") || contains(c.FileKeys, "checks.timeout") {
@@ -89,6 +91,8 @@ mail_to = ["admin@office.test"]
 		{"trap v3 user without auth", "[snmp]\ntrap_listen = \":162\"\ntrap_v3_user = \"u\"\n", "snmp.trap_v3_user", 3, "noAuth traps are not taken"},
 		{"trap v3 auth without user", "[snmp]\ntrap_listen = \":162\"\ntrap_community_file = \"c\"\ntrap_v3_auth_file = \"x\"\n", "snmp.trap_v3_auth_file", 4, "needs snmp.trap_v3_user"},
 		{"trap v3 bad proto", "[snmp]\ntrap_listen = \":162\"\ntrap_v3_user = \"u\"\ntrap_v3_auth_file = \"x\"\ntrap_v3_auth_proto = \"SHA1024\"\n", "snmp.trap_v3_user", 3, "auth protocol"},
+		{"wins junk", "[checks]\nwins = [\"10.0.0.5\", \"dc1\"]\n", "checks.wins", 2, "an IPv4 address"},
+		{"wins IPv6", "[checks]\nwins = [\"fd00::5\"]\n", "checks.wins", 2, "an IPv4 address"},
 		{"cidr too big", "[snmp]\ncidr = [\"10.0.0.0/8\"]\n", "snmp.cidr", 2, "1,024"},
 		{"cidr junk", "[snmp]\n\ncidr = [\"office\"]\n", "snmp.cidr", 3, "not a network"},
 		{"allow junk", "[snmp]\nsmtp_listen = \":2525\"\nallow = [\"relay\"]\n", "snmp.allow", 3, "not a network"},

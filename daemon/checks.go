@@ -6,6 +6,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/config"
+	"github.com/scanwarden/scanwarden/internal/localname"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -38,7 +39,8 @@ func (c *checksPart) Open(ctx context.Context, cfg config.Config) {
 		c.faults.clear(part)
 	}
 	opts := smbcheck.Options{MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Ledger: c.st.Ledger(),
-		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: c.log.With("component", "check")}
+		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: c.log.With("component", "check"),
+		LocalNames: localname.Local{WINS: cfg.Checks.WINSServers()}}
 	c.openDirectory(cfg.AD, &opts)
 	c.notifier = newIncidentNotifier(c.env, cfg)
 	c.check = checker{opts: opts, readers: eventlogReaders(cfg.Eventlog), st: c.st, share: c.share}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -59,10 +60,10 @@ func TestOverlaySettings(t *testing.T) {
 			skipped: []string{"checks.interval: \"soon\" is not a duration"}},
 		{name: "an unknown setting is ignored",
 			stored: []store.StoredSetting{{Section: "checks", Key: "retired", Value: "1"}},
-			check:  func(c config.Config) bool { return c.Checks == base.Checks }},
+			check:  func(c config.Config) bool { return reflect.DeepEqual(c.Checks, base.Checks) }},
 		{name: "a result that does not validate is refused, the file's kept",
 			stored: []store.StoredSetting{{Section: "checks", Key: "max_concurrent", Value: "0"}, {Section: "checks", Key: "interval", Value: "5m"}},
-			check:  func(c config.Config) bool { return c.Checks == base.Checks }, invalid: true},
+			check:  func(c config.Config) bool { return reflect.DeepEqual(c.Checks, base.Checks) }, invalid: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := base

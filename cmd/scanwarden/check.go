@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/doctor"
 	"github.com/scanwarden/scanwarden/evidence"
+	"github.com/scanwarden/scanwarden/internal/localname"
 	"github.com/scanwarden/scanwarden/pattern"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -51,12 +53,13 @@ type checkArgs struct {
 	c                                     *subcommand
 	pos                                   []string
 	user, passwordFile, workstation, auth string
-	configFile, destination               string
+	configFile, destination, wins         string
 	eventlogUser, eventlogPasswordFile    string
 	noPassword, noWrite, asJSON           bool
 	profile                               *profileFlags
 	device                                map[registry.ProfileField]string // the device flags given
 	maxFailures                           int
+	winsServers                           []netip.Addr // --wins
 	timeout                               time.Duration
 	ad                                    *adFlags
 	// a stored destination's: bridged, its store (BridgeCheck) and the
@@ -94,6 +97,7 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 	fs.StringVar(&a.destination, "destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
 	fs.StringVar(&a.eventlogUser, "eventlog-user", "", "after the check, read the file server's event log and its share's connection count as USER (DOMAIN\\user; a read-only account, never the scan account)")
 	fs.StringVar(&a.eventlogPasswordFile, "eventlog-password-file", "", "file holding --eventlog-user's password (first line; - for stdin)")
+	fs.StringVar(&a.wins, "wins", "", "WINS servers (IPv4 addresses, comma-separated) asked, besides a NetBIOS broadcast and LLMNR, for a host name DNS does not know")
 	c.data.register(fs, withDataDir, withStateDir, withKeyFile)
 	pos, code, ok := c.parse(args, -1, "")
 	if !ok {
@@ -109,6 +113,9 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 	}
 	if (a.eventlogUser == "") != (a.eventlogPasswordFile == "") {
 		return nil, c.fail(errors.New("--eventlog-user and --eventlog-password-file go together")), false
+	}
+	if a.winsServers, err = parseWINSFlag(a.wins); err != nil {
+		return nil, c.fail(err), false
 	}
 	return a, 0, true
 }
@@ -146,7 +153,7 @@ func (a *checkArgs) run(ctx context.Context) int {
 		t.Auth = au
 	}
 	opts := smbcheck.Options{NoWrite: a.noWrite, MaxFailures: a.maxFailures, Ledger: ledger, StepTimeout: a.timeout,
-		Device: client, Canaries: canaries}
+		Device: client, Canaries: canaries, LocalNames: localname.Local{WINS: a.winsServers}}
 	if a.ad.configured() {
 		dirc, err := a.ad.open(ctx, c.env)
 		if err != nil {
@@ -558,4 +565,20 @@ func authLabel(a smbcheck.Auth) string {
 		return ""
 	}
 	return ", auth " + string(a)
+}
+
+// parseWINSFlag reads --wins: comma-separated IPv4 addresses.
+func parseWINSFlag(v string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for _, f := range strings.Split(v, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		a, err := localname.ParseWINS(f)
+		if err != nil {
+			return nil, fmt.Errorf("--wins: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

@@ -47,6 +47,7 @@ func TestCheckBadArguments(t *testing.T) {
 		{"empty password file", []string{"check", "//fs1/scans", "--user", "a", "--password-file", empty}, "password"},
 		{"user of spaces", []string{"check", "//fs1/scans", "--user", "  ", "--no-password"}, "user"},
 		{"event log user without its password", []string{"check", "//fs1/scans", "--user", "a", "--password-file", pw, "--eventlog-user", "r"}, "--eventlog-password-file"},
+		{"WINS not an address", []string{"check", "//fs1/scans", "--user", "a", "--password-file", pw, "--wins", "10.0.0.5,wins1"}, `--wins: "wins1" is not a WINS server's IPv4 address`},
 		{"event log password without its user", []string{"check", "//fs1/scans", "--user", "a", "--password-file", pw, "--eventlog-password-file", pw}, "--eventlog-user"},
 	}
 	for _, tc := range tests {

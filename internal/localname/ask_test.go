@@ -196,6 +196,15 @@ func TestLocalAsksNothingUnderTest(t *testing.T) {
 	}
 }
 
+func TestParseWINS(t *testing.T) {
+	for in, ok := range map[string]bool{"10.0.0.5": true, " 10.0.0.5 ": true, "::ffff:10.0.0.5": true, "fd00::5": false, "wins1": false, "0.0.0.0": false, "224.0.0.1": false, "": false} {
+		a, err := ParseWINS(in)
+		if (err == nil) != ok || ok && a.String() != "10.0.0.5" {
+			t.Errorf("ParseWINS(%q) = %v, %v", in, a, err)
+		}
+	}
+}
+
 func TestScopeOf(t *testing.T) {
 	up := net.FlagUp | net.FlagBroadcast | net.FlagMulticast
 	ifs := []Iface{

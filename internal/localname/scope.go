@@ -61,6 +61,16 @@ func (s Scope) WithWINS(servers ...netip.Addr) Scope {
 // MaxScope bounds each list ScopeOf derives.
 const MaxScope = 8
 
+// ParseWINS reads a WINS server's address: an IPv4 address (NetBIOS name
+// service has no IPv6).
+func ParseWINS(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil || !a.Unmap().Is4() || a.Unmap().IsUnspecified() || a.Unmap().IsMulticast() {
+		return netip.Addr{}, fmt.Errorf("%q is not a WINS server's IPv4 address (such as 10.0.0.5)", s)
+	}
+	return a.Unmap(), nil
+}
+
 // Iface is what ScopeOf needs to know of a network interface.
 type Iface struct {
 	Name  string
