@@ -204,7 +204,7 @@ func (p *watchPart) watcherConfig(targets []snmp.Target) (snmp.WatcherConfig, er
 		comms = append(comms, cfg.SNMP.TrapCommunity)
 	}
 	wc.Listen(snmp.Listeners{TrapAddr: cfg.SNMP.TrapListen, Communities: comms, User: cfg.SNMP.TrapV3(),
-		SMTPAddr: cfg.SNMP.SMTPListen, Allow: allow, Replay: p.st})
+		SMTPAddr: cfg.SNMP.SMTPListen, Allow: allow, Replay: p.st.Replay()})
 	wc.Rules = p.rules
 	// Stored, then told to the monitor; a store error is the "store"
 	// fault (not one that only says the watch is stopping).

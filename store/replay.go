@@ -7,7 +7,14 @@ import (
 	"github.com/scanwarden/scanwarden/snmp"
 )
 
-var _ snmp.ReplayStore = (*Store)(nil)
+// Replay keeps the SNMPv3 replay guard's state across restarts; it
+// implements snmp.ReplayStore.
+type Replay struct{ s *Store }
+
+// Replay returns the replay guard's saved state.
+func (s *Store) Replay() *Replay { return &Replay{s: s} }
+
+var _ snmp.ReplayStore = (*Replay)(nil)
 
 // Bounds on the saved replay state (the guard's own).
 const (
@@ -16,9 +23,9 @@ const (
 )
 
 // LoadReplay reads the SNMPv3 replay guard's saved state.
-func (s *Store) LoadReplay(ctx context.Context) (snmp.ReplayState, error) {
+func (g *Replay) LoadReplay(ctx context.Context) (snmp.ReplayState, error) {
 	var st snmp.ReplayState
-	rows, err := s.db.QueryContext(ctx, `SELECT engine_id, boots, engine_time, at FROM snmp_replay_engines LIMIT ?`, maxReplayEngines)
+	rows, err := g.s.db.QueryContext(ctx, `SELECT engine_id, boots, engine_time, at FROM snmp_replay_engines LIMIT ?`, maxReplayEngines)
 	if err != nil {
 		return st, fmt.Errorf("replay state: %w", err)
 	}
@@ -37,7 +44,7 @@ func (s *Store) LoadReplay(ctx context.Context) (snmp.ReplayState, error) {
 	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("replay state: %w", err)
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT engine_id, digest, at FROM snmp_replay_digests ORDER BY at DESC LIMIT ?`, maxReplayDigests)
+	rows, err = g.s.db.QueryContext(ctx, `SELECT engine_id, digest, at FROM snmp_replay_digests ORDER BY at DESC LIMIT ?`, maxReplayDigests)
 	if err != nil {
 		return st, fmt.Errorf("replay state: %w", err)
 	}
@@ -58,8 +65,8 @@ func (s *Store) LoadReplay(ctx context.Context) (snmp.ReplayState, error) {
 
 // SaveReplay replaces the saved state with st (in one transaction; beyond
 // the bounds the rest is left out).
-func (s *Store) SaveReplay(ctx context.Context, st snmp.ReplayState) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+func (g *Replay) SaveReplay(ctx context.Context, st snmp.ReplayState) error {
+	tx, err := g.s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save replay state: %w", err)
 	}

@@ -25,7 +25,7 @@ func TestReplayStateSaved(t *testing.T) {
 		Engines: []snmp.ReplayEngine{{EngineID: []byte("\x80\x00\x1f\x88\x00"), Boots: 3, Time: 1001, At: at}},
 		Seen:    []snmp.ReplaySeen{{EngineID: []byte("\x80\x00\x1f\x88\x00"), Digest: []byte("\x00\x01digest\x00"), At: at}},
 	}
-	if err := s.SaveReplay(ctx, st); err != nil {
+	if err := s.Replay().SaveReplay(ctx, st); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -33,7 +33,7 @@ func TestReplayStateSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.LoadReplay(ctx)
+	got, err := s.Replay().LoadReplay(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +48,12 @@ func TestReplayStateSaved(t *testing.T) {
 		big.Seen = append(big.Seen, snmp.ReplaySeen{EngineID: []byte("e"), Digest: fmt.Appendf(nil, "d%d", i), At: at})
 	}
 	t0 := time.Now()
-	if err := s.SaveReplay(ctx, big); err != nil {
+	if err := s.Replay().SaveReplay(ctx, big); err != nil {
 		t.Fatal(err)
 	}
 	saved := time.Since(t0)
 	t0 = time.Now()
-	got, err = s.LoadReplay(ctx)
+	got, err = s.Replay().LoadReplay(ctx)
 	t.Logf("a full state (%d engines, %d digests offered): saved in %v, read in %v", len(big.Engines), len(big.Seen),
 		saved.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 	if err != nil || len(got.Engines) != maxReplayEngines || len(got.Seen) != maxReplayDigests {

@@ -454,7 +454,7 @@ func (a watchArgs) config(st *store.Store, ws *watchStore, log *slog.Logger) snm
 	cfg.Poller.Interval, cfg.Cycles = a.interval, a.cycles
 	cfg.Rules, cfg.Store, cfg.OnEvent, cfg.Log = a.rules, ws, ws.event, log
 	cfg.Listen(snmp.Listeners{TrapAddr: a.trapAddr, Communities: a.trapComm, User: a.trapUser,
-		SMTPAddr: a.smtpAddr, Allow: a.allow, Replay: st})
+		SMTPAddr: a.smtpAddr, Allow: a.allow, Replay: st.Replay()})
 	return cfg
 }
 
