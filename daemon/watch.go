@@ -9,7 +9,6 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/config"
-	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
@@ -129,30 +128,6 @@ func (p *watchPart) loadRules() *snmp.Rules {
 	return r
 }
 
-// DeviceTarget is the SNMP target of a registry device with an address: its
-// version and credentials, the config's community when it has none. The
-// error is the address's; the target is not validated.
-func DeviceTarget(d registry.Device, cfg config.Config) (snmp.Target, error) {
-	host, port, err := snmp.ParseHostPort(d.Address)
-	if err != nil {
-		return snmp.Target{}, err
-	}
-	t := snmp.Target{Host: host, Port: port, Version: snmp.V2c, Community: cfg.SNMP.Community,
-		Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
-	switch d.SNMP.Version {
-	case "1":
-		t.Version = snmp.V1
-	case "3":
-		t.Version = snmp.V3
-		t.V3 = &snmp.V3Auth{User: d.SNMP.V3User, AuthProto: d.SNMP.V3AuthProto, AuthPass: d.SNMP.V3Auth,
-			PrivProto: d.SNMP.V3PrivProto, PrivPass: d.SNMP.V3Priv}
-	}
-	if !d.SNMP.Community.IsZero() {
-		t.Community = d.SNMP.Community
-	}
-	return t, nil
-}
-
 // targets are the registry's devices that have an SNMP address, with
 // their credentials (the config's community when a device has none), and
 // a key that changes with the list.
@@ -167,7 +142,7 @@ func (p *watchPart) targets(ctx context.Context) ([]snmp.Target, string, error) 
 		if d.Address == "" {
 			continue
 		}
-		t, err := DeviceTarget(d, p.cfg)
+		t, err := d.SNMPTarget(p.cfg.SNMP.Community)
 		if err != nil {
 			p.log.Warn("device address not polled", "device", d.Name, "err", err)
 			continue

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/scanwarden/scanwarden/config"
-	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
@@ -24,7 +23,7 @@ func (d *doc) snmp(ctx context.Context, cfg config.Config, keyPath string) {
 		if dev.Address == "" {
 			continue
 		}
-		t, err := daemon.DeviceTarget(dev, cfg)
+		t, err := dev.SNMPTarget(cfg.SNMP.Community)
 		if err != nil {
 			d.add("snmp."+dev.Name, Fail, "correct the device's address in the registry", "address %q: %v", dev.Address, err)
 			continue

@@ -15,6 +15,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/snmp"
 )
 
 // Device is an MFP.
@@ -319,6 +320,30 @@ type Report struct {
 // community or v3 passphrases).
 func (d Device) HasSNMPCredentials() bool {
 	return !d.SNMP.Community.IsZero() || !d.SNMP.V3Auth.IsZero() || !d.SNMP.V3Priv.IsZero()
+}
+
+// SNMPTarget is the SNMP target of a device with an address: its version
+// and credentials, community (the config's) when it has none. The error is
+// the address's; the target is not validated.
+func (d Device) SNMPTarget(community scanwarden.Secret) (snmp.Target, error) {
+	host, port, err := snmp.ParseHostPort(d.Address)
+	if err != nil {
+		return snmp.Target{}, err
+	}
+	t := snmp.Target{Host: host, Port: port, Version: snmp.V2c, Community: community,
+		Timeout: snmp.DefaultTimeout, Retries: snmp.DefaultRetries}
+	switch d.SNMP.Version {
+	case "1":
+		t.Version = snmp.V1
+	case "3":
+		t.Version = snmp.V3
+		t.V3 = &snmp.V3Auth{User: d.SNMP.V3User, AuthProto: d.SNMP.V3AuthProto, AuthPass: d.SNMP.V3Auth,
+			PrivProto: d.SNMP.V3PrivProto, PrivPass: d.SNMP.V3Priv}
+	}
+	if !d.SNMP.Community.IsZero() {
+		t.Community = d.SNMP.Community
+	}
+	return t, nil
 }
 
 // Over is d, a change to the stored device old, with what d leaves empty
