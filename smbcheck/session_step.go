@@ -41,7 +41,7 @@ func (c sessionStep) stepSession(ctx context.Context) bool {
 
 func (c sessionStep) stepSessionNTLM(ctx context.Context) bool {
 	stored := storedForm(c.t.User)
-	res := c.attempt(ctx, c.conn, stored)
+	res := logon(c).attempt(ctx, c.conn, stored)
 	c.conn = nil // handed over to the attempt
 	if res.stopped {
 		return false
@@ -119,7 +119,7 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context) bool {
 func (c sessionStep) explainNegotiation(ctx context.Context, res attemptResult) bool {
 	if res.info != nil {
 		// The server negotiated and then refused the session setup.
-		if !c.afterNegotiate(ctx, res.info, time.Now()) {
+		if !logon(c).afterNegotiate(ctx, res.info, time.Now()) {
 			return false
 		}
 		return true
@@ -187,7 +187,7 @@ func (c sessionStep) stepForms(ctx context.Context) bool {
 	var tried, failed []string
 	var notTried []string
 	for i, f := range forms {
-		res := c.attempt(ctx, nil, f)
+		res := logon(c).attempt(ctx, nil, f)
 		if res.refused != nil {
 			for _, g := range forms[i:] {
 				notTried = append(notTried, g.Typed)
@@ -320,7 +320,7 @@ func (c sessionStep) ntlmv1Refused(ctx context.Context, s *stepState, res attemp
 		return false
 	}
 	c.ntlmv2 = true
-	v2 := c.attempt(ctx, nil, storedForm(c.t.User))
+	v2 := logon(c).attempt(ctx, nil, storedForm(c.t.User))
 	c.ntlmv2 = false
 	switch {
 	case v2.sess != nil && !c.smb1:
