@@ -85,10 +85,14 @@ func (k *krbResult) evidence(ev Evidence) {
 	}
 }
 
+// krbLogon is the check's Kerberos logon: the session step's (auth
+// kerberos and auto, the replay behind an NTLM refusal) and Dial's.
+type krbLogon struct{ *checker }
+
 // krbRealmUser is the principal the typed user name stands for: the UPN's
 // suffix as realm, else the server's DNS domain (from the NTLM challenge),
 // else the directory's, else Options.Realm.
-func (c *checker) krbRealmUser() (realm, user string) {
+func (c krbLogon) krbRealmUser() (realm, user string) {
 	u := ParseUserName(c.t.User)
 	user, _ = baseUser(c.t.User)
 	if u.Kind == "upn" {
@@ -116,7 +120,7 @@ type srvResolver interface {
 // kdcs lists the realm's KDC addresses (ip:port): DNS SRV records
 // _kerberos._tcp and _kerberos._udp of the realm, else Options.KDCs (the
 // [ad] host). It says where they came from, or why none is known.
-func (c *checker) kdcs(ctx context.Context, realm string) ([]string, string, error) {
+func (c krbLogon) kdcs(ctx context.Context, realm string) ([]string, string, error) {
 	sr, ok := c.o.Resolver.(srvResolver)
 	if !ok {
 		sr = net.DefaultResolver
@@ -161,7 +165,7 @@ func (c *checker) kdcs(ctx context.Context, realm string) ([]string, string, err
 	return nil, "", errors.New(strings.Join(why, "; "))
 }
 
-func (c *checker) kdcAddrs(ctx context.Context, host string, port int) []string {
+func (c krbLogon) kdcAddrs(ctx context.Context, host string, port int) []string {
 	if net.ParseIP(host) != nil {
 		return []string{net.JoinHostPort(host, strconv.Itoa(port))}
 	}
@@ -274,7 +278,7 @@ func krbCode(err error) int32 {
 }
 
 // krbCause names a KDC's refusal of the client.
-func (c *checker) krbCause(code int32) (Cause, string) {
+func (c krbLogon) krbCause(code int32) (Cause, string) {
 	switch code {
 	case errorcode.KDC_ERR_PREAUTH_FAILED:
 		return CauseBadCredentials, "the KDC refuses the password (KDC_ERR_PREAUTH_FAILED)"
@@ -298,12 +302,12 @@ func (c *checker) krbCause(code int32) (Cause, string) {
 	return CauseUnknown, fmt.Sprintf("the KDC answers %s", errorcode.Lookup(code))
 }
 
-// kerberos logs on with the stored password over Kerberos, as a
+// try logs on with the stored password over Kerberos, as a
 // Kerberos-capable MFP does: realm and KDC as krbRealmUser and kdcs find
 // them, the KDC's clock read first, then the one password try (the AS
 // exchange with pre-authentication) behind the failure ledger, a service
 // ticket for cifs/HOST, and the SMB2 session setup on a new connection.
-func (c *checker) kerberos(ctx context.Context) *krbResult {
+func (c krbLogon) try(ctx context.Context) *krbResult {
 	k := &krbResult{}
 	realm, user := c.krbRealmUser()
 	host := strings.ToLower(strings.Trim(c.t.Host, "[]"))
@@ -334,7 +338,7 @@ func (c *checker) kerberos(ctx context.Context) *krbResult {
 // krbFindKDC finds the realm's KDCs and the first that answers, reading its
 // clock; false (with k's cause set) when there is none, or when it refuses
 // the account before any password is sent.
-func (c *checker) krbFindKDC(ctx context.Context, k *krbResult, realm, user string) ([]string, bool) {
+func (c krbLogon) krbFindKDC(ctx context.Context, k *krbResult, realm, user string) ([]string, bool) {
 	if realm == "" {
 		k.cause, k.fallback = CauseKDCUnreachable, true
 		k.detail = "no Kerberos realm is known: the user name has no UPN suffix, the server names no DNS domain and [ad] is not set"
@@ -368,7 +372,7 @@ func (c *checker) krbFindKDC(ctx context.Context, k *krbResult, realm, user stri
 
 // krbReserve asks the failure ledger for the password try, gated like an
 // NTLM AUTHENTICATE; false (with k's cause set) when it is not to be sent.
-func (c *checker) krbReserve(ctx context.Context, k *krbResult, realm, user string) (int64, bool) {
+func (c krbLogon) krbReserve(ctx context.Context, k *krbResult, realm, user string) (int64, bool) {
 	key, err := c.ledger.Key(ctx)
 	if err != nil {
 		k.cause, k.detail = CauseUnknown, "failure ledger: "+err.Error()
@@ -395,7 +399,7 @@ func (c *checker) krbReserve(ctx context.Context, k *krbResult, realm, user stri
 
 // krbLogin is the password try (the AS exchange), its outcome resolved in
 // the ledger under reservation id; false (with k's cause set) when it fails.
-func (c *checker) krbLogin(ctx context.Context, k *krbResult, cl *krbclient.Client, id int64) bool {
+func (c krbLogon) krbLogin(ctx context.Context, k *krbResult, cl *krbclient.Client, id int64) bool {
 	rctx := context.WithoutCancel(ctx)
 	loginErr := krbDo(ctx, c.o.StepTimeout*2, cl.Login)
 	if loginErr != nil {
@@ -423,7 +427,7 @@ func (c *checker) krbLogin(ctx context.Context, k *krbResult, cl *krbclient.Clie
 
 // krbSession gets a ticket for the server with the proven password and sets
 // up the SMB2 session with it on a new connection: k.sess, or k's cause.
-func (c *checker) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Client) {
+func (c krbLogon) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Client) {
 	if err := krbDo(ctx, c.o.StepTimeout, func() error { _, _, err := cl.GetServiceTicket(k.spn); return err }); err != nil {
 		k.code = krbCode(err)
 		k.cause, k.detail = c.krbCause(k.code)

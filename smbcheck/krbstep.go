@@ -28,7 +28,7 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 	s := c.begin(StepSession)
 	s.Evidence["auth"] = string(c.t.auth())
 	s.Evidence["form"] = formEvidence(stored)
-	k := c.kerberos(ctx)
+	k := krbLogon(c).try(ctx)
 	k.evidence(s.Evidence)
 	s.Evidence["budget"] = c.budget
 	if k.sess != nil {
@@ -62,7 +62,7 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 func (c sessionStep) ntlmBlocked(ctx context.Context, s *stepState) bool {
 	defer c.skipWhy("not tried: the server refuses NTLM whatever the user name form", StepForms)
 	start := time.Now()
-	k := c.kerberos(ctx)
+	k := krbLogon(c).try(ctx)
 	k.evidence(s.Evidence)
 	s.Evidence["kerberos_ms"] = time.Since(start).Milliseconds()
 	fix := c.ntlmBlockedFix()

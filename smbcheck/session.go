@@ -336,7 +336,7 @@ func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, 
 		return nil, nil, &Error{Op: "connect", Cause: CauseSMB1OnlyServer, Err: fmt.Errorf("%s negotiates no SMB2/3: no Kerberos logon over it", host)}
 	}
 	c := o.checker(t, addr, info)
-	k := c.kerberos(ctx)
+	k := krbLogon{c}.try(ctx)
 	switch {
 	case k.sess != nil:
 		return k.sess, info, nil
