@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
@@ -77,11 +78,53 @@ func BridgeCheck(ctx context.Context, st *store.Store, share func() *samba.Share
 	return rep
 }
 
-// shareHealth is the running fallback share's last probe (nil: none runs,
-// or none probed yet).
-func (m *Main) shareHealth() *samba.ShareHealth {
-	if m.recv == nil || m.recv.r == nil {
+// shareHealth is the running fallback share's last probe (nil: none runs
+// — p nil — or none probed yet).
+func (p *receiverPart) shareHealth() *samba.ShareHealth {
+	if p == nil || p.r == nil {
 		return nil
 	}
-	return m.recv.r.ShareHealth()
+	return p.r.ShareHealth()
+}
+
+// bridgeCollector exports each bridged destination's own health at
+// scrape time: whether its bridge works, and how long its oldest
+// undelivered scan has waited.
+type bridgeCollector struct{ m *Main }
+
+var (
+	bridgeOKDesc = prometheus.NewDesc("scanwarden_bridge_ok",
+		"1 when a bridged destination's bridge works (share serving, own check green, no scan stuck), 0 when it fails.", []string{"destination"}, nil)
+	bridgeWaitingDesc = prometheus.NewDesc("scanwarden_bridge_oldest_waiting_seconds",
+		"Age of a bridged destination's oldest undelivered scan (0: none waits).", []string{"destination"}, nil)
+)
+
+func (c *bridgeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- bridgeOKDesc
+	ch <- bridgeWaitingDesc
+}
+
+func (c *bridgeCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ds, err := c.m.st.Destinations(ctx, "")
+	if err != nil {
+		return
+	}
+	share, now := c.m.recv.shareHealth(), time.Now()
+	for _, d := range ds {
+		if !d.Bridged() {
+			continue
+		}
+		h, err := BridgeHealth(ctx, c.m.st, d, share, now)
+		if err != nil {
+			return
+		}
+		ok := 0.0
+		if h.OK() {
+			ok = 1
+		}
+		ch <- prometheus.MustNewConstMetric(bridgeOKDesc, prometheus.GaugeValue, ok, d.Name)
+		ch <- prometheus.MustNewConstMetric(bridgeWaitingDesc, prometheus.GaugeValue, float64(h.OldestAge), d.Name)
+	}
 }

@@ -127,7 +127,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.metrics = newMetrics(m.st, m.faults, m.Monitor, func(ctx context.Context) map[string]bool {
 		return devicesUp(ctx, m.st, m.snmpInterval())
 	})
-	m.metrics.reg.MustRegister(&receiverCollector{m}, m.web.limit)
+	m.metrics.reg.MustRegister(&receiverCollector{m}, &bridgeCollector{m}, m.web.limit)
 	m.metrics.seed(ctx, m.st)
 
 	// The parts outlive Open's ctx: they end with Close.
@@ -267,7 +267,7 @@ const deviceNameTimeout = 2 * time.Second
 // that fails is a fault, never an error. names are the watched devices'
 // last good addresses, kept across reloads.
 func (m *Main) openParts(cfg config.Config, names *resolve.Cache) *parts {
-	checks := &checksPart{env: m.env, onCheck: m.onCheck, onFault: m.faults.from, share: m.shareHealth}
+	checks := &checksPart{env: m.env, onCheck: m.onCheck, onFault: m.faults.from, share: m.recv.shareHealth}
 	checks.Open(m.runCtx, cfg)
 	watch := &watchPart{env: m.env, cfg: cfg, event: m.event, names: names}
 	watch.Open(m.runCtx)

@@ -87,7 +87,7 @@ func (b webBackend) Warnings(ctx context.Context) ([]warning.Group, error) {
 
 // Summary implements web.Summarizer.
 func (b webBackend) Summary(ctx context.Context) (summary.Summary, error) {
-	return Summary(ctx, b.m.st, b.m.shareHealth(), time.Now())
+	return Summary(ctx, b.m.st, b.m.recv.shareHealth(), time.Now())
 }
 
 // CheckAll implements web.AllChecker: every destination queued on the

@@ -10,6 +10,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
+	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
@@ -144,6 +145,32 @@ func (b webBackend) SetAuth(ctx context.Context, name string, auth smbcheck.Auth
 	return nil
 }
 
+// SetBridged implements web.Editor: the destination bridged or not; the
+// scheduler re-reads the list and checks it at once as it now is.
+func (b webBackend) SetBridged(ctx context.Context, name string, on bool) (bool, error) {
+	changed, err := b.m.st.SetBridged(ctx, name, on)
+	if err != nil {
+		return false, notFound(err)
+	}
+	if mon := b.m.Monitor(); changed && mon != nil {
+		mon.Reload()
+	}
+	return changed, nil
+}
+
+// withBridge adds d's bridge's own health, when it is bridged.
+func (b webBackend) withBridge(ctx context.Context, wd *registry.DestinationView, d registry.Destination, share *samba.ShareHealth, now time.Time) error {
+	if !d.Bridged() {
+		return nil
+	}
+	h, err := BridgeHealth(ctx, b.m.st, d, share, now)
+	if err != nil {
+		return err
+	}
+	wd.Bridge = &h
+	return nil
+}
+
 func (b webBackend) openIncidents(ctx context.Context) (map[string]int64, error) {
 	incs, err := b.m.st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
 	if err != nil {
@@ -170,8 +197,12 @@ func (b webBackend) destinations(ctx context.Context, device string) ([]registry
 		return nil, err
 	}
 	out := make([]registry.DestinationView, 0, len(ds))
+	share, now := b.m.recv.shareHealth(), time.Now()
 	for _, d := range ds {
 		wd := d.View()
+		if err := b.withBridge(ctx, &wd, d, share, now); err != nil {
+			return nil, err
+		}
 		if v, ok := latest[strings.ToLower(d.Name)]; ok {
 			wd.Last = &registry.ReportView{At: v.At, Verdict: v.Verdict, WorkingForm: v.WorkingForm}
 		}
@@ -207,6 +238,9 @@ func (b webBackend) Destination(ctx context.Context, name string) (registry.Dest
 	}
 	wd.OpenIncident = open[strings.ToLower(d.Name)]
 	now := time.Now()
+	if err := b.withBridge(ctx, &wd, d, b.m.recv.shareHealth(), now); err != nil {
+		return registry.DestinationView{}, err
+	}
 	if e, err := b.m.st.Pattern(ctx, store.Of{Destination: d.Name}, now); err == nil {
 		wd.Pattern = e.Sentence
 	}

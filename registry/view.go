@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 )
@@ -105,6 +106,10 @@ type DestinationView struct {
 	// destination's page only).
 	Pattern       string `json:"pattern,omitempty"`
 	ServerPattern string `json:"server_pattern,omitempty"`
+	// BridgedAt is when it was bridged (absent: it is not); Bridge its
+	// bridge's own health (the reader's to add).
+	BridgedAt *time.Time     `json:"bridged_at,omitempty"`
+	Bridge    *bridge.Health `json:"bridge,omitempty"`
 }
 
 // View is the destination as shown (its check, incident and patterns are
@@ -115,6 +120,10 @@ func (d Destination) View() DestinationView {
 		PasswordUnreadable: d.PasswordUnreadable, Source: string(d.Source), Auth: string(d.Target(nil).Info().Auth)}
 	if v.Auth == "" {
 		v.Auth = string(smbcheck.AuthNTLM)
+	}
+	if d.Bridged() {
+		at := d.BridgedAt
+		v.BridgedAt = &at
 	}
 	return v
 }

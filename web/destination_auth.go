@@ -15,6 +15,9 @@ type Editor interface {
 	// SetAuth sets how the destination logs on: ntlm, kerberos or auto
 	// (ErrNotFound for an unknown destination).
 	SetAuth(ctx context.Context, destination string, auth smbcheck.Auth) error
+	// SetBridged bridges the destination (on) or ends its bridge; changed
+	// is false when it already was so (ErrNotFound for an unknown one).
+	SetBridged(ctx context.Context, destination string, on bool) (changed bool, err error)
 }
 
 // POST /destinations/{name}/auth — the destination page's auth form.

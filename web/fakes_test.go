@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/bridge"
+
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/incident"
@@ -223,6 +225,28 @@ func (f *fakeFleet) SetAuth(_ context.Context, name string, auth smbcheck.Auth) 
 		}
 	}
 	return ErrNotFound
+}
+
+// SetBridged bridges a destination as the daemon does: since now, its
+// bridge's health made of a share serving and nothing delivered yet.
+func (f *fakeFleet) SetBridged(_ context.Context, name string, on bool) (bool, error) {
+	for i := range f.destinations {
+		d := &f.destinations[i]
+		if d.Name != name {
+			continue
+		}
+		if (d.Bridge != nil) == on {
+			return false, nil
+		}
+		d.BridgedAt, d.Bridge = nil, nil
+		if on {
+			at := time.Now()
+			d.BridgedAt = &at
+			d.Bridge = &bridge.Health{State: bridge.StateOK, ShareServing: true, ShareDetail: "logged on and listed", OwnCheck: smbcheck.CauseOK}
+		}
+		return true, nil
+	}
+	return false, ErrNotFound
 }
 
 func (f *fakeFleet) History(_ context.Context, name string, limit int) ([]registry.ReportView, error) {
