@@ -7,7 +7,7 @@ import (
 
 // GET /api/v1/audit — admin actions, newest first.
 func (s *historyPages) apiAudit(w http.ResponseWriter, r *http.Request, _ actor) {
-	list, err := s.cfg.Auth.Audit(r.Context(), limitParam(r, 200, 5000))
+	list, err := s.auth.Audit(r.Context(), limitParam(r, 200, 5000))
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

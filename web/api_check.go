@@ -5,12 +5,12 @@ import "net/http"
 // POST /api/v1/destinations/{name}/check — runs a check now and answers
 // with its report (the check's own JSON: target, steps, verdict, …).
 func (s *destinationPages) apiCheck(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Checker == nil {
+	if s.checker == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")
-	run, started := s.runs.start(name, s.cfg.Checker)
+	run, started := s.runs.start(name, s.checker)
 	if run == nil {
 		writeAPIError(w, http.StatusServiceUnavailable, "too many checks are running")
 		return

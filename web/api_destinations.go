@@ -8,11 +8,11 @@ import (
 
 // GET /api/v1/destinations — each with its last verdict.
 func (s *destinationPages) apiDestinations(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Fleet == nil {
+	if s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
-	list, err := s.cfg.Fleet.Destinations(r.Context())
+	list, err := s.fleet.Destinations(r.Context())
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
@@ -22,16 +22,16 @@ func (s *destinationPages) apiDestinations(w http.ResponseWriter, r *http.Reques
 
 // GET /api/v1/destinations/{name} — with its last report and history.
 func (s *destinationPages) apiDestination(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Fleet == nil {
+	if s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
-	d, err := s.cfg.Fleet.Destination(r.Context(), r.PathValue("name"))
+	d, err := s.fleet.Destination(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
 	}
-	h, err := s.cfg.Fleet.History(r.Context(), d.Name, limitParam(r, 20, 200))
+	h, err := s.fleet.History(r.Context(), d.Name, limitParam(r, 20, 200))
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

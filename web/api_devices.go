@@ -4,11 +4,11 @@ import "net/http"
 
 // GET /api/v1/devices
 func (s *devicePages) apiDevices(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Fleet == nil {
+	if s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
-	list, err := s.cfg.Fleet.Devices(r.Context())
+	list, err := s.fleet.Devices(r.Context())
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
@@ -18,11 +18,11 @@ func (s *devicePages) apiDevices(w http.ResponseWriter, r *http.Request, _ actor
 
 // GET /api/v1/devices/{name}
 func (s *devicePages) apiDevice(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Fleet == nil {
+	if s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
-	d, err := s.cfg.Fleet.Device(r.Context(), r.PathValue("name"))
+	d, err := s.fleet.Device(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

@@ -6,7 +6,7 @@ import "net/http"
 // unverified=1: only events whose sender was not proven to be the device;
 // 0: only the devices' own; absent: both, each with "unverified".
 func (s *historyPages) apiEvents(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Events == nil {
+	if s.events == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -15,7 +15,7 @@ func (s *historyPages) apiEvents(w http.ResponseWriter, r *http.Request, _ actor
 		writeAPIError(w, http.StatusBadRequest, "unverified must be 1 or 0")
 		return
 	}
-	list, err := s.cfg.Events.Events(r.Context(), EventQuery{Device: r.URL.Query().Get("device"), Which: which,
+	list, err := s.events.Events(r.Context(), EventQuery{Device: r.URL.Query().Get("device"), Which: which,
 		Limit: limitParam(r, 200, 5000)})
 	if err != nil {
 		s.apiFail(w, r, err)

@@ -7,7 +7,7 @@ import (
 
 // GET /api/v1/incidents[?state=open|closed] — with timelines.
 func (s *historyPages) apiIncidents(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Incidents == nil {
+	if s.incidents == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -16,14 +16,14 @@ func (s *historyPages) apiIncidents(w http.ResponseWriter, r *http.Request, _ ac
 		writeAPIError(w, http.StatusBadRequest, "state must be open or closed")
 		return
 	}
-	list, err := s.cfg.Incidents.Incidents(r.Context(), state, limitParam(r, 100, 1000))
+	list, err := s.incidents.Incidents(r.Context(), state, limitParam(r, 100, 1000))
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
 	}
 	for i := range list {
 		if list[i].Timeline == nil {
-			full, err := s.cfg.Incidents.Incident(r.Context(), list[i].ID)
+			full, err := s.incidents.Incident(r.Context(), list[i].ID)
 			if err != nil {
 				s.apiFail(w, r, err)
 				return
@@ -36,7 +36,7 @@ func (s *historyPages) apiIncidents(w http.ResponseWriter, r *http.Request, _ ac
 
 // GET /api/v1/incidents/{id}
 func (s *historyPages) apiIncident(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Incidents == nil {
+	if s.incidents == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -45,7 +45,7 @@ func (s *historyPages) apiIncident(w http.ResponseWriter, r *http.Request, _ act
 		writeAPIError(w, http.StatusNotFound, "not found")
 		return
 	}
-	in, err := s.cfg.Incidents.Incident(r.Context(), id)
+	in, err := s.incidents.Incident(r.Context(), id)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

@@ -95,7 +95,7 @@ func answerStored[T any](s *base, w http.ResponseWriter, r *http.Request, a acto
 
 // POST /api/v1/devices and /api/v1/devices/{name}
 func (s *devicePages) apiDevicePut(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.DeviceManager == nil || s.cfg.Fleet == nil {
+	if s.deviceManager == nil || s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -108,7 +108,7 @@ func (s *devicePages) apiDevicePut(w http.ResponseWriter, r *http.Request, a act
 		V3Priv: scanwarden.NewSecret(body.V3Priv), SysName: body.SysName, Workstation: body.Workstation}
 	var action string
 	in.Name, action, in.New = writeTarget(r, "device", body.Name)
-	if err := s.cfg.DeviceManager.PutDevice(r.Context(), in); err != nil {
+	if err := s.deviceManager.PutDevice(r.Context(), in); err != nil {
 		s.apiWriteFail(w, r, err)
 		return
 	}
@@ -119,12 +119,12 @@ func (s *devicePages) apiDevicePut(w http.ResponseWriter, r *http.Request, a act
 			set = append(set, k)
 		}
 	}
-	answerStored(s.base, w, r, a, action, in.Name, strings.Join(slices.Sorted(slices.Values(set)), ", "), s.cfg.Fleet.Device)
+	answerStored(s.base, w, r, a, action, in.Name, strings.Join(slices.Sorted(slices.Values(set)), ", "), s.fleet.Device)
 }
 
 // POST /api/v1/devices/{name}/remove
 func (s *devicePages) apiDeviceRemove(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.DeviceManager == nil {
+	if s.deviceManager == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -135,7 +135,7 @@ func (s *devicePages) apiDeviceRemove(w http.ResponseWriter, r *http.Request, a 
 		return
 	}
 	name := r.PathValue("name")
-	if err := s.cfg.DeviceManager.RemoveDevice(r.Context(), name, body.WithDestinations); err != nil {
+	if err := s.deviceManager.RemoveDevice(r.Context(), name, body.WithDestinations); err != nil {
 		s.apiWriteFail(w, r, err)
 		return
 	}
@@ -149,7 +149,7 @@ func (s *devicePages) apiDeviceRemove(w http.ResponseWriter, r *http.Request, a 
 
 // POST /api/v1/destinations and /api/v1/destinations/{name}
 func (s *destinationPages) apiDestinationPut(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.DestinationManager == nil || s.cfg.Fleet == nil {
+	if s.destinationManager == nil || s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -170,16 +170,16 @@ func (s *destinationPages) apiDestinationPut(w http.ResponseWriter, r *http.Requ
 	default:
 		in.KeepPassword = true
 	}
-	if err := s.cfg.DestinationManager.PutDestination(r.Context(), in); err != nil {
+	if err := s.destinationManager.PutDestination(r.Context(), in); err != nil {
 		s.apiWriteFail(w, r, err)
 		return
 	}
-	answerStored(s.base, w, r, a, action, in.Name, destinationChanges(r, in), s.cfg.Fleet.Destination)
+	answerStored(s.base, w, r, a, action, in.Name, destinationChanges(r, in), s.fleet.Destination)
 }
 
 // POST /api/v1/destinations/{name}/remove
 func (s *destinationPages) apiDestinationRemove(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.DestinationManager == nil {
+	if s.destinationManager == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -193,7 +193,7 @@ func (s *destinationPages) apiDestinationRemove(w http.ResponseWriter, r *http.R
 	name := r.PathValue("name")
 	switch body.Held {
 	case "":
-		n, err := s.cfg.DestinationManager.Held(r.Context(), name)
+		n, err := s.destinationManager.Held(r.Context(), name)
 		if err != nil {
 			s.apiFail(w, r, err)
 			return
@@ -208,7 +208,7 @@ func (s *destinationPages) apiDestinationRemove(w http.ResponseWriter, r *http.R
 		s.apiWriteFail(w, r, scanwarden.BadField("held", string(body.Held), "want keep, move or discard"))
 		return
 	}
-	n, err := s.cfg.DestinationManager.RemoveDestination(r.Context(), name, body.Held, body.To)
+	n, err := s.destinationManager.RemoveDestination(r.Context(), name, body.Held, body.To)
 	if err != nil {
 		s.apiWriteFail(w, r, err)
 		return

@@ -162,11 +162,11 @@ func auditEntry(at time.Time, a actor, client, action, target, detail string) sc
 
 // authenticated tells Config.Authenticated about r's client.
 func (s *gate) authenticated(r *http.Request) {
-	if s.cfg.Authenticated == nil {
+	if s.onAuthenticated == nil {
 		return
 	}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		s.cfg.Authenticated(ap.Addr().Unmap())
+		s.onAuthenticated(ap.Addr().Unmap())
 	}
 }
 
@@ -190,7 +190,7 @@ func clientAddr(r *http.Request) string {
 }
 
 func (s *gate) cookieName() string {
-	if s.cfg.TLS {
+	if s.tls {
 		return "__Host-scanwarden"
 	}
 	return "scanwarden"
@@ -206,7 +206,7 @@ func (s *gate) session(r *http.Request) (actor, bool) {
 	now := s.now()
 	sess, ok := s.sessions.get(h, now)
 	if !ok {
-		sess, ok, err = s.cfg.Auth.Session(r.Context(), h)
+		sess, ok, err = s.auth.Session(r.Context(), h)
 		if err != nil {
 			s.log.Error("read session", "err", err)
 			return actor{}, false
@@ -215,14 +215,14 @@ func (s *gate) session(r *http.Request) (actor, bool) {
 			s.sessions.put(h, sess, now)
 		}
 	}
-	if !ok || !now.Before(sess.Expires) || now.Sub(sess.LastSeen) > s.cfg.SessionIdle {
+	if !ok || !now.Before(sess.Expires) || now.Sub(sess.LastSeen) > s.sessionIdle {
 		return actor{}, false
 	}
 	s.authenticated(r)
 	s.limiter.trust(peerAddr(r))
 	// Refresh the idle clock at most once a minute: a page view is no write.
 	if now.Sub(sess.LastSeen) > time.Minute {
-		if err := s.cfg.Auth.TouchSession(r.Context(), h, now); err != nil {
+		if err := s.auth.TouchSession(r.Context(), h, now); err != nil {
 			s.log.Error("touch session", "err", err)
 		}
 		s.sessions.drop(h)
@@ -281,21 +281,21 @@ func (c *sessionCache) clear() {
 func (s *gate) startSession(w http.ResponseWriter, r *http.Request) error {
 	id := randomString(32)
 	now := s.now()
-	err := s.cfg.Auth.CreateSession(r.Context(), scanwarden.Session{
-		IDHash: hashSecret(id), Created: now, Expires: now.Add(s.cfg.SessionMax), LastSeen: now, Client: clientAddr(r),
+	err := s.auth.CreateSession(r.Context(), scanwarden.Session{
+		IDHash: hashSecret(id), Created: now, Expires: now.Add(s.sessionMax), LastSeen: now, Client: clientAddr(r),
 	})
 	if err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: s.cookieName(), Value: id, Path: "/", HttpOnly: true, Secure: s.cfg.TLS,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(s.cfg.SessionMax / time.Second),
+		Name: s.cookieName(), Value: id, Path: "/", HttpOnly: true, Secure: s.tls,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(s.sessionMax / time.Second),
 	})
 	return nil
 }
 
 func (s *gate) clearCookie(w http.ResponseWriter) {
-	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", HttpOnly: true, Secure: s.cfg.TLS,
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", HttpOnly: true, Secure: s.tls,
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
 }
 
@@ -327,7 +327,7 @@ func (s *gate) requireToken(need scanwarden.TokenScope, h func(http.ResponseWrit
 				s.unauthorized(w)
 				return
 			}
-			t, found, err := s.cfg.Auth.TokenByHash(r.Context(), hashSecret(strings.TrimSpace(tok)))
+			t, found, err := s.auth.TokenByHash(r.Context(), hashSecret(strings.TrimSpace(tok)))
 			if err != nil {
 				s.log.Error("read token", "err", err)
 			}
@@ -364,7 +364,7 @@ func (s *gate) touchToken(ctx context.Context, name string) {
 		return
 	}
 	s.touched.Store(name, now)
-	if err := s.cfg.Auth.TouchToken(ctx, name, now); err != nil {
+	if err := s.auth.TouchToken(ctx, name, now); err != nil {
 		s.log.Error("touch token", "token", name, "err", err)
 	}
 }
@@ -378,7 +378,7 @@ type setupToken struct {
 
 // setupLink makes the one-time setup link (Server.SetupLink).
 func (s *gate) setupLink(ctx context.Context) (string, error) {
-	h, err := s.cfg.Auth.AdminPassword(ctx)
+	h, err := s.auth.AdminPassword(ctx)
 	if err != nil {
 		return "", fmt.Errorf("read the admin password: %w", err)
 	}

@@ -10,18 +10,18 @@ import (
 // and then follows the run's event stream; without script the form waits
 // for the check and shows the destination page with its new report.
 func (s *destinationPages) checkNow(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Checker == nil {
+	if s.checker == nil {
 		s.fail(w, r, "checker", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")
-	if s.cfg.Fleet != nil {
-		if _, err := s.cfg.Fleet.Destination(r.Context(), name); err != nil {
+	if s.fleet != nil {
+		if _, err := s.fleet.Destination(r.Context(), name); err != nil {
 			s.fail(w, r, "destination", err)
 			return
 		}
 	}
-	run, started := s.runs.start(name, s.cfg.Checker)
+	run, started := s.runs.start(name, s.checker)
 	if run == nil {
 		http.Error(w, "too many checks are running; try again shortly", http.StatusServiceUnavailable)
 		return

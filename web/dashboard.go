@@ -35,14 +35,14 @@ func (s *overview) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
 		s.log.Error("dashboard", "part", what, "err", err)
 		v.Problems = append(v.Problems, "Could not read "+what+".")
 	}
-	if sm := s.cfg.Summary; sm != nil {
+	if sm := s.summary; sm != nil {
 		if sum, err := sm.Summary(ctx); err != nil {
 			problem("the summary", err)
 		} else {
 			v.Summary = &sum
 		}
 	}
-	if f := s.cfg.Fleet; f != nil {
+	if f := s.fleet; f != nil {
 		var err error
 		if v.Devices, err = f.Devices(ctx); err != nil {
 			problem("the devices", err)
@@ -59,13 +59,13 @@ func (s *overview) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
 			v.Failing++
 		}
 	}
-	if in := s.cfg.Incidents; in != nil {
+	if in := s.incidents; in != nil {
 		var err error
 		if v.Incidents, err = in.Incidents(ctx, "open", 50); err != nil {
 			problem("the incidents", err)
 		}
 	}
-	if rc := s.cfg.Receiver; rc != nil {
+	if rc := s.receiver; rc != nil {
 		st, err := rc.Status(ctx)
 		if err != nil {
 			problem("the receiver", err)
@@ -73,7 +73,7 @@ func (s *overview) dashboard(w http.ResponseWriter, r *http.Request, _ actor) {
 			v.Receiver = &st
 		}
 	}
-	if st := s.cfg.Status; st != nil {
+	if st := s.status; st != nil {
 		var err error
 		if v.Faults, err = st.Faults(ctx); err != nil {
 			problem("the daemon's faults", err)

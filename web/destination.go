@@ -21,22 +21,22 @@ type destinationView struct {
 // destinationPage shows one destination: the last report step by step, its
 // history, and Run check now.
 func (s *destinationPages) destinationPage(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Fleet == nil {
+	if s.fleet == nil {
 		s.fail(w, r, "destination", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")
-	d, err := s.cfg.Fleet.Destination(r.Context(), name)
+	d, err := s.fleet.Destination(r.Context(), name)
 	if err != nil {
 		s.fail(w, r, "destination", err)
 		return
 	}
-	v := destinationView{Destination: d, CanCheck: s.cfg.Checker != nil, CanEdit: s.cfg.Editor != nil,
-		CanManage: s.cfg.DestinationManager != nil}
-	if v.History, err = s.cfg.Fleet.History(r.Context(), d.Name, 20); err != nil {
+	v := destinationView{Destination: d, CanCheck: s.checker != nil, CanEdit: s.editor != nil,
+		CanManage: s.destinationManager != nil}
+	if v.History, err = s.fleet.History(r.Context(), d.Name, 20); err != nil {
 		s.log.Error("destination history", "destination", d.Name, "err", err)
 	}
-	if wl := s.cfg.Warnings; wl != nil {
+	if wl := s.warnings; wl != nil {
 		gs, err := wl.Warnings(r.Context())
 		if err != nil {
 			s.log.Error("destination warnings", "destination", d.Name, "err", err)

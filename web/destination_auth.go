@@ -23,7 +23,7 @@ type Editor interface {
 // POST /destinations/{name}/auth — the destination page's auth form.
 func (s *destinationPages) destinationAuth(w http.ResponseWriter, r *http.Request, a actor) {
 	name := r.PathValue("name")
-	if s.cfg.Editor == nil {
+	if s.editor == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
 	}
@@ -32,7 +32,7 @@ func (s *destinationPages) destinationAuth(w http.ResponseWriter, r *http.Reques
 		http.Error(w, "auth: want ntlm, kerberos or auto", http.StatusBadRequest)
 		return
 	}
-	if err := s.cfg.Editor.SetAuth(r.Context(), name, auth); err != nil {
+	if err := s.editor.SetAuth(r.Context(), name, auth); err != nil {
 		s.fail(w, r, "destination", err)
 		return
 	}
@@ -43,7 +43,7 @@ func (s *destinationPages) destinationAuth(w http.ResponseWriter, r *http.Reques
 // POST /api/v1/destinations/{name}/auth — {"auth": "ntlm"|"kerberos"|"auto"}
 // (or a form value auth); answers the destination.
 func (s *destinationPages) apiDestinationAuth(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Editor == nil || s.cfg.Fleet == nil {
+	if s.editor == nil || s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -68,12 +68,12 @@ func (s *destinationPages) apiDestinationAuth(w http.ResponseWriter, r *http.Req
 		writeAPIError(w, http.StatusBadRequest, "auth: want ntlm, kerberos or auto")
 		return
 	}
-	if err := s.cfg.Editor.SetAuth(r.Context(), name, auth); err != nil {
+	if err := s.editor.SetAuth(r.Context(), name, auth); err != nil {
 		s.apiFail(w, r, err)
 		return
 	}
 	s.audit(r.Context(), a, r, "destination.auth", name, string(auth))
-	d, err := s.cfg.Fleet.Destination(r.Context(), name)
+	d, err := s.fleet.Destination(r.Context(), name)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

@@ -31,7 +31,7 @@ type destinationFormView struct {
 
 // GET /destinations/_new — the add form (?device= preselects one).
 func (s *destinationForms) destinationNew(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.DestinationManager == nil {
+	if s.destinationManager == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
 	}
@@ -41,11 +41,11 @@ func (s *destinationForms) destinationNew(w http.ResponseWriter, r *http.Request
 
 // GET /destinations/{name}/edit — the edit form, with what is stored.
 func (s *destinationForms) destinationEdit(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.DestinationManager == nil || s.cfg.Fleet == nil {
+	if s.destinationManager == nil || s.fleet == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
 	}
-	d, err := s.cfg.Fleet.Destination(r.Context(), r.PathValue("name"))
+	d, err := s.fleet.Destination(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, "destination", err)
 		return
@@ -73,8 +73,8 @@ func mfpFolder(d registry.DestinationView) string {
 }
 
 func (s *destinationForms) renderDestinationForm(w http.ResponseWriter, r *http.Request, status int, v destinationFormView, errMsg string) {
-	if s.cfg.Fleet != nil {
-		devs, err := s.cfg.Fleet.Devices(r.Context())
+	if s.fleet != nil {
+		devs, err := s.fleet.Devices(r.Context())
 		if err != nil {
 			s.log.Error("destination form: devices", "err", err)
 		}
@@ -82,7 +82,7 @@ func (s *destinationForms) renderDestinationForm(w http.ResponseWriter, r *http.
 			v.Devices = append(v.Devices, d.Name)
 		}
 	}
-	v.CanTry = s.cfg.DestinationManager != nil
+	v.CanTry = s.destinationManager != nil
 	title := "Add a destination"
 	if !v.New {
 		title = "Edit destination " + v.Destination.Name
@@ -92,7 +92,7 @@ func (s *destinationForms) renderDestinationForm(w http.ResponseWriter, r *http.
 
 // POST /destinations (add) and POST /destinations/{name}/edit (change).
 func (s *destinationForms) destinationSave(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.DestinationManager == nil {
+	if s.destinationManager == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
 	}
@@ -100,7 +100,7 @@ func (s *destinationForms) destinationSave(w http.ResponseWriter, r *http.Reques
 	if !ok {
 		return
 	}
-	if err := s.cfg.DestinationManager.PutDestination(r.Context(), in); err != nil {
+	if err := s.destinationManager.PutDestination(r.Context(), in); err != nil {
 		s.destinationFormError(w, r, in, err)
 		return
 	}
@@ -165,8 +165,8 @@ func (s *destinationForms) destinationFormError(w http.ResponseWriter, r *http.R
 func (s *destinationForms) formAgain(ctx context.Context, in DestinationInput) destinationFormView {
 	v := destinationFormView{New: in.New, Folder: in.Folder, Destination: registry.DestinationView{Name: in.Name, User: in.User,
 		Device: in.Device, Workstation: in.Workstation, Auth: in.Auth}}
-	if !in.New && s.cfg.Fleet != nil {
-		if d, err := s.cfg.Fleet.Destination(ctx, in.Name); err == nil {
+	if !in.New && s.fleet != nil {
+		if d, err := s.fleet.Destination(ctx, in.Name); err == nil {
 			v.Destination.PasswordSet, v.Destination.PasswordUnreadable = d.PasswordSet, d.PasswordUnreadable
 			v.Destination.DisplayName, v.Destination.Source = d.DisplayName, d.Source
 		}

@@ -29,23 +29,23 @@ func (s *destinationForms) destinationRemoveForm(w http.ResponseWriter, r *http.
 
 func (s *destinationForms) destinationRemoveView(w http.ResponseWriter, r *http.Request) (destinationRemoveView, bool) {
 	var v destinationRemoveView
-	if s.cfg.DestinationManager == nil || s.cfg.Fleet == nil {
+	if s.destinationManager == nil || s.fleet == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return v, false
 	}
-	d, err := s.cfg.Fleet.Destination(r.Context(), r.PathValue("name"))
+	d, err := s.fleet.Destination(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, "destination", err)
 		return v, false
 	}
 	d.Report = nil
 	v.Destination = d
-	if v.Held, err = s.cfg.DestinationManager.Held(r.Context(), d.Name); err != nil {
+	if v.Held, err = s.destinationManager.Held(r.Context(), d.Name); err != nil {
 		s.fail(w, r, "held scans", err)
 		return v, false
 	}
 	if v.Held > 0 {
-		all, err := s.cfg.Fleet.Destinations(r.Context())
+		all, err := s.fleet.Destinations(r.Context())
 		if err != nil {
 			s.fail(w, r, "destination list", err)
 			return v, false
@@ -76,7 +76,7 @@ func (s *destinationForms) destinationRemove(w http.ResponseWriter, r *http.Requ
 	switch held {
 	case HeldKeep, HeldDiscard, HeldMove:
 		var n int
-		if n, err = s.cfg.DestinationManager.RemoveDestination(r.Context(), name, held, to); err == nil {
+		if n, err = s.destinationManager.RemoveDestination(r.Context(), name, held, to); err == nil {
 			detail := "no held scans"
 			switch {
 			case held == HeldMove:

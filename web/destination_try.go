@@ -14,7 +14,7 @@ import (
 // follows /runs/{id}/events; without script the form waits for the check
 // and comes back with its report.
 func (s *destinationForms) destinationTry(w http.ResponseWriter, r *http.Request, a actor) {
-	dm := s.cfg.DestinationManager
+	dm := s.destinationManager
 	if dm == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return

@@ -17,11 +17,11 @@ type destinationsView struct {
 // destinationsPage lists the destinations, sortable, each with its last
 // verdict.
 func (s *destinationPages) destinationsPage(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Fleet == nil {
+	if s.fleet == nil {
 		s.fail(w, r, "destination list", ErrNotRunning)
 		return
 	}
-	ds, err := s.cfg.Fleet.Destinations(r.Context())
+	ds, err := s.fleet.Destinations(r.Context())
 	if err != nil {
 		s.fail(w, r, "destination list", err)
 		return
@@ -36,7 +36,7 @@ func (s *destinationPages) destinationsPage(w http.ResponseWriter, r *http.Reque
 		{column{Key: "checked", Label: "Checked"}, lastChecked},
 	})
 	s.render(w, http.StatusOK, "destinations", pageData{Title: "Destinations", Nav: "destinations", LoggedIn: true,
-		Flash: flashFor(r.URL.Query().Get("done")), Data: destinationsView{Columns: cols, Destinations: ds, CanEdit: s.cfg.DestinationManager != nil}})
+		Flash: flashFor(r.URL.Query().Get("done")), Data: destinationsView{Columns: cols, Destinations: ds, CanEdit: s.destinationManager != nil}})
 }
 
 // destinationState orders destinations as the overview does: a password to

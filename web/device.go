@@ -19,20 +19,20 @@ type deviceView struct {
 // devicePage shows one MFP: inventory, recent send failures explained from
 // the code book, its destinations.
 func (s *devicePages) devicePage(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Fleet == nil {
+	if s.fleet == nil {
 		s.fail(w, r, "device", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")
-	d, err := s.cfg.Fleet.Device(r.Context(), name)
+	d, err := s.fleet.Device(r.Context(), name)
 	if err != nil {
 		s.fail(w, r, "device", err)
 		return
 	}
-	v := deviceView{Device: d, CanManage: s.cfg.DeviceManager != nil, CanAdd: s.cfg.DestinationManager != nil,
-		CanEditProfile: s.cfg.Profiles != nil}
-	if s.cfg.Events != nil {
-		if v.Events, err = s.cfg.Events.Events(r.Context(), EventQuery{Device: d.Name, Which: EventsVerified, Limit: 50}); err != nil {
+	v := deviceView{Device: d, CanManage: s.deviceManager != nil, CanAdd: s.destinationManager != nil,
+		CanEditProfile: s.profiles != nil}
+	if s.events != nil {
+		if v.Events, err = s.events.Events(r.Context(), EventQuery{Device: d.Name, Which: EventsVerified, Limit: 50}); err != nil {
 			s.log.Error("device events", "device", d.Name, "err", err)
 		}
 	}

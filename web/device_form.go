@@ -21,7 +21,7 @@ type deviceFormView struct {
 
 // GET /devices/_new — the add form ("_new" is never a device's name).
 func (s *devicePages) deviceNew(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.DeviceManager == nil {
+	if s.deviceManager == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return
 	}
@@ -30,11 +30,11 @@ func (s *devicePages) deviceNew(w http.ResponseWriter, r *http.Request, _ actor)
 
 // GET /devices/{name}/edit — the edit form, with what is stored.
 func (s *devicePages) deviceEdit(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.DeviceManager == nil || s.cfg.Fleet == nil {
+	if s.deviceManager == nil || s.fleet == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return
 	}
-	d, err := s.cfg.Fleet.Device(r.Context(), r.PathValue("name"))
+	d, err := s.fleet.Device(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, "device", err)
 		return
@@ -52,7 +52,7 @@ func (s *devicePages) renderDeviceForm(w http.ResponseWriter, status int, v devi
 
 // POST /devices (add) and POST /devices/{name}/edit (change).
 func (s *devicePages) deviceSave(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.DeviceManager == nil {
+	if s.deviceManager == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return
 	}
@@ -66,12 +66,12 @@ func (s *devicePages) deviceSave(w http.ResponseWriter, r *http.Request, a actor
 	} else {
 		in.New = true
 	}
-	err := s.cfg.DeviceManager.PutDevice(r.Context(), in)
+	err := s.deviceManager.PutDevice(r.Context(), in)
 	if err != nil {
 		v := deviceFormView{New: in.New, Device: registry.DeviceView{Name: in.Name, Address: in.Address, SNMPVersion: in.SNMPVersion,
 			V3User: in.V3User, V3AuthProto: in.V3AuthProto, V3PrivProto: in.V3PrivProto, SysName: in.SysName, Workstation: in.Workstation}}
-		if !in.New && s.cfg.Fleet != nil {
-			if d, err := s.cfg.Fleet.Device(r.Context(), in.Name); err == nil {
+		if !in.New && s.fleet != nil {
+			if d, err := s.fleet.Device(r.Context(), in.Name); err == nil {
 				v.Device.SNMPCredentials = d.SNMPCredentials
 			}
 		}

@@ -62,7 +62,7 @@ func auditProfile(set map[registry.ProfileField]string, clear []registry.Profile
 // POST /devices/{name}/profile — the device page's SMB profile form.
 func (s *devicePages) deviceProfile(w http.ResponseWriter, r *http.Request, a actor) {
 	name := r.PathValue("name")
-	if s.cfg.Profiles == nil {
+	if s.profiles == nil {
 		s.fail(w, r, "device profile", ErrNotRunning)
 		return
 	}
@@ -78,7 +78,7 @@ func (s *devicePages) deviceProfile(w http.ResponseWriter, r *http.Request, a ac
 	}
 	set, clear, err := profileForm(vals)
 	if err == nil {
-		err = s.cfg.Profiles.SetDeviceProfile(r.Context(), name, set, clear)
+		err = s.profiles.SetDeviceProfile(r.Context(), name, set, clear)
 	}
 	if err != nil {
 		if fe := fieldError(err); fe != "" {
@@ -96,7 +96,7 @@ func (s *devicePages) deviceProfile(w http.ResponseWriter, r *http.Request, a ac
 // "encryption": "no", "file_type": "auto", …}: the fields given are set
 // ("auto" or "" clears one); answers the device.
 func (s *devicePages) apiDeviceProfile(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Profiles == nil || s.cfg.Fleet == nil {
+	if s.profiles == nil || s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -114,7 +114,7 @@ func (s *devicePages) apiDeviceProfile(w http.ResponseWriter, r *http.Request, a
 	}
 	set, clear, err := profileForm(vals)
 	if err == nil {
-		err = s.cfg.Profiles.SetDeviceProfile(r.Context(), name, set, clear)
+		err = s.profiles.SetDeviceProfile(r.Context(), name, set, clear)
 	}
 	if err != nil {
 		if fe := fieldError(err); fe != "" {
@@ -125,7 +125,7 @@ func (s *devicePages) apiDeviceProfile(w http.ResponseWriter, r *http.Request, a
 		return
 	}
 	s.audit(r.Context(), a, r, "device.profile", name, auditProfile(set, clear))
-	d, err := s.cfg.Fleet.Device(r.Context(), name)
+	d, err := s.fleet.Device(r.Context(), name)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

@@ -9,11 +9,11 @@ import (
 
 // GET /devices/{name}/remove — what removing it does, and the button.
 func (s *devicePages) deviceRemoveForm(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.DeviceManager == nil || s.cfg.Fleet == nil {
+	if s.deviceManager == nil || s.fleet == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return
 	}
-	d, err := s.cfg.Fleet.Device(r.Context(), r.PathValue("name"))
+	d, err := s.fleet.Device(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, "device", err)
 		return
@@ -24,16 +24,16 @@ func (s *devicePages) deviceRemoveForm(w http.ResponseWriter, r *http.Request, _
 // POST /devices/{name}/remove — with_destinations removes its
 // destinations too; without, a device that has some is refused.
 func (s *devicePages) deviceRemove(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.DeviceManager == nil {
+	if s.deviceManager == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("name")
 	with := r.PostFormValue("with_destinations") == "on"
-	if err := s.cfg.DeviceManager.RemoveDevice(r.Context(), name, with); err != nil {
+	if err := s.deviceManager.RemoveDevice(r.Context(), name, with); err != nil {
 		var fe *scanwarden.FieldError
-		if errors.As(err, &fe) && s.cfg.Fleet != nil {
-			if d, derr := s.cfg.Fleet.Device(r.Context(), name); derr == nil {
+		if errors.As(err, &fe) && s.fleet != nil {
+			if d, derr := s.fleet.Device(r.Context(), name); derr == nil {
 				s.render(w, http.StatusBadRequest, "device_remove", pageData{Title: "Remove device " + d.Name, Nav: "devices",
 					LoggedIn: true, Error: "Not removed: " + fe.Reason, Data: d})
 				return

@@ -16,11 +16,11 @@ type devicesView struct {
 
 // devicesPage lists the devices, sortable, each with its state.
 func (s *devicePages) devicesPage(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Fleet == nil {
+	if s.fleet == nil {
 		s.fail(w, r, "device list", ErrNotRunning)
 		return
 	}
-	devs, err := s.cfg.Fleet.Devices(r.Context())
+	devs, err := s.fleet.Devices(r.Context())
 	if err != nil {
 		s.fail(w, r, "device list", err)
 		return
@@ -36,7 +36,7 @@ func (s *devicePages) devicesPage(w http.ResponseWriter, r *http.Request, _ acto
 			func(d registry.DeviceView) string { return strconv.Itoa(1_000_000 + d.DestinationCount) }},
 	})
 	s.render(w, http.StatusOK, "devices", pageData{Title: "Devices", Nav: "devices", LoggedIn: true,
-		Flash: flashFor(r.URL.Query().Get("done")), Data: devicesView{Columns: cols, Devices: devs, CanEdit: s.cfg.DeviceManager != nil}})
+		Flash: flashFor(r.URL.Query().Get("done")), Data: devicesView{Columns: cols, Devices: devs, CanEdit: s.deviceManager != nil}})
 }
 
 // deviceState orders devices: at fault first, then silent, then answering.

@@ -29,12 +29,12 @@ type eventsView struct {
 // eventsPage lists the devices' recent send failures with their meaning;
 // unverified ones (sender not proven to be the device) are marked as such.
 func (s *historyPages) eventsPage(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Events == nil {
+	if s.events == nil {
 		s.fail(w, r, "events", ErrNotRunning)
 		return
 	}
 	which, _ := whichParam(r)
-	list, err := s.cfg.Events.Events(r.Context(), EventQuery{Which: which, Limit: 200})
+	list, err := s.events.Events(r.Context(), EventQuery{Which: which, Limit: 200})
 	if err != nil {
 		s.fail(w, r, "events", err)
 		return

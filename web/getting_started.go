@@ -24,7 +24,7 @@ func (s *overview) gettingStarted(ctx context.Context, v dashboardView) []startS
 		return nil
 	}
 	var notify, ad bool
-	if st := s.cfg.Settings; st != nil {
+	if st := s.settings; st != nil {
 		secs, err := st.Settings(ctx)
 		if err != nil {
 			s.log.Error("dashboard: settings", "err", err)
@@ -55,14 +55,14 @@ func (s *overview) gettingStarted(ctx context.Context, v dashboardView) []startS
 		{ID: "start-ad", Title: "Active Directory", Done: ad,
 			What: "a read-only account: the checks then say why a logon fails (locked, expired, restricted) and never lock it"},
 	}
-	if s.cfg.DeviceManager != nil {
+	if s.deviceManager != nil {
 		steps[0].Links = []startLink{{"/devices/_new", "Add a device"}}
 	}
 	steps[1].Links = []startLink{{"/import", "Import an address book"}}
-	if s.cfg.DestinationManager != nil {
+	if s.destinationManager != nil {
 		steps[1].Links = append(steps[1].Links, startLink{"/destinations/_new", "Add a destination"})
 	}
-	if s.cfg.Settings != nil {
+	if s.settings != nil {
 		steps[2].Links = []startLink{{"/settings#notify", "Set up notifications"}}
 		steps[3].Links = []startLink{{"/settings#ad", "Connect Active Directory"}}
 	}

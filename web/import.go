@@ -23,9 +23,9 @@ type importView struct {
 // importForm is the upload form.
 func (s *importPages) importForm(w http.ResponseWriter, r *http.Request, _ actor) {
 	v := importView{Device: r.URL.Query().Get("device")}
-	if s.cfg.Fleet != nil {
+	if s.fleet != nil {
 		var err error
-		if v.Devices, err = s.cfg.Fleet.Devices(r.Context()); err != nil {
+		if v.Devices, err = s.fleet.Devices(r.Context()); err != nil {
 			s.log.Error("import: devices", "err", err)
 		}
 	}
@@ -34,13 +34,13 @@ func (s *importPages) importForm(w http.ResponseWriter, r *http.Request, _ actor
 
 // importPreview reads the upload and shows what an import would do.
 func (s *importPages) importPreview(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Importer == nil {
+	if s.importer == nil {
 		s.fail(w, r, "importer", ErrNotRunning)
 		return
 	}
 	v := importView{Device: r.FormValue("device")}
-	if s.cfg.Fleet != nil {
-		v.Devices, _ = s.cfg.Fleet.Devices(r.Context())
+	if s.fleet != nil {
+		v.Devices, _ = s.fleet.Devices(r.Context())
 	}
 	bad := func(msg string) {
 		s.render(w, http.StatusBadRequest, "import", pageData{Title: "Import an address book", Nav: "import", LoggedIn: true,
@@ -66,7 +66,7 @@ func (s *importPages) importPreview(w http.ResponseWriter, r *http.Request, _ ac
 		bad("Choose the device the address book comes from.")
 		return
 	}
-	res, err := s.cfg.Importer.Import(r.Context(), v.Device, data, true)
+	res, err := s.importer.Import(r.Context(), v.Device, data, true)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			bad("No such device.")
@@ -82,7 +82,7 @@ func (s *importPages) importPreview(w http.ResponseWriter, r *http.Request, _ ac
 
 // importConfirm imports the previewed upload.
 func (s *importPages) importConfirm(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Importer == nil {
+	if s.importer == nil {
 		s.fail(w, r, "importer", ErrNotRunning)
 		return
 	}
@@ -92,7 +92,7 @@ func (s *importPages) importConfirm(w http.ResponseWriter, r *http.Request, a ac
 			Error: "That preview has expired (30 minutes) or was already imported. Upload the file again."})
 		return
 	}
-	res, err := s.cfg.Importer.Import(r.Context(), p.device, p.data, false)
+	res, err := s.importer.Import(r.Context(), p.device, p.data, false)
 	if err != nil {
 		s.render(w, http.StatusBadRequest, "import", pageData{Title: "Import an address book", Nav: "import", LoggedIn: true,
 			Error: "The import failed: " + err.Error()})

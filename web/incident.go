@@ -7,7 +7,7 @@ import (
 
 // incidentPage shows one incident and its timeline.
 func (s *historyPages) incidentPage(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Incidents == nil {
+	if s.incidents == nil {
 		s.fail(w, r, "incident", ErrNotRunning)
 		return
 	}
@@ -16,7 +16,7 @@ func (s *historyPages) incidentPage(w http.ResponseWriter, r *http.Request, _ ac
 		s.fail(w, r, "incident", ErrNotFound)
 		return
 	}
-	in, err := s.cfg.Incidents.Incident(r.Context(), id)
+	in, err := s.incidents.Incident(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, "incident", err)
 		return

@@ -13,7 +13,7 @@ type incidentsView struct {
 
 // incidentsPage lists incidents, open ones by default.
 func (s *historyPages) incidentsPage(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Incidents == nil {
+	if s.incidents == nil {
 		s.fail(w, r, "incidents", ErrNotRunning)
 		return
 	}
@@ -25,7 +25,7 @@ func (s *historyPages) incidentsPage(w http.ResponseWriter, r *http.Request, _ a
 	if q == "all" {
 		q = ""
 	}
-	list, err := s.cfg.Incidents.Incidents(r.Context(), q, 200)
+	list, err := s.incidents.Incidents(r.Context(), q, 200)
 	if err != nil {
 		s.fail(w, r, "incidents", err)
 		return

@@ -17,7 +17,7 @@ func (s *accountPages) loginForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
 	}
-	h, err := s.cfg.Auth.AdminPassword(r.Context())
+	h, err := s.auth.AdminPassword(r.Context())
 	if err != nil {
 		s.log.Error("read admin password", "err", err)
 	}
@@ -33,7 +33,7 @@ func (s *accountPages) login(w http.ResponseWriter, r *http.Request) {
 	}
 	next := safeNext(r.PostFormValue("next"))
 	view := loginView{Next: next}
-	hash, err := s.cfg.Auth.AdminPassword(r.Context())
+	hash, err := s.auth.AdminPassword(r.Context())
 	if err != nil {
 		s.log.Error("read admin password", "err", err)
 		s.render(w, http.StatusInternalServerError, "login", pageData{Title: "Log in", Data: view, Error: "Could not read the admin account."})

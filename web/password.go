@@ -9,7 +9,7 @@ import (
 // ends every session but a new one for this browser.
 func (s *settingsPages) passwordChange(w http.ResponseWriter, r *http.Request, a actor) {
 	cur, p1, p2 := r.PostFormValue("current"), r.PostFormValue("password"), r.PostFormValue("confirm")
-	hash, err := s.cfg.Auth.AdminPassword(r.Context())
+	hash, err := s.auth.AdminPassword(r.Context())
 	if err != nil {
 		s.fail(w, r, "admin account", err)
 		return
@@ -31,7 +31,7 @@ func (s *settingsPages) passwordChange(w http.ResponseWriter, r *http.Request, a
 	// The form's "revoke every API token" box is checked by default; a
 	// form without the field (an older page) keeps them.
 	revoke := r.PostFormValue("revoke_tokens") != ""
-	n, err := SetPassword(r.Context(), s.cfg.Auth, p1, revoke)
+	n, err := SetPassword(r.Context(), s.auth, p1, revoke)
 	if err != nil {
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "Not changed: "+err.Error())
 		return

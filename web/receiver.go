@@ -15,11 +15,11 @@ type receiverView struct {
 
 // receiverPage lists the fallback share's scans by state.
 func (s *receiverPages) receiverPage(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Receiver == nil {
+	if s.receiver == nil {
 		s.fail(w, r, "receiver", ErrNotRunning)
 		return
 	}
-	st, err := s.cfg.Receiver.Status(r.Context())
+	st, err := s.receiver.Status(r.Context())
 	if err != nil {
 		s.fail(w, r, "receiver", err)
 		return
@@ -34,7 +34,7 @@ func (s *receiverPages) receiverPage(w http.ResponseWriter, r *http.Request, _ a
 	if !known {
 		v.State = ""
 	}
-	if v.Scans, err = s.cfg.Receiver.Scans(r.Context(), v.State, 500); err != nil {
+	if v.Scans, err = s.receiver.Scans(r.Context(), v.State, 500); err != nil {
 		s.fail(w, r, "scans", err)
 		return
 	}

@@ -16,7 +16,7 @@ func (s *receiverPages) scanForce(w http.ResponseWriter, r *http.Request, a acto
 }
 
 func (s *receiverPages) scanAction(w http.ResponseWriter, r *http.Request, a actor, action string) {
-	if s.cfg.Receiver == nil {
+	if s.receiver == nil {
 		s.fail(w, r, "receiver", ErrNotRunning)
 		return
 	}
@@ -26,9 +26,9 @@ func (s *receiverPages) scanAction(w http.ResponseWriter, r *http.Request, a act
 		return
 	}
 	if action == "force" {
-		err = s.cfg.Receiver.Force(r.Context(), id)
+		err = s.receiver.Force(r.Context(), id)
 	} else {
-		err = s.cfg.Receiver.Deliver(r.Context(), id)
+		err = s.receiver.Deliver(r.Context(), id)
 	}
 	if err != nil {
 		s.fail(w, r, "scan", err)

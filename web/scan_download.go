@@ -12,7 +12,7 @@ import (
 // is cleaned before it goes into a header, and the content is always sent
 // as a download, never shown inline.
 func (s *receiverPages) scanDownload(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Receiver == nil {
+	if s.receiver == nil {
 		s.fail(w, r, "receiver", ErrNotRunning)
 		return
 	}
@@ -21,12 +21,12 @@ func (s *receiverPages) scanDownload(w http.ResponseWriter, r *http.Request, a a
 		s.fail(w, r, "scan", ErrNotFound)
 		return
 	}
-	sc, err := s.cfg.Receiver.Scan(r.Context(), id)
+	sc, err := s.receiver.Scan(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, "scan", err)
 		return
 	}
-	f, err := s.cfg.Receiver.Open(r.Context(), id)
+	f, err := s.receiver.Open(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, "scan file", err)
 		return

@@ -104,6 +104,7 @@ type Config struct {
 // Server is the web server. Handler gives its http.Handler.
 type Server struct {
 	*base
+	cfg      Config
 	gate     *gate
 	runs     *runs
 	imports  *pendingImports
@@ -151,12 +152,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	st := &base{cfg: cfg, log: cfg.Logger.With("component", "web"), now: cfg.Now, views: v,
-		cache: newPageCache(cfg.PageCache, cfg.Now)}
+	b := &base{log: cfg.Logger.With("component", "web"), now: cfg.Now, views: v, cache: newPageCache(cfg.PageCache, cfg.Now),
+		auth: cfg.Auth}
 	s := &Server{
-		base: st,
-		gate: &gate{base: st, limiter: newLimiter(limits{perAddr: cfg.LoginFailures, perPrefix: cfg.LoginPrefixFailures,
-			perMinute: cfg.LoginPerMinute, window: cfg.LoginWindow}, cfg.Now)},
+		base: b,
+		cfg:  cfg,
+		gate: &gate{base: b, tls: cfg.TLS, sessionIdle: cfg.SessionIdle, sessionMax: cfg.SessionMax, onAuthenticated: cfg.Authenticated,
+			limiter: newLimiter(limits{perAddr: cfg.LoginFailures, perPrefix: cfg.LoginPrefixFailures,
+				perMinute: cfg.LoginPerMinute, window: cfg.LoginWindow}, cfg.Now)},
 		runs:    newRuns(cfg.Now),
 		imports: newPendingImports(cfg.Now),
 	}
@@ -181,17 +184,7 @@ func (s *Server) SetupLink(ctx context.Context) (string, error) { return s.gate.
 func (s *Server) routes() http.Handler {
 	mux := &recordingMux{ServeMux: http.NewServeMux()}
 	s.patterns = &mux.patterns
-	h := handlers{
-		account:      &accountPages{s.gate},
-		settings:     &settingsPages{s.gate},
-		overview:     &overview{s.base},
-		devices:      &devicePages{s.base},
-		destinations: &destinationPages{s.base, s.runs},
-		forms:        &destinationForms{s.base, s.runs},
-		receiver:     &receiverPages{s.base},
-		imports:      &importPages{s.base, s.imports},
-		history:      &historyPages{s.base},
-	}
+	h := s.handlers()
 	s.anonymousRoutes(mux, h)
 	s.pageRoutes(mux, h)
 	s.apiRoutes(mux, h)
@@ -200,11 +193,11 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
-	base := securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
+	top := securityHeaders(s.cfg.TLS, s.limitBodies(cop.Handler(mux)))
 	if s.cfg.Hosts != nil {
-		base = hostGuard(s.cfg.Hosts, base)
+		top = hostGuard(s.cfg.Hosts, top)
 	}
-	return base
+	return top
 }
 
 // anonymousRoutes: what needs no login.
@@ -326,19 +319,6 @@ func (s *Server) apiRoutes(mux *recordingMux, h handlers) {
 	})
 }
 
-// handlers are the site's handler types, one per area.
-type handlers struct {
-	account      *accountPages
-	settings     *settingsPages
-	overview     *overview
-	devices      *devicePages
-	destinations *destinationPages
-	forms        *destinationForms
-	receiver     *receiverPages
-	imports      *importPages
-	history      *historyPages
-}
-
 // recordingMux remembers its patterns (the route tests walk them).
 type recordingMux struct {
 	*http.ServeMux
@@ -400,7 +380,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 // audit records an admin action; a failure to record is logged, not shown.
 func (s *base) audit(ctx context.Context, a actor, r *http.Request, action, target, detail string) {
 	e := auditEntry(s.now(), a, clientAddr(r), action, target, detail)
-	if err := s.cfg.Auth.AddAudit(context.WithoutCancel(ctx), e); err != nil {
+	if err := s.auth.AddAudit(context.WithoutCancel(ctx), e); err != nil {
 		s.log.Error("audit", "action", action, "err", err)
 	}
 }

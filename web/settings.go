@@ -34,14 +34,14 @@ func flashFor(done string) string {
 }
 
 func (s *settingsPages) renderSettings(w http.ResponseWriter, r *http.Request, status int, v settingsView, flash, errMsg string) {
-	if s.cfg.Settings != nil {
+	if s.settings != nil {
 		var err error
-		if v.Sections, err = s.cfg.Settings.Settings(r.Context()); err != nil {
+		if v.Sections, err = s.settings.Settings(r.Context()); err != nil {
 			s.log.Error("read settings", "err", err)
 			errMsg = strings.TrimSpace(errMsg + " Could not read the settings.")
 		}
 	}
-	toks, err := s.cfg.Auth.Tokens(r.Context())
+	toks, err := s.auth.Tokens(r.Context())
 	if err != nil {
 		s.log.Error("read tokens", "err", err)
 	}
@@ -52,12 +52,12 @@ func (s *settingsPages) renderSettings(w http.ResponseWriter, r *http.Request, s
 
 // settingsSave stores one section. Only the section's own keys are read.
 func (s *settingsPages) settingsSave(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Settings == nil {
+	if s.settings == nil {
 		s.fail(w, r, "settings", ErrNotRunning)
 		return
 	}
 	name := r.PathValue("section")
-	secs, err := s.cfg.Settings.Settings(r.Context())
+	secs, err := s.settings.Settings(r.Context())
 	if err != nil {
 		s.fail(w, r, "settings", err)
 		return
@@ -94,7 +94,7 @@ func (s *settingsPages) settingsSave(w http.ResponseWriter, r *http.Request, a a
 		changed = append(changed, f.Key)
 	}
 	if len(values) > 0 {
-		if err := s.cfg.Settings.Set(r.Context(), name, values); err != nil {
+		if err := s.settings.Set(r.Context(), name, values); err != nil {
 			var fe *FieldError
 			if errors.As(err, &fe) {
 				s.renderSettings(w, r, http.StatusBadRequest, settingsView{BadField: fe.Section + "." + fe.Field}, "",
@@ -111,12 +111,12 @@ func (s *settingsPages) settingsSave(w http.ResponseWriter, r *http.Request, a a
 
 // settingsTest sends a test notification and shows what happened.
 func (s *settingsPages) settingsTest(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Settings == nil {
+	if s.settings == nil {
 		s.fail(w, r, "settings", ErrNotRunning)
 		return
 	}
 	ch := r.PathValue("channel")
-	msg, err := s.cfg.Settings.SendTest(r.Context(), ch)
+	msg, err := s.settings.SendTest(r.Context(), ch)
 	s.audit(r.Context(), a, r, "notify.test", ch, errString(err))
 	if err != nil {
 		s.renderSettings(w, r, http.StatusOK, settingsView{}, "", "The test "+ch+" failed: "+err.Error())

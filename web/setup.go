@@ -27,7 +27,7 @@ func (s *accountPages) setupSubmit(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusNotFound, "error", pageData{Title: "Setup", Error: "This setup link is not valid any more."})
 		return
 	}
-	if h, err := s.cfg.Auth.AdminPassword(r.Context()); err != nil || h != "" {
+	if h, err := s.auth.AdminPassword(r.Context()); err != nil || h != "" {
 		s.render(w, http.StatusConflict, "error", pageData{Title: "Setup", Error: "An admin password is already set."})
 		return
 	}
@@ -36,15 +36,15 @@ func (s *accountPages) setupSubmit(w http.ResponseWriter, r *http.Request) {
 			Error: "The two passwords differ."})
 		return
 	}
-	if _, err := SetPassword(r.Context(), s.cfg.Auth, p1, false); err != nil {
+	if _, err := SetPassword(r.Context(), s.auth, p1, false); err != nil {
 		s.render(w, http.StatusBadRequest, "setup", pageData{Title: "Set the admin password", Data: setupView{Token: tok},
 			Error: err.Error()})
 		return
 	}
 	s.sessions.clear() // every session ended with the change
 	s.checkSetup(tok, true)
-	if s.cfg.SetupDone != nil {
-		s.cfg.SetupDone()
+	if s.setupDone != nil {
+		s.setupDone()
 	}
 	s.audit(r.Context(), actor{name: "admin"}, r, "password.set", "admin", "setup link")
 	if err := s.startSession(w, r); err != nil {

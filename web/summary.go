@@ -25,11 +25,11 @@ type WarningLister interface {
 // GET /api/v1/warnings — every warning, grouped by what the admin must do
 // once, with the destinations and MFPs it will make fail.
 func (s *overview) apiWarnings(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Warnings == nil {
+	if s.warnings == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
-	gs, err := s.cfg.Warnings.Warnings(r.Context())
+	gs, err := s.warnings.Warnings(r.Context())
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
@@ -46,11 +46,11 @@ type AllChecker interface {
 
 // GET /api/v1/summary — the overview's headline.
 func (s *overview) apiSummary(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.cfg.Summary == nil {
+	if s.summary == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
-	sum, err := s.cfg.Summary.Summary(r.Context())
+	sum, err := s.summary.Summary(r.Context())
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
@@ -60,11 +60,11 @@ func (s *overview) apiSummary(w http.ResponseWriter, r *http.Request, _ actor) {
 
 // POST /api/v1/check-all — every destination checked now (queued).
 func (s *overview) apiCheckAll(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.CheckAll == nil {
+	if s.allChecker == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
-	n, err := s.cfg.CheckAll.CheckAll(r.Context())
+	n, err := s.allChecker.CheckAll(r.Context())
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
@@ -75,11 +75,11 @@ func (s *overview) apiCheckAll(w http.ResponseWriter, r *http.Request, a actor) 
 
 // POST /check-all — the overview's "Check all now".
 func (s *overview) checkAll(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.CheckAll == nil {
+	if s.allChecker == nil {
 		s.fail(w, r, "scheduler", ErrNotRunning)
 		return
 	}
-	n, err := s.cfg.CheckAll.CheckAll(r.Context())
+	n, err := s.allChecker.CheckAll(r.Context())
 	if err != nil {
 		s.fail(w, r, "scheduler", err)
 		return

@@ -11,7 +11,7 @@ import (
 func (s *settingsPages) tokenCreate(w http.ResponseWriter, r *http.Request, a actor) {
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	scope := r.PostFormValue("scope")
-	tok, err := CreateToken(r.Context(), s.cfg.Auth, name, scope, s.now())
+	tok, err := CreateToken(r.Context(), s.auth, name, scope, s.now())
 	if err != nil {
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{TokenName: name}, "", "The token was not made: "+err.Error())
 		return
@@ -26,7 +26,7 @@ func (s *settingsPages) tokenCreate(w http.ResponseWriter, r *http.Request, a ac
 // tokenDelete revokes a token.
 func (s *settingsPages) tokenDelete(w http.ResponseWriter, r *http.Request, a actor) {
 	name := r.PathValue("name")
-	if err := s.cfg.Auth.DeleteToken(r.Context(), name); err != nil {
+	if err := s.auth.DeleteToken(r.Context(), name); err != nil {
 		s.log.Error("delete token", "token", name, "err", err)
 		s.renderSettings(w, r, http.StatusBadRequest, settingsView{}, "", "The token "+name+" could not be revoked (is it still listed?).")
 		return
