@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -241,39 +240,6 @@ func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t smbcheck
 	return t, nil, ledger, dirCanaries{filepath.Join(dir, "canaries")}, "", 0, true
 }
 
-// printReplayedAs says which MFP client the check replays: the device's
-// profile (with the one-off flags over it); nothing where nothing is known
-// (scanwarden's own client).
-func printReplayedAs(w io.Writer, dev *registry.Device, profile []registry.ProfileValue) {
-	var known []string
-	for _, v := range profile {
-		if v.Value != "" {
-			from := string(v.Origin)
-			if v.Origin == registry.OriginAdmin {
-				from = "set by hand"
-			}
-			known = append(known, fmt.Sprintf("%s %s (%s)", strings.ReplaceAll(string(v.Field), "_", " "), v.Value, from))
-		}
-	}
-	who := "the MFP"
-	if dev != nil {
-		who = "device " + dev.Name
-	}
-	if len(known) == 0 {
-		return // scanwarden's own client, as always
-	}
-	humanf(w, "replaying as %s's SMB client: %s\n", who, strings.Join(known, ", "))
-}
-
-// printCheckStart is the check's first line: where, as whom.
-func printCheckStart(w io.Writer, t smbcheck.Target) {
-	if t.User == "" {
-		humanf(w, "checking %s with an empty login name (anonymous logon; workstation %s)\n", destString(t), t.Info().Workstation)
-		return
-	}
-	humanf(w, "checking %s as %s (workstation %s%s)\n", destString(t), t.User, t.Info().Workstation, authLabel(t.Auth))
-}
-
 // checkWarnings judges a check's report for what will fail days ahead:
 // with the thresholds of the daemon's config, the history in the state
 // store and, for a stored destination, its name and device (its warnings
@@ -404,78 +370,6 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn che
 	return exitFinding
 }
 
-// destString is the destination as the panel shows it: \\HOST\SHARE\PATH
-// with one kind of separator, and the port when it is not 445.
-func destString(t smbcheck.Target) string {
-	s := smbcheck.UNC(t.Host, t.Share, t.Path)
-	if t.Port != 0 && t.Port != 445 {
-		s += fmt.Sprintf(" port %d", t.Port)
-	}
-	return s
-}
-
-func printStep(w io.Writer, s smbcheck.Step) {
-	ms := fmt.Sprintf("%dms", s.Duration.Milliseconds())
-	if s.Status == smbcheck.StatusSkipped {
-		ms = "-"
-	}
-	line := fmt.Sprintf("  %-7s %-9s %7s  %s", s.Status, s.ID, ms, s.Detail)
-	if s.Cause != "" {
-		line += "  [" + string(s.Cause) + "]"
-	}
-	humanf(w, "%s\n", line)
-}
-
-func printVerdict(w io.Writer, r smbcheck.Report) {
-	v := r.Verdict
-	code := ""
-	if v.KyoceraCode != "" {
-		code = fmt.Sprintf(" (the panel most likely shows %s)", v.KyoceraCode)
-	}
-	humanf(w, "\nverdict: %s%s\n  %s\n", v.Cause, code, v.Summary)
-	if v.FromLedger {
-		fmt.Fprintln(w, "  (from an earlier observation: not replayed now to protect the account)")
-	}
-	for _, c := range v.Also {
-		found := false
-		for _, s := range r.Steps {
-			if s.Cause == c {
-				humanf(w, "  also found: %s — %s\n", c, s.Detail)
-				found = true
-				break
-			}
-		}
-		if !found {
-			// Found inside another step (the Kerberos replay behind an
-			// NTLM refusal): its generic summary.
-			humanf(w, "  also found: %s — %s\n", c, c.Info().Summary)
-		}
-	}
-	if r.WorkingForm != nil {
-		humanf(w, "  working user name: %s\n", r.WorkingForm.Typed)
-	}
-	if r.Canary != "" {
-		humanf(w, "  left behind: %s\n", r.Canary)
-	}
-	humanf(w, "fix: %s\n", v.Fix)
-	printBridge(w, r.Bridge)
-	if r.ServerLog != nil {
-		humanf(w, "the server's own story (read as %s; evidence, not the verdict):\n", r.ServerLog.Reader)
-		for _, l := range r.ServerLog.Lines() {
-			humanf(w, "  %s\n", l)
-		}
-	}
-}
-
-// printWarnings prints what will fail days ahead, after the verdict: one
-// line each and what to do.
-func printWarnings(w io.Writer, ws []warning.Warning) {
-	for _, x := range ws {
-		humanf(w, "warning: %s — %s\n", x.Kind, x.Summary())
-		humanf(w, "  what to do: %s\n", x.Fix)
-	}
-}
-
 // readPassword takes the login password from --password-file (a file, or
 // "-" for stdin) or SCANWARDEN_PASSWORD. There is no --password: a command
 // line is readable by every local user in /proc.
@@ -488,84 +382,6 @@ func readPassword(env environ, file string) (scanwarden.Secret, error) {
 }
 
 const passwordEnv = "SCANWARDEN_PASSWORD"
-
-// storeLedger is the failed-logon ledger of the state store, opened in the
-// background.
-type storeLedger struct {
-	ready chan struct{}
-	st    *store.Store
-	l     *store.Ledger
-	err   error
-	// keep stores the report (a registry destination's check).
-	keep func(smbcheck.Report) error
-}
-
-// openStoreLedger opens the data dir's store with its sealing key (made on
-// first use) in the background: the ledger's password fingerprints are
-// keyed from it, and it never goes into the database.
-func openStoreLedger(ctx context.Context, env environ, df *dataFlags) *storeLedger {
-	s := &storeLedger{ready: make(chan struct{})}
-	go func() {
-		defer close(s.ready)
-		if s.st, s.err = df.open(ctx, env, true); s.err != nil {
-			s.err = fmt.Errorf("the ledger's store and key: %w", s.err)
-			return
-		}
-		s.l = s.st.Ledger()
-	}()
-	return s
-}
-
-func (s *storeLedger) wait(ctx context.Context) (*store.Ledger, error) {
-	select {
-	case <-s.ready:
-		return s.l, s.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (s *storeLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
-	l, err := s.wait(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
-	return l.Reserve(ctx, a, since, budget)
-}
-
-func (s *storeLedger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) error {
-	l, err := s.wait(ctx)
-	if err != nil {
-		return err
-	}
-	return l.Resolve(ctx, id, o)
-}
-
-func (s *storeLedger) Key(ctx context.Context) ([]byte, error) {
-	l, err := s.wait(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return l.Key(ctx)
-}
-
-// Close waits for the store and closes it.
-func (s *storeLedger) Close() error {
-	<-s.ready
-	if s.st != nil {
-		return s.st.Close()
-	}
-	return nil
-}
-
-// authLabel words a destination's auth for the first line of a check: ""
-// for NTLM, what MFPs send.
-func authLabel(a smbcheck.Auth) string {
-	if a == "" || a == smbcheck.AuthNTLM {
-		return ""
-	}
-	return ", auth " + string(a)
-}
 
 // parseWINSFlag reads --wins: comma-separated IPv4 addresses.
 func parseWINSFlag(v string) ([]netip.Addr, error) {
