@@ -96,10 +96,10 @@ func RunWithOwn(ctx context.Context, t Target, o Options) Report {
 // destination, when known, names the command and the page's button.
 func OfferMessage(cause Cause, destination string) string {
 	msg := fmt.Sprintf("the MFP cannot meet this server's demands (%s); scanwarden can: bridge it — the MFP scans to the fallback share and scanwarden delivers, verified", cause)
-	if destination != "" {
-		msg += fmt.Sprintf(" (%s, or \"Bridge\" on the destination's page)", BridgeCommand(destination))
+	if destination == "" {
+		return msg + " (a check given by URL: add it as a destination first, then scanwarden destination bridge NAME)"
 	}
-	return msg
+	return msg + fmt.Sprintf(" (%s, or \"Bridge\" on the destination's page)", BridgeCommand(destination))
 }
 
 // BridgeCommand is the command line that bridges destination.
@@ -110,7 +110,7 @@ func BridgeCommand(destination string) string {
 // Named gives the offer the destination's name: its command and the
 // message naming it.
 func (b *Bridge) Named(destination string) {
-	if b == nil || !b.Offered {
+	if b == nil || !b.Offered || destination == "" {
 		return
 	}
 	b.Command = BridgeCommand(destination)

@@ -46,6 +46,11 @@ func TestBridgeNamed(t *testing.T) {
 			t.Errorf("message %q lacks %q", b.Message, want)
 		}
 	}
+	url := &Bridge{Offered: true, DeviceCause: CauseSigningRequired, Message: OfferMessage(CauseSigningRequired, "")}
+	url.Named("") // a check given by URL has no destination to name
+	if url.Command != "" || !strings.Contains(url.Message, "add it as a destination first") {
+		t.Errorf("a URL check's offer: %+v", url)
+	}
 	no := &Bridge{DeviceCause: CauseEncryptionRequired, Message: "m"}
 	no.Named("sealed")
 	if no.Command != "" || no.Message != "m" {
