@@ -109,13 +109,13 @@ func TestAttackFileEndpointChangeDropsWebSecret(t *testing.T) {
 	}
 	// A secret stored before endpoints were pinned is pinned where it is
 	// used at the next start or reload.
-	if err := m.st.DeleteSetting(ctx, "snmp", "community@endpoint"); err != nil {
+	if err := m.st.Settings().DeleteSetting(ctx, "snmp", "community@endpoint"); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := m.st.StoredSettings(ctx)
+	stored, err := m.st.Settings().StoredSettings(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func Forwarding(cfg config.Config, ledger smbcheck.Ledger) (receiver.SMBRemote, 
 // only reads: serve's overlay (storedSettings.overlay) also pins and states faults.
 // skipped names the stored values not used.
 func WithStoredSettings(ctx context.Context, cfg config.Config, st *store.Store) (out config.Config, skipped []string, err error) {
-	stored, err := st.StoredSettings(ctx)
+	stored, err := st.Settings().StoredSettings(ctx)
 	if err != nil {
 		return cfg, nil, err
 	}

@@ -204,7 +204,7 @@ func (s storedSettings) apply(ctx context.Context, cfg config.Config) config.Con
 // (overlaySettings), stating the ones skipped as the standing fault
 // "settings.unreadable".
 func (s storedSettings) overlay(ctx context.Context, cfg config.Config) (config.Config, error) {
-	stored, err := s.st.StoredSettings(ctx)
+	stored, err := s.st.Settings().StoredSettings(ctx)
 	if err != nil {
 		return cfg, err
 	}
@@ -237,7 +237,7 @@ func (s storedSettings) pinUnpinned(ctx context.Context, stored []store.StoredSe
 	if len(pins) == 0 {
 		return
 	}
-	if err := s.st.SetSettings(ctx, pins); err != nil {
+	if err := s.st.Settings().SetSettings(ctx, pins); err != nil {
 		s.log.Warn("stored secrets not bound to their endpoints", "err", err)
 	}
 }

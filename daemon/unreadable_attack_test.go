@@ -28,7 +28,7 @@ func TestAttackUnreadableRelayPasswordKeepsTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := seal.New()
-	if err := m.st.SetSettings(ctx, []store.StoredSetting{{Section: "notify", Key: "smtp_password", Secret: true,
+	if err := m.st.Settings().SetSettings(ctx, []store.StoredSetting{{Section: "notify", Key: "smtp_password", Secret: true,
 		Value: string(other.Seal([]byte("relay-pw"), store.SettingLabel("notify", "smtp_password")))}}); err != nil {
 		t.Fatal(err)
 	}

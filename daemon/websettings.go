@@ -126,7 +126,7 @@ func (b settingsBackend) Set(ctx context.Context, section string, values map[str
 		sec, field, _ := strings.Cut(e.Field, ".")
 		return web.BadSetting(sec, field, e.Value, e.Reason)
 	}
-	if err := b.m.st.SetSettings(ctx, rows); err != nil {
+	if err := b.m.st.Settings().SetSettings(ctx, rows); err != nil {
 		return err
 	}
 	for _, tie := range dropped {

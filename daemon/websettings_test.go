@@ -46,7 +46,7 @@ func TestSettings(t *testing.T) {
 			}
 		}
 	}
-	stored, _ := m.st.StoredSettings(ctx)
+	stored, _ := m.st.Settings().StoredSettings(ctx)
 	for _, s := range stored {
 		if strings.Contains(s.Value, "page-s3cret") {
 			t.Fatal("a secret stored in clear")
@@ -105,7 +105,7 @@ func TestSettingsEventlog(t *testing.T) {
 	if a, ok := r.For("fs1"); !ok || a.User != "evreader" || a.Domain != "KYOLAB" || a.Password.Reveal() != "rd-s3cret" || r.Before != 5*time.Minute {
 		t.Fatalf("readers %+v %+v", r, a)
 	}
-	stored, _ := m.st.StoredSettings(ctx)
+	stored, _ := m.st.Settings().StoredSettings(ctx)
 	for _, s := range stored {
 		if strings.Contains(s.Value, "rd-s3cret") {
 			t.Fatal("the reading account's password stored in clear")

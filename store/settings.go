@@ -9,6 +9,12 @@ import (
 // Settings stored from the web page (migration 0007). The store keeps what
 // it is given: a secret's value must arrive sealed.
 
+// Settings are the settings stored from the web page.
+type Settings struct{ s *Store }
+
+// Settings returns the stored settings.
+func (s *Store) Settings() *Settings { return &Settings{s: s} }
+
 // StoredSetting is one stored setting. With Delete, SetSettings removes it
 // (back to the file's value or the default).
 type StoredSetting struct {
@@ -20,13 +26,13 @@ type StoredSetting struct {
 // SetSettings stores a section's values in one transaction. A secret's
 // value must be sealed with Key(); one sealed with a key the database no
 // longer records (rotated meanwhile) fails the whole call (*StaleKeyError).
-func (s *Store) SetSettings(ctx context.Context, vals []StoredSetting) error {
-	now := formatTime(s.now())
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (g *Settings) SetSettings(ctx context.Context, vals []StoredSetting) error {
+	now := formatTime(g.s.now())
+	return g.s.tx(ctx, func(tx *sql.Tx) error {
 		for _, v := range vals {
 			if v.Secret && !v.Delete {
 				// sealed by the caller with Key(): still the database's?
-				if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+				if err := g.s.sealingKeyCurrent(ctx, tx); err != nil {
 					return fmt.Errorf("store setting %s.%s: %w", v.Section, v.Key, err)
 				}
 			}
@@ -48,8 +54,8 @@ func (s *Store) SetSettings(ctx context.Context, vals []StoredSetting) error {
 }
 
 // StoredSettings returns every stored setting, by section and key.
-func (s *Store) StoredSettings(ctx context.Context) ([]StoredSetting, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT section, key, value, secret FROM stored_settings ORDER BY section, key")
+func (g *Settings) StoredSettings(ctx context.Context) ([]StoredSetting, error) {
+	rows, err := g.s.db.QueryContext(ctx, "SELECT section, key, value, secret FROM stored_settings ORDER BY section, key")
 	if err != nil {
 		return nil, fmt.Errorf("read settings: %w", err)
 	}
@@ -68,8 +74,8 @@ func (s *Store) StoredSettings(ctx context.Context) ([]StoredSetting, error) {
 }
 
 // DeleteSetting removes a stored setting (back to the default).
-func (s *Store) DeleteSetting(ctx context.Context, section, key string) error {
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM stored_settings WHERE section = ? AND key = ?", section, key); err != nil {
+func (g *Settings) DeleteSetting(ctx context.Context, section, key string) error {
+	if _, err := g.s.db.ExecContext(ctx, "DELETE FROM stored_settings WHERE section = ? AND key = ?", section, key); err != nil {
 		return fmt.Errorf("delete setting %s.%s: %w", section, key, err)
 	}
 	return nil

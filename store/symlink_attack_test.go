@@ -42,7 +42,7 @@ func TestAttackDatabaseSideFileSymlinks(t *testing.T) {
 			}
 			st, err = OpenDir(context.Background(), data) // root's command
 			if err == nil {
-				st.SetSettings(context.Background(), []StoredSetting{{Section: "checks", Key: "interval", Value: "5m"}})
+				st.Settings().SetSettings(context.Background(), []StoredSetting{{Section: "checks", Key: "interval", Value: "5m"}})
 				st.Close()
 				t.Errorf("a %s that is a symbolic link was used", side)
 			}

@@ -108,20 +108,20 @@ func TestWebAuthTables(t *testing.T) {
 		t.Fatalf("audit %+v %v", log, err)
 	}
 
-	if err := s.SetSettings(ctx, []StoredSetting{{Section: "ad", Key: "url", Value: "ldaps://dc1"}, {Section: "ad", Key: "password", Value: "sealed:xyz", Secret: true}}); err != nil {
+	if err := s.Settings().SetSettings(ctx, []StoredSetting{{Section: "ad", Key: "url", Value: "ldaps://dc1"}, {Section: "ad", Key: "password", Value: "sealed:xyz", Secret: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetSettings(ctx, []StoredSetting{{Section: "ad", Key: "url", Value: "ldaps://dc2"}}); err != nil {
+	if err := s.Settings().SetSettings(ctx, []StoredSetting{{Section: "ad", Key: "url", Value: "ldaps://dc2"}}); err != nil {
 		t.Fatal(err)
 	}
-	set, err := s.StoredSettings(ctx)
+	set, err := s.Settings().StoredSettings(ctx)
 	if err != nil || len(set) != 2 || set[0].Key != "password" || !set[0].Secret || set[1].Value != "ldaps://dc2" {
 		t.Fatalf("settings %+v %v", set, err)
 	}
-	if err := s.DeleteSetting(ctx, "ad", "url"); err != nil {
+	if err := s.Settings().DeleteSetting(ctx, "ad", "url"); err != nil {
 		t.Fatal(err)
 	}
-	if set, _ = s.StoredSettings(ctx); len(set) != 1 {
+	if set, _ = s.Settings().StoredSettings(ctx); len(set) != 1 {
 		t.Errorf("after delete: %+v", set)
 	}
 }
