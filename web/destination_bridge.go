@@ -10,7 +10,7 @@ import (
 // POST /destinations/{name}/bridge — the destination page's Bridge (and
 // End the bridge) button: bridge=on or off.
 func (s *destinationPages) destinationBridge(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Editor == nil {
+	if s.editor == nil {
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
 	}
@@ -29,7 +29,7 @@ func (s *destinationPages) destinationBridge(w http.ResponseWriter, r *http.Requ
 // POST /api/v1/destinations/{name}/bridge — {"bridged": true|false} (or a
 // form value bridge=on|off); answers the destination with its bridge.
 func (s *destinationPages) apiDestinationBridge(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.cfg.Editor == nil || s.cfg.Fleet == nil {
+	if s.editor == nil || s.fleet == nil {
 		s.apiFail(w, r, ErrNotRunning)
 		return
 	}
@@ -53,7 +53,7 @@ func (s *destinationPages) apiDestinationBridge(w http.ResponseWriter, r *http.R
 	if !s.setBridged(w, r, a, name, on, fail) {
 		return
 	}
-	d, err := s.cfg.Fleet.Destination(r.Context(), name)
+	d, err := s.fleet.Destination(r.Context(), name)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
@@ -64,7 +64,7 @@ func (s *destinationPages) apiDestinationBridge(w http.ResponseWriter, r *http.R
 // setBridged stores the bridge and audits a change; fail answers an error.
 func (s *destinationPages) setBridged(w http.ResponseWriter, r *http.Request, a actor, name string, on bool,
 	fail func(http.ResponseWriter, *http.Request, string, error)) bool {
-	changed, err := s.cfg.Editor.SetBridged(r.Context(), name, on)
+	changed, err := s.editor.SetBridged(r.Context(), name, on)
 	if err != nil {
 		fail(w, r, "destination", err)
 		return false
