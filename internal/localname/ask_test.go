@@ -59,7 +59,7 @@ func nbnsFor(t *testing.T, name string) func(int, []byte) [][]byte {
 func TestLookupAnswers(t *testing.T) {
 	nb := newFake(t, nbnsFor(t, "nbpc"))
 	ll := newFake(t, func(_ int, q []byte) [][]byte { return [][]byte{llmnrAnswer(id(q), 0, "nbpc", pc)} })
-	a := Asker{Scope: Scope{Broadcast: []netip.AddrPort{nb.addr()}, LLMNR: []Target{{Addr: ll.addr()}}}, Wait: 2 * time.Second}
+	a := Asker{Scope: Scope{Broadcast: []netip.AddrPort{nb.addr()}, LLMNR: []Target{{Addr: ll.addr()}}}, Wait: 10 * time.Second}
 	r, err := a.Lookup(context.Background(), "nbpc")
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +80,8 @@ func TestLookupAnswers(t *testing.T) {
 	if addr, _, ok := r.Addr(); !ok || addr != pc {
 		t.Errorf("Addr %v %v", addr, ok)
 	}
-	// both answered at once: the lookup ends after the short grace, not the 2 s wait
-	if r.Waited > time.Second {
+	// both answered at once: the lookup ends after the short grace (wait/8), not the 10 s wait
+	if r.Waited > 5*time.Second {
 		t.Errorf("waited %s after both answered", r.Waited)
 	}
 }
@@ -94,13 +94,14 @@ func TestLookupNobodyAnswers(t *testing.T) {
 	if err != nil || r.Found() || len(r.Asked) != 2 {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if r.Waited < 290*time.Millisecond || r.Waited > 800*time.Millisecond {
+	// the bound, and not much more (a loaded machine adds some)
+	if r.Waited < 290*time.Millisecond || r.Waited > 2*time.Second {
 		t.Errorf("waited %s, want about the 300 ms bound", r.Waited)
 	}
 	// each query sent twice at most (at 0 and at half the wait)
 	time.Sleep(50 * time.Millisecond)
-	if n, m := nb.asked.Load(), ll.asked.Load(); n != 2 || m != 2 {
-		t.Errorf("queries sent: netbios %d, llmnr %d; want 2 each", n, m)
+	if n, m := nb.asked.Load(), ll.asked.Load(); n < 1 || n > 2 || m < 1 || m > 2 {
+		t.Errorf("queries sent: netbios %d, llmnr %d; want 1 or 2 each", n, m)
 	}
 }
 
@@ -126,6 +127,20 @@ func TestLookupWINSNegative(t *testing.T) {
 	})
 	r, _ := (&Asker{Scope: Scope{WINS: []netip.AddrPort{wins.addr()}}, Wait: 200 * time.Millisecond}).Lookup(context.Background(), "work")
 	if r.Found() || len(r.Negative) == 0 || !strings.Contains(r.Negative[0], "netbios wins from "+wins.addr().String()) || !strings.Contains(r.Negative[0], "NAM_ERR") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// TestLookupBroadcastAndWINSApart: a host that is both on the segment and
+// the WINS server answers both queries; each answer says which it answers.
+func TestLookupBroadcastAndWINSApart(t *testing.T) {
+	f := newFake(t, nbnsFor(t, "work"))
+	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{f.addr()}, WINS: []netip.AddrPort{f.addr()}}, Wait: time.Second}).Lookup(context.Background(), "work")
+	vias := map[string]bool{}
+	for _, a := range r.Answers {
+		vias[a.Via] = true
+	}
+	if len(r.Answers) != 2 || !vias["broadcast"] || !vias["wins"] {
 		t.Fatalf("%+v", r)
 	}
 }
@@ -158,8 +173,8 @@ func TestLookupBoundedReplies(t *testing.T) {
 		}
 		return out
 	})
-	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{flood.addr()}}, Wait: 2 * time.Second, MaxPackets: 5}).Lookup(context.Background(), "work")
-	if len(r.Invalid) != 6 || !strings.Contains(r.Invalid[5], "stopped after reading 5 replies") || r.Waited > time.Second {
+	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{flood.addr()}}, Wait: 10 * time.Second, MaxPackets: 5}).Lookup(context.Background(), "work")
+	if len(r.Invalid) != 6 || !strings.Contains(r.Invalid[5], "stopped after reading 5 replies") || r.Waited > 5*time.Second {
 		t.Fatalf("%d invalid in %s: %v", len(r.Invalid), r.Waited, r.Invalid)
 	}
 }

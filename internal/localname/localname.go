@@ -136,7 +136,8 @@ func (a *Asker) Lookup(ctx context.Context, name string) (res Result, err error)
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 
-	l := &lookup{name: name, res: &res, nbID: uint16(rand.Uint32()), llID: uint16(rand.Uint32())}
+	id := uint16(rand.Uint32())
+	l := &lookup{name: name, res: &res, nbID: id, winsID: id + 1, llID: uint16(rand.Uint32())}
 	if err = l.open(a.Scope); err != nil {
 		l.close()
 		return res, err
@@ -187,13 +188,16 @@ func (a *Asker) Lookup(ctx context.Context, name string) (res Result, err error)
 
 // lookup is one Lookup's sockets and state.
 type lookup struct {
-	name       string
-	res        *Result
-	nbID, llID uint16
-	socks      []*sock
-	nbQuery    []byte // broadcast form
-	winsQuery  []byte
-	llQuery    []byte
+	name string
+	res  *Result
+	// nbID asks the broadcast, winsID the WINS servers: an answer's id
+	// tells which it answers (a host can be both).
+	nbID, winsID, llID uint16
+	asksWINS           bool
+	socks              []*sock
+	nbQuery            []byte // broadcast form
+	winsQuery          []byte
+	llQuery            []byte
 }
 
 // sock is one socket and the destinations it asks.
@@ -227,7 +231,7 @@ func (l *lookup) open(sc Scope) error {
 		if l.nbQuery, err = nbnsQuery(l.nbID, l.name, ServerSuffix, true); err != nil {
 			return err
 		}
-		if l.winsQuery, err = nbnsQuery(l.nbID, l.name, ServerSuffix, false); err != nil {
+		if l.winsQuery, err = nbnsQuery(l.winsID, l.name, ServerSuffix, false); err != nil {
 			return err
 		}
 		s := &sock{proto: NetBIOS}
@@ -236,6 +240,7 @@ func (l *lookup) open(sc Scope) error {
 		}
 		for _, a := range sc.WINS {
 			s.targets = append(s.targets, dest{addr: a, via: "wins"})
+			l.asksWINS = true
 		}
 		if s.conn, err = net.ListenUDP("udp4", &net.UDPAddr{}); err != nil {
 			return fmt.Errorf("netbios: open a UDP socket: %w", err)
@@ -377,16 +382,25 @@ func (l *lookup) via(s *sock, from netip.AddrPort) string {
 
 func (l *lookup) takeNBNS(p packet) bool {
 	r, err := ParseNBNSResponse(p.b)
+	via := "broadcast"
 	if err == nil || errors.Is(err, ErrNegative) {
-		if r.ID != l.nbID {
-			l.res.Invalid = append(l.res.Invalid, fmt.Sprintf("netbios from %s: transaction id 0x%04x answers another question (ours 0x%04x)", p.from, r.ID, l.nbID))
+		switch r.ID {
+		case l.nbID:
+		case l.winsID:
+			if l.asksWINS {
+				via = "wins"
+				break
+			}
+			fallthrough
+		default:
+			l.res.Invalid = append(l.res.Invalid, fmt.Sprintf("netbios from %s: transaction id 0x%04x answers another question (ours 0x%04x, 0x%04x)", p.from, r.ID, l.nbID, l.winsID))
 			return false
 		}
 	}
 	want := strings.ToUpper(strings.TrimSuffix(l.name, "."))
 	switch {
 	case errors.Is(err, ErrNegative):
-		l.res.Negative = appendNew(l.res.Negative, fmt.Sprintf("netbios %s from %s: %v", l.via(p.s, p.from), p.from, err))
+		l.res.Negative = appendNew(l.res.Negative, fmt.Sprintf("netbios %s from %s: %v", via, p.from, err))
 		return false
 	case err != nil:
 		l.res.Invalid = append(l.res.Invalid, fmt.Sprintf("netbios from %s: %v", p.from, err))
@@ -395,7 +409,7 @@ func (l *lookup) takeNBNS(p packet) bool {
 		l.res.Invalid = append(l.res.Invalid, fmt.Sprintf("netbios from %s: answers for %s<%02X>, not %s<%02X>", p.from, r.Name, r.Suffix, want, ServerSuffix))
 		return false
 	}
-	a := Answer{Protocol: NetBIOS, Via: l.via(p.s, p.from), From: p.from}
+	a := Answer{Protocol: NetBIOS, Via: via, From: p.from}
 	for _, e := range r.Entries {
 		a.Addrs = append(a.Addrs, e.Addr)
 		if e.Group {

@@ -74,8 +74,8 @@ func appendName(b []byte, labels ...string) []byte {
 }
 
 // SingleLabel reports why host cannot be asked over NetBIOS or LLMNR, or
-// "" when it can: only a single-label name is asked (RFC 4795 §2: an LLMNR
-// sender sends only single-label names by default; a NetBIOS name has no
+// "" when it can: only a single-label name is asked (RFC 4795 has an LLMNR
+// sender send only single-label names by default; a NetBIOS name has no
 // dots), in printable ASCII, without the characters NetBIOS forbids.
 func SingleLabel(host string) string {
 	h := strings.TrimSuffix(host, ".")
@@ -83,7 +83,7 @@ func SingleLabel(host string) string {
 	case h == "":
 		return "an empty name"
 	case strings.Contains(h, "."):
-		return fmt.Sprintf("%s has a dot: only a single-label name is asked over NetBIOS or LLMNR, as Windows does", host)
+		return fmt.Sprintf("%s has a dot: only a single-label name is asked over NetBIOS or LLMNR", host)
 	case len(h) > maxLabel:
 		return fmt.Sprintf("%s is longer than %d characters", host, maxLabel)
 	}
