@@ -241,10 +241,10 @@ func (b webBackend) Destination(ctx context.Context, name string) (registry.Dest
 	if err := b.withBridge(ctx, &wd, d, b.m.recv.shareHealth(), now); err != nil {
 		return registry.DestinationView{}, err
 	}
-	if e, err := b.m.st.Pattern(ctx, store.Of{Destination: d.Name}, now); err == nil {
+	if e, err := b.m.st.History().Pattern(ctx, store.Of{Destination: d.Name}, now); err == nil {
 		wd.Pattern = e.Sentence
 	}
-	if e, err := b.m.st.Pattern(ctx, store.Of{Host: d.Host}, now); err == nil {
+	if e, err := b.m.st.History().Pattern(ctx, store.Of{Host: d.Host}, now); err == nil {
 		wd.ServerPattern = e.Sentence
 	}
 	return wd, nil
@@ -311,7 +311,7 @@ func (b webBackend) Incident(ctx context.Context, id int64) (incident.View, erro
 		return incident.View{}, err
 	}
 	wi := i.View(tl)
-	if e, err := b.m.st.Pattern(ctx, store.Of{Destination: i.Destination}, time.Now()); err == nil {
+	if e, err := b.m.st.History().Pattern(ctx, store.Of{Destination: i.Destination}, time.Now()); err == nil {
 		wi.Pattern = e.Sentence
 	}
 	return wi, nil

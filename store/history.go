@@ -49,6 +49,12 @@ func addHistory(ctx context.Context, tx *sql.Tx, destination string, at time.Tim
 	return nil
 }
 
+// History is the checks' history and the patterns read from it.
+type History struct{ s *Store }
+
+// History returns the checks' history.
+func (s *Store) History() *History { return &History{s: s} }
+
 // Of names whose history to read: a destination, or (Host) every
 // destination on one file server.
 type Of struct {
@@ -59,7 +65,7 @@ type Of struct {
 // History reads what package pattern explains: of's checks, the MFPs'
 // send failures on its incidents' timelines and its incidents' flaps in
 // the window before now (0: pattern.DefaultWindow).
-func (s *Store) History(ctx context.Context, of Of, now time.Time, window time.Duration) (pattern.History, error) {
+func (hs *History) History(ctx context.Context, of Of, now time.Time, window time.Duration) (pattern.History, error) {
 	if window <= 0 {
 		window = pattern.DefaultWindow
 	}
@@ -72,7 +78,7 @@ func (s *Store) History(ctx context.Context, of Of, now time.Time, window time.D
 	if key == "" {
 		return h, errors.New("history: no destination or host given")
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT at, ok, cause, sessions, session_limit, server_start FROM check_history
+	rows, err := hs.s.db.QueryContext(ctx, `SELECT at, ok, cause, sessions, session_limit, server_start FROM check_history
 		WHERE `+col+` = ? AND at >= ? ORDER BY at`, key, from)
 	if err != nil {
 		return h, fmt.Errorf("history of %s: %w", key, err)
@@ -103,7 +109,7 @@ func (s *Store) History(ctx context.Context, of Of, now time.Time, window time.D
 	if of.Host != "" {
 		dests = `SELECT DISTINCT destination FROM check_history WHERE host = ?`
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT t.at, i.device, coalesce(e.device, ''), t.kyocera_code
+	rows, err = hs.s.db.QueryContext(ctx, `SELECT t.at, i.device, coalesce(e.device, ''), t.kyocera_code
 		FROM incident_timeline t JOIN incidents i ON i.id = t.incident_id
 		LEFT JOIN snmp_events e ON e.id = t.event_id
 		WHERE t.kind = 'device-failure' AND t.at >= ? AND i.destination IN (`+dests+`)
@@ -127,7 +133,7 @@ func (s *Store) History(ctx context.Context, of Of, now time.Time, window time.D
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return h, fmt.Errorf("history of %s: device failures: %w", key, err)
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(flaps), 0) FROM incidents
+	if err := hs.s.db.QueryRowContext(ctx, `SELECT coalesce(sum(flaps), 0) FROM incidents
 		WHERE (state = 'open' OR closed_at >= ?) AND destination IN (`+dests+`)`, from, key).Scan(&h.Flaps); err != nil {
 		return h, fmt.Errorf("history of %s: flaps: %w", key, err)
 	}
@@ -135,8 +141,8 @@ func (s *Store) History(ctx context.Context, of Of, now time.Time, window time.D
 }
 
 // Pattern is the sentence of of's history up to now (pattern.Explain).
-func (s *Store) Pattern(ctx context.Context, of Of, now time.Time) (pattern.Explanation, error) {
-	h, err := s.History(ctx, of, now, 0)
+func (hs *History) Pattern(ctx context.Context, of Of, now time.Time) (pattern.Explanation, error) {
+	h, err := hs.History(ctx, of, now, 0)
 	if err != nil {
 		return pattern.Explanation{}, err
 	}

@@ -53,7 +53,7 @@ func TestHistory(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := s.History(ctx, Of{Destination: "A"}, now, 0)
+	h, err := s.History().History(ctx, Of{Destination: "A"}, now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestHistory(t *testing.T) {
 	if !e.Has(pattern.KindSessionLimit) || !strings.Contains(e.Sentence, "fails whenever 2 of 2 sessions are open (3 of 3 failures with a count)") {
 		t.Errorf("sentence %q", e.Sentence)
 	}
-	hs, err := s.History(ctx, Of{Host: "fs1"}, now, 0)
+	hs, err := s.History().History(ctx, Of{Host: "fs1"}, now, 0)
 	if err != nil || len(hs.Checks) != 7 || len(hs.Reports) != 1 {
 		t.Fatalf("server history: %d checks, %d reports, %v", len(hs.Checks), len(hs.Reports), err)
 	}

@@ -335,7 +335,7 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn che
 	// A stored destination's history, this check included: its pattern.
 	var pat *pattern.Explanation
 	if warn.st != nil && warn.destination != "" && ctx.Err() == nil {
-		e, err := warn.st.Pattern(context.WithoutCancel(ctx), store.Of{Destination: warn.destination}, time.Now())
+		e, err := warn.st.History().Pattern(context.WithoutCancel(ctx), store.Of{Destination: warn.destination}, time.Now())
 		if err != nil {
 			humanf(env.stderr, "scanwarden check: history not read: %s\n", err.Error())
 		} else {
