@@ -144,7 +144,7 @@ func (c *warningCollector) Describe(ch chan<- *prometheus.Desc) { ch <- warningD
 func (c *warningCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rows, err := c.st.Warnings(ctx)
+	rows, err := c.st.Warnings().Warnings(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(warningDesc, err)
 		return

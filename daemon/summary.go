@@ -59,7 +59,7 @@ func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now
 		}
 		in.Destinations = append(in.Destinations, sd)
 	}
-	ws, err := st.Warnings(ctx)
+	ws, err := st.Warnings().Warnings(ctx)
 	if err != nil {
 		return summary.Summary{}, fmt.Errorf("summary: %w", err)
 	}
@@ -78,7 +78,7 @@ func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now
 // Warnings implements web.WarningLister: every warning, grouped by what
 // the admin must do once.
 func (b webBackend) Warnings(ctx context.Context) ([]warning.Group, error) {
-	ws, err := b.m.st.Warnings(ctx)
+	ws, err := b.m.st.Warnings().Warnings(ctx)
 	if err != nil {
 		return nil, err
 	}

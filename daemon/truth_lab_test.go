@@ -92,7 +92,7 @@ func checkWarnings(t *testing.T, m *Main, name, cause string) []warning.Warning 
 	if err != nil || string(res.Report.Verdict.Cause) != cause {
 		t.Fatalf("%s: verdict %q (%s), want %q; err %v", name, res.Report.Verdict.Cause, res.Report.Verdict.Summary, cause, err)
 	}
-	rows, err := m.Store().DestinationWarnings(context.Background(), name)
+	rows, err := m.Store().Warnings().DestinationWarnings(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestLabServePreviousPassword(t *testing.T) {
 		if err != nil || !res.Report.OK() || res.Incident != nil {
 			t.Fatalf("check %d after the change: %+v incident %+v err %v", i+1, res.Report.Verdict, res.Incident, err)
 		}
-		rows, err := m.Store().DestinationWarnings(context.Background(), "prev")
+		rows, err := m.Store().Warnings().DestinationWarnings(context.Background(), "prev")
 		if err != nil || len(rows) != 1 || rows[0].Kind != warning.PreviousPassword {
 			t.Fatalf("check %d: warnings %+v %v", i+1, rows, err)
 		}

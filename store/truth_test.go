@@ -50,7 +50,7 @@ func TestWarningHistoryKeepsOwnFailures(t *testing.T) {
 	var seen warning.History
 	judge := func(dest string, o warning.Observation, ws ...warning.Warning) {
 		t.Helper()
-		if _, err := s.UpdateWarnings(ctx, dest, "MFP-A", o, true, func(h warning.History) []warning.Warning { seen = h; return ws }); err != nil {
+		if _, err := s.Warnings().UpdateWarnings(ctx, dest, "MFP-A", o, true, func(h warning.History) []warning.Warning { seen = h; return ws }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,15 @@ import (
 	"github.com/scanwarden/scanwarden/warning"
 )
 
+// Warnings are the destinations' warnings and the history they are judged
+// from; it implements warning.Store.
+type Warnings struct{ s *Store }
+
+// Warnings returns the warnings kept in the store.
+func (s *Store) Warnings() *Warnings { return &Warnings{s: s} }
+
+var _ warning.Store = (*Warnings)(nil)
+
 // VolumeHistory is how far back a volume's free-space samples are kept.
 const VolumeHistory = 30 * 24 * time.Hour
 
@@ -27,11 +36,11 @@ const VolumeHistory = 30 * 24 * time.Hour
 // daemon). With
 // destination "" (a check of a destination not registered) only the
 // sample is kept and nothing is raised.
-func (s *Store) UpdateWarnings(ctx context.Context, destination, device string, o warning.Observation, notified bool,
+func (wa *Warnings) UpdateWarnings(ctx context.Context, destination, device string, o warning.Observation, notified bool,
 	judge func(h warning.History) []warning.Warning) (warning.Update, error) {
 	var up warning.Update
-	now := s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	now := wa.s.now()
+	err := wa.s.tx(ctx, func(tx *sql.Tx) error {
 		h, err := warningHistory(ctx, tx, destination, o)
 		if err != nil {
 			return err
@@ -267,8 +276,8 @@ func replaceWarnings(ctx context.Context, tx *sql.Tx, destination, device string
 
 // Warnings returns every registered destination's warnings (a removed
 // destination's are left out), by destination.
-func (s *Store) Warnings(ctx context.Context) ([]warning.Row, error) {
-	rows, err := warningRows(ctx, s.db)
+func (wa *Warnings) Warnings(ctx context.Context) ([]warning.Row, error) {
+	rows, err := warningRows(ctx, wa.s.db)
 	if err != nil {
 		return nil, fmt.Errorf("warnings: %w", err)
 	}
@@ -276,8 +285,8 @@ func (s *Store) Warnings(ctx context.Context) ([]warning.Row, error) {
 }
 
 // DestinationWarnings returns one destination's warnings.
-func (s *Store) DestinationWarnings(ctx context.Context, destination string) ([]warning.Row, error) {
-	all, err := s.Warnings(ctx)
+func (wa *Warnings) DestinationWarnings(ctx context.Context, destination string) ([]warning.Row, error) {
+	all, err := wa.Warnings(ctx)
 	if err != nil {
 		return nil, err
 	}

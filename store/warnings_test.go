@@ -31,7 +31,7 @@ func TestUpdateWarnings(t *testing.T) {
 	update := func(dest string, at time.Time, ws ...warning.Warning) warning.Update {
 		t.Helper()
 		o := warning.Observation{At: at, Passed: true, Account: `KYOLAB\scan`, BadPwdCount: 1, Volume: `\\fs1\scans`, HasFree: true, Free: 100}
-		up, err := s.UpdateWarnings(ctx, dest, "mfp1", o, notified, func(h warning.History) []warning.Warning {
+		up, err := s.Warnings().UpdateWarnings(ctx, dest, "mfp1", o, notified, func(h warning.History) []warning.Warning {
 			seen = append(seen, h)
 			return ws
 		})
@@ -62,7 +62,7 @@ func TestUpdateWarnings(t *testing.T) {
 		len(h.Before) != 1 || h.Before[0].Evidence["x"] != float64(1) {
 		t.Errorf("history %+v", h)
 	}
-	rows, err := s.Warnings(ctx)
+	rows, err := s.Warnings().Warnings(ctx)
 	if err != nil || len(rows) != 1 || rows[0].Destination != "b" || rows[0].Device != "mfp1" || !rows[0].Since.Equal(s.now()) && rows[0].Since.IsZero() {
 		t.Fatalf("rows %+v %v", rows, err)
 	}
@@ -84,7 +84,7 @@ func TestUpdateWarnings(t *testing.T) {
 	if err := s.RemoveDestination(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if rows, _ := s.Warnings(ctx); len(rows) != 0 {
+	if rows, _ := s.Warnings().Warnings(ctx); len(rows) != 0 {
 		t.Errorf("removed destination still listed: %+v", rows)
 	}
 }

@@ -323,7 +323,7 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn che
 		warn.st = ledger.st
 	}
 	if warn.st != nil && ctx.Err() == nil {
-		warn.tracker.Store = warn.st
+		warn.tracker.Store = warn.st.Warnings()
 		up, err := warn.tracker.Observe(context.WithoutCancel(ctx), warn.destination, warn.device, rep)
 		if err != nil {
 			// The verdict stands without them.
