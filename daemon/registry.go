@@ -29,7 +29,7 @@ func newFleet(st *store.Store) *fleet { return &fleet{st: st, seen: map[string]b
 
 func toMonitor(r registry.Resolved) monitor.Destination {
 	return monitor.Destination{Name: r.Name, Device: r.Destination.Device, Target: r.Target, PasswordUnreadable: r.PasswordUnreadable,
-		Client: r.Client, Bridged: r.Bridged()}
+		Client: r.Client, Profile: r.Profile, Bridged: r.Bridged()}
 }
 
 // Destinations implements monitor.Registry.
@@ -130,7 +130,7 @@ type checker struct {
 // check is the bridge's own (bridgeCheck).
 func (c checker) Check(ctx context.Context, d monitor.Destination, progress func(smbcheck.Step)) smbcheck.Report {
 	o := c.opts
-	o.Progress, o.Device = progress, d.Client
+	o.Progress, o.Device, o.Profile = progress, d.Client, d.Profile
 	var rep smbcheck.Report
 	if d.Bridged {
 		rep = BridgeCheck(ctx, c.st, c.share, d.Name, func() smbcheck.Report { return smbcheck.Run(ctx, d.Target, o) })

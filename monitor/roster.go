@@ -38,6 +38,9 @@ type Destination struct {
 	// Client is its device's SMB client, as every check of it replays it
 	// (registry.Resolved.Client; zero: scanwarden's own).
 	Client smbcheck.Device
+	// Profile is what the check's report keeps of Client's origins
+	// (registry.Resolved.Profile; nil: scanwarden's own client).
+	Profile *smbcheck.Profile
 	// Bridged: the MFP scans to the fallback share and scanwarden's
 	// forwarder delivers (Client is then scanwarden's own): its check is
 	// the bridge's own, and a green one ends an incident of a cause of the

@@ -72,6 +72,9 @@ type Resolved struct {
 	Device *Device
 	Target smbcheck.Target
 	Client smbcheck.Device
+	// Profile is what the check's report keeps of Client's origins (nil:
+	// no device, or bridged).
+	Profile *smbcheck.Profile
 }
 
 // Resolve pairs each destination with its device (names match without
@@ -88,12 +91,15 @@ func Resolve(ds []Destination, devs []Device) []Resolved {
 			dev = byName[strings.ToLower(d.Device)]
 		}
 		client := dev.Client()
+		var prof *smbcheck.Profile
 		if d.Bridged() {
 			// the MFP speaks only to the fallback share; the real folder
 			// gets scanwarden's own client, the forwarder's
 			client = smbcheck.Device{}
+		} else if dev != nil {
+			prof = ReportProfile(dev.Name, dev.Values())
 		}
-		out = append(out, Resolved{Destination: d, Device: dev, Target: d.Target(dev), Client: client})
+		out = append(out, Resolved{Destination: d, Device: dev, Target: d.Target(dev), Client: client, Profile: prof})
 	}
 	return out
 }

@@ -71,4 +71,12 @@ func TestResolve(t *testing.T) {
 	if rs[2].Target.Workstation != "OWN" || rs[2].Name != "c" {
 		t.Fatalf("c: %+v", rs[2])
 	}
+	// What a check's report keeps of the device's profile: every value
+	// with its origin; no device, no profile.
+	if p := rs[0].Profile; p == nil || p.Device != "Floor2" || len(p.Values) != len(ProfileFields) || p.Values[0].Origin == "" {
+		t.Errorf("a's profile %+v", rs[0].Profile)
+	}
+	if rs[1].Profile != nil {
+		t.Errorf("b's profile %+v", rs[1].Profile)
+	}
 }

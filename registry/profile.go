@@ -278,6 +278,16 @@ func ClientOf(vs []ProfileValue) smbcheck.Device {
 	return c
 }
 
+// ReportProfile is what a report keeps of the profile values vs of device
+// a check replays (smbcheck.Options.Profile): each value with its origin.
+func ReportProfile(device string, vs []ProfileValue) *smbcheck.Profile {
+	p := &smbcheck.Profile{Device: device}
+	for _, v := range vs {
+		p.Values = append(p.Values, smbcheck.ProfileSource{Field: string(v.Field), Value: v.Value, Origin: string(v.Origin), SeenAt: v.SeenAt})
+	}
+	return p
+}
+
 // Overlay returns the values with the given settings put over them as the
 // admin's (a one-off check's device flags over a stored device's
 // profile).

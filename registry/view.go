@@ -134,14 +134,15 @@ type ReportView struct {
 	Duration    time.Duration    `json:"-"`
 	Verdict     smbcheck.Verdict `json:"verdict"`
 	WorkingForm string           `json:"working_form,omitempty"`
-	Trigger     string           `json:"trigger,omitempty"` // schedule | event | manual
-	Report      *smbcheck.Report `json:"report,omitempty"`  // a history may fill it
+	Trigger     string           `json:"trigger,omitempty"`  // schedule | event | manual
+	Replayed    string           `json:"replayed,omitempty"` // whose SMB client the check replayed ("": not recorded)
+	Report      *smbcheck.Report `json:"report,omitempty"`   // a history may fill it
 }
 
 // View is the check as shown: its verdict, the name form that worked and
 // the time its steps took.
 func (r Report) View() ReportView {
-	v := ReportView{At: r.At, Verdict: r.Report.Verdict}
+	v := ReportView{At: r.At, Verdict: r.Report.Verdict, Replayed: r.Report.Replayed()}
 	if r.Report.WorkingForm != nil {
 		v.WorkingForm = r.Report.WorkingForm.Typed
 	}

@@ -138,6 +138,47 @@ type Report struct {
 	// Bridge is what the report says about the bridge (RunWithOwn): the
 	// offer, or that the check was a bridged destination's own.
 	Bridge *Bridge `json:"bridge,omitempty"`
+	// Profile is the SMB client the check replayed: the device's profile,
+	// or scanwarden's own (nil: not recorded — a report from before it
+	// was, or one that replayed nothing).
+	Profile *Profile `json:"profile,omitempty"`
+}
+
+// Profile is, for a report, the client a check replayed: scanwarden's own
+// (no device profile), or a device's profile — whose, what the replay did,
+// and each value with where it came from (seen on the fallback share, set
+// by the admin, the family's default).
+type Profile struct {
+	// Own: scanwarden's own client (no device, or nothing known of it).
+	Own     bool            `json:"own_client,omitempty"`
+	Device  string          `json:"device,omitempty"`
+	Summary string          `json:"summary,omitempty"` // Device.Describe of what was replayed
+	Values  []ProfileSource `json:"values,omitempty"`
+}
+
+// ProfileSource is one value of a replayed profile and its origin.
+type ProfileSource struct {
+	Field  string     `json:"field"`
+	Value  string     `json:"value"` // "" when not known
+	Origin string     `json:"origin"`
+	SeenAt *time.Time `json:"seen_at,omitempty"`
+}
+
+// Replayed words whose client the check replayed, for a person ("": not
+// recorded).
+func (r Report) Replayed() string {
+	p := r.Profile
+	switch {
+	case p == nil:
+		return ""
+	case p.Own && p.Device != "":
+		return fmt.Sprintf("scanwarden's own client (device %s: no profile known)", p.Device)
+	case p.Own:
+		return "scanwarden's own client (no device profile)"
+	case p.Device != "":
+		return fmt.Sprintf("device %s's profile: %s", p.Device, p.Summary)
+	}
+	return "a device profile: " + p.Summary
 }
 
 // Step returns the step with id, or nil.

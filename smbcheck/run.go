@@ -22,7 +22,7 @@ import (
 func Run(ctx context.Context, t Target, o Options) Report {
 	devErr := deviceFits(t, o.Device)
 	o.defaults()
-	c := &checker{t: t, o: o, record: record{r: Report{Target: t.Info(), Started: o.Now()}, progress: o.Progress, noDirectory: o.Directory == nil}}
+	c := &checker{t: t, o: o, record: record{r: Report{Target: t.Info(), Started: o.Now(), Profile: o.profile()}, progress: o.Progress, noDirectory: o.Directory == nil}}
 	c.ledger = o.Ledger
 	if c.ledger == nil {
 		c.ledger = &MemoryLedger{}

@@ -189,6 +189,10 @@ type Options struct {
 	// Directory, when set, is asked about the account and the host.
 	Directory Directory
 	Device    Device
+	// Profile, when set, names whose profile Device is and where each of
+	// its values came from, for the report (Report.Profile); the check
+	// replays Device alone.
+	Profile *Profile
 	// StepTimeout bounds each network step (default 10 s).
 	StepTimeout time.Duration
 	// Resolver resolves the host name (default: the system resolver).
@@ -241,6 +245,18 @@ const (
 // DefaultMaxFailures is the budget a front end offers when none is
 // configured (Options.MaxFailures 0 replays nothing that can fail).
 const DefaultMaxFailures = defaultMaxFailures
+
+// profile is the report's Profile of the client o replays.
+func (o Options) profile() *Profile {
+	p := Profile{Own: !o.Device.Known(), Summary: o.Device.Describe()}
+	if o.Profile != nil {
+		p.Device = o.Profile.Device
+		if !p.Own {
+			p.Values = append([]ProfileSource(nil), o.Profile.Values...)
+		}
+	}
+	return &p
+}
 
 // defaults fills the durations and hooks: a zero duration is no usable
 // setting, so it means the default. MaxFailures is taken as given.

@@ -101,6 +101,39 @@ func (d Device) Validate() error {
 	return nil
 }
 
+// Describe words what a replay of d does, for a report: "SMB 2.1 at
+// most, no encryption, NTLMv1, writes pdf" ("" for the zero Device, which
+// is scanwarden's own client).
+func (d Device) Describe() string {
+	if !d.Known() {
+		return ""
+	}
+	n := d.Normalized()
+	var w []string
+	switch {
+	case n.SMB1Only:
+		w = append(w, "SMB1 only")
+	case n.MinDialect != 0 && n.MaxDialect != 0:
+		w = append(w, fmt.Sprintf("SMB %s to %s", n.MinDialect, n.MaxDialect))
+	case n.MaxDialect != 0:
+		w = append(w, fmt.Sprintf("SMB %s at most", n.MaxDialect))
+	case n.MinDialect != 0:
+		w = append(w, fmt.Sprintf("SMB %s at least", n.MinDialect))
+	}
+	for _, f := range []struct {
+		on   bool
+		what string
+	}{{n.NoSigning, "no signing"}, {n.NoEncryption, "no encryption"}, {n.NTLMv1, "NTLMv1"}, {n.NoKerberos, "no Kerberos"}} {
+		if f.on {
+			w = append(w, f.what)
+		}
+	}
+	if n.FileType != "" {
+		w = append(w, "writes "+string(n.FileType))
+	}
+	return strings.Join(w, ", ")
+}
+
 // Dialect is an SMB dialect; the zero value is "not known". Dialects
 // compare in protocol order.
 type Dialect uint8

@@ -38,8 +38,12 @@ func addHistory(ctx context.Context, tx *sql.Tx, destination string, at time.Tim
 	if rep.OK() {
 		ok = 1
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO check_history (destination, host, at, ok, cause, sessions, session_limit, server_start)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, destination, rep.Target.Host, formatTime(at), ok, string(rep.Verdict.Cause), sessions, limit, start); err != nil {
+	var profile sql.NullString
+	if rep.Profile != nil {
+		profile = sql.NullString{String: rep.Replayed(), Valid: true}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO check_history (destination, host, at, ok, cause, sessions, session_limit, server_start, profile)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, destination, rep.Target.Host, formatTime(at), ok, string(rep.Verdict.Cause), sessions, limit, start, profile); err != nil {
 		return fmt.Errorf("check history: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM check_history WHERE destination = ? AND at < ?`,

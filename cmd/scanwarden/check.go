@@ -153,6 +153,11 @@ func (a *checkArgs) run(ctx context.Context) int {
 	}
 	opts := smbcheck.Options{NoWrite: a.noWrite, MaxFailures: a.maxFailures, Ledger: ledger, StepTimeout: a.timeout,
 		Device: client, Canaries: canaries, LocalNames: localname.Local{WINS: a.winsServers}}
+	if dev != nil {
+		opts.Profile = registry.ReportProfile(dev.Name, profile)
+	} else if len(a.device) > 0 {
+		opts.Profile = registry.ReportProfile("", profile)
+	}
 	if a.ad.configured() {
 		dirc, err := a.ad.open(ctx, c.env)
 		if err != nil {

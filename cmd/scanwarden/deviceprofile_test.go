@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scanwarden/scanwarden/registry"
+	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
 // TestDeviceProfileCLI: device add's --device-* flags store the admin's
@@ -113,9 +114,14 @@ func TestCheckDestinationReplaysDeviceProfile(t *testing.T) {
 	r = cli(exitFinding, "check", "--destination", "front", "--timeout", "2s", "--device-file-type", "tiff", "--json")
 	var out struct {
 		DeviceProfile []registry.ProfileValue `json:"device_profile"`
+		Profile       *smbcheck.Profile       `json:"profile"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatal(err)
+	}
+	// The report itself says which profile it replayed, with the sources.
+	if p := out.Profile; p == nil || p.Own || p.Device != "mfp01" || p.Summary != "SMB 2.1 at most, no encryption, writes tiff" || len(p.Values) != len(registry.ProfileFields) {
+		t.Errorf("--json profile %+v", out.Profile)
 	}
 	got := map[registry.ProfileField]string{}
 	for _, v := range out.DeviceProfile {
