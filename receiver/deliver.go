@@ -1,21 +1,11 @@
 package receiver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"time"
 )
-
-// newForwarder is the one way a forwarder is built: the running receiver's
-// (its configured timings) and the CLI's (DeliverNow, DeliverScan: the
-// defaults, no receiver running). names nil: no receiver shares the names.
-func newForwarder(cfg ForwardConfig, dataDir string, cat Catalogue, dests Destinations, remote Remote, log *slog.Logger, names *nameLocks) *forwarder {
-	return &forwarder{cfg: cfg, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(), log: log, now: time.Now, names: names}
-}
 
 // Kick asks for an early delivery of destination's held scans (its check
 // just turned green), past the back-off.
@@ -94,15 +84,4 @@ func (fw *forwarder) deliverScan(ctx context.Context, id int64) error {
 		return fw.deliver(ctx, folder, d, sc)
 	}
 	return fmt.Errorf("scan %d: destination %q is no longer registered", id, sc.Destination)
-}
-
-// isZombie says whether pid is a zombie (or gone): a claim's process that
-// died but was not reaped is no longer delivering.
-func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }

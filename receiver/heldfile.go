@@ -107,3 +107,6 @@ func heldExists(dataDir, rel string) bool {
 	_, _, err = p.lstat()
 	return !errors.Is(err, os.ErrNotExist)
 }
+
+// Inbox is the share's folder in a data dir.
+func Inbox(dataDir string) string { return filepath.Join(dataDir, "inbox") }

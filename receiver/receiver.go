@@ -2,6 +2,8 @@
 // scans while a destination's real folder is broken, a watcher decides when
 // each file is complete, the catalogue holds it (hashed, moved atomically),
 // and a forwarder delivers it, verified, once the real folder works again.
+// The smbd itself (its config, process, log and probe) is package samba's;
+// the receiver takes what smbd leaves in the inbox.
 package receiver
 
 import (
@@ -95,9 +97,6 @@ func (c Config) samba() samba.Config {
 	return samba.Config{Dir: dir, Inbox: Inbox(c.DataDir), Listen: c.Listen, Port: c.Port,
 		Share: c.Share, Accounts: c.Accounts, SMB1: c.SMB1, Allow: c.Allow, Bin: c.SambaBin}
 }
-
-// Inbox is the share's folder in a data dir.
-func Inbox(dataDir string) string { return filepath.Join(dataDir, "inbox") }
 
 // Receiver runs the fallback share: smbd, watcher, forwarder.
 type Receiver struct {
@@ -253,6 +252,13 @@ func (r *Receiver) ingester() *ingester {
 
 func (r *Receiver) forwarder() *forwarder {
 	return newForwarder(r.cfg.Forward, r.cfg.DataDir, r.cat, r.dests, r.remote, r.log, &r.names)
+}
+
+// newForwarder is the one way a forwarder is built: the running receiver's
+// (its configured timings) and the CLI's (DeliverNow, DeliverScan: the
+// defaults, no receiver running). names nil: no receiver shares the names.
+func newForwarder(cfg ForwardConfig, dataDir string, cat Catalogue, dests Destinations, remote Remote, log *slog.Logger, names *nameLocks) *forwarder {
+	return &forwarder{cfg: cfg, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(), log: log, now: time.Now, names: names}
 }
 
 func (r *Receiver) destOf(folder string) string {

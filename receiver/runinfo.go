@@ -102,3 +102,6 @@ func readRunInfo(dataDir string) (runInfo, bool) {
 	}
 	return info, true
 }
+
+// anyAddressWarning is the standing warning while no allowlist is set.
+const anyAddressWarning = "the fallback share admits any address that reaches it: list the MFPs' addresses or networks ([receiver] allow, receiver run --allow)"

@@ -66,9 +66,6 @@ func IngestStoppedWarning(why string) string {
 	return "scans are held in the inbox, not taken: " + why
 }
 
-// anyAddressWarning is the standing warning while no allowlist is set.
-const anyAddressWarning = "the fallback share admits any address that reaches it: list the MFPs' addresses or networks ([receiver] allow, receiver run --allow)"
-
 // Status reads the receiver's state from disk and the catalogue; it works
 // from another process (the CLI) as well. The share is judged on the
 // receiver's last probe (probeLoop).
