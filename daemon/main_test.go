@@ -247,7 +247,7 @@ webhook_backoff = "10ms"
 			t.Errorf("anonymous %s %s: %d", r.method, r.path, resp.StatusCode)
 		}
 	}
-	token, err := web.CreateToken(context.Background(), m.Store(), "test", "admin", time.Now())
+	token, err := web.CreateToken(context.Background(), m.Store().Auth(), "test", "admin", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestServeDeviceReachableTenIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.SyncDevices(ctx)
-	tok, err := web.CreateToken(ctx, m.Store(), "prom", "admin", time.Now())
+	tok, err := web.CreateToken(ctx, m.Store().Auth(), "prom", "admin", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

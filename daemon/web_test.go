@@ -57,7 +57,7 @@ func openWebDaemonOn(t *testing.T, dest registry.Destination, listen string) (*M
 	}
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
-	if _, err := web.SetPassword(ctx, m.Store(), "web test password", false); err != nil {
+	if _, err := web.SetPassword(ctx, m.Store().Auth(), "web test password", false); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Store().PutDevice(ctx, registry.Device{Name: "mfp-evil", Address: "127.0.0.1:9", SysName: hostileName,
@@ -93,7 +93,7 @@ func closedPort(t *testing.T) int {
 func TestWebMounted(t *testing.T) {
 	m, base := openWebDaemon(t, registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort(t), Share: "scans",
 		User: "alice", Password: scanwarden.NewSecret("pw"), Source: registry.SourceAdded})
-	tok, err := web.CreateToken(context.Background(), m.Store(), "prom", "admin", time.Now())
+	tok, err := web.CreateToken(context.Background(), m.Store().Auth(), "prom", "admin", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestWebTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if _, err := web.SetPassword(context.Background(), m.Store(), "web test password", false); err != nil {
+	if _, err := web.SetPassword(context.Background(), m.Store().Auth(), "web test password", false); err != nil {
 		t.Fatal(err)
 	}
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},

@@ -255,7 +255,7 @@ func TestWebManage(t *testing.T) {
 	}
 
 	// Every write is in the audit log; no secret is.
-	audit, err := st.Audit(ctx, 100)
+	audit, err := st.Auth().Audit(ctx, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,11 +287,11 @@ func TestWebManage(t *testing.T) {
 func TestWebManageAPI(t *testing.T) {
 	m, base := openWebDaemon(t, registry.Destination{})
 	ctx := context.Background()
-	admin, err := web.CreateToken(ctx, m.Store(), "ops", "admin", time.Now())
+	admin, err := web.CreateToken(ctx, m.Store().Auth(), "ops", "admin", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, err := web.CreateToken(ctx, m.Store(), "dash", "read", time.Now())
+	read, err := web.CreateToken(ctx, m.Store().Auth(), "dash", "read", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestWebManageAPI(t *testing.T) {
 	if code, body := call(admin, "/api/v1/devices/mfp-api/remove", `{}`); code != http.StatusOK {
 		t.Fatalf("remove device: %d %s", code, body)
 	}
-	audit, err := m.Store().Audit(ctx, 50)
+	audit, err := m.Store().Auth().Audit(ctx, 50)
 	if err != nil {
 		t.Fatal(err)
 	}

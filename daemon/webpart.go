@@ -46,7 +46,7 @@ type webPart struct {
 // behind its auth, /debug/pprof) over the daemon's backends and serves it.
 func (m *Main) openWeb(cfg config.Config) error {
 	b := webBackend{m}
-	wc := web.Config{Auth: m.st, Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b, Profiles: b, Warnings: b,
+	wc := web.Config{Auth: m.st.Auth(), Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b, Profiles: b, Warnings: b,
 		DeviceManager: b, DestinationManager: b,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(cfg.DataDir, "receiver")},

@@ -59,7 +59,7 @@ func openAllAddrs(t *testing.T, extra string) (*Main, *lockedBuffer, string) {
 // evaluated nor start a session: the port redirects to https.
 func TestAttackPlainHTTPLogin(t *testing.T) {
 	m, _, hostport := openAllAddrs(t, "")
-	if _, err := web.SetPassword(context.Background(), m.Store(), "web test password", true); err != nil {
+	if _, err := web.SetPassword(context.Background(), m.Store().Auth(), "web test password", true); err != nil {
 		t.Fatal(err)
 	}
 	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

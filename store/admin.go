@@ -10,12 +10,19 @@ import (
 	scanwarden "github.com/scanwarden/scanwarden"
 )
 
+// Auth keeps what the web's logons need: the admin's password, the browser
+// sessions, the API tokens and the audit log. It implements web.AuthStore.
+type Auth struct{ s *Store }
+
+// Auth returns the store's logon and audit records.
+func (s *Store) Auth() *Auth { return &Auth{s: s} }
+
 // The web admin's password and browser sessions (migration 0007).
 
 // AdminPassword returns the admin's argon2id hash, "" when none is set.
-func (s *Store) AdminPassword(ctx context.Context) (string, error) {
+func (au *Auth) AdminPassword(ctx context.Context) (string, error) {
 	var h string
-	err := s.db.QueryRowContext(ctx, "SELECT password_hash FROM web_admin WHERE id = 1").Scan(&h)
+	err := au.s.db.QueryRowContext(ctx, "SELECT password_hash FROM web_admin WHERE id = 1").Scan(&h)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -26,13 +33,13 @@ func (s *Store) AdminPassword(ctx context.Context) (string, error) {
 }
 
 // SetAdminPassword stores the admin's password hash.
-func (s *Store) SetAdminPassword(ctx context.Context, hash string) error {
+func (au *Auth) SetAdminPassword(ctx context.Context, hash string) error {
 	if hash == "" {
 		return errors.New("set admin password: empty hash")
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO web_admin(id, password_hash, updated_at) VALUES (1, ?, ?)
+	_, err := au.s.db.ExecContext(ctx, `INSERT INTO web_admin(id, password_hash, updated_at) VALUES (1, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET password_hash = excluded.password_hash, updated_at = excluded.updated_at`,
-		hash, formatTime(s.now()))
+		hash, formatTime(au.s.now()))
 	if err != nil {
 		return fmt.Errorf("set admin password: %w", err)
 	}
@@ -40,9 +47,9 @@ func (s *Store) SetAdminPassword(ctx context.Context, hash string) error {
 }
 
 // CreateSession stores a new session and drops the expired ones.
-func (s *Store) CreateSession(ctx context.Context, se scanwarden.Session) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM web_sessions WHERE expires < ?", formatTime(s.now())); err != nil {
+func (au *Auth) CreateSession(ctx context.Context, se scanwarden.Session) error {
+	return au.s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM web_sessions WHERE expires < ?", formatTime(au.s.now())); err != nil {
 			return fmt.Errorf("prune sessions: %w", err)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO web_sessions(id_hash, created, expires, last_seen, client)
@@ -55,10 +62,10 @@ func (s *Store) CreateSession(ctx context.Context, se scanwarden.Session) error 
 }
 
 // Session returns the session with the hash; ok false when there is none.
-func (s *Store) Session(ctx context.Context, idHash string) (scanwarden.Session, bool, error) {
+func (au *Auth) Session(ctx context.Context, idHash string) (scanwarden.Session, bool, error) {
 	var se scanwarden.Session
 	var created, expires, seen string
-	err := s.db.QueryRowContext(ctx, `SELECT id_hash, created, expires, last_seen, client FROM web_sessions WHERE id_hash = ?`,
+	err := au.s.db.QueryRowContext(ctx, `SELECT id_hash, created, expires, last_seen, client FROM web_sessions WHERE id_hash = ?`,
 		idHash).Scan(&se.IDHash, &created, &expires, &seen, &se.Client)
 	if errors.Is(err, sql.ErrNoRows) {
 		return se, false, nil
@@ -78,24 +85,24 @@ func (s *Store) Session(ctx context.Context, idHash string) (scanwarden.Session,
 }
 
 // TouchSession moves a session's idle clock.
-func (s *Store) TouchSession(ctx context.Context, idHash string, at time.Time) error {
-	if _, err := s.db.ExecContext(ctx, "UPDATE web_sessions SET last_seen = ? WHERE id_hash = ?", formatTime(at), idHash); err != nil {
+func (au *Auth) TouchSession(ctx context.Context, idHash string, at time.Time) error {
+	if _, err := au.s.db.ExecContext(ctx, "UPDATE web_sessions SET last_seen = ? WHERE id_hash = ?", formatTime(at), idHash); err != nil {
 		return fmt.Errorf("touch session: %w", err)
 	}
 	return nil
 }
 
 // DeleteSession ends one session (logout).
-func (s *Store) DeleteSession(ctx context.Context, idHash string) error {
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM web_sessions WHERE id_hash = ?", idHash); err != nil {
+func (au *Auth) DeleteSession(ctx context.Context, idHash string) error {
+	if _, err := au.s.db.ExecContext(ctx, "DELETE FROM web_sessions WHERE id_hash = ?", idHash); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil
 }
 
 // DeleteSessions ends every session (a password change).
-func (s *Store) DeleteSessions(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM web_sessions"); err != nil {
+func (au *Auth) DeleteSessions(ctx context.Context) error {
+	if _, err := au.s.db.ExecContext(ctx, "DELETE FROM web_sessions"); err != nil {
 		return fmt.Errorf("delete sessions: %w", err)
 	}
 	return nil

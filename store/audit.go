@@ -29,31 +29,31 @@ const anonWindow = time.Hour
 // AddAudit appends an entry (and drops the oldest beyond auditKeep). An
 // entry whose actor is "anonymous" is counted in its address's row for the
 // hour instead.
-func (s *Store) AddAudit(ctx context.Context, e scanwarden.AuditEntry) error {
+func (au *Auth) AddAudit(ctx context.Context, e scanwarden.AuditEntry) error {
 	at := e.At
 	if at.IsZero() {
-		at = s.now()
+		at = au.s.now()
 	}
 	if e.Actor == scanwarden.AnonymousActor {
-		return s.addAnonymous(ctx, e, at)
+		return au.addAnonymous(ctx, e, at)
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO audit_log(at, actor, client, action, target, detail) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := au.s.db.ExecContext(ctx, `INSERT INTO audit_log(at, actor, client, action, target, detail) VALUES (?, ?, ?, ?, ?, ?)`,
 		formatTime(at), e.Actor, e.Client, e.Action, e.Target, e.Detail)
 	if err != nil {
 		return fmt.Errorf("add audit entry: %w", err)
 	}
 	if id, err := res.LastInsertId(); err == nil && id%100 == 0 {
-		if _, err := s.db.ExecContext(ctx, "DELETE FROM audit_log WHERE id <= ?", id-auditKeep); err != nil {
+		if _, err := au.s.db.ExecContext(ctx, "DELETE FROM audit_log WHERE id <= ?", id-auditKeep); err != nil {
 			return fmt.Errorf("prune audit log: %w", err)
 		}
 	}
 	return nil
 }
 
-func (s *Store) addAnonymous(ctx context.Context, e scanwarden.AuditEntry, at time.Time) error {
+func (au *Auth) addAnonymous(ctx context.Context, e scanwarden.AuditEntry, at time.Time) error {
 	win := formatTime(at.UTC().Truncate(anonWindow))
 	var rowid int64
-	err := s.db.QueryRowContext(ctx, `INSERT INTO audit_anonymous(client, action, window_start, target, first_at, last_at, count)
+	err := au.s.db.QueryRowContext(ctx, `INSERT INTO audit_anonymous(client, action, window_start, target, first_at, last_at, count)
 		VALUES (?, ?, ?, ?, ?, ?, 1)
 		ON CONFLICT(client, action, window_start) DO UPDATE SET count = count + 1, last_at = excluded.last_at
 		RETURNING rowid`, e.Client, e.Action, win, e.Target, formatTime(at), formatTime(at)).Scan(&rowid)
@@ -61,7 +61,7 @@ func (s *Store) addAnonymous(ctx context.Context, e scanwarden.AuditEntry, at ti
 		return fmt.Errorf("add anonymous audit entry: %w", err)
 	}
 	if rowid%100 == 0 {
-		if _, err := s.db.ExecContext(ctx, `DELETE FROM audit_anonymous WHERE rowid IN
+		if _, err := au.s.db.ExecContext(ctx, `DELETE FROM audit_anonymous WHERE rowid IN
 			(SELECT rowid FROM audit_anonymous ORDER BY last_at DESC LIMIT -1 OFFSET ?)`, anonKeep); err != nil {
 			return fmt.Errorf("prune anonymous audit entries: %w", err)
 		}
@@ -72,11 +72,11 @@ func (s *Store) addAnonymous(ctx context.Context, e scanwarden.AuditEntry, at ti
 // Audit returns the newest entries first: the admin's actions and the
 // anonymous rows (each with its Count, At its latest attempt) merged by
 // time, at most limit of each.
-func (s *Store) Audit(ctx context.Context, limit int) ([]scanwarden.AuditEntry, error) {
+func (au *Auth) Audit(ctx context.Context, limit int) ([]scanwarden.AuditEntry, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, at, actor, client, action, target, detail, 1, '' FROM audit_log
+	rows, err := au.s.db.QueryContext(ctx, `SELECT id, at, actor, client, action, target, detail, 1, '' FROM audit_log
 		ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
@@ -85,7 +85,7 @@ func (s *Store) Audit(ctx context.Context, limit int) ([]scanwarden.AuditEntry, 
 	if err != nil {
 		return nil, err
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT 0, last_at, ?, client, action, target, '', count, first_at
+	rows, err = au.s.db.QueryContext(ctx, `SELECT 0, last_at, ?, client, action, target, '', count, first_at
 		FROM audit_anonymous ORDER BY last_at DESC LIMIT ?`, scanwarden.AnonymousActor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)

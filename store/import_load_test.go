@@ -39,10 +39,10 @@ func importLoad(t *testing.T, n int) (time.Duration, []time.Duration, time.Durat
 	t.Helper()
 	ctx := context.Background()
 	st := openUnlocked(t, t.TempDir())
-	if _, err := web.SetPassword(ctx, st, "load test password", false); err != nil {
+	if _, err := web.SetPassword(ctx, st.Auth(), "load test password", false); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Config{Auth: st})
+	srv, err := web.New(web.Config{Auth: st.Auth()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,14 +20,14 @@ var ErrTokenExists = errors.New("a token with that name exists")
 var ErrNoToken = errors.New("no such token")
 
 // CreateToken stores a new token.
-func (s *Store) CreateToken(ctx context.Context, t scanwarden.APIToken) error {
+func (au *Auth) CreateToken(ctx context.Context, t scanwarden.APIToken) error {
 	if t.Scope == "" {
 		t.Scope = scanwarden.ScopeRead
 	}
 	if _, ok := scanwarden.ParseTokenScope(string(t.Scope)); !ok {
 		return fmt.Errorf("create token %s: scope %q is not metrics, read or admin", t.Name, t.Scope)
 	}
-	_, err := s.db.ExecContext(ctx, "INSERT INTO api_tokens(name, hash, scope, created) VALUES (?, ?, ?, ?)",
+	_, err := au.s.db.ExecContext(ctx, "INSERT INTO api_tokens(name, hash, scope, created) VALUES (?, ?, ?, ?)",
 		t.Name, t.Hash, string(t.Scope), formatTime(t.Created))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed: api_tokens.name") {
@@ -39,8 +39,8 @@ func (s *Store) CreateToken(ctx context.Context, t scanwarden.APIToken) error {
 }
 
 // TokenByHash finds a token by its hash.
-func (s *Store) TokenByHash(ctx context.Context, hash string) (scanwarden.APIToken, bool, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name, hash, scope, created, last_used FROM api_tokens WHERE hash = ?", hash)
+func (au *Auth) TokenByHash(ctx context.Context, hash string) (scanwarden.APIToken, bool, error) {
+	rows, err := au.s.db.QueryContext(ctx, "SELECT name, hash, scope, created, last_used FROM api_tokens WHERE hash = ?", hash)
 	if err != nil {
 		return scanwarden.APIToken{}, false, fmt.Errorf("read token: %w", err)
 	}
@@ -52,16 +52,16 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (scanwarden.APITok
 }
 
 // TouchToken records a token's use.
-func (s *Store) TouchToken(ctx context.Context, name string, at time.Time) error {
-	if _, err := s.db.ExecContext(ctx, "UPDATE api_tokens SET last_used = ? WHERE name = ?", formatTime(at), name); err != nil {
+func (au *Auth) TouchToken(ctx context.Context, name string, at time.Time) error {
+	if _, err := au.s.db.ExecContext(ctx, "UPDATE api_tokens SET last_used = ? WHERE name = ?", formatTime(at), name); err != nil {
 		return fmt.Errorf("touch token: %w", err)
 	}
 	return nil
 }
 
 // Tokens lists the tokens by name.
-func (s *Store) Tokens(ctx context.Context) ([]scanwarden.APIToken, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name, hash, scope, created, last_used FROM api_tokens ORDER BY name")
+func (au *Auth) Tokens(ctx context.Context) ([]scanwarden.APIToken, error) {
+	rows, err := au.s.db.QueryContext(ctx, "SELECT name, hash, scope, created, last_used FROM api_tokens ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("read tokens: %w", err)
 	}
@@ -69,8 +69,8 @@ func (s *Store) Tokens(ctx context.Context) ([]scanwarden.APIToken, error) {
 }
 
 // DeleteTokens revokes every token and says how many there were.
-func (s *Store) DeleteTokens(ctx context.Context) (int, error) {
-	res, err := s.db.ExecContext(ctx, "DELETE FROM api_tokens")
+func (au *Auth) DeleteTokens(ctx context.Context) (int, error) {
+	res, err := au.s.db.ExecContext(ctx, "DELETE FROM api_tokens")
 	if err != nil {
 		return 0, fmt.Errorf("delete tokens: %w", err)
 	}
@@ -79,8 +79,8 @@ func (s *Store) DeleteTokens(ctx context.Context) (int, error) {
 }
 
 // DeleteToken revokes a token; ErrNoToken when there is none.
-func (s *Store) DeleteToken(ctx context.Context, name string) error {
-	res, err := s.db.ExecContext(ctx, "DELETE FROM api_tokens WHERE name = ?", name)
+func (au *Auth) DeleteToken(ctx context.Context, name string) error {
+	res, err := au.s.db.ExecContext(ctx, "DELETE FROM api_tokens WHERE name = ?", name)
 	if err != nil {
 		return fmt.Errorf("delete token %s: %w", name, err)
 	}

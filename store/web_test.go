@@ -13,7 +13,7 @@ import (
 )
 
 // The store is the web server's AuthStore.
-var _ web.AuthStore = (*Store)(nil)
+var _ web.AuthStore = (*Auth)(nil)
 
 func TestWebAuthTables(t *testing.T) {
 	ctx := context.Background()
@@ -25,85 +25,85 @@ func TestWebAuthTables(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { return t0 }
 
-	if h, err := s.AdminPassword(ctx); err != nil || h != "" {
+	if h, err := s.Auth().AdminPassword(ctx); err != nil || h != "" {
 		t.Fatalf("no admin yet: %q %v", h, err)
 	}
 	for _, h := range []string{"$argon2id$one", "$argon2id$two"} {
-		if err := s.SetAdminPassword(ctx, h); err != nil {
+		if err := s.Auth().SetAdminPassword(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if h, _ := s.AdminPassword(ctx); h != "$argon2id$two" {
+	if h, _ := s.Auth().AdminPassword(ctx); h != "$argon2id$two" {
 		t.Fatalf("admin password %q", h)
 	}
 
 	old := scanwarden.Session{IDHash: "old", Created: t0.Add(-48 * time.Hour), Expires: t0.Add(-time.Hour), LastSeen: t0.Add(-2 * time.Hour)}
 	live := scanwarden.Session{IDHash: "live", Created: t0, Expires: t0.Add(24 * time.Hour), LastSeen: t0, Client: "10.0.0.1"}
 	for _, se := range []scanwarden.Session{old, live} {
-		if err := s.CreateSession(ctx, se); err != nil {
+		if err := s.Auth().CreateSession(ctx, se); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, ok, _ := s.Session(ctx, "old"); ok {
+	if _, ok, _ := s.Auth().Session(ctx, "old"); ok {
 		t.Error("an expired session is not pruned when a new one starts")
 	}
-	got, ok, err := s.Session(ctx, "live")
+	got, ok, err := s.Auth().Session(ctx, "live")
 	if err != nil || !ok || !got.Expires.Equal(live.Expires) || got.Client != "10.0.0.1" {
 		t.Fatalf("session %+v %v %v", got, ok, err)
 	}
-	if err := s.TouchSession(ctx, "live", t0.Add(time.Hour)); err != nil {
+	if err := s.Auth().TouchSession(ctx, "live", t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ = s.Session(ctx, "live"); !got.LastSeen.Equal(t0.Add(time.Hour)) {
+	if got, _, _ = s.Auth().Session(ctx, "live"); !got.LastSeen.Equal(t0.Add(time.Hour)) {
 		t.Errorf("touch: %v", got.LastSeen)
 	}
-	if err := s.DeleteSession(ctx, "live"); err != nil {
+	if err := s.Auth().DeleteSession(ctx, "live"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s.Session(ctx, "live"); ok {
+	if _, ok, _ := s.Auth().Session(ctx, "live"); ok {
 		t.Error("deleted session still there")
 	}
-	s.CreateSession(ctx, live)
-	if err := s.DeleteSessions(ctx); err != nil {
+	s.Auth().CreateSession(ctx, live)
+	if err := s.Auth().DeleteSessions(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s.Session(ctx, "live"); ok {
+	if _, ok, _ := s.Auth().Session(ctx, "live"); ok {
 		t.Error("DeleteSessions left one")
 	}
 
-	if err := s.CreateToken(ctx, scanwarden.APIToken{Name: "prom", Hash: "h1", Created: t0}); err != nil {
+	if err := s.Auth().CreateToken(ctx, scanwarden.APIToken{Name: "prom", Hash: "h1", Created: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateToken(ctx, scanwarden.APIToken{Name: "prom", Hash: "h2", Created: t0}); !errors.Is(err, ErrTokenExists) {
+	if err := s.Auth().CreateToken(ctx, scanwarden.APIToken{Name: "prom", Hash: "h2", Created: t0}); !errors.Is(err, ErrTokenExists) {
 		t.Errorf("duplicate name: %v", err)
 	}
-	tok, ok, err := s.TokenByHash(ctx, "h1")
+	tok, ok, err := s.Auth().TokenByHash(ctx, "h1")
 	if err != nil || !ok || tok.Name != "prom" || !tok.LastUsed.IsZero() {
 		t.Fatalf("token %+v %v %v", tok, ok, err)
 	}
-	s.TouchToken(ctx, "prom", t0.Add(time.Minute))
-	toks, err := s.Tokens(ctx)
+	s.Auth().TouchToken(ctx, "prom", t0.Add(time.Minute))
+	toks, err := s.Auth().Tokens(ctx)
 	if err != nil || len(toks) != 1 || !toks[0].LastUsed.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("tokens %+v %v", toks, err)
 	}
-	if err := s.DeleteToken(ctx, "prom"); err != nil {
+	if err := s.Auth().DeleteToken(ctx, "prom"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteToken(ctx, "prom"); !errors.Is(err, ErrNoToken) {
+	if err := s.Auth().DeleteToken(ctx, "prom"); !errors.Is(err, ErrNoToken) {
 		t.Errorf("revoke twice: %v", err)
 	}
-	if _, ok, _ := s.TokenByHash(ctx, "h1"); ok {
+	if _, ok, _ := s.Auth().TokenByHash(ctx, "h1"); ok {
 		t.Error("revoked token still found")
 	}
 
 	hostile := `<img src=x onerror=alert(1)>'; DROP TABLE audit_log; --`
 	for i := 0; i < 3; i++ {
-		if err := s.AddAudit(ctx, scanwarden.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Actor: "admin", Client: "127.0.0.1",
+		if err := s.Auth().AddAudit(ctx, scanwarden.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Actor: "admin", Client: "127.0.0.1",
 			Action: "scan.download", Target: hostile}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	log, err := s.Audit(ctx, 2)
+	log, err := s.Auth().Audit(ctx, 2)
 	if err != nil || len(log) != 2 || log[0].ID != 3 || log[0].Target != hostile || !log[0].At.Equal(t0.Add(2*time.Second)) {
 		t.Fatalf("audit %+v %v", log, err)
 	}
@@ -137,7 +137,7 @@ func TestAuditPruned(t *testing.T) {
 		INSERT INTO audit_log(id, at, actor, action) SELECT i, '2026-01-01T00:00:00Z', 'admin', 'x' FROM n`); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddAudit(ctx, scanwarden.AuditEntry{Actor: "admin", Action: "y"}); err != nil { // id 10100
+	if err := s.Auth().AddAudit(ctx, scanwarden.AuditEntry{Actor: "admin", Action: "y"}); err != nil { // id 10100
 		t.Fatal(err)
 	}
 	var n int
@@ -159,7 +159,7 @@ func TestAttackAuditFloodKeepsAdminActions(t *testing.T) {
 	defer s.Close()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for i, a := range []string{"login", "token.create", "settings.set"} {
-		if err := s.AddAudit(ctx, scanwarden.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Actor: "admin", Client: "192.0.2.1", Action: a}); err != nil {
+		if err := s.Auth().AddAudit(ctx, scanwarden.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Actor: "admin", Client: "192.0.2.1", Action: a}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -168,11 +168,11 @@ func TestAttackAuditFloodKeepsAdminActions(t *testing.T) {
 	for i := 0; i < 10200; i++ {
 		at := t0.Add(time.Minute + time.Duration(i)*700*time.Millisecond)
 		client := "10.9." + strconv.Itoa(i%200/100) + "." + strconv.Itoa(i%100)
-		if err := s.AddAudit(ctx, scanwarden.AuditEntry{At: at, Actor: scanwarden.AnonymousActor, Client: client, Action: "login.failed", Target: "admin"}); err != nil {
+		if err := s.Auth().AddAudit(ctx, scanwarden.AuditEntry{At: at, Actor: scanwarden.AnonymousActor, Client: client, Action: "login.failed", Target: "admin"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	log, err := s.Audit(ctx, 10000)
+	log, err := s.Auth().Audit(ctx, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func runDaemon(dir string, nDev, nDest, nEv, nScan int) {
 			HeldPath: fmt.Sprintf("held/x/%d.pdf", i)})
 		must(err)
 	}
-	_, err = web.SetPassword(ctx, st, "benchmark password", false)
+	_, err = web.SetPassword(ctx, st.Auth(), "benchmark password", false)
 	must(err)
 	st.Close()
 	fmt.Fprintf(os.Stderr, "webbench: data filled in %s\n", time.Since(t0).Round(time.Second))

@@ -41,7 +41,7 @@ func newAdminCommand(env environ, name string) *subcommand {
 
 // auditCLI records what an admin command did, as the CLI's.
 func auditCLI(ctx context.Context, st *store.Store, action, target string) {
-	web.AuditCLI(ctx, st, time.Now(), action, target)
+	web.AuditCLI(ctx, st.Auth(), time.Now(), action, target)
 }
 
 func adminSetPassword(ctx context.Context, env environ, name string, args []string) int {
@@ -63,7 +63,7 @@ func adminSetPassword(ctx context.Context, env environ, name string, args []stri
 		return c.fail(err)
 	}
 	return c.withStore(ctx, false, func(st *store.Store) int {
-		n, err := web.SetPassword(ctx, st, sec.Reveal(), *revoke)
+		n, err := web.SetPassword(ctx, st.Auth(), sec.Reveal(), *revoke)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -98,7 +98,7 @@ func adminTokenCreate(ctx context.Context, env environ, name string, args []stri
 		return code
 	}
 	return c.withStore(ctx, false, func(st *store.Store) int {
-		tok, err := web.CreateToken(ctx, st, pos[0], *scope, time.Now())
+		tok, err := web.CreateToken(ctx, st.Auth(), pos[0], *scope, time.Now())
 		if err != nil {
 			return c.fail(err)
 		}
@@ -115,7 +115,7 @@ func adminTokenList(ctx context.Context, env environ, name string, args []string
 		return code
 	}
 	return c.readStore(ctx, false, func(st *store.Store) int {
-		toks, err := st.Tokens(ctx)
+		toks, err := st.Auth().Tokens(ctx)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -137,7 +137,7 @@ func adminTokenRevoke(ctx context.Context, env environ, name string, args []stri
 		return code
 	}
 	return c.withStore(ctx, false, func(st *store.Store) int {
-		if err := st.DeleteToken(ctx, pos[0]); err != nil {
+		if err := st.Auth().DeleteToken(ctx, pos[0]); err != nil {
 			return c.fail(err)
 		}
 		auditCLI(ctx, st, "token.delete", pos[0])

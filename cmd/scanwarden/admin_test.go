@@ -61,15 +61,15 @@ func TestAdminCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := st.AdminPassword(context.Background())
+	h, _ := st.Auth().AdminPassword(context.Background())
 	if !strings.HasPrefix(h, "$argon2id$") || strings.Contains(h, "a long admin password") {
 		t.Errorf("stored password %q", h)
 	}
-	toks, _ := st.Tokens(context.Background())
+	toks, _ := st.Auth().Tokens(context.Background())
 	if len(toks) != 2 || toks[0].Hash == tok || len(toks[0].Hash) != 64 || toks[1].Scope != "metrics" {
 		t.Errorf("stored token %+v", toks)
 	}
-	log, _ := st.Audit(context.Background(), 10)
+	log, _ := st.Auth().Audit(context.Background(), 10)
 	if len(log) != 3 || log[0].Action != "token.create" || log[0].Actor != "cli" {
 		t.Errorf("audit %+v", log)
 	}
