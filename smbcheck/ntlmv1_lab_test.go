@@ -47,6 +47,15 @@ func TestLabNTLMv1OverSMB2(t *testing.T) {
 			}
 			stepIs(t, r, StepForms, StatusSkipped)
 		}},
+		// A domain account: the DC checks the password, and dc1 keeps
+		// Samba's default ntlmv2-only (bob's badPwdCount reads 0 after
+		// this case: the NTLMv2 logon that follows succeeds).
+		{name: "refused-by-dc-domain-account", dest: "//" + lab.DCHost + "/scans", user: "bob", opts: v1(DialectSMB311), want: CauseNTLMv1Refused, check: func(t *testing.T, r Report) {
+			overSMB2(DialectSMB311)(t, r)
+			if s := stepIs(t, r, StepSession, StatusFail); s.Evidence["ntlmv2"] != "accepted" {
+				t.Errorf("session evidence %v", s.Evidence)
+			}
+		}},
 		{name: "refused-by-ntlmv2-only-2.1", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: v1(DialectSMB21), want: CauseNTLMv1Refused, check: overSMB2(DialectSMB21)},
 		{name: "permitted-signed-2.1", dest: signed, user: "scanuser", ws: "V1A" + tag, opts: v1(DialectSMB21), want: CauseOK, check: func(t *testing.T, r Report) {
 			overSMB2(DialectSMB21)(t, r)
