@@ -45,28 +45,6 @@ func ClientCause(c Cause, d Device) bool {
 	return false
 }
 
-// Bridge is what a report says about the bridge: the offer, where the
-// device's client failed on a cause of its own and scanwarden's own client
-// passed; or, for a bridged destination, that the check was the bridge's
-// own (scanwarden's client, as the forwarder logs on).
-type Bridge struct {
-	// Offered: the device's client failed on DeviceCause (ClientCause) and
-	// scanwarden's own client passed — the bridge would deliver.
-	Offered bool `json:"offered,omitempty"`
-	// DeviceCause is what the device's client met (offer or not).
-	DeviceCause Cause `json:"device_cause,omitempty"`
-	// Own is scanwarden's own client's verdict on the real folder.
-	Own *Verdict `json:"own,omitempty"`
-	// Active: the destination is bridged; this check replayed scanwarden's
-	// own client, the one its deliveries use, not the device's.
-	Active bool `json:"active,omitempty"`
-	// Message says it in words, with the way to bridge (Offered) or what
-	// the bridge's check found (Active).
-	Message string `json:"message,omitempty"`
-	// Command bridges the destination from the command line (Offered).
-	Command string `json:"command,omitempty"`
-}
-
 // RunWithOwn is Run as the device o.Device; where that fails on a cause of
 // the device's client (ClientCause), it checks once more with scanwarden's
 // own client and says in the report's Bridge what that found: an offer of
