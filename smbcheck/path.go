@@ -49,7 +49,7 @@ func (c pathStep) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 		case CausePathNotFound:
 			s.Evidence["missing"] = parts[i]
 			s.Evidence["exists_up_to"] = parent
-			c.fail(s, cause, fmt.Sprintf("folder %s does not exist in %s (the first missing part of %s)", parts[i], parent, c.folder()),
+			c.fail(s, cause, fmt.Sprintf("folder %s does not exist in %s (the first missing part of %s)", parts[i], parent, c.t.folder()),
 				fmt.Sprintf("Create the folder %s\\%s on the server, or correct the destination's Path on the MFP.", parent, parts[i]))
 		case CauseDFSLink:
 			c.failDFSLink(ctx, s, parts, i)
@@ -67,12 +67,12 @@ func (c pathStep) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 			}
 			s.Evidence["refused"] = blocked
 			c.fail(s, cause, fmt.Sprintf("%s may not open folder %s", c.who(), blocked),
-				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s and Modify on the scan folder %s.", c.grantee(), blocked, c.folder()))
+				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s and Modify on the scan folder %s.", c.grantee(), blocked, c.t.folder()))
 		default:
 			c.fail(s, cause, fmt.Sprintf("cannot open %s\\%s: %v", parent, parts[i], err), "")
 		}
 		return false
 	}
-	c.ok(s, fmt.Sprintf("folder %s exists", c.folder()))
+	c.ok(s, fmt.Sprintf("folder %s exists", c.t.folder()))
 	return true
 }

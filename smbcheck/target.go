@@ -78,6 +78,12 @@ func (t Target) pathParts() []string {
 	return parts
 }
 
+// folder is the destination folder as the panel's Path shows it: the share
+// and its folders, separated by backslashes.
+func (t Target) folder() string {
+	return strings.Join(append([]string{t.Share}, t.pathParts()...), `\`)
+}
+
 // Validate names the first field that cannot be used, as a
 // *scanwarden.FieldError whose Field is host, port, share, path, auth or user.
 func (t Target) Validate() error {

@@ -251,8 +251,8 @@ func (c writeStep) typeRefused(ctx context.Context, s *stepState, sh *smbconn.Sh
 	s.Evidence["operation"] = "create"
 	s.Evidence["file_type"] = string(c.o.Device.FileType)
 	s.Evidence["other_type_accepted"] = other
-	c.fail(s, CauseFileTypeRefused, fmt.Sprintf("%s refuses %s files (%s), the MFP's scan file type, and takes other files (%s)", c.folder(), ext, errText(attemptResult{err: err, status: statusOf(err)}), other),
-		fmt.Sprintf("Allow %s files in %s (the server's file screen, antivirus rule or Samba's veto files), or change the MFP's scan file type.", ext, c.folder()))
+	c.fail(s, CauseFileTypeRefused, fmt.Sprintf("%s refuses %s files (%s), the MFP's scan file type, and takes other files (%s)", c.t.folder(), ext, errText(attemptResult{err: err, status: statusOf(err)}), other),
+		fmt.Sprintf("Allow %s files in %s (the server's file screen, antivirus rule or Samba's veto files), or change the MFP's scan file type.", ext, c.t.folder()))
 	return true
 }
 
@@ -287,13 +287,13 @@ func (c writeStep) deleteCanary(s *stepState, err error, p, name string, doomed 
 			s.Evidence[k] = v
 		}
 		if cause == CauseNoDeletePermission && doomed {
-			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them (the test file is gone all the same: it was created to be deleted on close)", c.who(), c.folder()),
+			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them (the test file is gone all the same: it was created to be deleted on close)", c.who(), c.t.folder()),
 				fmt.Sprintf("Grant %s 'Delete' on the folder if files must be replaced.", c.grantee()))
 			return true
 		}
 		if cause == CauseNoDeletePermission {
 			c.r.Canary = c.t.Share + `\` + p
-			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them; the test file %s was left behind", c.who(), c.folder(), name),
+			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them; the test file %s was left behind", c.who(), c.t.folder(), name),
 				fmt.Sprintf("Delete %s\\%s by hand; grant %s 'Delete' on the folder if files must be replaced.", c.t.Share, p, c.grantee()))
 			return true
 		}
@@ -308,7 +308,7 @@ func (c writeStep) deleteCanary(s *stepState, err error, p, name string, doomed 
 func (c writeStep) canaryDone(s *stepState, name, how string) {
 	detail := fmt.Sprintf("created %s, wrote %d bytes, read them back and %s", name, canarySize, how)
 	if free, ok := s.Evidence["free_bytes"].(uint64); ok && free < 100<<20 {
-		low := fmt.Sprintf("only %d MiB free on the disk of %s", free>>20, c.folder())
+		low := fmt.Sprintf("only %d MiB free on the disk of %s", free>>20, c.t.folder())
 		c.warnAction(s, detail+"; "+low, low)
 		return
 	}
@@ -318,7 +318,7 @@ func (c writeStep) canaryDone(s *stepState, name, how string) {
 // canaryFolder keys the canary journal: the destination folder as the
 // panel shows it, case-folded.
 func (c writeStep) canaryFolder() string {
-	return strings.ToLower(`\\` + strings.Trim(c.t.Host, "[]") + `\` + c.folder())
+	return strings.ToLower(`\\` + strings.Trim(c.t.Host, "[]") + `\` + c.t.folder())
 }
 
 // isCanaryName accepts only names this package gives its test files: a
@@ -386,7 +386,7 @@ func (c writeStep) writeFailed(s *stepState, op string, err error, p string) {
 		s.Evidence[k] = v
 	}
 	s.Evidence["operation"] = op
-	folder := c.folder()
+	folder := c.t.folder()
 	switch cause {
 	case CauseNoWritePermission:
 		c.fail(s, cause, fmt.Sprintf("%s may not %s a file in %s", c.who(), op, folder),
@@ -407,12 +407,6 @@ func canaryPayload(name string) []byte {
 		b = append(b, line[:min(len(line), canarySize-len(b))]...)
 	}
 	return b
-}
-
-// folder is the destination folder as the panel's Path shows it: the share
-// and its folders, separated by backslashes.
-func (c *checker) folder() string {
-	return strings.Join(append([]string{c.t.Share}, c.t.pathParts()...), `\`)
 }
 
 // readBack reads the canary through its own handle and compares.
