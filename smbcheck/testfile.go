@@ -11,6 +11,10 @@ import (
 	"strings"
 )
 
+// canarySize is what the write step writes: enough to meet a full disk
+// (the free space is reported too, and warned about below 100 MiB).
+const canarySize = 8 << 10
+
 // testFile is the write step's payload for a device that scans to ft: a
 // tiny valid file of that type — a file screen or a virus scanner judges it
 // as it judges the MFP's scans — exactly canarySize bytes, padded where
@@ -29,6 +33,17 @@ func testFile(ft FileType, name string) []byte {
 		return xpsTestFile(ft == FileTypeOXPS, pad)
 	}
 	return canaryPayload(name)
+}
+
+// canaryPayload is exactly canarySize bytes: a line naming the file,
+// repeated, the last copy cut short.
+func canaryPayload(name string) []byte {
+	line := []byte("scanwarden write check " + name + " - this file is removed at once; if you see it, the account cannot delete.\r\n")
+	b := make([]byte, 0, canarySize)
+	for len(b) < canarySize {
+		b = append(b, line[:min(len(line), canarySize-len(b))]...)
+	}
+	return b
 }
 
 // pdfTestFile is a one-page empty PDF whose padding is comment lines after

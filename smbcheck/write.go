@@ -31,10 +31,6 @@ func (c writeStep) run(ctx context.Context) bool {
 // canaryPrefix starts every test file's name, so an admin recognises one.
 const canaryPrefix = "scanwarden-check-"
 
-// canarySize is what the write step writes: enough to meet a full disk
-// (the free space is reported too, and warned about below 100 MiB).
-const canarySize = 8 << 10
-
 // stepWrite creates a uniquely named file in the folder, writes it, reads it
 // back and deletes it — as the MFP stores a scan. The file is removed even
 // when the check is interrupted.
@@ -396,17 +392,6 @@ func (c writeStep) writeFailed(s *stepState, op string, err error, p string) {
 	default:
 		c.fail(s, cause, fmt.Sprintf("%s of the test file failed: %v", op, err), "")
 	}
-}
-
-// canaryPayload is exactly canarySize bytes: a line naming the file,
-// repeated, the last copy cut short.
-func canaryPayload(name string) []byte {
-	line := []byte("scanwarden write check " + name + " - this file is removed at once; if you see it, the account cannot delete.\r\n")
-	b := make([]byte, 0, canarySize)
-	for len(b) < canarySize {
-		b = append(b, line[:min(len(line), canarySize-len(b))]...)
-	}
-	return b
 }
 
 // readBack reads the canary through its own handle and compares.
