@@ -1,6 +1,11 @@
 package smbcheck
 
-import "time"
+import (
+	"strings"
+	"time"
+
+	"github.com/scanwarden/scanwarden/smbconn"
+)
 
 // record is a check's report as its steps end — each step's status,
 // evidence, cause and time — and what the verdict says beyond the causes.
@@ -77,4 +82,71 @@ func (c *record) skipWhy(why string, ids ...string) {
 func (c *record) warnAction(s *stepState, detail, action string) {
 	c.warnings = append(c.warnings, action)
 	c.warn(s, detail)
+}
+
+// finish writes the verdict from the recorded steps: the first failure's
+// cause (with its specific summary and fix, when the step gave them), the
+// other causes, the warnings of an ok verdict; and server, what the server
+// told in negotiate.
+func (c *record) finish(server *smbconn.ServerInfo, verbatim []string) {
+	v := Verdict{Cause: CauseOK}
+	for _, s := range c.r.Steps {
+		if s.Status != StatusFail || s.Cause == "" {
+			continue
+		}
+		if v.Cause == CauseOK {
+			v.Cause = s.Cause
+		} else if s.Cause != v.Cause && !containsCause(v.Also, s.Cause) {
+			v.Also = append(v.Also, s.Cause)
+		}
+	}
+	info := v.Cause.Info()
+	v.KyoceraCode, v.Summary, v.Fix = info.KyoceraCode, info.Summary, info.Fix
+	if c.firstFx != nil && c.firstFx.cause == v.Cause {
+		if c.firstFx.summary != "" {
+			// What the check saw says more than the cause's generic line.
+			v.Summary = upperFirst(c.firstFx.summary, verbatim) + "."
+		}
+		if c.firstFx.fix != "" {
+			v.Fix = c.firstFx.fix
+		}
+	}
+	for _, a := range c.also {
+		if a != v.Cause && a != CauseOK && !containsCause(v.Also, a) {
+			v.Also = append(v.Also, a)
+		}
+	}
+	if c.ledgerHit != nil && c.ledgerHit.Cause == v.Cause {
+		v.FromLedger = true
+	}
+	if v.Cause == CauseOK && len(c.warnings) > 0 {
+		v.Summary += " Warnings: " + strings.Join(c.warnings, "; ") + "."
+	}
+	c.r.Verdict = v
+	c.r.Server = server
+}
+
+func containsCause(cs []Cause, c Cause) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// upperFirst starts a sentence with a capital — unless it starts with a name
+// the admin typed or the server gave (verbatim), which is printed exactly
+// as it is.
+func upperFirst(s string, verbatim []string) string {
+	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	for _, n := range verbatim {
+		if n != "" && strings.HasPrefix(s, n) {
+			return s
+		}
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/scanwarden/scanwarden"
 )
@@ -41,7 +40,7 @@ func Run(ctx context.Context, t Target, o Options) Report {
 	}
 	defer c.cleanup()
 	c.run(ctx)
-	c.finish()
+	c.finish(c.server, c.verbatim())
 	if ctx.Err() != nil {
 		// Stopped (Ctrl-C, SIGTERM, a deadline): the verdict covers only
 		// the steps that ran.
@@ -65,7 +64,7 @@ func (c *checker) invalid(err error, what, fix string) {
 		}
 	}
 	c.fail(s, CauseUnknown, "the "+what+" cannot be checked: "+err.Error(), fix)
-	c.finish()
+	c.finish(c.server, c.verbatim())
 }
 
 // deviceFits is d.Validate and what d cannot do that t asks for.
@@ -122,68 +121,10 @@ func (c *checker) noteSMB1Replay() {
 	c.firstFx.fix = "Enable SMB2/SMB3 on the server (Samba: server min protocol = SMB2_02; Windows: the SMB 2 feature); until then the MFP's SMB1 client must stay enabled (Command Center RX → Network Settings → Protocol → SMB)."
 }
 
-// --- step bookkeeping --------------------------------------------------
-
-func (c *checker) finish() {
-	v := Verdict{Cause: CauseOK}
-	for _, s := range c.r.Steps {
-		if s.Status != StatusFail || s.Cause == "" {
-			continue
-		}
-		if v.Cause == CauseOK {
-			v.Cause = s.Cause
-		} else if s.Cause != v.Cause && !containsCause(v.Also, s.Cause) {
-			v.Also = append(v.Also, s.Cause)
-		}
-	}
-	info := v.Cause.Info()
-	v.KyoceraCode, v.Summary, v.Fix = info.KyoceraCode, info.Summary, info.Fix
-	if c.firstFx != nil && c.firstFx.cause == v.Cause {
-		if c.firstFx.summary != "" {
-			// What the check saw says more than the cause's generic line.
-			v.Summary = c.upperFirst(c.firstFx.summary) + "."
-		}
-		if c.firstFx.fix != "" {
-			v.Fix = c.firstFx.fix
-		}
-	}
-	for _, a := range c.also {
-		if a != v.Cause && a != CauseOK && !containsCause(v.Also, a) {
-			v.Also = append(v.Also, a)
-		}
-	}
-	if c.ledgerHit != nil && c.ledgerHit.Cause == v.Cause {
-		v.FromLedger = true
-	}
-	if v.Cause == CauseOK && len(c.warnings) > 0 {
-		v.Summary += " Warnings: " + strings.Join(c.warnings, "; ") + "."
-	}
-	c.r.Verdict = v
-	c.r.Server = c.server
-}
-
-func containsCause(cs []Cause, c Cause) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}
-
-// upperFirst starts a sentence with a capital — unless it starts with a name
-// the admin typed or the server gave, which is printed exactly as it is.
-func (c *checker) upperFirst(s string) string {
-	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return s
-	}
-	for _, n := range []string{c.t.User, c.form.Typed, c.t.Host, c.t.Share, c.addr} {
-		if n != "" && strings.HasPrefix(s, n) {
-			return s
-		}
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
+// verbatim are the names the admin typed or the server gave: a verdict's
+// sentence that starts with one keeps it as it is.
+func (c *checker) verbatim() []string {
+	return []string{c.t.User, c.form.Typed, c.t.Host, c.t.Share, c.addr}
 }
 
 func (c *checker) cleanup() {
