@@ -78,15 +78,6 @@ func deviceFits(t Target, d Device) error {
 	return nil
 }
 
-// A step is one layer of the diagnosis over the check's connection: run
-// records the step's own report entries (ids) — evidence, status, cause —
-// and reports whether the check goes on. A step that fails has every step
-// after it (and its own ids it did not reach) recorded as skipped.
-type step interface {
-	ids() []string
-	run(ctx context.Context) bool
-}
-
 // steps are the check's layers in order.
 func (c *checker) steps() []step {
 	return []step{nameStep{c}, tcpStep{c}, negotiateStep{c}, sessionStep{c}, treeStep{c}, pathStep{c}, writeStep{c}, aclStep{c}}
