@@ -37,6 +37,4 @@ type checker struct {
 	// device's (the tree step's second opinions: scanwarden's own client,
 	// a client that offers no encryption).
 	as *smbconn.Device
-	// krbNote is the Kerberos try of auth auto before its NTLM fallback.
-	krbNote *krbResult
 }

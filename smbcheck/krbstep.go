@@ -40,8 +40,7 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 	if c.t.auth() == AuthAuto && k.fallback && k.refused == nil {
 		// Kerberos could not judge the password: as the MFP, try NTLM.
 		s.Duration = 0
-		c.krbNote = k
-		return c.stepSessionNTLM(ctx)
+		return c.stepSessionNTLM(ctx, k)
 	}
 	if k.refused != nil {
 		c.refused(s, k.refused)

@@ -36,10 +36,12 @@ func (c sessionStep) stepSession(ctx context.Context) bool {
 	if c.t.auth() != AuthNTLM && !c.smb1 {
 		return c.stepSessionKerberos(ctx)
 	}
-	return c.stepSessionNTLM(ctx)
+	return c.stepSessionNTLM(ctx, nil)
 }
 
-func (c sessionStep) stepSessionNTLM(ctx context.Context) bool {
+// stepSessionNTLM is the session step over NTLM. krbNote, when not nil,
+// is auth auto's Kerberos try that could not judge the password.
+func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bool {
 	stored := storedForm(c.t.User)
 	res := logon(c).attempt(ctx, c.conn, stored)
 	c.conn = nil // handed over to the attempt
@@ -70,10 +72,10 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context) bool {
 	case c.o.Device.NTLMv1 && c.t.auth() == AuthNTLM:
 		s.Evidence["protocol"] = "SMB " + c.dialect() + ", NTLMv1"
 	}
-	if c.krbNote != nil {
+	if krbNote != nil {
 		// auth auto: Kerberos could not judge the password, NTLM follows.
 		s.Evidence["auth"] = string(AuthAuto) + ": Kerberos, then NTLM"
-		c.krbNote.evidence(s.Evidence)
+		krbNote.evidence(s.Evidence)
 	}
 	switch {
 	case res.sess != nil:
@@ -98,7 +100,7 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context) bool {
 	if c.sessionAnonymousRefused(s, res) || c.ntlmv1Refused(ctx, s, res) {
 		return false
 	}
-	if res.status == ntstatus.NTLMBlocked && c.krbNote == nil && !c.smb1 {
+	if res.status == ntstatus.NTLMBlocked && krbNote == nil && !c.smb1 {
 		return c.ntlmBlocked(ctx, s)
 	}
 	if res.status.IsLogonFailure() {
