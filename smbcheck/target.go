@@ -1,16 +1,12 @@
 package smbcheck
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/internal/localname"
 )
 
 // Target is one scan destination exactly as the MFP stores it.
@@ -173,142 +169,6 @@ func ParseDestination(s string) (Target, error) {
 		return t, fmt.Errorf("destination %q: no share", orig)
 	}
 	return t, nil
-}
-
-// Options tune a check.
-type Options struct {
-	NoWrite bool // skip the canary write
-	// MaxFailures is the failed-logon budget per account and window. Zero
-	// means zero: replay nothing that can fail (negative counts as zero).
-	// The default, DefaultMaxFailures, is filled where the configuration is
-	// read (CLI flag, config file), not here.
-	MaxFailures int
-	// Window is the observation window of the budget (default 30 min).
-	Window time.Duration
-	// Ledger remembers failed logons across checks; nil keeps them only for
-	// this check (still within MaxFailures).
-	Ledger Ledger
-	// Canaries, when set, records each test file's name before it is
-	// created, so that one a killed check left behind is swept by the next
-	// check of the same folder.
-	Canaries CanaryJournal
-	// Directory, when set, is asked about the account and the host.
-	Directory Directory
-	Device    Device
-	// Profile, when set, names whose profile Device is and where each of
-	// its values came from, for the report (Report.Profile); the check
-	// replays Device alone.
-	Profile *Profile
-	// StepTimeout bounds each network step (default 10 s).
-	StepTimeout time.Duration
-	// Resolver resolves the host name (default: the system resolver).
-	Resolver Resolver
-	// DNSDomains are domains a bare host name is tried under when it does
-	// not resolve (e.g. the AD domain), to tell which full name to store.
-	DNSDomains []string
-	// LocalNames is asked for a host name DNS says does not exist, as a
-	// Windows PC would ask (NetBIOS name service, LLMNR): an answer turns
-	// name-unresolved into name-not-in-dns. Default: localname.Local, the
-	// networks of this machine's own interfaces (nothing in a test binary).
-	LocalNames LocalNames
-	// Realm is the Kerberos realm of a user name without a UPN suffix when
-	// the server names no DNS domain ([ad]'s domain); KDCs are asked for a
-	// realm whose KDCs DNS does not name (no _kerberos SRV record): the
-	// [ad] host, as host or host:port. A Resolver that has LookupSRV
-	// (*net.Resolver) finds the SRV records, else the system resolver.
-	Realm string
-	KDCs  []string
-	// resolvConf is read for the search list (tests point it elsewhere).
-	resolvConf string
-	// referred marks the check of a DFS link's target, which asks for no
-	// further referral.
-	referred bool
-	// afterCreate runs right after the canary is created (tests interrupt
-	// the check there).
-	afterCreate func()
-	// Progress is called as each step completes.
-	Progress func(Step)
-	Logger   *slog.Logger
-	Now      func() time.Time
-}
-
-// Kerberos is where a Kerberos logon looks for the realm of a user name
-// without a UPN suffix when the server names no DNS domain (Realm), and for
-// KDCs when DNS has no _kerberos SRV record of the realm (KDCs, host or
-// host:port): [ad]'s domain and host, the same for a check (Options.Realm,
-// Options.KDCs) and a delivery (DialOptions.Kerberos) — ad.Directory.Kerberos.
-type Kerberos struct {
-	Realm string
-	KDCs  []string
-}
-
-const (
-	defaultMaxFailures = 2
-	defaultWindow      = 30 * time.Minute
-	defaultStepTimeout = 10 * time.Second
-)
-
-// DefaultMaxFailures is the budget a front end offers when none is
-// configured (Options.MaxFailures 0 replays nothing that can fail).
-const DefaultMaxFailures = defaultMaxFailures
-
-// profile is the report's Profile of the client o replays.
-func (o Options) profile() *Profile {
-	p := Profile{Own: !o.Device.Known(), Summary: o.Device.Describe()}
-	if o.Profile != nil {
-		p.Device = o.Profile.Device
-		if !p.Own {
-			p.Values = append([]ProfileSource(nil), o.Profile.Values...)
-		}
-	}
-	return &p
-}
-
-// defaults fills the durations and hooks: a zero duration is no usable
-// setting, so it means the default. MaxFailures is taken as given.
-func (o *Options) defaults() {
-	o.Device = o.Device.Normalized()
-	if o.MaxFailures < 0 {
-		o.MaxFailures = 0
-	}
-	if o.Window <= 0 {
-		o.Window = defaultWindow
-	}
-	if o.StepTimeout <= 0 {
-		o.StepTimeout = defaultStepTimeout
-	}
-	if o.resolvConf == "" {
-		o.resolvConf = "/etc/resolv.conf"
-	}
-	if o.Resolver == nil {
-		o.Resolver = net.DefaultResolver
-	}
-	if o.LocalNames == nil {
-		o.LocalNames = localname.Local{}
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-}
-
-// CanaryJournal remembers the write step's test files across checks and
-// processes: a name is recorded before its file is created and forgotten
-// once the file is gone (or reported as left behind), so a check killed
-// between the two (kill -9, power loss) leaves a name that the next check
-// of the same folder sweeps. The CLI keeps it in the state directory.
-type CanaryJournal interface {
-	Record(ctx context.Context, folder, name string) error
-	Forget(ctx context.Context, folder, name string) error
-	// Left lists the names recorded for folder and not forgotten.
-	Left(ctx context.Context, folder string) ([]string, error)
-}
-
-// Resolver resolves host names; *net.Resolver is one.
-type Resolver interface {
-	LookupHost(ctx context.Context, host string) ([]string, error)
 }
 
 // Auth says how a destination logs on.
