@@ -9,6 +9,16 @@ import (
 // FormKind names a way of writing a user name.
 type FormKind string
 
+// Form is one way of writing the user name, split as it goes on the wire.
+type Form struct {
+	Kind   FormKind `json:"kind"`
+	User   string   `json:"user"`   // NTLM User field
+	Domain string   `json:"domain"` // NTLM Domain field
+	Typed  string   `json:"typed"`  // what to type on the panel for this form
+}
+
+func (f Form) String() string { return f.Typed }
+
 // The user name forms a check knows.
 const (
 	formStored FormKind = "stored" // exactly as typed on the MFP

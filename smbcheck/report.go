@@ -96,27 +96,6 @@ type Verdict struct {
 	FromLedger bool `json:"from_ledger,omitempty"`
 }
 
-// Form is one way of writing the user name, split as it goes on the wire.
-type Form struct {
-	Kind   FormKind `json:"kind"`
-	User   string   `json:"user"`   // NTLM User field
-	Domain string   `json:"domain"` // NTLM Domain field
-	Typed  string   `json:"typed"`  // what to type on the panel for this form
-}
-
-func (f Form) String() string { return f.Typed }
-
-// TargetInfo is the target without its secret, as reports show it.
-type TargetInfo struct {
-	Host        string `json:"host"`
-	Port        int    `json:"port"`
-	Share       string `json:"share"`
-	Path        string `json:"path"`
-	User        string `json:"user"`
-	Workstation string `json:"workstation"`
-	Auth        Auth   `json:"auth,omitempty"` // "" for ntlm, the default
-}
-
 // Report is the result of one check. It is data: a check that ran always
 // yields a Report, whatever it found.
 type Report struct {

@@ -29,6 +29,17 @@ type Target struct {
 // DefaultWorkstation is sent when the MFP's name is not known.
 const DefaultWorkstation = "SCANWARDEN"
 
+// TargetInfo is the target without its secret, as reports show it.
+type TargetInfo struct {
+	Host        string `json:"host"`
+	Port        int    `json:"port"`
+	Share       string `json:"share"`
+	Path        string `json:"path"`
+	User        string `json:"user"`
+	Workstation string `json:"workstation"`
+	Auth        Auth   `json:"auth,omitempty"` // "" for ntlm, the default
+}
+
 // Info is the target without its secret.
 func (t Target) Info() TargetInfo {
 	return TargetInfo{Host: t.Host, Port: t.port(), Share: t.Share, Path: t.Path, User: t.User, Workstation: t.workstation(), Auth: t.infoAuth()}
