@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,4 +251,118 @@ max_retry = "10m"`, func(st *store.Store) {
 		t.Errorf("destination show of the failing bridge: %v, bridge %+v", err, shown.Bridge)
 	}
 	writable(true)
+}
+
+// TestLabInstalledBridgeKill9 is the bridge's nothing-lost: a bridged
+// destination on `sealed` (encrypted SMB3 only), the MFP stand-in (SMB
+// 2.1, no encryption) sends 12 scans of 2 MiB to the fallback share, and
+// serve is killed with SIGKILL three times while a scan is being
+// delivered (and started again; root's smbd runs on). Every scan ends
+// delivered exactly once: the real folder holds 12 files, each read back
+// over encrypted SMB3 with its SHA-256, and no temporary file.
+func TestLabInstalledBridgeKill9(t *testing.T) {
+	folder := filepath.Join(testlab.Require(t).Dir, "smb2srv", "sealed", "kill9")
+	os.RemoveAll(folder)
+	if err := os.MkdirAll(folder, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(folder, 0o777)
+	t.Cleanup(func() { os.RemoveAll(folder) })
+	smb2IP, password := os.Getenv("SWLAB_SMB2_IP"), os.Getenv("SWLAB_PASSWORD")
+	in := startInstalled(t, `listen = "127.0.0.1:0"
+[checks]
+interval = "10s"
+jitter = "0s"
+timeout = "10s"`, "", func(st *store.Store) {
+		ctx := t.Context()
+		if err := st.PutDevice(ctx, registry.Device{Name: "mfp21", Address: os.Getenv("SWLAB_CLI_IP")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.PutDestination(ctx, registry.Destination{Name: "sealed", Host: smb2IP, Share: "sealed", Path: "kill9",
+			User: "scanuser", Password: scanwarden.NewSecret(password), Device: "mfp21", Source: registry.SourceAdded}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SetBridged(ctx, "sealed", true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ctx := t.Context()
+	const n = 12
+	want := map[string]string{} // name → sha256
+	var bodies [][]byte
+	for i := range n {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "%%PDF-1.4\n%% scan %d\n", i)
+		line := strings.Repeat(string(rune('a'+i)), 100)
+		for b.Len() < 2<<20 {
+			fmt.Fprintf(&b, "%% %s %d\n", line, b.Len())
+		}
+		b.WriteString("1 0 obj\n<< >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n")
+		name := fmt.Sprintf("job%04d.pdf", i)
+		sum := sha256.Sum256(b.Bytes())
+		want[name] = hex.EncodeToString(sum[:])
+		bodies = append(bodies, b.Bytes())
+	}
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for i, b := range bodies {
+			in.scan("sealed", fmt.Sprintf("job%04d.pdf", i), b)
+		}
+	}()
+	states := func() map[receiver.State]int {
+		out := map[receiver.State]int{}
+		in.read(func(st *store.Store) bool {
+			d := "sealed"
+			rows, err := st.Scans().Scans(ctx, receiver.ScanQuery{Destination: &d})
+			for _, r := range rows {
+				out[r.State]++
+			}
+			return err == nil
+		})
+		return out
+	}
+	kills, delivered := 0, 0
+	for kills < 3 {
+		deadline := time.Now().Add(60 * time.Second)
+		// a later scan each time: one more delivered since the last kill
+		for s := states(); s[receiver.Delivering] == 0 || s[receiver.Delivered] <= delivered; s = states() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no delivery in flight to kill (kill %d): %v", kills+1, states())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		delivered = states()[receiver.Delivered]
+		in.kill9()
+		kills++
+		t.Logf("kill -9 %d while delivering: %v", kills, states())
+	}
+	<-sent
+	in.until("every scan delivered", 120*time.Second, func() bool { return states()[receiver.Delivered] == n })
+	if s := states(); len(s) != 1 {
+		t.Errorf("scan states %v, want %d delivered and nothing else", s, n)
+	}
+	// the real folder, read back over encrypted SMB3
+	back := filepath.Join(in.dir, "back")
+	os.MkdirAll(back, 0o755)
+	if o, err := exec.Command("smbclient", "//"+smb2IP+"/sealed", "-U", "scanuser%"+password, "--use-kerberos=disabled", "-m", "SMB3",
+		"--option=client smb encrypt=required", "-c", "cd kill9; lcd "+back+"; prompt off; mget *").CombinedOutput(); err != nil ||
+		bytes.Contains(o, []byte("NT_STATUS_")) {
+		t.Fatalf("read back: %v: %s", err, o)
+	}
+	files, _ := os.ReadDir(back)
+	got := map[string]string{}
+	for _, f := range files {
+		b, _ := os.ReadFile(filepath.Join(back, f.Name()))
+		sum := sha256.Sum256(b)
+		got[f.Name()] = hex.EncodeToString(sum[:])
+	}
+	if len(got) != n {
+		t.Errorf("%d files in the real folder, want %d: %v", len(got), n, slices.Sorted(maps.Keys(got)))
+	}
+	for name, sum := range want {
+		if got[name] != sum {
+			t.Errorf("%s: sha256 %q, want %s", name, got[name], sum)
+		}
+	}
 }

@@ -33,6 +33,8 @@ type installedServe struct {
 	port     int    // the share's port
 	mfpPw    string // the MFP account's password on the share
 	uid, gid int
+	cfg      string // serve's config file
+	serve    *exec.Cmd
 	serveLog *syncBuffer
 }
 
@@ -120,14 +122,10 @@ quiet = "1s"
 `+receiver+`
 `), 0o644)
 
-	serve := in.command("serve", "--config", cfg)
-	serve.SysProcAttr.Setpgid = true
-	in.serveLog = &syncBuffer{}
-	serve.Stderr, serve.Stdout = in.serveLog, in.serveLog
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in.cfg, in.serveLog = cfg, &syncBuffer{}
+	in.startServe()
 	t.Cleanup(func() {
+		serve := in.serve
 		serve.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { serve.Wait(); close(done) }()
@@ -165,6 +163,27 @@ quiet = "1s"
 		return err == nil
 	})
 	return in
+}
+
+// startServe starts serve, as the daemon's user, in a process group of
+// its own.
+func (in *installedServe) startServe() {
+	in.t.Helper()
+	in.serve = in.command("serve", "--config", in.cfg)
+	in.serve.SysProcAttr.Setpgid = true
+	in.serve.Stderr, in.serve.Stdout = in.serveLog, in.serveLog
+	if err := in.serve.Start(); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// kill9 ends serve (its whole process group) with SIGKILL, as a crash or
+// `systemctl kill -s KILL` does, and starts it again; root's smbd runs on.
+func (in *installedServe) kill9() {
+	in.t.Helper()
+	syscall.Kill(-in.serve.Process.Pid, syscall.SIGKILL)
+	in.serve.Wait()
+	in.startServe()
 }
 
 // command is the scanwarden command line args, run as the daemon's user.
