@@ -29,7 +29,6 @@ var (
 	_ web.Incidents = webBackend{}
 	_ web.Events    = webBackend{}
 	_ web.Status    = webBackend{}
-	_ web.Editor    = webBackend{}
 )
 
 func notFound(err error) error {
@@ -113,49 +112,6 @@ func (b webBackend) Device(ctx context.Context, name string) (registry.DeviceVie
 	}
 	wd.Destinations, wd.DestinationCount = dests, len(dests)
 	return wd, nil
-}
-
-// SetDeviceProfile implements web.ProfileEditor: the scheduler re-reads
-// the list, and a destination whose device's client changed is checked
-// again at once.
-func (b webBackend) SetDeviceProfile(ctx context.Context, device string, set map[registry.ProfileField]string, clear []registry.ProfileField) error {
-	if err := b.m.st.SetDeviceProfile(ctx, device, set, clear); err != nil {
-		return notFound(err)
-	}
-	if mon := b.m.Monitor(); mon != nil {
-		mon.Reload()
-	}
-	return nil
-}
-
-// SetAuth implements web.Editor: the destination as stored, with auth; the
-// scheduler re-reads the list.
-func (b webBackend) SetAuth(ctx context.Context, name string, auth smbcheck.Auth) error {
-	d, err := b.m.st.Destination(ctx, name)
-	if err != nil {
-		return notFound(err)
-	}
-	d.Auth = auth
-	if err := b.m.st.PutDestination(ctx, d); err != nil {
-		return err
-	}
-	if mon := b.m.Monitor(); mon != nil {
-		mon.Reload()
-	}
-	return nil
-}
-
-// SetBridged implements web.Editor: the destination bridged or not; the
-// scheduler re-reads the list and checks it at once as it now is.
-func (b webBackend) SetBridged(ctx context.Context, name string, on bool) (bool, error) {
-	changed, err := b.m.st.SetBridged(ctx, name, on)
-	if err != nil {
-		return false, notFound(err)
-	}
-	if mon := b.m.Monitor(); changed && mon != nil {
-		mon.Reload()
-	}
-	return changed, nil
 }
 
 // withBridge adds d's bridge's own health, when it is bridged.

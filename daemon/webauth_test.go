@@ -35,7 +35,7 @@ func TestWebSetAuth(t *testing.T) {
 	if d, err := b.Destination(ctx, "krb"); err != nil || d.Auth != "ntlm" {
 		t.Fatalf("before: %+v %v", d, err)
 	}
-	if err := b.SetAuth(ctx, "krb", smbcheck.AuthKerberos); err != nil {
+	if err := webRegistry(b).SetAuth(ctx, "krb", smbcheck.AuthKerberos); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.Destination(ctx, "krb")
@@ -45,7 +45,7 @@ func TestWebSetAuth(t *testing.T) {
 	if d, err := b.Destination(ctx, "krb"); err != nil || d.Auth != "kerberos" {
 		t.Fatalf("web destination: %+v %v", d, err)
 	}
-	if err := b.SetAuth(ctx, "nosuch", smbcheck.AuthAuto); !errors.Is(err, web.ErrNotFound) {
+	if err := webRegistry(b).SetAuth(ctx, "nosuch", smbcheck.AuthAuto); !errors.Is(err, web.ErrNotFound) {
 		t.Fatalf("unknown destination: %v", err)
 	}
 }

@@ -75,7 +75,7 @@ func TestLabRemoveDeliversHeldElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := webBackend{m}.RemoveDestination(ctx, "gone", web.HeldMove, "dcscans")
+	n, err := webRegistry{m}.RemoveDestination(ctx, "gone", web.HeldMove, "dcscans")
 	if err != nil || n != 1 {
 		t.Fatalf("remove: %d %v", n, err)
 	}

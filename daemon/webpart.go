@@ -45,9 +45,9 @@ type webPart struct {
 // openWeb builds the site (package web: pages, API, /healthz, /metrics
 // behind its auth, /debug/pprof) over the daemon's backends and serves it.
 func (m *Main) openWeb(cfg config.Config) error {
-	b := webBackend{m}
-	wc := web.Config{Auth: m.st.Auth(), Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Editor: b, Profiles: b, Warnings: b,
-		DeviceManager: b, DestinationManager: b,
+	b, reg := webBackend{m}, webRegistry{m}
+	wc := web.Config{Auth: m.st.Auth(), Fleet: b, Checker: b, Incidents: b, Events: b, Status: b, Summary: b, CheckAll: b, Warnings: b,
+		Editor: reg, Profiles: reg, DeviceManager: reg, DestinationManager: reg,
 		Importer: webImporter{m}, Settings: settingsBackend{m},
 		Receiver: webReceiver{m.st, filepath.Join(cfg.DataDir, "receiver")},
 		Metrics:  m.metrics.Handler(), Logger: m.web.log, TLS: m.web.cert != nil, Authenticated: m.web.limit.trust,

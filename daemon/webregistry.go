@@ -17,13 +17,64 @@ import (
 )
 
 var (
-	_ web.DeviceManager      = webBackend{}
-	_ web.DestinationManager = webBackend{}
+	_ web.DeviceManager      = webRegistry{}
+	_ web.DestinationManager = webRegistry{}
+	_ web.Editor             = webRegistry{}
+	_ web.ProfileEditor      = webRegistry{}
 )
+
+// webRegistry implements the web's registry writes over the store: what
+// `scanwarden device`, `destination` and `check` do, plus a device's
+// profile and a destination's auth and bridge. The running parts are told
+// of each change.
+type webRegistry struct{ m *Main }
+
+// SetDeviceProfile implements web.ProfileEditor: the scheduler re-reads
+// the list, and a destination whose device's client changed is checked
+// again at once.
+func (b webRegistry) SetDeviceProfile(ctx context.Context, device string, set map[registry.ProfileField]string, clear []registry.ProfileField) error {
+	if err := b.m.st.SetDeviceProfile(ctx, device, set, clear); err != nil {
+		return notFound(err)
+	}
+	if mon := b.m.Monitor(); mon != nil {
+		mon.Reload()
+	}
+	return nil
+}
+
+// SetAuth implements web.Editor: the destination as stored, with auth; the
+// scheduler re-reads the list.
+func (b webRegistry) SetAuth(ctx context.Context, name string, auth smbcheck.Auth) error {
+	d, err := b.m.st.Destination(ctx, name)
+	if err != nil {
+		return notFound(err)
+	}
+	d.Auth = auth
+	if err := b.m.st.PutDestination(ctx, d); err != nil {
+		return err
+	}
+	if mon := b.m.Monitor(); mon != nil {
+		mon.Reload()
+	}
+	return nil
+}
+
+// SetBridged implements web.Editor: the destination bridged or not; the
+// scheduler re-reads the list and checks it at once as it now is.
+func (b webRegistry) SetBridged(ctx context.Context, name string, on bool) (bool, error) {
+	changed, err := b.m.st.SetBridged(ctx, name, on)
+	if err != nil {
+		return false, notFound(err)
+	}
+	if mon := b.m.Monitor(); changed && mon != nil {
+		mon.Reload()
+	}
+	return changed, nil
+}
 
 // changed tells the running parts that the registry changed: the
 // scheduler re-reads its list, the watch its devices.
-func (b webBackend) changed(ctx context.Context) {
+func (b webRegistry) changed(ctx context.Context) {
 	if mon := b.m.Monitor(); mon != nil {
 		mon.Reload()
 	}
@@ -35,7 +86,7 @@ func (b webBackend) changed(ctx context.Context) {
 // PutDevice implements web.DeviceManager as `scanwarden device add` does:
 // a change keeps what the form leaves empty, stored credentials stay with
 // their address.
-func (b webBackend) PutDevice(ctx context.Context, in web.DeviceInput) error {
+func (b webRegistry) PutDevice(ctx context.Context, in web.DeviceInput) error {
 	d := registry.Device{Name: in.Name, Address: in.Address, SysName: in.SysName, Workstation: in.Workstation,
 		SNMP: registry.SNMP{Version: in.SNMPVersion}}
 	creds := false
@@ -90,7 +141,7 @@ func (b webBackend) PutDevice(ctx context.Context, in web.DeviceInput) error {
 }
 
 // RemoveDevice implements web.DeviceManager.
-func (b webBackend) RemoveDevice(ctx context.Context, name string, withDestinations bool) error {
+func (b webRegistry) RemoveDevice(ctx context.Context, name string, withDestinations bool) error {
 	err := b.m.st.RemoveDevice(ctx, name, withDestinations)
 	var inUse *store.DeviceInUseError
 	if errors.As(err, &inUse) {
@@ -107,7 +158,7 @@ func (b webBackend) RemoveDevice(ctx context.Context, name string, withDestinati
 // one's password when kept, its address-book identity when it was
 // imported. Field errors name the form's fields (host, share, path and
 // port are the folder's).
-func (b webBackend) destination(ctx context.Context, in web.DestinationInput) (registry.Destination, error) {
+func (b webRegistry) destination(ctx context.Context, in web.DestinationInput) (registry.Destination, error) {
 	d := registry.Destination{Name: in.Name, User: in.User, Password: in.Password, Device: in.Device,
 		Workstation: in.Workstation, Source: registry.SourceAdded}
 	if err := registry.ValidName(in.Name); err != nil {
@@ -185,7 +236,7 @@ func sameServer(a, b registry.Destination) bool {
 // PutDestination implements web.DestinationManager: stored as `scanwarden
 // destination add` stores it (a password entered for an imported one
 // whose password was unreadable clears the mark).
-func (b webBackend) PutDestination(ctx context.Context, in web.DestinationInput) error {
+func (b webRegistry) PutDestination(ctx context.Context, in web.DestinationInput) error {
 	d, err := b.destination(ctx, in)
 	if err != nil {
 		return err
@@ -200,7 +251,7 @@ func (b webBackend) PutDestination(ctx context.Context, in web.DestinationInput)
 // TryDestination implements web.DestinationManager: the check the
 // scheduler would run of the destination as the form describes it, with
 // the same options (the lockout budget, the directory), stored nowhere.
-func (b webBackend) TryDestination(ctx context.Context, in web.DestinationInput, progress func(smbcheck.Step)) (smbcheck.Report, error) {
+func (b webRegistry) TryDestination(ctx context.Context, in web.DestinationInput, progress func(smbcheck.Step)) (smbcheck.Report, error) {
 	d, err := b.destination(ctx, in)
 	if err != nil {
 		return smbcheck.Report{}, err
@@ -221,12 +272,12 @@ func (b webBackend) TryDestination(ctx context.Context, in web.DestinationInput,
 // delivered.
 var heldStates = []receiver.State{receiver.Held, receiver.Failed}
 
-func (b webBackend) heldScans(ctx context.Context, name string) ([]receiver.Scan, error) {
+func (b webRegistry) heldScans(ctx context.Context, name string) ([]receiver.Scan, error) {
 	return b.m.st.Scans().Scans(ctx, receiver.ScanQuery{States: heldStates, Destination: &name})
 }
 
 // Held implements web.DestinationManager.
-func (b webBackend) Held(ctx context.Context, name string) (int, error) {
+func (b webRegistry) Held(ctx context.Context, name string) (int, error) {
 	scans, err := b.heldScans(ctx, name)
 	return len(scans), err
 }
@@ -235,7 +286,7 @@ func (b webBackend) Held(ctx context.Context, name string) (int, error) {
 // another destination become its held scans, due at once; discarded ones
 // leave the catalogue and the held area; kept ones stay held under the
 // removed name (the forwarder leaves a destination it does not know).
-func (b webBackend) RemoveDestination(ctx context.Context, name string, held web.HeldAction, to string) (int, error) {
+func (b webRegistry) RemoveDestination(ctx context.Context, name string, held web.HeldAction, to string) (int, error) {
 	if held == web.HeldMove {
 		if to == "" || strings.EqualFold(to, name) {
 			return 0, scanwarden.BadField("to", to, "choose another destination")
@@ -286,7 +337,7 @@ func (b webBackend) RemoveDestination(ctx context.Context, name string, held web
 
 // removeHeldCopy deletes a discarded scan's file in the held area (a path
 // from the catalogue: only below the data dir's receiver/held/).
-func (b webBackend) removeHeldCopy(sc receiver.Scan) {
+func (b webRegistry) removeHeldCopy(sc receiver.Scan) {
 	rel := filepath.Clean(sc.HeldPath)
 	if sc.HeldPath == "" || !filepath.IsLocal(rel) || !strings.HasPrefix(filepath.ToSlash(rel), "held/") {
 		return
