@@ -9,7 +9,6 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/config"
-	"github.com/scanwarden/scanwarden/store"
 )
 
 // A secret stored from the settings page stays with the endpoint it was
@@ -119,7 +118,7 @@ func TestAttackFileEndpointChangeDropsWebSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(stored, func(s store.StoredSetting) bool {
+	if !slices.ContainsFunc(stored, func(s config.Saved) bool {
 		return s.Section == "snmp" && s.Key == "community@endpoint" && s.Value == "127.0.1.0/30"
 	}) {
 		t.Errorf("an unpinned stored community was not pinned to the networks in effect: %+v", stored)

@@ -11,7 +11,6 @@ import (
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/smbcheck"
-	"github.com/scanwarden/scanwarden/store"
 )
 
 // Forwarding is how the fallback share's forwarder logs on to the
@@ -36,21 +35,6 @@ func Forwarding(cfg config.Config, ledger smbcheck.Ledger) (receiver.SMBRemote, 
 	r.Kerberos = d.Kerberos()
 	r.Accounts = newAccountCache(d, accountCacheTTL)
 	return r, nil
-}
-
-// WithStoredSettings is cfg with the settings saved on the web page laid
-// over it (st's key unlocked), as serve runs with them — for a command
-// that acts as serve's parts do (`receiver run`, `receiver deliver`). It
-// only reads: serve's overlay (storedSettings.overlay) also pins and states faults.
-// skipped names the stored values not used.
-func WithStoredSettings(ctx context.Context, cfg config.Config, st *store.Store) (out config.Config, skipped []string, err error) {
-	stored, err := st.Settings().StoredSettings(ctx)
-	if err != nil {
-		return cfg, nil, err
-	}
-	return overlaySettings(cfg, stored, func(sealed []byte, section, key string) ([]byte, error) {
-		return st.Key().Open(sealed, store.SettingLabel(section, key))
-	})
 }
 
 // accountCacheTTL is how long the directory's answer about an account is

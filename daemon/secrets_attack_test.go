@@ -132,7 +132,7 @@ func TestAttackUnreadableSettingNamedAndSkipped(t *testing.T) {
 	}
 	// The AD password sealed by another key (a restore from another box).
 	other, _ := seal.New()
-	if err := m.st.Settings().SetSettings(ctx, []store.StoredSetting{{Section: "ad", Key: "password", Secret: true,
+	if err := m.st.Settings().SetSettings(ctx, []config.Saved{{Section: "ad", Key: "password", Secret: true,
 		Value: string(other.Seal([]byte("ad-pw"), store.SettingLabel("ad", "password")))}}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -28,7 +29,7 @@ func TestAttackUnreadableRelayPasswordKeepsTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := seal.New()
-	if err := m.st.Settings().SetSettings(ctx, []store.StoredSetting{{Section: "notify", Key: "smtp_password", Secret: true,
+	if err := m.st.Settings().SetSettings(ctx, []config.Saved{{Section: "notify", Key: "smtp_password", Secret: true,
 		Value: string(other.Seal([]byte("relay-pw"), store.SettingLabel("notify", "smtp_password")))}}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/seal"
 )
 
@@ -317,9 +318,9 @@ func resealSettings(ctx context.Context, tx *sql.Tx, old, nk *seal.Key) (n int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	var settings []StoredSetting
+	var settings []config.Saved
 	for rows.Next() {
-		var v StoredSetting
+		var v config.Saved
 		if err := rows.Scan(&v.Section, &v.Key, &v.Value); err != nil {
 			rows.Close()
 			return 0, nil, err

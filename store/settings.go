@@ -4,29 +4,24 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/scanwarden/scanwarden/config"
 )
 
 // Settings stored from the web page (migration 0007). The store keeps what
 // it is given: a secret's value must arrive sealed.
 
-// Settings are the settings stored from the web page.
+// Settings are the settings stored from the web page (config.Saved: with
+// Delete, SetSettings removes one, back to the file's value or the default).
 type Settings struct{ s *Store }
 
 // Settings returns the stored settings.
 func (s *Store) Settings() *Settings { return &Settings{s: s} }
 
-// StoredSetting is one stored setting. With Delete, SetSettings removes it
-// (back to the file's value or the default).
-type StoredSetting struct {
-	Section, Key, Value string
-	Secret              bool
-	Delete              bool
-}
-
 // SetSettings stores a section's values in one transaction. A secret's
 // value must be sealed with Key(); one sealed with a key the database no
 // longer records (rotated meanwhile) fails the whole call (*StaleKeyError).
-func (g *Settings) SetSettings(ctx context.Context, vals []StoredSetting) error {
+func (g *Settings) SetSettings(ctx context.Context, vals []config.Saved) error {
 	now := formatTime(g.s.now())
 	return g.s.tx(ctx, func(tx *sql.Tx) error {
 		for _, v := range vals {
@@ -54,15 +49,15 @@ func (g *Settings) SetSettings(ctx context.Context, vals []StoredSetting) error 
 }
 
 // StoredSettings returns every stored setting, by section and key.
-func (g *Settings) StoredSettings(ctx context.Context) ([]StoredSetting, error) {
+func (g *Settings) StoredSettings(ctx context.Context) ([]config.Saved, error) {
 	rows, err := g.s.db.QueryContext(ctx, "SELECT section, key, value, secret FROM stored_settings ORDER BY section, key")
 	if err != nil {
 		return nil, fmt.Errorf("read settings: %w", err)
 	}
 	defer rows.Close()
-	var out []StoredSetting
+	var out []config.Saved
 	for rows.Next() {
-		var v StoredSetting
+		var v config.Saved
 		var secret int
 		if err := rows.Scan(&v.Section, &v.Key, &v.Value, &secret); err != nil {
 			return nil, fmt.Errorf("read settings: %w", err)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -42,7 +43,7 @@ func TestAttackDatabaseSideFileSymlinks(t *testing.T) {
 			}
 			st, err = OpenDir(context.Background(), data) // root's command
 			if err == nil {
-				st.Settings().SetSettings(context.Background(), []StoredSetting{{Section: "checks", Key: "interval", Value: "5m"}})
+				st.Settings().SetSettings(context.Background(), []config.Saved{{Section: "checks", Key: "interval", Value: "5m"}})
 				st.Close()
 				t.Errorf("a %s that is a symbolic link was used", side)
 			}

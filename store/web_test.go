@@ -9,6 +9,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/web"
 )
 
@@ -108,10 +109,10 @@ func TestWebAuthTables(t *testing.T) {
 		t.Fatalf("audit %+v %v", log, err)
 	}
 
-	if err := s.Settings().SetSettings(ctx, []StoredSetting{{Section: "ad", Key: "url", Value: "ldaps://dc1"}, {Section: "ad", Key: "password", Value: "sealed:xyz", Secret: true}}); err != nil {
+	if err := s.Settings().SetSettings(ctx, []config.Saved{{Section: "ad", Key: "url", Value: "ldaps://dc1"}, {Section: "ad", Key: "password", Value: "sealed:xyz", Secret: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Settings().SetSettings(ctx, []StoredSetting{{Section: "ad", Key: "url", Value: "ldaps://dc2"}}); err != nil {
+	if err := s.Settings().SetSettings(ctx, []config.Saved{{Section: "ad", Key: "url", Value: "ldaps://dc2"}}); err != nil {
 		t.Fatal(err)
 	}
 	set, err := s.Settings().StoredSettings(ctx)

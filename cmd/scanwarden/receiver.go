@@ -103,7 +103,7 @@ func (c *subcommand) forwardRemote(ctx context.Context, cfg *config.Config, st *
 	if cfg != nil {
 		var skipped []string
 		var err error
-		conf, skipped, err = daemon.WithStoredSettings(ctx, *cfg, st)
+		conf, skipped, err = withStoredSettings(ctx, *cfg, st)
 		if err != nil {
 			conf = *cfg
 			fmt.Fprintf(c.env.stderr, "scanwarden %s: the settings saved on the web page are not used: %v\n", c.name, err)
@@ -118,6 +118,20 @@ func (c *subcommand) forwardRemote(ctx context.Context, cfg *config.Config, st *
 	}
 	r.Logger = slog.New(slog.NewTextHandler(c.env.stderr, nil))
 	return r
+}
+
+// withStoredSettings is cfg with the settings saved on the web page laid
+// over it (st's key unlocked), as serve runs with them. It only reads:
+// serve's overlay also pins and states faults. skipped names the stored
+// values not used.
+func withStoredSettings(ctx context.Context, cfg config.Config, st *store.Store) (out config.Config, skipped []string, err error) {
+	saved, err := st.Settings().StoredSettings(ctx)
+	if err != nil {
+		return cfg, nil, err
+	}
+	return config.Overlay(cfg, saved, func(sealed []byte, section, key string) ([]byte, error) {
+		return st.Key().Open(sealed, store.SettingLabel(section, key))
+	})
 }
 
 // daemonConfigFile reads the daemon's config for a receiver command: file
