@@ -1,6 +1,8 @@
 package receiver
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -94,6 +96,20 @@ func snapOf(st unix.Stat_t) snapshot {
 // file), durably.
 func move(from, to place) error {
 	return safefile.Rename(from.dir, from.name, to.dir, to.name)
+}
+
+// putBack moves from to to, or — should a file have taken that name
+// meanwhile — beside it under a name of its own.
+func putBack(from, to place) error {
+	err := move(from, to)
+	if errors.Is(err, os.ErrExist) {
+		var r [4]byte
+		rand.Read(r[:])
+		ext := filepath.Ext(to.name)
+		to.name = strings.TrimSuffix(to.name, ext) + "-" + hex.EncodeToString(r[:]) + ext
+		err = move(from, to)
+	}
+	return err
 }
 
 // heldExists says whether the held copy rel (checked below held/) is

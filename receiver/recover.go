@@ -2,13 +2,9 @@ package receiver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -130,18 +126,4 @@ func (g *ingester) finishMove(inboxRel, heldRel string, sc Scan) (moved, open bo
 		return false, true, putBack(dst, src)
 	}
 	return true, false, nil
-}
-
-// putBack moves from to to, or — should a file have taken that name
-// meanwhile — beside it under a name of its own.
-func putBack(from, to place) error {
-	err := move(from, to)
-	if errors.Is(err, os.ErrExist) {
-		var r [4]byte
-		rand.Read(r[:])
-		ext := filepath.Ext(to.name)
-		to.name = strings.TrimSuffix(to.name, ext) + "-" + hex.EncodeToString(r[:]) + ext
-		err = move(from, to)
-	}
-	return err
 }
