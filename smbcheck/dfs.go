@@ -46,10 +46,10 @@ func (c pathStep) failDFSLink(ctx context.Context, s *stepState, parts []string,
 	linkUNC := UNC(c.t.Host, c.t.Share, rel)
 	s.Evidence["dfs_link"] = link
 	detail := fmt.Sprintf("%s is a DFS link: the server refers clients to another folder for it (%v), and the MFP follows no DFS referral", link, s.Evidence["nt_status"])
-	if c.o.referred {
-		// The target of a link is itself a link: one referral is asked
-		// for, not a chain.
-		s.Evidence["dfs_referral"] = "not asked: this folder is itself the target of a DFS link"
+	if c.o.nested != "" {
+		// The check is itself nested (the target of a link is itself a
+		// link): one referral is asked for, not a chain.
+		s.Evidence["dfs_referral"] = "not asked: this folder is checked as " + c.o.nested
 		c.fail(s, CauseDFSLink, detail, fmt.Sprintf("Store the folder the link %s points to as the destination on the MFP (Windows Explorer: %s → Properties → DFS shows it).", linkUNC, linkUNC))
 		return
 	}
@@ -74,7 +74,7 @@ func (c pathStep) failDFSLink(ctx context.Context, s *stepState, parts []string,
 	c.sess, c.share = nil, nil
 	for k := range targets {
 		if k < maxDFSTargets {
-			targets[k].report = c.checkReferred(ctx, targets[k].t)
+			targets[k].report = c.nested(ctx, targets[k].t, "the target of the DFS link "+linkUNC)
 		}
 	}
 	c.recordTargets(s, targets)
@@ -205,16 +205,6 @@ func referredTargets(t Target, info msrpc.DFSInfo, rest []string) []dfsTarget {
 		out = append(out, dfsTarget{t: tt, unc: UNC(tt.Host, tt.Share, tt.Path), offline: d.Offline()})
 	}
 	return out
-}
-
-// checkReferred checks a target as the MFP would: the same account, the
-// device's client, the same failed-logon budget; no further referral.
-func (c pathStep) checkReferred(ctx context.Context, t Target) Report {
-	o := c.o
-	o.Progress = nil
-	o.Ledger = c.ledger
-	o.referred = true
-	return Run(ctx, t, o)
 }
 
 // recordTargets puts the targets and what their checks found into the

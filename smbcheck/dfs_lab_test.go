@@ -109,7 +109,11 @@ func TestLabDFSReferralCost(t *testing.T) {
 	cost := func(referred bool) (requests int64, took time.Duration, r Report) {
 		fc.requests.Store(0)
 		start := time.Now()
-		r = Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, referred: referred})
+		o := Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second}
+		if referred {
+			o.nested = "the target of a DFS link"
+		}
+		r = Run(context.Background(), tg, o)
 		took = time.Since(start)
 		if r.Verdict.Cause != CauseDFSLink {
 			t.Fatalf("verdict %s%s", r.Verdict.Cause, stepsString(r))

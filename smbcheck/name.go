@@ -121,7 +121,7 @@ func (c nameStep) stepName(ctx context.Context) []string {
 	}
 	// Not in DNS: does a PC's way (NetBIOS, LLMNR) find it?
 	if r, found := (nameStep{c.checker}).askLocal(ctx, s, host, err); found {
-		c.failNotInDNS(s, host, r)
+		c.failNotInDNS(ctx, s, host, r)
 		return nil
 	}
 	detail := fmt.Sprintf("%s does not resolve", host)

@@ -30,14 +30,16 @@ func labLocalNames(t *testing.T, lab *testlab.Lab) LocalNames {
 
 // TestLabNameNotInDNS: a name DNS does not know but a PC on the segment
 // answers for — Samba's nmbd over NetBIOS (broadcast, and as a WINS
-// server), llmnrd over LLMNR — is name-not-in-dns with that PC's address;
+// server), llmnrd over LLMNR — is name-not-in-dns with that PC's address,
+// and the rest of the check is replayed at that address (the PC's smbd):
+// the fix says whether storing it works or names that address's own cause;
 // a name nobody answers for stays name-unresolved, saying what was asked.
 func TestLabNameNotInDNS(t *testing.T) {
 	lab := testlab.Require(t)
 	if lab.PCIP == "" {
 		testlab.Missing(t, "the lab has no name-only PC (SWLAB_PC_IP unset): run testlab/lab up again")
 	}
-	notInDNS := func(proto, via string) func(t *testing.T, r Report) {
+	notInDNS := func(proto, via string, at Cause) func(t *testing.T, r Report) {
 		return func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusFail)
 			stepIs(t, r, StepTCP, StatusSkipped)
@@ -51,13 +53,34 @@ func TestLabNameNotInDNS(t *testing.T) {
 				!strings.Contains(r.Verdict.Fix, "DNS only") {
 				t.Errorf("verdict %+v", r.Verdict)
 			}
+			if s.Evidence["answer_address_result"] != string(at) {
+				t.Errorf("answer_address_result %v, want %s", s.Evidence["answer_address_result"], at)
+			}
+			works := "At " + lab.PCIP + " the MFP's logon would succeed"
+			if at == CauseOK {
+				if !strings.HasPrefix(r.Verdict.Fix, works+" (checked just now as this MFP would, with the same account): store that address or add the A record.") || len(r.Verdict.Also) != 0 {
+					t.Errorf("verdict %+v", r.Verdict)
+				}
+				return
+			}
+			if strings.Contains(r.Verdict.Fix, works) || !strings.HasPrefix(r.Verdict.Fix, "Storing "+lab.PCIP+" or adding the A record is not enough") ||
+				!strings.Contains(r.Verdict.Fix, "Then: The MFP looks the Host Name up in DNS only") ||
+				len(r.Verdict.Also) != 1 || r.Verdict.Also[0] != at || !strings.Contains(s.Detail, "fails too: "+string(at)) {
+				t.Errorf("verdict %+v, detail %q", r.Verdict, s.Detail)
+			}
 		}
 	}
 	wins := &localname.Asker{Scope: localname.Scope{}.WithWINS(netip.MustParseAddr(lab.PCIP))}
 	cases := []labCase{
-		{name: "netbios broadcast", dest: "//" + strings.ToLower(lab.PCNetBIOS) + "/scans", user: "alice", want: CauseNameNotInDNS, check: notInDNS("netbios", "broadcast")},
-		{name: "llmnr", dest: "//" + lab.PCLLMNR + "/scans", user: "alice", want: CauseNameNotInDNS, check: notInDNS("llmnr", "multicast")},
-		{name: "wins", dest: "//" + lab.PCNetBIOS + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, LocalNames: wins}, want: CauseNameNotInDNS, check: notInDNS("netbios", "wins")},
+		{name: "netbios broadcast", dest: "//" + strings.ToLower(lab.PCNetBIOS) + "/scans", user: "scanuser", want: CauseNameNotInDNS, check: notInDNS("netbios", "broadcast", CauseOK)},
+		{name: "llmnr, no such share there", dest: "//" + lab.PCLLMNR + "/nosuch", user: "scanuser", want: CauseNameNotInDNS, check: notInDNS("llmnr", "multicast", CauseShareNotFound)},
+		{name: "wins, the PC does not know the account", dest: "//" + lab.PCNetBIOS + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, LocalNames: wins}, want: CauseNameNotInDNS, check: notInDNS("netbios", "wins", CauseBadCredentials)},
+		{name: "a nested check replays nowhere else", dest: "//" + lab.PCNetBIOS + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, nested: "the target of a DFS link"}, want: CauseNameNotInDNS, check: func(t *testing.T, r Report) {
+			s := stepIs(t, r, StepName, StatusFail)
+			if s.Evidence["answer_address_result"] != "not checked: this is the check of the target of a DFS link" || strings.Contains(r.Verdict.Fix, "would succeed") {
+				t.Errorf("name evidence %v, verdict %+v", s.Evidence, r.Verdict)
+			}
+		}},
 		{name: "nobody answers", dest: "//nosuchhost/scans", user: "alice", want: CauseNameUnresolved, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusFail)
 			asked, _ := s.Evidence["netbios_llmnr_asked"].([]string)

@@ -56,8 +56,10 @@ func (c nameStep) askLocal(ctx context.Context, s *stepState, host string, dnsEr
 }
 
 // failNotInDNS fails the step with name-not-in-dns: who answered, over
-// which protocol, and the address to store or to put in DNS.
-func (c nameStep) failNotInDNS(s *stepState, host string, r localname.Result) {
+// which protocol, and the address to store or to put in DNS — after a
+// nested check at that address has said whether the MFP's logon works
+// there (replayAt).
+func (c nameStep) failNotInDNS(ctx context.Context, s *stepState, host string, r localname.Result) {
 	addr, first, _ := c.firstAnswer(r)
 	s.Evidence["answered_by"] = string(first.Protocol)
 	s.Evidence["answer_address"] = addr
@@ -78,7 +80,38 @@ func (c nameStep) failNotInDNS(s *stepState, host string, r localname.Result) {
 	}
 	fix := fmt.Sprintf("The MFP looks the Host Name up in DNS only, not over NetBIOS or LLMNR as Windows does: add an A record %s → %s in DNS%s on the domain controller's DNS server, or store the server's full DNS name or its address %s as the destination's Host Name on the MFP (Command Center RX → Address Book → Host Name). %s answered just now: storing it helps at once, but only a DNS name keeps working when the server's address changes.",
 		host, addr, zone, addr, addr)
+	if at, ran := c.replayAt(ctx, s, host, addr); ran {
+		if at.Verdict.Cause == CauseOK {
+			detail += fmt.Sprintf("; at %s the MFP's logon would succeed", addr)
+			fix = fmt.Sprintf("At %s the MFP's logon would succeed (checked just now as this MFP would, with the same account): store that address or add the A record. ", addr) + fix
+		} else {
+			detail += fmt.Sprintf("; at %s the check fails too: %s", addr, at.Verdict.Cause)
+			fix = fmt.Sprintf("Storing %s or adding the A record is not enough: checked there as this MFP would, the check fails at %s too — %s %s Then: ",
+				addr, addr, at.Verdict.Summary, at.Verdict.Fix) + fix
+			c.also = append(c.also, at.Verdict.Cause)
+		}
+	}
 	c.fail(s, CauseNameNotInDNS, detail, fix)
+}
+
+// replayAt runs the rest of the check at the address that answered for
+// host, as a nested check (nested.go), and records its result under
+// answer_address_result; ran is false when it did not run (the check is
+// itself nested) or was stopped.
+func (c nameStep) replayAt(ctx context.Context, s *stepState, host, addr string) (Report, bool) {
+	if c.o.nested != "" {
+		s.Evidence["answer_address_result"] = "not checked: this is the check of " + c.o.nested
+		return Report{}, false
+	}
+	at := c.t
+	at.Host = addr
+	r := c.nested(ctx, at, "the address that answered for "+host)
+	if r.Interrupted || r.Verdict.Cause == "" {
+		s.Evidence["answer_address_result"] = "not checked: the check was interrupted"
+		return r, false
+	}
+	s.Evidence["answer_address_result"] = string(r.Verdict.Cause)
+	return r, true
 }
 
 // firstAnswer is the address to name: IPv4 first, as an MFP's stack

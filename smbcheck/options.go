@@ -54,9 +54,10 @@ type Options struct {
 	KDCs  []string
 	// resolvConf is read for the search list (tests point it elsewhere).
 	resolvConf string
-	// referred marks the check of a DFS link's target, which asks for no
-	// further referral.
-	referred bool
+	// nested names what a nested check (nested.go) is of — a DFS link's
+	// target, the address that answered for a name not in DNS; such a
+	// check starts no nested check of its own.
+	nested string
 	// afterCreate runs right after the canary is created (tests interrupt
 	// the check there).
 	afterCreate func()
