@@ -12,16 +12,16 @@ import (
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
-// logon sends the check's logon attempts, behind the failure ledger's
+// gatedLogon sends the check's logon attempts, behind the failure ledger's
 // gate: the session step's, and the tree step's second opinions. The first
 // one takes the negotiate and ad steps right before its AUTHENTICATE would
 // leave.
-type logon struct{ *checker }
+type gatedLogon struct{ *checker }
 
 // afterNegotiate records the negotiate step from what the first logon's
 // server told, then the ad step; it runs inside that logon, before its
 // AUTHENTICATE leaves. It reports whether the check may go on.
-func (c logon) afterNegotiate(ctx context.Context, si *smbconn.ServerInfo, started time.Time) bool {
+func (c gatedLogon) afterNegotiate(ctx context.Context, si *smbconn.ServerInfo, started time.Time) bool {
 	if !c.negotiated {
 		c.negotiated = true
 		c.server = si
@@ -58,7 +58,7 @@ type attemptResult struct {
 // connection is dialed (and closed on failure). The failure ledger is asked
 // at the last moment, right before the AUTHENTICATE would leave; on the
 // first logon, the negotiate and ad steps are taken there too.
-func (c logon) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult {
+func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult {
 	started := time.Now()
 	// The logon has StepTimeout to answer; the time the gate spends (the
 	// directory, the ledger) does not count against it.
@@ -115,7 +115,7 @@ func (c logon) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult
 // logonGate is attempt's gate, called right before the AUTHENTICATE would
 // leave: the first logon's negotiate and ad steps, then the failure ledger's
 // reservation (in *id). The logon's timer stands still meanwhile.
-func (c logon) logonGate(ctx context.Context, f Form, started time.Time, timer *time.Timer, res *attemptResult, id *int64) smbconn.Gate {
+func (c gatedLogon) logonGate(ctx context.Context, f Form, started time.Time, timer *time.Timer, res *attemptResult, id *int64) smbconn.Gate {
 	return func(info *smbconn.ServerInfo) error {
 		timer.Stop()
 		defer timer.Reset(c.o.StepTimeout)
@@ -151,7 +151,7 @@ func (c logon) logonGate(ctx context.Context, f Form, started time.Time, timer *
 
 // judgeAttempt classifies a failed logon's error (res.err) and resolves its
 // reservation id in the failure ledger.
-func (c logon) judgeAttempt(ctx context.Context, id int64, res *attemptResult) {
+func (c gatedLogon) judgeAttempt(ctx context.Context, id int64, res *attemptResult) {
 	rctx := context.WithoutCancel(ctx)
 	res.cause, res.ev = classify(StepSession, res.err)
 	res.status, _ = smbconn.StatusOf(res.err)

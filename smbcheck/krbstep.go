@@ -16,7 +16,7 @@ import (
 func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 	stored := storedForm(c.t.User)
 	c.probing = true
-	res := logon(c).attempt(ctx, c.conn, stored)
+	res := gatedLogon(c).attempt(ctx, c.conn, stored)
 	c.probing = false
 	c.conn = nil
 	if res.stopped {

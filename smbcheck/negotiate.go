@@ -14,7 +14,7 @@ import (
 
 // negotiateStep negotiates as an SMB1-only MFP does (SMB1 offered alone)
 // and switches the check to SMB1; for every other MFP the negotiate step is
-// taken inside the first logon (logon.afterNegotiate).
+// taken inside the first logon (gatedLogon.afterNegotiate).
 type negotiateStep struct{ *checker }
 
 func (negotiateStep) ids() []string { return []string{StepNegotiate} }

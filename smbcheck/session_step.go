@@ -43,7 +43,7 @@ func (c sessionStep) stepSession(ctx context.Context) bool {
 // is auth auto's Kerberos try that could not judge the password.
 func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bool {
 	stored := storedForm(c.t.User)
-	res := logon(c).attempt(ctx, c.conn, stored)
+	res := gatedLogon(c).attempt(ctx, c.conn, stored)
 	c.conn = nil // handed over to the attempt
 	if res.stopped {
 		return false
@@ -121,7 +121,7 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bo
 func (c sessionStep) explainNegotiation(ctx context.Context, res attemptResult) bool {
 	if res.info != nil {
 		// The server negotiated and then refused the session setup.
-		if !logon(c).afterNegotiate(ctx, res.info, time.Now()) {
+		if !gatedLogon(c).afterNegotiate(ctx, res.info, time.Now()) {
 			return false
 		}
 		return true
@@ -189,7 +189,7 @@ func (c sessionStep) stepForms(ctx context.Context) bool {
 	var tried, failed []string
 	var notTried []string
 	for i, f := range forms {
-		res := logon(c).attempt(ctx, nil, f)
+		res := gatedLogon(c).attempt(ctx, nil, f)
 		if res.refused != nil {
 			for _, g := range forms[i:] {
 				notTried = append(notTried, g.Typed)
@@ -322,7 +322,7 @@ func (c sessionStep) ntlmv1Refused(ctx context.Context, s *stepState, res attemp
 		return false
 	}
 	c.ntlmv2 = true
-	v2 := logon(c).attempt(ctx, nil, storedForm(c.t.User))
+	v2 := gatedLogon(c).attempt(ctx, nil, storedForm(c.t.User))
 	c.ntlmv2 = false
 	switch {
 	case v2.sess != nil && !c.smb1:

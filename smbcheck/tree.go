@@ -93,7 +93,7 @@ func (c treeStep) encryptionRefused(ctx context.Context, s *stepState) bool {
 		return false
 	}
 	c.as = &smbconn.Device{}
-	res := logon(c).attempt(ctx, nil, c.form)
+	res := gatedLogon(c).attempt(ctx, nil, c.form)
 	c.as = nil
 	if res.sess == nil {
 		return false
@@ -134,7 +134,7 @@ func (c treeStep) encryptionAsked(ctx context.Context, s *stepState) bool {
 		plain.MinDialect = 0
 	}
 	c.as = &plain
-	res := logon(c).attempt(ctx, nil, c.form)
+	res := gatedLogon(c).attempt(ctx, nil, c.form)
 	c.as = nil
 	judged := ""
 	switch {
