@@ -163,6 +163,10 @@ max_retry = "10m"`, func(st *store.Store) {
 	if inc := openIncident(); inc == nil || inc.Cause != smbcheck.CauseEncryptionRequired {
 		t.Fatalf("open incident before the bridge: %+v, want encryption-required", inc)
 	}
+	if out, code := in.cli("check", "--destination", "sealed", "--data-dir", in.data); code != exitFinding ||
+		!strings.Contains(out, "verdict: encryption-required") || !strings.Contains(out, "bridge it: scanwarden destination bridge sealed") {
+		t.Errorf("check --destination as the MFP (exit %d):\n%s", code, out)
+	}
 	if out, code := in.cli("destination", "show", "sealed", "--data-dir", in.data); code != exitOK ||
 		!strings.Contains(out, "bridge: the MFP cannot meet this server's demands (encryption-required)") ||
 		!strings.Contains(out, "bridge it: scanwarden destination bridge sealed") {
