@@ -4,8 +4,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/notify"
 )
 
 // Notify is [notify]; a channel is on when its address is set.
@@ -68,4 +70,29 @@ func (n Notify) validate(bad badValue) {
 	if n.SMTPUser != "" && n.SMTPPasswordFile == "" && n.SMTPPassword.IsZero() {
 		bad("notify.smtp_password_file", `""`, "needed with notify.smtp_user")
 	}
+}
+
+// Senders builds the notification channels n turns on; a channel that
+// cannot be built is in errs under its name (webhook, mail).
+func (n Notify) Senders() (senders []notify.Sender, errs map[string]error) {
+	errs = map[string]error{}
+	if n.WebhookURL != "" {
+		w, err := notify.NewWebhook(notify.WebhookConfig{URL: n.WebhookURL, Secret: n.WebhookSecret, SecretHeader: n.WebhookSecretHeader,
+			Attempts: n.WebhookAttempts, Backoff: n.WebhookBackoff.D(), MaxBackoff: 5 * time.Minute, Timeout: 10 * time.Second})
+		if err != nil {
+			errs["webhook"] = err
+		} else {
+			senders = append(senders, w)
+		}
+	}
+	if n.SMTPHost != "" {
+		ml, err := notify.NewMail(notify.MailConfig{Host: n.SMTPHost, Port: n.SMTPPort, TLS: n.SMTPTLS, User: n.SMTPUser,
+			Password: n.SMTPPassword, From: n.SMTPFrom, To: n.MailTo, Timeout: 30 * time.Second})
+		if err != nil {
+			errs["mail"] = err
+		} else {
+			senders = append(senders, ml)
+		}
+	}
+	return senders, errs
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/internal/localname"
 	"github.com/scanwarden/scanwarden/monitor"
-	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/warning"
@@ -100,30 +99,4 @@ func (c *checksPart) Close(drain time.Duration) {
 	if c.dir != nil {
 		c.dir.Close()
 	}
-}
-
-// Senders builds the notification channels the config turns on; a
-// channel that cannot be built is in errs under its name (webhook, mail).
-func Senders(cfg config.Config) (senders []notify.Sender, errs map[string]error) {
-	errs = map[string]error{}
-	n := cfg.Notify
-	if n.WebhookURL != "" {
-		w, err := notify.NewWebhook(notify.WebhookConfig{URL: n.WebhookURL, Secret: n.WebhookSecret, SecretHeader: n.WebhookSecretHeader,
-			Attempts: n.WebhookAttempts, Backoff: n.WebhookBackoff.D(), MaxBackoff: 5 * time.Minute, Timeout: 10 * time.Second})
-		if err != nil {
-			errs["webhook"] = err
-		} else {
-			senders = append(senders, w)
-		}
-	}
-	if n.SMTPHost != "" {
-		ml, err := notify.NewMail(notify.MailConfig{Host: n.SMTPHost, Port: n.SMTPPort, TLS: n.SMTPTLS, User: n.SMTPUser,
-			Password: n.SMTPPassword, From: n.SMTPFrom, To: n.MailTo, Timeout: 30 * time.Second})
-		if err != nil {
-			errs["mail"] = err
-		} else {
-			senders = append(senders, ml)
-		}
-	}
-	return senders, errs
 }

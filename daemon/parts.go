@@ -194,7 +194,7 @@ type incidentNotifier struct {
 // newIncidentNotifier sends on the channels cfg turns on; one that cannot
 // be built is its "notify.CHANNEL" fault.
 func newIncidentNotifier(e env, cfg config.Config) *incidentNotifier {
-	senders, errs := Senders(cfg)
+	senders, errs := cfg.Notify.Senders()
 	for ch, err := range errs {
 		e.faults.set("notify."+ch, err.Error())
 	}

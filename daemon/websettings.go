@@ -61,7 +61,7 @@ func badSetting(err error) error {
 
 // SendTest sends a test notification on one channel and records it.
 func (b settingsBackend) SendTest(ctx context.Context, channel string) (string, error) {
-	senders, errs := Senders(b.current())
+	senders, errs := b.current().Notify.Senders()
 	if err := errs[channel]; err != nil {
 		return "", err
 	}

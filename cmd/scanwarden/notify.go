@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/config"
-	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/notify"
 )
 
@@ -58,7 +57,7 @@ func notifyChannels(configFile, channel string) ([]notify.Sender, error) {
 	if err != nil {
 		return nil, err
 	}
-	senders, errs := daemon.Senders(cfg)
+	senders, errs := cfg.Notify.Senders()
 	for ch, err := range errs {
 		if channel == "" || channel == ch {
 			return nil, fmt.Errorf("%s: %w", ch, err)
