@@ -19,7 +19,7 @@ import (
 // CLI's status and destination list read it.
 func BridgeHealth(ctx context.Context, st *store.Store, d registry.Destination, share *samba.ShareHealth, now time.Time) (bridge.Health, error) {
 	in := bridge.Inputs{Share: share}
-	latest, ok, err := st.LatestReport(ctx, d.Name)
+	latest, ok, err := st.Reports().LatestReport(ctx, d.Name)
 	if err != nil {
 		return bridge.Health{}, err
 	}

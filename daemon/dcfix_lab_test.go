@@ -85,7 +85,7 @@ webhook_backoff = "100ms"
 	// Without a fix the stored password is not replayed again: the next
 	// scheduled check answers from the ledger.
 	waitUntil(t, 30*time.Second, "a scheduled check answered from the ledger", func() bool {
-		r, ok, err := m.Store().LatestReport(ctx, "dcfix")
+		r, ok, err := m.Store().Reports().LatestReport(ctx, "dcfix")
 		return err == nil && ok && r.Report.Verdict.FromLedger
 	})
 
@@ -105,7 +105,7 @@ webhook_backoff = "100ms"
 	if len(incs) != 1 || incs[0].State != incident.StateClosed {
 		t.Fatalf("incidents %+v", incs)
 	}
-	if r, ok, err := m.Store().LatestReport(ctx, "dcfix"); err != nil || !ok || !r.Report.OK() {
+	if r, ok, err := m.Store().Reports().LatestReport(ctx, "dcfix"); err != nil || !ok || !r.Report.OK() {
 		t.Fatalf("latest report after the fix: %+v %v", r.Report.Verdict, err)
 	}
 	if strings.Contains(logs.String(), stored) || strings.Contains(logs.String(), lab.Password) {

@@ -190,7 +190,7 @@ password_file = "`+pw+`"
 	if !found || wi.Cause != "share-not-found" {
 		t.Errorf("incident cause %s, timeline %+v", wi.Cause, wi.Timeline)
 	}
-	r, ok, err := m.Store().LatestReport(ctx, "gone")
+	r, ok, err := m.Store().Reports().LatestReport(ctx, "gone")
 	if err != nil || !ok || r.Report.ServerLog == nil || len(r.Report.ServerLog.Events) == 0 {
 		t.Errorf("stored report's story: %+v %v", r.Report.ServerLog, err)
 	}

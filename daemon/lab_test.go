@@ -168,7 +168,7 @@ webhook_backoff = "100ms"
 	if !rep.OK() {
 		t.Fatalf("the destination does not work with the right password: %+v", rep.Verdict)
 	}
-	if err := st.AddReport(ctx, d.Name, rep); err != nil {
+	if err := st.Reports().AddReport(ctx, d.Name, rep); err != nil {
 		t.Fatal(err)
 	}
 	// Then someone changes the contact's password on the panel, and the

@@ -476,7 +476,7 @@ func TestStopDuringCheck(t *testing.T) {
 	}
 	st, _ = store.OpenDir(context.Background(), cfg.DataDir)
 	defer st.Close()
-	if _, ok, _ := st.LatestReport(context.Background(), "slow"); ok {
+	if _, ok, _ := st.Reports().LatestReport(context.Background(), "slow"); ok {
 		t.Fatal("an interrupted check was stored")
 	}
 }

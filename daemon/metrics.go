@@ -255,7 +255,7 @@ func (mt *metrics) seed(ctx context.Context, st *store.Store) {
 		return
 	}
 	for _, d := range ds {
-		r, ok, err := st.LatestReport(ctx, d.Name)
+		r, ok, err := st.Reports().LatestReport(ctx, d.Name)
 		if err != nil || !ok {
 			continue
 		}

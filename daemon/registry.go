@@ -47,7 +47,7 @@ func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error)
 		f.seen[k] = true
 		f.mu.Unlock()
 		if first {
-			if rep, ok, err := f.st.LatestReport(ctx, r.Name); err == nil && ok {
+			if rep, ok, err := f.st.Reports().LatestReport(ctx, r.Name); err == nil && ok {
 				md.LastCheck, md.LastVerdict = rep.At, smbcheck.Verdict{Cause: rep.Cause, KyoceraCode: rep.KyoceraCode, Summary: rep.Summary}
 			}
 		}
@@ -162,10 +162,10 @@ func eventlogReaders(e config.Eventlog) evidence.Readers {
 type reports struct{ st *store.Store }
 
 func (r reports) AddReport(ctx context.Context, dest string, rep smbcheck.Report) (int64, error) {
-	if err := r.st.AddReport(ctx, dest, rep); err != nil {
+	if err := r.st.Reports().AddReport(ctx, dest, rep); err != nil {
 		return 0, err
 	}
-	latest, ok, err := r.st.LatestReport(ctx, dest)
+	latest, ok, err := r.st.Reports().LatestReport(ctx, dest)
 	if err != nil || !ok {
 		return 0, err
 	}

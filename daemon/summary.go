@@ -50,7 +50,7 @@ func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now
 			bridges = append(bridges, summary.Bridge{Destination: d.Name, Health: h})
 		}
 		sd := summary.Destination{Name: d.Name, Held: held[d.Name], FailingSince: opened[strings.ToLower(d.Name)]}
-		r, ok, err := st.LatestReport(ctx, d.Name)
+		r, ok, err := st.Reports().LatestReport(ctx, d.Name)
 		if err != nil {
 			return summary.Summary{}, fmt.Errorf("summary: %w", err)
 		}

@@ -87,7 +87,7 @@ timeout = "5s"
 	}
 	var got map[string]store.LatestVerdict
 	waitUntil(t, 30*time.Second, "every imported destination checked", func() bool {
-		got, err = m.Store().LatestVerdicts(ctx)
+		got, err = m.Store().Reports().LatestVerdicts(ctx)
 		return err == nil && len(got) == 3
 	})
 	t.Logf("import → three destinations checked in %v (interval 24h)", time.Since(t0).Round(time.Millisecond))
@@ -182,7 +182,7 @@ interval = "`+pollEvery.String()+`"
 			if !rep.OK() {
 				t.Fatalf("%s does not work before the test: %+v", d.Name, rep.Verdict)
 			}
-			if err := st.AddReport(ctx, d.Name, rep); err != nil {
+			if err := st.Reports().AddReport(ctx, d.Name, rep); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -201,7 +201,7 @@ interval = "`+pollEvery.String()+`"
 		n := 0
 		for _, set := range []map[string]registry.Destination{sweepDests, fineDests} {
 			for _, d := range set {
-				rs, _ := m.Store().Reports(ctx, d.Name, 10)
+				rs, _ := m.Store().Reports().Reports(ctx, d.Name, 10)
 				n += len(rs)
 			}
 		}

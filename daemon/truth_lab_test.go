@@ -340,7 +340,7 @@ func TestLabServeOneCauseOneIncident(t *testing.T) {
 		}
 		m.Monitor().Reload()
 		waitUntil(t, 30*time.Second, d.Name+" checked green", func() bool {
-			r, ok, err := m.Store().LatestReport(context.Background(), d.Name)
+			r, ok, err := m.Store().Reports().LatestReport(context.Background(), d.Name)
 			return err == nil && ok && r.Cause == "ok"
 		})
 		if _, err := m.Monitor().CheckNow(context.Background(), d.Name, nil); err != nil {

@@ -148,7 +148,7 @@ func (b webBackend) destinations(ctx context.Context, device string) ([]registry
 	if err != nil {
 		return nil, err
 	}
-	latest, err := b.m.st.LatestVerdicts(ctx)
+	latest, err := b.m.st.Reports().LatestVerdicts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (b webBackend) Destination(ctx context.Context, name string) (registry.Dest
 		return registry.DestinationView{}, notFound(err)
 	}
 	wd := d.View()
-	if r, ok, err := b.m.st.LatestReport(ctx, d.Name); err != nil {
+	if r, ok, err := b.m.st.Reports().LatestReport(ctx, d.Name); err != nil {
 		return registry.DestinationView{}, err
 	} else if ok {
 		last := r.View()
@@ -208,7 +208,7 @@ func (b webBackend) Destination(ctx context.Context, name string) (registry.Dest
 
 // History implements web.Fleet.
 func (b webBackend) History(ctx context.Context, name string, limit int) ([]registry.ReportView, error) {
-	rs, err := b.m.st.Reports(ctx, name, limit)
+	rs, err := b.m.st.Reports().Reports(ctx, name, limit)
 	if err != nil {
 		return nil, notFound(err)
 	}

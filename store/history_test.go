@@ -28,7 +28,7 @@ func TestHistory(t *testing.T) {
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	old := smbcheck.Report{Started: now.Add(-31 * 24 * time.Hour), Target: smbcheck.TargetInfo{Host: "FS1"}, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}
-	if err := s.AddReport(ctx, "a", old); err != nil {
+	if err := s.Reports().AddReport(ctx, "a", old); err != nil {
 		t.Fatal(err)
 	}
 	boot := now.Add(-2 * time.Hour)
@@ -41,11 +41,11 @@ func TestHistory(t *testing.T) {
 			rep.ServerLog.Share.Current = 2
 			rep.ServerLog.Boots = []time.Time{boot}
 		}
-		if err := s.AddReport(ctx, "a", rep); err != nil {
+		if err := s.Reports().AddReport(ctx, "a", rep); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.AddReport(ctx, "b", smbcheck.Report{Started: now.Add(-time.Minute), Target: smbcheck.TargetInfo{Host: "fs1"}, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}); err != nil {
+	if err := s.Reports().AddReport(ctx, "b", smbcheck.Report{Started: now.Add(-time.Minute), Target: smbcheck.TargetInfo{Host: "fs1"}, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdateIncident(ctx, "a", func(cur *incident.Incident) incident.Result {

@@ -26,7 +26,7 @@ func TestReportKeepsReplayedProfile(t *testing.T) {
 		{Field: "max_dialect", Value: "2.1", Origin: "seen", SeenAt: &seen}, {Field: "encryption", Value: "no", Origin: "admin"}, {Field: "file_type", Value: "pdf", Origin: "default"}}}
 	for i, p := range []*smbcheck.Profile{device, {Own: true}, nil} {
 		rep := smbcheck.Report{Started: now.Add(time.Duration(i) * time.Second), Target: smbcheck.TargetInfo{Host: "fs1"}, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}, Profile: p}
-		if err := s.AddReport(ctx, "front", rep); err != nil {
+		if err := s.Reports().AddReport(ctx, "front", rep); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,7 +47,7 @@ func TestReportKeepsReplayedProfile(t *testing.T) {
 	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("check_history.profile %+v, want %+v", got, want)
 	}
-	reps, err := s.Reports(ctx, "front", 10)
+	reps, err := s.Reports().Reports(ctx, "front", 10)
 	if err != nil || len(reps) != 3 {
 		t.Fatalf("reports: %v, %d", err, len(reps))
 	}

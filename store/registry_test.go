@@ -92,11 +92,11 @@ func TestRegistryCRUD(t *testing.T) {
 		rep := smbcheck.Report{Started: t0.Add(time.Duration(i) * time.Minute),
 			Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK, Summary: fmt.Sprint(i)},
 			Steps:   []smbcheck.Step{{ID: "tcp", Status: smbcheck.StatusFail, Duration: 6145 * time.Millisecond}}}
-		if err := s.AddReport(ctx, "alice", rep); err != nil {
+		if err := s.Reports().AddReport(ctx, "alice", rep); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rs, err := s.Reports(ctx, "alice", 0)
+	rs, err := s.Reports().Reports(ctx, "alice", 0)
 	if err != nil || len(rs) != ReportHistory || rs[0].Summary != fmt.Sprint(ReportHistory+4) || len(rs[0].Report.Steps) != 1 {
 		t.Fatalf("reports: %d %v", len(rs), err)
 	}
@@ -105,10 +105,10 @@ func TestRegistryCRUD(t *testing.T) {
 	if got := rs[0].Report.Steps[0].Duration; got != 6145*time.Millisecond {
 		t.Fatalf("stored step duration %v, want 6.145s", got)
 	}
-	if last, ok, err := s.LatestReport(ctx, "alice"); !ok || err != nil || !last.At.Equal(t0.Add((ReportHistory+4)*time.Minute)) {
+	if last, ok, err := s.Reports().LatestReport(ctx, "alice"); !ok || err != nil || !last.At.Equal(t0.Add((ReportHistory+4)*time.Minute)) {
 		t.Fatalf("latest %+v %v %v", last, ok, err)
 	}
-	if _, err := s.Reports(ctx, "nobody", 1); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Reports().Reports(ctx, "nobody", 1); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("reports of unknown: %v", err)
 	}
 

@@ -13,21 +13,27 @@ import (
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
+// Reports are the destinations' stored checks and their latest verdicts.
+type Reports struct{ s *Store }
+
+// Reports returns the stored checks.
+func (s *Store) Reports() *Reports { return &Reports{s: s} }
+
 // ReportHistory is how many reports are kept per destination.
 const ReportHistory = 50
 
 // AddReport keeps rep as the destination's latest report, dropping the
 // oldest beyond ReportHistory.
-func (s *Store) AddReport(ctx context.Context, destination string, rep smbcheck.Report) error {
+func (rp *Reports) AddReport(ctx context.Context, destination string, rep smbcheck.Report) error {
 	b, err := json.Marshal(rep)
 	if err != nil {
 		return fmt.Errorf("add report: %w", err)
 	}
 	at := rep.Started
 	if at.IsZero() {
-		at = s.now()
+		at = rp.s.now()
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return rp.s.tx(ctx, func(tx *sql.Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, "SELECT id FROM destinations WHERE name = ?", destination).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -53,19 +59,19 @@ func (s *Store) AddReport(ctx context.Context, destination string, rep smbcheck.
 // Reports returns a destination's reports, newest first, at most limit
 // (limit <= 0 or above ReportHistory: all kept). An unknown destination is
 // ErrNotFound; one never checked gives none.
-func (s *Store) Reports(ctx context.Context, destination string, limit int) ([]registry.Report, error) {
+func (rp *Reports) Reports(ctx context.Context, destination string, limit int) ([]registry.Report, error) {
 	if limit <= 0 || limit > ReportHistory {
 		limit = ReportHistory
 	}
 	var id int64
-	err := s.db.QueryRowContext(ctx, "SELECT id FROM destinations WHERE name = ?", destination).Scan(&id)
+	err := rp.s.db.QueryRowContext(ctx, "SELECT id FROM destinations WHERE name = ?", destination).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("reports: destination %q: %w", destination, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reports of %q: %w", destination, err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT r.id, t.name, r.at, r.cause, r.kyocera_code, r.summary, r.report
+	rows, err := rp.s.db.QueryContext(ctx, `SELECT r.id, t.name, r.at, r.cause, r.kyocera_code, r.summary, r.report
 		FROM destination_reports r JOIN destinations t ON t.id = r.destination_id
 		WHERE r.destination_id = ? ORDER BY r.at DESC, r.id DESC LIMIT ?`, id, limit)
 	if err != nil {
@@ -94,8 +100,8 @@ func (s *Store) Reports(ctx context.Context, destination string, limit int) ([]r
 
 // LatestReport returns the destination's newest report; ok is false when it
 // was never checked.
-func (s *Store) LatestReport(ctx context.Context, destination string) (r registry.Report, ok bool, err error) {
-	rs, err := s.Reports(ctx, destination, 1)
+func (rp *Reports) LatestReport(ctx context.Context, destination string) (r registry.Report, ok bool, err error) {
+	rs, err := rp.Reports(ctx, destination, 1)
 	if err != nil || len(rs) == 0 {
 		return r, false, err
 	}
@@ -113,8 +119,8 @@ type LatestVerdict struct {
 // LatestVerdicts returns every checked destination's newest verdict, by
 // lower-cased destination name, in one query (a LatestReport per
 // destination decodes each whole report).
-func (s *Store) LatestVerdicts(ctx context.Context) (map[string]LatestVerdict, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT d.name, r.at, r.cause, r.kyocera_code, r.summary,
+func (rp *Reports) LatestVerdicts(ctx context.Context) (map[string]LatestVerdict, error) {
+	rows, err := rp.s.db.QueryContext(ctx, `SELECT d.name, r.at, r.cause, r.kyocera_code, r.summary,
 			coalesce(json_extract(r.report, '$.verdict.fix'), ''), coalesce(json_extract(r.report, '$.working_form.typed'), '')
 		FROM destinations d JOIN destination_reports r ON r.id =
 			(SELECT id FROM destination_reports WHERE destination_id = d.id ORDER BY at DESC, id DESC LIMIT 1)`)

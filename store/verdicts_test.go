@@ -25,7 +25,7 @@ func TestLatestVerdicts(t *testing.T) {
 		if form != "" {
 			rep.WorkingForm = &smbcheck.Form{Typed: form}
 		}
-		if err := s.AddReport(ctx, dest, rep); err != nil {
+		if err := s.Reports().AddReport(ctx, dest, rep); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +33,7 @@ func TestLatestVerdicts(t *testing.T) {
 	add("Reception", t0.Add(time.Hour), smbcheck.CauseWrongUserFormat, `KYOLAB\alice`)
 	add("Reception", t0.Add(-time.Hour), smbcheck.CauseOK, "") // older, stored later
 	add("finance", t0, smbcheck.CauseOK, "")
-	got, err := s.LatestVerdicts(ctx)
+	got, err := s.Reports().LatestVerdicts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestLatestVerdicts(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 	// The same as LatestReport says.
-	lr, _, _ := s.LatestReport(ctx, "Reception")
+	lr, _, _ := s.Reports().LatestReport(ctx, "Reception")
 	if lr.Report.Verdict.Cause != r.Verdict.Cause || !lr.At.Equal(r.At) {
 		t.Errorf("LatestReport %+v", lr)
 	}

@@ -48,7 +48,7 @@ func runDaemon(dir string, nDev, nDest, nEv, nScan int) {
 		for k := 4; k >= 0; k-- { // a short history, the newest now (no check is due for a day)
 			rep := report(i, now)
 			rep.Started = now.Add(-time.Duration(k) * 15 * time.Minute)
-			must(st.AddReport(ctx, name, rep))
+			must(st.Reports().AddReport(ctx, name, rep))
 		}
 	}
 	batch := make([]snmp.Event, 0, 1000)

@@ -107,7 +107,7 @@ max_retry = "10m"`, func(st *store.Store) {
 	}
 	reportsAfter := func(at time.Time, fn func(r registry.Report) bool) bool {
 		return in.read(func(st *store.Store) bool {
-			rs, err := st.Reports(ctx, "sealed", 20)
+			rs, err := st.Reports().Reports(ctx, "sealed", 20)
 			if err != nil {
 				return false
 			}

@@ -219,7 +219,7 @@ func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t smbcheck
 		}
 		ledger = openedStoreLedger(st)
 		warn.st, warn.destination, warn.device = st, a.destination, d.Destination.Device
-		ledger.keep = func(rep smbcheck.Report) error { return st.AddReport(ctx, a.destination, rep) }
+		ledger.keep = func(rep smbcheck.Report) error { return st.Reports().AddReport(ctx, a.destination, rep) }
 		if dirErr == nil {
 			canaries = dirCanaries{filepath.Join(dir, "canaries")}
 			a.receiverDir = receiverDir(dir)

@@ -214,7 +214,7 @@ func destinationRemove(ctx context.Context, c *subcommand, args []string) int {
 
 // latestReport is the destination's last check, nil when never checked.
 func latestReport(ctx context.Context, st *store.Store, name string) (*registry.Report, error) {
-	r, ok, err := st.LatestReport(ctx, name)
+	r, ok, err := st.Reports().LatestReport(ctx, name)
 	if err != nil || !ok {
 		return nil, err
 	}

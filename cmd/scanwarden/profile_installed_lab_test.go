@@ -56,7 +56,7 @@ timeout = "10s"`, "", func(st *store.Store) {
 	var first registry.Report
 	until("the first scheduled check", 60*time.Second, func() bool {
 		return read(func(st *store.Store) bool {
-			r, ok, err := st.LatestReport(ctx, "sealed")
+			r, ok, err := st.Reports().LatestReport(ctx, "sealed")
 			first = r
 			return err == nil && ok
 		})
@@ -95,7 +95,7 @@ timeout = "10s"`, "", func(st *store.Store) {
 	var after []registry.Report
 	until("two checks replayed as the MFP", 60*time.Second, func() bool {
 		return read(func(st *store.Store) bool {
-			rs, err := st.Reports(ctx, "sealed", 10)
+			rs, err := st.Reports().Reports(ctx, "sealed", 10)
 			if err != nil {
 				return false
 			}

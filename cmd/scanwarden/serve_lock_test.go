@@ -90,7 +90,7 @@ func TestServeOneDaemonPerDataDir(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		rs, err := st.Reports(context.Background(), "refused", 100)
+		rs, err := st.Reports().Reports(context.Background(), "refused", 100)
 		if err != nil {
 			t.Fatal(err)
 		}

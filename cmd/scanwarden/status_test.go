@@ -39,7 +39,7 @@ func TestStatus(t *testing.T) {
 	defer st.Close()
 	ok := smbcheck.Report{Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}
 	for _, n := range []string{"reception", "walt-old-password"} {
-		if err := st.AddReport(ctx, n, ok); err != nil {
+		if err := st.Reports().AddReport(ctx, n, ok); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ func TestStatus(t *testing.T) {
 	}
 
 	bad := smbcheck.Report{Verdict: smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102"}}
-	if err := st.AddReport(ctx, "walt-old-password", bad); err != nil {
+	if err := st.Reports().AddReport(ctx, "walt-old-password", bad); err != nil {
 		t.Fatal(err)
 	}
 	opened := time.Now().Add(-time.Minute).Truncate(time.Second)
