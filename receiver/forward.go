@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden/internal/proc"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -621,5 +622,5 @@ func claimAlive(claim, own string) bool {
 		return false // our pid, another claim: an earlier life of this process id
 	}
 	_, err = os.Stat("/proc/" + pidS)
-	return err == nil && !isZombie(pid)
+	return err == nil && !proc.Zombie(pid)
 }

@@ -1,10 +1,7 @@
 package receiver
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"time"
 )
 
@@ -89,15 +86,4 @@ type ScanStats struct {
 	HeldBytes  int64     // bytes of scans not yet delivered (held, failed, delivering)
 	OldestHeld time.Time // zero when none
 	LastFailed *Scan     // the most recent failed scan, nil when none
-}
-
-// isZombie says whether pid is a zombie (or gone): a claim's process that
-// died but was not reaped is no longer delivering.
-func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }

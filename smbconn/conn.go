@@ -75,20 +75,32 @@ func Logon(ctx context.Context, conn net.Conn, port int, host string, cr Credent
 	return LogonWith(ctx, conn, port, host, cr.Typed, ntlm, ntlm.SessionKey, dev, g)
 }
 
+// openTransport readies conn for SMB under ctx: ctx's deadline becomes
+// conn's, ctx's end cuts it short, and on port 139 the NetBIOS session is
+// set up. The caller defers stop (returned even with an error), which ends
+// the watch on ctx.
+func openTransport(ctx context.Context, conn net.Conn, port int, host string) (stop func() bool, err error) {
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	stop = context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	if port == 139 {
+		if err := smbwire.NBSSSessionRequest(conn, host); err != nil {
+			return stop, err
+		}
+	}
+	return stop, nil
+}
+
 // LogonWith negotiates and sets up a session with the initiator (NTLM, or
 // a check's Kerberos); sessionKey is the initiator's, for the
 // smbwire.Stamper; typed names the logon in errors; dev limits the dialects
 // offered. The gate applies to an NTLM AUTHENTICATE only.
 func LogonWith(ctx context.Context, conn net.Conn, port int, host, typed string, init smb2.Initiator, sessionKey func() []byte, dev Device, g Gate) (*Conn, *ServerInfo, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	stop, err := openTransport(ctx, conn, port, host)
 	defer stop()
-	if port == 139 {
-		if err := smbwire.NBSSSessionRequest(conn, host); err != nil {
-			return nil, nil, err
-		}
+	if err != nil {
+		return nil, nil, err
 	}
 	d := &smb2.Dialer{Initiator: init, Negotiator: smb2.Negotiator{SpecifiedDialect: dev.offered().Wire()}}
 	// The library writes the AUTHENTICATE on its own goroutine: the

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"time"
 
 	"github.com/scanwarden/scanwarden/internal/ntlm"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
@@ -112,15 +111,10 @@ func AcceptsDialect(ctx context.Context, conn net.Conn, port int, host string, d
 	if d < DialectSMB202 || d >= DialectSMB311 {
 		return false, fmt.Errorf("dialect %s: only 2.0.2 to 3.0.2 are asked alone", d)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	stop, err := openTransport(ctx, conn, port, host)
 	defer stop()
-	if port == 139 {
-		if err := smbwire.NBSSSessionRequest(conn, host); err != nil {
-			return false, err
-		}
+	if err != nil {
+		return false, err
 	}
 	if err := smbwire.WriteFrame(conn, smbwire.SMB2NegotiateOne(d.Wire())); err != nil {
 		return false, fmt.Errorf("send negotiate: %w", err)

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/scanwarden/scanwarden/internal/proc"
 )
 
 // errSambaMissing says Samba is not installed.
@@ -315,19 +317,10 @@ func (c Config) isOurs(pid int) bool {
 	}
 	for i, a := range args {
 		if a == c.confPath() || a == "--configfile="+c.confPath() || (a == "-s" && i+1 < len(args) && args[i+1] == c.confPath()) {
-			return !isZombie(pid)
+			return !proc.Zombie(pid)
 		}
 	}
 	return false
-}
-
-func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }
 
 // Alive reports whether the smbd last started or found still runs.
