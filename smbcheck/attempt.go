@@ -163,9 +163,11 @@ func (c gatedLogon) judgeAttempt(ctx context.Context, id int64, res *attemptResu
 	// connection, an interrupt), the DC may have counted it, so it counts
 	// here too — as a failure whose cause is what was observed.
 	out := Outcome{Kind: Failed, Cause: res.cause, Status: res.status.String()}
-	if judgesNoPassword(res.status) {
+	if judgesNoPassword(res.status) || res.status == ntstatus.AccessDenied && c.cannotEncrypt() {
 		// The server refused NTLM itself, or this account's kind of
-		// logon: no bad password was counted, so the budget is not spent.
+		// logon, or (ACCESS_DENIED to a client that cannot encrypt) a
+		// session without encryption after the password was checked: no
+		// bad password was counted, so the budget is not spent.
 		out = Outcome{Kind: Cancelled}
 	}
 	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {

@@ -97,7 +97,7 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bo
 	for k, v := range res.ev {
 		s.Evidence[k] = v
 	}
-	if c.sessionAnonymousRefused(s, res) || c.ntlmv1Refused(ctx, s, res) {
+	if c.sessionAnonymousRefused(s, res) || c.ntlmv1Refused(ctx, s, res) || c.encryptionRefusedAtLogon(ctx, s, res) {
 		return false
 	}
 	if res.status == ntstatus.NTLMBlocked && krbNote == nil && !c.smb1 {
@@ -309,6 +309,31 @@ func (c sessionStep) sessionAnonymousRefused(s *stepState, res attemptResult) bo
 	c.fail(s, CauseGuestRefused, fmt.Sprintf("the server refuses an anonymous logon (empty login name and password, as the MFP sends them): %s%s", res.status, c.signingNote()),
 		c.guestWaysOut(c.t.Share))
 	c.skipWhy("not tried: an empty login name has no other form", StepForms)
+	return true
+}
+
+// encryptionRefusedAtLogon tells, for an MFP that cannot encrypt, a server
+// that requires SMB3 encryption of every session (Samba: server smb
+// encrypt = required in [global]; Windows: Set-SmbServerConfiguration
+// -EncryptData with RejectUnencryptedAccess) and so refuses the session
+// setup itself with ACCESS_DENIED — after the password was checked, so a
+// wrong one is not behind it. scanwarden's own client (which encrypts)
+// logs on once more and connects the share. It ends the session step when
+// that client was let in and asked to encrypt, and reports whether it did.
+func (c sessionStep) encryptionRefusedAtLogon(ctx context.Context, s *stepState, res attemptResult) bool {
+	d := c.o.Device
+	if c.anonymous() || res.status != ntstatus.AccessDenied || !c.cannotEncrypt() || !c.ownClientAskedToEncrypt(ctx, storedForm(c.t.User)) {
+		return false
+	}
+	s.Evidence["encryption"] = "required for every session: scanwarden's own client is let in and asked to encrypt"
+	s.Evidence["device_encrypts"] = false
+	why := "the MFP cannot encrypt"
+	if d.MaxDialect != 0 && d.MaxDialect < DialectSMB30 {
+		why = fmt.Sprintf("the MFP's highest dialect, SMB %s, has no encryption", d.MaxDialect)
+	}
+	c.fail(s, CauseEncryptionRequired, fmt.Sprintf("server %s requires SMB3 encryption of every session and %s: it refuses the MFP's logon (%s)", c.t.Host, why, res.status),
+		fmt.Sprintf("Stop requiring encryption server-wide on %s (Windows: Set-SmbServerConfiguration -EncryptData $false, or -RejectUnencryptedAccess $false; Samba: server smb encrypt = desired in [global]), or update the MFP to firmware whose SMB client encrypts (SMB 3); or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts.", c.t.Host))
+	c.skipWhy("not tried: this failure is not about how the user name is written", StepForms)
 	return true
 }
 
