@@ -24,6 +24,19 @@ func runCLI(t *testing.T, _ map[string]string, stdin string, args ...string) res
 	return result{code, out.String(), errb.String()}
 }
 
+// cliIn runs the CLI with --data-dir data appended and fails the test
+// unless it exits with want.
+func cliIn(t *testing.T, data string) func(want int, args ...string) result {
+	return func(want int, args ...string) result {
+		t.Helper()
+		r := runCLI(t, nil, "", append(args, "--data-dir", data)...)
+		if r.code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, r.code, want, r.stdout, r.stderr)
+		}
+		return r
+	}
+}
+
 func TestCheckBadArguments(t *testing.T) {
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "pw")

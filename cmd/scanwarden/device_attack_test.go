@@ -25,14 +25,7 @@ func TestAttackDeviceMoveNeedsCredentialsAgain(t *testing.T) {
 	os.WriteFile(comm, []byte("Comm-Pw-8\n"), 0o600)
 	comm2 := filepath.Join(dir, "comm2")
 	os.WriteFile(comm2, []byte("Comm-Pw-9\n"), 0o600)
-	cli := func(want int, args ...string) result {
-		t.Helper()
-		r := runCLI(t, nil, "", append(args, "--data-dir", data)...)
-		if r.code != want {
-			t.Fatalf("%v: exit %d, want %d\n%s%s", args, r.code, want, r.stdout, r.stderr)
-		}
-		return r
-	}
+	cli := cliIn(t, data)
 	stored := func() (address, community string) {
 		t.Helper()
 		st, err := store.OpenUnlocked(context.Background(), data, filepath.Join(data, "secret.key"), func(string) string { return "" })

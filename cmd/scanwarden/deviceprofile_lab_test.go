@@ -17,14 +17,7 @@ func TestLabStoredProfileSigningRequired(t *testing.T) {
 	lab := testlab.Require(t)
 	isolate(t)
 	data := filepath.Join(t.TempDir(), "data")
-	cli := func(want int, args ...string) result {
-		t.Helper()
-		r := runCLI(t, nil, "", append(args, "--data-dir", data)...)
-		if r.code != want {
-			t.Fatalf("%v: exit %d, want %d\n%s%s", args, r.code, want, r.stdout, r.stderr)
-		}
-		return r
-	}
+	cli := cliIn(t, data)
 	cli(exitOK, "device", "add", "mfp01", "--device-no-signing")
 	cli(exitOK, "destination", "add", "front", "//"+lab.SignIP+"/scans", "--user", "scanuser", "--no-password", "--device", "mfp01")
 	cli(exitOK, "destination", "add", "front-own", "//"+lab.SignIP+"/scans", "--user", "scanuser", "--no-password")

@@ -17,14 +17,7 @@ import (
 func TestDeviceProfileCLI(t *testing.T) {
 	isolate(t)
 	data := filepath.Join(t.TempDir(), "data")
-	cli := func(want int, args ...string) result {
-		t.Helper()
-		r := runCLI(t, nil, "", append(args, "--data-dir", data)...)
-		if r.code != want {
-			t.Fatalf("%v: exit %d, want %d\n%s%s", args, r.code, want, r.stdout, r.stderr)
-		}
-		return r
-	}
+	cli := cliIn(t, data)
 	show := func() registry.ProfileJSON {
 		t.Helper()
 		var out struct {
@@ -97,14 +90,7 @@ func TestDeviceProfileCLI(t *testing.T) {
 func TestCheckDestinationReplaysDeviceProfile(t *testing.T) {
 	isolate(t)
 	data := filepath.Join(t.TempDir(), "data")
-	cli := func(want int, args ...string) result {
-		t.Helper()
-		r := runCLI(t, nil, "", append(args, "--data-dir", data)...)
-		if r.code != want {
-			t.Fatalf("%v: exit %d, want %d\n%s%s", args, r.code, want, r.stdout, r.stderr)
-		}
-		return r
-	}
+	cli := cliIn(t, data)
 	cli(exitOK, "device", "add", "mfp01", "--device-max-dialect", "2.1", "--device-no-encryption")
 	cli(exitOK, "destination", "add", "front", "//127.0.0.1:9/scans", "--user", "u", "--no-password", "--device", "mfp01")
 	r := cli(exitFinding, "check", "--destination", "front", "--timeout", "2s")
