@@ -80,7 +80,7 @@ func (c nameStep) failNotInDNS(ctx context.Context, s *stepState, host string, r
 	}
 	fix := fmt.Sprintf("The MFP looks the Host Name up in DNS only, not over NetBIOS or LLMNR as Windows does: add an A record %s → %s in DNS%s on the domain controller's DNS server, or store the server's full DNS name or its address %s as the destination's Host Name on the MFP (Command Center RX → Address Book → Host Name). %s answered just now: storing it helps at once, but only a DNS name keeps working when the server's address changes.",
 		host, addr, zone, addr, addr)
-	if at, ran := c.replayAt(ctx, s, host, addr); ran {
+	if at, ran := c.replayAt(ctx, s, host, addr, first.Via); ran {
 		if at.Verdict.Cause == CauseOK {
 			detail += fmt.Sprintf("; at %s the MFP's logon would succeed", addr)
 			fix = fmt.Sprintf("At %s the MFP's logon would succeed (checked just now as this MFP would, with the same account): store that address or add the A record. ", addr) + fix
@@ -98,9 +98,19 @@ func (c nameStep) failNotInDNS(ctx context.Context, s *stepState, host string, r
 // host, as a nested check (nested.go), and records its result under
 // answer_address_result; ran is false when it did not run (the check is
 // itself nested) or was stopped.
-func (c nameStep) replayAt(ctx context.Context, s *stepState, host, addr string) (Report, bool) {
+//
+// Only an answer from a WINS server the admin configured is logged on to:
+// any host on the segment can answer a broadcast or multicast first, and a
+// logon there would hand it the MFP's NTLM response to crack offline (the
+// Responder attack), on every scheduled check.
+func (c nameStep) replayAt(ctx context.Context, s *stepState, host, addr, via string) (Report, bool) {
 	if c.o.nested != "" {
 		s.Evidence["answer_address_result"] = "not checked: this is the check of " + c.o.nested
+		return Report{}, false
+	}
+	if via != "wins" {
+		s.Evidence["answer_address_result"] = fmt.Sprintf("not checked: %s answered a %s, which any host on the segment can do; a logon there would send it the MFP's credentials (check it by hand: scanwarden check %s)",
+			addr, via, UNC(addr, c.t.Share, c.t.Path))
 		return Report{}, false
 	}
 	at := c.t
