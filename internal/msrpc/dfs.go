@@ -64,14 +64,10 @@ func DFSGetInfoRequest(entryPath string) []byte {
 
 // ParseDFSGetInfo reads NetrDfsGetInfo's level-3 response.
 func ParseDFSGetInfo(stub []byte) (DFSInfo, error) {
-	st, err := status(stub)
+	d, err := werrBody("dfs info", stub)
 	if err != nil {
-		return DFSInfo{}, fmt.Errorf("dfs info: %w", err)
+		return DFSInfo{}, err
 	}
-	if st != 0 {
-		return DFSInfo{}, &WinError{"dfs info", st}
-	}
-	d := dec{b: stub[:len(stub)-4]}
 	if level := d.u32(); d.err == nil && level != dfsInfoLevel {
 		return DFSInfo{}, fmt.Errorf("dfs info: level %d, want %d", level, dfsInfoLevel)
 	}

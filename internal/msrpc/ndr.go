@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf16"
 )
 
@@ -94,13 +95,19 @@ func (d *dec) u32() uint32 {
 	return binary.LittleEndian.Uint32(p)
 }
 
-// status reads the NTSTATUS or WERROR that ends every response: the
-// stub's last four bytes.
-func status(stub []byte) (uint32, error) {
+// werrBody reads the WERROR that ends a response (the stub's last four
+// bytes) and returns a decoder over the body before it. A status other
+// than success, or than one of also (statuses that still carry a full
+// body), is a *WinError for op.
+func werrBody(op string, stub []byte, also ...uint32) (dec, error) {
 	if len(stub) < 4 {
-		return 0, fmt.Errorf("response of %d bytes: no status", len(stub))
+		return dec{}, fmt.Errorf("%s: response of %d bytes: no status", op, len(stub))
 	}
-	return binary.LittleEndian.Uint32(stub[len(stub)-4:]), nil
+	body := len(stub) - 4
+	if st := binary.LittleEndian.Uint32(stub[body:]); st != 0 && !slices.Contains(also, st) {
+		return dec{}, &WinError{op, st}
+	}
+	return dec{b: stub[:body]}, nil
 }
 
 // utf16z decodes UTF-16LE up to the first NUL (or the end), and returns

@@ -52,14 +52,10 @@ func (e *WinError) Error() string {
 
 // ParseShareGetInfo reads NetrShareGetInfo's level-2 response.
 func ParseShareGetInfo(stub []byte) (ShareUses, error) {
-	st, err := status(stub)
+	d, err := werrBody("share info", stub)
 	if err != nil {
-		return ShareUses{}, fmt.Errorf("share info: %w", err)
+		return ShareUses{}, err
 	}
-	if st != 0 {
-		return ShareUses{}, &WinError{"share info", st}
-	}
-	d := dec{b: stub[:len(stub)-4]}
 	if level := d.u32(); d.err == nil && level != 2 {
 		return ShareUses{}, fmt.Errorf("share info: level %d, want 2", level)
 	}
@@ -109,14 +105,11 @@ func SessionEnumRequest(server string) []byte {
 // sessions the server holds (TotalEntries), cross-checked with the entries
 // it listed.
 func ParseSessionEnum(stub []byte) (int, error) {
-	st, err := status(stub)
+	// ERROR_MORE_DATA still counts them all.
+	d, err := werrBody("session enum", stub, 234)
 	if err != nil {
-		return 0, fmt.Errorf("session enum: %w", err)
+		return 0, err
 	}
-	if st != 0 && st != 234 { // ERROR_MORE_DATA still counts them all
-		return 0, &WinError{"session enum", st}
-	}
-	d := dec{b: stub[:len(stub)-4]}
 	if level, sw := d.u32(), d.u32(); d.err == nil && (level != 0 || sw != 0) {
 		return 0, fmt.Errorf("session enum: level %d, want 0", level)
 	}
