@@ -10,7 +10,7 @@ import "fmt"
 // the server refused another connection again and again.
 func sessionLimit(checks []Check) *Finding {
 	var failures, limitRefusals int
-	max, limit := -1, 0
+	most, limit := -1, 0
 	name := ""
 	for _, c := range checks {
 		if !c.OK {
@@ -22,17 +22,28 @@ func sessionLimit(checks []Check) *Finding {
 		if c.Sessions < 0 {
 			continue
 		}
-		if c.Sessions > max {
-			max = c.Sessions
-		}
+		most = max(most, c.Sessions)
 		if c.Limit > 0 {
 			limit, name = c.Limit, c.LimitName
 		}
 	}
-	top := max
+	top := most
 	if limit > 0 {
 		top = limit
 	}
+	if f := atTop(checks, top, limit, name); f != nil {
+		return f
+	}
+	if limitRefusals >= MinLimitFailures {
+		return &Finding{KindSessionLimit, fmt.Sprintf("%d of %d failures were the server refusing another connection: its session or connection limit is reached at times (other PCs, backup software)",
+			limitRefusals, failures)}
+	}
+	return nil
+}
+
+// atTop is sessionLimit's rule with counts: top is the limit (when known,
+// then named name) or the highest count seen.
+func atTop(checks []Check, top, limit int, name string) *Finding {
 	var failedAt, okAt, failedBelow, okBelow int
 	okMax := -1
 	for _, c := range checks {
@@ -46,38 +57,34 @@ func sessionLimit(checks []Check) *Finding {
 			failedBelow++
 		default:
 			okBelow++
-			okMax = max0(okMax, c.Sessions)
+			okMax = max(okMax, c.Sessions)
 		}
 	}
 	failed := failedAt + failedBelow
 	atRate := rate(failedAt, failedAt+okAt)
 	belowRate := rate(failedBelow, failedBelow+okBelow)
-	if top > 0 && failedAt >= MinLimitFailures && float64(failedAt) >= ClusterShare*float64(failed) &&
-		atRate >= ClusterShare && belowRate <= 1-ClusterShare {
-		what := fmt.Sprint(top)
-		if limit > 0 {
-			what = fmt.Sprintf("%d of %d", top, limit)
-		}
-		text := fmt.Sprintf("fails whenever %s sessions are open (%d of %d failures with a count)", what, failedAt, failed)
-		if failedAt < failed || okAt > 0 {
-			text = fmt.Sprintf("fails when %s sessions are open (%d of %d failures with a count came then; %d of %d checks then failed)",
-				what, failedAt, failed, failedAt, failedAt+okAt)
-		}
-		if name != "" {
-			text += ": " + name
-		} else {
-			text += ": its session limit"
-		}
-		if okMax >= 0 {
-			text += fmt.Sprintf("; passing checks saw at most %d", okMax)
-		}
-		return &Finding{KindSessionLimit, text}
+	if !(top > 0 && failedAt >= MinLimitFailures && float64(failedAt) >= ClusterShare*float64(failed) &&
+		atRate >= ClusterShare && belowRate <= 1-ClusterShare) {
+		return nil
 	}
-	if limitRefusals >= MinLimitFailures {
-		return &Finding{KindSessionLimit, fmt.Sprintf("%d of %d failures were the server refusing another connection: its session or connection limit is reached at times (other PCs, backup software)",
-			limitRefusals, failures)}
+	what := fmt.Sprint(top)
+	if limit > 0 {
+		what = fmt.Sprintf("%d of %d", top, limit)
 	}
-	return nil
+	text := fmt.Sprintf("fails whenever %s sessions are open (%d of %d failures with a count)", what, failedAt, failed)
+	if failedAt < failed || okAt > 0 {
+		text = fmt.Sprintf("fails when %s sessions are open (%d of %d failures with a count came then; %d of %d checks then failed)",
+			what, failedAt, failed, failedAt, failedAt+okAt)
+	}
+	if name != "" {
+		text += ": " + name
+	} else {
+		text += ": its session limit"
+	}
+	if okMax >= 0 {
+		text += fmt.Sprintf("; passing checks saw at most %d", okMax)
+	}
+	return &Finding{KindSessionLimit, text}
 }
 
 func rate(k, n int) float64 {
@@ -85,11 +92,4 @@ func rate(k, n int) float64 {
 		return 0
 	}
 	return float64(k) / float64(n)
-}
-
-func max0(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }

@@ -145,21 +145,7 @@ func Explain(h History) Explanation {
 		h.Loc = time.UTC
 	}
 	from := h.Now.Add(-h.Window)
-	in := func(t time.Time) bool { return t.After(from) && !t.After(h.Now) }
-	var checks []Check
-	for _, c := range h.Checks {
-		if in(c.At) {
-			checks = append(checks, c)
-		}
-	}
-	sort.SliceStable(checks, func(i, j int) bool { return checks[i].At.Before(checks[j].At) })
-	var reports []DeviceReport
-	for _, r := range h.Reports {
-		if in(r.At) {
-			reports = append(reports, r)
-		}
-	}
-	sort.SliceStable(reports, func(i, j int) bool { return reports[i].At.Before(reports[j].At) })
+	checks, reports := h.inWindow(from)
 	var e Explanation
 	e.Checks = len(checks)
 	e.Scans = len(reports)
@@ -206,6 +192,27 @@ func Explain(h History) Explanation {
 		e.Sentence += "; " + f.Text
 	}
 	return e
+}
+
+// inWindow returns h's checks and reports in (from, h.Now], each in time
+// order.
+func (h History) inWindow(from time.Time) ([]Check, []DeviceReport) {
+	in := func(t time.Time) bool { return t.After(from) && !t.After(h.Now) }
+	var checks []Check
+	for _, c := range h.Checks {
+		if in(c.At) {
+			checks = append(checks, c)
+		}
+	}
+	sort.SliceStable(checks, func(i, j int) bool { return checks[i].At.Before(checks[j].At) })
+	var reports []DeviceReport
+	for _, r := range h.Reports {
+		if in(r.At) {
+			reports = append(reports, r)
+		}
+	}
+	sort.SliceStable(reports, func(i, j int) bool { return reports[i].At.Before(reports[j].At) })
+	return checks, reports
 }
 
 // spells counts the runs of failed checks.

@@ -48,24 +48,37 @@ func restart(checks []Check, starts []time.Time, loc *time.Location, span string
 	if len(failures) < 2 {
 		return nil
 	}
-	// started returns the last start at or before t.
-	started := func(t time.Time, own time.Time) (time.Time, bool) {
-		var last time.Time
-		for _, s := range starts {
-			if !s.After(t) {
-				last = s
-			}
-		}
-		if !own.IsZero() && !own.After(t) && own.After(last) {
-			last = own
-		}
-		return last, !last.IsZero()
+	if f := withStart(checks, failures, starts, n); f != nil {
+		return f
 	}
-	// Failures right after a start the checks saw happen (a start before
-	// the first check says nothing: the checks may just have begun then).
+	if f := uptime(checks, failures, starts, n); f != nil {
+		return f
+	}
+	return beforeLastStart(checks, len(failures), starts[len(starts)-1], loc)
+}
+
+// started returns the last of starts at or before t, or own (the check's
+// own ServerStart) when that is later.
+func started(starts []time.Time, t, own time.Time) (time.Time, bool) {
+	var last time.Time
+	for _, s := range starts {
+		if !s.After(t) {
+			last = s
+		}
+	}
+	if !own.IsZero() && !own.After(t) && own.After(last) {
+		last = own
+	}
+	return last, !last.IsZero()
+}
+
+// withStart: failures right after a start the checks saw happen (a start
+// before the first check says nothing: the checks may just have begun
+// then). n tells the restarts.
+func withStart(checks, failures []Check, starts []time.Time, n string) *Finding {
 	after := 0
 	for _, c := range failures {
-		if s, ok := started(c.At, c.ServerStart); ok && s.After(checks[0].At) && c.At.Sub(s) <= RestartGrace {
+		if s, ok := started(starts, c.At, c.ServerStart); ok && s.After(checks[0].At) && c.At.Sub(s) <= RestartGrace {
 			after++
 		}
 	}
@@ -73,16 +86,18 @@ func restart(checks []Check, starts []time.Time, loc *time.Location, span string
 		return &Finding{KindRestart, fmt.Sprintf("%d of %d failures came within %d minutes of the server starting (%s): the share is not ready while it starts",
 			after, len(failures), int(RestartGrace/time.Minute), n)}
 	}
-	// Uptime: every failure at a longer uptime than every pass, in more
-	// than one boot's life.
+	return nil
+}
+
+// uptime: every failure at a longer uptime than every pass, in more than
+// one boot's life.
+func uptime(checks, failures []Check, starts []time.Time, n string) *Finding {
 	minFail, maxOK := time.Duration(math.MaxInt64), time.Duration(-1)
 	boots := map[int64]bool{}
-	known := true
 	for _, c := range checks {
-		s, ok := started(c.At, c.ServerStart)
+		s, ok := started(starts, c.At, c.ServerStart)
 		if !ok {
-			known = false
-			break
+			return nil
 		}
 		up := c.At.Sub(s)
 		if c.OK {
@@ -92,11 +107,16 @@ func restart(checks []Check, starts []time.Time, loc *time.Location, span string
 			boots[s.Unix()] = true
 		}
 	}
-	if known && len(failures) >= 3 && len(boots) >= 2 && maxOK >= 0 && minFail > maxOK {
+	if len(failures) >= 3 && len(boots) >= 2 && maxOK >= 0 && minFail > maxOK {
 		return &Finding{KindUptime, fmt.Sprintf("every failure (%d) came once the server had been up more than %s and each restart cleared it (%s): something on the server runs out while it is up — look for events 2017/2019/2020 (nonpaged or paged pool)",
 			len(failures), roughly(maxOK), n)}
 	}
-	last := starts[len(starts)-1]
+	return nil
+}
+
+// beforeLastStart: all the failures came before the server's last start
+// and enough checks since passed.
+func beforeLastStart(checks []Check, failures int, last time.Time, loc *time.Location) *Finding {
 	before, since := 0, 0
 	for _, c := range checks {
 		if c.At.After(last) {
@@ -108,7 +128,7 @@ func restart(checks []Check, starts []time.Time, loc *time.Location, span string
 			before++
 		}
 	}
-	if before == len(failures) && since >= 3 {
+	if before == failures && since >= 3 {
 		return &Finding{KindRestart, fmt.Sprintf("every failure (%d) came before the server restarted at %s; none of the %d checks since failed",
 			before, last.In(loc).Format("Mon 2 Jan 15:04"), since)}
 	}
