@@ -16,7 +16,6 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -142,43 +141,7 @@ func (a *Asker) Lookup(ctx context.Context, name string) (res Result, err error)
 		res.NotAsked = strings.Join(res.Skipped, "; ")
 		return res, nil
 	}
-	deadline, _ := ctx.Deadline()
-	pkts := make(chan packet, maxPackets)
-	var wg sync.WaitGroup
-	for _, s := range l.socks {
-		_ = s.conn.SetReadDeadline(deadline)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.read(ctx, pkts)
-		}()
-	}
-	defer func() { l.close(); wg.Wait() }()
-
-	l.send()
-	resend := time.NewTimer(wait / 2)
-	defer resend.Stop()
-	var grace <-chan time.Time
-	for read := 0; read < maxPackets; {
-		select {
-		case <-ctx.Done():
-			return res, nil
-		case <-grace:
-			return res, nil
-		case <-resend.C:
-			if !res.Found() {
-				l.send()
-			}
-		case p := <-pkts:
-			read++
-			if l.take(p) && grace == nil {
-				// other responders on the segment answer within
-				// milliseconds: a short grace hears them too
-				grace = time.After(wait / 8)
-			}
-		}
-	}
-	res.Invalid = append(res.Invalid, fmt.Sprintf("stopped after reading %d replies", maxPackets))
+	l.listen(ctx, wait, maxPackets)
 	return res, nil
 }
 

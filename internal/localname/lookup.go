@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/net/ipv4"
 )
@@ -44,36 +46,55 @@ type packet struct {
 	b    []byte
 }
 
+// open makes the queries and the sockets that ask sc's destinations. A
+// socket that cannot be opened is an error, but for IPv6 (a box without
+// it asks over IPv4 only).
 func (l *lookup) open(sc Scope) error {
-	var err error
-	nb := len(sc.Broadcast)+len(sc.WINS) > 0
-	if nb && len(strings.TrimSuffix(l.name, ".")) > NetBIOSNameLen {
+	if err := l.openNBNS(sc); err != nil {
+		return err
+	}
+	return l.openLLMNR(sc)
+}
+
+// openNBNS makes the NetBIOS queries (broadcast and WINS) and their
+// socket, unless sc has no NetBIOS destination or the name is too long.
+func (l *lookup) openNBNS(sc Scope) error {
+	if len(sc.Broadcast)+len(sc.WINS) == 0 {
+		return nil
+	}
+	if len(strings.TrimSuffix(l.name, ".")) > NetBIOSNameLen {
 		l.res.Skipped = append(l.res.Skipped, fmt.Sprintf("netbios: %s is longer than %d characters, the longest NetBIOS name", l.name, NetBIOSNameLen))
-		nb = false
+		return nil
 	}
-	if nb {
-		if l.nbQuery, err = nbnsQuery(l.nbID, l.name, ServerSuffix, true); err != nil {
-			return err
-		}
-		if l.winsQuery, err = nbnsQuery(l.winsID, l.name, ServerSuffix, false); err != nil {
-			return err
-		}
-		s := &sock{proto: NetBIOS}
-		for _, a := range sc.Broadcast {
-			s.targets = append(s.targets, dest{addr: a, via: "broadcast"})
-		}
-		for _, a := range sc.WINS {
-			s.targets = append(s.targets, dest{addr: a, via: "wins"})
-			l.asksWINS = true
-		}
-		if s.conn, err = net.ListenUDP("udp4", &net.UDPAddr{}); err != nil {
-			return fmt.Errorf("netbios: open a UDP socket: %w", err)
-		}
-		l.socks = append(l.socks, s)
+	var err error
+	if l.nbQuery, err = nbnsQuery(l.nbID, l.name, ServerSuffix, true); err != nil {
+		return err
 	}
+	if l.winsQuery, err = nbnsQuery(l.winsID, l.name, ServerSuffix, false); err != nil {
+		return err
+	}
+	s := &sock{proto: NetBIOS}
+	for _, a := range sc.Broadcast {
+		s.targets = append(s.targets, dest{addr: a, via: "broadcast"})
+	}
+	for _, a := range sc.WINS {
+		s.targets = append(s.targets, dest{addr: a, via: "wins"})
+		l.asksWINS = true
+	}
+	if s.conn, err = net.ListenUDP("udp4", &net.UDPAddr{}); err != nil {
+		return fmt.Errorf("netbios: open a UDP socket: %w", err)
+	}
+	l.socks = append(l.socks, s)
+	return nil
+}
+
+// openLLMNR makes the LLMNR query and a socket for each address family
+// of sc's LLMNR targets.
+func (l *lookup) openLLMNR(sc Scope) error {
 	if len(sc.LLMNR) == 0 {
 		return nil
 	}
+	var err error
 	if l.llQuery, err = llmnrQuery(l.llID, l.name, typeA); err != nil {
 		return err
 	}
@@ -109,6 +130,50 @@ func (l *lookup) open(sc Scope) error {
 		s6.targets = append(s6.targets, d)
 	}
 	return nil
+}
+
+// listen reads the sockets until ctx ends, maxPackets replies have been
+// read, or a short grace has passed after the first positive answer. It
+// sends the queries, and sends them again at half of wait while nothing
+// has answered.
+func (l *lookup) listen(ctx context.Context, wait time.Duration, maxPackets int) {
+	deadline, _ := ctx.Deadline()
+	pkts := make(chan packet, maxPackets)
+	var wg sync.WaitGroup
+	for _, s := range l.socks {
+		_ = s.conn.SetReadDeadline(deadline)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.read(ctx, pkts)
+		}()
+	}
+	defer func() { l.close(); wg.Wait() }()
+
+	l.send()
+	resend := time.NewTimer(wait / 2)
+	defer resend.Stop()
+	var grace <-chan time.Time
+	for read := 0; read < maxPackets; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-grace:
+			return
+		case <-resend.C:
+			if !l.res.Found() {
+				l.send()
+			}
+		case p := <-pkts:
+			read++
+			if l.take(p) && grace == nil {
+				// other responders on the segment answer within
+				// milliseconds: a short grace hears them too
+				grace = time.After(wait / 8)
+			}
+		}
+	}
+	l.res.Invalid = append(l.res.Invalid, fmt.Sprintf("stopped after reading %d replies", maxPackets))
 }
 
 // send sends every query once; the first time, it lists what was asked.
