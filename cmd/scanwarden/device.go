@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/scanwarden/scanwarden"
@@ -44,13 +46,7 @@ flags:
 
 func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 	address := c.fs.String("address", "", "HOST[:PORT] the device answers SNMP on")
-	version := c.fs.String("snmp-version", "", "SNMP version: 1, 2c or 3 (3 implied by --v3-user)")
-	communityFile := c.fs.String("community-file", "", "file holding the v1/v2c community (first line; - for stdin)")
-	v3User := c.fs.String("v3-user", "", "SNMPv3 user (authPriv)")
-	v3AuthFile := c.fs.String("v3-auth-file", "", "file holding the v3 auth passphrase")
-	v3PrivFile := c.fs.String("v3-priv-file", "", "file holding the v3 privacy passphrase")
-	v3AuthProto := c.fs.String("v3-auth-proto", "SHA", "v3 auth protocol")
-	v3PrivProto := c.fs.String("v3-priv-proto", "AES", "v3 privacy protocol")
+	snmpFlags := registerDeviceSNMPFlags(c.fs)
 	sysName := c.fs.String("sys-name", "", "the device's sysName: the NetBIOS name it sends as NTLM workstation")
 	workstation := c.fs.String("workstation", "", "replay its destinations with this NetBIOS name instead of its sysName")
 	serial := c.fs.String("serial", "", "serial number")
@@ -61,81 +57,132 @@ func deviceAdd(ctx context.Context, c *subcommand, args []string) int {
 	if !ok {
 		return code
 	}
-	set, err := profile.settings(c.given)
+	set, clear, err := profileChange(profile, c.given, *clearList)
 	if err != nil {
 		return c.fail(err)
 	}
-	clear, err := profileClear(*clearList)
-	if err != nil {
-		return c.fail(fmt.Errorf("--device-clear: %w", err))
-	}
-	for _, f := range clear {
-		if _, ok := set[f]; ok {
-			return c.fail(fmt.Errorf("--device-clear %s and a flag setting it exclude each other", f))
-		}
-	}
 	d := registry.Device{Name: pos[0], Address: *address, SysName: *sysName, Workstation: *workstation,
-		Serial: *serial, Model: *model, SNMP: registry.SNMP{Version: *version}}
-	if *communityFile != "" {
-		if d.SNMP.Community, err = readSecretFile(c.env.stdin, *communityFile, "--community-file"); err != nil {
-			return c.fail(err)
-		}
-	}
-	if *v3User != "" {
-		if *communityFile != "" {
-			return c.fail(errors.New("--community-file and --v3-user exclude each other"))
-		}
-		d.SNMP.Version, d.SNMP.V3User, d.SNMP.V3AuthProto, d.SNMP.V3PrivProto = "3", *v3User, *v3AuthProto, *v3PrivProto
-		for _, f := range []struct {
-			file, flag string
-			dst        *scanwarden.Secret
-		}{{*v3AuthFile, "--v3-auth-file", &d.SNMP.V3Auth}, {*v3PrivFile, "--v3-priv-file", &d.SNMP.V3Priv}} {
-			if f.file == "" {
-				return c.fail(fmt.Errorf("--v3-user needs %s", f.flag))
-			}
-			if *f.dst, err = readSecretFile(c.env.stdin, f.file, f.flag); err != nil {
-				return c.fail(err)
-			}
-		}
+		Serial: *serial, Model: *model}
+	if d.SNMP, err = snmpFlags.read(c.env.stdin); err != nil {
+		return c.fail(err)
 	}
 	if err := d.Validate(); err != nil {
 		return c.fail(err)
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
-		// Adding a device again changes what is given: what SNMP learnt
-		// and the stored credentials stay unless replaced.
-		old, err := st.Device(ctx, d.Name)
-		if err == nil || errors.Is(err, store.ErrNotFound) {
-			// Its profile as it will be, checked before anything is stored.
-			for _, f := range clear {
-				delete(old.Profile.Admin, f)
-			}
-			if err := old.ClientWith(set).Validate(); err != nil {
-				return c.fail(fmt.Errorf("device %s: %w", d.Name, err))
-			}
-		}
-		if err == nil {
-			given := *communityFile != "" || *v3User != ""
-			if d, err = d.Over(old, given); err != nil {
-				// The stored credentials belong to the address they were
-				// given for: never sent to another one.
-				return c.fail(fmt.Errorf("device %s: its SNMP credentials were stored for address %s and are never sent to another: give them again with --address %s (--community-file, or --v3-user with --v3-auth-file and --v3-priv-file)",
-					d.Name, old.Address, d.Address))
-			}
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return c.fail(err)
-		}
-		if err := st.PutDevice(ctx, d); err != nil {
-			return c.fail(err)
-		}
-		if len(set) > 0 || len(clear) > 0 {
-			if code, ok := setProfile(ctx, c, st, d.Name, set, clear); !ok {
-				return code
-			}
-		}
-		humanf(c.env.stdout, "stored device %s\n", d.Name)
-		return exitOK
+		return storeDevice(ctx, c, st, d, snmpFlags.given(), set, clear)
 	})
+}
+
+// deviceSNMPFlags are device add's SNMP version and the files its
+// credentials are read from (never the command line).
+type deviceSNMPFlags struct {
+	version, communityFile         string
+	v3User, v3AuthFile, v3PrivFile string
+	v3AuthProto, v3PrivProto       string
+}
+
+func registerDeviceSNMPFlags(fs *flag.FlagSet) *deviceSNMPFlags {
+	f := &deviceSNMPFlags{}
+	fs.StringVar(&f.version, "snmp-version", "", "SNMP version: 1, 2c or 3 (3 implied by --v3-user)")
+	fs.StringVar(&f.communityFile, "community-file", "", "file holding the v1/v2c community (first line; - for stdin)")
+	fs.StringVar(&f.v3User, "v3-user", "", "SNMPv3 user (authPriv)")
+	fs.StringVar(&f.v3AuthFile, "v3-auth-file", "", "file holding the v3 auth passphrase")
+	fs.StringVar(&f.v3PrivFile, "v3-priv-file", "", "file holding the v3 privacy passphrase")
+	fs.StringVar(&f.v3AuthProto, "v3-auth-proto", "SHA", "v3 auth protocol")
+	fs.StringVar(&f.v3PrivProto, "v3-priv-proto", "AES", "v3 privacy protocol")
+	return f
+}
+
+// given reports whether credentials were given: they replace the stored
+// ones.
+func (f *deviceSNMPFlags) given() bool { return f.communityFile != "" || f.v3User != "" }
+
+// read returns the SNMP settings the flags give, with the secrets read
+// from their files.
+func (f *deviceSNMPFlags) read(stdin io.Reader) (registry.SNMP, error) {
+	s := registry.SNMP{Version: f.version}
+	var err error
+	if f.communityFile != "" {
+		if s.Community, err = readSecretFile(stdin, f.communityFile, "--community-file"); err != nil {
+			return registry.SNMP{}, err
+		}
+	}
+	if f.v3User == "" {
+		return s, nil
+	}
+	if f.communityFile != "" {
+		return registry.SNMP{}, errors.New("--community-file and --v3-user exclude each other")
+	}
+	s.Version, s.V3User, s.V3AuthProto, s.V3PrivProto = "3", f.v3User, f.v3AuthProto, f.v3PrivProto
+	for _, x := range []struct {
+		file, flag string
+		dst        *scanwarden.Secret
+	}{{f.v3AuthFile, "--v3-auth-file", &s.V3Auth}, {f.v3PrivFile, "--v3-priv-file", &s.V3Priv}} {
+		if x.file == "" {
+			return registry.SNMP{}, fmt.Errorf("--v3-user needs %s", x.flag)
+		}
+		if *x.dst, err = readSecretFile(stdin, x.file, x.flag); err != nil {
+			return registry.SNMP{}, err
+		}
+	}
+	return s, nil
+}
+
+// profileChange reads device add's profile flags: the admin's settings
+// and the fields whose setting is dropped, which may not overlap.
+func profileChange(profile *profileFlags, given func(string) bool, clearList string) (map[registry.ProfileField]string, []registry.ProfileField, error) {
+	set, err := profile.settings(given)
+	if err != nil {
+		return nil, nil, err
+	}
+	clear, err := profileClear(clearList)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--device-clear: %w", err)
+	}
+	for _, f := range clear {
+		if _, ok := set[f]; ok {
+			return nil, nil, fmt.Errorf("--device-clear %s and a flag setting it exclude each other", f)
+		}
+	}
+	return set, clear, nil
+}
+
+// storeDevice stores d. Adding a device again changes what is given: what
+// SNMP learnt and the stored credentials stay unless replaced (credsGiven),
+// and its profile as it will be is checked before anything is stored.
+func storeDevice(ctx context.Context, c *subcommand, st *store.Store, d registry.Device, credsGiven bool,
+	set map[registry.ProfileField]string, clear []registry.ProfileField) int {
+	old, err := st.Device(ctx, d.Name)
+	found := err == nil
+	if !found && !errors.Is(err, store.ErrNotFound) {
+		return c.fail(err)
+	}
+	for _, f := range clear {
+		delete(old.Profile.Admin, f)
+	}
+	if err := old.ClientWith(set).Validate(); err != nil {
+		return c.fail(fmt.Errorf("device %s: %w", d.Name, err))
+	}
+	if found {
+		if d, err = d.Over(old, credsGiven); err != nil {
+			// The stored credentials belong to the address they were
+			// given for: never sent to another one.
+			return c.fail(fmt.Errorf("device %s: its SNMP credentials were stored for address %s and are never sent to another: give them again with --address %s (--community-file, or --v3-user with --v3-auth-file and --v3-priv-file)",
+				d.Name, old.Address, d.Address))
+		}
+	}
+	if err := st.PutDevice(ctx, d); err != nil {
+		return c.fail(err)
+	}
+	if len(set) > 0 || len(clear) > 0 {
+		// The store refuses a combination its checks could not replay.
+		if err := st.SetDeviceProfile(ctx, d.Name, set, clear); err != nil {
+			return c.fail(err)
+		}
+	}
+	humanf(c.env.stdout, "stored device %s\n", d.Name)
+	return exitOK
 }
 
 func deviceList(ctx context.Context, c *subcommand, args []string) int {
@@ -226,15 +273,6 @@ func deviceShow(ctx context.Context, c *subcommand, args []string) int {
 		printProfile(c.env.stdout, d)
 		return exitOK
 	})
-}
-
-// setProfile stores the admin's profile settings of a device (the store
-// refuses a combination its checks could not replay).
-func setProfile(ctx context.Context, c *subcommand, st *store.Store, name string, set map[registry.ProfileField]string, clear []registry.ProfileField) (int, bool) {
-	if err := st.SetDeviceProfile(ctx, name, set, clear); err != nil {
-		return c.fail(err), false
-	}
-	return 0, true
 }
 
 // profileClear reads --device-clear: profile field names, or all.
