@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/secdesc"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -30,11 +31,11 @@ type User struct {
 	DNSDomain     string `json:"dns_domain"`
 	// Cause is the first reason the account cannot log on now, or ok;
 	// Causes lists all of them.
-	Cause   smbcheck.Cause   `json:"cause"`
-	Causes  []smbcheck.Cause `json:"causes"`
-	Certain bool             `json:"certain"`
-	Summary string           `json:"summary"`
-	Fix     string           `json:"fix"`
+	Cause   scanwarden.Cause   `json:"cause"`
+	Causes  []scanwarden.Cause `json:"causes"`
+	Certain bool               `json:"certain"`
+	Summary string             `json:"summary"`
+	Fix     string             `json:"fix"`
 
 	Enabled          bool       `json:"enabled"`
 	Locked           bool       `json:"locked"`

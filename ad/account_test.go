@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -38,8 +39,8 @@ func TestJudge(t *testing.T) {
 		ws       string
 		how      string
 		typed    string
-		cause    smbcheck.Cause
-		causes   []smbcheck.Cause
+		cause    scanwarden.Cause
+		causes   []scanwarden.Cause
 		certain  bool
 		budget   int
 		summary  []string // substrings
@@ -48,7 +49,7 @@ func TestJudge(t *testing.T) {
 		margin   int
 		location *time.Location
 	}{
-		{name: "good", cause: smbcheck.CauseOK, budget: 2,
+		{name: "good", cause: scanwarden.CauseOK, budget: 2,
 			summary: []string{"KYOLAB\\scan can log on now: 0 of 3 bad attempts, password expires 7 Dec"}, fix: []string{"Nothing to fix"},
 			check: func(t *testing.T, u *User) {
 				if !slices.Equal(u.SIDs, []string{"S-1-5-21-1-2-3-1105", "S-1-5-21-1-2-3-513", "S-1-5-32-545"}) {
@@ -62,7 +63,7 @@ func TestJudge(t *testing.T) {
 				}
 			}},
 		{name: "disabled", mod: func(r *record, _ *policy) { r.UAC |= uacAccountDisable },
-			cause: smbcheck.CauseAccountDisabled, certain: true, budget: 2,
+			cause: scanwarden.CauseAccountDisabled, certain: true, budget: 2,
 			summary: []string{"KYOLAB\\scan is disabled", "ACCOUNTDISABLE"}, fix: []string{"Enable-ADAccount scan"}},
 		{name: "locked, unlocks after the duration",
 			mod: func(r *record, _ *policy) {
@@ -71,7 +72,7 @@ func TestJudge(t *testing.T) {
 				r.BadPwdCount = 3
 				r.UACComputed = uacLockout
 			},
-			cause: smbcheck.CauseAccountLocked, certain: true, budget: 0,
+			cause: scanwarden.CauseAccountLocked, certain: true, budget: 0,
 			summary: []string{"locked out since 09:12 after 3 bad attempts (threshold 3), unlocks 09:42"},
 			fix:     []string{"Unlock scan", "wait until 09:42", "if the Login Password stored on the MFP is wrong"},
 			check: func(t *testing.T, u *User) {
@@ -86,7 +87,7 @@ func TestJudge(t *testing.T) {
 				r.UACComputed = uacLockout
 			},
 			location: time.FixedZone("CET", 3600),
-			cause:    smbcheck.CauseAccountLocked, certain: true, budget: 0,
+			cause:    scanwarden.CauseAccountLocked, certain: true, budget: 0,
 			summary: []string{"since 10:12", "unlocks 10:42"}},
 		{name: "locked until an administrator unlocks",
 			mod: func(r *record, p *policy) {
@@ -95,7 +96,7 @@ func TestJudge(t *testing.T) {
 				r.UACComputed = uacLockout
 				p.UntilUnlocked = true
 			},
-			cause: smbcheck.CauseAccountLocked, certain: true, budget: 0,
+			cause: scanwarden.CauseAccountLocked, certain: true, budget: 0,
 			summary: []string{"since 15 Nov 09:30", "until an administrator unlocks it"}, fix: []string{"an administrator must unlock it"},
 			check: func(t *testing.T, u *User) {
 				if u.LockedUntil != nil {
@@ -109,7 +110,7 @@ func TestJudge(t *testing.T) {
 				r.BadPasswordTime = r.LockoutTime
 				r.BadPwdCount = 3
 			},
-			cause: smbcheck.CauseOK, budget: 2, summary: []string{"0 of 3 bad attempts"}},
+			cause: scanwarden.CauseOK, budget: 2, summary: []string{"0 of 3 bad attempts"}},
 		{name: "lockout still running (no computed flags)",
 			mod: func(r *record, _ *policy) {
 				r.HasUACComputed = false
@@ -117,16 +118,16 @@ func TestJudge(t *testing.T) {
 				r.BadPasswordTime = r.LockoutTime
 				r.BadPwdCount = 3
 			},
-			cause: smbcheck.CauseAccountLocked, certain: true, budget: 0, summary: []string{"unlocks 09:50"}},
+			cause: scanwarden.CauseAccountLocked, certain: true, budget: 0, summary: []string{"unlocks 09:50"}},
 		{name: "the DC's computed flag wins over lockoutTime",
 			mod:   func(r *record, _ *policy) { r.LockoutTime = ft(tNow.Add(-time.Minute)) },
-			cause: smbcheck.CauseOK, budget: 2},
+			cause: scanwarden.CauseOK, budget: 2},
 		{name: "must change password",
 			mod: func(r *record, _ *policy) {
 				r.PwdLastSet, r.PwdExpiry = 0, 0
 				r.UACComputed = uacPasswordExpired
 			},
-			cause: smbcheck.CausePasswordMustChange, certain: true, budget: 2,
+			cause: scanwarden.CausePasswordMustChange, certain: true, budget: 2,
 			summary: []string{"must change its password at next logon (pwdLastSet=0)"}, fix: []string{"User must change password at next logon"},
 			check: func(t *testing.T, u *User) {
 				if !u.MustChangePassword || u.PasswordExpires != nil {
@@ -138,14 +139,14 @@ func TestJudge(t *testing.T) {
 				r.PwdLastSet, r.PwdExpiry = 0, fileTimeNever
 				r.UAC |= uacDontExpirePassword
 			},
-			cause: smbcheck.CauseOK, budget: 2, summary: []string{"password does not expire"}},
+			cause: scanwarden.CauseOK, budget: 2, summary: []string{"password does not expire"}},
 		{name: "password expired",
 			mod: func(r *record, _ *policy) {
 				r.PwdLastSet = ft(time.Date(2026, 10, 13, 8, 0, 0, 0, time.UTC))
 				r.PwdExpiry = ft(time.Date(2026, 11, 12, 8, 0, 0, 0, time.UTC))
 				r.UACComputed = uacPasswordExpired
 			},
-			cause: smbcheck.CausePasswordExpired, certain: true, budget: 2,
+			cause: scanwarden.CausePasswordExpired, certain: true, budget: 2,
 			summary: []string{"the password of KYOLAB\\scan expired on 12 Nov (set 13 Oct, maximum age 30 days)"},
 			fix:     []string{"Set a new password for scan"}},
 		{name: "password expired, from pwdLastSet and maxPwdAge alone",
@@ -153,18 +154,18 @@ func TestJudge(t *testing.T) {
 				r.HasUACComputed, r.HasPwdExpiry = false, false
 				r.PwdLastSet = ft(time.Date(2026, 10, 13, 8, 0, 0, 0, time.UTC))
 			},
-			cause: smbcheck.CausePasswordExpired, certain: true, budget: 2, summary: []string{"expired on 12 Nov"}},
+			cause: scanwarden.CausePasswordExpired, certain: true, budget: 2, summary: []string{"expired on 12 Nov"}},
 		{name: "password expiring soon",
 			mod:   func(r *record, _ *policy) { r.PwdExpiry = ft(tNow.Add(3*24*time.Hour + time.Hour)) },
-			cause: smbcheck.CauseOK, budget: 2,
+			cause: scanwarden.CauseOK, budget: 2,
 			summary: []string{"password expires 20 Nov (in 3 days"}, fix: []string{"before 20 Nov"}},
 		{name: "account expired",
 			mod:   func(r *record, _ *policy) { r.AccountExpires = ft(time.Date(2026, 11, 16, 23, 0, 0, 0, time.UTC)) },
-			cause: smbcheck.CauseAccountExpired, certain: true, budget: 2,
+			cause: scanwarden.CauseAccountExpired, certain: true, budget: 2,
 			summary: []string{"KYOLAB\\scan expired on 16 Nov"}, fix: []string{"Set-ADAccountExpiration scan"}},
 		{name: "account expires later",
 			mod:   func(r *record, _ *policy) { r.AccountExpires = ft(tNow.Add(time.Hour)) },
-			cause: smbcheck.CauseOK, budget: 2,
+			cause: scanwarden.CauseOK, budget: 2,
 			check: func(t *testing.T, u *User) {
 				if u.AccountExpires == nil {
 					t.Error("account_expires missing")
@@ -173,17 +174,17 @@ func TestJudge(t *testing.T) {
 		{name: "workstation restricted",
 			mod:   func(r *record, _ *policy) { r.Workstations = []string{"MFP01", "PC7"} },
 			ws:    "SCANWARDEN",
-			cause: smbcheck.CauseWorkstationRestricted, certain: true, budget: 2,
+			cause: scanwarden.CauseWorkstationRestricted, certain: true, budget: 2,
 			summary: []string{"may log on only to MFP01, PC7 — the MFP sends SCANWARDEN"}, fix: []string{"Add SCANWARDEN to the \"Log On To\" list of scan"}},
 		{name: "workstation allowed, case-insensitively",
 			mod:   func(r *record, _ *policy) { r.Workstations = []string{"mfp01", "PC7"} },
 			ws:    "MFP01",
-			cause: smbcheck.CauseOK, budget: 2, summary: []string{"may log on only to mfp01, PC7 (the MFP sends MFP01)"}},
+			cause: scanwarden.CauseOK, budget: 2, summary: []string{"may log on only to mfp01, PC7 (the MFP sends MFP01)"}},
 		{name: "outside logon hours",
 			mod: func(r *record, _ *policy) {
 				r.LogonHours, r.HasLogonHours = hoursFor([]time.Weekday{time.Wednesday}, 7, 19), true
 			},
-			cause: smbcheck.CauseLogonHours, certain: true, budget: 2,
+			cause: scanwarden.CauseLogonHours, certain: true, budget: 2,
 			summary: []string{"may not log on at this hour (Tue 09:30)", "allow Wed 07-19 UTC; next allowed Wed 18 Nov 07:00"},
 			check: func(t *testing.T, u *User) {
 				if u.LogonHours != "Wed 07-19 UTC" {
@@ -194,17 +195,17 @@ func TestJudge(t *testing.T) {
 			mod: func(r *record, _ *policy) {
 				r.LogonHours, r.HasLogonHours = make(logonHours, 21), true
 			},
-			cause: smbcheck.CauseLogonHours, certain: true, budget: 2, summary: []string{"allow no hour at all"}},
+			cause: scanwarden.CauseLogonHours, certain: true, budget: 2, summary: []string{"allow no hour at all"}},
 		{name: "inside logon hours",
 			mod: func(r *record, _ *policy) {
 				r.LogonHours, r.HasLogonHours = hoursFor(weekdays, 7, 19), true
 			},
-			cause: smbcheck.CauseOK, budget: 2, summary: []string{"logon hours Mon 07-19"}},
+			cause: scanwarden.CauseOK, budget: 2, summary: []string{"logon hours Mon 07-19"}},
 		{name: "malformed logon hours are not judged",
 			mod: func(r *record, _ *policy) {
 				r.LogonHours, r.HasLogonHours = make(logonHours, 3), true
 			},
-			cause: smbcheck.CauseOK, budget: 2,
+			cause: scanwarden.CauseOK, budget: 2,
 			check: func(t *testing.T, u *User) {
 				if u.Evidence["logonHours_note"] == nil {
 					t.Error("no note on malformed logon hours")
@@ -215,28 +216,28 @@ func TestJudge(t *testing.T) {
 				r.UAC |= uacAccountDisable
 				r.Workstations = []string{"MFP01"}
 			},
-			cause: smbcheck.CauseAccountDisabled, certain: true, budget: 2,
-			causes:  []smbcheck.Cause{smbcheck.CauseAccountDisabled, smbcheck.CauseWorkstationRestricted},
+			cause: scanwarden.CauseAccountDisabled, certain: true, budget: 2,
+			causes:  []scanwarden.Cause{scanwarden.CauseAccountDisabled, scanwarden.CauseWorkstationRestricted},
 			summary: []string{"is disabled", "; also KYOLAB\\scan may log on only to MFP01"}},
 		{name: "bad passwords within the window count",
 			mod: func(r *record, _ *policy) {
 				r.BadPwdCount, r.BadPasswordTime = 1, ft(tNow.Add(-5*time.Minute))
 			},
-			cause: smbcheck.CauseOK, budget: 1, summary: []string{"1 of 3 bad attempts"}},
+			cause: scanwarden.CauseOK, budget: 1, summary: []string{"1 of 3 bad attempts"}},
 		{name: "bad passwords older than the window do not",
 			mod: func(r *record, _ *policy) {
 				r.BadPwdCount, r.BadPasswordTime = 2, ft(tNow.Add(-31*time.Minute))
 			},
-			cause: smbcheck.CauseOK, budget: 2, summary: []string{"0 of 3 bad attempts"}},
-		{name: "a wider margin", margin: 2, cause: smbcheck.CauseOK, budget: 1},
+			cause: scanwarden.CauseOK, budget: 2, summary: []string{"0 of 3 bad attempts"}},
+		{name: "a wider margin", margin: 2, cause: scanwarden.CauseOK, budget: 1},
 		{name: "no lockout policy",
 			mod:   func(_ *record, p *policy) { p.Threshold = 0 },
-			cause: smbcheck.CauseOK, budget: -1, summary: []string{"no lockout policy"}},
+			cause: scanwarden.CauseOK, budget: -1, summary: []string{"no lockout policy"}},
 		{name: "bare name matched as UPN prefix", how: "upn-prefix", typed: "john.doe",
 			mod:   func(r *record, _ *policy) { r.SAM, r.UPN = "jdoe", "john.doe@kyolab.test" },
-			cause: smbcheck.CauseOK, budget: 2,
+			cause: scanwarden.CauseOK, budget: 2,
 			summary: []string{`the user name john.doe is not a sAMAccountName: it matched the UPN prefix of KYOLAB\jdoe (john.doe@kyolab.test), so the MFP must send john.doe@kyolab.test or KYOLAB\jdoe. KYOLAB\jdoe can log on now`}},
-		{name: "other domain prefix noted", typed: `PC7\scan`, cause: smbcheck.CauseOK, budget: 2,
+		{name: "other domain prefix noted", typed: `PC7\scan`, cause: scanwarden.CauseOK, budget: 2,
 			check: func(t *testing.T, u *User) {
 				if !strings.Contains(u.Evidence["typed_domain_note"].(string), `prefix PC7 is not the domain KYOLAB`) {
 					t.Errorf("note: %v", u.Evidence["typed_domain_note"])
@@ -406,10 +407,10 @@ func TestNotFound(t *testing.T) {
 			entries = append(entries, ldap.NewEntry("CN=x", map[string][]string{"sAMAccountName": {"x"}, "userPrincipalName": {"j@x"}}))
 		}
 		u := notFound(parseTyped(tc.typed), "MFP01", tDom, entries, []string{"sAMAccountName=" + tc.typed})
-		if u.Found || u.Cause != smbcheck.CauseUnknownUser || u.Certain != tc.certain || !strings.Contains(u.Summary, tc.summary) {
+		if u.Found || u.Cause != scanwarden.CauseUnknownUser || u.Certain != tc.certain || !strings.Contains(u.Summary, tc.summary) {
 			t.Errorf("%q: %+v", tc.typed, u)
 		}
-		if a := u.Account(); a.Found || a.Cause != smbcheck.CauseUnknownUser {
+		if a := u.Account(); a.Found || a.Cause != scanwarden.CauseUnknownUser {
 			t.Errorf("%q: Account() %+v", tc.typed, a)
 		}
 	}

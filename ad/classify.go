@@ -13,29 +13,29 @@ import (
 	"syscall"
 
 	"github.com/go-ldap/ldap/v3"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // subCode is one of AD's bind failure reasons, the "data NNN" of an LDAP
 // result 49 (invalidCredentials) diagnostic message.
 type subCode struct {
 	code  string
-	cause smbcheck.Cause
+	cause scanwarden.Cause
 	what  string
 }
 
 // subCodes maps AD's bind sub-codes (Win32 error numbers in hex) to the
 // cause vocabulary. The same states give these NT statuses over SMB.
 var subCodes = []subCode{
-	{"525", smbcheck.CauseUnknownUser, "no such user"},
-	{"52e", smbcheck.CauseBadCredentials, "wrong password"},
-	{"530", smbcheck.CauseLogonHours, "not permitted to log on at this time"},
-	{"531", smbcheck.CauseWorkstationRestricted, "not permitted to log on at this workstation"},
-	{"532", smbcheck.CausePasswordExpired, "password expired"},
-	{"533", smbcheck.CauseAccountDisabled, "account disabled"},
-	{"701", smbcheck.CauseAccountExpired, "account expired"},
-	{"773", smbcheck.CausePasswordMustChange, "user must reset password"},
-	{"775", smbcheck.CauseAccountLocked, "account locked out"},
+	{"525", scanwarden.CauseUnknownUser, "no such user"},
+	{"52e", scanwarden.CauseBadCredentials, "wrong password"},
+	{"530", scanwarden.CauseLogonHours, "not permitted to log on at this time"},
+	{"531", scanwarden.CauseWorkstationRestricted, "not permitted to log on at this workstation"},
+	{"532", scanwarden.CausePasswordExpired, "password expired"},
+	{"533", scanwarden.CauseAccountDisabled, "account disabled"},
+	{"701", scanwarden.CauseAccountExpired, "account expired"},
+	{"773", scanwarden.CausePasswordMustChange, "user must reset password"},
+	{"775", scanwarden.CauseAccountLocked, "account locked out"},
 }
 
 var dataRE = regexp.MustCompile(`(?i)\bdata ([0-9a-f]{3,8})\b`)
@@ -43,7 +43,7 @@ var dataRE = regexp.MustCompile(`(?i)\bdata ([0-9a-f]{3,8})\b`)
 // BindCause turns an LDAP bind result into a cause and AD's sub-code ("52e";
 // "" when the message has none). A result 49 without a known sub-code is a
 // bad password; any other error is classified by Classify.
-func BindCause(err error) (smbcheck.Cause, string) {
+func BindCause(err error) (scanwarden.Cause, string) {
 	var le *ldap.Error
 	if !errors.As(err, &le) || le.ResultCode != ldap.LDAPResultInvalidCredentials {
 		return Classify(err), ""
@@ -54,7 +54,7 @@ func BindCause(err error) (smbcheck.Cause, string) {
 	}
 	m := dataRE.FindStringSubmatch(msg)
 	if m == nil {
-		return smbcheck.CauseBadCredentials, ""
+		return scanwarden.CauseBadCredentials, ""
 	}
 	code := strings.ToLower(m[1])
 	for _, s := range subCodes {
@@ -62,7 +62,7 @@ func BindCause(err error) (smbcheck.Cause, string) {
 			return s.cause, code
 		}
 	}
-	return smbcheck.CauseBadCredentials, code
+	return scanwarden.CauseBadCredentials, code
 }
 
 // subCodeText says what a sub-code means ("" when unknown).
@@ -78,7 +78,7 @@ func subCodeText(code string) string {
 // Classify turns an error of this package into the cause the ad step of a
 // check shows: the DC's name does not resolve, nothing answers, it does not
 // answer in time, or the service account cannot bind.
-func Classify(err error) smbcheck.Cause {
+func Classify(err error) scanwarden.Cause {
 	var (
 		be  *BindError
 		dns *net.DNSError
@@ -87,27 +87,27 @@ func Classify(err error) smbcheck.Cause {
 	)
 	switch {
 	case err == nil:
-		return smbcheck.CauseOK
+		return scanwarden.CauseOK
 	case errors.As(err, &be):
 		return be.Cause
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return smbcheck.CauseTimeout
+		return scanwarden.CauseTimeout
 	case errors.As(err, &dns):
 		if dns.IsTimeout {
-			return smbcheck.CauseTimeout
+			return scanwarden.CauseTimeout
 		}
-		return smbcheck.CauseNameUnresolved
+		return scanwarden.CauseNameUnresolved
 	case errors.As(err, &op) && op.Op == "dial":
-		return smbcheck.CauseHostUnreachable
+		return scanwarden.CauseHostUnreachable
 	case errors.As(err, &le) && le.ResultCode == ldap.LDAPResultInvalidCredentials:
 		c, _ := BindCause(err)
 		return c
 	case errors.As(err, &le) && (le.ResultCode == ldap.LDAPResultTimeout || le.ResultCode == ldap.LDAPResultTimeLimitExceeded):
-		return smbcheck.CauseTimeout
+		return scanwarden.CauseTimeout
 	case errors.As(err, &le) && (le.ResultCode == ldap.ErrorNetwork || le.ResultCode == ldap.LDAPResultServerDown):
-		return smbcheck.CauseHostUnreachable
+		return scanwarden.CauseHostUnreachable
 	}
-	return smbcheck.CauseUnknown
+	return scanwarden.CauseUnknown
 }
 
 func isTimeout(err error) bool {
@@ -123,7 +123,7 @@ type BindError struct {
 	User    string // the bind user as configured
 	Code    uint16 // LDAP result code, 49 for invalidCredentials
 	SubCode string // AD's "data" sub-code, e.g. "52e"; "" when none
-	Cause   smbcheck.Cause
+	Cause   scanwarden.Cause
 	Err     error
 }
 
@@ -152,9 +152,9 @@ func (e *BindError) hint() string {
 	switch {
 	case e.Code == ldap.LDAPResultStrongAuthRequired || e.Code == ldap.LDAPResultConfidentialityRequired:
 		return "the DC refuses simple binds without TLS: use ldaps:// or StartTLS (do not allow plain LDAP)"
-	case e.Cause == smbcheck.CauseUnknownUser || e.Cause == smbcheck.CauseBadCredentials:
+	case e.Cause == scanwarden.CauseUnknownUser || e.Cause == scanwarden.CauseBadCredentials:
 		return "check the service account's name and the password file"
-	case e.Cause == smbcheck.CauseOK || e.Cause == smbcheck.CauseUnknown:
+	case e.Cause == scanwarden.CauseOK || e.Cause == scanwarden.CauseUnknown:
 		return ""
 	}
 	return "the service account itself cannot log on (" + string(e.Cause) + "): fix it in Active Directory, or give another read-only account"

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/go-ldap/ldap/v3"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // adBindError is a result 49 as AD and Samba word it.
@@ -25,24 +25,24 @@ func TestBindCause(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
-		want smbcheck.Cause
+		want scanwarden.Cause
 		sub  string
 	}{
-		{"525 no such user", adBindError("525"), smbcheck.CauseUnknownUser, "525"},
-		{"52e wrong password", adBindError("52e"), smbcheck.CauseBadCredentials, "52e"},
-		{"530 logon hours", adBindError("530"), smbcheck.CauseLogonHours, "530"},
-		{"531 workstation", adBindError("531"), smbcheck.CauseWorkstationRestricted, "531"},
-		{"532 password expired", adBindError("532"), smbcheck.CausePasswordExpired, "532"},
-		{"533 disabled", adBindError("533"), smbcheck.CauseAccountDisabled, "533"},
-		{"701 account expired", adBindError("701"), smbcheck.CauseAccountExpired, "701"},
-		{"773 must change", adBindError("773"), smbcheck.CausePasswordMustChange, "773"},
-		{"775 locked", adBindError("775"), smbcheck.CauseAccountLocked, "775"},
-		{"upper-case hex", adBindError("52E"), smbcheck.CauseBadCredentials, "52e"},
-		{"unknown sub-code is a bad password", adBindError("568"), smbcheck.CauseBadCredentials, "568"},
-		{"49 without a sub-code (OpenLDAP style)", &ldap.Error{ResultCode: 49, Err: errors.New("invalid credentials")}, smbcheck.CauseBadCredentials, ""},
-		{"wrapped", fmt.Errorf("bind: %w", adBindError("775")), smbcheck.CauseAccountLocked, "775"},
-		{"not a bind result", &ldap.Error{ResultCode: ldap.LDAPResultUnwillingToPerform, Err: errors.New("no")}, smbcheck.CauseUnknown, ""},
-		{"a word containing data is not a sub-code", &ldap.Error{ResultCode: 49, Err: errors.New("metadata 775x")}, smbcheck.CauseBadCredentials, ""},
+		{"525 no such user", adBindError("525"), scanwarden.CauseUnknownUser, "525"},
+		{"52e wrong password", adBindError("52e"), scanwarden.CauseBadCredentials, "52e"},
+		{"530 logon hours", adBindError("530"), scanwarden.CauseLogonHours, "530"},
+		{"531 workstation", adBindError("531"), scanwarden.CauseWorkstationRestricted, "531"},
+		{"532 password expired", adBindError("532"), scanwarden.CausePasswordExpired, "532"},
+		{"533 disabled", adBindError("533"), scanwarden.CauseAccountDisabled, "533"},
+		{"701 account expired", adBindError("701"), scanwarden.CauseAccountExpired, "701"},
+		{"773 must change", adBindError("773"), scanwarden.CausePasswordMustChange, "773"},
+		{"775 locked", adBindError("775"), scanwarden.CauseAccountLocked, "775"},
+		{"upper-case hex", adBindError("52E"), scanwarden.CauseBadCredentials, "52e"},
+		{"unknown sub-code is a bad password", adBindError("568"), scanwarden.CauseBadCredentials, "568"},
+		{"49 without a sub-code (OpenLDAP style)", &ldap.Error{ResultCode: 49, Err: errors.New("invalid credentials")}, scanwarden.CauseBadCredentials, ""},
+		{"wrapped", fmt.Errorf("bind: %w", adBindError("775")), scanwarden.CauseAccountLocked, "775"},
+		{"not a bind result", &ldap.Error{ResultCode: ldap.LDAPResultUnwillingToPerform, Err: errors.New("no")}, scanwarden.CauseUnknown, ""},
+		{"a word containing data is not a sub-code", &ldap.Error{ResultCode: 49, Err: errors.New("metadata 775x")}, scanwarden.CauseBadCredentials, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,17 +61,17 @@ func TestClassify(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
-		want smbcheck.Cause
+		want scanwarden.Cause
 	}{
-		{"nil", nil, smbcheck.CauseOK},
-		{"deadline", fmt.Errorf("search: %w", context.DeadlineExceeded), smbcheck.CauseTimeout},
-		{"dial refused", fmt.Errorf("connect to DC: %w", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}), smbcheck.CauseHostUnreachable},
-		{"dns", &net.DNSError{Err: "no such host", Name: "dc9.kyolab.test", IsNotFound: true}, smbcheck.CauseNameUnresolved},
-		{"dns timeout", &net.DNSError{Err: "timeout", Name: "x", IsTimeout: true}, smbcheck.CauseTimeout},
-		{"bind error", newBindError("dc:636", "svc", adBindError("533")), smbcheck.CauseAccountDisabled},
-		{"ldap network", &ldap.Error{ResultCode: ldap.ErrorNetwork, Err: errors.New("closed")}, smbcheck.CauseHostUnreachable},
-		{"ldap 49 unwrapped", adBindError("701"), smbcheck.CauseAccountExpired},
-		{"tls", fmt.Errorf("TLS: %w", x509.UnknownAuthorityError{}), smbcheck.CauseUnknown},
+		{"nil", nil, scanwarden.CauseOK},
+		{"deadline", fmt.Errorf("search: %w", context.DeadlineExceeded), scanwarden.CauseTimeout},
+		{"dial refused", fmt.Errorf("connect to DC: %w", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}), scanwarden.CauseHostUnreachable},
+		{"dns", &net.DNSError{Err: "no such host", Name: "dc9.kyolab.test", IsNotFound: true}, scanwarden.CauseNameUnresolved},
+		{"dns timeout", &net.DNSError{Err: "timeout", Name: "x", IsTimeout: true}, scanwarden.CauseTimeout},
+		{"bind error", newBindError("dc:636", "svc", adBindError("533")), scanwarden.CauseAccountDisabled},
+		{"ldap network", &ldap.Error{ResultCode: ldap.ErrorNetwork, Err: errors.New("closed")}, scanwarden.CauseHostUnreachable},
+		{"ldap 49 unwrapped", adBindError("701"), scanwarden.CauseAccountExpired},
+		{"tls", fmt.Errorf("TLS: %w", x509.UnknownAuthorityError{}), scanwarden.CauseUnknown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -186,7 +186,7 @@ func TestSilentDCTimesOut(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("took %s with a 300 ms timeout", el)
 	}
-	if err == nil || Classify(err) != smbcheck.CauseTimeout {
+	if err == nil || Classify(err) != scanwarden.CauseTimeout {
 		t.Errorf("err = %v (cause %s), want a timeout", err, Classify(err))
 	}
 	// The caller's cancellation ends it too.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -39,11 +40,11 @@ func TestLabDCFixLiftsSamePasswordBlock(t *testing.T) {
 	led := &smbcheck.MemoryLedger{}
 
 	rep := diagnose(t, lab, dir, dest, `KYOLAB\dcfix`, stored, "MFP01", led, true)
-	if rep.Verdict.Cause != smbcheck.CauseBadCredentials || rep.Verdict.FromLedger {
+	if rep.Verdict.Cause != scanwarden.CauseBadCredentials || rep.Verdict.FromLedger {
 		t.Fatalf("stored password the DC does not take: %s %v%s", rep.Verdict.Cause, rep.Verdict.FromLedger, reportString(rep))
 	}
 	rep = diagnose(t, lab, dir, dest, `KYOLAB\dcfix`, stored, "MFP01", led, true)
-	if !rep.Verdict.FromLedger || rep.Verdict.Cause != smbcheck.CauseBadCredentials {
+	if !rep.Verdict.FromLedger || rep.Verdict.Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("the same failing password was replayed before any fix: %s%s", rep.Verdict.Cause, reportString(rep))
 	}
 

@@ -65,19 +65,19 @@ func TestLabDiagnosisPredictsWithoutReplay(t *testing.T) {
 	dest := "//" + lab.DCHost + "/scans"
 	tests := []struct {
 		user, ws string
-		want     smbcheck.Cause
+		want     scanwarden.Cause
 		fixHas   string
 	}{
-		{user: "dave", want: smbcheck.CauseAccountDisabled},
-		{user: "erin", want: smbcheck.CauseAccountLocked, fixHas: "unlock"},
-		{user: "frank", want: smbcheck.CausePasswordMustChange},
-		{user: "grace", want: smbcheck.CausePasswordExpired},
-		{user: "heidi", want: smbcheck.CauseAccountExpired},
-		{user: "judy", want: smbcheck.CauseLogonHours},
-		{user: "smartcard", want: smbcheck.CauseSmartcardRequired, fixHas: "smart card"},
-		{user: "ivan", want: smbcheck.CauseWorkstationRestricted, fixHas: "MFP01"},
-		{user: "nobody.here", want: smbcheck.CauseUnknownUser},
-		{user: `*)(cn=*`, want: smbcheck.CauseUnknownUser},
+		{user: "dave", want: scanwarden.CauseAccountDisabled},
+		{user: "erin", want: scanwarden.CauseAccountLocked, fixHas: "unlock"},
+		{user: "frank", want: scanwarden.CausePasswordMustChange},
+		{user: "grace", want: scanwarden.CausePasswordExpired},
+		{user: "heidi", want: scanwarden.CauseAccountExpired},
+		{user: "judy", want: scanwarden.CauseLogonHours},
+		{user: "smartcard", want: scanwarden.CauseSmartcardRequired, fixHas: "smart card"},
+		{user: "ivan", want: scanwarden.CauseWorkstationRestricted, fixHas: "MFP01"},
+		{user: "nobody.here", want: scanwarden.CauseUnknownUser},
+		{user: `*)(cn=*`, want: scanwarden.CauseUnknownUser},
 	}
 	for _, tc := range tests {
 		t.Run(tc.user, func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestLabDiagnosisFormsFromAD(t *testing.T) {
 	lab := testlab.Require(t)
 	led := &sentLedger{}
 	r := diagnose(t, lab, labDir(t, lab, nil), "//"+lab.DCHost+"/scans", "john.doe", "", "", led, true)
-	if r.Verdict.Cause != smbcheck.CauseWrongUserFormat || r.WorkingForm == nil || r.WorkingForm.Typed != "john.doe@"+lab.DNSDomain {
+	if r.Verdict.Cause != scanwarden.CauseWrongUserFormat || r.WorkingForm == nil || r.WorkingForm.Typed != "john.doe@"+lab.DNSDomain {
 		t.Fatalf("verdict %s, form %+v%s", r.Verdict.Cause, r.WorkingForm, reportString(r))
 	}
 	if led.sent != 2 {
@@ -139,7 +139,7 @@ func TestLabDiagnosisBudgetFollowsAD(t *testing.T) {
 	for i := range 6 {
 		last = &sentLedger{}
 		r := diagnose(t, lab, dir, dest, "badpw5", wrong, "", last, true)
-		if r.Verdict.Cause != smbcheck.CauseBadCredentials && r.Verdict.Cause != smbcheck.CauseUnknown {
+		if r.Verdict.Cause != scanwarden.CauseBadCredentials && r.Verdict.Cause != scanwarden.CauseUnknown {
 			t.Fatalf("check %d: %s%s", i+1, r.Verdict.Cause, reportString(r))
 		}
 		total += last.sent
@@ -151,7 +151,7 @@ func TestLabDiagnosisBudgetFollowsAD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Cause == smbcheck.CauseAccountLocked || u.BadPwdCount >= u.LockoutThreshold {
+	if u.Cause == scanwarden.CauseAccountLocked || u.BadPwdCount >= u.LockoutThreshold {
 		t.Fatalf("badpw5 after 6 checks: %s, %d bad passwords of %d", u.Cause, u.BadPwdCount, u.LockoutThreshold)
 	}
 	if u.Budget != 0 {
@@ -191,15 +191,15 @@ func TestLabDiagnosisACL(t *testing.T) {
 	tests := []struct {
 		name, dest string
 		noWrite    bool
-		want       smbcheck.Cause
+		want       scanwarden.Cause
 		acl        smbcheck.Status
 		fixHas     string
 	}{
-		{name: "writable", dest: dc + "/scans", want: smbcheck.CauseOK, acl: smbcheck.StatusOK},
-		{name: "nodelete agrees", dest: dc + "/scans/nodelete", want: smbcheck.CauseNoDeletePermission, acl: smbcheck.StatusOK, fixHas: "DELETE"},
-		{name: "deny ACE agrees", dest: dc + "/scans/denied", want: smbcheck.CauseNoWritePermission, acl: smbcheck.StatusOK, fixHas: "DENY"},
-		{name: "finance by ACL alone", dest: dc + "/scans/finance", noWrite: true, want: smbcheck.CauseNoWritePermission, acl: smbcheck.StatusFail},
-		{name: "read-only share disagrees", dest: dc + "/scans-ro", want: smbcheck.CauseNoWritePermission, acl: smbcheck.StatusWarn, fixHas: "share"},
+		{name: "writable", dest: dc + "/scans", want: scanwarden.CauseOK, acl: smbcheck.StatusOK},
+		{name: "nodelete agrees", dest: dc + "/scans/nodelete", want: scanwarden.CauseNoDeletePermission, acl: smbcheck.StatusOK, fixHas: "DELETE"},
+		{name: "deny ACE agrees", dest: dc + "/scans/denied", want: scanwarden.CauseNoWritePermission, acl: smbcheck.StatusOK, fixHas: "DENY"},
+		{name: "finance by ACL alone", dest: dc + "/scans/finance", noWrite: true, want: scanwarden.CauseNoWritePermission, acl: smbcheck.StatusFail},
+		{name: "read-only share disagrees", dest: dc + "/scans-ro", want: scanwarden.CauseNoWritePermission, acl: smbcheck.StatusWarn, fixHas: "share"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,12 +294,12 @@ func TestLabDiagnosisDotUserOnDC(t *testing.T) {
 	}
 	tests := []struct {
 		user, pw string
-		want     smbcheck.Cause
+		want     scanwarden.Cause
 	}{
-		{user: `.\dotdisabled`, pw: "Wrong-" + lab.Password, want: smbcheck.CauseAccountDisabled},
-		{user: `DC1\dotdisabled`, pw: "Wrong-" + lab.Password, want: smbcheck.CauseAccountDisabled},
-		{user: `.\dotlocked`, want: smbcheck.CauseAccountLocked},
-		{user: `.\dotlocked`, pw: "Wrong-" + lab.Password, want: smbcheck.CauseAccountLocked},
+		{user: `.\dotdisabled`, pw: "Wrong-" + lab.Password, want: scanwarden.CauseAccountDisabled},
+		{user: `DC1\dotdisabled`, pw: "Wrong-" + lab.Password, want: scanwarden.CauseAccountDisabled},
+		{user: `.\dotlocked`, want: scanwarden.CauseAccountLocked},
+		{user: `.\dotlocked`, pw: "Wrong-" + lab.Password, want: scanwarden.CauseAccountLocked},
 	}
 	for _, tc := range tests {
 		t.Run(tc.user, func(t *testing.T) {

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // state is one reason an account cannot log on now.
 type state struct {
-	cause        smbcheck.Cause
+	cause        scanwarden.Cause
 	summary, fix string
 }
 
@@ -97,7 +97,7 @@ func (j *judging) disabled() *state {
 		return nil
 	}
 	r := j.r
-	return &state{smbcheck.CauseAccountDisabled,
+	return &state{scanwarden.CauseAccountDisabled,
 		fmt.Sprintf("%s is disabled (userAccountControl %s)", j.who, uacString(r.UAC)),
 		fmt.Sprintf("Enable %s in Active Directory Users and Computers (or Enable-ADAccount %s), then check the MFP's stored password.", r.SAM, r.SAM)}
 }
@@ -109,7 +109,7 @@ func (j *judging) smartcard() *state {
 	if r.UAC&uacSmartcardRequired == 0 {
 		return nil
 	}
-	return &state{smbcheck.CauseSmartcardRequired,
+	return &state{scanwarden.CauseSmartcardRequired,
 		fmt.Sprintf("%s must log on with a smart card (userAccountControl %s): the MFP's password logon is refused", j.who, uacString(r.UAC)),
 		fmt.Sprintf("Use an account for the MFP that logs on with a password, or clear \"Smart card is required for interactive logon\" on %s (Set-ADUser %s -SmartcardLogonRequired $false) and set its password on the MFP.", r.SAM, r.SAM)}
 }
@@ -148,7 +148,7 @@ func (j *judging) locked() *state {
 		sum += "; it stays locked until an administrator unlocks it"
 		wait = "an administrator must unlock it"
 	}
-	return &state{smbcheck.CauseAccountLocked, sum,
+	return &state{scanwarden.CauseAccountLocked, sum,
 		fmt.Sprintf("Unlock %s (Active Directory Users and Computers → Account → Unlock account, or Unlock-ADAccount %s) or %s; then check again at once: if the Login Password stored on the MFP is wrong, its retries lock the account again.", r.SAM, r.SAM, wait)}
 }
 
@@ -162,7 +162,7 @@ func (j *judging) accountExpired() *state {
 	if j.now.Before(exp) {
 		return nil
 	}
-	return &state{smbcheck.CauseAccountExpired,
+	return &state{scanwarden.CauseAccountExpired,
 		fmt.Sprintf("%s expired on %s (accountExpires)", j.who, j.day(exp)),
 		fmt.Sprintf("Extend or clear the expiry date of %s (Active Directory Users and Computers → Account → Account expires, or Set-ADAccountExpiration %s).", r.SAM, r.SAM)}
 }
@@ -197,7 +197,7 @@ func (j *judging) password() *state {
 	}
 	switch {
 	case u.MustChangePassword:
-		return &state{smbcheck.CausePasswordMustChange,
+		return &state{scanwarden.CausePasswordMustChange,
 			fmt.Sprintf("%s must change its password at next logon (pwdLastSet=0), which an MFP cannot do", j.who),
 			fmt.Sprintf("Clear \"User must change password at next logon\" for %s (or set a new password without it) and enter the password on the MFP.", r.SAM)}
 	case expired:
@@ -212,7 +212,7 @@ func (j *judging) password() *state {
 			}
 			sum += ")"
 		}
-		return &state{smbcheck.CausePasswordExpired, sum,
+		return &state{scanwarden.CausePasswordExpired, sum,
 			fmt.Sprintf("Set a new password for %s and enter it on the MFP (Login Password); for a scan account consider a password that does not expire (a fine-grained password policy), and keep the MFP in step whenever it changes.", r.SAM)}
 	}
 	return nil
@@ -226,7 +226,7 @@ func (j *judging) workstations() *state {
 		return nil
 	}
 	list := strings.Join(r.Workstations, ", ")
-	return &state{smbcheck.CauseWorkstationRestricted,
+	return &state{scanwarden.CauseWorkstationRestricted,
 		fmt.Sprintf("%s may log on only to %s — the MFP sends %s", j.who, list, ws),
 		fmt.Sprintf("Add %s to the \"Log On To\" list of %s (Active Directory Users and Computers → Account → Log On To), or remove the restriction; %s is the NetBIOS name the MFP sends (its host name).", ws, r.SAM, ws)}
 }
@@ -252,7 +252,7 @@ func (j *judging) hours() *state {
 	} else {
 		sum += "no hour at all"
 	}
-	return &state{smbcheck.CauseLogonHours, sum,
+	return &state{scanwarden.CauseLogonHours, sum,
 		fmt.Sprintf("Widen the logon hours of %s (Active Directory Users and Computers → Account → Logon Hours) to cover scanning times.", r.SAM)}
 }
 
@@ -280,7 +280,7 @@ func (j *judging) matchNote(t typedName, how string, dom *domainInfo) string {
 func (j *judging) conclude(states []state, prefix string) *User {
 	u := j.u
 	if len(states) == 0 {
-		u.Cause, u.Causes = smbcheck.CauseOK, []smbcheck.Cause{smbcheck.CauseOK}
+		u.Cause, u.Causes = scanwarden.CauseOK, []scanwarden.Cause{scanwarden.CauseOK}
 		u.Summary = prefix + okSummary(u, j.who, j.now, j.day, j.pol)
 		u.Fix = "Nothing to fix in the account."
 		if u.PasswordExpires != nil && u.PasswordExpires.Sub(j.now) < 14*24*time.Hour {

@@ -27,7 +27,6 @@ import (
 
 	"github.com/go-ldap/ldap/v3"
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -52,13 +51,13 @@ func TestLabAccountStates(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		typed, ws string
-		cause     smbcheck.Cause
+		cause     scanwarden.Cause
 		certain   bool
 		how       string
 		summary   []string
 		check     func(t *testing.T, u *User)
 	}{
-		{typed: "alice", cause: smbcheck.CauseOK, how: "sAMAccountName", summary: []string{`KYOLAB\alice can log on now`, "of 3 bad attempts"},
+		{typed: "alice", cause: scanwarden.CauseOK, how: "sAMAccountName", summary: []string{`KYOLAB\alice can log on now`, "of 3 bad attempts"},
 			check: func(t *testing.T, u *User) {
 				if !slices.Contains(u.Groups, "scanners") || len(u.SIDs) < 3 || !strings.HasPrefix(u.SIDs[0], "S-1-5-21-") || u.SIDs[0] != u.Evidence["objectSid"] {
 					t.Errorf("groups %v SIDs %v", u.Groups, u.SIDs)
@@ -76,43 +75,43 @@ func TestLabAccountStates(t *testing.T) {
 					t.Errorf("alice has %d bad passwords: some test spent alice's lockout budget", u.BadPwdCount)
 				}
 			}},
-		{typed: "dave", cause: smbcheck.CauseAccountDisabled, certain: true, summary: []string{`KYOLAB\dave is disabled`}},
-		{typed: "erin", cause: smbcheck.CauseAccountLocked, certain: true, summary: []string{`KYOLAB\erin is locked out since`, "bad attempts (threshold 3), unlocks"},
+		{typed: "dave", cause: scanwarden.CauseAccountDisabled, certain: true, summary: []string{`KYOLAB\dave is disabled`}},
+		{typed: "erin", cause: scanwarden.CauseAccountLocked, certain: true, summary: []string{`KYOLAB\erin is locked out since`, "bad attempts (threshold 3), unlocks"},
 			check: func(t *testing.T, u *User) {
 				if !u.Locked || u.LockedUntil == nil || u.LockedSince == nil || u.LockedUntil.Sub(*u.LockedSince) != 30*time.Minute || u.Budget != 0 {
 					t.Errorf("locked %v since %v until %v budget %d", u.Locked, u.LockedSince, u.LockedUntil, u.Budget)
 				}
 			}},
-		{typed: "frank", cause: smbcheck.CausePasswordMustChange, certain: true, summary: []string{"must change its password at next logon"}},
-		{typed: "grace", cause: smbcheck.CausePasswordExpired, certain: true, summary: []string{"the password of KYOLAB\\grace expired on", "maximum age 30 days"}},
-		{typed: "heidi", cause: smbcheck.CauseAccountExpired, certain: true, summary: []string{`KYOLAB\heidi expired on`}},
-		{typed: "ivan", cause: smbcheck.CauseWorkstationRestricted, certain: true, summary: []string{"may log on only to MFP01 — the MFP sends SCANWARDEN"}},
-		{typed: "ivan", ws: "mfp01", cause: smbcheck.CauseOK, summary: []string{"may log on only to MFP01 (the MFP sends MFP01)"}},
-		{typed: "judy", cause: smbcheck.CauseLogonHours, certain: true, summary: []string{"may not log on at this hour", "allow no hour at all"}},
-		{typed: "jdoe", cause: smbcheck.CauseOK, how: "sAMAccountName"},
-		{typed: "john.doe", cause: smbcheck.CauseOK, how: "upn-prefix", summary: []string{`the user name john.doe is not a sAMAccountName: it matched the UPN prefix of KYOLAB\jdoe (john.doe@kyolab.test)`}},
-		{typed: "john.doe@kyolab.test", cause: smbcheck.CauseOK, how: "userPrincipalName"},
-		{typed: "jdoe@kyolab.test", cause: smbcheck.CauseOK, how: "implicit-upn"},
-		{typed: `KYOLAB\alice`, cause: smbcheck.CauseOK, how: "sAMAccountName"},
-		{typed: `kyolab\ALICE`, cause: smbcheck.CauseOK, how: "sAMAccountName"},
-		{typed: `.\alice`, cause: smbcheck.CauseOK, how: "sAMAccountName"},
-		{typed: "alice@kyolab.test", cause: smbcheck.CauseOK, how: "userPrincipalName"},
-		{typed: `SCANPC\alice`, cause: smbcheck.CauseOK, how: "sAMAccountName",
+		{typed: "frank", cause: scanwarden.CausePasswordMustChange, certain: true, summary: []string{"must change its password at next logon"}},
+		{typed: "grace", cause: scanwarden.CausePasswordExpired, certain: true, summary: []string{"the password of KYOLAB\\grace expired on", "maximum age 30 days"}},
+		{typed: "heidi", cause: scanwarden.CauseAccountExpired, certain: true, summary: []string{`KYOLAB\heidi expired on`}},
+		{typed: "ivan", cause: scanwarden.CauseWorkstationRestricted, certain: true, summary: []string{"may log on only to MFP01 — the MFP sends SCANWARDEN"}},
+		{typed: "ivan", ws: "mfp01", cause: scanwarden.CauseOK, summary: []string{"may log on only to MFP01 (the MFP sends MFP01)"}},
+		{typed: "judy", cause: scanwarden.CauseLogonHours, certain: true, summary: []string{"may not log on at this hour", "allow no hour at all"}},
+		{typed: "jdoe", cause: scanwarden.CauseOK, how: "sAMAccountName"},
+		{typed: "john.doe", cause: scanwarden.CauseOK, how: "upn-prefix", summary: []string{`the user name john.doe is not a sAMAccountName: it matched the UPN prefix of KYOLAB\jdoe (john.doe@kyolab.test)`}},
+		{typed: "john.doe@kyolab.test", cause: scanwarden.CauseOK, how: "userPrincipalName"},
+		{typed: "jdoe@kyolab.test", cause: scanwarden.CauseOK, how: "implicit-upn"},
+		{typed: `KYOLAB\alice`, cause: scanwarden.CauseOK, how: "sAMAccountName"},
+		{typed: `kyolab\ALICE`, cause: scanwarden.CauseOK, how: "sAMAccountName"},
+		{typed: `.\alice`, cause: scanwarden.CauseOK, how: "sAMAccountName"},
+		{typed: "alice@kyolab.test", cause: scanwarden.CauseOK, how: "userPrincipalName"},
+		{typed: `SCANPC\alice`, cause: scanwarden.CauseOK, how: "sAMAccountName",
 			check: func(t *testing.T, u *User) {
 				if u.Evidence["typed_domain_note"] == nil {
 					t.Error("no note that SCANPC is not the domain")
 				}
 			}},
-		{typed: "nosuch", cause: smbcheck.CauseUnknownUser, summary: []string{"no account of KYOLAB", "local account"}},
-		{typed: `KYOLAB\nosuch`, cause: smbcheck.CauseUnknownUser, certain: true},
-		{typed: "john.doe@other.test", cause: smbcheck.CauseUnknownUser},
+		{typed: "nosuch", cause: scanwarden.CauseUnknownUser, summary: []string{"no account of KYOLAB", "local account"}},
+		{typed: `KYOLAB\nosuch`, cause: scanwarden.CauseUnknownUser, certain: true},
+		{typed: "john.doe@other.test", cause: scanwarden.CauseUnknownUser},
 		// Escaping: each would match accounts if pasted into the filter.
-		{typed: "*)(cn=*", cause: smbcheck.CauseUnknownUser, summary: []string{"no account"}},
-		{typed: "*", cause: smbcheck.CauseUnknownUser, summary: []string{"no account"}},
-		{typed: "ali*", cause: smbcheck.CauseUnknownUser, summary: []string{"no account"}},
-		{typed: "*)(|(sAMAccountName=alice", cause: smbcheck.CauseUnknownUser, summary: []string{"no account"}},
-		{typed: `KYOLAB\*`, cause: smbcheck.CauseUnknownUser, certain: true, summary: []string{"no account"}},
-		{typed: "*@kyolab.test", cause: smbcheck.CauseUnknownUser, certain: true, summary: []string{"no account"}},
+		{typed: "*)(cn=*", cause: scanwarden.CauseUnknownUser, summary: []string{"no account"}},
+		{typed: "*", cause: scanwarden.CauseUnknownUser, summary: []string{"no account"}},
+		{typed: "ali*", cause: scanwarden.CauseUnknownUser, summary: []string{"no account"}},
+		{typed: "*)(|(sAMAccountName=alice", cause: scanwarden.CauseUnknownUser, summary: []string{"no account"}},
+		{typed: `KYOLAB\*`, cause: scanwarden.CauseUnknownUser, certain: true, summary: []string{"no account"}},
+		{typed: "*@kyolab.test", cause: scanwarden.CauseUnknownUser, certain: true, summary: []string{"no account"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.typed+"/"+tc.ws, func(t *testing.T) {
@@ -132,7 +131,7 @@ func TestLabAccountStates(t *testing.T) {
 					t.Errorf("summary %q lacks %q", u.Summary, s)
 				}
 			}
-			if u.Found != (tc.cause != smbcheck.CauseUnknownUser) {
+			if u.Found != (tc.cause != scanwarden.CauseUnknownUser) {
 				t.Errorf("found %v", u.Found)
 			}
 			if tc.check != nil {
@@ -170,7 +169,7 @@ func TestLabTransports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if u.Evidence["transport"] != tc.transport || !strings.EqualFold(u.Evidence["dc"].(string), tc.dc) || u.Cause != smbcheck.CauseOK {
+			if u.Evidence["transport"] != tc.transport || !strings.EqualFold(u.Evidence["dc"].(string), tc.dc) || u.Cause != scanwarden.CauseOK {
 				t.Errorf("transport %v dc %v cause %s; want %s %s ok", u.Evidence["transport"], u.Evidence["dc"], u.Cause, tc.transport, tc.dc)
 			}
 		})
@@ -239,13 +238,13 @@ func TestLabDCDown(t *testing.T) {
 	tests := []struct {
 		name  string
 		mod   func(c *Config)
-		cause smbcheck.Cause
+		cause scanwarden.Cause
 		want  string
 	}{
-		{"nothing listens", func(c *Config) { c.URL = "ldaps://" + lab.GhostIP }, smbcheck.CauseHostUnreachable, "connect to DC " + lab.GhostIP + ":636"},
-		{"nothing listens, StartTLS", func(c *Config) { c.URL = "ldap://" + lab.GhostIP }, smbcheck.CauseHostUnreachable, "connect to DC " + lab.GhostIP + ":389"},
-		{"no SRV record", func(c *Config) { c.URL, c.Domain = "", "nosuch."+lab.DNSDomain }, smbcheck.CauseNameUnresolved, "SRV _ldap._tcp.nosuch." + lab.DNSDomain},
-		{"DC name does not resolve", func(c *Config) { c.URL = "ldaps://nosuchhost." + lab.DNSDomain }, smbcheck.CauseNameUnresolved, "nosuchhost"},
+		{"nothing listens", func(c *Config) { c.URL = "ldaps://" + lab.GhostIP }, scanwarden.CauseHostUnreachable, "connect to DC " + lab.GhostIP + ":636"},
+		{"nothing listens, StartTLS", func(c *Config) { c.URL = "ldap://" + lab.GhostIP }, scanwarden.CauseHostUnreachable, "connect to DC " + lab.GhostIP + ":389"},
+		{"no SRV record", func(c *Config) { c.URL, c.Domain = "", "nosuch."+lab.DNSDomain }, scanwarden.CauseNameUnresolved, "SRV _ldap._tcp.nosuch." + lab.DNSDomain},
+		{"DC name does not resolve", func(c *Config) { c.URL = "ldaps://nosuchhost." + lab.DNSDomain }, scanwarden.CauseNameUnresolved, "nosuchhost"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,22 +286,22 @@ func TestLabBindSubCodes(t *testing.T) {
 	lab := testlab.Require(t)
 	tests := []struct {
 		user  string
-		cause smbcheck.Cause
+		cause scanwarden.Cause
 	}{
-		{"alice", smbcheck.CauseOK},
-		{"dave", smbcheck.CauseAccountDisabled},
-		{"erin", smbcheck.CauseAccountLocked},
-		{"frank", smbcheck.CausePasswordMustChange},
-		{"grace", smbcheck.CausePasswordExpired},
-		{"heidi", smbcheck.CauseAccountExpired},
-		{"judy", smbcheck.CauseLogonHours},
+		{"alice", scanwarden.CauseOK},
+		{"dave", scanwarden.CauseAccountDisabled},
+		{"erin", scanwarden.CauseAccountLocked},
+		{"frank", scanwarden.CausePasswordMustChange},
+		{"grace", scanwarden.CausePasswordExpired},
+		{"heidi", scanwarden.CauseAccountExpired},
+		{"judy", scanwarden.CauseLogonHours},
 	}
 	for _, tc := range tests {
 		t.Run(tc.user, func(t *testing.T) {
 			err := bindAs(t, lab, tc.user+"@"+lab.DNSDomain, lab.Password)
 			c, sub := BindCause(err)
 			if err == nil {
-				c = smbcheck.CauseOK
+				c = scanwarden.CauseOK
 			}
 			t.Logf("%-6s sub-code %-4q → %s (%v)", tc.user, sub, c, err)
 			if c != tc.cause {
@@ -319,7 +318,7 @@ func TestLabBindSubCodes(t *testing.T) {
 	err := bindAs(t, lab, "ivan@"+lab.DNSDomain, lab.Password)
 	c, sub := BindCause(err)
 	t.Logf("ivan   sub-code %-4q → %s (%v)", sub, c, err)
-	if c != smbcheck.CauseWorkstationRestricted || sub != "531" {
+	if c != scanwarden.CauseWorkstationRestricted || sub != "531" {
 		t.Errorf("ivan: %s %q, want workstation-restricted 531", c, sub)
 	}
 
@@ -327,7 +326,7 @@ func TestLabBindSubCodes(t *testing.T) {
 	err = bindAs(t, lab, "badpw8@"+lab.DNSDomain, "wrong-"+lab.Password)
 	c, sub = BindCause(err)
 	t.Logf("badpw8 wrong password: sub-code %q → %s", sub, c)
-	if c != smbcheck.CauseBadCredentials || sub != "52e" {
+	if c != scanwarden.CauseBadCredentials || sub != "52e" {
 		t.Errorf("wrong password: %s %q (%v)", c, sub, err)
 	}
 	if err := bindAs(t, lab, "badpw8@"+lab.DNSDomain, lab.Password); err != nil {
@@ -383,7 +382,7 @@ func TestLabBudget(t *testing.T) {
 			continue
 		}
 		err = bindAs(t, lab, upn, "wrong-"+lab.Password)
-		if c, sub := BindCause(err); c != smbcheck.CauseBadCredentials || sub != "52e" {
+		if c, sub := BindCause(err); c != scanwarden.CauseBadCredentials || sub != "52e" {
 			t.Fatalf("check %d: wrong password gave %s %q (%v)", i, c, sub, err)
 		}
 		failures++
@@ -394,7 +393,7 @@ func TestLabBudget(t *testing.T) {
 	}
 	t.Logf("after 20 checks: %d failed logons, %d not replayed; badPwdCount %d, budget %d (margin 2), locked %v",
 		failures, skipped, u.BadPwdCount, u.Budget, u.Locked)
-	if failures != 1 || skipped != 19 || u.BadPwdCount != 1 || u.Budget != 0 || u.Locked || u.Cause != smbcheck.CauseOK {
+	if failures != 1 || skipped != 19 || u.BadPwdCount != 1 || u.Budget != 0 || u.Locked || u.Cause != scanwarden.CauseOK {
 		t.Errorf("failures %d skipped %d bad %d budget %d locked %v cause %s; want 1 19 1 0 false ok",
 			failures, skipped, u.BadPwdCount, u.Budget, u.Locked, u.Cause)
 	}

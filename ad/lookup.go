@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/go-ldap/ldap/v3"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -79,7 +80,7 @@ func lookupPlan(t typedName, dom *domainInfo) []attempt {
 // notFound is the answer when no single account has the typed name.
 func notFound(t typedName, ws string, dom *domainInfo, entries []*ldap.Entry, tried []string) *User {
 	u := &User{Typed: t.Typed, Workstation: ws, NetBIOSDomain: dom.NetBIOS, DNSDomain: dom.DNS,
-		Cause: smbcheck.CauseUnknownUser, Causes: []smbcheck.Cause{smbcheck.CauseUnknownUser}, Budget: -1,
+		Cause: scanwarden.CauseUnknownUser, Causes: []scanwarden.Cause{scanwarden.CauseUnknownUser}, Budget: -1,
 		Workstations: []string{}, Groups: []string{}, SIDs: []string{}, Evidence: smbcheck.Evidence{}}
 	u.Policy = dom.Policy.evidence()
 	u.LockoutThreshold = dom.Policy.Threshold
@@ -104,6 +105,6 @@ func notFound(t typedName, ws string, dom *domainInfo, entries []*ldap.Entry, tr
 			u.Summary += "; it may still be a local account of the target server"
 		}
 	}
-	u.Fix = smbcheck.CauseUnknownUser.Info().Fix
+	u.Fix = scanwarden.CauseUnknownUser.Info().Fix
 	return u
 }

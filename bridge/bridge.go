@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -66,8 +67,8 @@ type Health struct {
 	ShareDetail  string `json:"share_detail"`
 	// OwnCheck is the cause scanwarden's own client last found on the real
 	// folder ("" : not checked yet), at OwnCheckAt.
-	OwnCheck   smbcheck.Cause `json:"own_check,omitempty"`
-	OwnCheckAt *time.Time     `json:"own_check_at,omitempty"`
+	OwnCheck   scanwarden.Cause `json:"own_check,omitempty"`
+	OwnCheckAt *time.Time       `json:"own_check_at,omitempty"`
 	// LastDelivery is the last delivery's outcome: "delivered", "failed"
 	// or "" (none yet); LastDeliveryAt when it was delivered,
 	// LastDeliveryError why it failed.
@@ -116,7 +117,7 @@ func Judge(in Inputs, now time.Time) Health {
 			at := in.OwnAt
 			h.OwnCheckAt = &at
 		}
-		if in.Own.Cause != smbcheck.CauseOK {
+		if in.Own.Cause != scanwarden.CauseOK {
 			why = append(why, fmt.Sprintf("scanwarden's own check of the real folder fails (%s): %s", in.Own.Cause, in.Own.Summary))
 		}
 	}
@@ -152,8 +153,8 @@ func Judge(in Inputs, now time.Time) Health {
 // Verdict is the check's verdict for a bridged destination whose own check
 // passed but whose bridge fails (h failing): bridge-failing, with why.
 func (h Health) Verdict() smbcheck.Verdict {
-	info := smbcheck.CauseBridgeFailing.Info()
-	return smbcheck.Verdict{Cause: smbcheck.CauseBridgeFailing, KyoceraCode: info.KyoceraCode,
+	info := scanwarden.CauseBridgeFailing.Info()
+	return smbcheck.Verdict{Cause: scanwarden.CauseBridgeFailing, KyoceraCode: info.KyoceraCode,
 		Summary: "The bridge does not deliver this destination's scans: " + h.Why + ".", Fix: info.Fix}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -15,8 +16,8 @@ func TestJudge(t *testing.T) {
 	serving := &samba.ShareHealth{Cause: samba.ShareOK, Detail: "logged on and listed", At: now.Add(-30 * time.Second)}
 	refused := &samba.ShareHealth{Cause: samba.ShareCause("mfp-logon-refused"), Detail: "logon refused", At: now.Add(-5 * time.Second)}
 	stale := &samba.ShareHealth{Cause: samba.ShareOK, Detail: "logged on and listed", At: now.Add(-time.Hour)}
-	ok := &smbcheck.Verdict{Cause: smbcheck.CauseOK}
-	down := &smbcheck.Verdict{Cause: smbcheck.CauseHostUnreachable, Summary: "Nothing answers."}
+	ok := &smbcheck.Verdict{Cause: scanwarden.CauseOK}
+	down := &smbcheck.Verdict{Cause: scanwarden.CauseHostUnreachable, Summary: "Nothing answers."}
 	delivered := receiver.Backlog{LastDelivered: now.Add(-time.Minute), LastFile: "doc.pdf"}
 	for _, tc := range []struct {
 		name string
@@ -47,7 +48,7 @@ func TestJudge(t *testing.T) {
 			}
 			if !h.OK() {
 				v := h.Verdict()
-				if v.Cause != smbcheck.CauseBridgeFailing || !strings.Contains(v.Summary, tc.why) || v.Fix == "" {
+				if v.Cause != scanwarden.CauseBridgeFailing || !strings.Contains(v.Summary, tc.why) || v.Fix == "" {
 					t.Errorf("verdict %+v", v)
 				}
 			}
@@ -55,7 +56,7 @@ func TestJudge(t *testing.T) {
 	}
 	h := Judge(Inputs{Share: serving, Own: ok, Backlog: receiver.Backlog{Waiting: 1, Oldest: now.Add(-90 * time.Second),
 		LastDelivered: now.Add(-time.Minute), LastFile: "doc.pdf"}}, now)
-	if h.Waiting != 1 || h.OldestAge != 90 || h.LastDelivery != "delivered" || h.LastDeliveryFile != "doc.pdf" || !h.ShareServing || h.OwnCheck != smbcheck.CauseOK {
+	if h.Waiting != 1 || h.OldestAge != 90 || h.LastDelivery != "delivered" || h.LastDeliveryFile != "doc.pdf" || !h.ShareServing || h.OwnCheck != scanwarden.CauseOK {
 		t.Errorf("health %+v", h)
 	}
 	if l := h.Line(now); !strings.Contains(l, "bridged, ok; share serving; own check ok; last delivery 1m0s ago; 1 waiting, oldest 1m30s") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -30,22 +31,22 @@ func TestBridgeCheck(t *testing.T) {
 	}
 	serving := &samba.ShareHealth{Cause: samba.ShareOK, Detail: "logged on and listed", At: time.Now()}
 	okRun := func() smbcheck.Report {
-		return smbcheck.Report{Started: time.Now(), Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}
+		return smbcheck.Report{Started: time.Now(), Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}
 	}
 	downRun := func() smbcheck.Report {
-		return smbcheck.Report{Started: time.Now(), Verdict: smbcheck.Verdict{Cause: smbcheck.CauseHostUnreachable, Summary: "Nothing answers."}}
+		return smbcheck.Report{Started: time.Now(), Verdict: smbcheck.Verdict{Cause: scanwarden.CauseHostUnreachable, Summary: "Nothing answers."}}
 	}
 	share := func(h *samba.ShareHealth) func() *samba.ShareHealth { return func() *samba.ShareHealth { return h } }
 
 	rep := BridgeCheck(ctx, st, share(serving), "sealed", okRun)
-	if !rep.OK() || rep.Bridge == nil || !rep.Bridge.Active || rep.Bridge.Own.Cause != smbcheck.CauseOK || !strings.Contains(rep.Bridge.Message, "bridged, ok") {
+	if !rep.OK() || rep.Bridge == nil || !rep.Bridge.Active || rep.Bridge.Own.Cause != scanwarden.CauseOK || !strings.Contains(rep.Bridge.Message, "bridged, ok") {
 		t.Fatalf("working bridge: %+v %+v", rep.Verdict, rep.Bridge)
 	}
 	if !ownGreen(rep) {
 		t.Error("a working bridge does not kick its deliveries")
 	}
 	rep = BridgeCheck(ctx, st, share(nil), "sealed", okRun)
-	if rep.Verdict.Cause != smbcheck.CauseBridgeFailing || !strings.Contains(rep.Verdict.Summary, "fallback share is not running") {
+	if rep.Verdict.Cause != scanwarden.CauseBridgeFailing || !strings.Contains(rep.Verdict.Summary, "fallback share is not running") {
 		t.Fatalf("no share: %+v", rep.Verdict)
 	}
 	if !ownGreen(rep) {
@@ -56,11 +57,11 @@ func TestBridgeCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep = BridgeCheck(ctx, st, share(serving), "sealed", okRun)
-	if rep.Verdict.Cause != smbcheck.CauseBridgeFailing || !strings.Contains(rep.Verdict.Summary, "undelivered") || !strings.Contains(rep.Verdict.Summary, "disk full") {
+	if rep.Verdict.Cause != scanwarden.CauseBridgeFailing || !strings.Contains(rep.Verdict.Summary, "undelivered") || !strings.Contains(rep.Verdict.Summary, "disk full") {
 		t.Fatalf("stuck scan: %+v", rep.Verdict)
 	}
 	rep = BridgeCheck(ctx, st, share(serving), "sealed", downRun)
-	if rep.Verdict.Cause != smbcheck.CauseHostUnreachable || rep.Bridge.Own.Cause != smbcheck.CauseHostUnreachable {
+	if rep.Verdict.Cause != scanwarden.CauseHostUnreachable || rep.Bridge.Own.Cause != scanwarden.CauseHostUnreachable {
 		t.Fatalf("own check fails: %+v", rep.Verdict)
 	}
 	if ownGreen(rep) {
@@ -73,9 +74,9 @@ func TestBridgeCheck(t *testing.T) {
 // client passed (the bridge's offer) kicks; one whose own client failed
 // too, or a plain failure, does not.
 func TestOwnGreen(t *testing.T) {
-	ok := smbcheck.Verdict{Cause: smbcheck.CauseOK}
-	bad := smbcheck.Verdict{Cause: smbcheck.CauseShareNotFound}
-	enc := smbcheck.Verdict{Cause: smbcheck.CauseEncryptionRequired}
+	ok := smbcheck.Verdict{Cause: scanwarden.CauseOK}
+	bad := smbcheck.Verdict{Cause: scanwarden.CauseShareNotFound}
+	enc := smbcheck.Verdict{Cause: scanwarden.CauseEncryptionRequired}
 	for _, tc := range []struct {
 		name string
 		rep  smbcheck.Report

@@ -279,7 +279,7 @@ func TestLabReloadADKerberosDelivers(t *testing.T) {
 		t.Fatal("delivered over Kerberos without [ad]: DNS named the KDC, the test proves nothing")
 	}
 	var se *smbcheck.Error
-	if !errors.As(err, &se) || se.Cause != smbcheck.CauseKDCUnreachable {
+	if !errors.As(err, &se) || se.Cause != scanwarden.CauseKDCUnreachable {
 		t.Fatalf("without [ad]: %v, want kdc-unreachable", err)
 	}
 	adPw := filepath.Join(t.TempDir(), "ad.pw")

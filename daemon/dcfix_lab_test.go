@@ -13,7 +13,6 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -79,7 +78,7 @@ webhook_backoff = "100ms"
 		incs := openIncident()
 		return len(incs) == 1 && incs[0].State != incident.StateClosed
 	})
-	if c := openIncident()[0].Cause; c != smbcheck.CauseBadCredentials {
+	if c := openIncident()[0].Cause; c != scanwarden.CauseBadCredentials {
 		t.Fatalf("incident cause %s, want bad-credentials", c)
 	}
 	// Without a fix the stored password is not replayed again: the next

@@ -250,7 +250,7 @@ webhook_backoff = "100ms"
 		t.Fatalf("badPwdCount %d after a good logon", n)
 	}
 	incs, err := m.Store().Incidents(ctx, store.IncidentFilter{Destination: d.Name})
-	if err != nil || len(incs) != 1 || incs[0].State != incident.StateClosed || incs[0].AffectedJobs < 11 || incs[0].Cause != smbcheck.CauseBadCredentials {
+	if err != nil || len(incs) != 1 || incs[0].State != incident.StateClosed || incs[0].AffectedJobs < 11 || incs[0].Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("incidents %+v %v", incs, err)
 	}
 	tl, _ := m.Store().Timeline(ctx, incs[0].ID, 0)

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
 	"github.com/scanwarden/scanwarden/registry"
@@ -95,7 +96,7 @@ func (m *metrics) observe(d monitor.Destination, rep smbcheck.Report, took time.
 
 func (m *metrics) setVerdict(dest, device string, v smbcheck.Verdict, at time.Time) {
 	ok := 0.0
-	if v.Cause == smbcheck.CauseOK {
+	if v.Cause == scanwarden.CauseOK {
 		ok = 1
 	}
 	m.destOK.WithLabelValues(dest, device).Set(ok)

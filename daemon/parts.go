@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/monitor"
@@ -89,7 +90,7 @@ func ownGreen(rep smbcheck.Report) bool {
 		return true
 	}
 	own := OwnVerdict(rep)
-	return own != nil && own.Cause == smbcheck.CauseOK
+	return own != nil && own.Cause == scanwarden.CauseOK
 }
 
 // event hands a fresh send failure to the monitor.

@@ -91,14 +91,14 @@ timeout = "5s"
 		return err == nil && len(got) == 3
 	})
 	t.Logf("import → three destinations checked in %v (interval 24h)", time.Since(t0).Round(time.Millisecond))
-	causes := map[smbcheck.Cause]int{}
+	causes := map[scanwarden.Cause]int{}
 	for name, v := range got {
 		causes[v.Verdict.Cause]++
 		if v.At.Before(t0.Add(-time.Second)) {
 			t.Errorf("%s: checked at %v, before the import", name, v.At)
 		}
 	}
-	if causes[smbcheck.CauseOK] != 2 || len(causes) != 2 {
+	if causes[scanwarden.CauseOK] != 2 || len(causes) != 2 {
 		t.Errorf("causes %v: want two ok and the read-only folder failing", causes)
 	}
 }
@@ -221,7 +221,7 @@ interval = "`+pollEvery.String()+`"
 	})
 	latency := time.Since(t0)
 	t.Logf("console 1103 → incident for %s: %v (poll interval %v)", walt, latency.Round(time.Millisecond), pollEvery)
-	if len(incs) != 1 || incs[0].Destination != walt || incs[0].Cause == smbcheck.CauseOK || incs[0].Device != "MFP-SWEEP" {
+	if len(incs) != 1 || incs[0].Destination != walt || incs[0].Cause == scanwarden.CauseOK || incs[0].Device != "MFP-SWEEP" {
 		t.Fatalf("open incidents %+v, want %s's alone", incs, walt)
 	}
 	var ev *incident.EventView
@@ -238,7 +238,7 @@ interval = "`+pollEvery.String()+`"
 	}
 	for _, c := range ev.Swept.Checked {
 		wantOK := c.Destination != walt
-		if !c.Fresh || (c.Cause == smbcheck.CauseOK) != wantOK {
+		if !c.Fresh || (c.Cause == scanwarden.CauseOK) != wantOK {
 			t.Errorf("checked %+v", c)
 		}
 	}
@@ -278,7 +278,7 @@ interval = "`+pollEvery.String()+`"
 		t.Errorf("healthy device: %+v", ev.Swept)
 	}
 	for _, c := range ev.Swept.Checked {
-		if !c.Fresh || c.Cause != smbcheck.CauseOK {
+		if !c.Fresh || c.Cause != scanwarden.CauseOK {
 			t.Errorf("checked %+v", c)
 		}
 	}

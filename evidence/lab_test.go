@@ -21,7 +21,7 @@ func TestLabGateKeepsRefusedReader(t *testing.T) {
 	ctx := context.Background()
 	tgt := smbcheck.Target{Host: lab.EvtIP, Share: "nosuchshare", User: "scanuser"}
 	failed := func() smbcheck.Report {
-		return smbcheck.Report{Started: time.Now(), Verdict: smbcheck.Verdict{Cause: smbcheck.CauseShareNotFound}}
+		return smbcheck.Report{Started: time.Now(), Verdict: smbcheck.Verdict{Cause: scanwarden.CauseShareNotFound}}
 	}
 	wrong := Account(testlab.EventReader, scanwarden.NewSecret("not-"+lab.Password))
 	r := Readers{Default: &wrong, Gate: NewGate()}

@@ -3,7 +3,7 @@ package incident
 import (
 	"testing"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // TestBridgedGreenClosesClientCause: a green check of a bridged
@@ -12,21 +12,21 @@ import (
 // another cause waits for close_after as before, and a green check of a
 // destination that is not bridged does too.
 func TestBridgedGreenClosesClientCause(t *testing.T) {
-	bridged := check(smbcheck.CauseOK)
+	bridged := check(scanwarden.CauseOK)
 	bridged.Bridged = true
 	for _, tc := range []struct {
 		name  string
-		cause smbcheck.Cause
+		cause scanwarden.Cause
 		in    Input
 		close bool
 	}{
-		{"encryption-required, bridged", smbcheck.CauseEncryptionRequired, bridged, true},
-		{"dialect-floor, bridged", smbcheck.CauseDialectFloor, bridged, true},
-		{"ntlm-blocked, bridged", smbcheck.CauseNTLMBlocked, bridged, true},
-		{"encryption-required, not bridged", smbcheck.CauseEncryptionRequired, check(smbcheck.CauseOK), false},
-		{"bad-credentials, bridged", smbcheck.CauseBadCredentials, bridged, false},
-		{"bridge-failing, bridged", smbcheck.CauseBridgeFailing, bridged, false},
-		{"file-type-refused, bridged", smbcheck.CauseFileTypeRefused, bridged, false},
+		{"encryption-required, bridged", scanwarden.CauseEncryptionRequired, bridged, true},
+		{"dialect-floor, bridged", scanwarden.CauseDialectFloor, bridged, true},
+		{"ntlm-blocked, bridged", scanwarden.CauseNTLMBlocked, bridged, true},
+		{"encryption-required, not bridged", scanwarden.CauseEncryptionRequired, check(scanwarden.CauseOK), false},
+		{"bad-credentials, bridged", scanwarden.CauseBadCredentials, bridged, false},
+		{"bridge-failing, bridged", scanwarden.CauseBridgeFailing, bridged, false},
+		{"file-type-refused, bridged", scanwarden.CauseFileTypeRefused, bridged, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			now := t0.Add(10 * 60e9)
@@ -41,9 +41,9 @@ func TestBridgedGreenClosesClientCause(t *testing.T) {
 	}
 	// a failing check of a bridged destination is the bridge's own
 	// failure: it opens one
-	in := check(smbcheck.CauseHostUnreachable)
+	in := check(scanwarden.CauseHostUnreachable)
 	in.Bridged = true
-	if r := Next(nil, in, t0, closeAfter); r.Change != Opened || r.Incident.Cause != smbcheck.CauseHostUnreachable {
+	if r := Next(nil, in, t0, closeAfter); r.Change != Opened || r.Incident.Cause != scanwarden.CauseHostUnreachable {
 		t.Errorf("bridge's own failure: %v %+v, want opened host-unreachable", r.Change, r.Incident)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -28,9 +29,9 @@ const (
 
 // Key is one cause on one server or account: what a group is of.
 type Key struct {
-	Kind    GroupKind      `json:"kind"`
-	Subject string         `json:"subject"` // the server as the destinations name it, or DOMAIN\account
-	Cause   smbcheck.Cause `json:"cause"`
+	Kind    GroupKind        `json:"kind"`
+	Subject string           `json:"subject"` // the server as the destinations name it, or DOMAIN\account
+	Cause   scanwarden.Cause `json:"cause"`
 	// Phrase says the cause about the subject: "does not resolve",
 	// "refuses", "is locked out".
 	Phrase string `json:"phrase"`
@@ -44,8 +45,8 @@ func (k Key) ID() string {
 // Unreachable reports whether the key is a server that cannot be reached
 // at all (the headline counts those as "file servers unreachable").
 func (k Key) Unreachable() bool {
-	return k.Kind == GroupServer && (k.Cause == smbcheck.CauseNameUnresolved || k.Cause == smbcheck.CauseNameNotInDNS || k.Cause == smbcheck.CauseHostUnreachable ||
-		k.Cause == smbcheck.CauseTimeout)
+	return k.Kind == GroupServer && (k.Cause == scanwarden.CauseNameUnresolved || k.Cause == scanwarden.CauseNameNotInDNS || k.Cause == scanwarden.CauseHostUnreachable ||
+		k.Cause == scanwarden.CauseTimeout)
 }
 
 // KeyOf is the group a failing check's report belongs to; nil when it
@@ -68,16 +69,16 @@ func KeyOf(rep smbcheck.Report) *Key {
 		return &Key{Kind: GroupAccount, Subject: who, Cause: v, Phrase: phrase}
 	}
 	switch v {
-	case smbcheck.CauseNameUnresolved:
+	case scanwarden.CauseNameUnresolved:
 		return server("does not resolve")
-	case smbcheck.CauseNameNotInDNS:
+	case scanwarden.CauseNameNotInDNS:
 		return server("is not in DNS")
-	case smbcheck.CauseHostUnreachable:
+	case scanwarden.CauseHostUnreachable:
 		if s := rep.Step(smbcheck.StepTCP); s != nil && s.Evidence["errno"] == "ECONNREFUSED" {
 			return server("refuses")
 		}
 		return server("is unreachable")
-	case smbcheck.CauseTimeout:
+	case scanwarden.CauseTimeout:
 		if s := rep.Step(smbcheck.StepTCP); s != nil && s.Status == smbcheck.StatusFail {
 			return server("does not answer")
 		}
@@ -85,19 +86,19 @@ func KeyOf(rep smbcheck.Report) *Key {
 			return server("does not answer")
 		}
 		return nil
-	case smbcheck.CauseShareNotFound:
+	case scanwarden.CauseShareNotFound:
 		return server("has no share " + rep.Target.Share)
-	case smbcheck.CauseAccountLocked:
+	case scanwarden.CauseAccountLocked:
 		return account("is locked out")
-	case smbcheck.CauseAccountDisabled:
+	case scanwarden.CauseAccountDisabled:
 		return account("is disabled")
-	case smbcheck.CauseAccountExpired:
+	case scanwarden.CauseAccountExpired:
 		return account("has expired")
-	case smbcheck.CausePasswordExpired:
+	case scanwarden.CausePasswordExpired:
 		return account("has an expired password")
-	case smbcheck.CausePasswordMustChange:
+	case scanwarden.CausePasswordMustChange:
 		return account("must change its password")
-	case smbcheck.CauseBadCredentials:
+	case scanwarden.CauseBadCredentials:
 		return account("has a wrong password stored")
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -16,9 +17,9 @@ import (
 // one opening.
 func TestRegroup(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
-	fs9 := &Key{Kind: GroupServer, Subject: "fs9.office.lan", Cause: smbcheck.CauseNameUnresolved, Phrase: "does not resolve"}
-	ghost := &Key{Kind: GroupServer, Subject: "192.168.1.20", Cause: smbcheck.CauseHostUnreachable, Phrase: "refuses"}
-	walt := &Key{Kind: GroupAccount, Subject: `OFFICE\walt`, Cause: smbcheck.CauseAccountLocked, Phrase: "is locked out"}
+	fs9 := &Key{Kind: GroupServer, Subject: "fs9.office.lan", Cause: scanwarden.CauseNameUnresolved, Phrase: "does not resolve"}
+	ghost := &Key{Kind: GroupServer, Subject: "192.168.1.20", Cause: scanwarden.CauseHostUnreachable, Phrase: "refuses"}
+	walt := &Key{Kind: GroupAccount, Subject: `OFFICE\walt`, Cause: scanwarden.CauseAccountLocked, Phrase: "is locked out"}
 	open := func(id int64, k *Key, members ...string) Group {
 		return Group{ID: id, Key: *k, State: StateOpen, Members: members, OpenedAt: t0}
 	}
@@ -80,7 +81,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // TestKeyOf: which failing checks share a group, and which are the
 // destination's own.
 func TestKeyOf(t *testing.T) {
-	rep := func(c smbcheck.Cause, steps ...smbcheck.Step) smbcheck.Report {
+	rep := func(c scanwarden.Cause, steps ...smbcheck.Step) smbcheck.Report {
 		return smbcheck.Report{Target: smbcheck.TargetInfo{Host: "fs9.office.lan", Share: "scans", User: "walt"},
 			Verdict: smbcheck.Verdict{Cause: c}, Steps: steps}
 	}
@@ -93,18 +94,18 @@ func TestKeyOf(t *testing.T) {
 		rep  smbcheck.Report
 		want string // Key.ID(), "" for nil
 	}{
-		{"passes", rep(smbcheck.CauseOK), ""},
-		{"does not resolve", rep(smbcheck.CauseNameUnresolved), "server|fs9.office.lan|name-unresolved|does not resolve"},
-		{"not in DNS", rep(smbcheck.CauseNameNotInDNS), "server|fs9.office.lan|name-not-in-dns|is not in DNS"},
-		{"refuses", rep(smbcheck.CauseHostUnreachable, tcp("ECONNREFUSED")), "server|fs9.office.lan|host-unreachable|refuses"},
-		{"unreachable", rep(smbcheck.CauseHostUnreachable, tcp("EHOSTUNREACH")), "server|fs9.office.lan|host-unreachable|is unreachable"},
-		{"does not answer", rep(smbcheck.CauseTimeout, smbcheck.Step{ID: smbcheck.StepTCP, Status: smbcheck.StatusFail}),
+		{"passes", rep(scanwarden.CauseOK), ""},
+		{"does not resolve", rep(scanwarden.CauseNameUnresolved), "server|fs9.office.lan|name-unresolved|does not resolve"},
+		{"not in DNS", rep(scanwarden.CauseNameNotInDNS), "server|fs9.office.lan|name-not-in-dns|is not in DNS"},
+		{"refuses", rep(scanwarden.CauseHostUnreachable, tcp("ECONNREFUSED")), "server|fs9.office.lan|host-unreachable|refuses"},
+		{"unreachable", rep(scanwarden.CauseHostUnreachable, tcp("EHOSTUNREACH")), "server|fs9.office.lan|host-unreachable|is unreachable"},
+		{"does not answer", rep(scanwarden.CauseTimeout, smbcheck.Step{ID: smbcheck.StepTCP, Status: smbcheck.StatusFail}),
 			"server|fs9.office.lan|timeout|does not answer"},
-		{"a write that timed out is the destination's own", rep(smbcheck.CauseTimeout), ""},
-		{"share gone", rep(smbcheck.CauseShareNotFound), "server|fs9.office.lan|share-not-found|has no share scans"},
-		{"locked, by the directory's name", rep(smbcheck.CauseAccountLocked, ad), `account|office\walt|account-locked|is locked out`},
-		{"password wrong, no directory", rep(smbcheck.CauseBadCredentials), "account|walt on fs9.office.lan|bad-credentials|has a wrong password stored"},
-		{"a folder's permission is the destination's own", rep(smbcheck.CauseNoWritePermission), ""},
+		{"a write that timed out is the destination's own", rep(scanwarden.CauseTimeout), ""},
+		{"share gone", rep(scanwarden.CauseShareNotFound), "server|fs9.office.lan|share-not-found|has no share scans"},
+		{"locked, by the directory's name", rep(scanwarden.CauseAccountLocked, ad), `account|office\walt|account-locked|is locked out`},
+		{"password wrong, no directory", rep(scanwarden.CauseBadCredentials), "account|walt on fs9.office.lan|bad-credentials|has a wrong password stored"},
+		{"a folder's permission is the destination's own", rep(scanwarden.CauseNoWritePermission), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""

@@ -16,6 +16,7 @@ package incident
 import (
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -40,12 +41,12 @@ type Incident struct {
 	State       State  `json:"state"`
 	// Cause is the current cause; "" while only a device failure is known
 	// and no check has named one.
-	Cause       smbcheck.Cause `json:"cause"`
-	KyoceraCode string         `json:"kyocera_code"`
-	Summary     string         `json:"summary"`
-	Fix         string         `json:"fix"`
-	OpenedAt    time.Time      `json:"opened_at"`
-	ClosedAt    time.Time      `json:"closed_at"` // zero while open
+	Cause       scanwarden.Cause `json:"cause"`
+	KyoceraCode string           `json:"kyocera_code"`
+	Summary     string           `json:"summary"`
+	Fix         string           `json:"fix"`
+	OpenedAt    time.Time        `json:"opened_at"`
+	ClosedAt    time.Time        `json:"closed_at"` // zero while open
 	// LastFailure is the last failing check or device send failure.
 	LastFailure time.Time `json:"last_failure"`
 	// GreenSince is the first green check after the last failure; zero
@@ -126,7 +127,7 @@ type Input struct {
 func (in Input) failing() bool {
 	switch in.Kind {
 	case KindCheck:
-		return in.Verdict.Cause != smbcheck.CauseOK
+		return in.Verdict.Cause != scanwarden.CauseOK
 	case KindDeviceFailure:
 		return true
 	case KindDelivery:
@@ -153,13 +154,13 @@ const (
 
 // Entry is one line of an incident's timeline.
 type Entry struct {
-	At       time.Time      `json:"at"`
-	Kind     EntryKind      `json:"kind"`
-	Cause    smbcheck.Cause `json:"cause,omitempty"`
-	Code     string         `json:"kyocera_code,omitempty"`
-	Text     string         `json:"text"`
-	ReportID int64          `json:"report_id,omitempty"`
-	EventID  int64          `json:"event_id,omitempty"`
+	At       time.Time        `json:"at"`
+	Kind     EntryKind        `json:"kind"`
+	Cause    scanwarden.Cause `json:"cause,omitempty"`
+	Code     string           `json:"kyocera_code,omitempty"`
+	Text     string           `json:"text"`
+	ReportID int64            `json:"report_id,omitempty"`
+	EventID  int64            `json:"event_id,omitempty"`
 }
 
 // Change is what Next did to the incident, as notifications name it.
@@ -303,7 +304,7 @@ func nextOpen(inc *Incident, in Input, failing bool, now time.Time, closeAfter t
 // cause of the device's client that scanwarden's own does not have (the
 // device's profile is not at hand here; ntlm-blocked and
 // account-restricted count, as a bridged destination's own check passed).
-func bridgedAway(c smbcheck.Cause) bool {
+func bridgedAway(c scanwarden.Cause) bool {
 	return smbcheck.ClientCause(c, smbcheck.Device{NoKerberos: true})
 }
 
@@ -319,11 +320,11 @@ func apply(inc *Incident, in Input) []Entry {
 	switch in.Kind {
 	case KindCheck:
 		v := in.Verdict
-		if v.Cause != smbcheck.CauseOK {
+		if v.Cause != scanwarden.CauseOK {
 			inc.Cause, inc.KyoceraCode, inc.Summary, inc.Fix = v.Cause, v.KyoceraCode, v.Summary, v.Fix
 		}
 		out := []Entry{{At: in.At, Kind: EntryCheck, Cause: v.Cause, Code: v.KyoceraCode, Text: v.Summary, ReportID: in.ReportID}}
-		if v.Cause != smbcheck.CauseOK {
+		if v.Cause != scanwarden.CauseOK {
 			for _, l := range in.Evidence {
 				out = append(out, Entry{At: in.At, Kind: EntryServerLog, Text: l, ReportID: in.ReportID})
 			}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -11,7 +12,7 @@ var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
 const closeAfter = 3 * time.Hour
 
-func check(c smbcheck.Cause) Input {
+func check(c scanwarden.Cause) Input {
 	return Input{Kind: KindCheck, Destination: "reception", Device: "MFP01", Verdict: smbcheck.Verdict{Cause: c, KyoceraCode: c.Info().KyoceraCode, Summary: c.Info().Summary, Fix: c.Info().Fix}}
 }
 
@@ -19,13 +20,13 @@ func devFail(code string) Input {
 	return Input{Kind: KindDeviceFailure, Destination: "reception", Device: "MFP01", Code: code, Text: "Send error. " + code}
 }
 
-func open(c smbcheck.Cause, opened time.Time) *Incident {
+func open(c scanwarden.Cause, opened time.Time) *Incident {
 	return &Incident{ID: 7, Destination: "reception", Device: "MFP01", State: StateOpen, Cause: c, KyoceraCode: c.Info().KyoceraCode,
 		OpenedAt: opened, LastFailure: opened}
 }
 
 func closed(at time.Time) *Incident {
-	i := open(smbcheck.CauseBadCredentials, at.Add(-5*time.Hour))
+	i := open(scanwarden.CauseBadCredentials, at.Add(-5*time.Hour))
 	i.State, i.ClosedAt, i.LastFailure = StateClosed, at, at.Add(-4*time.Hour)
 	return i
 }
@@ -41,45 +42,45 @@ func TestNext(t *testing.T) {
 		wantNil    bool
 		change     Change
 		state      State
-		cause      smbcheck.Cause
+		cause      scanwarden.Cause
 		flaps      int
 		jobs       int
 		entryKinds []EntryKind
 	}{
-		{name: "green check, no incident: nothing", in: check(smbcheck.CauseOK), now: t0, wantNil: true},
+		{name: "green check, no incident: nothing", in: check(scanwarden.CauseOK), now: t0, wantNil: true},
 		{name: "tick, no incident: nothing", in: Input{Kind: KindTick}, now: t0, wantNil: true},
 		{name: "delivered, no incident: nothing", in: Input{Kind: KindDelivery, Delivered: true}, now: t0, wantNil: true},
-		{name: "failing check opens", in: check(smbcheck.CauseBadCredentials), now: t0,
-			change: Opened, state: StateOpen, cause: smbcheck.CauseBadCredentials, entryKinds: []EntryKind{EntryOpened, EntryCheck}},
+		{name: "failing check opens", in: check(scanwarden.CauseBadCredentials), now: t0,
+			change: Opened, state: StateOpen, cause: scanwarden.CauseBadCredentials, entryKinds: []EntryKind{EntryOpened, EntryCheck}},
 		{name: "device failure opens without a cause, one job", in: devFail("1102"), now: t0,
 			change: Opened, state: StateOpen, cause: "", jobs: 1, entryKinds: []EntryKind{EntryOpened, EntryDeviceEvent}},
-		{name: "same cause again: no change", cur: open(smbcheck.CauseBadCredentials, t0), in: check(smbcheck.CauseBadCredentials), now: t0.Add(time.Hour),
-			change: Unchanged, state: StateOpen, cause: smbcheck.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck}},
-		{name: "cause change is an update", cur: open(smbcheck.CauseBadCredentials, t0), in: check(smbcheck.CauseAccountLocked), now: t0.Add(time.Hour),
-			change: Updated, state: StateOpen, cause: smbcheck.CauseAccountLocked, entryKinds: []EntryKind{EntryCheck, EntryCauseChanged}},
-		{name: "device failure on open incident counts a job", cur: open(smbcheck.CauseBadCredentials, t0), in: devFail("1102"), now: t0.Add(time.Minute),
-			change: Unchanged, state: StateOpen, cause: smbcheck.CauseBadCredentials, jobs: 1, entryKinds: []EntryKind{EntryDeviceEvent}},
-		{name: "first green check does not close", cur: open(smbcheck.CauseBadCredentials, t0), in: check(smbcheck.CauseOK), now: t0.Add(10 * time.Hour),
-			change: Unchanged, state: StateOpen, cause: smbcheck.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck}},
-		{name: "green for less than close_after: open", cur: withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour)), in: check(smbcheck.CauseOK),
-			now: t0.Add(time.Hour + closeAfter - time.Second), change: Unchanged, state: StateOpen, cause: smbcheck.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck}},
-		{name: "green for close_after: closes", cur: withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour)), in: check(smbcheck.CauseOK),
-			now: t0.Add(time.Hour + closeAfter), change: Closed, state: StateClosed, cause: smbcheck.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck, EntryClosed}},
-		{name: "tick after close_after of green: closes", cur: withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour)), in: Input{Kind: KindTick},
-			now: t0.Add(time.Hour + closeAfter), change: Closed, state: StateClosed, cause: smbcheck.CauseBadCredentials, entryKinds: []EntryKind{EntryClosed}},
-		{name: "tick without a green check: open", cur: open(smbcheck.CauseBadCredentials, t0), in: Input{Kind: KindTick},
-			now: t0.Add(48 * time.Hour), change: Unchanged, state: StateOpen, cause: smbcheck.CauseBadCredentials},
-		{name: "device failure during green span: stays open", cur: withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour)), in: devFail("1102"),
-			now: t0.Add(time.Hour + closeAfter), change: Unchanged, state: StateOpen, cause: smbcheck.CauseBadCredentials, jobs: 1, entryKinds: []EntryKind{EntryDeviceEvent}},
-		{name: "failing check during green span: stays open", cur: withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour)), in: check(smbcheck.CauseBadCredentials),
-			now: t0.Add(time.Hour + closeAfter), change: Unchanged, state: StateOpen, cause: smbcheck.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck}},
-		{name: "fails within 24 h of close: reopens, flap", cur: closed(t0), in: check(smbcheck.CauseAccountLocked), now: t0.Add(23 * time.Hour),
-			change: Reopened, state: StateOpen, cause: smbcheck.CauseAccountLocked, flaps: 1, entryKinds: []EntryKind{EntryReopened, EntryCheck}},
+		{name: "same cause again: no change", cur: open(scanwarden.CauseBadCredentials, t0), in: check(scanwarden.CauseBadCredentials), now: t0.Add(time.Hour),
+			change: Unchanged, state: StateOpen, cause: scanwarden.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck}},
+		{name: "cause change is an update", cur: open(scanwarden.CauseBadCredentials, t0), in: check(scanwarden.CauseAccountLocked), now: t0.Add(time.Hour),
+			change: Updated, state: StateOpen, cause: scanwarden.CauseAccountLocked, entryKinds: []EntryKind{EntryCheck, EntryCauseChanged}},
+		{name: "device failure on open incident counts a job", cur: open(scanwarden.CauseBadCredentials, t0), in: devFail("1102"), now: t0.Add(time.Minute),
+			change: Unchanged, state: StateOpen, cause: scanwarden.CauseBadCredentials, jobs: 1, entryKinds: []EntryKind{EntryDeviceEvent}},
+		{name: "first green check does not close", cur: open(scanwarden.CauseBadCredentials, t0), in: check(scanwarden.CauseOK), now: t0.Add(10 * time.Hour),
+			change: Unchanged, state: StateOpen, cause: scanwarden.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck}},
+		{name: "green for less than close_after: open", cur: withGreen(open(scanwarden.CauseBadCredentials, t0), t0.Add(time.Hour)), in: check(scanwarden.CauseOK),
+			now: t0.Add(time.Hour + closeAfter - time.Second), change: Unchanged, state: StateOpen, cause: scanwarden.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck}},
+		{name: "green for close_after: closes", cur: withGreen(open(scanwarden.CauseBadCredentials, t0), t0.Add(time.Hour)), in: check(scanwarden.CauseOK),
+			now: t0.Add(time.Hour + closeAfter), change: Closed, state: StateClosed, cause: scanwarden.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck, EntryClosed}},
+		{name: "tick after close_after of green: closes", cur: withGreen(open(scanwarden.CauseBadCredentials, t0), t0.Add(time.Hour)), in: Input{Kind: KindTick},
+			now: t0.Add(time.Hour + closeAfter), change: Closed, state: StateClosed, cause: scanwarden.CauseBadCredentials, entryKinds: []EntryKind{EntryClosed}},
+		{name: "tick without a green check: open", cur: open(scanwarden.CauseBadCredentials, t0), in: Input{Kind: KindTick},
+			now: t0.Add(48 * time.Hour), change: Unchanged, state: StateOpen, cause: scanwarden.CauseBadCredentials},
+		{name: "device failure during green span: stays open", cur: withGreen(open(scanwarden.CauseBadCredentials, t0), t0.Add(time.Hour)), in: devFail("1102"),
+			now: t0.Add(time.Hour + closeAfter), change: Unchanged, state: StateOpen, cause: scanwarden.CauseBadCredentials, jobs: 1, entryKinds: []EntryKind{EntryDeviceEvent}},
+		{name: "failing check during green span: stays open", cur: withGreen(open(scanwarden.CauseBadCredentials, t0), t0.Add(time.Hour)), in: check(scanwarden.CauseBadCredentials),
+			now: t0.Add(time.Hour + closeAfter), change: Unchanged, state: StateOpen, cause: scanwarden.CauseBadCredentials, entryKinds: []EntryKind{EntryCheck}},
+		{name: "fails within 24 h of close: reopens, flap", cur: closed(t0), in: check(scanwarden.CauseAccountLocked), now: t0.Add(23 * time.Hour),
+			change: Reopened, state: StateOpen, cause: scanwarden.CauseAccountLocked, flaps: 1, entryKinds: []EntryKind{EntryReopened, EntryCheck}},
 		{name: "device failure within 24 h of close: reopens", cur: closed(t0), in: devFail("1102"), now: t0.Add(time.Hour),
-			change: Reopened, state: StateOpen, cause: smbcheck.CauseBadCredentials, flaps: 1, jobs: 1, entryKinds: []EntryKind{EntryReopened, EntryDeviceEvent}},
-		{name: "fails 24 h after close: a new incident", cur: closed(t0), in: check(smbcheck.CauseBadCredentials), now: t0.Add(ReopenWithin),
-			change: Opened, state: StateOpen, cause: smbcheck.CauseBadCredentials, entryKinds: []EntryKind{EntryOpened, EntryCheck}},
-		{name: "green check on a closed incident: nothing", cur: closed(t0), in: check(smbcheck.CauseOK), now: t0.Add(time.Hour), wantNil: true},
+			change: Reopened, state: StateOpen, cause: scanwarden.CauseBadCredentials, flaps: 1, jobs: 1, entryKinds: []EntryKind{EntryReopened, EntryDeviceEvent}},
+		{name: "fails 24 h after close: a new incident", cur: closed(t0), in: check(scanwarden.CauseBadCredentials), now: t0.Add(ReopenWithin),
+			change: Opened, state: StateOpen, cause: scanwarden.CauseBadCredentials, entryKinds: []EntryKind{EntryOpened, EntryCheck}},
+		{name: "green check on a closed incident: nothing", cur: closed(t0), in: check(scanwarden.CauseOK), now: t0.Add(time.Hour), wantNil: true},
 		{name: "failed delivery opens", in: Input{Kind: KindDelivery, Destination: "reception", Text: "folder refused"}, now: t0,
 			change: Opened, state: StateOpen, entryKinds: []EntryKind{EntryOpened, EntryDelivery}},
 	}
@@ -168,16 +169,16 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 	step(devFail("1102"), 0, Opened)
-	step(check(smbcheck.CauseBadCredentials), time.Second, Unchanged) // the cause arrives with the triggered check: no update
-	if cur.Cause != smbcheck.CauseBadCredentials {
+	step(check(scanwarden.CauseBadCredentials), time.Second, Unchanged) // the cause arrives with the triggered check: no update
+	if cur.Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("cause %q", cur.Cause)
 	}
-	step(check(smbcheck.CauseAccountLocked), 15*time.Minute, Updated)
+	step(check(scanwarden.CauseAccountLocked), 15*time.Minute, Updated)
 	for i := 0; i < 12; i++ { // 3 h of green checks every 15 min
-		step(check(smbcheck.CauseOK), 15*time.Minute, Unchanged)
+		step(check(scanwarden.CauseOK), 15*time.Minute, Unchanged)
 	}
-	step(check(smbcheck.CauseOK), 15*time.Minute, Closed)
-	step(check(smbcheck.CauseOK), 15*time.Minute, Unchanged)
+	step(check(scanwarden.CauseOK), 15*time.Minute, Closed)
+	step(check(scanwarden.CauseOK), 15*time.Minute, Unchanged)
 	step(devFail("1102"), 2*time.Hour, Reopened)
 	if cur.Flaps != 1 || cur.AffectedJobs != 2 {
 		t.Fatalf("flaps %d jobs %d", cur.Flaps, cur.AffectedJobs)
@@ -185,19 +186,19 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestFold(t *testing.T) {
-	r := Fold(nil, []Input{devFail("1102"), check(smbcheck.CauseBadCredentials)}, t0, closeAfter)
-	if r.Incident == nil || r.Incident.Cause != smbcheck.CauseBadCredentials || len(r.Changes) != 1 || r.Changes[0] != Opened {
+	r := Fold(nil, []Input{devFail("1102"), check(scanwarden.CauseBadCredentials)}, t0, closeAfter)
+	if r.Incident == nil || r.Incident.Cause != scanwarden.CauseBadCredentials || len(r.Changes) != 1 || r.Changes[0] != Opened {
 		t.Fatalf("got %+v", r)
 	}
 	if len(r.Entries) != 3 {
 		t.Fatalf("entries %+v", r.Entries)
 	}
-	r = Fold(closed(t0.Add(-48*time.Hour)), []Input{check(smbcheck.CauseOK)}, t0, closeAfter)
+	r = Fold(closed(t0.Add(-48*time.Hour)), []Input{check(scanwarden.CauseOK)}, t0, closeAfter)
 	if r.Incident != nil || len(r.Changes) != 0 {
 		t.Fatalf("green on an old closed incident: %+v", r)
 	}
-	r = Fold(open(smbcheck.CauseBadCredentials, t0), []Input{check(smbcheck.CauseAccountLocked), check(smbcheck.CauseBadCredentials)}, t0, closeAfter)
-	if len(r.Changes) != 1 || r.Changes[0] != Updated || r.Incident.Cause != smbcheck.CauseBadCredentials {
+	r = Fold(open(scanwarden.CauseBadCredentials, t0), []Input{check(scanwarden.CauseAccountLocked), check(scanwarden.CauseBadCredentials)}, t0, closeAfter)
+	if len(r.Changes) != 1 || r.Changes[0] != Updated || r.Incident.Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("two updates: %+v", r)
 	}
 	if Opened.Event() != "incident.opened" || Reopened.Event() != "incident.opened" || Updated.Event() != "incident.updated" || Closed.Event() != "incident.closed" || Unchanged.Event() != "" {
@@ -208,8 +209,8 @@ func TestFold(t *testing.T) {
 // CloseDue is when the rules would close the incident; a check at that
 // moment closes it, one a moment earlier does not.
 func TestCloseDue(t *testing.T) {
-	green := withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour))
-	lateFailure := withGreen(open(smbcheck.CauseBadCredentials, t0), t0.Add(time.Hour))
+	green := withGreen(open(scanwarden.CauseBadCredentials, t0), t0.Add(time.Hour))
+	lateFailure := withGreen(open(scanwarden.CauseBadCredentials, t0), t0.Add(time.Hour))
 	lateFailure.LastFailure = t0.Add(2 * time.Hour) // (Next clears GreenSince on a failure; the later of the two counts)
 	tests := []struct {
 		name string
@@ -217,7 +218,7 @@ func TestCloseDue(t *testing.T) {
 		want time.Time
 	}{
 		{name: "no incident", cur: nil},
-		{name: "open, no green check yet", cur: open(smbcheck.CauseBadCredentials, t0)},
+		{name: "open, no green check yet", cur: open(scanwarden.CauseBadCredentials, t0)},
 		{name: "closed", cur: closed(t0)},
 		{name: "open, green since 10:00", cur: green, want: t0.Add(time.Hour + closeAfter)},
 		{name: "failure after the green start", cur: lateFailure, want: t0.Add(2*time.Hour + closeAfter)},
@@ -231,16 +232,16 @@ func TestCloseDue(t *testing.T) {
 			if got.IsZero() {
 				return
 			}
-			if r := Next(tc.cur, check(smbcheck.CauseOK), got.Add(-time.Nanosecond), closeAfter); r.Change == Closed {
+			if r := Next(tc.cur, check(scanwarden.CauseOK), got.Add(-time.Nanosecond), closeAfter); r.Change == Closed {
 				t.Fatal("closed before CloseDue")
 			}
-			if r := Next(tc.cur, check(smbcheck.CauseOK), got, closeAfter); r.Change != Closed {
+			if r := Next(tc.cur, check(scanwarden.CauseOK), got, closeAfter); r.Change != Closed {
 				t.Fatalf("a green check at CloseDue did not close: %+v", r)
 			}
 		})
 	}
 	// After a green check, CloseDue is set; a device failure clears it.
-	r := Next(open(smbcheck.CauseBadCredentials, t0), check(smbcheck.CauseOK), t0.Add(time.Minute), closeAfter)
+	r := Next(open(scanwarden.CauseBadCredentials, t0), check(scanwarden.CauseOK), t0.Add(time.Minute), closeAfter)
 	if due := r.Incident.CloseDue(closeAfter); !due.Equal(t0.Add(time.Minute + closeAfter)) {
 		t.Fatalf("after a green check: due %v", due)
 	}
@@ -257,7 +258,7 @@ func TestEvidenceOnTimeline(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	ev := []string{"share limited: 2 of 2 connections in use", "Security 4625: scanuser failed to log on"}
 	r := Next(nil, Input{Kind: KindCheck, At: t0, Destination: "d", ReportID: 7, Evidence: ev,
-		Verdict: smbcheck.Verdict{Cause: smbcheck.CauseConnectionLimit}}, t0, time.Hour)
+		Verdict: smbcheck.Verdict{Cause: scanwarden.CauseConnectionLimit}}, t0, time.Hour)
 	var got []string
 	for _, e := range r.Entries {
 		if e.Kind == EntryServerLog {
@@ -267,10 +268,10 @@ func TestEvidenceOnTimeline(t *testing.T) {
 			}
 		}
 	}
-	if len(got) != 2 || got[1] != ev[1] || r.Incident.Cause != smbcheck.CauseConnectionLimit {
+	if len(got) != 2 || got[1] != ev[1] || r.Incident.Cause != scanwarden.CauseConnectionLimit {
 		t.Fatalf("server-log entries %q, cause %s", got, r.Incident.Cause)
 	}
-	r = Next(r.Incident, Input{Kind: KindCheck, At: t0.Add(time.Minute), Evidence: ev, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}, t0.Add(time.Minute), time.Hour)
+	r = Next(r.Incident, Input{Kind: KindCheck, At: t0.Add(time.Minute), Evidence: ev, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}, t0.Add(time.Minute), time.Hour)
 	for _, e := range r.Entries {
 		if e.Kind == EntryServerLog {
 			t.Errorf("a passing check's story on the timeline: %+v", e)

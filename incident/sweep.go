@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // AllAcceptNow is what a sweep says when none of the device's destinations
@@ -28,10 +28,10 @@ type Sweep struct {
 
 // SweepResult is one destination's part of a sweep.
 type SweepResult struct {
-	Destination string         `json:"destination"`
-	At          time.Time      `json:"at"` // when it was checked
-	Cause       smbcheck.Cause `json:"cause"`
-	Summary     string         `json:"summary"`
+	Destination string           `json:"destination"`
+	At          time.Time        `json:"at"` // when it was checked
+	Cause       scanwarden.Cause `json:"cause"`
+	Summary     string           `json:"summary"`
 	// Fresh: checked for this failure; false: its last check was within
 	// event_gap and is what is shown.
 	Fresh bool `json:"fresh"`
@@ -44,7 +44,7 @@ type SweepResult struct {
 func (s Sweep) Failing() []SweepResult {
 	var out []SweepResult
 	for _, r := range s.Checked {
-		if !r.Interrupted && r.Cause != smbcheck.CauseOK {
+		if !r.Interrupted && r.Cause != scanwarden.CauseOK {
 			out = append(out, r)
 		}
 	}

@@ -4,26 +4,26 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // View is an incident as the admin's pages and API show it: when it last
 // changed, whether it is closed, its timeline as lines to read.
 type View struct {
-	ID           int64          `json:"id"`
-	Destination  string         `json:"destination"`
-	Device       string         `json:"device"`
-	State        string         `json:"state"` // open | closed
-	Cause        smbcheck.Cause `json:"cause"`
-	KyoceraCode  string         `json:"kyocera_code"`
-	Summary      string         `json:"summary"`
-	Fix          string         `json:"fix"`
-	OpenedAt     time.Time      `json:"opened_at"`
-	UpdatedAt    time.Time      `json:"updated_at"` // its newest timeline entry, else when it opened
-	ClosedAt     *time.Time     `json:"closed_at"`  // nil while open
-	Flaps        int            `json:"flaps"`
-	AffectedJobs int            `json:"affected_jobs"`
-	Timeline     []ViewEntry    `json:"timeline"`
+	ID           int64            `json:"id"`
+	Destination  string           `json:"destination"`
+	Device       string           `json:"device"`
+	State        string           `json:"state"` // open | closed
+	Cause        scanwarden.Cause `json:"cause"`
+	KyoceraCode  string           `json:"kyocera_code"`
+	Summary      string           `json:"summary"`
+	Fix          string           `json:"fix"`
+	OpenedAt     time.Time        `json:"opened_at"`
+	UpdatedAt    time.Time        `json:"updated_at"` // its newest timeline entry, else when it opened
+	ClosedAt     *time.Time       `json:"closed_at"`  // nil while open
+	Flaps        int              `json:"flaps"`
+	AffectedJobs int              `json:"affected_jobs"`
+	Timeline     []ViewEntry      `json:"timeline"`
 	// Pattern is the sentence of its destination's history (package
 	// pattern), when the reader asked for one.
 	Pattern string `json:"pattern,omitempty"`
@@ -32,10 +32,10 @@ type View struct {
 // ViewEntry is one line of an incident's timeline as shown: a device's
 // send failure is led by its Kyocera code.
 type ViewEntry struct {
-	At    time.Time      `json:"at"`
-	Kind  string         `json:"kind"` // event | check | cause | delivery | notification | opened | closed | reopened
-	Text  string         `json:"text"`
-	Cause smbcheck.Cause `json:"cause,omitempty"`
+	At    time.Time        `json:"at"`
+	Kind  string           `json:"kind"` // event | check | cause | delivery | notification | opened | closed | reopened
+	Text  string           `json:"text"`
+	Cause scanwarden.Cause `json:"cause,omitempty"`
 }
 
 // View is the incident with its timeline tl (in the order given) as the

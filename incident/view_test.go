@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // TestViewTimeline: a device line is led by its code, the incident was
@@ -17,7 +17,7 @@ func TestViewTimeline(t *testing.T) {
 	i := Incident{ID: 4, Destination: "reception", State: StateOpen, OpenedAt: at}
 	v := i.View([]Entry{
 		{At: at.Add(2 * time.Minute), Kind: EntryDeviceEvent, Code: "1102", Text: "send failed"},
-		{At: at.Add(time.Minute), Kind: EntryCheck, Code: "ignored", Text: "bad password", Cause: smbcheck.CauseBadCredentials},
+		{At: at.Add(time.Minute), Kind: EntryCheck, Code: "ignored", Text: "bad password", Cause: scanwarden.CauseBadCredentials},
 	})
 	if v.Timeline[0].Text != "1102 send failed" || v.Timeline[1].Text != "bad password" || !v.UpdatedAt.Equal(at.Add(2*time.Minute)) {
 		t.Fatalf("view %+v", v)

@@ -19,7 +19,7 @@ func TestCheckOnArrival(t *testing.T) {
 		d.Target.Password = scanwarden.NewSecret("old")
 	}
 	r := newRig(t, Config{Interval: 24 * time.Hour, Jitter: time.Minute}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
-		return smbcheck.Verdict{Cause: smbcheck.CauseOK}
+		return smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	}, same, edited)
 	waitFor(t, "the first list", func() bool { return r.m.Stats().Destinations == 2 })
 	if r.chk.calls.Load() != 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -19,7 +20,7 @@ func TestCheckAll(t *testing.T) {
 	}
 	r := newRig(t, Config{Interval: time.Hour, Jitter: time.Minute, MaxConcurrent: 2}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
 		time.Sleep(5 * time.Millisecond)
-		return smbcheck.Verdict{Cause: smbcheck.CauseOK}
+		return smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	}, dests...)
 	n, err := r.m.CheckAll(context.Background())
 	if err != nil || n != len(dests) {
@@ -53,10 +54,10 @@ func TestPasswordUnreadableChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Report.Verdict.Cause != smbcheck.CausePasswordUnreadable || r.chk.calls.Load() != 0 {
+	if res.Report.Verdict.Cause != scanwarden.CausePasswordUnreadable || r.chk.calls.Load() != 0 {
 		t.Errorf("verdict %s, %d replays", res.Report.Verdict.Cause, r.chk.calls.Load())
 	}
-	if res.Incident == nil || res.Incident.Cause != smbcheck.CausePasswordUnreadable {
+	if res.Incident == nil || res.Incident.Cause != scanwarden.CausePasswordUnreadable {
 		t.Errorf("incident %+v", res.Incident)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
-	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
 // Groups keeps the incident groups: fn (incident.Regroup bound to one
@@ -36,7 +36,7 @@ func (k *desk) regroup(ctx context.Context, d Destination, ins []incident.Input,
 	decided := !inc.Open()
 	if inc.Open() {
 		for _, in := range ins {
-			if in.Kind == incident.KindCheck && in.Verdict.Cause != smbcheck.CauseOK {
+			if in.Kind == incident.KindCheck && in.Verdict.Cause != scanwarden.CauseOK {
 				key, decided = in.Group, true
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -42,11 +43,11 @@ func TestOneCauseOneNotice(t *testing.T) {
 	fn := func(_ context.Context, t smbcheck.Target) smbcheck.Verdict {
 		switch {
 		case t.Path == "own":
-			return smbcheck.Verdict{Cause: smbcheck.CauseNoWritePermission, KyoceraCode: "2101"}
+			return smbcheck.Verdict{Cause: scanwarden.CauseNoWritePermission, KyoceraCode: "2101"}
 		case int(fixed.Load()) > strings.Index("abc", t.Path):
-			return smbcheck.Verdict{Cause: smbcheck.CauseOK}
+			return smbcheck.Verdict{Cause: scanwarden.CauseOK}
 		}
-		return smbcheck.Verdict{Cause: smbcheck.CauseNameUnresolved, KyoceraCode: "2101"}
+		return smbcheck.Verdict{Cause: scanwarden.CauseNameUnresolved, KyoceraCode: "2101"}
 	}
 	r := newRigGroups(t, cfg, fn, dests...)
 	waitFor(t, "the group's notice", func() bool { return len(gn.all()) == 1 })

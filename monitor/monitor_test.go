@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
@@ -71,7 +72,7 @@ func (c *fakeChecker) Check(ctx context.Context, d Destination, progress func(sm
 		c.running--
 		c.mu.Unlock()
 	}()
-	v := smbcheck.Verdict{Cause: smbcheck.CauseOK}
+	v := smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	if c.fn != nil {
 		v = c.fn(ctx, t)
 	}
@@ -186,7 +187,7 @@ func TestScheduleAndCaps(t *testing.T) {
 	}
 	r := newRig(t, Config{Interval: 50 * time.Millisecond, MaxConcurrent: 3}, func(ctx context.Context, _ smbcheck.Target) smbcheck.Verdict {
 		time.Sleep(5 * time.Millisecond)
-		return smbcheck.Verdict{Cause: smbcheck.CauseOK}
+		return smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	}, dests...)
 	waitFor(t, "two rounds", func() bool {
 		if r.m.Stats().Checks < int64(2*len(dests)) {
@@ -216,15 +217,15 @@ func TestEventOpensIncident(t *testing.T) {
 	acct.Target.Share = "acct"
 	r := newRig(t, Config{EventGap: time.Hour, Jitter: time.Hour}, func(_ context.Context, t smbcheck.Target) smbcheck.Verdict {
 		if t.Path == "reception" {
-			return smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "refused", Fix: "re-enter"}
+			return smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102", Summary: "refused", Fix: "re-enter"}
 		}
-		return smbcheck.Verdict{Cause: smbcheck.CauseOK}
+		return smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	}, dest("reception", "fs1", "MFP01"), acct, dest("other", "fs2", "MFP02"))
 	ev := snmp.Event{Device: "MFP01", Code: "1102", Text: "Send error. 1102", Destination: `\\FS1\scans`, Source: snmp.SourceJob, Time: time.Now()}
 	r.m.Event(context.Background(), ev)
 	waitFor(t, "notification", func() bool { return len(r.not.all()) == 1 })
 	n := r.not.all()[0]
-	if n.ch != incident.Opened || n.inc.Cause != smbcheck.CauseBadCredentials || n.inc.AffectedJobs != 1 || n.inc.Destination != "reception" {
+	if n.ch != incident.Opened || n.inc.Cause != scanwarden.CauseBadCredentials || n.inc.AffectedJobs != 1 || n.inc.Destination != "reception" {
 		t.Fatalf("notified %+v", n)
 	}
 	// A burst of the same failure within the gap: no new check, jobs counted.
@@ -261,7 +262,7 @@ func TestCheckNowAndClose(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	verdict := smbcheck.CauseBadCredentials
+	verdict := scanwarden.CauseBadCredentials
 	r := newRig(t, Config{CloseAfter: time.Hour, Now: clock, Jitter: time.Hour}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
 		mu.Lock()
 		defer mu.Unlock()
@@ -269,11 +270,11 @@ func TestCheckNowAndClose(t *testing.T) {
 	}, dest("reception", "fs1", "MFP01"))
 	var steps int
 	res, err := r.m.CheckNow(context.Background(), "Reception", func(smbcheck.Step) { steps++ })
-	if err != nil || res.Report.Verdict.Cause != smbcheck.CauseBadCredentials || steps != 1 || res.Incident == nil || !res.Incident.Open() {
+	if err != nil || res.Report.Verdict.Cause != scanwarden.CauseBadCredentials || steps != 1 || res.Incident == nil || !res.Incident.Open() {
 		t.Fatalf("check now: %+v %v steps %d", res, err, steps)
 	}
 	mu.Lock()
-	verdict = smbcheck.CauseOK
+	verdict = scanwarden.CauseOK
 	mu.Unlock()
 	for _, d := range []time.Duration{time.Minute, 30 * time.Minute, 30 * time.Minute} {
 		advance(d)
@@ -302,7 +303,7 @@ func TestShutdownDuringCheck(t *testing.T) {
 	r := newRig(t, Config{Jitter: time.Hour}, func(ctx context.Context, _ smbcheck.Target) smbcheck.Verdict {
 		close(started)
 		<-ctx.Done()
-		return smbcheck.Verdict{Cause: smbcheck.CauseTimeout}
+		return smbcheck.Verdict{Cause: scanwarden.CauseTimeout}
 	}, dest("reception", "fs1", "MFP01"))
 	errc := make(chan error, 1)
 	go func() {
@@ -347,7 +348,7 @@ func TestFirstRoundAfterRestart(t *testing.T) {
 
 func TestDelivery(t *testing.T) {
 	r := newRig(t, Config{Jitter: time.Hour}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
-		return smbcheck.Verdict{Cause: smbcheck.CauseNoWritePermission}
+		return smbcheck.Verdict{Cause: scanwarden.CauseNoWritePermission}
 	}, dest("reception", "fs1", "MFP01"))
 	r.m.Delivery(context.Background(), "reception", true, "scan.pdf") // healthy, nothing open: nothing
 	if incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{}); len(incs) != 0 {
@@ -385,7 +386,7 @@ func TestShutdownCancelsSlowNotification(t *testing.T) {
 	defer st.Close()
 	bn := blockingNotifier{started: make(chan struct{})}
 	chk := &fakeChecker{fn: func(context.Context, smbcheck.Target) smbcheck.Verdict {
-		return smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials}
+		return smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials}
 	}}
 	m, err := New(Config{Interval: time.Hour, Jitter: time.Hour, MaxConcurrent: 1, Tick: 5 * time.Millisecond},
 		&fakeRegistry{dests: []Destination{dest("reception", "fs1", "MFP01")}}, chk, &fakeReports{}, st, bn)
@@ -411,7 +412,7 @@ func TestShutdownCancelsSlowNotification(t *testing.T) {
 func TestCloseOnTime(t *testing.T) {
 	const closeAfter = 400 * time.Millisecond
 	var mu sync.Mutex
-	verdict := smbcheck.CauseBadCredentials
+	verdict := scanwarden.CauseBadCredentials
 	var reasons []string
 	r := newRig(t, Config{CloseAfter: closeAfter, Jitter: time.Hour, EventGap: time.Hour,
 		Rand: func(n int64) int64 { return n - 1 }, // first scheduled check an hour away
@@ -428,7 +429,7 @@ func TestCloseOnTime(t *testing.T) {
 		t.Fatalf("check now: %+v %v", res, err)
 	}
 	mu.Lock()
-	verdict = smbcheck.CauseOK
+	verdict = scanwarden.CauseOK
 	mu.Unlock()
 	res, err := r.m.CheckNow(context.Background(), "reception", nil)
 	if err != nil || !res.Incident.Open() || res.Incident.GreenSince.IsZero() {

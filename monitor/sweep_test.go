@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
@@ -45,9 +46,9 @@ func TestEventNamingNoDestination(t *testing.T) {
 		func(_ context.Context, t smbcheck.Target) smbcheck.Verdict {
 			time.Sleep(5 * time.Millisecond)
 			if t.Path == "walt" {
-				return smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "password refused"}
+				return smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102", Summary: "password refused"}
 			}
-			return smbcheck.Verdict{Cause: smbcheck.CauseOK, Summary: "a test file was written"}
+			return smbcheck.Verdict{Cause: scanwarden.CauseOK, Summary: "a test file was written"}
 		},
 		dest("accounts", "fs1", "MFP01"), dest("walt", "fs1", "MFP01"), dest("reception", "fs2", "MFP01"),
 		dest("other", "fs3", "MFP02"), dest("other2", "fs3", "MFP02"))
@@ -65,7 +66,7 @@ func TestEventNamingNoDestination(t *testing.T) {
 			t.Errorf("%s: %+v, want checked for this failure", c.Destination, c)
 		}
 	}
-	if f := s.Failing(); len(f) != 1 || f[0].Destination != "walt" || f[0].Cause != smbcheck.CauseBadCredentials {
+	if f := s.Failing(); len(f) != 1 || f[0].Destination != "walt" || f[0].Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("failing %+v, want walt", f)
 	}
 	if !strings.Contains(s.Text(), "only walt fails") || !strings.Contains(s.Text(), "reports: idle, no error") {
@@ -83,7 +84,7 @@ func TestEventNamingNoDestination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(incs) != 1 || incs[0].Destination != "walt" || incs[0].Cause != smbcheck.CauseBadCredentials || incs[0].AffectedJobs != 1 {
+	if len(incs) != 1 || incs[0].Destination != "walt" || incs[0].Cause != scanwarden.CauseBadCredentials || incs[0].AffectedJobs != 1 {
 		t.Fatalf("open incidents %+v, want walt's alone with the failure counted", incs)
 	}
 	tl, err := r.st.Timeline(ctx, incs[0].ID, 20)

@@ -17,12 +17,11 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
-	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
 func sampleIncident() incident.Incident {
 	return incident.Incident{ID: 4, Destination: "reception", Device: "MFP02", State: incident.StateOpen,
-		Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refuses the user name and password.",
+		Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refuses the user name and password.",
 		Fix: "Re-enter the password.", OpenedAt: time.Date(2026, 3, 1, 10, 15, 2, 0, time.UTC), AffectedJobs: 1}
 }
 

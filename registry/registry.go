@@ -308,7 +308,7 @@ type Report struct {
 	ID          int64
 	Destination string
 	At          time.Time
-	Cause       smbcheck.Cause
+	Cause       scanwarden.Cause
 	KyoceraCode string
 	Summary     string
 	// Report is the whole report; JSON is it as stored (what --json printed).

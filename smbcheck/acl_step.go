@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/secdesc"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -99,7 +100,7 @@ func (c aclStep) judgeACLAlone(s *stepState, acc secdesc.Access, shown string) {
 	who, deciding := c.form.Typed, aclDeciding(acc)
 	switch {
 	case !acc.AddFile || !acc.WriteData:
-		c.fail(s, CauseNoWritePermission, fmt.Sprintf("the ACL of %s does not let %s create files (%s)", shown, who, deciding),
+		c.fail(s, scanwarden.CauseNoWritePermission, fmt.Sprintf("the ACL of %s does not let %s create files (%s)", shown, who, deciding),
 			fmt.Sprintf("Grant %s 'Modify' on %s (Security tab); the deciding entry is %s.", who, shown, deciding))
 	case !acc.CanDelete():
 		msg := fmt.Sprintf("the ACL of %s lets %s create and write files but not delete them (%s)", shown, who, acc.Decisive[secdesc.RightDelete])
@@ -114,9 +115,9 @@ func (c aclStep) judgeACLAlone(s *stepState, acc secdesc.Access, shown string) {
 func (c aclStep) judgeACLWithCanary(s *stepState, acc secdesc.Access, w *Step, shown string) {
 	who, deciding := c.form.Typed, aclDeciding(acc)
 	aclWrite := acc.AddFile && acc.WriteData
-	canaryWrite := w.Status == StatusOK || w.Status == StatusWarn || w.Cause == CauseNoDeletePermission || w.Cause == CauseDiskFull
+	canaryWrite := w.Status == StatusOK || w.Status == StatusWarn || w.Cause == scanwarden.CauseNoDeletePermission || w.Cause == scanwarden.CauseDiskFull
 	canaryDelete := w.Status == StatusOK || w.Status == StatusWarn
-	if w.Cause == CauseDiskFull {
+	if w.Cause == scanwarden.CauseDiskFull {
 		canaryDelete = acc.CanDelete() // not observed
 	}
 	s.Evidence["canary_write"] = canaryWrite
@@ -126,16 +127,16 @@ func (c aclStep) judgeACLWithCanary(s *stepState, acc secdesc.Access, w *Step, s
 		detail := fmt.Sprintf("the ACL of %s agrees with the canary: create %s, delete %s", shown, yesNo(aclWrite), yesNo(acc.CanDelete()))
 		if !aclWrite {
 			detail += " — decided by " + deciding
-			c.refineFix(CauseNoWritePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", deciding))
+			c.refineFix(scanwarden.CauseNoWritePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", deciding))
 		} else if !acc.CanDelete() {
 			detail += " — decided by " + acc.Decisive[secdesc.RightDelete]
-			c.refineFix(CauseNoDeletePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", acc.Decisive[secdesc.RightDelete]))
+			c.refineFix(scanwarden.CauseNoDeletePermission, fmt.Sprintf(" The deciding entry of the folder's ACL: %s.", acc.Decisive[secdesc.RightDelete]))
 		}
 		c.ok(s, detail)
 	case aclWrite && !canaryWrite:
 		s.Evidence["disagree"] = true
 		c.warn(s, fmt.Sprintf("the ACL of %s lets %s create files (%s), yet the server refused the canary: the refusal comes from the share level (share permissions, 'read only', 'write list') or a filter driver, not from the folder's NTFS permissions", shown, who, deciding))
-		c.replaceFix(CauseNoWritePermission, fmt.Sprintf("The folder's NTFS permissions already allow %s to write; give it Change on the share's permissions (Windows: share → Advanced Sharing → Permissions) or, on Samba, remove 'read only = yes' / add it to 'write list' for share %s.", who, c.t.Share))
+		c.replaceFix(scanwarden.CauseNoWritePermission, fmt.Sprintf("The folder's NTFS permissions already allow %s to write; give it Change on the share's permissions (Windows: share → Advanced Sharing → Permissions) or, on Samba, remove 'read only = yes' / add it to 'write list' for share %s.", who, c.t.Share))
 	case !aclWrite && canaryWrite:
 		s.Evidence["disagree"] = true
 		c.warn(s, fmt.Sprintf("the ACL of %s does not let %s create files (%s), yet the canary was written: a privilege, an ownership rule or the server's own permission layer decides otherwise", shown, who, deciding))
@@ -153,7 +154,7 @@ func yesNo(b bool) string {
 }
 
 // refineFix appends to the fix of the first failure when it has cause.
-func (c aclStep) refineFix(cause Cause, extra string) {
+func (c aclStep) refineFix(cause scanwarden.Cause, extra string) {
 	if c.firstFx != nil && c.firstFx.cause == cause {
 		if c.firstFx.fix == "" {
 			c.firstFx.fix = cause.Info().Fix
@@ -163,7 +164,7 @@ func (c aclStep) refineFix(cause Cause, extra string) {
 }
 
 // replaceFix sets the fix of the first failure when it has cause.
-func (c aclStep) replaceFix(cause Cause, fix string) {
+func (c aclStep) replaceFix(cause scanwarden.Cause, fix string) {
 	if c.firstFx != nil && c.firstFx.cause == cause {
 		c.firstFx.fix = fix
 	}

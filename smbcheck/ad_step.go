@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // adStep asks the directory about the account and the host; it runs
@@ -40,12 +42,12 @@ func (c adStep) stepAD(ctx context.Context) bool {
 	}
 	c.account = acct
 	if !acct.Found {
-		c.fail(s, CauseUnknownUser, fmt.Sprintf("the directory has no account %s", c.t.User), acct.Fix)
+		c.fail(s, scanwarden.CauseUnknownUser, fmt.Sprintf("the directory has no account %s", c.t.User), acct.Fix)
 		return false
 	}
 	s.Evidence["budget"] = acct.Budget
 	acct.foresight(s.Evidence)
-	if acct.Cause != CauseOK && acct.Cause != "" && acct.Certain {
+	if acct.Cause != scanwarden.CauseOK && acct.Cause != "" && acct.Certain {
 		c.fail(s, acct.Cause, acct.Summary, acct.Fix)
 		return false
 	}

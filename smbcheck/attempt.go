@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -44,7 +45,7 @@ type attemptResult struct {
 	refused *Refusal            // the ledger kept the logon back
 	stopped bool                // the negotiate or ad step ended the check
 	probed  bool                // a probe: the gate ended the logon on purpose
-	cause   Cause
+	cause   scanwarden.Cause
 	status  ntstatus.Status
 	err     error
 	ev      Evidence // the classified error's evidence
@@ -70,7 +71,7 @@ func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptR
 		var err error
 		conn, err = smbconn.DialTCP(lctx, c.addr, c.t.port())
 		if err != nil {
-			return attemptResult{err: err, cause: CauseHostUnreachable}
+			return attemptResult{err: err, cause: scanwarden.CauseHostUnreachable}
 		}
 	}
 	var res attemptResult

@@ -3,6 +3,8 @@ package smbcheck
 import (
 	"context"
 	"fmt"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // The bridge is the way round a server whose demands the MFP's client
@@ -35,11 +37,11 @@ import (
 // file-type-refused (the forwarder delivers the same file type), dfs-link
 // (the forwarder follows no referral either: store the link's target),
 // and every cause of the account, the share, the folder or the network.
-func ClientCause(c Cause, d Device) bool {
+func ClientCause(c scanwarden.Cause, d Device) bool {
 	switch c {
-	case CauseEncryptionRequired, CauseDialectFloor, CauseSigningRequired, CauseSMB1Refused, CauseNTLMv1Refused:
+	case scanwarden.CauseEncryptionRequired, scanwarden.CauseDialectFloor, scanwarden.CauseSigningRequired, scanwarden.CauseSMB1Refused, scanwarden.CauseNTLMv1Refused:
 		return true
-	case CauseNTLMBlocked, CauseAccountRestricted:
+	case scanwarden.CauseNTLMBlocked, scanwarden.CauseAccountRestricted:
 		return d.NoKerberos
 	}
 	return false
@@ -72,7 +74,7 @@ func RunWithOwn(ctx context.Context, t Target, o Options) Report {
 
 // OfferMessage is how every output offers the bridge for a device cause;
 // destination, when known, names the command and the page's button.
-func OfferMessage(cause Cause, destination string) string {
+func OfferMessage(cause scanwarden.Cause, destination string) string {
 	msg := fmt.Sprintf("the MFP cannot meet this server's demands (%s); scanwarden can: bridge it — the MFP scans to the fallback share and scanwarden delivers, verified", cause)
 	if destination == "" {
 		return msg + " (a check given by URL: add it as a destination first, then scanwarden destination bridge NAME)"

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -18,12 +19,12 @@ func TestLabRunWithOwnOffersTheBridge(t *testing.T) {
 	smb21 := Device{MaxDialect: DialectSMB21, NoEncryption: true, FileType: FileTypePDF}
 	for _, tc := range []struct {
 		name, dest string
-		cause      Cause
+		cause      scanwarden.Cause
 		offered    bool
 	}{
-		{"encryption-required", "//" + lab.SMB2IP + "/sealed", CauseEncryptionRequired, true},
-		{"dialect-floor", "//" + lab.SMB2IP + ":1445/scans", CauseDialectFloor, true},
-		{"file-type-refused", "//" + lab.SMB2IP + "/nopdf", CauseFileTypeRefused, false},
+		{"encryption-required", "//" + lab.SMB2IP + "/sealed", scanwarden.CauseEncryptionRequired, true},
+		{"dialect-floor", "//" + lab.SMB2IP + ":1445/scans", scanwarden.CauseDialectFloor, true},
+		{"file-type-refused", "//" + lab.SMB2IP + "/nopdf", scanwarden.CauseFileTypeRefused, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Options{Device: smb21, MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, LocalNames: labLocalNames(t, lab)}
@@ -38,7 +39,7 @@ func TestLabRunWithOwnOffersTheBridge(t *testing.T) {
 				return
 			}
 			b := rep.Bridge
-			if b == nil || !b.Offered || b.DeviceCause != tc.cause || b.Own == nil || b.Own.Cause != CauseOK {
+			if b == nil || !b.Offered || b.DeviceCause != tc.cause || b.Own == nil || b.Own.Cause != scanwarden.CauseOK {
 				t.Fatalf("bridge %+v", b)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbconn"
 	"golang.org/x/sys/unix"
@@ -18,7 +19,7 @@ import (
 // the one place that knows the SMB library's and the OS's error types. The
 // step matters: ACCESS_DENIED at tree connect refuses the share, at create
 // it refuses writing, at delete it refuses deleting.
-func classify(step string, err error) (Cause, Evidence) {
+func classify(step string, err error) (scanwarden.Cause, Evidence) {
 	ev := Evidence{"error": err.Error()}
 	if st, ok := smbconn.StatusOf(err); ok {
 		ev["nt_status"] = st.String()
@@ -26,7 +27,7 @@ func classify(step string, err error) (Cause, Evidence) {
 	}
 	if errors.Is(err, smb2.ErrRequestNotAccepted) {
 		ev["nt_status"] = ntstatus.RequestNotAccepted.String()
-		return CauseConnectionLimit, ev
+		return scanwarden.CauseConnectionLimit, ev
 	}
 	if errors.Is(err, os.ErrPermission) {
 		ev["nt_status"] = ntstatus.AccessDenied.String() + " (as reported by the SMB library)"
@@ -34,7 +35,7 @@ func classify(step string, err error) (Cause, Evidence) {
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		ev["nt_status"] = ntstatus.ObjectNameNotFound.String() + " (as reported by the SMB library)"
-		return CausePathNotFound, ev
+		return scanwarden.CausePathNotFound, ev
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
@@ -43,32 +44,32 @@ func classify(step string, err error) (Cause, Evidence) {
 		if dnsErr.Server != "" {
 			ev["dns_server"] = dnsErr.Server
 		}
-		return CauseNameUnresolved, ev
+		return scanwarden.CauseNameUnresolved, ev
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		ev["errno"] = errnoName(errno)
 		switch errno {
 		case syscall.ECONNREFUSED, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.EHOSTDOWN, syscall.EADDRNOTAVAIL:
-			return CauseHostUnreachable, ev
+			return scanwarden.CauseHostUnreachable, ev
 		case syscall.ECONNRESET, syscall.EPIPE:
 			if step == StepTCP {
-				return CauseHostUnreachable, ev
+				return scanwarden.CauseHostUnreachable, ev
 			}
-			return CauseUnknown, ev
+			return scanwarden.CauseUnknown, ev
 		case syscall.ETIMEDOUT:
 			if step == StepTCP {
-				return CauseHostUnreachable, ev
+				return scanwarden.CauseHostUnreachable, ev
 			}
-			return CauseTimeout, ev
+			return scanwarden.CauseTimeout, ev
 		}
 	}
 	if isTimeout(err) {
 		ev["timeout"] = true
 		if step == StepTCP {
-			return CauseHostUnreachable, ev
+			return scanwarden.CauseHostUnreachable, ev
 		}
-		return CauseTimeout, ev
+		return scanwarden.CauseTimeout, ev
 	}
 	// A status the library folds into a message is recovered from the wire
 	// by the sniffer in dial.go; here only the message is kept.
@@ -76,7 +77,7 @@ func classify(step string, err error) (Cause, Evidence) {
 	if errors.As(err, &inv) {
 		ev["invalid_response"] = inv.Message
 	}
-	return CauseUnknown, ev
+	return scanwarden.CauseUnknown, ev
 }
 
 func isTimeout(err error) bool {
@@ -89,10 +90,10 @@ func isTimeout(err error) bool {
 
 // causeForStatus reads the NT status table: the row's override for step,
 // else its cause, else unknown.
-func causeForStatus(step string, st ntstatus.Status) Cause {
+func causeForStatus(step string, st ntstatus.Status) scanwarden.Cause {
 	info, ok := ntTable[st]
 	if !ok {
-		return CauseUnknown
+		return scanwarden.CauseUnknown
 	}
 	if c, ok := info.at[step]; ok {
 		return c
@@ -100,7 +101,7 @@ func causeForStatus(step string, st ntstatus.Status) Cause {
 	if info.cause != "" {
 		return info.cause
 	}
-	return CauseUnknown
+	return scanwarden.CauseUnknown
 }
 
 // errnoName is the errno's symbolic name (ECONNREFUSED), or its number.

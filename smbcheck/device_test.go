@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -34,7 +35,7 @@ func TestRunRefusesDeviceItCannotReplay(t *testing.T) {
 		{Device{MinDialect: DialectSMB30, MaxDialect: DialectSMB21}, "device_min_dialect"},
 	} {
 		r := Run(context.Background(), tg, Options{Device: c.d})
-		if len(r.Steps) != 1 || r.Steps[0].ID != "target" || r.Steps[0].Evidence["field"] != c.field || r.Verdict.Cause != CauseUnknown {
+		if len(r.Steps) != 1 || r.Steps[0].ID != "target" || r.Steps[0].Evidence["field"] != c.field || r.Verdict.Cause != scanwarden.CauseUnknown {
 			t.Errorf("%+v: %s", c.d, stepsString(r))
 		}
 		if !strings.Contains(r.Verdict.Fix, "device's SMB profile") {

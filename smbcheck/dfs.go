@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/msrpc"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -50,21 +51,21 @@ func (c pathStep) failDFSLink(ctx context.Context, s *stepState, parts []string,
 		// The check is itself nested (the target of a link is itself a
 		// link): one referral is asked for, not a chain.
 		s.Evidence["dfs_referral"] = "not asked: this folder is checked as " + c.o.nested
-		c.fail(s, CauseDFSLink, detail, fmt.Sprintf("Store the folder the link %s points to as the destination on the MFP (Windows Explorer: %s → Properties → DFS shows it).", linkUNC, linkUNC))
+		c.fail(s, scanwarden.CauseDFSLink, detail, fmt.Sprintf("Store the folder the link %s points to as the destination on the MFP (Windows Explorer: %s → Properties → DFS shows it).", linkUNC, linkUNC))
 		return
 	}
 	info, err := c.askReferral(ctx, s, rel)
 	if err != nil {
 		why := referralProblem(err)
 		s.Evidence["dfs_referral"] = "not read: " + why
-		c.fail(s, CauseDFSLink, detail+"; where it points could not be read ("+why+")",
+		c.fail(s, scanwarden.CauseDFSLink, detail+"; where it points could not be read ("+why+")",
 			fmt.Sprintf("Store the folder the link %s points to as the destination on the MFP (its own server, share and path; Windows Explorer: %s → Properties → DFS shows it). scanwarden could not ask the server for it: %s.", linkUNC, linkUNC, why))
 		return
 	}
 	targets := referredTargets(c.t, info, parts[i+1:])
 	if len(targets) == 0 {
 		s.Evidence["dfs_targets"] = []string{}
-		c.fail(s, CauseDFSLink, fmt.Sprintf("%s is a DFS link with no target: the server refers clients nowhere, and the MFP follows no DFS referral anyway", link),
+		c.fail(s, scanwarden.CauseDFSLink, fmt.Sprintf("%s is a DFS link with no target: the server refers clients nowhere, and the MFP follows no DFS referral anyway", link),
 			fmt.Sprintf("Store the real folder for these scans as the destination on the MFP; the DFS link %s has no target.", linkUNC))
 		return
 	}
@@ -81,12 +82,12 @@ func (c pathStep) failDFSLink(ctx context.Context, s *stepState, parts []string,
 	detail, fix := dfsAdvice(link, linkUNC, targets)
 	if pick(targets) < 0 {
 		for _, tg := range targets {
-			if cs := tg.report.Verdict.Cause; cs != "" && cs != CauseOK {
+			if cs := tg.report.Verdict.Cause; cs != "" && cs != scanwarden.CauseOK {
 				c.also = append(c.also, cs)
 			}
 		}
 	}
-	c.fail(s, CauseDFSLink, detail, fix)
+	c.fail(s, scanwarden.CauseDFSLink, detail, fix)
 }
 
 // askReferral reads the link's targets from the server: NetrDfsGetInfo
@@ -247,7 +248,7 @@ func (tg dfsTarget) outcome() string {
 	return "fails for this MFP: " + string(tg.report.Verdict.Cause)
 }
 
-func (tg dfsTarget) works() bool { return tg.report.Verdict.Cause == CauseOK }
+func (tg dfsTarget) works() bool { return tg.report.Verdict.Cause == scanwarden.CauseOK }
 
 // pick is the target to store on the MFP: the first in the server's order
 // that works and that the namespace has online, else the first that works

@@ -34,7 +34,7 @@ func TestLabDFSLink(t *testing.T) {
 	}
 	smb21 := Device{MaxDialect: DialectSMB21, NoEncryption: true, FileType: FileTypePDF}
 	cases := []labCase{
-		{name: "one-target", dest: "//" + lab.SMB2IP + "/dfs/scans", user: "scanuser", want: CauseDFSLink, check: func(t *testing.T, r Report) {
+		{name: "one-target", dest: "//" + lab.SMB2IP + "/dfs/scans", user: "scanuser", want: scanwarden.CauseDFSLink, check: func(t *testing.T, r Report) {
 			s := evidence(t, r, "dfs_targets", []string{target("scans")})
 			evidence(t, r, "dfs_target_results", []string{"ok"})
 			if s.Evidence["dfs_store"] != target("scans") || s.Evidence["dfs_link"] != `dfs\scans` || s.Evidence["dfs_entry"] != `\\`+lab.SMB2IP+`\dfs\scans` {
@@ -47,17 +47,17 @@ func TestLabDFSLink(t *testing.T) {
 		}},
 		// Below the link: the rest of the path goes with the target, where
 		// the folder does not exist — the target's own cause is named.
-		{name: "below-the-link", dest: "//" + lab.SMB2IP + "/dfs/scans/no-such-folder", user: "scanuser", want: CauseDFSLink, check: func(t *testing.T, r Report) {
+		{name: "below-the-link", dest: "//" + lab.SMB2IP + "/dfs/scans/no-such-folder", user: "scanuser", want: scanwarden.CauseDFSLink, check: func(t *testing.T, r Report) {
 			s := evidence(t, r, "dfs_targets", []string{target("scans", "no-such-folder")})
-			evidence(t, r, "dfs_target_results", []string{string(CausePathNotFound)})
+			evidence(t, r, "dfs_target_results", []string{string(scanwarden.CausePathNotFound)})
 			if s.Evidence["dfs_store"] != nil || !strings.Contains(r.Verdict.Fix, "first make it work") ||
-				!strings.Contains(r.Verdict.Fix, "no-such-folder") || !reflect.DeepEqual(r.Verdict.Also, []Cause{CausePathNotFound}) {
+				!strings.Contains(r.Verdict.Fix, "no-such-folder") || !reflect.DeepEqual(r.Verdict.Also, []scanwarden.Cause{scanwarden.CausePathNotFound}) {
 				t.Errorf("evidence %v, verdict %+v", s.Evidence, r.Verdict)
 			}
 		}},
-		{name: "two-targets", dest: "//" + lab.SMB2IP + "/dfs/two", user: "scanuser", want: CauseDFSLink, check: func(t *testing.T, r Report) {
+		{name: "two-targets", dest: "//" + lab.SMB2IP + "/dfs/two", user: "scanuser", want: scanwarden.CauseDFSLink, check: func(t *testing.T, r Report) {
 			s := evidence(t, r, "dfs_targets", []string{target("nosuchshare"), target("scans")})
-			evidence(t, r, "dfs_target_results", []string{string(CauseShareNotFound), "ok"})
+			evidence(t, r, "dfs_target_results", []string{string(scanwarden.CauseShareNotFound), "ok"})
 			if s.Evidence["dfs_store"] != target("scans") || !strings.Contains(s.Detail, "2 targets, in the server's order") ||
 				!strings.HasPrefix(r.Verdict.Fix, "Store "+target("scans")) || !strings.Contains(r.Verdict.Fix, target("nosuchshare")+" fails (share-not-found") {
 				t.Errorf("detail %q, evidence %v, verdict %+v", s.Detail, s.Evidence, r.Verdict)
@@ -66,18 +66,18 @@ func TestLabDFSLink(t *testing.T) {
 		// The target is checked with the MFP's client: an SMB 2.1 MFP
 		// that cannot encrypt is refused by the link's target, scanwarden's
 		// own client is not.
-		{name: "target-own-client", dest: "//" + lab.SMB2IP + "/dfs/sealed", user: "scanuser", want: CauseDFSLink, check: func(t *testing.T, r Report) {
+		{name: "target-own-client", dest: "//" + lab.SMB2IP + "/dfs/sealed", user: "scanuser", want: scanwarden.CauseDFSLink, check: func(t *testing.T, r Report) {
 			evidence(t, r, "dfs_target_results", []string{"ok"})
 		}},
-		{name: "target-smb2.1-device", dest: "//" + lab.SMB2IP + "/dfs/sealed", user: "scanuser", opts: Options{Device: smb21}, want: CauseDFSLink, check: func(t *testing.T, r Report) {
-			evidence(t, r, "dfs_target_results", []string{string(CauseEncryptionRequired)})
-			if !strings.Contains(r.Verdict.Fix, "encrypt") || !reflect.DeepEqual(r.Verdict.Also, []Cause{CauseEncryptionRequired}) {
+		{name: "target-smb2.1-device", dest: "//" + lab.SMB2IP + "/dfs/sealed", user: "scanuser", opts: Options{Device: smb21}, want: scanwarden.CauseDFSLink, check: func(t *testing.T, r Report) {
+			evidence(t, r, "dfs_target_results", []string{string(scanwarden.CauseEncryptionRequired)})
+			if !strings.Contains(r.Verdict.Fix, "encrypt") || !reflect.DeepEqual(r.Verdict.Also, []scanwarden.Cause{scanwarden.CauseEncryptionRequired}) {
 				t.Errorf("verdict %+v", r.Verdict)
 			}
 		}},
 		// The referral cannot be read: the fix says where Windows shows
 		// the target and why scanwarden does not know it.
-		{name: "ipc-refused", dest: "//" + lab.SMB2IP + ":4445/dfs/scans", user: "scanuser", want: CauseDFSLink, check: func(t *testing.T, r Report) {
+		{name: "ipc-refused", dest: "//" + lab.SMB2IP + ":4445/dfs/scans", user: "scanuser", want: scanwarden.CauseDFSLink, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepPath, StatusFail)
 			const why = "the tree connect to IPC$ answered STATUS_ACCESS_DENIED"
 			if s.Evidence["dfs_referral"] != "not read: "+why || s.Evidence["dfs_targets"] != nil ||
@@ -85,7 +85,7 @@ func TestLabDFSLink(t *testing.T) {
 				t.Errorf("evidence %v, verdict %+v", s.Evidence, r.Verdict)
 			}
 		}},
-		{name: "no-netdfs-pipe", dest: "//" + lab.SMB2IP + ":5445/dfs/scans", user: "scanuser", want: CauseDFSLink, check: func(t *testing.T, r Report) {
+		{name: "no-netdfs-pipe", dest: "//" + lab.SMB2IP + ":5445/dfs/scans", user: "scanuser", want: scanwarden.CauseDFSLink, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepPath, StatusFail)
 			if why, _ := s.Evidence["dfs_referral"].(string); !strings.Contains(why, `opening \pipe\netdfs answered STATUS_OBJECT_NAME_NOT_FOUND`) ||
 				!strings.Contains(r.Verdict.Fix, "Properties → DFS") {
@@ -115,7 +115,7 @@ func TestLabDFSReferralCost(t *testing.T) {
 		}
 		r = Run(context.Background(), tg, o)
 		took = time.Since(start)
-		if r.Verdict.Cause != CauseDFSLink {
+		if r.Verdict.Cause != scanwarden.CauseDFSLink {
 			t.Fatalf("verdict %s%s", r.Verdict.Cause, stepsString(r))
 		}
 		time.Sleep(100 * time.Millisecond) // the log-off on its way

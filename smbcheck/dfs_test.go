@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/msrpc"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -50,32 +51,32 @@ func TestReferredTargets(t *testing.T) {
 // The target to store: the first that works and is online, else the first
 // that works.
 func TestDFSPick(t *testing.T) {
-	tg := func(c Cause, offline bool) dfsTarget {
+	tg := func(c scanwarden.Cause, offline bool) dfsTarget {
 		return dfsTarget{unc: `\\` + string(c), offline: offline, report: Report{Verdict: Verdict{Cause: c, Summary: "Summary of " + string(c) + "."}}}
 	}
 	for _, c := range []struct {
 		targets []dfsTarget
 		want    int
 	}{
-		{[]dfsTarget{tg(CauseOK, false)}, 0},
-		{[]dfsTarget{tg(CauseShareNotFound, false), tg(CauseOK, false)}, 1},
-		{[]dfsTarget{tg(CauseOK, true), tg(CauseOK, false)}, 1},
-		{[]dfsTarget{tg(CauseOK, true), tg(CauseDiskFull, false)}, 0},
-		{[]dfsTarget{tg(CauseDiskFull, false), {unc: `\\unchecked`}}, -1},
+		{[]dfsTarget{tg(scanwarden.CauseOK, false)}, 0},
+		{[]dfsTarget{tg(scanwarden.CauseShareNotFound, false), tg(scanwarden.CauseOK, false)}, 1},
+		{[]dfsTarget{tg(scanwarden.CauseOK, true), tg(scanwarden.CauseOK, false)}, 1},
+		{[]dfsTarget{tg(scanwarden.CauseOK, true), tg(scanwarden.CauseDiskFull, false)}, 0},
+		{[]dfsTarget{tg(scanwarden.CauseDiskFull, false), {unc: `\\unchecked`}}, -1},
 	} {
 		if got := pick(c.targets); got != c.want {
 			t.Errorf("%v: pick %d, want %d", c.targets, got, c.want)
 		}
 	}
-	_, fix := dfsAdvice(`dfs\l`, `\\ns\dfs\l`, []dfsTarget{tg(CauseOK, true), tg(CauseShareNotFound, false), tg(CauseOK, false)})
+	_, fix := dfsAdvice(`dfs\l`, `\\ns\dfs\l`, []dfsTarget{tg(scanwarden.CauseOK, true), tg(scanwarden.CauseShareNotFound, false), tg(scanwarden.CauseOK, false)})
 	if !strings.HasPrefix(fix, `Store \\ok as`) || !strings.Contains(fix, `\\ok works but is offline in the namespace; \\share-not-found fails (share-not-found: Summary of share-not-found)`) {
 		t.Errorf("fix %q", fix)
 	}
-	detail, fix := dfsAdvice(`dfs\l`, `\\ns\dfs\l`, []dfsTarget{tg(CauseDiskFull, false), tg(CauseOK, false), tg(CauseOK, false), tg(CauseOK, false), {unc: `\\fifth`}})
+	detail, fix := dfsAdvice(`dfs\l`, `\\ns\dfs\l`, []dfsTarget{tg(scanwarden.CauseDiskFull, false), tg(scanwarden.CauseOK, false), tg(scanwarden.CauseOK, false), tg(scanwarden.CauseOK, false), {unc: `\\fifth`}})
 	if !strings.Contains(detail, `\\fifth (not checked)`) || !strings.Contains(detail, `\\disk-full (fails for this MFP: disk-full)`) || !strings.HasPrefix(fix, `Store \\ok`) {
 		t.Errorf("detail %q, fix %q", detail, fix)
 	}
-	_, fix = dfsAdvice(`dfs\l`, `\\ns\dfs\l`, []dfsTarget{tg(CauseDiskFull, false), tg(CauseDiskFull, false), tg(CauseDiskFull, false), tg(CauseDiskFull, false), {unc: `\\fifth`}})
+	_, fix = dfsAdvice(`dfs\l`, `\\ns\dfs\l`, []dfsTarget{tg(scanwarden.CauseDiskFull, false), tg(scanwarden.CauseDiskFull, false), tg(scanwarden.CauseDiskFull, false), tg(scanwarden.CauseDiskFull, false), {unc: `\\fifth`}})
 	if !strings.Contains(fix, "first make it work") || !strings.Contains(fix, "after the first 4 were not checked") {
 		t.Errorf("fix %q", fix)
 	}

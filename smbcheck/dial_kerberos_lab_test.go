@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jcmturner/gokrb5/v8/iana/errorcode"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -82,7 +83,7 @@ func TestLabDialKerberos(t *testing.T) {
 			t.Fatal("NTLM logged on to the server that refuses it")
 		}
 		var e *Error
-		if !errors.As(err, &e) || e.Cause != CauseNTLMBlocked || e.Status != ntstatus.NTLMBlocked || e.LogonFailed() {
+		if !errors.As(err, &e) || e.Cause != scanwarden.CauseNTLMBlocked || e.Status != ntstatus.NTLMBlocked || e.LogonFailed() {
 			t.Fatalf("err %v (%+v), want ntlm-blocked, not a logon failure", err, e)
 		}
 		if !slices.Equal(led.got, []OutcomeKind{Cancelled}) {
@@ -120,7 +121,7 @@ func TestLabDialKerberos(t *testing.T) {
 		led := &outcomeLedger{Ledger: &MemoryLedger{}}
 		_, err := dial(t, "kwrong@"+lab.DNSDomain2, "Wrong.Auto-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthAuto, led)
 		var e *Error
-		if !errors.As(err, &e) || e.Cause != CauseBadCredentials || e.Status == ntstatus.NTLMBlocked {
+		if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || e.Status == ntstatus.NTLMBlocked {
 			t.Fatalf("err %v, want bad-credentials from the KDC", err)
 		}
 		if led.sent != 1 || !slices.Equal(led.got, []OutcomeKind{Failed}) {
@@ -146,7 +147,7 @@ func TestLabDialKerberos(t *testing.T) {
 		pw := "Wrong.Pass-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 		_, err := dial(t, "kwrong@"+lab.DNSDomain2, pw, AuthKerberos, led)
 		var e *Error
-		if !errors.As(err, &e) || e.Cause != CauseBadCredentials || e.KDCError != errorcode.KDC_ERR_PREAUTH_FAILED || !e.LogonFailed() {
+		if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || e.KDCError != errorcode.KDC_ERR_PREAUTH_FAILED || !e.LogonFailed() {
 			t.Fatalf("err %v (%+v), want bad-credentials from KDC_ERR_PREAUTH_FAILED", err, e)
 		}
 		if strings.Contains(err.Error(), pw) {

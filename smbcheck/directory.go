@@ -3,6 +3,8 @@ package smbcheck
 import (
 	"context"
 	"time"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // Directory is what a check asks Active Directory. Package ad implements it;
@@ -34,7 +36,7 @@ type Account struct {
 	DNSDomain     string // e.g. kyolab.test
 	// Cause is the account's state as a cause: CauseOK when it can log on
 	// now, else account-disabled, account-locked, password-expired, ...
-	Cause Cause
+	Cause scanwarden.Cause
 	// Certain is true when Cause needs no logon to be sure (disabled,
 	// locked, expired, must change, workstation, hours); the check then
 	// reports it without replaying a logon.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -35,7 +36,7 @@ func TestLabEncryptionServerWide(t *testing.T) {
 	}
 	for _, c := range []labCase{
 		// Refused at the session setup: the session step names it.
-		{name: "smb21-no-encryption", dest: dest, user: "scanuser", opts: Options{Device: smb21}, want: CauseEncryptionRequired, check: func(t *testing.T, r Report) {
+		{name: "smb21-no-encryption", dest: dest, user: "scanuser", opts: Options{Device: smb21}, want: scanwarden.CauseEncryptionRequired, check: func(t *testing.T, r Report) {
 			required(t, r)
 			if s := stepIs(t, r, StepSession, StatusFail); !strings.Contains(s.Evidence["encryption"].(string), "every session") {
 				t.Errorf("session evidence %v", s.Evidence)
@@ -44,16 +45,16 @@ func TestLabEncryptionServerWide(t *testing.T) {
 		}},
 		// A wrong password is refused as such (LOGON_FAILURE), before the
 		// server looks at encryption.
-		{name: "smb21-wrong-password", dest: dest, user: "scanuser", pw: wrongPassword, opts: Options{Device: smb21}, want: CauseBadCredentials},
+		{name: "smb21-wrong-password", dest: dest, user: "scanuser", pw: wrongPassword, opts: Options{Device: smb21}, want: scanwarden.CauseBadCredentials},
 		// Refused at the session setup of the 3.0.2 client that asks in
 		// its place (tree.go, encryptionAsked).
-		{name: "smb311-no-encryption", dest: dest, user: "scanuser", opts: Options{Device: Device{MaxDialect: DialectSMB311, NoEncryption: true}}, want: CauseEncryptionRequired, check: func(t *testing.T, r Report) {
+		{name: "smb311-no-encryption", dest: dest, user: "scanuser", opts: Options{Device: Device{MaxDialect: DialectSMB311, NoEncryption: true}}, want: scanwarden.CauseEncryptionRequired, check: func(t *testing.T, r Report) {
 			required(t, r)
 			if ev, _ := stepIs(t, r, StepTree, StatusFail).Evidence["encryption"].(string); !strings.Contains(ev, "is refused") || strings.Contains(ev, "judged") {
 				t.Errorf("tree evidence %q", ev)
 			}
 		}},
-		{name: "own-client-ok", dest: dest, user: "scanuser", want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "own-client-ok", dest: dest, user: "scanuser", want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepWrite, StatusOK)
 		}},
 	} {
@@ -64,7 +65,7 @@ func TestLabEncryptionServerWide(t *testing.T) {
 	led := &MemoryLedger{}
 	o := Options{Device: smb21, Ledger: led, MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second}
 	for i := range 2 {
-		if r := Run(context.Background(), labTarget(t, lab, dest, "scanuser", ""), o); r.Verdict.Cause != CauseEncryptionRequired {
+		if r := Run(context.Background(), labTarget(t, lab, dest, "scanuser", ""), o); r.Verdict.Cause != scanwarden.CauseEncryptionRequired {
 			t.Errorf("run %d with one ledger: verdict %s (%s)", i+1, r.Verdict.Cause, r.Verdict.Summary)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -23,7 +24,7 @@ func TestLabNoEncryption311(t *testing.T) {
 	for _, c := range []labCase{
 		// smb2srv's sealed: required; a client without encryption is
 		// refused at the tree connect.
-		{name: "sealed", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: dev, want: CauseEncryptionRequired, check: func(t *testing.T, r Report) {
+		{name: "sealed", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: dev, want: scanwarden.CauseEncryptionRequired, check: func(t *testing.T, r Report) {
 			negotiated311(t, r)
 			s := stepIs(t, r, StepTree, StatusFail)
 			if ev, _ := s.Evidence["encryption"].(string); !strings.Contains(ev, "refused") || strings.Contains(ev, "judged") {
@@ -34,9 +35,9 @@ func TestLabNoEncryption311(t *testing.T) {
 			}
 		}},
 		// No dialect given: the library offers 3.1.1 as well.
-		{name: "sealed-no-dialect", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: Options{Device: Device{NoEncryption: true}}, want: CauseEncryptionRequired},
+		{name: "sealed-no-dialect", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: Options{Device: Device{NoEncryption: true}}, want: scanwarden.CauseEncryptionRequired},
 		// smb2srv's wished: desired; the MFP is let in unencrypted.
-		{name: "wished-ok", dest: "//" + lab.SMB2IP + "/wished", user: "scanuser", opts: dev, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "wished-ok", dest: "//" + lab.SMB2IP + "/wished", user: "scanuser", opts: dev, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			negotiated311(t, r)
 			s := stepIs(t, r, StepTree, StatusOK)
 			if ev, _ := s.Evidence["encryption"].(string); !strings.Contains(ev, "not required") {
@@ -44,7 +45,7 @@ func TestLabNoEncryption311(t *testing.T) {
 			}
 			stepIs(t, r, StepWrite, StatusOK)
 		}},
-		{name: "ordinary-share-ok", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: dev, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "ordinary-share-ok", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: dev, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			negotiated311(t, r)
 			if s := stepIs(t, r, StepTree, StatusOK); s.Evidence["encryption"] != nil {
 				t.Errorf("tree evidence %v", s.Evidence)
@@ -52,15 +53,15 @@ func TestLabNoEncryption311(t *testing.T) {
 		}},
 		// smb3only's sealed: no dialect below 3.1.1, so no client without
 		// encryption can be asked; the request is taken as a demand.
-		{name: "smb3only-sealed-judged", dest: "//" + lab.SMB2IP + ":1445/sealed", user: "scanuser", opts: dev, want: CauseEncryptionRequired, check: func(t *testing.T, r Report) {
+		{name: "smb3only-sealed-judged", dest: "//" + lab.SMB2IP + ":1445/sealed", user: "scanuser", opts: dev, want: scanwarden.CauseEncryptionRequired, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepTree, StatusFail)
 			if ev, _ := s.Evidence["encryption"].(string); !strings.Contains(ev, "judged from the server's request") {
 				t.Errorf("tree evidence %v", s.Evidence)
 			}
 		}},
-		{name: "smb3only-scans-ok", dest: "//" + lab.SMB2IP + ":1445/scans", user: "scanuser", opts: dev, want: CauseOK},
+		{name: "smb3only-scans-ok", dest: "//" + lab.SMB2IP + ":1445/scans", user: "scanuser", opts: dev, want: scanwarden.CauseOK},
 		// A device that encrypts is served on every one of them.
-		{name: "encrypting-sealed-ok", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: Options{Device: Device{MaxDialect: DialectSMB311}}, want: CauseOK},
+		{name: "encrypting-sealed-ok", dest: "//" + lab.SMB2IP + "/sealed", user: "scanuser", opts: Options{Device: Device{MaxDialect: DialectSMB311}}, want: scanwarden.CauseOK},
 	} {
 		t.Run(c.name, func(t *testing.T) { runLab(t, lab, c) })
 	}

@@ -12,12 +12,13 @@ package smbcheck
 import (
 	"context"
 	"encoding/binary"
-	"github.com/scanwarden/scanwarden"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/scanwarden/scanwarden"
 
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/internal/smbfake"
@@ -137,7 +138,7 @@ func TestNotSMBPortBanner(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	tg := Target{Host: "127.0.0.1", Port: port, Share: "scans", User: "alice"}
 	r := Run(t.Context(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 2 * time.Second})
-	if r.Verdict.Cause != CauseNotSMBPort {
+	if r.Verdict.Cause != scanwarden.CauseNotSMBPort {
 		t.Fatalf("verdict %s: %s", r.Verdict.Cause, r.Verdict.Summary)
 	}
 	if !strings.Contains(r.Verdict.Summary, "another protocol") || !strings.Contains(r.Verdict.Fix, "445 (or 139)") {
@@ -154,11 +155,11 @@ func TestNotSMBPortBanner(t *testing.T) {
 func TestFakeLogonRestrictions(t *testing.T) {
 	for _, tc := range []struct {
 		status ntstatus.Status
-		cause  Cause
+		cause  scanwarden.Cause
 		fix    string
 	}{
-		{ntstatus.AccountRestriction, CauseAccountRestricted, "Protected Users"},
-		{ntstatus.LogonTypeNotGranted, CauseLogonTypeNotGranted, "Deny access to this computer from the network"},
+		{ntstatus.AccountRestriction, scanwarden.CauseAccountRestricted, "Protected Users"},
+		{ntstatus.LogonTypeNotGranted, scanwarden.CauseLogonTypeNotGranted, "Deny access to this computer from the network"},
 	} {
 		t.Run(string(tc.cause), func(t *testing.T) {
 			f := startFakeWindows(t, tc.status)

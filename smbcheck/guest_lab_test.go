@@ -63,8 +63,8 @@ func TestLabGuest(t *testing.T) {
 		}
 	}
 	for _, c := range []labCase{
-		{name: "anonymous accepted, share takes guests", dest: guest + "/scans", user: "", pw: blank, want: CauseOK, check: anonymousOK},
-		{name: "anonymous accepted, share refuses guests", dest: guest + "/private", user: "", pw: blank, want: CauseGuestRefused, check: func(t *testing.T, r Report) {
+		{name: "anonymous accepted, share takes guests", dest: guest + "/scans", user: "", pw: blank, want: scanwarden.CauseOK, check: anonymousOK},
+		{name: "anonymous accepted, share refuses guests", dest: guest + "/private", user: "", pw: blank, want: scanwarden.CauseGuestRefused, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepSession, StatusWarn)
 			s := stepIs(t, r, StepTree, StatusFail)
 			if !strings.Contains(s.Detail, "takes no guests") {
@@ -72,7 +72,7 @@ func TestLabGuest(t *testing.T) {
 			}
 			bothWaysOut(t, r)
 		}},
-		{name: "unknown name mapped to guest, share takes guests", dest: guest + "/scans", user: "nosuchuser", pw: wrongPassword, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "unknown name mapped to guest, share takes guests", dest: guest + "/scans", user: "nosuchuser", pw: wrongPassword, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepSession, StatusWarn)
 			if s.Evidence["mapped_to_guest"] != true || !strings.Contains(s.Detail, "does not know the account nosuchuser") {
 				t.Errorf("session %q %v", s.Detail, s.Evidence)
@@ -81,26 +81,26 @@ func TestLabGuest(t *testing.T) {
 				t.Errorf("verdict summary %q", r.Verdict.Summary)
 			}
 		}},
-		{name: "unknown name mapped to guest, share refuses guests", dest: guest + "/private", user: "nosuchuser", pw: wrongPassword, want: CauseUnknownUser, check: func(t *testing.T, r Report) {
+		{name: "unknown name mapped to guest, share refuses guests", dest: guest + "/private", user: "nosuchuser", pw: wrongPassword, want: scanwarden.CauseUnknownUser, check: func(t *testing.T, r Report) {
 			if !strings.Contains(r.Verdict.Summary, "does not know the account nosuchuser") {
 				t.Errorf("verdict summary %q", r.Verdict.Summary)
 			}
 		}},
-		{name: "named account on the guest server", dest: guest + "/private", user: "scanuser", want: CauseOK},
-		{name: "DC: anonymous session, no guest share", dest: "//" + lab.DCHost + "/scans", user: "", pw: blank, want: CauseGuestRefused, check: bothWaysOut},
-		{name: "signing required: anonymous refused by the share", dest: "//" + lab.SignIP + "/scans", user: "", pw: blank, want: CauseGuestRefused, check: func(t *testing.T, r Report) {
+		{name: "named account on the guest server", dest: guest + "/private", user: "scanuser", want: scanwarden.CauseOK},
+		{name: "DC: anonymous session, no guest share", dest: "//" + lab.DCHost + "/scans", user: "", pw: blank, want: scanwarden.CauseGuestRefused, check: bothWaysOut},
+		{name: "signing required: anonymous refused by the share", dest: "//" + lab.SignIP + "/scans", user: "", pw: blank, want: scanwarden.CauseGuestRefused, check: func(t *testing.T, r Report) {
 			if !strings.Contains(r.Verdict.Summary, "requires SMB signing") {
 				t.Errorf("summary does not name signing: %s", r.Verdict.Summary)
 			}
 		}},
-		{name: "signing required: a guest share lets the anonymous session in", dest: "//" + lab.SignIP + "/public", user: "", pw: blank, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "signing required: a guest share lets the anonymous session in", dest: "//" + lab.SignIP + "/public", user: "", pw: blank, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			anonymousOK(t, r)
 			if s := r.Step(StepSession); !strings.Contains(s.Detail, "signing") {
 				t.Errorf("session detail does not warn about signing: %s", s.Detail)
 			}
 		}},
-		{name: "SMB1: anonymous session, no guest share", dest: "//" + lab.SMB1IP + "/scans", user: "", pw: blank, opts: Options{Device: Device{SMB1Only: true}}, want: CauseGuestRefused},
-		{name: "blank password on a standalone account", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", pw: blank, want: CauseBadCredentials, check: func(t *testing.T, r Report) {
+		{name: "SMB1: anonymous session, no guest share", dest: "//" + lab.SMB1IP + "/scans", user: "", pw: blank, opts: Options{Device: Device{SMB1Only: true}}, want: scanwarden.CauseGuestRefused},
+		{name: "blank password on a standalone account", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", pw: blank, want: scanwarden.CauseBadCredentials, check: func(t *testing.T, r Report) {
 			if s := r.Step(StepForms); s == nil || s.Evidence["password"] != "empty" || !strings.Contains(r.Verdict.Fix, "Login Password") {
 				t.Errorf("forms %+v, fix %q", s, r.Verdict.Fix)
 			}
@@ -116,7 +116,7 @@ func TestLabGuest(t *testing.T) {
 func TestLabBlankPasswordDomainAccount(t *testing.T) {
 	lab := testlab.Require(t)
 	led := &countingLedger{Ledger: &MemoryLedger{}}
-	runGuestCase(t, lab, labCase{dest: "//" + lab.DCHost + "/scans", user: lab.Domain + `\badpw6`, pw: blank, opts: Options{Ledger: led}, want: CauseBadCredentials, check: func(t *testing.T, r Report) {
+	runGuestCase(t, lab, labCase{dest: "//" + lab.DCHost + "/scans", user: lab.Domain + `\badpw6`, pw: blank, opts: Options{Ledger: led}, want: scanwarden.CauseBadCredentials, check: func(t *testing.T, r Report) {
 		if !strings.Contains(r.Verdict.Summary, "Login Password is empty") {
 			t.Errorf("summary %q", r.Verdict.Summary)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/iana/nametype"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -54,7 +55,7 @@ type krbResult struct {
 	offset    time.Duration
 	hasOffset bool
 	code      int32 // the KDC's KRB-ERROR code (0: none)
-	cause     Cause
+	cause     scanwarden.Cause
 	detail    string
 	sess      *smbconn.Conn
 	refused   *Refusal
@@ -80,7 +81,7 @@ func (k *krbResult) evidence(ev Evidence) {
 	if k.code != 0 {
 		ev["krb_error"] = errorcode.Lookup(k.code)
 	}
-	if k.detail != "" && k.cause != CauseOK {
+	if k.detail != "" && k.cause != scanwarden.CauseOK {
 		ev["kerberos_detail"] = k.detail
 	}
 }
@@ -278,28 +279,28 @@ func krbCode(err error) int32 {
 }
 
 // krbCause names a KDC's refusal of the client.
-func (c krbLogon) krbCause(code int32) (Cause, string) {
+func (c krbLogon) krbCause(code int32) (scanwarden.Cause, string) {
 	switch code {
 	case errorcode.KDC_ERR_PREAUTH_FAILED:
-		return CauseBadCredentials, "the KDC refuses the password (KDC_ERR_PREAUTH_FAILED)"
+		return scanwarden.CauseBadCredentials, "the KDC refuses the password (KDC_ERR_PREAUTH_FAILED)"
 	case errorcode.KDC_ERR_C_PRINCIPAL_UNKNOWN:
-		return CauseUnknownUser, "the KDC knows no such principal (KDC_ERR_C_PRINCIPAL_UNKNOWN)"
+		return scanwarden.CauseUnknownUser, "the KDC knows no such principal (KDC_ERR_C_PRINCIPAL_UNKNOWN)"
 	case errorcode.KDC_ERR_CLIENT_REVOKED:
-		if c.account != nil && c.account.Found && c.account.Cause != CauseOK && c.account.Cause != "" {
+		if c.account != nil && c.account.Found && c.account.Cause != scanwarden.CauseOK && c.account.Cause != "" {
 			return c.account.Cause, fmt.Sprintf("the KDC refuses the account (KDC_ERR_CLIENT_REVOKED); the directory says: %s", c.account.Summary)
 		}
-		return CauseAccountDisabled, "the KDC refuses the account (KDC_ERR_CLIENT_REVOKED): it is disabled, locked out or expired (set [ad] to tell which)"
+		return scanwarden.CauseAccountDisabled, "the KDC refuses the account (KDC_ERR_CLIENT_REVOKED): it is disabled, locked out or expired (set [ad] to tell which)"
 	case errorcode.KDC_ERR_KEY_EXPIRED:
-		if c.account != nil && c.account.Cause == CausePasswordMustChange {
-			return CausePasswordMustChange, "the account must change its password (KDC_ERR_KEY_EXPIRED)"
+		if c.account != nil && c.account.Cause == scanwarden.CausePasswordMustChange {
+			return scanwarden.CausePasswordMustChange, "the account must change its password (KDC_ERR_KEY_EXPIRED)"
 		}
-		return CausePasswordExpired, "the account's password has expired (KDC_ERR_KEY_EXPIRED)"
+		return scanwarden.CausePasswordExpired, "the account's password has expired (KDC_ERR_KEY_EXPIRED)"
 	case errorcode.KRB_AP_ERR_SKEW:
-		return CauseClockSkew, "the KDC refuses the logon: the clocks differ by more than 5 minutes (KRB_AP_ERR_SKEW)"
+		return scanwarden.CauseClockSkew, "the KDC refuses the logon: the clocks differ by more than 5 minutes (KRB_AP_ERR_SKEW)"
 	case errorcode.KDC_ERR_S_PRINCIPAL_UNKNOWN:
-		return CauseKerberosNeedsName, "the KDC knows no service principal for this host (KDC_ERR_S_PRINCIPAL_UNKNOWN)"
+		return scanwarden.CauseKerberosNeedsName, "the KDC knows no service principal for this host (KDC_ERR_S_PRINCIPAL_UNKNOWN)"
 	}
-	return CauseUnknown, fmt.Sprintf("the KDC answers %s", errorcode.Lookup(code))
+	return scanwarden.CauseUnknown, fmt.Sprintf("the KDC answers %s", errorcode.Lookup(code))
 }
 
 // try logs on with the stored password over Kerberos, as a
@@ -340,14 +341,14 @@ func (c krbLogon) try(ctx context.Context) *krbResult {
 // the account before any password is sent.
 func (c krbLogon) krbFindKDC(ctx context.Context, k *krbResult, realm, user string) ([]string, bool) {
 	if realm == "" {
-		k.cause, k.fallback = CauseKDCUnreachable, true
+		k.cause, k.fallback = scanwarden.CauseKDCUnreachable, true
 		k.detail = "no Kerberos realm is known: the user name has no UPN suffix, the server names no DNS domain and [ad] is not set"
 		return nil, false
 	}
 	k.realm, k.principal = realm, user+"@"+realm
 	kdcs, source, err := c.kdcs(ctx, realm)
 	if err != nil {
-		k.cause, k.fallback = CauseKDCUnreachable, true
+		k.cause, k.fallback = scanwarden.CauseKDCUnreachable, true
 		k.detail = fmt.Sprintf("no KDC of realm %s is known: %s", realm, err.Error())
 		return nil, false
 	}
@@ -355,7 +356,7 @@ func (c krbLogon) krbFindKDC(ctx context.Context, k *krbResult, realm, user stri
 	kdc, code, offset, hasOffset, tried, err := kdcClock(ctx, kdcs, realm, user, c.o.StepTimeout, c.o.Now)
 	k.tried, k.kdc, k.offset, k.hasOffset = tried, kdc, offset, hasOffset
 	if err != nil {
-		k.cause, k.fallback = CauseKDCUnreachable, true
+		k.cause, k.fallback = scanwarden.CauseKDCUnreachable, true
 		k.detail = fmt.Sprintf("no KDC of realm %s answers (%s): %s", realm, source, err.Error())
 		return nil, false
 	}
@@ -375,19 +376,19 @@ func (c krbLogon) krbFindKDC(ctx context.Context, k *krbResult, realm, user stri
 func (c krbLogon) krbReserve(ctx context.Context, k *krbResult, realm, user string) (int64, bool) {
 	key, err := c.ledger.Key(ctx)
 	if err != nil {
-		k.cause, k.detail = CauseUnknown, "failure ledger: "+err.Error()
+		k.cause, k.detail = scanwarden.CauseUnknown, "failure ledger: "+err.Error()
 		return 0, false
 	}
 	f := Form{Kind: "kerberos", User: user, Domain: realm, Typed: k.principal}
 	a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key) + "|kerberos", Typed: k.principal + " (Kerberos)", At: c.o.Now()}
 	id, refused, err := c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
 	if err != nil {
-		k.cause, k.detail = CauseUnknown, "failure ledger: "+err.Error()
+		k.cause, k.detail = scanwarden.CauseUnknown, "failure ledger: "+err.Error()
 		return 0, false
 	}
 	if refused != nil {
 		k.refused = refused
-		k.cause = CauseUnknown
+		k.cause = scanwarden.CauseUnknown
 		if refused.Last != nil && refused.Last.Cause != "" {
 			k.cause = refused.Last.Cause
 		}
@@ -406,12 +407,12 @@ func (c krbLogon) krbLogin(ctx context.Context, k *krbResult, cl *krbclient.Clie
 		k.code = krbCode(loginErr)
 		out := Outcome{Kind: Failed, Status: "Kerberos"}
 		if k.code == 0 {
-			k.cause, k.detail = CauseKDCUnreachable, "the AS exchange failed: "+loginErr.Error()
+			k.cause, k.detail = scanwarden.CauseKDCUnreachable, "the AS exchange failed: "+loginErr.Error()
 			k.fallback = true
 		} else {
 			k.cause, k.detail = c.krbCause(k.code)
 			out.Status = errorcode.Lookup(k.code)
-			k.fallback = k.cause == CauseClockSkew
+			k.fallback = k.cause == scanwarden.CauseClockSkew
 		}
 		out.Cause = k.cause
 		if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
@@ -432,9 +433,9 @@ func (c krbLogon) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Cl
 		k.code = krbCode(err)
 		k.cause, k.detail = c.krbCause(k.code)
 		if k.code == 0 {
-			k.cause, k.detail = CauseKDCUnreachable, "the service ticket exchange failed: "+err.Error()
+			k.cause, k.detail = scanwarden.CauseKDCUnreachable, "the service ticket exchange failed: "+err.Error()
 		}
-		if k.cause == CauseKerberosNeedsName {
+		if k.cause == scanwarden.CauseKerberosNeedsName {
 			k.detail = fmt.Sprintf("the password is right, but the KDC has no ticket for %s: %s", k.spn, k.detail)
 		}
 		k.fallback = true
@@ -444,7 +445,7 @@ func (c krbLogon) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Cl
 	defer cancel()
 	conn, err := smbconn.DialTCP(dctx, c.addr, c.t.port())
 	if err != nil {
-		k.cause, k.detail = CauseHostUnreachable, err.Error()
+		k.cause, k.detail = scanwarden.CauseHostUnreachable, err.Error()
 		return
 	}
 	ki := &smb2.Krb5Initiator{Client: cl, TargetSPN: k.spn}
@@ -455,7 +456,7 @@ func (c krbLogon) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Cl
 		k.detail = "the SMB session setup with the Kerberos ticket failed: " + err.Error()
 		return
 	}
-	k.sess, k.cause = sess, CauseOK
+	k.sess, k.cause = sess, scanwarden.CauseOK
 	k.detail = fmt.Sprintf("logged on as %s over Kerberos (KDC %s)", k.principal, k.kdc)
 }
 

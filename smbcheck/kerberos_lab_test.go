@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -108,7 +109,7 @@ func testLabKerberos(t *testing.T, blocked bool) {
 	dest := "//" + lab.DC2Host + "/scans"
 	kw0, ks0 := badPwdCount(t, lab, "kwrong"), badPwdCount(t, lab, "kskew")
 	wrong := 0
-	run := func(t *testing.T, dest, user, pw string, auth Auth, o Options, want Cause) Report {
+	run := func(t *testing.T, dest, user, pw string, auth Auth, o Options, want scanwarden.Cause) Report {
 		t.Helper()
 		if o.Resolver == nil {
 			o.Resolver = res
@@ -150,13 +151,13 @@ func testLabKerberos(t *testing.T, blocked bool) {
 	}
 }
 
-type runFn func(t *testing.T, dest, user, pw string, auth Auth, o Options, want Cause) Report
+type runFn func(t *testing.T, dest, user, pw string, auth Auth, o Options, want scanwarden.Cause) Report
 type evFn func(t *testing.T, r Report, key string, want any)
 
 func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, sessionEv evFn, wrong *int) {
 	t.Run("ntlm-blocked, password right", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &MemoryLedger{}}
-		r := run(t, dest, lab.Domain2+`\kim`, "", AuthNTLM, Options{Ledger: led}, CauseNTLMBlocked)
+		r := run(t, dest, lab.Domain2+`\kim`, "", AuthNTLM, Options{Ledger: led}, scanwarden.CauseNTLMBlocked)
 		sessionEv(t, r, "kerberos", "ok")
 		sessionEv(t, r, "kerberos_realm", lab.Realm2)
 		sessionEv(t, r, "kerberos_kdc_source", "DNS SRV _kerberos._tcp."+lab.DNSDomain2)
@@ -174,23 +175,23 @@ func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, se
 	})
 	t.Run("ntlm-blocked, password wrong", func(t *testing.T) {
 		*wrong++
-		r := run(t, dest, lab.Domain2+`\kwrong`, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthNTLM, Options{}, CauseNTLMBlocked)
+		r := run(t, dest, lab.Domain2+`\kwrong`, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
 		sessionEv(t, r, "kerberos", "bad-credentials")
-		if !slices.Contains(r.Verdict.Also, CauseBadCredentials) || !strings.Contains(r.Verdict.Summary, "password is wrong") ||
+		if !slices.Contains(r.Verdict.Also, scanwarden.CauseBadCredentials) || !strings.Contains(r.Verdict.Summary, "password is wrong") ||
 			!strings.Contains(r.Verdict.Fix, "Login Password") || !strings.Contains(r.Verdict.Fix, "NTLM exceptions") {
 			t.Errorf("verdict %+v", r.Verdict)
 		}
 		stepIs(t, r, StepTree, StatusSkipped)
 	})
 	t.Run("ntlm-blocked, UPN", func(t *testing.T) {
-		r := run(t, dest, "kim@"+lab.DNSDomain2, "", AuthNTLM, Options{}, CauseNTLMBlocked)
+		r := run(t, dest, "kim@"+lab.DNSDomain2, "", AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
 		sessionEv(t, r, "kerberos", "ok")
 		sessionEv(t, r, "kerberos_principal", "kim@"+lab.Realm2)
 	})
 	t.Run("a third check after two NTLM refusals is replayed", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &MemoryLedger{}}
 		for i := 1; i <= 3; i++ {
-			r := run(t, dest, lab.Domain2+`\kim`, "", AuthNTLM, Options{Ledger: led, MaxFailures: 2, NoWrite: true}, CauseNTLMBlocked)
+			r := run(t, dest, lab.Domain2+`\kim`, "", AuthNTLM, Options{Ledger: led, MaxFailures: 2, NoWrite: true}, scanwarden.CauseNTLMBlocked)
 			sessionEv(t, r, "kerberos", "ok")
 			if s := r.Step(StepSession); s.Evidence["not_replayed"] != nil {
 				t.Fatalf("check %d not replayed: %v", i, s.Evidence["not_replayed"])
@@ -213,7 +214,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 				}
 			}
 		}
-		r := run(t, dest, lab.Domain2+`\kim`, "", AuthKerberos, o, CauseOK)
+		r := run(t, dest, lab.Domain2+`\kim`, "", AuthKerberos, o, scanwarden.CauseOK)
 		sessionEv(t, r, "kerberos", "ok")
 		stepIs(t, r, StepWrite, StatusOK)
 		if r.Canary != "" {
@@ -230,7 +231,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 		}
 	})
 	t.Run("auth kerberos to the address", func(t *testing.T) {
-		r := run(t, "//"+lab.DC2IP+"/scans", lab.Domain2+`\kim`, "", AuthKerberos, Options{}, CauseKerberosNeedsName)
+		r := run(t, "//"+lab.DC2IP+"/scans", lab.Domain2+`\kim`, "", AuthKerberos, Options{}, scanwarden.CauseKerberosNeedsName)
 		if !strings.Contains(r.Verdict.Fix, lab.DC2Host) {
 			t.Errorf("fix does not name %s: %s", lab.DC2Host, r.Verdict.Fix)
 		}
@@ -238,26 +239,26 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 	})
 	t.Run("auth kerberos, wrong password", func(t *testing.T) {
 		*wrong++
-		r := run(t, dest, "kwrong@"+lab.DNSDomain2, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthKerberos, Options{}, CauseBadCredentials)
+		r := run(t, dest, "kwrong@"+lab.DNSDomain2, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthKerberos, Options{}, scanwarden.CauseBadCredentials)
 		sessionEv(t, r, "krb_error", "(24) KDC_ERR_PREAUTH_FAILED Pre-authentication information was invalid")
 	})
 	t.Run("unknown principal", func(t *testing.T) {
-		r := run(t, dest, "nosuchkrb@"+lab.DNSDomain2, "", AuthKerberos, Options{}, CauseUnknownUser)
+		r := run(t, dest, "nosuchkrb@"+lab.DNSDomain2, "", AuthKerberos, Options{}, scanwarden.CauseUnknownUser)
 		sessionEv(t, r, "krb_error", "(6) KDC_ERR_C_PRINCIPAL_UNKNOWN Client not found in Kerberos database")
 	})
 	t.Run("disabled account", func(t *testing.T) {
-		r := run(t, dest, lab.Domain2+`\kdis`, "", AuthKerberos, Options{}, CauseAccountDisabled)
-		sessionEv(t, r, "kerberos", string(CauseAccountDisabled))
+		r := run(t, dest, lab.Domain2+`\kdis`, "", AuthKerberos, Options{}, scanwarden.CauseAccountDisabled)
+		sessionEv(t, r, "kerberos", string(scanwarden.CauseAccountDisabled))
 	})
 	t.Run("disabled account, ntlm", func(t *testing.T) {
-		r := run(t, dest, lab.Domain2+`\kdis`, "", AuthNTLM, Options{}, CauseNTLMBlocked)
-		sessionEv(t, r, "kerberos", string(CauseAccountDisabled))
-		if !slices.Contains(r.Verdict.Also, CauseAccountDisabled) {
+		r := run(t, dest, lab.Domain2+`\kdis`, "", AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
+		sessionEv(t, r, "kerberos", string(scanwarden.CauseAccountDisabled))
+		if !slices.Contains(r.Verdict.Also, scanwarden.CauseAccountDisabled) {
 			t.Errorf("also %v, want account-disabled", r.Verdict.Also)
 		}
 	})
 	t.Run("clock skew", func(t *testing.T) {
-		r := run(t, dest, lab.Domain2+`\kskew`, "", AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.KDCSkewIP}}, CauseClockSkew)
+		r := run(t, dest, lab.Domain2+`\kskew`, "", AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.KDCSkewIP}}, scanwarden.CauseClockSkew)
 		s := r.Step(StepSession)
 		off, ok := s.Evidence["kdc_clock_offset_s"].(int64)
 		if !ok || off < 540 || off > 660 {
@@ -270,7 +271,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 		t.Logf("%s: %s\nfix: %s", r.Verdict.Cause, r.Verdict.Summary, r.Verdict.Fix)
 	})
 	t.Run("no KDC", func(t *testing.T) {
-		r := run(t, dest, lab.Domain2+`\kim`, "", AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.GhostIP}}, CauseKDCUnreachable)
+		r := run(t, dest, lab.Domain2+`\kim`, "", AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.GhostIP}}, scanwarden.CauseKDCUnreachable)
 		if !strings.Contains(r.Verdict.Summary, lab.GhostIP) {
 			t.Errorf("summary does not name what was tried: %s", r.Verdict.Summary)
 		}
@@ -278,7 +279,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 	t.Run("auto falls back to NTLM on dc1", func(t *testing.T) {
 		// dc1's realm has SRV records in dc1's DNS (the system resolver);
 		// to its address Kerberos has no ticket, so NTLM logs on.
-		r := run(t, "//"+lab.DCIP+"/scans", lab.Domain+`\alice`, "", AuthAuto, Options{Resolver: net.DefaultResolver, NoWrite: true}, CauseOK)
-		sessionEv(t, r, "kerberos", string(CauseKerberosNeedsName))
+		r := run(t, "//"+lab.DCIP+"/scans", lab.Domain+`\alice`, "", AuthAuto, Options{Resolver: net.DefaultResolver, NoWrite: true}, scanwarden.CauseOK)
+		sessionEv(t, r, "kerberos", string(scanwarden.CauseKerberosNeedsName))
 	})
 }

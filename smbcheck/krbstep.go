@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // stepSessionKerberos is the session step of a Kerberos-capable MFP. One
@@ -69,25 +71,25 @@ func (c sessionStep) ntlmBlocked(ctx context.Context, s *stepState) bool {
 	case k.sess != nil:
 		c.sess = k.sess
 		c.form = storedForm(c.t.User)
-		c.fail(s, CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; the stored password is right: over Kerberos %s logs on (the steps below run over that Kerberos session)", k.principal), fix)
+		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; the stored password is right: over Kerberos %s logs on (the steps below run over that Kerberos session)", k.principal), fix)
 		return true
 	case k.refused != nil:
-		c.fail(s, CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; whether the stored password is right is not known: the Kerberos try was not sent (%s)", k.refused.Reason), fix)
+		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; whether the stored password is right is not known: the Kerberos try was not sent (%s)", k.refused.Reason), fix)
 		return false
 	}
 	detail, kfix := c.krbFailure(k)
-	if k.cause == CauseBadCredentials {
+	if k.cause == scanwarden.CauseBadCredentials {
 		c.also = append(c.also, k.cause)
-		c.fail(s, CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses, and the stored password is wrong: over Kerberos %s", detail),
+		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses, and the stored password is wrong: over Kerberos %s", detail),
 			"Two things to fix. The password: re-enter the destination's Login Password on the MFP (Command Center RX → Address Book) with the account's current password. And NTLM: "+fix)
 		return false
 	}
-	if k.cause != CauseKDCUnreachable && k.cause != CauseUnknown && k.cause != CauseKerberosNeedsName && k.cause != CauseClockSkew {
+	if k.cause != scanwarden.CauseKDCUnreachable && k.cause != scanwarden.CauseUnknown && k.cause != scanwarden.CauseKerberosNeedsName && k.cause != scanwarden.CauseClockSkew {
 		// An account state the admin must fix as well.
 		c.also = append(c.also, k.cause)
 		fix = "Two things to fix. The account: " + kfix + " And NTLM: " + fix
 	}
-	c.fail(s, CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; over Kerberos: %s", detail), fix)
+	c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; over Kerberos: %s", detail), fix)
 	return false
 }
 
@@ -109,7 +111,7 @@ func (c sessionStep) ntlmBlockedFix() string {
 func (c sessionStep) krbFailure(k *krbResult) (detail, fix string) {
 	detail = k.detail
 	switch k.cause {
-	case CauseKerberosNeedsName:
+	case scanwarden.CauseKerberosNeedsName:
 		name := ""
 		if c.server != nil && c.server.DNSComputer != "" {
 			name = c.server.DNSComputer
@@ -120,12 +122,12 @@ func (c sessionStep) krbFailure(k *krbResult) (detail, fix string) {
 		} else {
 			fix = "Enter the server's full DNS name as the destination's Host Name on the MFP (the name its computer account has in the domain)."
 		}
-	case CauseClockSkew:
+	case scanwarden.CauseClockSkew:
 		if k.hasOffset {
 			detail = fmt.Sprintf("%s; the KDC's clock is %+d s off this box's (Kerberos allows %d s)", detail, int64(k.offset.Round(time.Second)/time.Second), int64(maxSkew/time.Second))
 		}
 		fix = "Set the MFP's clock right and give it an NTP server — the domain controller (Command Center RX → Device Settings → Date/Time → NTP Server); check this box's and the domain controller's clocks too."
-	case CauseKDCUnreachable:
+	case scanwarden.CauseKDCUnreachable:
 		fix = fmt.Sprintf("Give the MFP a DNS server that has the _kerberos SRV records of %s (the domain's DNS) and check that TCP/UDP 88 to a domain controller is open; or set scanwarden's [ad] host so it can find a KDC.", orWord(k.realm, "the realm"))
 	default:
 		fix = c.accountFix(k.cause)

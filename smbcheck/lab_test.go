@@ -29,7 +29,7 @@ type labCase struct {
 	pw    string // "" = the lab password
 	ws    string // workstation the MFP sends ("" = default)
 	opts  Options
-	want  Cause
+	want  scanwarden.Cause
 	check func(t *testing.T, r Report)
 }
 
@@ -107,7 +107,7 @@ func TestLabCauses(t *testing.T) {
 	dc := "//" + lab.DCHost
 	labFolder(t, lab, "alice")
 	cases := []labCase{
-		{name: "ok", dest: dc + "/scans", user: lab.Domain + `\alice`, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "ok", dest: dc + "/scans", user: lab.Domain + `\alice`, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			for _, id := range []string{StepName, StepTCP, StepNegotiate, StepSession, StepTree, StepPath, StepWrite} {
 				if s := r.Step(id); s == nil || (s.Status != StatusOK && s.Status != StatusSkipped) {
 					t.Errorf("step %s not ok:%s", id, stepsString(r))
@@ -120,53 +120,53 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("canary left behind: %s", r.Canary)
 			}
 		}},
-		{name: "ok-bare-user-subfolder", dest: dc + "/scans/alice", user: "alice", want: CauseOK},
-		{name: "ok-port-139", dest: dc + ":139/scans", user: "alice", want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "ok-bare-user-subfolder", dest: dc + "/scans/alice", user: "alice", want: scanwarden.CauseOK},
+		{name: "ok-port-139", dest: dc + ":139/scans", user: "alice", want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			if s := stepIs(t, r, StepTCP, StatusOK); s.Evidence["port"] != 139 {
 				t.Errorf("tcp evidence %v", s.Evidence)
 			}
 		}},
-		{name: "bare-name-only-via-search", dest: "//dc1/scans", user: "alice", want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "bare-name-only-via-search", dest: "//dc1/scans", user: "alice", want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusWarn)
 			if s.Evidence["resolved_as"] != "dc1."+lab.DNSDomain {
 				t.Errorf("name evidence %v", s.Evidence)
 			}
 		}},
-		{name: "name-unresolved", dest: "//nosuchhost." + lab.DNSDomain + "/scans", user: "alice", want: CauseNameUnresolved, check: func(t *testing.T, r Report) {
+		{name: "name-unresolved", dest: "//nosuchhost." + lab.DNSDomain + "/scans", user: "alice", want: scanwarden.CauseNameUnresolved, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepTCP, StatusSkipped)
 			if r.Verdict.KyoceraCode != "1101" {
 				t.Errorf("code %s", r.Verdict.KyoceraCode)
 			}
 		}},
-		{name: "name-unresolved-bare-known-domain", dest: "//nosuchhost/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, DNSDomains: []string{lab.DNSDomain}}, want: CauseNameUnresolved},
-		{name: "bare-resolves-under-domain", dest: "//dc1/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, DNSDomains: []string{lab.DNSDomain}, resolvConf: os.DevNull, Resolver: noSearchResolver{}}, want: CauseNameUnresolved, check: func(t *testing.T, r Report) {
+		{name: "name-unresolved-bare-known-domain", dest: "//nosuchhost/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, DNSDomains: []string{lab.DNSDomain}}, want: scanwarden.CauseNameUnresolved},
+		{name: "bare-resolves-under-domain", dest: "//dc1/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, DNSDomains: []string{lab.DNSDomain}, resolvConf: os.DevNull, Resolver: noSearchResolver{}}, want: scanwarden.CauseNameUnresolved, check: func(t *testing.T, r Report) {
 			if !strings.Contains(r.Verdict.Fix, "dc1."+lab.DNSDomain) {
 				t.Errorf("fix does not name the full name: %s", r.Verdict.Fix)
 			}
 		}},
-		{name: "host-unreachable", dest: "//" + lab.GhostIP + "/scans", user: "alice", want: CauseHostUnreachable, check: func(t *testing.T, r Report) {
+		{name: "host-unreachable", dest: "//" + lab.GhostIP + "/scans", user: "alice", want: scanwarden.CauseHostUnreachable, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepTCP, StatusFail)
 			if s.Evidence["errno"] != "ECONNREFUSED" || s.Evidence["port_139"] == nil {
 				t.Errorf("tcp evidence %v", s.Evidence)
 			}
 		}},
-		{name: "not-smb-port-ldap", dest: "//" + lab.DCIP + ":389/scans", user: "alice", want: CauseNotSMBPort, check: notSMBPortAt(389, 445)},
-		{name: "not-smb-port-dns", dest: "//" + lab.DCIP + ":53/scans", user: "alice", want: CauseNotSMBPort, check: notSMBPortAt(53, 445)},
-		{name: "not-smb-port-smb1-device", dest: "//" + lab.DCIP + ":389/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}}, want: CauseNotSMBPort, check: notSMBPortAt(389, 445)},
-		{name: "timeout", dest: "//" + lab.TarpitIP + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, StepTimeout: 1500 * time.Millisecond}, want: CauseTimeout, check: func(t *testing.T, r Report) {
+		{name: "not-smb-port-ldap", dest: "//" + lab.DCIP + ":389/scans", user: "alice", want: scanwarden.CauseNotSMBPort, check: notSMBPortAt(389, 445)},
+		{name: "not-smb-port-dns", dest: "//" + lab.DCIP + ":53/scans", user: "alice", want: scanwarden.CauseNotSMBPort, check: notSMBPortAt(53, 445)},
+		{name: "not-smb-port-smb1-device", dest: "//" + lab.DCIP + ":389/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}}, want: scanwarden.CauseNotSMBPort, check: notSMBPortAt(389, 445)},
+		{name: "timeout", dest: "//" + lab.TarpitIP + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, StepTimeout: 1500 * time.Millisecond}, want: scanwarden.CauseTimeout, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepNegotiate, StatusFail)
 		}},
-		{name: "smb1-only-server", dest: "//" + lab.SMB1IP + "/scans", user: "scanuser", want: CauseSMB1OnlyServer, check: func(t *testing.T, r Report) {
+		{name: "smb1-only-server", dest: "//" + lab.SMB1IP + "/scans", user: "scanuser", want: scanwarden.CauseSMB1OnlyServer, check: func(t *testing.T, r Report) {
 			if r.Server == nil || !r.Server.SMB1 || r.Server.SMB2 {
 				t.Errorf("server info %+v", r.Server)
 			}
 		}},
-		{name: "smb1-refused", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}}, want: CauseSMB1Refused},
+		{name: "smb1-refused", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}}, want: scanwarden.CauseSMB1Refused},
 		{name: "smb1-device-ok-on-smb1-server", dest: "//" + lab.SMB1IP + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{SMB1Only: true}},
 			// The pair works over SMB1: replayed over SMB1 to the canary.
-			want: CauseOK},
-		{name: "smb2-only-server-ok", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", want: CauseOK},
-		{name: "signing-info", dest: "//" + lab.SignIP + "/scans", user: "scanuser", want: CauseOK, check: func(t *testing.T, r Report) {
+			want: scanwarden.CauseOK},
+		{name: "smb2-only-server-ok", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", want: scanwarden.CauseOK},
+		{name: "signing-info", dest: "//" + lab.SignIP + "/scans", user: "scanuser", want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			// Information, not a warning: an MFP that cannot sign is
 			// judged with Device.NoSigning (signing-required below).
 			s := stepIs(t, r, StepNegotiate, StatusOK)
@@ -174,14 +174,14 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("signing: %v / %s / %s", s.Evidence, s.Detail, r.Verdict.Summary)
 			}
 		}},
-		{name: "guest-session", dest: "//guestsrv." + lab.DNSDomain + "/scans", user: "nosuchuser", pw: "whatever", want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "guest-session", dest: "//guestsrv." + lab.DNSDomain + "/scans", user: "nosuchuser", pw: "whatever", want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepSession, StatusWarn)
 			if s.Evidence["guest"] != true || !strings.Contains(r.Verdict.Summary, "as guest") {
 				t.Errorf("guest session not reported: %v / %s", s.Evidence, r.Verdict.Summary)
 			}
 		}},
-		{name: "signing-required", dest: "//" + lab.SignIP + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{NoSigning: true}}, want: CauseSigningRequired},
-		{name: "wrong-user-format", dest: dc + "/scans", user: "john.doe", want: CauseWrongUserFormat, check: func(t *testing.T, r Report) {
+		{name: "signing-required", dest: "//" + lab.SignIP + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, Device: Device{NoSigning: true}}, want: scanwarden.CauseSigningRequired},
+		{name: "wrong-user-format", dest: dc + "/scans", user: "john.doe", want: scanwarden.CauseWrongUserFormat, check: func(t *testing.T, r Report) {
 			if r.WorkingForm == nil || r.WorkingForm.Typed != "john.doe@"+lab.DNSDomain {
 				t.Fatalf("working form %+v", r.WorkingForm)
 			}
@@ -190,38 +190,38 @@ func TestLabCauses(t *testing.T) {
 			}
 			stepIs(t, r, StepWrite, StatusOK) // the check went on with the working form
 		}},
-		{name: "wrong-user-format-standalone", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser@" + lab.DNSDomain, want: CauseWrongUserFormat},
-		{name: "account-disabled", dest: dc + "/scans", user: "dave", want: CauseAccountDisabled},
-		{name: "account-locked", dest: dc + "/scans", user: "erin", want: CauseAccountLocked, check: func(t *testing.T, r Report) {
+		{name: "wrong-user-format-standalone", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser@" + lab.DNSDomain, want: scanwarden.CauseWrongUserFormat},
+		{name: "account-disabled", dest: dc + "/scans", user: "dave", want: scanwarden.CauseAccountDisabled},
+		{name: "account-locked", dest: dc + "/scans", user: "erin", want: scanwarden.CauseAccountLocked, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepForms, StatusSkipped)
 		}},
-		{name: "password-must-change", dest: dc + "/scans", user: "frank", want: CausePasswordMustChange},
-		{name: "password-expired", dest: dc + "/scans", user: "grace", want: CausePasswordExpired},
-		{name: "account-expired", dest: dc + "/scans", user: "heidi", want: CauseAccountExpired},
-		{name: "workstation-restricted", dest: dc + "/scans", user: "ivan", want: CauseWorkstationRestricted, check: func(t *testing.T, r Report) {
+		{name: "password-must-change", dest: dc + "/scans", user: "frank", want: scanwarden.CausePasswordMustChange},
+		{name: "password-expired", dest: dc + "/scans", user: "grace", want: scanwarden.CausePasswordExpired},
+		{name: "account-expired", dest: dc + "/scans", user: "heidi", want: scanwarden.CauseAccountExpired},
+		{name: "workstation-restricted", dest: dc + "/scans", user: "ivan", want: scanwarden.CauseWorkstationRestricted, check: func(t *testing.T, r Report) {
 			if !strings.Contains(r.Verdict.Fix, DefaultWorkstation) {
 				t.Errorf("fix does not name the MFP's workstation name: %s", r.Verdict.Fix)
 			}
 		}},
-		{name: "workstation-allowed", dest: dc + "/scans", user: "ivan", ws: "MFP01", want: CauseOK},
-		{name: "logon-hours", dest: dc + "/scans", user: "judy", want: CauseLogonHours},
-		{name: "share-not-found", dest: dc + "/nosuchshare", user: "alice", want: CauseShareNotFound, check: func(t *testing.T, r Report) {
+		{name: "workstation-allowed", dest: dc + "/scans", user: "ivan", ws: "MFP01", want: scanwarden.CauseOK},
+		{name: "logon-hours", dest: dc + "/scans", user: "judy", want: scanwarden.CauseLogonHours},
+		{name: "share-not-found", dest: dc + "/nosuchshare", user: "alice", want: scanwarden.CauseShareNotFound, check: func(t *testing.T, r Report) {
 			if s := stepIs(t, r, StepTree, StatusFail); !strings.Contains(fmt.Sprint(s.Evidence["nt_status"]), "BAD_NETWORK_NAME") {
 				t.Errorf("tree evidence %v", s.Evidence)
 			}
 		}},
-		{name: "share-access-denied", dest: dc + "/restricted", user: "alice", want: CauseShareAccessDenied},
-		{name: "share-allowed-for-bob", dest: dc + "/restricted", user: "bob", want: CauseOK},
-		{name: "path-not-found", dest: dc + "/scans/nosuch/deeper", user: "alice", want: CausePathNotFound, check: func(t *testing.T, r Report) {
+		{name: "share-access-denied", dest: dc + "/restricted", user: "alice", want: scanwarden.CauseShareAccessDenied},
+		{name: "share-allowed-for-bob", dest: dc + "/restricted", user: "bob", want: scanwarden.CauseOK},
+		{name: "path-not-found", dest: dc + "/scans/nosuch/deeper", user: "alice", want: scanwarden.CausePathNotFound, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepPath, StatusFail)
 			if s.Evidence["missing"] != "nosuch" {
 				t.Errorf("path evidence %v", s.Evidence)
 			}
 		}},
-		{name: "no-write-readonly", dest: dc + "/scans/readonly", user: "alice", want: CauseNoWritePermission},
-		{name: "no-write-finance-acl", dest: dc + "/scans/finance", user: "alice", want: CauseNoWritePermission},
-		{name: "no-write-deny-ace", dest: dc + "/scans/denied", user: "alice", want: CauseNoWritePermission},
-		{name: "no-delete-permission", dest: dc + "/scans/nodelete", user: "alice", want: CauseNoDeletePermission, check: func(t *testing.T, r Report) {
+		{name: "no-write-readonly", dest: dc + "/scans/readonly", user: "alice", want: scanwarden.CauseNoWritePermission},
+		{name: "no-write-finance-acl", dest: dc + "/scans/finance", user: "alice", want: scanwarden.CauseNoWritePermission},
+		{name: "no-write-deny-ace", dest: dc + "/scans/denied", user: "alice", want: scanwarden.CauseNoWritePermission},
+		{name: "no-delete-permission", dest: dc + "/scans/nodelete", user: "alice", want: scanwarden.CauseNoDeletePermission, check: func(t *testing.T, r Report) {
 			// The creator's delete-on-close handle removes the canary all
 			// the same: nothing is left behind, nothing to delete by hand.
 			w := stepIs(t, r, StepWrite, StatusFail)
@@ -238,18 +238,18 @@ func TestLabCauses(t *testing.T) {
 				t.Errorf("canary %v still in the folder: %v", w.Evidence["canary"], err)
 			}
 		}},
-		{name: "disk-full", dest: dc + "/full", user: "alice", want: CauseDiskFull, check: func(t *testing.T, r Report) {
+		{name: "disk-full", dest: dc + "/full", user: "alice", want: scanwarden.CauseDiskFull, check: func(t *testing.T, r Report) {
 			if r.Canary != "" {
 				t.Errorf("canary left on the full disk: %s", r.Canary)
 			}
 		}},
-		{name: "no-write-flag", dest: dc + "/scans/readonly", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, NoWrite: true}, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "no-write-flag", dest: dc + "/scans/readonly", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, NoWrite: true}, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			stepIs(t, r, StepWrite, StatusSkipped)
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.want == CauseAccountLocked {
+			if c.want == scanwarden.CauseAccountLocked {
 				lab.LockErin(t)
 			}
 			runLab(t, lab, c)
@@ -290,7 +290,7 @@ func TestLabBadCredentialsWithinBudget(t *testing.T) {
 	lab := testlab.Require(t)
 	dest := "//" + lab.DCHost + "/scans"
 	led := &countingLedger{Ledger: &MemoryLedger{}}
-	r := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{MaxFailures: DefaultMaxFailures, Ledger: led}, want: CauseBadCredentials})
+	r := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{MaxFailures: DefaultMaxFailures, Ledger: led}, want: scanwarden.CauseBadCredentials})
 	if led.sent != 2 {
 		t.Errorf("sent %d failing logons, want exactly the budget of 2", led.sent)
 	}
@@ -299,7 +299,7 @@ func TestLabBadCredentialsWithinBudget(t *testing.T) {
 		t.Errorf("forms step does not list the forms it kept back: %v", forms.Evidence)
 	}
 	// A second check in the window replays nothing and repeats the last result.
-	r2 := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{MaxFailures: DefaultMaxFailures, Ledger: led}, want: CauseBadCredentials})
+	r2 := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{MaxFailures: DefaultMaxFailures, Ledger: led}, want: scanwarden.CauseBadCredentials})
 	if led.sent != 2 || !r2.Verdict.FromLedger {
 		t.Errorf("second check sent logons (%d) or did not say it used the ledger: %+v", led.sent, r2.Verdict)
 	}
@@ -321,7 +321,7 @@ func TestLabTwentyChecksNeverLock(t *testing.T) {
 	led := &countingLedger{Ledger: &MemoryLedger{}}
 	for i := range 20 {
 		r := Run(context.Background(), labTarget(t, lab, dest, "badpw2", wrongPassword), Options{MaxFailures: DefaultMaxFailures, Ledger: led, StepTimeout: 5 * time.Second})
-		if r.Verdict.Cause != CauseBadCredentials {
+		if r.Verdict.Cause != scanwarden.CauseBadCredentials {
 			t.Fatalf("check %d: verdict %s%s", i+1, r.Verdict.Cause, stepsString(r))
 		}
 	}
@@ -369,7 +369,7 @@ func TestLabConnectionLimit(t *testing.T) {
 	if !full {
 		t.Fatal("the limited share took four connections: max connections is not in force")
 	}
-	runLab(t, lab, labCase{dest: "//" + lab.DCHost + "/limited", user: "alice", want: CauseConnectionLimit, check: func(t *testing.T, r Report) {
+	runLab(t, lab, labCase{dest: "//" + lab.DCHost + "/limited", user: "alice", want: scanwarden.CauseConnectionLimit, check: func(t *testing.T, r Report) {
 		s := stepIs(t, r, StepTree, StatusFail)
 		if !strings.Contains(fmt.Sprint(s.Evidence["nt_status"]), "INSUFFICIENT_RESOURCES") {
 			t.Errorf("tree evidence %v", s.Evidence)

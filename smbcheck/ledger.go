@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // A Ledger remembers failed logons per account, across checks and processes,
@@ -79,7 +81,7 @@ type Attempt struct {
 // AccountSeen is what the directory says of an account now.
 type AccountSeen struct {
 	// State is the account's cause now: CauseOK when it can log on.
-	State Cause
+	State scanwarden.Cause
 	// PasswordLastSet is the DC's pwdLastSet (zero: unknown).
 	PasswordLastSet time.Time
 	// DCBudget is set when the budget the attempt is judged against is the
@@ -98,17 +100,17 @@ func (s *AccountSeen) lifts(e *LedgerEntry) bool {
 		return false
 	}
 	switch e.Cause {
-	case CauseBadCredentials, CauseWrongUserFormat, CauseUnknownUser:
-		return s.State == CauseOK && s.PasswordLastSet.After(e.At)
+	case scanwarden.CauseBadCredentials, scanwarden.CauseWrongUserFormat, scanwarden.CauseUnknownUser:
+		return s.State == scanwarden.CauseOK && s.PasswordLastSet.After(e.At)
 	}
-	return s.State == CauseOK
+	return s.State == scanwarden.CauseOK
 }
 
 // Outcome of an attempt.
 type Outcome struct {
 	Kind   OutcomeKind
-	Cause  Cause  // for Failed
-	Status string // NT status text, for Failed
+	Cause  scanwarden.Cause // for Failed
+	Status string           // NT status text, for Failed
 }
 
 // OutcomeKind says how an attempt ended.
@@ -130,7 +132,7 @@ type LedgerEntry struct {
 	Form    string
 	Typed   string
 	At      time.Time
-	Cause   Cause // "" while pending
+	Cause   scanwarden.Cause // "" while pending
 	Status  string
 	// KnownGood is set on an interrupted entry whose form and password
 	// had succeeded before it and not definitely failed since (see Ledger).
@@ -142,10 +144,10 @@ func (e *LedgerEntry) Pending() bool { return e.Cause == "" }
 
 // definiteCauses are the server's answers to an AUTHENTICATE that judge the
 // form, the password or the account: only these block a form.
-var definiteCauses = map[Cause]bool{
-	CauseBadCredentials: true, CauseWrongUserFormat: true, CauseAccountDisabled: true, CauseAccountLocked: true,
-	CausePasswordExpired: true, CausePasswordMustChange: true, CauseAccountExpired: true,
-	CauseWorkstationRestricted: true, CauseLogonHours: true, CauseUnknownUser: true, CauseGuestRefused: true,
+var definiteCauses = map[scanwarden.Cause]bool{
+	scanwarden.CauseBadCredentials: true, scanwarden.CauseWrongUserFormat: true, scanwarden.CauseAccountDisabled: true, scanwarden.CauseAccountLocked: true,
+	scanwarden.CausePasswordExpired: true, scanwarden.CausePasswordMustChange: true, scanwarden.CauseAccountExpired: true,
+	scanwarden.CauseWorkstationRestricted: true, scanwarden.CauseLogonHours: true, scanwarden.CauseUnknownUser: true, scanwarden.CauseGuestRefused: true,
 }
 
 // Definite reports whether e is a failure the server decided (see
@@ -216,7 +218,7 @@ func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *
 	}
 	for i := range entries {
 		e := &entries[i]
-		if e.Cause == CauseAccountLocked && !a.Seen.lifts(e) {
+		if e.Cause == scanwarden.CauseAccountLocked && !a.Seen.lifts(e) {
 			return &Refusal{Reason: fmt.Sprintf("the account was seen locked out at %s; no logon is replayed until the window has passed", e.At.Format(time.TimeOnly)),
 				Last: e, RetryAt: e.At.Add(window)}
 		}

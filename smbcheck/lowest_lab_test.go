@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -23,13 +24,13 @@ func TestLabLowestDialect(t *testing.T) {
 	}
 	for _, c := range []labCase{
 		// smb3only takes nothing below 3.1.1: 2.0.2, 2.1, 3.0 and 3.0.2 asked.
-		{name: "smb3only", dest: "//" + lab.SMB2IP + ":1445/scans", user: "scanuser", want: CauseOK, check: lowest("3.1.1", 4)},
-		{name: "ordinary", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", want: CauseOK, check: lowest("2.0.2", 1)},
-		{name: "dc", dest: "//" + lab.DCHost + "/scans", user: "alice", want: CauseOK, check: lowest("2.0.2", 1)},
+		{name: "smb3only", dest: "//" + lab.SMB2IP + ":1445/scans", user: "scanuser", want: scanwarden.CauseOK, check: lowest("3.1.1", 4)},
+		{name: "ordinary", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", want: scanwarden.CauseOK, check: lowest("2.0.2", 1)},
+		{name: "dc", dest: "//" + lab.DCHost + "/scans", user: "alice", want: scanwarden.CauseOK, check: lowest("2.0.2", 1)},
 		// smb21max chooses 2.1; only 2.0.2 is below it.
-		{name: "smb21max", dest: "//" + lab.SMB2IP + ":3445/scans", user: "scanuser", want: CauseOK, check: lowest("2.0.2", 1)},
+		{name: "smb21max", dest: "//" + lab.SMB2IP + ":3445/scans", user: "scanuser", want: scanwarden.CauseOK, check: lowest("2.0.2", 1)},
 		// A check with a profile replays the device and asks nothing more.
-		{name: "with-profile", dest: "//" + lab.SMB2IP + ":1445/scans", user: "scanuser", opts: Options{Device: Device{MaxDialect: DialectSMB311}}, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "with-profile", dest: "//" + lab.SMB2IP + ":1445/scans", user: "scanuser", opts: Options{Device: Device{MaxDialect: DialectSMB311}}, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			if s := stepIs(t, r, StepNegotiate, StatusOK); s.Evidence["lowest_dialect"] != nil || s.Evidence["lowest_dialect_asked"] != nil {
 				t.Errorf("evidence %v", s.Evidence)
 			}

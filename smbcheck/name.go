@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // searchDomains reads the search list of a resolv.conf file.
@@ -101,8 +103,8 @@ func (c nameStep) stepName(ctx context.Context) []string {
 		err = fmt.Errorf("lookup %s: no addresses", host)
 	}
 	cause, ev := classify(StepName, err)
-	if cause != CauseNameUnresolved {
-		cause = CauseNameUnresolved
+	if cause != scanwarden.CauseNameUnresolved {
+		cause = scanwarden.CauseNameUnresolved
 	}
 	for k, v := range ev {
 		s.Evidence[k] = v

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/localname"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -39,7 +40,7 @@ func TestLabNameNotInDNS(t *testing.T) {
 	if lab.PCIP == "" {
 		testlab.Missing(t, "the lab has no name-only PC (SWLAB_PC_IP unset): run testlab/lab up again")
 	}
-	notInDNS := func(proto, via string, at Cause) func(t *testing.T, r Report) {
+	notInDNS := func(proto, via string, at scanwarden.Cause) func(t *testing.T, r Report) {
 		return func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusFail)
 			stepIs(t, r, StepTCP, StatusSkipped)
@@ -64,7 +65,7 @@ func TestLabNameNotInDNS(t *testing.T) {
 				t.Errorf("answer_address_result %v, want %s", s.Evidence["answer_address_result"], at)
 			}
 			works := "At " + lab.PCIP + " the MFP's logon would succeed"
-			if at == CauseOK {
+			if at == scanwarden.CauseOK {
 				if !strings.HasPrefix(r.Verdict.Fix, works+" (checked just now as this MFP would, with the same account): store that address or add the A record.") || len(r.Verdict.Also) != 0 {
 					t.Errorf("verdict %+v", r.Verdict)
 				}
@@ -79,36 +80,36 @@ func TestLabNameNotInDNS(t *testing.T) {
 	}
 	wins := &localname.Asker{Scope: localname.Scope{}.WithWINS(netip.MustParseAddr(lab.PCIP))}
 	cases := []labCase{
-		{name: "netbios broadcast", dest: "//" + strings.ToLower(lab.PCNetBIOS) + "/scans", user: "scanuser", want: CauseNameNotInDNS, check: notInDNS("netbios", "broadcast", "")},
-		{name: "llmnr, no such share there", dest: "//" + lab.PCLLMNR + "/nosuch", user: "scanuser", want: CauseNameNotInDNS, check: notInDNS("llmnr", "multicast", "")},
-		{name: "wins, the logon works there", dest: "//" + lab.PCNetBIOS + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, LocalNames: wins}, want: CauseNameNotInDNS, check: notInDNS("netbios", "wins", CauseOK)},
-		{name: "wins, the PC does not know the account", dest: "//" + lab.PCNetBIOS + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, LocalNames: wins}, want: CauseNameNotInDNS, check: notInDNS("netbios", "wins", CauseBadCredentials)},
-		{name: "a nested check replays nowhere else", dest: "//" + lab.PCNetBIOS + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, nested: "the target of a DFS link"}, want: CauseNameNotInDNS, check: func(t *testing.T, r Report) {
+		{name: "netbios broadcast", dest: "//" + strings.ToLower(lab.PCNetBIOS) + "/scans", user: "scanuser", want: scanwarden.CauseNameNotInDNS, check: notInDNS("netbios", "broadcast", "")},
+		{name: "llmnr, no such share there", dest: "//" + lab.PCLLMNR + "/nosuch", user: "scanuser", want: scanwarden.CauseNameNotInDNS, check: notInDNS("llmnr", "multicast", "")},
+		{name: "wins, the logon works there", dest: "//" + lab.PCNetBIOS + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, LocalNames: wins}, want: scanwarden.CauseNameNotInDNS, check: notInDNS("netbios", "wins", scanwarden.CauseOK)},
+		{name: "wins, the PC does not know the account", dest: "//" + lab.PCNetBIOS + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, LocalNames: wins}, want: scanwarden.CauseNameNotInDNS, check: notInDNS("netbios", "wins", scanwarden.CauseBadCredentials)},
+		{name: "a nested check replays nowhere else", dest: "//" + lab.PCNetBIOS + "/scans", user: "scanuser", opts: Options{MaxFailures: DefaultMaxFailures, nested: "the target of a DFS link"}, want: scanwarden.CauseNameNotInDNS, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusFail)
 			if s.Evidence["answer_address_result"] != "not checked: this is the check of the target of a DFS link" || strings.Contains(r.Verdict.Fix, "would succeed") {
 				t.Errorf("name evidence %v, verdict %+v", s.Evidence, r.Verdict)
 			}
 		}},
-		{name: "nobody answers", dest: "//nosuchhost/scans", user: "alice", want: CauseNameUnresolved, check: func(t *testing.T, r Report) {
+		{name: "nobody answers", dest: "//nosuchhost/scans", user: "alice", want: scanwarden.CauseNameUnresolved, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusFail)
 			asked, _ := s.Evidence["netbios_llmnr_asked"].([]string)
 			if s.Detail != "nosuchhost does not resolve" || len(asked) < 2 || s.Evidence["netbios_llmnr_answers"] != nil || r.Verdict.KyoceraCode != "1101" {
 				t.Errorf("name step %q %v, verdict %+v", s.Detail, s.Evidence, r.Verdict)
 			}
 		}},
-		{name: "wins says no", dest: "//nosuchhost/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, LocalNames: wins}, want: CauseNameUnresolved, check: func(t *testing.T, r Report) {
+		{name: "wins says no", dest: "//nosuchhost/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, LocalNames: wins}, want: scanwarden.CauseNameUnresolved, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusFail)
 			if neg, _ := s.Evidence["netbios_llmnr_negative"].([]string); len(neg) != 1 || !strings.Contains(neg[0], "NAM_ERR") {
 				t.Errorf("name evidence %v", s.Evidence)
 			}
 		}},
-		{name: "dotted name not asked", dest: "//nosuchhost." + lab.DNSDomain + "/scans", user: "alice", want: CauseNameUnresolved, check: func(t *testing.T, r Report) {
+		{name: "dotted name not asked", dest: "//nosuchhost." + lab.DNSDomain + "/scans", user: "alice", want: scanwarden.CauseNameUnresolved, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusFail)
 			if why, _ := s.Evidence["netbios_llmnr_not_asked"].(string); !strings.Contains(why, "has a dot") || s.Evidence["netbios_llmnr_asked"] != nil {
 				t.Errorf("name evidence %v", s.Evidence)
 			}
 		}},
-		{name: "a name DNS resolves asks nothing else", dest: "//" + lab.DCHost + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, NoWrite: true}, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "a name DNS resolves asks nothing else", dest: "//" + lab.DCHost + "/scans", user: "alice", opts: Options{MaxFailures: DefaultMaxFailures, NoWrite: true}, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			s := stepIs(t, r, StepName, StatusOK)
 			for k := range s.Evidence {
 				if strings.HasPrefix(k, "netbios_llmnr") {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/localname"
 )
 
@@ -81,7 +82,7 @@ func (c nameStep) failNotInDNS(ctx context.Context, s *stepState, host string, r
 	fix := fmt.Sprintf("The MFP looks the Host Name up in DNS only, not over NetBIOS or LLMNR as Windows does: add an A record %s → %s in DNS%s on the domain controller's DNS server, or store the server's full DNS name or its address %s as the destination's Host Name on the MFP (Command Center RX → Address Book → Host Name). %s answered just now: storing it helps at once, but only a DNS name keeps working when the server's address changes.",
 		host, addr, zone, addr, addr)
 	if at, ran := c.replayAt(ctx, s, host, addr, first.Via); ran {
-		if at.Verdict.Cause == CauseOK {
+		if at.Verdict.Cause == scanwarden.CauseOK {
 			detail += fmt.Sprintf("; at %s the MFP's logon would succeed", addr)
 			fix = fmt.Sprintf("At %s the MFP's logon would succeed (checked just now as this MFP would, with the same account): store that address or add the A record. ", addr) + fix
 		} else {
@@ -91,7 +92,7 @@ func (c nameStep) failNotInDNS(ctx context.Context, s *stepState, host string, r
 			c.also = append(c.also, at.Verdict.Cause)
 		}
 	}
-	c.fail(s, CauseNameNotInDNS, detail, fix)
+	c.fail(s, scanwarden.CauseNameNotInDNS, detail, fix)
 }
 
 // replayAt runs the rest of the check at the address that answered for

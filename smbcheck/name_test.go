@@ -55,19 +55,19 @@ func TestNameStepLocalNames(t *testing.T) {
 		dns     func(string) ([]string, error)
 		local   func(string) localname.Result
 		asks    int
-		want    Cause
+		want    scanwarden.Cause
 		detail  string
 		fix     string
 		evKey   string
 		evValue any
 	}{
-		{"answered", notFound, answered, 1, CauseNameNotInDNS, "work is not in DNS, but 192.0.2.60 answers for it over NetBIOS and LLMNR (broadcast from 192.0.2.60)",
+		{"answered", notFound, answered, 1, scanwarden.CauseNameNotInDNS, "work is not in DNS, but 192.0.2.60 answers for it over NetBIOS and LLMNR (broadcast from 192.0.2.60)",
 			"add an A record work → 192.0.2.60 in DNS (zone corp.example)", "answer_address", "192.0.2.60"},
-		{"nobody answers", notFound, silent, 1, CauseNameUnresolved, "work does not resolve", "", "netbios_llmnr_asked", []string{"netbios broadcast 192.0.2.255:137", "llmnr multicast 224.0.0.252:5355 on eth0"}},
+		{"nobody answers", notFound, silent, 1, scanwarden.CauseNameUnresolved, "work does not resolve", "", "netbios_llmnr_asked", []string{"netbios broadcast 192.0.2.255:137", "llmnr multicast 224.0.0.252:5355 on eth0"}},
 		{"DNS does not answer", func(host string) ([]string, error) {
 			return nil, &net.DNSError{Err: "i/o timeout", Name: host, IsTimeout: true}
-		}, answered, 0, CauseNameUnresolved, "work: the DNS server did not answer", "", "netbios_llmnr_not_asked", "DNS did not say the name does not exist (i/o timeout)"},
-		{"DNS resolves", func(string) ([]string, error) { return []string{"192.0.2.7"}, nil }, answered, 0, CauseOK, "", "", "", nil},
+		}, answered, 0, scanwarden.CauseNameUnresolved, "work: the DNS server did not answer", "", "netbios_llmnr_not_asked", "DNS did not say the name does not exist (i/o timeout)"},
+		{"DNS resolves", func(string) ([]string, error) { return []string{"192.0.2.7"}, nil }, answered, 0, scanwarden.CauseOK, "", "", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := 0
@@ -80,7 +80,7 @@ func TestNameStepLocalNames(t *testing.T) {
 				t.Errorf("NetBIOS/LLMNR asked %d times, want %d", asked, tc.asks)
 			}
 			s := c.r.Steps[len(c.r.Steps)-1]
-			if tc.want == CauseOK {
+			if tc.want == scanwarden.CauseOK {
 				if s.Status == StatusFail || len(addrs) != 1 {
 					t.Fatalf("step %+v", s)
 				}

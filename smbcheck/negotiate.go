@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -55,7 +56,7 @@ func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 					return false
 				}
 			}
-			c.fail(s, CauseSMB1Refused, "the MFP speaks SMB1 only and the server refuses SMB1", "")
+			c.fail(s, scanwarden.CauseSMB1Refused, "the MFP speaks SMB1 only and the server refuses SMB1", "")
 			return false
 		}
 		failed, ev := classify(StepNegotiate, err)
@@ -70,7 +71,7 @@ func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 			c.failNotSMB(ctx, s, how, nil)
 			return false
 		}
-		if failed == CauseTimeout {
+		if failed == scanwarden.CauseTimeout {
 			c.negotiateTimeout(ctx, s)
 			return false
 		}
@@ -80,7 +81,7 @@ func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 	c.server = si
 	if !si.SMB2 && !c.o.Device.SMB1Only {
 		c.negotiateEvidence(s, si)
-		c.fail(s, CauseSMB1OnlyServer, fmt.Sprintf("the server offers only SMB1 (%s): an MFP using SMB2/3 cannot connect; the steps below replay the destination over SMB1, as an MFP with SMB1 enabled would", si.Dialect), "")
+		c.fail(s, scanwarden.CauseSMB1OnlyServer, fmt.Sprintf("the server offers only SMB1 (%s): an MFP using SMB2/3 cannot connect; the steps below replay the destination over SMB1, as an MFP with SMB1 enabled would", si.Dialect), "")
 		return false
 	}
 	if cause != nil {
@@ -93,7 +94,7 @@ func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 		if c.dialectFloor(s, si) || c.dialectCeiling(s, si) {
 			return false
 		}
-		c.fail(s, CauseUnknown, "the server negotiates SMB2 with a raw probe, but the SMB library's negotiation failed: "+cause.Error(), "")
+		c.fail(s, scanwarden.CauseUnknown, "the server negotiates SMB2 with a raw probe, but the SMB library's negotiation failed: "+cause.Error(), "")
 		return false
 	}
 	return c.judgeNegotiate(ctx, s, si)
@@ -111,7 +112,7 @@ func (c negotiateStep) dialectFloor(s *stepState, si *smbconn.ServerInfo) bool {
 		return false
 	}
 	s.Evidence["device_max_dialect"] = highest.String()
-	c.fail(s, CauseDialectFloor, fmt.Sprintf("the server refuses SMB %s, the MFP's highest dialect (it negotiates SMB %s with a client that offers every dialect): its lowest dialect is above what the MFP speaks", highest, si.Dialect),
+	c.fail(s, scanwarden.CauseDialectFloor, fmt.Sprintf("the server refuses SMB %s, the MFP's highest dialect (it negotiates SMB %s with a client that offers every dialect): its lowest dialect is above what the MFP speaks", highest, si.Dialect),
 		fmt.Sprintf("Enable SMB 3 on the MFP if its firmware has it (Command Center RX → Network Settings → Protocol → SMB Client), or update the firmware; or let the server accept SMB %s (Samba: server min protocol = %s); or let the MFP scan to scanwarden's fallback share.", highest, sambaProtocol(highest)))
 	return true
 }
@@ -127,7 +128,7 @@ func (c negotiateStep) dialectCeiling(s *stepState, si *smbconn.ServerInfo) bool
 		return false
 	}
 	s.Evidence["device_min_dialect"] = lowest.String()
-	c.fail(s, CauseDialectCeiling, fmt.Sprintf("the server's highest dialect is SMB %s, below the MFP's lowest (SMB %s): the server is older than anything the MFP speaks", si.Dialect, lowest),
+	c.fail(s, scanwarden.CauseDialectCeiling, fmt.Sprintf("the server's highest dialect is SMB %s, below the MFP's lowest (SMB %s): the server is older than anything the MFP speaks", si.Dialect, lowest),
 		fmt.Sprintf("Enable SMB %s or later on the server (Samba: server max protocol = SMB3_11 or at least %s; Windows: update it, SMB 3 needs Windows 8 / Server 2012), or let the MFP speak SMB %s if its firmware has that setting (Command Center RX → Network Settings → Protocol → SMB Client); or let the MFP scan to scanwarden's fallback share.", lowest, sambaProtocol(lowest), si.Dialect))
 	return true
 }
@@ -185,7 +186,7 @@ func (c negotiateStep) judgeNegotiate(ctx context.Context, s *stepState, si *smb
 	}
 	if si.SigningRequired {
 		if c.o.Device.NoSigning {
-			c.fail(s, CauseSigningRequired, "the server requires SMB signing and the MFP cannot sign", "")
+			c.fail(s, scanwarden.CauseSigningRequired, "the server requires SMB signing and the MFP cannot sign", "")
 			return false
 		}
 		// Information: an MFP that cannot sign is told with --device-no-signing.
@@ -258,7 +259,7 @@ func (c negotiateStep) negotiateTimeout(ctx context.Context, s *stepState) {
 			return
 		}
 	}
-	c.fail(s, CauseTimeout, fmt.Sprintf("the server accepted TCP but did not answer the SMB negotiate within %s", c.o.StepTimeout), "")
+	c.fail(s, scanwarden.CauseTimeout, fmt.Sprintf("the server accepted TCP but did not answer the SMB negotiate within %s", c.o.StepTimeout), "")
 }
 
 // huntSMB asks the SMB ports other than the stored one, at the same time,
@@ -320,5 +321,5 @@ func (c negotiateStep) failNotSMB(ctx context.Context, s *stepState, how string,
 		detail += "; no SMB server answers on 445 or 139 either"
 		fix = fmt.Sprintf("Check that the destination's Host Name is the file server (nothing answers SMB on %s) and that its Port Number is 445 (or 139) — port %d is another service.", c.addr, port)
 	}
-	c.fail(s, CauseNotSMBPort, detail, fix)
+	c.fail(s, scanwarden.CauseNotSMBPort, detail, fix)
 }

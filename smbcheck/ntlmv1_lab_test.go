@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -36,7 +37,7 @@ func TestLabNTLMv1OverSMB2(t *testing.T) {
 	// Workstation names of this run alone: the audit log keeps earlier runs'.
 	tag := fmt.Sprintf("%07d", time.Now().UnixNano()/1e6%1e7)
 	for _, c := range []labCase{
-		{name: "refused-by-ntlmv2-only-3.1.1", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: v1(DialectSMB311), want: CauseNTLMv1Refused, check: func(t *testing.T, r Report) {
+		{name: "refused-by-ntlmv2-only-3.1.1", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: v1(DialectSMB311), want: scanwarden.CauseNTLMv1Refused, check: func(t *testing.T, r Report) {
 			overSMB2(DialectSMB311)(t, r)
 			s := stepIs(t, r, StepSession, StatusFail)
 			if s.Evidence["ntlmv2"] != "accepted" || s.Evidence["ntlmv1"] != ntstatus.LogonFailure.String() {
@@ -50,14 +51,14 @@ func TestLabNTLMv1OverSMB2(t *testing.T) {
 		// A domain account: the DC checks the password, and dc1 keeps
 		// Samba's default ntlmv2-only (bob's badPwdCount reads 0 after
 		// this case: the NTLMv2 logon that follows succeeds).
-		{name: "refused-by-dc-domain-account", dest: "//" + lab.DCHost + "/scans", user: "bob", opts: v1(DialectSMB311), want: CauseNTLMv1Refused, check: func(t *testing.T, r Report) {
+		{name: "refused-by-dc-domain-account", dest: "//" + lab.DCHost + "/scans", user: "bob", opts: v1(DialectSMB311), want: scanwarden.CauseNTLMv1Refused, check: func(t *testing.T, r Report) {
 			overSMB2(DialectSMB311)(t, r)
 			if s := stepIs(t, r, StepSession, StatusFail); s.Evidence["ntlmv2"] != "accepted" {
 				t.Errorf("session evidence %v", s.Evidence)
 			}
 		}},
-		{name: "refused-by-ntlmv2-only-2.1", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: v1(DialectSMB21), want: CauseNTLMv1Refused, check: overSMB2(DialectSMB21)},
-		{name: "permitted-signed-2.1", dest: signed, user: "scanuser", ws: "V1A" + tag, opts: v1(DialectSMB21), want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "refused-by-ntlmv2-only-2.1", dest: "//" + lab.SMB2IP + "/scans", user: "scanuser", opts: v1(DialectSMB21), want: scanwarden.CauseNTLMv1Refused, check: overSMB2(DialectSMB21)},
+		{name: "permitted-signed-2.1", dest: signed, user: "scanuser", ws: "V1A" + tag, opts: v1(DialectSMB21), want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			overSMB2(DialectSMB21)(t, r)
 			if s := stepIs(t, r, StepNegotiate, StatusOK); s.Evidence["signing_required"] != true {
 				t.Errorf("negotiate evidence %v", s.Evidence)
@@ -65,17 +66,17 @@ func TestLabNTLMv1OverSMB2(t *testing.T) {
 			stepIs(t, r, StepWrite, StatusOK)
 			auditSays(t, lab, "smb2v1", "V1A"+tag, "NTLMv1")
 		}},
-		{name: "permitted-signed-3.1.1", dest: signed, user: "scanuser", ws: "V1B" + tag, opts: v1(DialectSMB311), want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "permitted-signed-3.1.1", dest: signed, user: "scanuser", ws: "V1B" + tag, opts: v1(DialectSMB311), want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			overSMB2(DialectSMB311)(t, r)
 			stepIs(t, r, StepWrite, StatusOK)
 			auditSays(t, lab, "smb2v1", "V1B"+tag, "NTLMv1")
 		}},
-		{name: "permitted-signed-3.0", dest: signed, user: "scanuser", ws: "V1C" + tag, opts: v1(DialectSMB30), want: CauseOK, check: overSMB2(DialectSMB30)},
+		{name: "permitted-signed-3.0", dest: signed, user: "scanuser", ws: "V1C" + tag, opts: v1(DialectSMB30), want: scanwarden.CauseOK, check: overSMB2(DialectSMB30)},
 		// The audit tells the two apart: a device without NTLMv1 sends NTLMv2.
-		{name: "ntlmv2-device-audited-as-ntlmv2", dest: signed, user: "scanuser", ws: "V2A" + tag, opts: Options{Device: Device{MaxDialect: DialectSMB311}}, want: CauseOK, check: func(t *testing.T, r Report) {
+		{name: "ntlmv2-device-audited-as-ntlmv2", dest: signed, user: "scanuser", ws: "V2A" + tag, opts: Options{Device: Device{MaxDialect: DialectSMB311}}, want: scanwarden.CauseOK, check: func(t *testing.T, r Report) {
 			auditSays(t, lab, "smb2v1", "V2A"+tag, "NTLMv2")
 		}},
-		{name: "permitted-wrong-password", dest: signed, user: "scanuser", pw: wrongPassword, opts: v1(DialectSMB311), want: CauseBadCredentials, check: func(t *testing.T, r Report) {
+		{name: "permitted-wrong-password", dest: signed, user: "scanuser", pw: wrongPassword, opts: v1(DialectSMB311), want: scanwarden.CauseBadCredentials, check: func(t *testing.T, r Report) {
 			if s := stepIs(t, r, StepSession, StatusFail); s.Evidence["ntlmv2"] != ntstatus.LogonFailure.String() {
 				t.Errorf("session evidence %v", s.Evidence)
 			}
@@ -93,10 +94,10 @@ func TestLabNTLMv1RefusedBudget(t *testing.T) {
 	for _, c := range []struct {
 		name, dest string
 		dev        Device
-		want       Cause
+		want       scanwarden.Cause
 	}{
-		{"smb1", "//" + lab.SMB1IP + "/scans", Device{NTLMv1: true}, CauseSMB1Refused},
-		{"smb2", "//" + lab.SMB2IP + "/scans", Device{NTLMv1: true, MaxDialect: DialectSMB311}, CauseNTLMv1Refused},
+		{"smb1", "//" + lab.SMB1IP + "/scans", Device{NTLMv1: true}, scanwarden.CauseSMB1Refused},
+		{"smb2", "//" + lab.SMB2IP + "/scans", Device{NTLMv1: true, MaxDialect: DialectSMB311}, scanwarden.CauseNTLMv1Refused},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			led := &outcomeLedger{Ledger: &MemoryLedger{}}

@@ -1,84 +1,87 @@
 package smbcheck
 
-import "github.com/scanwarden/scanwarden/internal/ntstatus"
+import (
+	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/internal/ntstatus"
+)
 
 // What an NT status means for a check. The codes and their names are
 // internal/ntstatus; their causes, which depend on the step, are here.
 
 // ntInfo is one row of the table: a status's cause, and the steps where it
 // means something else. Adding a cause for a status is one row here (plus
-// the cause's fix in cause.go, and its name in internal/ntstatus); no switch
-// elsewhere.
+// the cause's fix in the root package's cause.go, and its name in
+// internal/ntstatus); no switch elsewhere.
 type ntInfo struct {
-	cause Cause            // the cause wherever it appears ("": unknown)
-	at    map[string]Cause // per-step overrides (step id, or "delete")
+	cause scanwarden.Cause            // the cause wherever it appears ("": unknown)
+	at    map[string]scanwarden.Cause // per-step overrides (step id, or "delete")
 }
 
 // Per-step overrides shared by several rows.
 var (
 	// ACCESS_DENIED refuses the share at tree connect, the password at
 	// session setup, deleting at delete, writing elsewhere.
-	deniedAt = map[string]Cause{StepTree: CauseShareAccessDenied, StepSession: CauseBadCredentials, StepForms: CauseBadCredentials,
-		stepDelete: CauseNoDeletePermission}
+	deniedAt = map[string]scanwarden.Cause{StepTree: scanwarden.CauseShareAccessDenied, StepSession: scanwarden.CauseBadCredentials, StepForms: scanwarden.CauseBadCredentials,
+		stepDelete: scanwarden.CauseNoDeletePermission}
 	// Samba's "max connections" answers INSUFFICIENT_RESOURCES at tree
 	// connect; during logon it is the server's session limit.
-	connLimitAt = map[string]Cause{StepTree: CauseConnectionLimit, StepSession: CauseConnectionLimit, StepForms: CauseConnectionLimit}
+	connLimitAt = map[string]scanwarden.Cause{StepTree: scanwarden.CauseConnectionLimit, StepSession: scanwarden.CauseConnectionLimit, StepForms: scanwarden.CauseConnectionLimit}
 	// Samba answers NOT_FOUND for a UPN with a wrong password.
-	logonAt = map[string]Cause{StepSession: CauseBadCredentials, StepForms: CauseBadCredentials}
+	logonAt = map[string]scanwarden.Cause{StepSession: scanwarden.CauseBadCredentials, StepForms: scanwarden.CauseBadCredentials}
 )
 
 // stepDelete is the canary's delete within the write step, judged apart.
 const stepDelete = "delete"
 
 var ntTable = map[ntstatus.Status]ntInfo{
-	ntstatus.Success:                {CauseOK, nil},
+	ntstatus.Success:                {scanwarden.CauseOK, nil},
 	ntstatus.MoreProcessingRequired: {"", nil},
-	ntstatus.NoSuchUser:             {CauseBadCredentials, nil},
-	ntstatus.WrongPassword:          {CauseBadCredentials, nil},
-	ntstatus.LogonFailure:           {CauseBadCredentials, nil},
-	ntstatus.AccountRestriction:     {CauseAccountRestricted, nil},
-	ntstatus.InvalidLogonHours:      {CauseLogonHours, nil},
-	ntstatus.InvalidWorkstation:     {CauseWorkstationRestricted, nil},
-	ntstatus.PasswordExpired:        {CausePasswordExpired, nil},
-	ntstatus.AccountDisabled:        {CauseAccountDisabled, nil},
-	ntstatus.AccessDenied:           {CauseNoWritePermission, deniedAt},
-	ntstatus.ObjectNameInvalid:      {CausePathNotFound, nil},
-	ntstatus.ObjectNameNotFound:     {CausePathNotFound, nil},
+	ntstatus.NoSuchUser:             {scanwarden.CauseBadCredentials, nil},
+	ntstatus.WrongPassword:          {scanwarden.CauseBadCredentials, nil},
+	ntstatus.LogonFailure:           {scanwarden.CauseBadCredentials, nil},
+	ntstatus.AccountRestriction:     {scanwarden.CauseAccountRestricted, nil},
+	ntstatus.InvalidLogonHours:      {scanwarden.CauseLogonHours, nil},
+	ntstatus.InvalidWorkstation:     {scanwarden.CauseWorkstationRestricted, nil},
+	ntstatus.PasswordExpired:        {scanwarden.CausePasswordExpired, nil},
+	ntstatus.AccountDisabled:        {scanwarden.CauseAccountDisabled, nil},
+	ntstatus.AccessDenied:           {scanwarden.CauseNoWritePermission, deniedAt},
+	ntstatus.ObjectNameInvalid:      {scanwarden.CausePathNotFound, nil},
+	ntstatus.ObjectNameNotFound:     {scanwarden.CausePathNotFound, nil},
 	ntstatus.ObjectNameCollision:    {"", nil},
-	ntstatus.ObjectPathNotFound:     {CausePathNotFound, nil},
-	ntstatus.DiskFull:               {CauseDiskFull, nil},
-	ntstatus.InsufficientResources:  {CauseServerResources, connLimitAt},
+	ntstatus.ObjectPathNotFound:     {scanwarden.CausePathNotFound, nil},
+	ntstatus.DiskFull:               {scanwarden.CauseDiskFull, nil},
+	ntstatus.InsufficientResources:  {scanwarden.CauseServerResources, connLimitAt},
 	ntstatus.NotSupported:           {"", nil},
-	ntstatus.NetworkNameDeleted:     {CauseUnknown, nil},
-	ntstatus.NetworkAccessDenied:    {CauseShareAccessDenied, nil},
-	ntstatus.BadNetworkName:         {CauseShareNotFound, nil},
-	ntstatus.RequestNotAccepted:     {CauseConnectionLimit, nil},
-	ntstatus.CannotDelete:           {CauseNoWritePermission, deniedAt},
-	ntstatus.AccountExpired:         {CauseAccountExpired, nil},
-	ntstatus.InsuffServerResources:  {CauseServerResources, nil},
-	ntstatus.PasswordMustChange:     {CausePasswordMustChange, nil},
-	ntstatus.AccountLockedOut:       {CauseAccountLocked, nil},
-	ntstatus.NotFound:               {CausePathNotFound, logonAt},
-	ntstatus.IOTimeout:              {CauseTimeout, nil},
-	ntstatus.UserSessionDeleted:     {CauseUnknown, nil},
-	ntstatus.QuotaExceeded:          {CauseDiskFull, nil},
-	ntstatus.LogonTypeNotGranted:    {CauseLogonTypeNotGranted, nil},
-	ntstatus.PathNotCovered:         {CauseDFSLink, nil},
-	ntstatus.TrustedRelationship:    {CauseUnknown, nil},
-	ntstatus.NoLogonServers:         {CauseServerResources, nil},
-	ntstatus.SmartcardLogonRequired: {CauseSmartcardRequired, nil},
+	ntstatus.NetworkNameDeleted:     {scanwarden.CauseUnknown, nil},
+	ntstatus.NetworkAccessDenied:    {scanwarden.CauseShareAccessDenied, nil},
+	ntstatus.BadNetworkName:         {scanwarden.CauseShareNotFound, nil},
+	ntstatus.RequestNotAccepted:     {scanwarden.CauseConnectionLimit, nil},
+	ntstatus.CannotDelete:           {scanwarden.CauseNoWritePermission, deniedAt},
+	ntstatus.AccountExpired:         {scanwarden.CauseAccountExpired, nil},
+	ntstatus.InsuffServerResources:  {scanwarden.CauseServerResources, nil},
+	ntstatus.PasswordMustChange:     {scanwarden.CausePasswordMustChange, nil},
+	ntstatus.AccountLockedOut:       {scanwarden.CauseAccountLocked, nil},
+	ntstatus.NotFound:               {scanwarden.CausePathNotFound, logonAt},
+	ntstatus.IOTimeout:              {scanwarden.CauseTimeout, nil},
+	ntstatus.UserSessionDeleted:     {scanwarden.CauseUnknown, nil},
+	ntstatus.QuotaExceeded:          {scanwarden.CauseDiskFull, nil},
+	ntstatus.LogonTypeNotGranted:    {scanwarden.CauseLogonTypeNotGranted, nil},
+	ntstatus.PathNotCovered:         {scanwarden.CauseDFSLink, nil},
+	ntstatus.TrustedRelationship:    {scanwarden.CauseUnknown, nil},
+	ntstatus.NoLogonServers:         {scanwarden.CauseServerResources, nil},
+	ntstatus.SmartcardLogonRequired: {scanwarden.CauseSmartcardRequired, nil},
 	ntstatus.InvalidParameter:       {"", nil},
 	ntstatus.NotSameDevice:          {"", nil},
 	ntstatus.FileIsADirectory:       {"", nil},
-	ntstatus.NotADirectory:          {CausePathNotFound, nil},
+	ntstatus.NotADirectory:          {scanwarden.CausePathNotFound, nil},
 	ntstatus.SharingViolation:       {"", nil},
-	ntstatus.InvalidNetworkResponse: {CauseUnknown, nil},
-	ntstatus.ConnectionRefused:      {CauseHostUnreachable, nil},
+	ntstatus.InvalidNetworkResponse: {scanwarden.CauseUnknown, nil},
+	ntstatus.ConnectionRefused:      {scanwarden.CauseHostUnreachable, nil},
 	ntstatus.IOReparseTagNotHandled: {"", nil},
 	ntstatus.BadImpersonationLevel:  {"", nil},
-	ntstatus.NetworkSessionExpired:  {CauseUnknown, nil},
+	ntstatus.NetworkSessionExpired:  {scanwarden.CauseUnknown, nil},
 	ntstatus.DeletePending:          {"", nil},
-	ntstatus.NTLMBlocked:            {CauseNTLMBlocked, nil},
+	ntstatus.NTLMBlocked:            {scanwarden.CauseNTLMBlocked, nil},
 }
 
 // judgesNoPassword reports whether a logon refused with st judged no

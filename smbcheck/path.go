@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -30,7 +31,7 @@ func (c pathStep) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 		fi, err := sh.Stat(pctx, p)
 		if err == nil && !fi.IsDir() {
 			s.Evidence["not_a_folder"] = p
-			c.fail(s, CausePathNotFound, fmt.Sprintf("%s\\%s is a file, not a folder", c.t.Share, p),
+			c.fail(s, scanwarden.CausePathNotFound, fmt.Sprintf("%s\\%s is a file, not a folder", c.t.Share, p),
 				fmt.Sprintf("Correct the destination's Path on the MFP: %s\\%s is a file.", c.t.Share, p))
 			return false
 		}
@@ -46,21 +47,21 @@ func (c pathStep) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 			parent += `\` + strings.Join(parts[:i], `\`)
 		}
 		switch cause {
-		case CausePathNotFound:
+		case scanwarden.CausePathNotFound:
 			s.Evidence["missing"] = parts[i]
 			s.Evidence["exists_up_to"] = parent
 			c.fail(s, cause, fmt.Sprintf("folder %s does not exist in %s (the first missing part of %s)", parts[i], parent, c.t.folder()),
 				fmt.Sprintf("Create the folder %s\\%s on the server, or correct the destination's Path on the MFP.", parent, parts[i]))
-		case CauseDFSLink:
+		case scanwarden.CauseDFSLink:
 			c.failDFSLink(ctx, s, parts, i)
-		case CauseNoWritePermission:
+		case scanwarden.CauseNoWritePermission:
 			// A folder the account may not enter refuses its children:
 			// blame the parent when it cannot be listed either.
 			blocked := parent + `\` + parts[i]
 			// (Not over SMB1: the path step does not list there.)
 			if i > 0 && !sh.SMB1() {
 				if _, lerr := sh.ReadDir(pctx, strings.Join(parts[:i], `\`)); lerr != nil {
-					if lc, _ := classify(StepPath, lerr); lc == CauseNoWritePermission {
+					if lc, _ := classify(StepPath, lerr); lc == scanwarden.CauseNoWritePermission {
 						blocked = parent
 					}
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -46,7 +47,7 @@ func TestLabPathBlamesParent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("smbcacls: %v: %s", err, strings.ReplaceAll(string(out), lab.AdminPassword, "***"))
 	}
-	r := runLab(t, lab, labCase{dest: "//" + lab.DCHost + "/scans/noentry/inner", user: lab.Domain + `\alice`, opts: Options{NoWrite: true}, want: CauseNoWritePermission})
+	r := runLab(t, lab, labCase{dest: "//" + lab.DCHost + "/scans/noentry/inner", user: lab.Domain + `\alice`, opts: Options{NoWrite: true}, want: scanwarden.CauseNoWritePermission})
 	p := stepIs(t, r, StepPath, StatusFail)
 	if p.Evidence["refused"] != `scans\noentry` || !strings.Contains(r.Verdict.Fix, `on scans\noentry and`) {
 		t.Errorf("the refusal is not blamed on scans\\noentry: %v / %s", p.Evidence, r.Verdict.Fix)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // TestREADMEListsEveryCause: the README's diagnosis table has a row for
@@ -14,7 +16,7 @@ func TestREADMEListsEveryCause(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	for _, ci := range causes {
+	for _, ci := range scanwarden.Causes() {
 		code := ci.KyoceraCode
 		if code == "" {
 			code = "—"

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -21,11 +22,11 @@ type record struct {
 	warnings []string
 	// also are causes a step found besides its own (the Kerberos replay
 	// behind an NTLM refusal): the verdict lists them.
-	also []Cause
+	also []scanwarden.Cause
 }
 
 type verdictNote struct {
-	cause   Cause
+	cause   scanwarden.Cause
 	summary string
 	fix     string
 }
@@ -53,7 +54,7 @@ func (c *record) warn(s *stepState, detail string) { c.end(s, StatusWarn, detail
 
 // fail ends a step with a cause; summary and fix, when given, refine the
 // cause's generic ones for the verdict.
-func (c *record) fail(s *stepState, cause Cause, detail, fix string) {
+func (c *record) fail(s *stepState, cause scanwarden.Cause, detail, fix string) {
 	s.Cause = cause
 	if c.firstFx == nil {
 		c.firstFx = &verdictNote{cause: cause, summary: detail, fix: fix}
@@ -89,12 +90,12 @@ func (c *record) warnAction(s *stepState, detail, action string) {
 // other causes, the warnings of an ok verdict; and server, what the server
 // told in negotiate.
 func (c *record) finish(server *smbconn.ServerInfo, verbatim []string) {
-	v := Verdict{Cause: CauseOK}
+	v := Verdict{Cause: scanwarden.CauseOK}
 	for _, s := range c.r.Steps {
 		if s.Status != StatusFail || s.Cause == "" {
 			continue
 		}
-		if v.Cause == CauseOK {
+		if v.Cause == scanwarden.CauseOK {
 			v.Cause = s.Cause
 		} else if s.Cause != v.Cause && !containsCause(v.Also, s.Cause) {
 			v.Also = append(v.Also, s.Cause)
@@ -112,21 +113,21 @@ func (c *record) finish(server *smbconn.ServerInfo, verbatim []string) {
 		}
 	}
 	for _, a := range c.also {
-		if a != v.Cause && a != CauseOK && !containsCause(v.Also, a) {
+		if a != v.Cause && a != scanwarden.CauseOK && !containsCause(v.Also, a) {
 			v.Also = append(v.Also, a)
 		}
 	}
 	if c.ledgerHit != nil && c.ledgerHit.Cause == v.Cause {
 		v.FromLedger = true
 	}
-	if v.Cause == CauseOK && len(c.warnings) > 0 {
+	if v.Cause == scanwarden.CauseOK && len(c.warnings) > 0 {
 		v.Summary += " Warnings: " + strings.Join(c.warnings, "; ") + "."
 	}
 	c.r.Verdict = v
 	c.r.Server = server
 }
 
-func containsCause(cs []Cause, c Cause) bool {
+func containsCause(cs []scanwarden.Cause, c scanwarden.Cause) bool {
 	for _, x := range cs {
 		if x == c {
 			return true

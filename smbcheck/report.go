@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/serverlog"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -42,12 +43,12 @@ type Evidence map[string]any
 
 // Step is one layer of the check.
 type Step struct {
-	ID       string        `json:"id"`
-	Status   Status        `json:"status"`
-	Detail   string        `json:"detail"`
-	Cause    Cause         `json:"cause,omitempty"`
-	Evidence Evidence      `json:"evidence"`
-	Duration time.Duration `json:"-"`
+	ID       string           `json:"id"`
+	Status   Status           `json:"status"`
+	Detail   string           `json:"detail"`
+	Cause    scanwarden.Cause `json:"cause,omitempty"`
+	Evidence Evidence         `json:"evidence"`
+	Duration time.Duration    `json:"-"`
 }
 
 // MarshalJSON adds the duration as whole milliseconds ("ms").
@@ -84,13 +85,13 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 
 // Verdict is the one cause the check names, with what to do about it.
 type Verdict struct {
-	Cause       Cause  `json:"cause"`
-	KyoceraCode string `json:"kyocera_code"`
-	Summary     string `json:"summary"`
-	Fix         string `json:"fix"`
+	Cause       scanwarden.Cause `json:"cause"`
+	KyoceraCode string           `json:"kyocera_code"`
+	Summary     string           `json:"summary"`
+	Fix         string           `json:"fix"`
 	// Also lists further causes found behind the first (e.g. the share is
 	// missing too once the user name is fixed).
-	Also []Cause `json:"also,omitempty"`
+	Also []scanwarden.Cause `json:"also,omitempty"`
 	// FromLedger is set when the cause was not replayed now but taken from
 	// an earlier observation because the failure budget is spent.
 	FromLedger bool `json:"from_ledger,omitempty"`
@@ -169,7 +170,7 @@ type Bridge struct {
 	// scanwarden's own client passed — the bridge would deliver.
 	Offered bool `json:"offered,omitempty"`
 	// DeviceCause is what the device's client met (offer or not).
-	DeviceCause Cause `json:"device_cause,omitempty"`
+	DeviceCause scanwarden.Cause `json:"device_cause,omitempty"`
 	// Own is scanwarden's own client's verdict on the real folder.
 	Own *Verdict `json:"own,omitempty"`
 	// Active: the destination is bridged; this check replayed scanwarden's
@@ -193,7 +194,7 @@ func (r *Report) Step(id string) *Step {
 }
 
 // OK reports whether the verdict is ok.
-func (r *Report) OK() bool { return r.Verdict.Cause == CauseOK }
+func (r *Report) OK() bool { return r.Verdict.Cause == scanwarden.CauseOK }
 
 // FormatEvidence renders evidence as sorted key=value pairs for humans.
 func FormatEvidence(ev Evidence) string {

@@ -85,7 +85,7 @@ func TestLabDeviceCostsNoMoreRequests(t *testing.T) {
 		fc.conns.Store(0)
 		fc.requests.Store(0)
 		r = Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
-		if r.Verdict.Cause != CauseOK {
+		if r.Verdict.Cause != scanwarden.CauseOK {
 			t.Fatalf("device %+v: verdict %s%s", d, r.Verdict.Cause, stepsString(r))
 		}
 		// The relay counts what reached it before Run returned; the
@@ -129,7 +129,7 @@ func TestLabLowestDialectCost(t *testing.T) {
 		fc.conns.Store(0)
 		fc.requests.Store(0)
 		r := Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
-		if r.Verdict.Cause != CauseOK {
+		if r.Verdict.Cause != scanwarden.CauseOK {
 			t.Fatalf("device %+v: verdict %s%s", d, r.Verdict.Cause, stepsString(r))
 		}
 		time.Sleep(100 * time.Millisecond)

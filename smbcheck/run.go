@@ -63,7 +63,7 @@ func (c *checker) invalid(err error, what, fix string) {
 			fix = fmt.Sprintf("Correct the device's SMB profile (%s).", fe.Field)
 		}
 	}
-	c.fail(s, CauseUnknown, "the "+what+" cannot be checked: "+err.Error(), fix)
+	c.fail(s, scanwarden.CauseUnknown, "the "+what+" cannot be checked: "+err.Error(), fix)
 	c.finish(c.server, c.verbatim())
 }
 
@@ -100,7 +100,7 @@ func (c *checker) run(ctx context.Context) {
 // noteSMB1Replay says in the verdict what the SMB1 replay of an SMB1-only
 // server proved when no later step failed.
 func (c *checker) noteSMB1Replay() {
-	if !c.smb1 || c.o.Device.SMB1Only || c.firstFx == nil || c.firstFx.cause != CauseSMB1OnlyServer {
+	if !c.smb1 || c.o.Device.SMB1Only || c.firstFx == nil || c.firstFx.cause != scanwarden.CauseSMB1OnlyServer {
 		return
 	}
 	for _, s := range c.r.Steps {

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -75,10 +76,10 @@ const (
 // and the underlying error (errors.Is(err, os.ErrNotExist) and
 // os.ErrPermission work through it).
 type Error struct {
-	Op     string          // "connect", "logon", "tree connect", "folder", "create", "write", "read", "rename", "stat", "remove", "list", "close"
-	Path   string          // relative to the destination folder; "" for the folder itself
-	Cause  Cause           // CauseUnknown when nothing more is known
-	Status ntstatus.Status // the NT status, when the server sent one
+	Op     string           // "connect", "logon", "tree connect", "folder", "create", "write", "read", "rename", "stat", "remove", "list", "close"
+	Path   string           // relative to the destination folder; "" for the folder itself
+	Cause  scanwarden.Cause // CauseUnknown when nothing more is known
+	Status ntstatus.Status  // the NT status, when the server sent one
 	// Refusal is set when the ledger kept the logon back: nothing was sent.
 	Refusal *Refusal
 	// KDCError is the KDC's KRB-ERROR code when it refused a Kerberos
@@ -98,7 +99,7 @@ func (e *Error) LogonFailed() bool {
 	if e.Op != "logon" {
 		return false
 	}
-	return e.Status.IsLogonFailure() || e.KDCError != 0 && e.Cause != CauseKerberosNeedsName
+	return e.Status.IsLogonFailure() || e.KDCError != 0 && e.Cause != scanwarden.CauseKerberosNeedsName
 }
 
 func (e *Error) Error() string {
@@ -160,7 +161,7 @@ type Session struct {
 func Dial(ctx context.Context, t Target, o DialOptions) (*Session, error) {
 	o = o.withDefaults()
 	if err := t.Validate(); err != nil {
-		return nil, &Error{Op: "connect", Cause: CauseUnknown, Err: err}
+		return nil, &Error{Op: "connect", Cause: scanwarden.CauseUnknown, Err: err}
 	}
 	folder := strings.Join(t.pathParts(), `\`)
 	o.account = o.lookupAccount(ctx, t.Host, t.User, t.workstation())
@@ -238,7 +239,7 @@ func dialAddr(ctx context.Context, t Target, o DialOptions) (host, addr string, 
 		err = fmt.Errorf("%s has no address", host)
 	}
 	if err != nil {
-		return host, "", &Error{Op: "connect", Cause: CauseNameUnresolved, Err: fmt.Errorf("resolve %s: %w", host, err)}
+		return host, "", &Error{Op: "connect", Cause: scanwarden.CauseNameUnresolved, Err: fmt.Errorf("resolve %s: %w", host, err)}
 	}
 	return host, addrs[0], nil
 }
@@ -256,8 +257,8 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *sm
 	cancel()
 	if err != nil {
 		e := newError("connect", "", err)
-		if e.Cause == CauseUnknown {
-			e.Cause = CauseHostUnreachable
+		if e.Cause == scanwarden.CauseUnknown {
+			e.Cause = scanwarden.CauseHostUnreachable
 		}
 		return nil, nil, e
 	}
@@ -333,7 +334,7 @@ func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, 
 		if t.auth() == AuthAuto {
 			return dialLogon(ctx, t, o)
 		}
-		return nil, nil, &Error{Op: "connect", Cause: CauseSMB1OnlyServer, Err: fmt.Errorf("%s negotiates no SMB2/3: no Kerberos logon over it", host)}
+		return nil, nil, &Error{Op: "connect", Cause: scanwarden.CauseSMB1OnlyServer, Err: fmt.Errorf("%s negotiates no SMB2/3: no Kerberos logon over it", host)}
 	}
 	c := o.checker(t, addr, info)
 	k := krbLogon{c}.try(ctx)
@@ -345,7 +346,7 @@ func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, 
 	}
 	e := &Error{Op: "logon", Cause: k.cause, Refusal: k.refused, KDCError: k.code,
 		Err: fmt.Errorf("Kerberos logon as %s: %s", orWord(k.principal, t.User), k.detail)}
-	if k.cause == CauseHostUnreachable {
+	if k.cause == scanwarden.CauseHostUnreachable {
 		e.Op = "connect"
 	}
 	return nil, nil, e
@@ -360,8 +361,8 @@ func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*smbc
 	conn, err := smbconn.DialTCP(lctx, addr, t.port())
 	if err != nil {
 		e := newError("connect", "", err)
-		if e.Cause == CauseUnknown {
-			e.Cause = CauseHostUnreachable
+		if e.Cause == scanwarden.CauseUnknown {
+			e.Cause = scanwarden.CauseHostUnreachable
 		}
 		return nil, e
 	}
@@ -441,7 +442,7 @@ func (s *Session) connectFolder(ctx context.Context) error {
 	if s.folder != "" {
 		fi, err := s.tree.Stat(tctx, s.folder)
 		if err == nil && !fi.IsDir() {
-			err = &Error{Op: "folder", Cause: CausePathNotFound, Err: fmt.Errorf("%s is a file, not a folder", s.folder)}
+			err = &Error{Op: "folder", Cause: scanwarden.CausePathNotFound, Err: fmt.Errorf("%s is a file, not a folder", s.folder)}
 		}
 		if err != nil {
 			s.Close()
@@ -496,7 +497,7 @@ func (s *Session) rel(name string) (string, error) {
 func (s *Session) op(ctx context.Context, op, name string, fn func(ctx context.Context, p string) error) error {
 	p, err := s.rel(name)
 	if err != nil {
-		return &Error{Op: op, Path: name, Cause: CauseUnknown, Err: err}
+		return &Error{Op: op, Path: name, Cause: scanwarden.CauseUnknown, Err: err}
 	}
 	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -518,7 +519,7 @@ func (s *Session) Open(ctx context.Context, name string) (*File, error) {
 func (s *Session) openFile(ctx context.Context, op, name string, flag int) (*File, error) {
 	p, err := s.rel(name)
 	if err != nil {
-		return nil, &Error{Op: op, Path: name, Cause: CauseUnknown, Err: err}
+		return nil, &Error{Op: op, Path: name, Cause: scanwarden.CauseUnknown, Err: err}
 	}
 	// The handle's context outlives this call; a watchdog cancels it when
 	// one operation takes longer than the timeout.
@@ -542,7 +543,7 @@ func (s *Session) openFile(ctx context.Context, op, name string, flag int) (*Fil
 func (s *Session) Rename(ctx context.Context, from, to string) error {
 	pto, err := s.rel(to)
 	if err != nil {
-		return &Error{Op: "rename", Path: to, Cause: CauseUnknown, Err: err}
+		return &Error{Op: "rename", Path: to, Cause: scanwarden.CauseUnknown, Err: err}
 	}
 	return s.op(ctx, "rename", from, func(ctx context.Context, p string) error { return s.tree.Rename(ctx, p, pto) })
 }

@@ -153,14 +153,14 @@ func TestLabDialCauses(t *testing.T) {
 		name, dest, user, pw, ws string
 		o                        DialOptions
 		op                       string
-		want                     Cause
+		want                     scanwarden.Cause
 	}{
-		{"wrong password", smb2, "scanuser", wrongPassword, "", DialOptions{MaxFailures: 1}, "logon", CauseBadCredentials},
-		{"workstation", "//" + lab.DCHost + "/scans", lab.Domain + `\ivan`, "", "SCANWARDEN", DialOptions{MaxFailures: 1}, "logon", CauseWorkstationRestricted},
-		{"no share", smb2 + "x", "scanuser", "", "", DialOptions{MaxFailures: 1}, "tree connect", CauseShareNotFound},
-		{"no folder", smb2 + "/no/such", "scanuser", "", "", DialOptions{MaxFailures: 1}, "folder", CausePathNotFound},
-		{"refused share", "//" + lab.DCHost + "/restricted", lab.Domain + `\alice`, "", "", DialOptions{MaxFailures: 1}, "tree connect", CauseShareAccessDenied},
-		{"nothing listens", "//" + lab.GhostIP + "/scans", "scanuser", "", "", DialOptions{MaxFailures: 1}, "connect", CauseHostUnreachable},
+		{"wrong password", smb2, "scanuser", wrongPassword, "", DialOptions{MaxFailures: 1}, "logon", scanwarden.CauseBadCredentials},
+		{"workstation", "//" + lab.DCHost + "/scans", lab.Domain + `\ivan`, "", "SCANWARDEN", DialOptions{MaxFailures: 1}, "logon", scanwarden.CauseWorkstationRestricted},
+		{"no share", smb2 + "x", "scanuser", "", "", DialOptions{MaxFailures: 1}, "tree connect", scanwarden.CauseShareNotFound},
+		{"no folder", smb2 + "/no/such", "scanuser", "", "", DialOptions{MaxFailures: 1}, "folder", scanwarden.CausePathNotFound},
+		{"refused share", "//" + lab.DCHost + "/restricted", lab.Domain + `\alice`, "", "", DialOptions{MaxFailures: 1}, "tree connect", scanwarden.CauseShareAccessDenied},
+		{"nothing listens", "//" + lab.GhostIP + "/scans", "scanuser", "", "", DialOptions{MaxFailures: 1}, "connect", scanwarden.CauseHostUnreachable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := dialLab(t, lab, tc.dest, tc.user, tc.pw, tc.ws, tc.o)
@@ -195,17 +195,17 @@ func TestLabDialLedger(t *testing.T) {
 		t.Fatalf("budget 0: %v, %d sent", err, led.sent)
 	}
 	_, err = dialLab(t, lab, dest, "scanuser", wrongPassword, "", DialOptions{Ledger: led, MaxFailures: 2})
-	if !errors.As(err, &e) || e.Cause != CauseBadCredentials || led.sent != 1 {
+	if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || led.sent != 1 {
 		t.Fatalf("wrong password: %v, %d sent", err, led.sent)
 	}
 	_, err = dialLab(t, lab, dest, "scanuser", wrongPassword, "", DialOptions{Ledger: led, MaxFailures: 2})
-	if !errors.As(err, &e) || e.Refusal == nil || e.Cause != CauseBadCredentials || led.sent != 1 {
+	if !errors.As(err, &e) || e.Refusal == nil || e.Cause != scanwarden.CauseBadCredentials || led.sent != 1 {
 		t.Fatalf("same wrong password again: %v, %d sent", err, led.sent)
 	}
 	// A check sees the dialer's failure in the shared ledger.
 	tg := labTarget(t, lab, dest, "scanuser", wrongPassword)
 	r := Run(context.Background(), tg, Options{Ledger: led, MaxFailures: 2, StepTimeout: 5 * time.Second})
-	if r.Verdict.Cause != CauseBadCredentials || !r.Verdict.FromLedger || led.sent != 1 {
+	if r.Verdict.Cause != scanwarden.CauseBadCredentials || !r.Verdict.FromLedger || led.sent != 1 {
 		t.Fatalf("check after the dialer: %s from ledger %v, %d sent%s", r.Verdict.Cause, r.Verdict.FromLedger, led.sent, stepsString(r))
 	}
 	s, err := Dial(context.Background(), Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}, DialOptions{Ledger: led, MaxFailures: 2})
@@ -322,11 +322,11 @@ func TestLabDialSMB1(t *testing.T) {
 	// Causes over SMB1 as over SMB2.
 	for _, tc := range []struct {
 		dest, pw, op string
-		want         Cause
+		want         scanwarden.Cause
 	}{
-		{"//" + lab.SMB1IP + "/scans", wrongPassword, "logon", CauseBadCredentials},
-		{"//" + lab.SMB1IP + "/nosuchshare", "", "tree connect", CauseShareNotFound},
-		{"//" + lab.SMB1IP + "/scans/no/such", "", "folder", CausePathNotFound},
+		{"//" + lab.SMB1IP + "/scans", wrongPassword, "logon", scanwarden.CauseBadCredentials},
+		{"//" + lab.SMB1IP + "/nosuchshare", "", "tree connect", scanwarden.CauseShareNotFound},
+		{"//" + lab.SMB1IP + "/scans/no/such", "", "folder", scanwarden.CausePathNotFound},
 	} {
 		_, err := dialLab(t, lab, tc.dest, "scanuser", tc.pw, "", DialOptions{MaxFailures: 1})
 		var e *Error

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
@@ -25,7 +26,7 @@ func (c sessionStep) run(ctx context.Context) bool {
 // would meet. It reports whether the session step then succeeded.
 func (c sessionStep) replaySMB1(ctx context.Context) bool {
 	neg := c.r.Step(StepNegotiate)
-	if c.smb1 || neg == nil || neg.Cause != CauseSMB1OnlyServer || c.r.Step(StepSession) != nil {
+	if c.smb1 || neg == nil || neg.Cause != scanwarden.CauseSMB1OnlyServer || c.r.Step(StepSession) != nil {
 		return false
 	}
 	c.smb1 = true
@@ -147,11 +148,11 @@ func (c sessionStep) explainNegotiation(ctx context.Context, res attemptResult) 
 }
 
 // accountFix dates an account cause's fix from the directory, when known.
-func (c sessionStep) accountFix(cause Cause) string {
+func (c sessionStep) accountFix(cause scanwarden.Cause) string {
 	if c.account != nil && c.account.Cause == cause && c.account.Fix != "" {
 		return c.account.Fix
 	}
-	if cause == CauseWorkstationRestricted {
+	if cause == scanwarden.CauseWorkstationRestricted {
 		return fmt.Sprintf("Add %s (the MFP's NetBIOS name) to the account's 'Log On To' workstations, or remove the restriction.", c.t.workstation())
 	}
 	return ""
@@ -172,7 +173,7 @@ func (c sessionStep) refused(s *stepState, r *Refusal) {
 		c.fail(s, r.Last.Cause, fmt.Sprintf("not replayed (%s); last result %s at %s%s", r.Reason, r.Last.Cause, r.Last.At.Format("15:04"), retry), "")
 		return
 	}
-	c.fail(s, CauseUnknown, fmt.Sprintf("not replayed: %s", r.Reason),
+	c.fail(s, scanwarden.CauseUnknown, fmt.Sprintf("not replayed: %s", r.Reason),
 		"Nothing was replayed to protect the account from a lockout; check the account in the directory, or wait and check again.")
 }
 
@@ -205,16 +206,16 @@ func (c sessionStep) stepForms(ctx context.Context) bool {
 			c.r.WorkingForm = &wf
 			s.Evidence["tried"] = tried
 			s.Evidence["working_form"] = formEvidence(f)
-			c.fail(s, CauseWrongUserFormat, fmt.Sprintf("the password is right, but the server refuses the user name as typed (%s) and accepts it as %s", c.t.User, f.Typed),
+			c.fail(s, scanwarden.CauseWrongUserFormat, fmt.Sprintf("the password is right, but the server refuses the user name as typed (%s) and accepts it as %s", c.t.User, f.Typed),
 				fmt.Sprintf("On the MFP (Command Center RX → Address Book → the destination → Login User Name), type %s instead of %s.", f.Typed, c.t.User))
 			// The check goes on with the working session.
 			return true
 		}
 		failed = append(failed, fmt.Sprintf("%s: %s", f.Typed, errText(res)))
-		if res.cause == CauseAccountLocked {
+		if res.cause == scanwarden.CauseAccountLocked {
 			s.Evidence["tried"] = tried
 			s.Evidence["failed"] = failed
-			c.fail(s, CauseAccountLocked, "the account is locked out; no further form is tried", "")
+			c.fail(s, scanwarden.CauseAccountLocked, "the account is locked out; no further form is tried", "")
 			return false
 		}
 	}
@@ -231,7 +232,7 @@ func (c sessionStep) stepForms(ctx context.Context) bool {
 		detail += fmt.Sprintf("; %d form(s) not tried to protect the account from a lockout", len(notTried))
 	}
 	detail, fix := c.blankPassword(s, detail)
-	c.fail(s, CauseBadCredentials, detail, fix)
+	c.fail(s, scanwarden.CauseBadCredentials, detail, fix)
 	return false
 }
 
@@ -306,7 +307,7 @@ func (c sessionStep) sessionAnonymousRefused(s *stepState, res attemptResult) bo
 		return false
 	}
 	s.Evidence["anonymous"] = true
-	c.fail(s, CauseGuestRefused, fmt.Sprintf("the server refuses an anonymous logon (empty login name and password, as the MFP sends them): %s%s", res.status, c.signingNote()),
+	c.fail(s, scanwarden.CauseGuestRefused, fmt.Sprintf("the server refuses an anonymous logon (empty login name and password, as the MFP sends them): %s%s", res.status, c.signingNote()),
 		c.guestWaysOut(c.t.Share))
 	c.skipWhy("not tried: an empty login name has no other form", StepForms)
 	return true
@@ -331,7 +332,7 @@ func (c sessionStep) encryptionRefusedAtLogon(ctx context.Context, s *stepState,
 	if d.MaxDialect != 0 && d.MaxDialect < DialectSMB30 {
 		why = fmt.Sprintf("the MFP's highest dialect, SMB %s, has no encryption", d.MaxDialect)
 	}
-	c.fail(s, CauseEncryptionRequired, fmt.Sprintf("server %s requires SMB3 encryption of every session and %s: it refuses the MFP's logon (%s)", c.t.Host, why, res.status),
+	c.fail(s, scanwarden.CauseEncryptionRequired, fmt.Sprintf("server %s requires SMB3 encryption of every session and %s: it refuses the MFP's logon (%s)", c.t.Host, why, res.status),
 		fmt.Sprintf("Stop requiring encryption server-wide on %s (Windows: Set-SmbServerConfiguration -EncryptData $false, or -RejectUnencryptedAccess $false; Samba: server smb encrypt = desired in [global]), or update the MFP to firmware whose SMB client encrypts (SMB 3); or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts.", c.t.Host))
 	c.skipWhy("not tried: this failure is not about how the user name is written", StepForms)
 	return true
@@ -354,7 +355,7 @@ func (c sessionStep) ntlmv1Refused(ctx context.Context, s *stepState, res attemp
 		v2.sess.Close()
 		s.Evidence["ntlmv1"] = res.status.String()
 		s.Evidence["ntlmv2"] = "accepted"
-		c.fail(s, CauseNTLMv1Refused, fmt.Sprintf("the server refuses the MFP's NTLMv1 logon over SMB %s (%s), and accepts the same user name and password with NTLMv2", c.dialect(), res.status),
+		c.fail(s, scanwarden.CauseNTLMv1Refused, fmt.Sprintf("the server refuses the MFP's NTLMv1 logon over SMB %s (%s), and accepts the same user name and password with NTLMv2", c.dialect(), res.status),
 			"Switch the MFP's SMB client to NTLMv2 (Command Center RX → Network Settings → Protocol → SMB Client; older firmware needs an update for it). Only as a stop-gap allow NTLMv1 where the password is checked — the file server (Samba: ntlm auth = ntlmv1-permitted; Windows: LmCompatibilityLevel 4 or lower) and, for a domain account, every domain controller — which weakens every account's password protection.")
 		c.skipWhy("not tried: the password is right, the server refuses NTLMv1", StepForms)
 		return true
@@ -362,7 +363,7 @@ func (c sessionStep) ntlmv1Refused(ctx context.Context, s *stepState, res attemp
 		v2.sess.Close()
 		s.Evidence["ntlmv1"] = res.status.String()
 		s.Evidence["ntlmv2"] = "accepted"
-		c.fail(s, CauseSMB1Refused, fmt.Sprintf("the server refuses the MFP's NTLMv1 logon (%s), and accepts the same user name and password with NTLMv2", res.status),
+		c.fail(s, scanwarden.CauseSMB1Refused, fmt.Sprintf("the server refuses the MFP's NTLMv1 logon (%s), and accepts the same user name and password with NTLMv2", res.status),
 			"Switch the MFP to NTLMv2 (a firmware update may be needed), or better to SMB2/SMB3; only as a stop-gap allow NTLMv1 on the server (Samba: ntlm auth = ntlmv1-permitted; Windows: LmCompatibilityLevel 4 or lower), which weakens every account's password protection.")
 		c.skipWhy("not tried: the password is right, the server refuses NTLMv1", StepForms)
 		return true

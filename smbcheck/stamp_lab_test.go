@@ -9,6 +9,7 @@ import (
 	"time"
 
 	smb2 "github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
 	"github.com/scanwarden/scanwarden/smbconn"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -119,7 +120,7 @@ func TestLabCanaryEncryptedShare(t *testing.T) {
 	lab := testlab.Require(t)
 	r := Run(context.Background(), labTarget(t, lab, "//"+lab.SMB2IP+"/sealed", "scanuser", ""), Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
 	w := r.Step(StepWrite)
-	if r.Verdict.Cause != CauseOK || w == nil || w.Evidence["delete_on_close"] != false || r.Canary != "" {
+	if r.Verdict.Cause != scanwarden.CauseOK || w == nil || w.Evidence["delete_on_close"] != false || r.Canary != "" {
 		t.Fatalf("verdict %s, write %+v, canary %q:%s", r.Verdict.Cause, w, r.Canary, stepsString(r))
 	}
 	watch := labSessionAs(t, lab.SMB2IP, "scanuser", "", lab.Password)

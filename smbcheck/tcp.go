@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -50,8 +51,8 @@ func (c tcpStep) stepTCP(ctx context.Context, addrs []string) bool {
 	} else {
 		s.Evidence[fmt.Sprintf("port_%d", other)] = describeDialError(oerr)
 	}
-	if cause == CauseUnknown {
-		cause = CauseHostUnreachable
+	if cause == scanwarden.CauseUnknown {
+		cause = scanwarden.CauseHostUnreachable
 	}
 	c.fail(s, cause, fmt.Sprintf("%s port %d: %s", c.addr, port, describeDialError(err)), fix)
 	return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -46,16 +47,16 @@ func (c treeStep) stepTree(ctx context.Context) (*smbconn.Share, bool) {
 	}
 	var detail, fix string
 	switch cause {
-	case CauseShareNotFound:
+	case scanwarden.CauseShareNotFound:
 		detail = fmt.Sprintf("the server has no share %s", c.t.Share)
 		fix = fmt.Sprintf("Correct the share name in the destination's Path on the MFP (it starts with the share: %s\\...), or create the share %s on %s.", c.t.Share, c.t.Share, c.t.Host)
-	case CauseShareAccessDenied:
+	case scanwarden.CauseShareAccessDenied:
 		if c.treeGuestRefused(s) || c.encryptionRefused(ctx, s) {
 			return nil, false
 		}
 		detail = fmt.Sprintf("the server refuses %s access to share %s", c.grantee(), c.t.Share)
 		fix = fmt.Sprintf("Give %s (or a group it belongs to) access to share %s: Share Permissions on Windows, 'valid users' / 'read only' on Samba.", c.grantee(), c.t.Share)
-	case CauseConnectionLimit:
+	case scanwarden.CauseConnectionLimit:
 		detail = fmt.Sprintf("share %s refuses another connection (%v): its connection limit is reached", c.t.Share, s.Evidence["nt_status"])
 		fix = fmt.Sprintf("Raise the share's connection limit ('max connections' on Samba, 'User limit' on Windows) or find what holds the connections to %s.", c.t.Share)
 	default:
@@ -70,11 +71,11 @@ func (c treeStep) stepTree(ctx context.Context) (*smbconn.Share, bool) {
 func (c treeStep) treeGuestRefused(s *stepState) bool {
 	switch {
 	case c.anonymous():
-		c.fail(s, CauseGuestRefused, fmt.Sprintf("the server accepted the anonymous session, but share %s takes no guests%s", c.t.Share, c.signingNote()),
+		c.fail(s, scanwarden.CauseGuestRefused, fmt.Sprintf("the server accepted the anonymous session, but share %s takes no guests%s", c.t.Share, c.signingNote()),
 			c.guestWaysOut(c.t.Share))
 		return true
 	case c.sess != nil && c.sess.Guest():
-		c.fail(s, CauseUnknownUser, fmt.Sprintf("the server does not know the account %s: it logged it on as guest, and share %s takes no guests", c.t.User, c.t.Share),
+		c.fail(s, scanwarden.CauseUnknownUser, fmt.Sprintf("the server does not know the account %s: it logged it on as guest, and share %s takes no guests", c.t.User, c.t.Share),
 			fmt.Sprintf("Correct the Login User Name on the MFP (Command Center RX → Address Book), or create the account %s on %s with access to share %s.", c.t.User, c.t.Host, c.t.Share))
 		return true
 	}
@@ -98,7 +99,7 @@ func (c treeStep) encryptionRefused(ctx context.Context, s *stepState) bool {
 	if d.MaxDialect != 0 && d.MaxDialect < DialectSMB30 {
 		why = fmt.Sprintf("the MFP's highest dialect, SMB %s, has no encryption", d.MaxDialect)
 	}
-	c.fail(s, CauseEncryptionRequired, fmt.Sprintf("share %s requires SMB3 encryption and %s: the server refuses it at the tree connect", c.t.Share, why),
+	c.fail(s, scanwarden.CauseEncryptionRequired, fmt.Sprintf("share %s requires SMB3 encryption and %s: the server refuses it at the tree connect", c.t.Share, why),
 		fmt.Sprintf("Stop requiring encryption on share %s (Windows: Set-SmbShare -Name %s -EncryptData $false; Samba: smb encrypt = desired), or update the MFP to firmware whose SMB client encrypts (SMB 3); or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts.", c.t.Share, c.t.Share))
 	return true
 }
@@ -166,7 +167,7 @@ func (c treeStep) encryptionAsked(ctx context.Context, s *stepState) bool {
 			c.ok(s, "connected to share "+c.t.Share+"; the server asks for SMB3 encryption on it but lets a client that cannot encrypt in")
 			return true
 		}
-		if cause, _ := classify(StepTree, err); cause != CauseShareAccessDenied {
+		if cause, _ := classify(StepTree, err); cause != scanwarden.CauseShareAccessDenied {
 			judged = fmt.Sprintf("a client without encryption could not be asked (tree connect: %v)", err)
 		}
 	case res.status == ntstatus.AccessDenied:
@@ -183,7 +184,7 @@ func (c treeStep) encryptionAsked(ctx context.Context, s *stepState) bool {
 		how = "judged from the server's request: " + judged
 	}
 	s.Evidence["encryption"] = "required: " + how
-	c.fail(s, CauseEncryptionRequired, fmt.Sprintf("share %s requires SMB3 encryption and the MFP cannot encrypt (%s)", c.t.Share, how),
+	c.fail(s, scanwarden.CauseEncryptionRequired, fmt.Sprintf("share %s requires SMB3 encryption and the MFP cannot encrypt (%s)", c.t.Share, how),
 		fmt.Sprintf("Stop requiring encryption on share %s (Windows: Set-SmbShare -Name %s -EncryptData $false; Samba: smb encrypt = desired), or turn on the MFP's SMB encryption if its firmware has it; or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts.", c.t.Share, c.t.Share))
 	return false
 }

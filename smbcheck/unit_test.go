@@ -140,35 +140,35 @@ func TestClassify(t *testing.T) {
 		name string
 		step string
 		err  error
-		want Cause
+		want scanwarden.Cause
 	}{
-		{"logon failure", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.LogonFailure)}, CauseBadCredentials},
-		{"disabled", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountDisabled)}, CauseAccountDisabled},
-		{"locked", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountLockedOut)}, CauseAccountLocked},
-		{"must change", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.PasswordMustChange)}, CausePasswordMustChange},
-		{"expired pw", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.PasswordExpired)}, CausePasswordExpired},
-		{"expired account", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountExpired)}, CauseAccountExpired},
-		{"workstation", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InvalidWorkstation)}, CauseWorkstationRestricted},
-		{"samba upn wrong password", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.NotFound)}, CauseBadCredentials},
-		{"hours", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InvalidLogonHours)}, CauseLogonHours},
-		{"bad share", StepTree, &smb2.ResponseError{Code: uint32(ntstatus.BadNetworkName)}, CauseShareNotFound},
-		{"share denied (library)", StepTree, fmt.Errorf("mount: %w", os.ErrPermission), CauseShareAccessDenied},
-		{"create denied (library)", StepWrite, &os.PathError{Op: "open", Path: "x", Err: os.ErrPermission}, CauseNoWritePermission},
-		{"delete denied (library)", "delete", &os.PathError{Op: "remove", Path: "x", Err: os.ErrPermission}, CauseNoDeletePermission},
-		{"path missing (library)", StepPath, &os.PathError{Op: "stat", Path: "x", Err: os.ErrNotExist}, CausePathNotFound},
-		{"samba max connections", StepTree, &smb2.ResponseError{Code: uint32(ntstatus.InsufficientResources)}, CauseConnectionLimit},
-		{"resources on write", StepWrite, &smb2.ResponseError{Code: uint32(ntstatus.InsufficientResources)}, CauseServerResources},
-		{"server resources", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InsuffServerResources)}, CauseServerResources},
-		{"windows session limit", StepSession, smb2.ErrRequestNotAccepted, CauseConnectionLimit},
-		{"disk full", StepWrite, &os.PathError{Op: "write", Path: "x", Err: &smb2.ResponseError{Code: uint32(ntstatus.DiskFull)}}, CauseDiskFull},
-		{"our status type", StepSession, fmt.Errorf("x: %w", ntstatus.LogonFailure), CauseBadCredentials},
-		{"dns", StepName, &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}, CauseNameUnresolved},
-		{"refused", StepTCP, opErr(syscall.ECONNREFUSED), CauseHostUnreachable},
-		{"no route", StepTCP, opErr(syscall.EHOSTUNREACH), CauseHostUnreachable},
-		{"tcp timeout", StepTCP, context.DeadlineExceeded, CauseHostUnreachable},
-		{"smb timeout", StepNegotiate, fmt.Errorf("negotiate: %w", os.ErrDeadlineExceeded), CauseTimeout},
-		{"unknown status", StepWrite, &smb2.ResponseError{Code: 0xC0FFEE00}, CauseUnknown},
-		{"garbage", StepSession, errors.New("something odd"), CauseUnknown},
+		{"logon failure", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.LogonFailure)}, scanwarden.CauseBadCredentials},
+		{"disabled", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountDisabled)}, scanwarden.CauseAccountDisabled},
+		{"locked", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountLockedOut)}, scanwarden.CauseAccountLocked},
+		{"must change", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.PasswordMustChange)}, scanwarden.CausePasswordMustChange},
+		{"expired pw", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.PasswordExpired)}, scanwarden.CausePasswordExpired},
+		{"expired account", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.AccountExpired)}, scanwarden.CauseAccountExpired},
+		{"workstation", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InvalidWorkstation)}, scanwarden.CauseWorkstationRestricted},
+		{"samba upn wrong password", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.NotFound)}, scanwarden.CauseBadCredentials},
+		{"hours", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InvalidLogonHours)}, scanwarden.CauseLogonHours},
+		{"bad share", StepTree, &smb2.ResponseError{Code: uint32(ntstatus.BadNetworkName)}, scanwarden.CauseShareNotFound},
+		{"share denied (library)", StepTree, fmt.Errorf("mount: %w", os.ErrPermission), scanwarden.CauseShareAccessDenied},
+		{"create denied (library)", StepWrite, &os.PathError{Op: "open", Path: "x", Err: os.ErrPermission}, scanwarden.CauseNoWritePermission},
+		{"delete denied (library)", "delete", &os.PathError{Op: "remove", Path: "x", Err: os.ErrPermission}, scanwarden.CauseNoDeletePermission},
+		{"path missing (library)", StepPath, &os.PathError{Op: "stat", Path: "x", Err: os.ErrNotExist}, scanwarden.CausePathNotFound},
+		{"samba max connections", StepTree, &smb2.ResponseError{Code: uint32(ntstatus.InsufficientResources)}, scanwarden.CauseConnectionLimit},
+		{"resources on write", StepWrite, &smb2.ResponseError{Code: uint32(ntstatus.InsufficientResources)}, scanwarden.CauseServerResources},
+		{"server resources", StepSession, &smb2.ResponseError{Code: uint32(ntstatus.InsuffServerResources)}, scanwarden.CauseServerResources},
+		{"windows session limit", StepSession, smb2.ErrRequestNotAccepted, scanwarden.CauseConnectionLimit},
+		{"disk full", StepWrite, &os.PathError{Op: "write", Path: "x", Err: &smb2.ResponseError{Code: uint32(ntstatus.DiskFull)}}, scanwarden.CauseDiskFull},
+		{"our status type", StepSession, fmt.Errorf("x: %w", ntstatus.LogonFailure), scanwarden.CauseBadCredentials},
+		{"dns", StepName, &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}, scanwarden.CauseNameUnresolved},
+		{"refused", StepTCP, opErr(syscall.ECONNREFUSED), scanwarden.CauseHostUnreachable},
+		{"no route", StepTCP, opErr(syscall.EHOSTUNREACH), scanwarden.CauseHostUnreachable},
+		{"tcp timeout", StepTCP, context.DeadlineExceeded, scanwarden.CauseHostUnreachable},
+		{"smb timeout", StepNegotiate, fmt.Errorf("negotiate: %w", os.ErrDeadlineExceeded), scanwarden.CauseTimeout},
+		{"unknown status", StepWrite, &smb2.ResponseError{Code: 0xC0FFEE00}, scanwarden.CauseUnknown},
+		{"garbage", StepSession, errors.New("something odd"), scanwarden.CauseUnknown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,7 +193,7 @@ func TestCauseVocabulary(t *testing.T) {
 		"ntlm-blocked", "clock-skew", "kdc-unreachable", "kerberos-needs-name", "password-unreadable",
 		"encryption-required", "dialect-floor", "file-type-refused", "account-restricted", "dfs-link", "smartcard-required", "logon-type-not-granted", "ntlmv1-refused", "bridge-failing", "dialect-ceiling"}
 	var got []string
-	for _, c := range Causes() {
+	for _, c := range scanwarden.Causes() {
 		got = append(got, string(c.Cause))
 		if c.Summary == "" || c.Fix == "" {
 			t.Errorf("%s: summary or fix missing", c.Cause)
@@ -205,7 +205,7 @@ func TestCauseVocabulary(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("vocabulary\n got %v\nwant %v", got, want)
 	}
-	if Cause("nope").Valid() {
+	if scanwarden.Cause("nope").Valid() {
 		t.Error("an unknown cause is valid")
 	}
 }
@@ -229,9 +229,9 @@ func TestLedgerRules(t *testing.T) {
 	if r != nil {
 		t.Fatalf("first attempt refused: %v", r.Reason)
 	}
-	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials, Status: ntstatus.LogonFailure.String()})
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: scanwarden.CauseBadCredentials, Status: ntstatus.LogonFailure.String()})
 	// The same form and password: never twice in a window.
-	if _, r := try(form("bob", "wrong"), now.Add(time.Minute), 2); r == nil || r.Last == nil || r.Last.Cause != CauseBadCredentials {
+	if _, r := try(form("bob", "wrong"), now.Add(time.Minute), 2); r == nil || r.Last == nil || r.Last.Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("same failing form was not refused: %+v", r)
 	}
 	// A corrected password is a new attempt.
@@ -239,7 +239,7 @@ func TestLedgerRules(t *testing.T) {
 	if r != nil {
 		t.Fatalf("new password refused: %v", r.Reason)
 	}
-	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials})
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: scanwarden.CauseBadCredentials})
 	// Budget 2 spent.
 	_, r = try(form("bob@x", "wrong3"), now.Add(2*time.Minute), 2)
 	if r == nil || !strings.Contains(r.Reason, "budget") || !r.RetryAt.Equal(now.Add(window)) {
@@ -261,7 +261,7 @@ func TestLedgerRules(t *testing.T) {
 	}
 	l2 := &MemoryLedger{}
 	id, _, _ = l2.Reserve(ctx, Attempt{Account: acct, Form: "a", At: now}, now.Add(-window), 5)
-	l2.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseAccountLocked})
+	l2.Resolve(ctx, id, Outcome{Kind: Failed, Cause: scanwarden.CauseAccountLocked})
 	if _, r, _ := l2.Reserve(ctx, Attempt{Account: acct, Form: "b", At: now.Add(time.Minute)}, now.Add(time.Minute-window), 5); r == nil || !strings.Contains(r.Reason, "locked") {
 		t.Fatalf("lockout did not stop replays: %+v", r)
 	}
@@ -288,7 +288,7 @@ func TestFakeWindowsSessionLimit(t *testing.T) {
 	f := startFakeWindows(t, ntstatus.RequestNotAccepted)
 	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
 		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
-	if rep.Verdict.Cause != CauseConnectionLimit {
+	if rep.Verdict.Cause != scanwarden.CauseConnectionLimit {
 		t.Fatalf("verdict %s, want connection-limit; steps %s", rep.Verdict.Cause, stepsString(rep))
 	}
 	neg := rep.Step(StepNegotiate)
@@ -345,7 +345,7 @@ func TestReportJSONHasNoSecret(t *testing.T) {
 			t.Errorf("verdict lacks %q", k)
 		}
 	}
-	if rep.Verdict.Cause != CauseBadCredentials {
+	if rep.Verdict.Cause != scanwarden.CauseBadCredentials {
 		t.Errorf("verdict %s, want bad-credentials:%s", rep.Verdict.Cause, stepsString(rep))
 	}
 }
@@ -427,21 +427,21 @@ func TestNTTable(t *testing.T) {
 	tests := []struct {
 		step string
 		st   ntstatus.Status
-		want Cause
+		want scanwarden.Cause
 	}{
-		{StepTree, ntstatus.AccessDenied, CauseShareAccessDenied},
-		{StepSession, ntstatus.AccessDenied, CauseBadCredentials},
-		{StepWrite, ntstatus.AccessDenied, CauseNoWritePermission},
-		{stepDelete, ntstatus.AccessDenied, CauseNoDeletePermission},
-		{stepDelete, ntstatus.CannotDelete, CauseNoDeletePermission},
-		{StepTree, ntstatus.InsufficientResources, CauseConnectionLimit},
-		{StepWrite, ntstatus.InsufficientResources, CauseServerResources},
-		{StepForms, ntstatus.NotFound, CauseBadCredentials},
-		{StepPath, ntstatus.NotFound, CausePathNotFound},
-		{StepWrite, ntstatus.ObjectNameCollision, CauseUnknown},
-		{StepSession, ntstatus.AccountLockedOut, CauseAccountLocked},
-		{StepSession, ntstatus.NTLMBlocked, CauseNTLMBlocked},
-		{StepSession, ntstatus.Status(0xC0FFEE00), CauseUnknown},
+		{StepTree, ntstatus.AccessDenied, scanwarden.CauseShareAccessDenied},
+		{StepSession, ntstatus.AccessDenied, scanwarden.CauseBadCredentials},
+		{StepWrite, ntstatus.AccessDenied, scanwarden.CauseNoWritePermission},
+		{stepDelete, ntstatus.AccessDenied, scanwarden.CauseNoDeletePermission},
+		{stepDelete, ntstatus.CannotDelete, scanwarden.CauseNoDeletePermission},
+		{StepTree, ntstatus.InsufficientResources, scanwarden.CauseConnectionLimit},
+		{StepWrite, ntstatus.InsufficientResources, scanwarden.CauseServerResources},
+		{StepForms, ntstatus.NotFound, scanwarden.CauseBadCredentials},
+		{StepPath, ntstatus.NotFound, scanwarden.CausePathNotFound},
+		{StepWrite, ntstatus.ObjectNameCollision, scanwarden.CauseUnknown},
+		{StepSession, ntstatus.AccountLockedOut, scanwarden.CauseAccountLocked},
+		{StepSession, ntstatus.NTLMBlocked, scanwarden.CauseNTLMBlocked},
+		{StepSession, ntstatus.Status(0xC0FFEE00), scanwarden.CauseUnknown},
 	}
 	for _, tc := range tests {
 		if got := causeForStatus(tc.step, tc.st); got != tc.want {
@@ -483,31 +483,31 @@ func TestLedgerOnlyDefiniteFailuresBlock(t *testing.T) {
 	// Unknown outcome (no answer after the AUTHENTICATE left): counts, blocks nothing.
 	l = &MemoryLedger{}
 	id, _ := try(l, "f", now, 2, nil)
-	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseTimeout})
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: scanwarden.CauseTimeout})
 	id, r := try(l, "f", now.Add(time.Second), 2, nil)
 	if r != nil {
 		t.Fatalf("an unknown outcome blocked its form: %s", r.Reason)
 	}
-	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseUnknown, Status: Interrupted})
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: scanwarden.CauseUnknown, Status: Interrupted})
 	if _, r := try(l, "f", now.Add(2*time.Second), 2, nil); r == nil || !strings.Contains(r.Reason, "budget") {
 		t.Fatalf("unknown outcomes not counted toward the budget: %+v", r)
 	}
 	// Definite: blocks its form, until the directory shows the password set after it.
 	l = &MemoryLedger{}
 	id, _ = try(l, "f", now, 3, nil)
-	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials})
-	if _, r := try(l, "f", now.Add(time.Minute), 3, nil); r == nil || r.Last == nil || r.Last.Cause != CauseBadCredentials {
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: scanwarden.CauseBadCredentials})
+	if _, r := try(l, "f", now.Add(time.Minute), 3, nil); r == nil || r.Last == nil || r.Last.Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("a definite failure did not block its form: %+v", r)
 	}
-	before := &AccountSeen{State: CauseOK, PasswordLastSet: now.Add(-time.Hour)}
+	before := &AccountSeen{State: scanwarden.CauseOK, PasswordLastSet: now.Add(-time.Hour)}
 	if _, r := try(l, "f", now.Add(time.Minute), 3, before); r == nil {
 		t.Fatal("a password set before the failure lifted its block")
 	}
-	expired := &AccountSeen{State: CausePasswordExpired, PasswordLastSet: now.Add(time.Minute)}
+	expired := &AccountSeen{State: scanwarden.CausePasswordExpired, PasswordLastSet: now.Add(time.Minute)}
 	if _, r := try(l, "f", now.Add(2*time.Minute), 3, expired); r == nil {
 		t.Fatal("an account that cannot log on lifted the block")
 	}
-	set := &AccountSeen{State: CauseOK, PasswordLastSet: now.Add(time.Minute)}
+	set := &AccountSeen{State: scanwarden.CauseOK, PasswordLastSet: now.Add(time.Minute)}
 	if _, r := try(l, "f", now.Add(2*time.Minute), 2, set); r != nil {
 		t.Fatalf("the password set on the DC after the failure did not lift the block: %s", r.Reason)
 	}
@@ -518,22 +518,22 @@ func TestLedgerOnlyDefiniteFailuresBlock(t *testing.T) {
 	// counts the failure already), a lifted failure is not counted twice.
 	l = &MemoryLedger{}
 	id, _ = try(l, "f", now, 1, nil)
-	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseBadCredentials})
-	dc := &AccountSeen{State: CauseOK, PasswordLastSet: now.Add(time.Minute), DCBudget: true}
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: scanwarden.CauseBadCredentials})
+	dc := &AccountSeen{State: scanwarden.CauseOK, PasswordLastSet: now.Add(time.Minute), DCBudget: true}
 	if _, r := try(l, "f", now.Add(2*time.Minute), 1, dc); r != nil {
 		t.Fatalf("a lifted failure counted twice against the DC's budget: %s", r.Reason)
 	}
-	if _, r := try(l, "g", now.Add(3*time.Minute), 1, &AccountSeen{State: CauseOK, DCBudget: true}); r == nil {
+	if _, r := try(l, "g", now.Add(3*time.Minute), 1, &AccountSeen{State: scanwarden.CauseOK, DCBudget: true}); r == nil {
 		t.Fatal("a failure not lifted went uncounted")
 	}
 	// A lockout blocks everything until the directory shows the account unlocked.
 	l = &MemoryLedger{}
 	id, _ = try(l, "f", now, 3, nil)
-	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: CauseAccountLocked})
-	if _, r := try(l, "g", now.Add(time.Minute), 3, &AccountSeen{State: CauseAccountLocked}); r == nil || !strings.Contains(r.Reason, "locked") {
+	l.Resolve(ctx, id, Outcome{Kind: Failed, Cause: scanwarden.CauseAccountLocked})
+	if _, r := try(l, "g", now.Add(time.Minute), 3, &AccountSeen{State: scanwarden.CauseAccountLocked}); r == nil || !strings.Contains(r.Reason, "locked") {
 		t.Fatalf("a lockout still seen did not block: %+v", r)
 	}
-	if _, r := try(l, "f", now.Add(time.Minute), 3, &AccountSeen{State: CauseOK}); r != nil {
+	if _, r := try(l, "f", now.Add(time.Minute), 3, &AccountSeen{State: scanwarden.CauseOK}); r != nil {
 		t.Fatalf("an unlocked account is still blocked: %s", r.Reason)
 	}
 }
@@ -546,14 +546,14 @@ func TestErrorLogonFailed(t *testing.T) {
 		e    Error
 		want bool
 	}{
-		{Error{Op: "logon", Status: ntstatus.LogonFailure, Cause: CauseBadCredentials}, true},
-		{Error{Op: "logon", KDCError: 24, Cause: CauseBadCredentials}, true},  // KDC_ERR_PREAUTH_FAILED
-		{Error{Op: "logon", KDCError: 18, Cause: CauseAccountDisabled}, true}, // KDC_ERR_CLIENT_REVOKED
+		{Error{Op: "logon", Status: ntstatus.LogonFailure, Cause: scanwarden.CauseBadCredentials}, true},
+		{Error{Op: "logon", KDCError: 24, Cause: scanwarden.CauseBadCredentials}, true},  // KDC_ERR_PREAUTH_FAILED
+		{Error{Op: "logon", KDCError: 18, Cause: scanwarden.CauseAccountDisabled}, true}, // KDC_ERR_CLIENT_REVOKED
 		{Error{Op: "logon", Refusal: &Refusal{Reason: "budget spent"}}, true},
-		{Error{Op: "logon", KDCError: 7, Cause: CauseKerberosNeedsName}, false}, // no ticket for the host: no password judged
-		{Error{Op: "logon", Cause: CauseKDCUnreachable}, false},
-		{Error{Op: "logon", Status: ntstatus.NTLMBlocked, Cause: CauseNTLMBlocked}, false},
-		{Error{Op: "connect", Cause: CauseHostUnreachable}, false},
+		{Error{Op: "logon", KDCError: 7, Cause: scanwarden.CauseKerberosNeedsName}, false}, // no ticket for the host: no password judged
+		{Error{Op: "logon", Cause: scanwarden.CauseKDCUnreachable}, false},
+		{Error{Op: "logon", Status: ntstatus.NTLMBlocked, Cause: scanwarden.CauseNTLMBlocked}, false},
+		{Error{Op: "connect", Cause: scanwarden.CauseHostUnreachable}, false},
 	}
 	for _, tc := range tests {
 		if got := tc.e.LogonFailed(); got != tc.want {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
@@ -247,7 +248,7 @@ func (c writeStep) typeRefused(ctx context.Context, s *stepState, sh *smbconn.Sh
 	s.Evidence["operation"] = "create"
 	s.Evidence["file_type"] = string(c.o.Device.FileType)
 	s.Evidence["other_type_accepted"] = other
-	c.fail(s, CauseFileTypeRefused, fmt.Sprintf("%s refuses %s files (%s), the MFP's scan file type, and takes other files (%s)", c.t.folder(), ext, errText(attemptResult{err: err, status: statusOf(err)}), other),
+	c.fail(s, scanwarden.CauseFileTypeRefused, fmt.Sprintf("%s refuses %s files (%s), the MFP's scan file type, and takes other files (%s)", c.t.folder(), ext, errText(attemptResult{err: err, status: statusOf(err)}), other),
 		fmt.Sprintf("Allow %s files in %s (the server's file screen, antivirus rule or Samba's veto files), or change the MFP's scan file type.", ext, c.t.folder()))
 	return true
 }
@@ -282,12 +283,12 @@ func (c writeStep) deleteCanary(s *stepState, err error, p, name string, doomed 
 		for k, v := range ev {
 			s.Evidence[k] = v
 		}
-		if cause == CauseNoDeletePermission && doomed {
+		if cause == scanwarden.CauseNoDeletePermission && doomed {
 			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them (the test file is gone all the same: it was created to be deleted on close)", c.who(), c.t.folder()),
 				fmt.Sprintf("Grant %s 'Delete' on the folder if files must be replaced.", c.grantee()))
 			return true
 		}
-		if cause == CauseNoDeletePermission {
+		if cause == scanwarden.CauseNoDeletePermission {
 			c.r.Canary = c.t.Share + `\` + p
 			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them; the test file %s was left behind", c.who(), c.t.folder(), name),
 				fmt.Sprintf("Delete %s\\%s by hand; grant %s 'Delete' on the folder if files must be replaced.", c.t.Share, p, c.grantee()))
@@ -384,10 +385,10 @@ func (c writeStep) writeFailed(s *stepState, op string, err error, p string) {
 	s.Evidence["operation"] = op
 	folder := c.t.folder()
 	switch cause {
-	case CauseNoWritePermission:
+	case scanwarden.CauseNoWritePermission:
 		c.fail(s, cause, fmt.Sprintf("%s may not %s a file in %s", c.who(), op, folder),
 			fmt.Sprintf("Grant %s 'Modify' (create files / write data) on %s in the folder's Security tab (NTFS) — share permissions must allow Change too.", c.grantee(), folder))
-	case CauseDiskFull:
+	case scanwarden.CauseDiskFull:
 		c.fail(s, cause, fmt.Sprintf("the disk holding %s is full (%s failed)", folder, op), fmt.Sprintf("Free space on the volume of %s, or raise the quota.", folder))
 	default:
 		c.fail(s, cause, fmt.Sprintf("%s of the test file failed: %v", op, err), "")

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/snmp"
 )
 
@@ -16,12 +16,12 @@ func TestCodeBookAgreesWithSmbcheck(t *testing.T) {
 	book := snmp.DefaultCodeBook()
 	for _, e := range book.Entries() {
 		for _, c := range e.Causes {
-			if !smbcheck.Cause(c).Valid() {
+			if !scanwarden.Cause(c).Valid() {
 				t.Errorf("code book %s: cause %q is not in smbcheck's vocabulary", e.Code, c)
 			}
 		}
 	}
-	for _, ci := range smbcheck.Causes() {
+	for _, ci := range scanwarden.Causes() {
 		if ci.KyoceraCode == "" {
 			continue
 		}

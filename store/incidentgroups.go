@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
-	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
 // UpdateIncidentGroups applies fn to the open incident groups and those
@@ -110,7 +110,7 @@ func incidentGroups(ctx context.Context, q querier, where string, args ...any) (
 		if err := rows.Scan(&g.ID, &kind, &g.Subject, &cause, &g.Phrase, &state, &members, &opened, &closed); err != nil {
 			return nil, fmt.Errorf("read incident groups: %w", err)
 		}
-		g.Kind, g.Cause, g.State = incident.GroupKind(kind), smbcheck.Cause(cause), incident.State(state)
+		g.Kind, g.Cause, g.State = incident.GroupKind(kind), scanwarden.Cause(cause), incident.State(state)
 		if err := json.Unmarshal([]byte(members), &g.Members); err != nil {
 			return nil, fmt.Errorf("incident group %d: members: %w", g.ID, err)
 		}

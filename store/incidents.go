@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
-	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
 // maxTimelineChecks bounds the check entries kept per incident (the oldest
@@ -25,7 +25,7 @@ func scanIncident(r rowScanner) (incident.Incident, error) {
 		&opened, &closed, &lastFail, &green, &i.Flaps, &i.AffectedJobs); err != nil {
 		return i, err
 	}
-	i.State, i.Cause = incident.State(state), smbcheck.Cause(cause)
+	i.State, i.Cause = incident.State(state), scanwarden.Cause(cause)
 	var err error
 	for _, f := range []struct {
 		s   string
@@ -199,7 +199,7 @@ func (s *Store) Timeline(ctx context.Context, id int64, limit int) ([]incident.E
 		if e.At, err = parseTime(at); err != nil {
 			return nil, err
 		}
-		e.Kind, e.Cause = incident.EntryKind(kind), smbcheck.Cause(cause)
+		e.Kind, e.Cause = incident.EntryKind(kind), scanwarden.Cause(cause)
 		out = append(out, e)
 	}
 	return out, rows.Err()

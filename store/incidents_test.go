@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -36,8 +37,8 @@ func TestIncidents(t *testing.T) {
 		t.Fatalf("open: %+v", r)
 	}
 	id := r.Incident.ID
-	bad := incident.Input{Kind: incident.KindCheck, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102"}}
-	ok := incident.Input{Kind: incident.KindCheck, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}
+	bad := incident.Input{Kind: incident.KindCheck, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102"}}
+	ok := incident.Input{Kind: incident.KindCheck, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}
 	apply("reception", bad, t0.Add(time.Second))
 	apply("Reception", ok, t0.Add(time.Minute)) // names are case-insensitive
 	r = apply("reception", ok, t0.Add(2*time.Hour))
@@ -62,7 +63,7 @@ func TestIncidents(t *testing.T) {
 	}
 
 	got, err := s.Incident(ctx, id)
-	if err != nil || got.Cause != smbcheck.CauseBadCredentials || got.State != incident.StateOpen || got.AffectedJobs != 1 || !got.ClosedAt.IsZero() || got.OpenedAt != t0 {
+	if err != nil || got.Cause != scanwarden.CauseBadCredentials || got.State != incident.StateOpen || got.AffectedJobs != 1 || !got.ClosedAt.IsZero() || got.OpenedAt != t0 {
 		t.Fatalf("incident %+v %v", got, err)
 	}
 	tl, err := s.Timeline(ctx, id, 0)
@@ -109,7 +110,7 @@ func TestTimelineBounded(t *testing.T) {
 	}
 	defer s.Close()
 	t0 := time.Now().UTC()
-	bad := incident.Input{Kind: incident.KindCheck, Verdict: smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials}}
+	bad := incident.Input{Kind: incident.KindCheck, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials}}
 	var id int64
 	for i := 0; i < maxTimelineChecks+20; i++ {
 		r, err := s.UpdateIncident(ctx, "d", func(cur *incident.Incident) incident.Result {

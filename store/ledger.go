@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -69,7 +70,7 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 				rows.Close()
 				return fmt.Errorf("logon_attempts.at %q: %w", at, err)
 			}
-			e.Cause = smbcheck.Cause(cause)
+			e.Cause = scanwarden.Cause(cause)
 			if ok, g := good[e.Form]; g && e.Status == smbcheck.Interrupted && !ok.After(e.At) {
 				e.KnownGood = true
 			}
@@ -155,7 +156,7 @@ func markInterrupted(ctx context.Context, tx *sql.Tx, account string) error {
 	}
 	for _, id := range gone {
 		if _, err := tx.ExecContext(ctx, "UPDATE logon_attempts SET cause = ?, status = ? WHERE id = ? AND cause = ''",
-			string(smbcheck.CauseUnknown), smbcheck.Interrupted, id); err != nil {
+			string(scanwarden.CauseUnknown), smbcheck.Interrupted, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO own_failures(account, at, unknown)
@@ -186,7 +187,7 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 		case smbcheck.Failed:
 			cause := o.Cause
 			if cause == "" {
-				cause = smbcheck.CauseUnknown
+				cause = scanwarden.CauseUnknown
 			}
 			if e := (smbcheck.LedgerEntry{Cause: cause}); e.Definite() {
 				// The server judged this password wrong for the form (or
@@ -202,7 +203,7 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 			// Kept for lockout pressure, which must not take this failure
 			// for someone else's once the ledger has let it go.
 			unknown := 0
-			if cause == smbcheck.CauseUnknown {
+			if cause == scanwarden.CauseUnknown {
 				unknown = 1
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO own_failures(account, at, until, unknown)

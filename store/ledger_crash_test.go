@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -70,7 +71,7 @@ func TestLedgerKilledProcessCostsOneSlot(t *testing.T) {
 	}
 	var cause, status string
 	s.db.QueryRow("SELECT cause, status FROM logon_attempts WHERE form = 'helper-form' AND id != ?", id).Scan(&cause, &status)
-	if cause != string(smbcheck.CauseUnknown) || status != smbcheck.Interrupted {
+	if cause != string(scanwarden.CauseUnknown) || status != smbcheck.Interrupted {
 		t.Errorf("the killed process's row: cause %q status %q, want unknown/interrupted", cause, status)
 	}
 	// The interrupted logon and this one (in flight) spend the budget of 2.
@@ -189,7 +190,7 @@ func TestLedgerCrashesOfAKnownGoodFormCostOneSlot(t *testing.T) {
 	}
 	// The server now refuses the password: the form is no longer known good,
 	// and a crash during its next logon costs a slot of its own.
-	if err := l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
+	if err := l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
 		t.Fatal(err)
 	}
 	var good int

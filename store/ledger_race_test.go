@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -47,7 +48,7 @@ func runLedgerHelper(db string) int {
 	}
 	fmt.Println("reserved")
 	bufio.NewReader(os.Stdin).ReadString('\n')
-	if err := s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
+	if err := s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
@@ -128,7 +129,7 @@ func TestLedgerBudgetRaceTwoProcesses(t *testing.T) {
 			continue
 		}
 		sent++
-		l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials})
+		l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials})
 	}
 	if sent > 2 {
 		t.Fatalf("%d failed logons in the window against a budget of 2", sent)
@@ -167,7 +168,7 @@ func TestLedgerWindowAndSuccess(t *testing.T) {
 		return out
 	}
 	f1 := reserve("f1", now)
-	l.Resolve(ctx, f1, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials})
+	l.Resolve(ctx, f1, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials})
 	reserve("pending", now.Add(time.Minute)) // another logon in flight
 	ok := reserve("ok", now.Add(2*time.Minute))
 	l.Resolve(ctx, ok, smbcheck.Outcome{Kind: smbcheck.Succeeded})
@@ -207,7 +208,7 @@ func TestLedgerFingerprintNotTestableFromDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials})
+	s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials})
 	s.Close()
 
 	// The attacker's view: the database alone.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -73,7 +74,7 @@ func TestLedgerRulesPersist(t *testing.T) {
 	if err != nil || r != nil {
 		t.Fatalf("second reserve: %v %v", r, err)
 	}
-	if err := l2.Resolve(ctx, id2, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
+	if err := l2.Resolve(ctx, id2, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
 		t.Fatal(err)
 	}
 	c := smbcheck.Attempt{Account: `kyolab\bob`, Form: "f3", Typed: "bob@x", At: now.Add(2 * time.Minute)}
@@ -81,7 +82,7 @@ func TestLedgerRulesPersist(t *testing.T) {
 		t.Fatal("a crashed pending attempt did not count toward the budget")
 	}
 	// Same form refused with the last observation.
-	if _, r, _ := l2.Reserve(ctx, b, b.At.Add(-window), 5); r == nil || r.Last == nil || r.Last.Cause != smbcheck.CauseBadCredentials {
+	if _, r, _ := l2.Reserve(ctx, b, b.At.Add(-window), 5); r == nil || r.Last == nil || r.Last.Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("same form: %+v", r)
 	}
 	// Success clears the account.

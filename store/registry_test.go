@@ -90,7 +90,7 @@ func TestRegistryCRUD(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
 	for i := range ReportHistory + 5 {
 		rep := smbcheck.Report{Started: t0.Add(time.Duration(i) * time.Minute),
-			Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK, Summary: fmt.Sprint(i)},
+			Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK, Summary: fmt.Sprint(i)},
 			Steps:   []smbcheck.Step{{ID: "tcp", Status: smbcheck.StatusFail, Duration: 6145 * time.Millisecond}}}
 		if err := s.Reports().AddReport(ctx, "alice", rep); err != nil {
 			t.Fatal(err)

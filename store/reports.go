@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -85,7 +86,7 @@ func (rp *Reports) Reports(ctx context.Context, destination string, limit int) (
 		if err := rows.Scan(&r.ID, &r.Destination, &at, &cause, &r.KyoceraCode, &r.Summary, &body); err != nil {
 			return nil, fmt.Errorf("reports of %q: %w", destination, err)
 		}
-		r.Cause = smbcheck.Cause(cause)
+		r.Cause = scanwarden.Cause(cause)
 		if r.At, err = parseTime(at); err != nil {
 			return nil, fmt.Errorf("report %d: at: %w", r.ID, err)
 		}
@@ -138,7 +139,7 @@ func (rp *Reports) LatestVerdicts(ctx context.Context) (map[string]LatestVerdict
 		if v.At, err = parseTime(at); err != nil {
 			return nil, fmt.Errorf("latest verdicts: %s: at %q: %w", name, at, err)
 		}
-		v.Verdict.Cause = smbcheck.Cause(cause)
+		v.Verdict.Cause = scanwarden.Cause(cause)
 		out[strings.ToLower(name)] = v
 	}
 	return out, rows.Err()

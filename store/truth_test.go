@@ -58,7 +58,7 @@ func TestWarningHistoryKeepsOwnFailures(t *testing.T) {
 		return warning.Observation{At: at, Passed: true, Account: `KYOLAB\scan`, BadPwdCount: 1}
 	}
 	judge("b", obs(t0))
-	attempt("wrong", t0.Add(time.Minute), smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials})
+	attempt("wrong", t0.Add(time.Minute), smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials})
 	attempt("right", t0.Add(2*time.Minute), smbcheck.Outcome{Kind: smbcheck.Succeeded}) // clears the ledger's failure
 	judge("b", obs(t0.Add(90*time.Second)))
 	if len(seen.OwnFailures) != 1 || !seen.OwnFailures[0].At.Equal(t0.Add(time.Minute)) || seen.OwnFailures[0].Until.IsZero() ||
@@ -97,7 +97,7 @@ func TestIncidentGroupsStored(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	key := &incident.Key{Kind: incident.GroupServer, Subject: "fs9", Cause: smbcheck.CauseNameUnresolved, Phrase: "does not resolve"}
+	key := &incident.Key{Kind: incident.GroupServer, Subject: "fs9", Cause: scanwarden.CauseNameUnresolved, Phrase: "does not resolve"}
 	move := func(dest string, k *incident.Key) []incident.GroupNotice {
 		t.Helper()
 		ns, err := s.UpdateIncidentGroups(ctx, func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -19,7 +20,7 @@ func TestLatestVerdicts(t *testing.T) {
 		}
 	}
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	add := func(dest string, at time.Time, cause smbcheck.Cause, form string) {
+	add := func(dest string, at time.Time, cause scanwarden.Cause, form string) {
 		rep := smbcheck.Report{Started: at, Verdict: smbcheck.Verdict{Cause: cause, KyoceraCode: "1102", Summary: "s " + string(cause), Fix: "fix " + string(cause)},
 			Steps: []smbcheck.Step{{ID: "tcp", Status: smbcheck.StatusOK}}}
 		if form != "" {
@@ -29,17 +30,17 @@ func TestLatestVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	add("Reception", t0, smbcheck.CauseBadCredentials, "")
-	add("Reception", t0.Add(time.Hour), smbcheck.CauseWrongUserFormat, `KYOLAB\alice`)
-	add("Reception", t0.Add(-time.Hour), smbcheck.CauseOK, "") // older, stored later
-	add("finance", t0, smbcheck.CauseOK, "")
+	add("Reception", t0, scanwarden.CauseBadCredentials, "")
+	add("Reception", t0.Add(time.Hour), scanwarden.CauseWrongUserFormat, `KYOLAB\alice`)
+	add("Reception", t0.Add(-time.Hour), scanwarden.CauseOK, "") // older, stored later
+	add("finance", t0, scanwarden.CauseOK, "")
 	got, err := s.Reports().LatestVerdicts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := got["reception"]
-	if len(got) != 2 || !r.At.Equal(t0.Add(time.Hour)) || r.Verdict.Cause != smbcheck.CauseWrongUserFormat || r.Verdict.Fix != "fix wrong-user-format" ||
-		r.Verdict.KyoceraCode != "1102" || r.WorkingForm != `KYOLAB\alice` || got["finance"].Verdict.Cause != smbcheck.CauseOK {
+	if len(got) != 2 || !r.At.Equal(t0.Add(time.Hour)) || r.Verdict.Cause != scanwarden.CauseWrongUserFormat || r.Verdict.Fix != "fix wrong-user-format" ||
+		r.Verdict.KyoceraCode != "1102" || r.WorkingForm != `KYOLAB\alice` || got["finance"].Verdict.Cause != scanwarden.CauseOK {
 		t.Fatalf("%+v", got)
 	}
 	// The same as LatestReport says.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/warning"
@@ -51,7 +52,7 @@ func TestUpdateWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: smbcheck.CauseBadCredentials}); err != nil {
+	if err := s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials}); err != nil {
 		t.Fatal(err)
 	}
 	if up := update("a", t0.Add(3*time.Minute)); len(up.Raised)+len(up.Cleared) != 0 {

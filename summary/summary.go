@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/incident"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/warning"
 )
 
@@ -22,8 +22,8 @@ type Destination struct {
 	Name string
 	// Checked is false while it has never been checked.
 	Checked bool
-	// Cause is the last check's verdict (smbcheck.CauseOK when it passed).
-	Cause     smbcheck.Cause
+	// Cause is the last check's verdict (scanwarden.CauseOK when it passed).
+	Cause     scanwarden.Cause
 	LastCheck time.Time
 	// FailingSince is when its open incident opened (zero: none open).
 	FailingSince time.Time
@@ -33,10 +33,10 @@ type Destination struct {
 
 // Incident is an open incident.
 type Incident struct {
-	ID          int64          `json:"id"`
-	Destination string         `json:"destination"`
-	Cause       smbcheck.Cause `json:"cause,omitempty"`
-	OpenedAt    time.Time      `json:"opened_at"`
+	ID          int64            `json:"id"`
+	Destination string           `json:"destination"`
+	Cause       scanwarden.Cause `json:"cause,omitempty"`
+	OpenedAt    time.Time        `json:"opened_at"`
 }
 
 // Input is everything the headline is made of.
@@ -65,8 +65,8 @@ const (
 
 // Failure is one failing destination.
 type Failure struct {
-	Destination string         `json:"destination"`
-	Cause       smbcheck.Cause `json:"cause"`
+	Destination string           `json:"destination"`
+	Cause       scanwarden.Cause `json:"cause"`
 	// Since is when its open incident opened, else its last check.
 	Since time.Time `json:"since"`
 	Held  int       `json:"held_scans"`
@@ -113,7 +113,7 @@ func Build(in Input) Summary {
 		switch {
 		case !d.Checked:
 			s.Unchecked = append(s.Unchecked, d.Name)
-		case d.Cause == smbcheck.CauseOK:
+		case d.Cause == scanwarden.CauseOK:
 			s.Accepting++
 		default:
 			since := d.FailingSince

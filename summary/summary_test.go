@@ -4,16 +4,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 func TestBuild(t *testing.T) {
 	now := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 	ok := func(name string) Destination {
-		return Destination{Name: name, Checked: true, Cause: smbcheck.CauseOK, LastCheck: now.Add(-time.Minute)}
+		return Destination{Name: name, Checked: true, Cause: scanwarden.CauseOK, LastCheck: now.Add(-time.Minute)}
 	}
 	bad := func(name string, since time.Time, held int) Destination {
-		return Destination{Name: name, Checked: true, Cause: smbcheck.CauseBadCredentials, LastCheck: now.Add(-time.Minute),
+		return Destination{Name: name, Checked: true, Cause: scanwarden.CauseBadCredentials, LastCheck: now.Add(-time.Minute),
 			FailingSince: since, Held: held}
 	}
 	at1042 := time.Date(2026, 12, 1, 10, 42, 0, 0, time.UTC)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -36,7 +37,7 @@ func diskFilling(th Thresholds, o Observation, h History, now time.Time, loc *ti
 	if o.Total > 0 {
 		free += fmt.Sprintf(" of %s (%.1f %%)", fmtBytes(o.Total), 100*float64(o.Free)/float64(o.Total))
 	}
-	w := &Warning{Kind: DiskFilling, Subject: o.Volume, KyoceraCode: code(smbcheck.CauseDiskFull), Evidence: ev,
+	w := &Warning{Kind: DiskFilling, Subject: o.Volume, KyoceraCode: code(scanwarden.CauseDiskFull), Evidence: ev,
 		Fix: "free space on the volume (move or delete old scans), grow it, or raise the account's quota"}
 	floor := th.DiskFloorBytes > 0 && o.Free < uint64(th.DiskFloorBytes)
 	pct := th.DiskPercent > 0 && o.Total > 0 && float64(o.Free)*100 < float64(o.Total)*float64(th.DiskPercent)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -153,7 +154,7 @@ func lockoutPressure(th Thresholds, o Observation, h History, now time.Time, loc
 	}
 	quiet := fmt.Sprintf("; kept until none comes for %s", fmtSpan(th.LockoutQuiet))
 	head += ": something with a stale password keeps trying" + quiet
-	w := &Warning{Kind: LockoutPressure, Subject: o.Account, KyoceraCode: code(smbcheck.CauseAccountLocked), Headline: head,
+	w := &Warning{Kind: LockoutPressure, Subject: o.Account, KyoceraCode: code(scanwarden.CauseAccountLocked), Headline: head,
 		Fix: fmt.Sprintf("find what sends it — LDAP does not record which machine, the domain controllers' Security log does: "+
 			"event 4625 or 4771/4776 for %s around %s (on the PDC emulator, which every bad password reaches) names the workstation or address; "+
 			"give it the current password or remove it", o.Account, at),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -20,10 +21,10 @@ func previousPassword(th Thresholds, o Observation, h History, loc *time.Locatio
 	if o.Device != "" {
 		on, subject, mfp = " on "+o.Device, o.Account+" on "+o.Device, o.Device
 	}
-	return &Warning{Kind: PreviousPassword, Subject: subject, Due: until, KyoceraCode: code(smbcheck.CauseBadCredentials),
+	return &Warning{Kind: PreviousPassword, Subject: subject, Due: until, KyoceraCode: code(scanwarden.CauseBadCredentials),
 		Headline: fmt.Sprintf("the password stored%s for %s is the account's previous password (changed at %s); "+
 			"the DC accepts it until about %s, then every scan fails with %s", on, samOf(o.Account),
-			o.PasswordLastSet.In(loc).Format("15:04"), until.In(loc).Format("15:04"), code(smbcheck.CauseBadCredentials)),
+			o.PasswordLastSet.In(loc).Format("15:04"), until.In(loc).Format("15:04"), code(scanwarden.CauseBadCredentials)),
 		Fix: fmt.Sprintf("enter the account's new password on %s and in scanwarden (`scanwarden export addressbook` helps)", mfp),
 		Evidence: smbcheck.Evidence{"password_last_set": o.PasswordLastSet.UTC().Format(time.RFC3339),
 			"last_known_current": h.Proven.Current.UTC().Format(time.RFC3339), "accepted_until": until.UTC().Format(time.RFC3339)}}

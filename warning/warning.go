@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -149,7 +150,7 @@ func Observe(rep smbcheck.Report) Observation {
 	}
 	if s := rep.Step(smbcheck.StepSession); s != nil && s.Status == smbcheck.StatusOK {
 		k, _ := s.Evidence["kerberos"].(string)
-		o.Kerberos = k == string(smbcheck.CauseOK)
+		o.Kerberos = k == string(scanwarden.CauseOK)
 	}
 	if s := rep.Step(smbcheck.StepWrite); s != nil {
 		if n, ok := evInt(s.Evidence, "free_bytes"); ok && n >= 0 {
@@ -285,7 +286,7 @@ func passwordSoon(th Thresholds, o Observation, now time.Time, loc *time.Locatio
 	if th.PasswordDays <= 0 || o.Account == "" || x.IsZero() || !x.After(now) || x.Sub(now) > days(th.PasswordDays) {
 		return nil
 	}
-	return &Warning{Kind: PasswordExpiresSoon, Subject: o.Account, Due: x, KyoceraCode: code(smbcheck.CausePasswordExpired),
+	return &Warning{Kind: PasswordExpiresSoon, Subject: o.Account, Due: x, KyoceraCode: code(scanwarden.CausePasswordExpired),
 		Headline: fmt.Sprintf("%s's password expires on %s (%s)", o.Account, fmtDay(x, now, loc), left(x.Sub(now))),
 		Fix: fmt.Sprintf("set a password that does not expire for this account (a fine-grained password policy for %s), "+
 			"or plan the change on the MFPs with `scanwarden export addressbook`: set the new password and enter it on each of them the same day", o.Account),
@@ -297,14 +298,14 @@ func accountSoon(th Thresholds, o Observation, now time.Time, loc *time.Location
 	if th.AccountDays <= 0 || o.Account == "" || x.IsZero() || !x.After(now) || x.Sub(now) > days(th.AccountDays) {
 		return nil
 	}
-	return &Warning{Kind: AccountExpiresSoon, Subject: o.Account, Due: x, KyoceraCode: code(smbcheck.CauseAccountExpired),
+	return &Warning{Kind: AccountExpiresSoon, Subject: o.Account, Due: x, KyoceraCode: code(scanwarden.CauseAccountExpired),
 		Headline: fmt.Sprintf("the account %s expires on %s (%s)", o.Account, fmtDay(x, now, loc), left(x.Sub(now))),
 		Fix: fmt.Sprintf("extend or clear its expiry date (Active Directory Users and Computers → Account → Account expires, or Set-ADAccountExpiration %s), "+
 			"or move the MFPs to a scan account that does not expire with `scanwarden export addressbook`", samOf(o.Account)),
 		Evidence: smbcheck.Evidence{"account_expires": x.UTC().Format(time.RFC3339)}}
 }
 
-func code(c smbcheck.Cause) string { return c.Info().KyoceraCode }
+func code(c scanwarden.Cause) string { return c.Info().KyoceraCode }
 
 func days(n int) time.Duration { return time.Duration(n) * 24 * time.Hour }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -97,7 +98,7 @@ func TestAssess(t *testing.T) {
 
 func TestObserveReadsStoredReport(t *testing.T) {
 	rep := smbcheck.Report{Started: now, Target: smbcheck.TargetInfo{Host: "DC1.kyolab.test", Share: "Small"},
-		Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK},
+		Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK},
 		Steps: []smbcheck.Step{
 			{ID: smbcheck.StepAD, Status: smbcheck.StatusOK, Evidence: smbcheck.Evidence{"account": `KYOLAB\pwsoon`,
 				"password_expires": "2026-12-07T09:00:00Z", "bad_pwd_count": 1, "lockout_threshold": 3}},

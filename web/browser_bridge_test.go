@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/web/webtest"
 )
@@ -18,10 +19,10 @@ import (
 func TestBrowserBridge(t *testing.T) {
 	b := webtest.Start(t, 90*time.Second)
 	s := newSite(t)
-	own := smbcheck.Verdict{Cause: smbcheck.CauseOK}
+	own := smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	rep := *s.fleet.destinations[0].Report
-	rep.Verdict = smbcheck.Verdict{Cause: smbcheck.CauseEncryptionRequired, KyoceraCode: "1102", Summary: "The share requires SMB3 encryption."}
-	rep.Bridge = &smbcheck.Bridge{Offered: true, DeviceCause: smbcheck.CauseEncryptionRequired, Own: &own}
+	rep.Verdict = smbcheck.Verdict{Cause: scanwarden.CauseEncryptionRequired, KyoceraCode: "1102", Summary: "The share requires SMB3 encryption."}
+	rep.Bridge = &smbcheck.Bridge{Offered: true, DeviceCause: scanwarden.CauseEncryptionRequired, Own: &own}
 	rep.Bridge.Named("reception")
 	s.fleet.destinations[0].Report = &rep
 	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {

@@ -9,7 +9,6 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/summary"
 )
 
@@ -95,7 +94,7 @@ func rank(d registry.DestinationView) int {
 	switch {
 	case d.Last == nil:
 		return 1
-	case d.Last.Verdict.Cause != smbcheck.CauseOK:
+	case d.Last.Verdict.Cause != scanwarden.CauseOK:
 		return 0
 	}
 	return 2

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -24,10 +25,10 @@ func TestDestinationBridge(t *testing.T) {
 	if strings.Contains(body, `id="bridge-offer"`) || strings.Contains(body, `id="bridge"`) {
 		t.Fatal("a bridge shown where no check offered one")
 	}
-	own := smbcheck.Verdict{Cause: smbcheck.CauseOK}
+	own := smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	rep := *s.fleet.destinations[0].Report
-	rep.Verdict = smbcheck.Verdict{Cause: smbcheck.CauseEncryptionRequired, KyoceraCode: "1102", Summary: "The share requires SMB3 encryption."}
-	rep.Bridge = &smbcheck.Bridge{Offered: true, DeviceCause: smbcheck.CauseEncryptionRequired, Own: &own}
+	rep.Verdict = smbcheck.Verdict{Cause: scanwarden.CauseEncryptionRequired, KyoceraCode: "1102", Summary: "The share requires SMB3 encryption."}
+	rep.Bridge = &smbcheck.Bridge{Offered: true, DeviceCause: scanwarden.CauseEncryptionRequired, Own: &own}
 	rep.Bridge.Named("reception")
 	s.fleet.destinations[0].Report = &rep
 	_, body = s.get(c, "/destinations/reception")

@@ -242,7 +242,7 @@ func (f *fakeFleet) SetBridged(_ context.Context, name string, on bool) (bool, e
 		if on {
 			at := time.Now()
 			d.BridgedAt = &at
-			d.Bridge = &bridge.Health{State: bridge.StateOK, ShareServing: true, ShareDetail: "logged on and listed", OwnCheck: smbcheck.CauseOK}
+			d.Bridge = &bridge.Health{State: bridge.StateOK, ShareServing: true, ShareDetail: "logged on and listed", OwnCheck: scanwarden.CauseOK}
 		}
 		return true, nil
 	}
@@ -509,10 +509,10 @@ func sampleReport(dest string) smbcheck.Report {
 		Steps: []smbcheck.Step{
 			{ID: "name", Status: smbcheck.StatusOK, Detail: "fs1.kyolab.test is 10.77.0.10", Evidence: smbcheck.Evidence{"addrs": []string{"10.77.0.10"}}, Duration: 3 * time.Millisecond},
 			{ID: "tcp", Status: smbcheck.StatusOK, Detail: "port 445 answers", Duration: 1 * time.Millisecond},
-			{ID: "session", Status: smbcheck.StatusFail, Detail: "logon refused: " + hostile, Cause: smbcheck.CauseBadCredentials,
+			{ID: "session", Status: smbcheck.StatusFail, Detail: "logon refused: " + hostile, Cause: scanwarden.CauseBadCredentials,
 				Evidence: smbcheck.Evidence{"nt_status": "STATUS_LOGON_FAILURE"}, Duration: 40 * time.Millisecond},
 		},
-		Verdict: smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refused the password.",
+		Verdict: smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refused the password.",
 			Fix: "Store the right password in the address book."},
 	}
 }
@@ -562,7 +562,7 @@ func newSite(t *testing.T, mod ...func(*Config)) *site {
 			return s.check(ctx, dest, p)
 		}),
 		Incidents: &fakeIncidents{list: []incident.View{{ID: 7, Destination: "reception", Device: "mfp01", State: "open",
-			Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refused the password.", OpenedAt: opened,
+			Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refused the password.", OpenedAt: opened,
 			UpdatedAt: opened, AffectedJobs: 2, Timeline: []incident.ViewEntry{{At: opened, Kind: "event", Text: "1102 from " + hostile}}}}},
 		Events: &fakeEvents{list: []incident.EventView{{ID: 1, Device: "evil", FirstSeen: opened, LastSeen: opened, Count: 1, Code: "1102",
 			Text: "Send error 1102 " + hostile, Destination: `\\fs1\scans`, Source: "job"}}},

@@ -226,7 +226,7 @@ func verdictClass(c *registry.ReportView) string {
 	if c == nil {
 		return "muted"
 	}
-	if c.Verdict.Cause == smbcheck.CauseOK {
+	if c.Verdict.Cause == scanwarden.CauseOK {
 		return "ok"
 	}
 	return "bad"

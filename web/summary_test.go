@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/summary"
@@ -23,7 +24,7 @@ const failingSentence = "1 destination failing: reception — bad-credentials si
 // makeHealthy turns the test site's fleet green: every destination passed
 // its last check, no incident open.
 func (s *site) makeHealthy() {
-	ok := &registry.ReportView{At: s.clock.Now(), Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}, Trigger: "manual"}
+	ok := &registry.ReportView{At: s.clock.Now(), Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}, Trigger: "manual"}
 	for i := range s.fleet.destinations {
 		s.fleet.destinations[i].Last, s.fleet.destinations[i].OpenIncident = ok, 0
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -657,7 +658,7 @@ func TestAPI(t *testing.T) {
 	}
 	resp, body := s.post(c, "/api/v1/destinations/reception/check", nil, nil)
 	var rep smbcheck.Report
-	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &rep) != nil || rep.Verdict.Cause != smbcheck.CauseBadCredentials || len(rep.Steps) != 3 {
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &rep) != nil || rep.Verdict.Cause != scanwarden.CauseBadCredentials || len(rep.Steps) != 3 {
 		t.Fatalf("check: %s %s", resp.Status, body)
 	}
 	if !strings.Contains(body, `"ms": 40`) {

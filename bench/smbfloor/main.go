@@ -69,7 +69,7 @@ func main() {
 		start := time.Now()
 		r := smbcheck.Run(ctx, t, smbcheck.Options{MaxFailures: smbcheck.DefaultMaxFailures, Ledger: st.Ledger()})
 		checks = append(checks, time.Since(start))
-		if r.Verdict.Cause != smbcheck.CauseOK {
+		if r.Verdict.Cause != scanwarden.CauseOK {
 			fail("check", fmt.Errorf("%s: %s", r.Verdict.Cause, r.Verdict.Summary))
 		}
 	}

@@ -115,11 +115,11 @@ func report(i int, now time.Time) smbcheck.Report {
 		{ID: "path", Status: smbcheck.StatusOK, Detail: "folder exists", Duration: 2 * time.Millisecond},
 		{ID: "write", Status: smbcheck.StatusOK, Detail: "wrote 8 KiB", Duration: 9 * time.Millisecond},
 	}
-	v := smbcheck.Verdict{Cause: smbcheck.CauseOK, Summary: "The destination works."}
+	v := smbcheck.Verdict{Cause: scanwarden.CauseOK, Summary: "The destination works."}
 	if i%9 == 0 {
-		st[3] = smbcheck.Step{ID: "session", Status: smbcheck.StatusFail, Detail: "logon refused", Cause: smbcheck.CauseBadCredentials, Duration: 30 * time.Millisecond}
+		st[3] = smbcheck.Step{ID: "session", Status: smbcheck.StatusFail, Detail: "logon refused", Cause: scanwarden.CauseBadCredentials, Duration: 30 * time.Millisecond}
 		st = st[:4]
-		v = smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refused the password.", Fix: "Store the right password."}
+		v = smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102", Summary: "The server refused the password.", Fix: "Store the right password."}
 	}
 	return smbcheck.Report{Started: now.Add(-time.Duration(i) * time.Minute), Steps: st, Verdict: v}
 }

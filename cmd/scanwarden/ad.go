@@ -76,7 +76,7 @@ func adUser(ctx context.Context, env environ, name string, args []string) int {
 		return adFailed(c, err)
 	}
 	code = exitOK
-	if u.Cause != smbcheck.CauseOK {
+	if u.Cause != scanwarden.CauseOK {
 		code = exitFinding
 	}
 	return adPrint(c, asJSON, u, func() { printADUser(env.stdout, u) }, code)

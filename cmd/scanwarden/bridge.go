@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -54,7 +55,7 @@ func destinationBridge(ctx context.Context, c *subcommand, args []string) int {
 			humanf(w, "point the MFP there: scanwarden export addressbook --device %s --bridged --from ORIGINAL.xml --fallback-host HOST --fallback-user USER --fallback-password-file FILE, then import it in Command Center RX\n", d.Device)
 		}
 		if last, err := latestReport(ctx, st, d.Name); err == nil && last != nil {
-			if own := daemon.OwnVerdict(last.Report); own != nil && own.Cause != smbcheck.CauseOK {
+			if own := daemon.OwnVerdict(last.Report); own != nil && own.Cause != scanwarden.CauseOK {
 				humanf(w, "note: scanwarden's own client failed there too at the last check (%s): the bridge will not deliver until that is fixed\n", own.Cause)
 			}
 		}

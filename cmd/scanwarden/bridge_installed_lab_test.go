@@ -19,7 +19,6 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/summary"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -147,7 +146,7 @@ max_retry = "10m"`, func(st *store.Store) {
 	var offer registry.Report
 	in.until("a check as the MFP that offers the bridge", 90*time.Second, func() bool {
 		return reportsAfter(sent, func(r registry.Report) bool {
-			if r.Cause == smbcheck.CauseEncryptionRequired && r.Report.Bridge != nil && r.Report.Bridge.Offered {
+			if r.Cause == scanwarden.CauseEncryptionRequired && r.Report.Bridge != nil && r.Report.Bridge.Offered {
 				offer = r
 				return true
 			}
@@ -155,12 +154,12 @@ max_retry = "10m"`, func(st *store.Store) {
 		})
 	})
 	b := offer.Report.Bridge
-	if offer.KyoceraCode != "1102" || b.DeviceCause != smbcheck.CauseEncryptionRequired || b.Own == nil || b.Own.Cause != smbcheck.CauseOK ||
+	if offer.KyoceraCode != "1102" || b.DeviceCause != scanwarden.CauseEncryptionRequired || b.Own == nil || b.Own.Cause != scanwarden.CauseOK ||
 		b.Command != "scanwarden destination bridge sealed" ||
 		!strings.Contains(b.Message, "the MFP cannot meet this server's demands (encryption-required); scanwarden can: bridge it") {
 		t.Fatalf("the offer: %s (panel %s), bridge %+v", offer.Cause, offer.KyoceraCode, b)
 	}
-	if inc := openIncident(); inc == nil || inc.Cause != smbcheck.CauseEncryptionRequired {
+	if inc := openIncident(); inc == nil || inc.Cause != scanwarden.CauseEncryptionRequired {
 		t.Fatalf("open incident before the bridge: %+v, want encryption-required", inc)
 	}
 	if out, code := in.cli("check", "--destination", "sealed", "--data-dir", in.data); code != exitFinding ||
@@ -198,7 +197,7 @@ max_retry = "10m"`, func(st *store.Store) {
 	bridged := time.Now()
 	in.until("the bridge's own check, green", 90*time.Second, func() bool {
 		return reportsAfter(bridged, func(r registry.Report) bool {
-			return r.Cause == smbcheck.CauseOK && r.Report.Bridge != nil && r.Report.Bridge.Active
+			return r.Cause == scanwarden.CauseOK && r.Report.Bridge != nil && r.Report.Bridge.Active
 		})
 	})
 	in.until("the encryption-required incident closed by the bridge", 30*time.Second, func() bool { return openIncident() == nil })
@@ -229,7 +228,7 @@ max_retry = "10m"`, func(st *store.Store) {
 		return json.Unmarshal([]byte(out), &sum) == nil && len(sum.Bridges) == 1 && sum.Bridges[0].Health.OK() &&
 			sum.Bridges[0].Health.LastDelivery == "delivered" && sum.Bridges[0].Health.Waiting == 0
 	})
-	if h := sum.Bridges[0].Health; !h.ShareServing || h.OwnCheck != smbcheck.CauseOK || sum.OldestIncident != nil {
+	if h := sum.Bridges[0].Health; !h.ShareServing || h.OwnCheck != scanwarden.CauseOK || sum.OldestIncident != nil {
 		t.Errorf("status: bridge %+v, oldest incident %+v", h, sum.OldestIncident)
 	}
 	if out, _ := in.cli("status", "--data-dir", in.data); !strings.Contains(out, "bridge: sealed — bridged, ok; share serving; own check ok") ||
@@ -245,8 +244,8 @@ max_retry = "10m"`, func(st *store.Store) {
 		inc := openIncident()
 		return inc != nil && inc.LastFailure.After(broken)
 	})
-	if inc := openIncident(); inc.Cause != smbcheck.CauseNoWritePermission {
-		t.Errorf("the bridge's incident: %s, want %s (the bridge's own failure, not the MFP's cause)", inc.Cause, smbcheck.CauseNoWritePermission)
+	if inc := openIncident(); inc.Cause != scanwarden.CauseNoWritePermission {
+		t.Errorf("the bridge's incident: %s, want %s (the bridge's own failure, not the MFP's cause)", inc.Cause, scanwarden.CauseNoWritePermission)
 	}
 	out, _ = in.cli("destination", "show", "sealed", "--json", "--data-dir", in.data)
 	var shown destinationJSON

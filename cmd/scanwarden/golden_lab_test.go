@@ -21,7 +21,7 @@ import (
 
 	smb2 "github.com/cloudsoda/go-smb2"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -52,41 +52,41 @@ func TestLabGoldenOutput(t *testing.T) {
 	const wrong = "Not-The-Password-1"
 	cases := []struct {
 		name  string
-		cause smbcheck.Cause
+		cause scanwarden.Cause
 		pw    string // "" = the lab password
 		args  []string
 		after func(t *testing.T)
 	}{
-		{name: "ok", cause: smbcheck.CauseOK, args: []string{dc + "/scans", "--user", lab.Domain + `\alice`}},
-		{name: "name-unresolved", cause: smbcheck.CauseNameUnresolved, args: []string{"//nosuchhost." + lab.DNSDomain + "/scans", "--user", "alice"}},
-		{name: "host-unreachable", cause: smbcheck.CauseHostUnreachable, args: []string{"//" + lab.GhostIP + "/scans", "--user", "alice"}},
-		{name: "not-smb-port", cause: smbcheck.CauseNotSMBPort, args: []string{"//" + lab.DCIP + ":389/scans", "--user", "alice"}},
-		{name: "timeout", cause: smbcheck.CauseTimeout, args: []string{"//" + lab.TarpitIP + "/scans", "--user", "alice", "--timeout", "1500ms"}},
-		{name: "smb1-refused", cause: smbcheck.CauseSMB1Refused, args: []string{"//" + lab.SMB2IP + "/scans", "--user", "scanuser", "--device-smb1-only"}},
-		{name: "signing-required", cause: smbcheck.CauseSigningRequired, args: []string{"//" + lab.SignIP + "/scans", "--user", "scanuser", "--device-no-signing"}},
-		{name: "bad-credentials", cause: smbcheck.CauseBadCredentials, pw: wrong, args: []string{dc + "/scans", "--user", lab.Domain + `\badpw4`, "--max-failures", "1"},
+		{name: "ok", cause: scanwarden.CauseOK, args: []string{dc + "/scans", "--user", lab.Domain + `\alice`}},
+		{name: "name-unresolved", cause: scanwarden.CauseNameUnresolved, args: []string{"//nosuchhost." + lab.DNSDomain + "/scans", "--user", "alice"}},
+		{name: "host-unreachable", cause: scanwarden.CauseHostUnreachable, args: []string{"//" + lab.GhostIP + "/scans", "--user", "alice"}},
+		{name: "not-smb-port", cause: scanwarden.CauseNotSMBPort, args: []string{"//" + lab.DCIP + ":389/scans", "--user", "alice"}},
+		{name: "timeout", cause: scanwarden.CauseTimeout, args: []string{"//" + lab.TarpitIP + "/scans", "--user", "alice", "--timeout", "1500ms"}},
+		{name: "smb1-refused", cause: scanwarden.CauseSMB1Refused, args: []string{"//" + lab.SMB2IP + "/scans", "--user", "scanuser", "--device-smb1-only"}},
+		{name: "signing-required", cause: scanwarden.CauseSigningRequired, args: []string{"//" + lab.SignIP + "/scans", "--user", "scanuser", "--device-no-signing"}},
+		{name: "bad-credentials", cause: scanwarden.CauseBadCredentials, pw: wrong, args: []string{dc + "/scans", "--user", lab.Domain + `\badpw4`, "--max-failures", "1"},
 			after: func(t *testing.T) { goodLogonCLI(t, lab, "badpw4") }},
-		{name: "wrong-user-format", cause: smbcheck.CauseWrongUserFormat, args: []string{dc + "/scans", "--user", "john.doe", "--no-write"}},
-		{name: "unknown-user", cause: smbcheck.CauseUnknownUser, args: append([]string{dc + "/scans", "--user", lab.Domain + `\nobody.here`}, ad...)},
-		{name: "account-disabled", cause: smbcheck.CauseAccountDisabled, args: []string{dc + "/scans", "--user", lab.Domain + `\dave`}},
-		{name: "account-locked", cause: smbcheck.CauseAccountLocked, args: []string{dc + "/scans", "--user", lab.Domain + `\erin`}},
-		{name: "password-expired", cause: smbcheck.CausePasswordExpired, args: []string{dc + "/scans", "--user", lab.Domain + `\grace`}},
-		{name: "password-must-change", cause: smbcheck.CausePasswordMustChange, args: []string{dc + "/scans", "--user", lab.Domain + `\frank`}},
-		{name: "account-expired", cause: smbcheck.CauseAccountExpired, args: []string{dc + "/scans", "--user", lab.Domain + `\heidi`}},
-		{name: "workstation-restricted", cause: smbcheck.CauseWorkstationRestricted, args: []string{dc + "/scans", "--user", lab.Domain + `\ivan`, "--workstation", "MFP02"}},
-		{name: "logon-hours", cause: smbcheck.CauseLogonHours, args: []string{dc + "/scans", "--user", lab.Domain + `\judy`}},
-		{name: "share-not-found", cause: smbcheck.CauseShareNotFound, args: []string{dc + "/nosuchshare", "--user", lab.Domain + `\alice`}},
-		{name: "share-access-denied", cause: smbcheck.CauseShareAccessDenied, args: []string{dc + "/restricted", "--user", lab.Domain + `\alice`}},
-		{name: "path-not-found", cause: smbcheck.CausePathNotFound, args: []string{dc + "/scans/nosuch/deeper", "--user", lab.Domain + `\alice`}},
-		{name: "no-write-permission", cause: smbcheck.CauseNoWritePermission, args: append([]string{dc + "/scans/denied", "--user", lab.Domain + `\alice`}, ad...)},
-		{name: "no-delete-permission", cause: smbcheck.CauseNoDeletePermission, args: []string{dc + "/scans/nodelete", "--user", lab.Domain + `\alice`}},
-		{name: "disk-full", cause: smbcheck.CauseDiskFull, args: []string{dc + "/full", "--user", lab.Domain + `\alice`}},
-		{name: "guest-refused", cause: smbcheck.CauseGuestRefused, args: []string{dc + "/scans", "--user", "", "--no-password"}},
-		{name: "smb1-only-server", cause: smbcheck.CauseSMB1OnlyServer, args: []string{"//smb1srv." + lab.DNSDomain + "/scans", "--user", "scanuser"}},
+		{name: "wrong-user-format", cause: scanwarden.CauseWrongUserFormat, args: []string{dc + "/scans", "--user", "john.doe", "--no-write"}},
+		{name: "unknown-user", cause: scanwarden.CauseUnknownUser, args: append([]string{dc + "/scans", "--user", lab.Domain + `\nobody.here`}, ad...)},
+		{name: "account-disabled", cause: scanwarden.CauseAccountDisabled, args: []string{dc + "/scans", "--user", lab.Domain + `\dave`}},
+		{name: "account-locked", cause: scanwarden.CauseAccountLocked, args: []string{dc + "/scans", "--user", lab.Domain + `\erin`}},
+		{name: "password-expired", cause: scanwarden.CausePasswordExpired, args: []string{dc + "/scans", "--user", lab.Domain + `\grace`}},
+		{name: "password-must-change", cause: scanwarden.CausePasswordMustChange, args: []string{dc + "/scans", "--user", lab.Domain + `\frank`}},
+		{name: "account-expired", cause: scanwarden.CauseAccountExpired, args: []string{dc + "/scans", "--user", lab.Domain + `\heidi`}},
+		{name: "workstation-restricted", cause: scanwarden.CauseWorkstationRestricted, args: []string{dc + "/scans", "--user", lab.Domain + `\ivan`, "--workstation", "MFP02"}},
+		{name: "logon-hours", cause: scanwarden.CauseLogonHours, args: []string{dc + "/scans", "--user", lab.Domain + `\judy`}},
+		{name: "share-not-found", cause: scanwarden.CauseShareNotFound, args: []string{dc + "/nosuchshare", "--user", lab.Domain + `\alice`}},
+		{name: "share-access-denied", cause: scanwarden.CauseShareAccessDenied, args: []string{dc + "/restricted", "--user", lab.Domain + `\alice`}},
+		{name: "path-not-found", cause: scanwarden.CausePathNotFound, args: []string{dc + "/scans/nosuch/deeper", "--user", lab.Domain + `\alice`}},
+		{name: "no-write-permission", cause: scanwarden.CauseNoWritePermission, args: append([]string{dc + "/scans/denied", "--user", lab.Domain + `\alice`}, ad...)},
+		{name: "no-delete-permission", cause: scanwarden.CauseNoDeletePermission, args: []string{dc + "/scans/nodelete", "--user", lab.Domain + `\alice`}},
+		{name: "disk-full", cause: scanwarden.CauseDiskFull, args: []string{dc + "/full", "--user", lab.Domain + `\alice`}},
+		{name: "guest-refused", cause: scanwarden.CauseGuestRefused, args: []string{dc + "/scans", "--user", "", "--no-password"}},
+		{name: "smb1-only-server", cause: scanwarden.CauseSMB1OnlyServer, args: []string{"//smb1srv." + lab.DNSDomain + "/scans", "--user", "scanuser"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.cause == smbcheck.CauseAccountLocked {
+			if tc.cause == scanwarden.CauseAccountLocked {
 				lab.LockErin(t)
 			}
 			pw := tc.pw

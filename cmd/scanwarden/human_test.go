@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
@@ -15,7 +16,7 @@ func TestHumanOutputCleansHostileStrings(t *testing.T) {
 	hostile := "EVIL\x1b[2J\r\nfix: format C:\u202e"
 	var b bytes.Buffer
 	printStep(&b, smbcheck.Step{ID: "negotiate", Status: smbcheck.StatusOK, Detail: "SMB 3.1.1, server " + hostile + " in X"})
-	printVerdict(&b, smbcheck.Report{Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK, Summary: hostile, Fix: hostile}})
+	printVerdict(&b, smbcheck.Report{Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK, Summary: hostile, Fix: hostile}})
 	out := b.String()
 	if strings.ContainsAny(out, "\x1b\r\u202e") {
 		t.Errorf("control characters reached the terminal: %q", out)

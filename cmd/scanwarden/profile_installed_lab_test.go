@@ -61,7 +61,7 @@ timeout = "10s"`, "", func(st *store.Store) {
 			return err == nil && ok
 		})
 	})
-	if first.Cause != smbcheck.CauseOK || negotiated(first.Report) != "3.1.1" {
+	if first.Cause != scanwarden.CauseOK || negotiated(first.Report) != "3.1.1" {
 		t.Fatalf("before the MFP was seen: %s, negotiated %q; want ok over 3.1.1 (scanwarden's own client)\n%s", first.Cause, negotiated(first.Report), first.JSON)
 	}
 
@@ -109,9 +109,9 @@ timeout = "10s"`, "", func(st *store.Store) {
 		})
 	})
 	for _, r := range after {
-		if negotiated(r.Report) != "2.1" || r.Cause != smbcheck.CauseEncryptionRequired || r.KyoceraCode != "1102" {
+		if negotiated(r.Report) != "2.1" || r.Cause != scanwarden.CauseEncryptionRequired || r.KyoceraCode != "1102" {
 			t.Errorf("a check after the MFP was seen: %s (panel %s), negotiated %q; want %s (1102) over SMB 2.1\n%s",
-				r.Cause, r.KyoceraCode, negotiated(r.Report), smbcheck.CauseEncryptionRequired, r.JSON)
+				r.Cause, r.KyoceraCode, negotiated(r.Report), scanwarden.CauseEncryptionRequired, r.JSON)
 		}
 	}
 	t.Logf("after the MFP was seen: %s (panel %s): %s", after[0].Cause, after[0].KyoceraCode, after[0].Summary)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
@@ -37,7 +38,7 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ok := smbcheck.Report{Verdict: smbcheck.Verdict{Cause: smbcheck.CauseOK}}
+	ok := smbcheck.Report{Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}
 	for _, n := range []string{"reception", "walt-old-password"} {
 		if err := st.Reports().AddReport(ctx, n, ok); err != nil {
 			t.Fatal(err)
@@ -51,7 +52,7 @@ func TestStatus(t *testing.T) {
 		t.Errorf("healthy:\n%s", r.stdout)
 	}
 
-	bad := smbcheck.Report{Verdict: smbcheck.Verdict{Cause: smbcheck.CauseBadCredentials, KyoceraCode: "1102"}}
+	bad := smbcheck.Report{Verdict: smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102"}}
 	if err := st.Reports().AddReport(ctx, "walt-old-password", bad); err != nil {
 		t.Fatal(err)
 	}

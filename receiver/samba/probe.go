@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -224,7 +225,7 @@ func (p ShareProbe) refused(err error, said logLines, addr, unc string) ShareHea
 		h.Cause = ShareNotServed
 		h.SmbdLog = said.line(p.Inbox, "canonicalize_connect_path", "chdir", "does not exist", "couldn't find service", "not found")
 		h.Detail, h.Fix = p.notServed(unc)
-	case se != nil && (se.Status.IsLogonFailure() || se.Op == "logon" && se.Cause == smbcheck.CauseBadCredentials):
+	case se != nil && (se.Status.IsLogonFailure() || se.Op == "logon" && se.Cause == scanwarden.CauseBadCredentials):
 		h.Cause = ShareLogonRefused
 		h.SmbdLog = said.line("NT_STATUS_")
 		h.Detail = fmt.Sprintf("smbd refuses the MFP account %s's logon at %s (%s): its passdb does not hold the account with the configured password", p.Account.Name, unc, h.NTStatus)

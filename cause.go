@@ -1,4 +1,4 @@
-package smbcheck
+package scanwarden
 
 import "fmt"
 
