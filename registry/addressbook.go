@@ -211,9 +211,7 @@ func ReadAddressBook(r io.Reader) (*AddressBook, error) {
 	dec := xml.NewDecoder(&attrGuard{r: &limitReader{r: r, n: MaxAddressBookSize}, line: 1})
 	dec.Strict = true
 	dec.CharsetReader = charsetReader
-	book := &AddressBook{}
-	ids := map[string]int{}
-	depth, items := 0, 0
+	b := &bookReader{dec: dec, book: &AddressBook{}, ids: map[string]int{}}
 	for {
 		line, _ := dec.InputPos()
 		tok, err := dec.Token()
@@ -221,57 +219,15 @@ func ReadAddressBook(r io.Reader) (*AddressBook, error) {
 			break
 		}
 		if err != nil {
-			l, _ := dec.InputPos()
-			if l == 0 {
-				l = line
-			}
-			var be *BookError
-			if errors.As(err, &be) {
-				return nil, be
-			}
-			return nil, &BookError{Line: l, Err: cleanXMLError(err)}
+			return nil, tokenError(dec, line, err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			depth++
-			if depth > MaxDepth {
-				return nil, &BookError{Line: line, Err: fmt.Errorf("element <%s> nested %d deep, more than %d: not an address book", clip(t.Name.Local), depth, MaxDepth)}
-			}
-			if len(t.Attr) > MaxAttrs {
-				return nil, &BookError{Line: line, Err: fmt.Errorf("element <%s> has %d attributes, more than %d", clip(t.Name.Local), len(t.Attr), MaxAttrs)}
-			}
-			if depth == 1 {
-				if !rootPattern.MatchString(t.Name.Local) {
-					return nil, &BookError{Line: line, Err: fmt.Errorf("root element <%s>: not a Kyocera address book (want DeviceAddressBook_v…)", clip(t.Name.Local))}
-				}
-				book.Root = t.Name.Local
-				continue
-			}
-			if t.Name.Local != "Item" {
-				continue
-			}
-			if items++; items > maxItems {
-				return nil, &BookError{Line: line, Err: fmt.Errorf("more than %d items", maxItems)}
-			}
-			l, _ := dec.InputPos()
-			c, isContact, smb, err := readItem(t, l)
-			if err != nil {
+			if err := b.start(t, line); err != nil {
 				return nil, err
 			}
-			switch {
-			case !isContact:
-				book.Ignored++
-			case !smb:
-				book.Skipped++
-			default:
-				if first, dup := ids[c.ID]; dup {
-					return nil, &BookError{Line: c.Line, Contact: c.label(), Err: fmt.Errorf("the Id %s repeats the contact on line %d", shownValue(clip(c.ID)), first)}
-				}
-				ids[c.ID] = c.Line
-				book.Contacts = append(book.Contacts, c)
-			}
 		case xml.EndElement:
-			depth--
+			b.depth--
 		case xml.Directive:
 			// <!DOCTYPE …>: encoding/xml reads it as text and never expands
 			// its entities; an entity used later is an error. Refuse any
@@ -281,10 +237,77 @@ func ReadAddressBook(r io.Reader) (*AddressBook, error) {
 			}
 		}
 	}
-	if book.Root == "" {
+	if b.book.Root == "" {
 		return nil, &BookError{Err: errors.New("no root element: empty or not XML")}
 	}
-	return book, nil
+	return b.book, nil
+}
+
+// tokenError is the BookError for the decoder's err, read at line (or
+// where the decoder stopped, when it knows): the guard's own as it is,
+// encoding/xml's cleaned.
+func tokenError(dec *xml.Decoder, line int, err error) error {
+	l, _ := dec.InputPos()
+	if l == 0 {
+		l = line
+	}
+	var be *BookError
+	if errors.As(err, &be) {
+		return be
+	}
+	return &BookError{Line: l, Err: cleanXMLError(err)}
+}
+
+// bookReader is ReadAddressBook's state: the book so far, the contacts'
+// ids (each on its line), the depth and the items read.
+type bookReader struct {
+	dec          *xml.Decoder
+	book         *AddressBook
+	ids          map[string]int
+	depth, items int
+}
+
+// start takes an element's start at line: the root, an <Item> (a contact
+// kept, skipped or ignored), or anything else within the bounds.
+func (b *bookReader) start(t xml.StartElement, line int) error {
+	b.depth++
+	if b.depth > MaxDepth {
+		return &BookError{Line: line, Err: fmt.Errorf("element <%s> nested %d deep, more than %d: not an address book", clip(t.Name.Local), b.depth, MaxDepth)}
+	}
+	if len(t.Attr) > MaxAttrs {
+		return &BookError{Line: line, Err: fmt.Errorf("element <%s> has %d attributes, more than %d", clip(t.Name.Local), len(t.Attr), MaxAttrs)}
+	}
+	if b.depth == 1 {
+		if !rootPattern.MatchString(t.Name.Local) {
+			return &BookError{Line: line, Err: fmt.Errorf("root element <%s>: not a Kyocera address book (want DeviceAddressBook_v…)", clip(t.Name.Local))}
+		}
+		b.book.Root = t.Name.Local
+		return nil
+	}
+	if t.Name.Local != "Item" {
+		return nil
+	}
+	if b.items++; b.items > maxItems {
+		return &BookError{Line: line, Err: fmt.Errorf("more than %d items", maxItems)}
+	}
+	l, _ := b.dec.InputPos()
+	c, isContact, smb, err := readItem(t, l)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !isContact:
+		b.book.Ignored++
+	case !smb:
+		b.book.Skipped++
+	default:
+		if first, dup := b.ids[c.ID]; dup {
+			return &BookError{Line: c.Line, Contact: c.label(), Err: fmt.Errorf("the Id %s repeats the contact on line %d", shownValue(clip(c.ID)), first)}
+		}
+		b.ids[c.ID] = c.Line
+		b.book.Contacts = append(b.book.Contacts, c)
+	}
+	return nil
 }
 
 // readItem reads one <Item>: its contact, whether it is a contact at all,

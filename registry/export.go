@@ -175,24 +175,7 @@ func RewriteForFallback(r io.Reader, w io.Writer, folder func(id string) (string
 		case xml.StartElement:
 			f, _ := folder(attr(t, "Id"))
 			if t.Name.Local == "Item" && attr(t, "Type") == "Contact" && smb[attr(t, "Id")] && f != "" {
-				set := map[string]string{
-					"SmbHostName": fb.Host, "SmbPath": `\` + share + `\` + f, "SmbLoginName": fb.User,
-					"SmbLoginPasswd": EncodePassword(fb.Password.Reveal()), "SmbPort": strconv.Itoa(port),
-				}
-				attrs := make([]xml.Attr, 0, len(t.Attr)+len(set))
-				for _, a := range t.Attr {
-					if v, ok := set[a.Name.Local]; ok {
-						a.Value = v
-						delete(set, a.Name.Local)
-					}
-					attrs = append(attrs, a)
-				}
-				for _, k := range []string{"SmbHostName", "SmbPath", "SmbLoginName", "SmbLoginPasswd", "SmbPort"} {
-					if v, ok := set[k]; ok {
-						attrs = append(attrs, xml.Attr{Name: xml.Name{Local: k}, Value: v})
-					}
-				}
-				t.Attr = attrs
+				t.Attr = fb.pointAt(t.Attr, share, port, f)
 				n++
 			}
 			tok = t
@@ -208,6 +191,30 @@ func RewriteForFallback(r io.Reader, w io.Writer, folder func(id string) (string
 		return 0, fmt.Errorf("write address book: %w", err)
 	}
 	return n, nil
+}
+
+// pointAt returns a contact's attributes with its SMB fields pointed at
+// folder on the fallback share (share, port): a field the contact has is
+// changed where it is, one it lacks is appended.
+func (fb Fallback) pointAt(attrs []xml.Attr, share string, port int, folder string) []xml.Attr {
+	set := map[string]string{
+		"SmbHostName": fb.Host, "SmbPath": `\` + share + `\` + folder, "SmbLoginName": fb.User,
+		"SmbLoginPasswd": EncodePassword(fb.Password.Reveal()), "SmbPort": strconv.Itoa(port),
+	}
+	out := make([]xml.Attr, 0, len(attrs)+len(set))
+	for _, a := range attrs {
+		if v, ok := set[a.Name.Local]; ok {
+			a.Value = v
+			delete(set, a.Name.Local)
+		}
+		out = append(out, a)
+	}
+	for _, k := range []string{"SmbHostName", "SmbPath", "SmbLoginName", "SmbLoginPasswd", "SmbPort"} {
+		if v, ok := set[k]; ok {
+			out = append(out, xml.Attr{Name: xml.Name{Local: k}, Value: v})
+		}
+	}
+	return out
 }
 
 func attr(t xml.StartElement, name string) string {
