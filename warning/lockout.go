@@ -131,7 +131,36 @@ func lockoutPressure(th Thresholds, o Observation, h History, now time.Time, loc
 	default:
 		return nil
 	}
+	return lockoutWarning(th, o, h, f, total, loc)
+}
+
+// lockoutWarning is the warning for total bad passwords not ours (f: the
+// latest seen, or the one the warning before last saw).
+func lockoutWarning(th Thresholds, o Observation, h History, f *foreign, total int, loc *time.Location) *Warning {
 	at := f.At.In(loc).Format("2 Jan 15:04:05")
+	w := &Warning{Kind: LockoutPressure, Subject: o.Account, KyoceraCode: code(scanwarden.CauseAccountLocked),
+		Headline: lockoutHeadline(th, o, h, f, total, at),
+		Fix: fmt.Sprintf("find what sends it — LDAP does not record which machine, the domain controllers' Security log does: "+
+			"event 4625 or 4771/4776 for %s around %s (on the PDC emulator, which every bad password reaches) names the workstation or address; "+
+			"give it the current password or remove it", o.Account, at),
+		Evidence: smbcheck.Evidence{"bad_pwd_count": o.BadPwdCount, evForeignCount: total,
+			evLastForeign: f.At.UTC().Format(time.RFC3339Nano), evForeignTimeSure: f.Sure,
+			"quiet_until": f.At.Add(th.LockoutQuiet).UTC().Format(time.RFC3339), "lockout_threshold": o.LockoutThreshold}}
+	if h.Account != nil {
+		w.Evidence["previous_bad_pwd_count"] = h.Account.BadPwdCount
+	}
+	if !o.LastBadPassword.IsZero() {
+		w.Evidence["last_bad_password"] = o.LastBadPassword.UTC().Format(time.RFC3339Nano)
+	}
+	if f.Unsure > 0 {
+		w.Evidence["own_logons_unknown_outcome"] = f.Unsure
+	}
+	return w
+}
+
+// lockoutHeadline says how many bad passwords came, when (at), and what
+// LDAP cannot tell.
+func lockoutHeadline(th Thresholds, o Observation, h History, f *foreign, total int, at string) string {
 	var head string
 	if f.N > 0 {
 		head = fmt.Sprintf("%s had %d bad password%s since the last check (badPwdCount %d → %d", o.Account, f.N, plural(f.N),
@@ -153,24 +182,7 @@ func lockoutPressure(th Thresholds, o Observation, h History, now time.Time, loc
 		head += fmt.Sprintf("; %d of scanwarden's own logons in that span have no known outcome and may be among them", f.Unsure)
 	}
 	quiet := fmt.Sprintf("; kept until none comes for %s", fmtSpan(th.LockoutQuiet))
-	head += ": something with a stale password keeps trying" + quiet
-	w := &Warning{Kind: LockoutPressure, Subject: o.Account, KyoceraCode: code(scanwarden.CauseAccountLocked), Headline: head,
-		Fix: fmt.Sprintf("find what sends it — LDAP does not record which machine, the domain controllers' Security log does: "+
-			"event 4625 or 4771/4776 for %s around %s (on the PDC emulator, which every bad password reaches) names the workstation or address; "+
-			"give it the current password or remove it", o.Account, at),
-		Evidence: smbcheck.Evidence{"bad_pwd_count": o.BadPwdCount, evForeignCount: total,
-			evLastForeign: f.At.UTC().Format(time.RFC3339Nano), evForeignTimeSure: f.Sure,
-			"quiet_until": f.At.Add(th.LockoutQuiet).UTC().Format(time.RFC3339), "lockout_threshold": o.LockoutThreshold}}
-	if h.Account != nil {
-		w.Evidence["previous_bad_pwd_count"] = h.Account.BadPwdCount
-	}
-	if !o.LastBadPassword.IsZero() {
-		w.Evidence["last_bad_password"] = o.LastBadPassword.UTC().Format(time.RFC3339Nano)
-	}
-	if f.Unsure > 0 {
-		w.Evidence["own_logons_unknown_outcome"] = f.Unsure
-	}
-	return w
+	return head + ": something with a stale password keeps trying" + quiet
 }
 
 // fmtSpan says a configured span: "8h", "90m", "1d12h".
