@@ -43,7 +43,6 @@ const minFree = 1 << 30
 // database belongs to that user, and there is room.
 func (d *doc) dataDir(cfg config.Config) {
 	dir := absDataDir(cfg)
-	uid, gid := d.serviceIDs()
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -57,11 +56,23 @@ func (d *doc) dataDir(cfg config.Config) {
 		d.add("data_dir", Fail, "point data_dir at a folder", "%s is not a folder", dir)
 		return
 	}
-	own := func(p string) string {
-		return fmt.Sprintf("chown -R %s: %s", d.opt.ServiceUser, p)
+	sts, ok := d.dbFiles(dir)
+	if ok && d.dataDirWritable(dir, st, sts) {
+		d.dataDirRoom(dir)
 	}
+}
+
+// dbFileNames are the database's files in the data dir, in the order
+// they are told.
+func dbFileNames() []string {
+	return []string{store.DefaultFile, store.DefaultFile + "-wal", store.DefaultFile + "-shm"}
+}
+
+// dbFiles reads the database and its -wal and -shm in dir, those that
+// exist: each must be a plain file (false, reported, when one is not).
+func (d *doc) dbFiles(dir string) (map[string]unix.Stat_t, bool) {
 	sts := map[string]unix.Stat_t{}
-	for _, f := range []string{store.DefaultFile, store.DefaultFile + "-wal", store.DefaultFile + "-shm"} {
+	for _, f := range dbFileNames() {
 		fst, err := lstatData(dir, f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -72,40 +83,56 @@ func (d *doc) dataDir(cfg config.Config) {
 		if err != nil {
 			d.add("data_dir", Fail, "remove "+filepath.Join(dir, f)+" (the database and its -wal and -shm are plain files of the daemon's; restore the database from the backup)",
 				"%v", err)
-			return
+			return nil, false
 		}
 		sts[f] = fst
 	}
-	if os.Geteuid() == 0 && uid >= 0 {
-		// root can write anywhere: judge what the daemon's user can do
-		s := st.Sys().(*syscall.Stat_t)
-		if int(s.Uid) != uid || st.Mode().Perm()&0o700 != 0o700 {
-			d.add("data_dir", Fail, own(dir)+" && chmod 750 "+dir,
-				"%s belongs to uid %d mode %04o: user %s (uid %d) cannot write it", dir, s.Uid, st.Mode().Perm(), d.opt.ServiceUser, uid)
-			return
-		}
-		var foreign []string
-		for _, f := range []string{store.DefaultFile, store.DefaultFile + "-wal", store.DefaultFile + "-shm"} {
-			if fst, ok := sts[f]; ok && int(fst.Uid) != uid {
-				foreign = append(foreign, fmt.Sprintf("%s (uid %d)", f, fst.Uid))
-			}
-		}
-		if len(foreign) > 0 {
-			d.add("data_dir", Fail, own(dir),
-				"in %s, %s belong to another user than %s: the daemon cannot open its database (a command run as root made them?)",
-				dir, strings.Join(foreign, ", "), d.opt.ServiceUser)
-			return
-		}
-		_ = gid
-	} else {
+	return sts, true
+}
+
+// dataDirWritable: the daemon's user can write dir (st) and owns the
+// database files in it (sts). As root, judged by owner and mode; else by
+// creating a file. False, reported, when it cannot.
+func (d *doc) dataDirWritable(dir string, st fs.FileInfo, sts map[string]unix.Stat_t) bool {
+	uid, _ := d.serviceIDs()
+	own := func(p string) string {
+		return fmt.Sprintf("chown -R %s: %s", d.opt.ServiceUser, p)
+	}
+	if os.Geteuid() != 0 || uid < 0 {
 		f, err := os.CreateTemp(dir, ".doctor-*")
 		if err != nil {
 			d.add("data_dir", Fail, own(dir), "%s is not writable: %v", dir, err)
-			return
+			return false
 		}
 		f.Close()
 		os.Remove(f.Name())
+		return true
 	}
+	// root can write anywhere: judge what the daemon's user can do
+	s := st.Sys().(*syscall.Stat_t)
+	if int(s.Uid) != uid || st.Mode().Perm()&0o700 != 0o700 {
+		d.add("data_dir", Fail, own(dir)+" && chmod 750 "+dir,
+			"%s belongs to uid %d mode %04o: user %s (uid %d) cannot write it", dir, s.Uid, st.Mode().Perm(), d.opt.ServiceUser, uid)
+		return false
+	}
+	var foreign []string
+	for _, f := range dbFileNames() {
+		if fst, ok := sts[f]; ok && int(fst.Uid) != uid {
+			foreign = append(foreign, fmt.Sprintf("%s (uid %d)", f, fst.Uid))
+		}
+	}
+	if len(foreign) > 0 {
+		d.add("data_dir", Fail, own(dir),
+			"in %s, %s belong to another user than %s: the daemon cannot open its database (a command run as root made them?)",
+			dir, strings.Join(foreign, ", "), d.opt.ServiceUser)
+		return false
+	}
+	return true
+}
+
+// dataDirRoom reports the writable data dir with its free space: a
+// warning below minFree.
+func (d *doc) dataDirRoom(dir string) {
 	var sfs syscall.Statfs_t
 	if err := syscall.Statfs(dir, &sfs); err == nil {
 		free := sfs.Bavail * uint64(sfs.Bsize)
@@ -250,17 +277,19 @@ func (d *doc) daemonUp(ctx context.Context, cfg config.Config, cert *x509.Certif
 	}
 }
 
-// files: every file the config names can be read by the daemon's user, and
-// the secret ones by nobody else.
-func (d *doc) files(cfg config.Config) {
-	type named struct {
-		key, path string
-		secret    bool
-	}
-	var fs []named
+// configFile is a file the config names, under its key.
+type configFile struct {
+	key, path string
+	secret    bool
+}
+
+// configFiles are the files cfg names (the receiver's only when it is
+// enabled).
+func configFiles(cfg config.Config) []configFile {
+	var fs []configFile
 	add := func(key, path string, secret bool) {
 		if path != "" {
-			fs = append(fs, named{key, path, secret})
+			fs = append(fs, configFile{key, path, secret})
 		}
 	}
 	add("ad.password_file", cfg.AD.PasswordFile, true)
@@ -273,13 +302,11 @@ func (d *doc) files(cfg config.Config) {
 	if cfg.Receiver.Enabled {
 		add("receiver.password_file", cfg.Receiver.PasswordFile, true)
 	}
-	if len(fs) == 0 {
-		return
-	}
-	u, err := user.Lookup(d.opt.ServiceUser)
-	if err != nil {
-		return
-	}
+	return fs
+}
+
+// userIDs are u's uid and the groups it is in (its primary one too).
+func userIDs(u *user.User) (int, map[int]bool) {
 	uid, _ := strconv.Atoi(u.Uid)
 	groups := map[int]bool{}
 	if gids, err := u.GroupIds(); err == nil {
@@ -290,6 +317,21 @@ func (d *doc) files(cfg config.Config) {
 	}
 	gid, _ := strconv.Atoi(u.Gid)
 	groups[gid] = true
+	return uid, groups
+}
+
+// files: every file the config names can be read by the daemon's user, and
+// the secret ones by nobody else.
+func (d *doc) files(cfg config.Config) {
+	fs := configFiles(cfg)
+	if len(fs) == 0 {
+		return
+	}
+	u, err := user.Lookup(d.opt.ServiceUser)
+	if err != nil {
+		return
+	}
+	uid, groups := userIDs(u)
 	var bad, loose, ok []string
 	fix := ""
 	for _, f := range fs {
