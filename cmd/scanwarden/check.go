@@ -132,31 +132,11 @@ func (a *checkArgs) run(ctx context.Context) int {
 	if !ok {
 		return code
 	}
-	profile := dev.ValuesWith(a.device)
-	client := registry.ClientOf(profile)
-	if a.bridged {
-		// the MFP scans to the fallback share; the real folder gets
-		// scanwarden's own client, as the forwarder delivers
-		client = smbcheck.Device{}
-	}
-	if err := client.Validate(); err != nil {
-		ledger.Close()
-		return c.fail(err)
-	}
 	defer ledger.Close()
-	if a.auth != "" {
-		au, err := smbcheck.ParseAuth(a.auth)
-		if err != nil {
-			return c.fail(fmt.Errorf("--%w", err))
-		}
-		t.Auth = au
-	}
-	opts := smbcheck.Options{NoWrite: a.noWrite, MaxFailures: a.maxFailures, Ledger: ledger, StepTimeout: a.timeout,
-		Device: client, Canaries: canaries, LocalNames: localname.Local{WINS: a.winsServers}}
-	if dev != nil {
-		opts.Profile = registry.ReportProfile(dev.Name, profile)
-	} else if len(a.device) > 0 {
-		opts.Profile = registry.ReportProfile("", profile)
+	profile := dev.ValuesWith(a.device)
+	opts, err := a.options(&t, dev, profile, ledger, canaries)
+	if err != nil {
+		return c.fail(err)
 	}
 	if a.ad.configured() {
 		dirc, err := a.ad.open(ctx, c.env)
@@ -180,23 +160,64 @@ func (a *checkArgs) run(ctx context.Context) int {
 		acct := evidence.Account(a.eventlogUser, pw)
 		readers.Default = &acct
 	}
+	rep := a.replay(ctx, t, opts, unreadable, readers)
+	return finishCheck(ctx, c.env, ledger, warn, rep, profile, a.asJSON)
+}
+
+// options are the check's options: the client that replays it (the
+// device's profile, or scanwarden's own for a bridged destination), the
+// ledger and canaries, the profile the report names. It sets t's logon
+// when --auth gives one.
+func (a *checkArgs) options(t *smbcheck.Target, dev *registry.Device, profile []registry.ProfileValue, ledger *storeLedger,
+	canaries smbcheck.CanaryJournal) (smbcheck.Options, error) {
+	client := registry.ClientOf(profile)
+	if a.bridged {
+		// the MFP scans to the fallback share; the real folder gets
+		// scanwarden's own client, as the forwarder delivers
+		client = smbcheck.Device{}
+	}
+	if err := client.Validate(); err != nil {
+		return smbcheck.Options{}, err
+	}
+	if a.auth != "" {
+		au, err := smbcheck.ParseAuth(a.auth)
+		if err != nil {
+			return smbcheck.Options{}, fmt.Errorf("--%w", err)
+		}
+		t.Auth = au
+	}
+	opts := smbcheck.Options{NoWrite: a.noWrite, MaxFailures: a.maxFailures, Ledger: ledger, StepTimeout: a.timeout,
+		Device: client, Canaries: canaries, LocalNames: localname.Local{WINS: a.winsServers}}
+	if dev != nil {
+		opts.Profile = registry.ReportProfile(dev.Name, profile)
+	} else if len(a.device) > 0 {
+		opts.Profile = registry.ReportProfile("", profile)
+	}
+	return opts, nil
+}
+
+// replay runs the check (through the bridge for a bridged destination;
+// nothing when the stored password is unreadable) and attaches what
+// readers read from the file server.
+func (a *checkArgs) replay(ctx context.Context, t smbcheck.Target, opts smbcheck.Options, unreadable string, readers evidence.Readers) smbcheck.Report {
 	var rep smbcheck.Report
-	if unreadable != "" {
+	switch {
+	case unreadable != "":
 		// Nothing to replay: the import could not read its password.
 		rep = smbcheck.PasswordUnreadable(t, unreadable, time.Now())
 		if opts.Progress != nil {
 			opts.Progress(rep.Steps[0])
 		}
-	} else if a.bridged {
+	case a.bridged:
 		share := func() *samba.ShareHealth { return receiver.LastShareCheck(a.receiverDir) }
 		rep = daemon.BridgeCheck(ctx, a.st, share, a.destination, func() smbcheck.Report { return smbcheck.Run(ctx, t, opts) })
 		readers.Attach(ctx, t, &rep)
-	} else {
+	default:
 		rep = smbcheck.RunWithOwn(ctx, t, opts)
 		rep.Bridge.Named(a.destination)
 		readers.Attach(ctx, t, &rep)
 	}
-	return finishCheck(ctx, c.env, ledger, warn, rep, profile, a.asJSON)
+	return rep
 }
 
 // target is what to replay, the device whose client replays it (nil:
