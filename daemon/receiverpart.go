@@ -42,8 +42,16 @@ type receiverPart struct {
 	// addresses: a name that does not resolve now keeps them.
 	names *resolve.Cache
 
-	mu  sync.Mutex // one allowlist sync at a time
-	key string     // what the share was last given
+	mu    sync.Mutex     // one allowlist sync (or write of it) at a time
+	key   string         // what the share was last given
+	allow []netip.Prefix // the list last written; under mu
+
+	// hand follows the list to root when smbd runs in its own unit
+	// (external_smbd); nil otherwise.
+	hand *samba.Handover
+	// handTimes is how long root is given (nil Waits:
+	// samba.DefaultHandoverTimes; a test's shorter ones).
+	handTimes samba.HandoverTimes
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -102,7 +110,7 @@ func (p *receiverPart) Open(ctx context.Context, cfg config.Config, delivered fu
 	if err != nil {
 		return err
 	}
-	p.r, p.dir, p.key = r, dir, fmt.Sprint(allow.Allow, allow.Warning)
+	p.r, p.dir, p.key, p.allow = r, dir, fmt.Sprint(allow.Allow, allow.Warning), allow.Allow
 	p.logAllow(allow)
 	if st, err := r.Status(ctx); err == nil {
 		for _, w := range st.Warnings {
@@ -110,9 +118,46 @@ func (p *receiverPart) Open(ctx context.Context, cfg config.Config, delivered fu
 		}
 	}
 	ctx, p.stop = context.WithCancel(ctx)
+	if rc.ExternalSMBD {
+		t := p.handTimes
+		if t.Waits == nil {
+			t = samba.DefaultHandoverTimes
+		}
+		p.hand = samba.NewHandover(samba.AllowFile(dir), rc.SmbdDir, t, p.rewriteAllow, p.handedOver, p.log.With("component", "allowlist"))
+		p.hand.Follow(allow.Allow) // written by the receiver's Open, or in place already
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.hand.Run(ctx)
+		}()
+	}
 	p.wg.Add(1)
 	go p.allowLoop(ctx)
 	return nil
+}
+
+// allowAppliedPart is the fault of a list root has not applied.
+const allowAppliedPart = "receiver.allow.applied"
+
+// handedOver turns where root stands with the list into the fault (set
+// while root lags, cleared once it applied the list) and a log line.
+func (p *receiverPart) handedOver(r samba.HandoverReport) {
+	if r.Applied {
+		p.faults.clear(allowAppliedPart)
+		p.log.Info("root applied the fallback share's allowlist", "writes", r.Writes, "took", r.Took.Round(time.Millisecond))
+		return
+	}
+	p.faults.set(allowAppliedPart, r.Fault())
+	p.log.Error("fallback share allowlist not applied by root", "writes", r.Writes, "fault", r.Fault())
+}
+
+// rewriteAllow writes the list last given to the share again (the
+// Handover: root missed it), under the lock of the allowlist syncs, so
+// that it never puts back a list older than theirs.
+func (p *receiverPart) rewriteAllow() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return samba.RewriteAllowFile(samba.AllowFile(p.dir), p.allow)
 }
 
 // Close stops the allowlist loop and the receiver (smbd keeps running).
@@ -196,7 +241,10 @@ func (p *receiverPart) syncAllow(ctx context.Context) {
 		return
 	}
 	p.faults.clear("receiver.allow")
-	p.key = key
+	p.key, p.allow = key, allow.Allow
+	if p.hand != nil {
+		p.hand.Follow(allow.Allow)
+	}
 	p.logAllow(allow)
 }
 

@@ -40,6 +40,18 @@ func FormatAllow(allow []netip.Prefix) []byte {
 // side) and says whether it changed. An empty list is refused: smb.conf
 // would then admit any address.
 func WriteAllowFile(path string, allow []netip.Prefix) (bool, error) {
+	return writeAllowFile(path, allow, false)
+}
+
+// RewriteAllowFile puts the allowlist in place again, also when the file
+// already holds it: a new file renamed onto the path, which the path unit
+// sees as a change (a write it missed is made again).
+func RewriteAllowFile(path string, allow []netip.Prefix) error {
+	_, err := writeAllowFile(path, allow, true)
+	return err
+}
+
+func writeAllowFile(path string, allow []netip.Prefix, again bool) (bool, error) {
 	if len(allow) == 0 {
 		return false, badConfig("allow", "", "empty: the share would admit any address")
 	}
@@ -49,7 +61,7 @@ func WriteAllowFile(path string, allow []netip.Prefix) (bool, error) {
 		}
 	}
 	b := FormatAllow(allow)
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+	if old, err := os.ReadFile(path); !again && err == nil && bytes.Equal(old, b) {
 		return false, nil
 	}
 	tmp := path + ".new"

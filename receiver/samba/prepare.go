@@ -143,7 +143,7 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 	if err := c.makeDirs(); err != nil {
 		return res, err
 	}
-	applied := filepath.Join(c.Dir, "allow") // the last list taken, root's own copy
+	applied := AppliedFile(c.Dir) // the last list taken, root's own copy: the daemon reads it
 	if err != nil {
 		res.Refused = err.Error()
 		log.Error("the daemon's allowlist is refused; the share keeps the last good one", "file", su.AllowFile, "err", err)
