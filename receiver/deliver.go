@@ -75,13 +75,12 @@ func (fw *forwarder) deliverScan(ctx context.Context, id int64) error {
 		if d.Name != sc.Destination {
 			continue
 		}
-		folder, err := remote.Open(ctx, d.Target)
+		folder, err := fw.open(ctx, d, []Scan{sc})
 		if err != nil {
-			fw.fail(ctx, sc, sc.State, err)
-			return fmt.Errorf("destination %s: %w", d.Name, err)
+			return err
 		}
 		defer folder.Close()
-		return fw.deliver(ctx, folder, d, sc)
+		return fw.deliver(ctx, folder, sc)
 	}
 	return fmt.Errorf("scan %d: destination %q is no longer registered", id, sc.Destination)
 }

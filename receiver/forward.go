@@ -33,19 +33,7 @@ type forwarder struct {
 	claim   string // this process's claim on rows it delivers
 	log     *slog.Logger
 	now     func() time.Time
-	bufs    [][]byte // the copy ring (copyBuf each)
-	// names, when not nil, has the lock of each destination folder, held
-	// while a delivery picks its final name there and renames its
-	// temporary file to it: the receiver's forwarders (background, on
-	// demand) share it, so two of them never pick the same free name.
-	// (Should an SMB2 rename replace — smbcheck looks for the target
-	// first on an encrypted session — another delivery could take the
-	// name between.) One lock per folder: a slow destination holds up
-	// only deliveries to that folder.
-	names *nameLocks
-
-	lastErr   string
-	lastErrAt time.Time
+	copier  copier // one scan into one folder, with its own buffers
 }
 
 // DeliveryError is why one scan was not delivered.
@@ -126,10 +114,9 @@ func (fw *forwarder) deliverDue(ctx context.Context, only *string, force bool) (
 }
 
 func (fw *forwarder) deliverTo(ctx context.Context, d Destination, scans []Scan) (int, error) {
-	folder, err := fw.remote.Open(ctx, d.Target)
+	folder, err := fw.open(ctx, d, scans)
 	if err != nil {
-		fw.failAll(ctx, scans, err)
-		return 0, fmt.Errorf("destination %s: %w", d.Name, err)
+		return 0, err
 	}
 	defer folder.Close()
 	var n int
@@ -137,7 +124,7 @@ func (fw *forwarder) deliverTo(ctx context.Context, d Destination, scans []Scan)
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
-		err := fw.deliver(ctx, folder, d, sc)
+		err := fw.deliver(ctx, folder, sc)
 		if errors.Is(err, errClaimed) {
 			continue // another delivery has it: not ours to count
 		}
@@ -149,11 +136,17 @@ func (fw *forwarder) deliverTo(ctx context.Context, d Destination, scans []Scan)
 	return n, nil
 }
 
-// failAll records a failed attempt on scans that could not even start.
-func (fw *forwarder) failAll(ctx context.Context, scans []Scan, cause error) {
-	for _, sc := range scans {
-		fw.fail(ctx, sc, sc.State, cause)
+// open logs on to d's real folder for scans; when it cannot, each of them
+// records a failed attempt (they could not even start).
+func (fw *forwarder) open(ctx context.Context, d Destination, scans []Scan) (destFolder, error) {
+	folder, err := fw.remote.Open(ctx, d.Target)
+	if err != nil {
+		for _, sc := range scans {
+			fw.fail(ctx, sc, sc.State, err)
+		}
+		return destFolder{}, fmt.Errorf("destination %s: %w", d.Name, err)
 	}
+	return destFolder{folder, folderKey(d.Target)}, nil
 }
 
 func (fw *forwarder) backoff(attempts int) time.Duration {
@@ -177,7 +170,6 @@ func (fw *forwarder) fail(ctx context.Context, sc Scan, from State, cause error)
 	}
 	sc.NextAttempt = fw.now().Add(next)
 	fw.cat.UpdateScan(context.WithoutCancel(ctx), sc, from)
-	fw.lastErr, fw.lastErrAt = sc.Error, fw.now()
 }
 
 // errClaimed says another delivery (the background forwarder, an
@@ -189,7 +181,7 @@ var errClaimed = errors.New("another delivery has it in hand")
 // → rename to a free name (a file already there with the same content
 // counts as delivered) → delivered. A scan another delivery claimed first
 // is left to it: errClaimed.
-func (fw *forwarder) deliver(ctx context.Context, folder Folder, d Destination, sc Scan) error {
+func (fw *forwarder) deliver(ctx context.Context, folder destFolder, sc Scan) error {
 	from := sc.State
 	sc.State, sc.Claim = Delivering, fw.claim
 	if ok, err := fw.cat.UpdateScan(ctx, sc, from); err != nil {
@@ -207,7 +199,7 @@ func (fw *forwarder) deliver(ctx context.Context, folder Folder, d Destination, 
 		fw.log.Warn("scan refused: not delivered", "id", sc.ID, "destination", sc.Destination, "file", sc.File, "why", why)
 		return &DeliveryError{sc.ID, "check content", ErrRefused}
 	}
-	name, err := fw.copyScan(ctx, folder, d, sc)
+	name, err := fw.copier.copyScan(ctx, folder, sc)
 	if err != nil {
 		fw.fail(ctx, sc, Delivering, err)
 		return err

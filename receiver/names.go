@@ -44,6 +44,13 @@ func (ls *nameLocks) lock(key string) (unlock func()) {
 	}
 }
 
+// destFolder is a destination's real folder, logged on, with the key of
+// its names lock (folderKey).
+type destFolder struct {
+	Folder
+	key string
+}
+
 // folderKey names a destination's real folder for its names lock: host,
 // port, share and path, case-folded as Windows and Samba compare them.
 // (Two destinations naming one server differently — a name and an address

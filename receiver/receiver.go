@@ -258,7 +258,8 @@ func (r *Receiver) forwarder() *forwarder {
 // (its configured timings) and the CLI's (DeliverNow, DeliverScan: the
 // defaults, no receiver running). names nil: no receiver shares the names.
 func newForwarder(cfg ForwardConfig, dataDir string, cat Catalogue, dests Destinations, remote Remote, log *slog.Logger, names *nameLocks) *forwarder {
-	return &forwarder{cfg: cfg, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(), log: log, now: time.Now, names: names}
+	return &forwarder{cfg: cfg, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(), log: log, now: time.Now,
+		copier: copier{dataDir: dataDir, names: names}}
 }
 
 func (r *Receiver) destOf(folder string) string {

@@ -13,15 +13,31 @@ import (
 	"strings"
 )
 
-// ring returns the forwarder's copy buffers, made on first use.
-func (fw *forwarder) ring() [][]byte {
-	if fw.bufs == nil {
-		fw.bufs = make([][]byte, ringSize)
-		for i := range fw.bufs {
-			fw.bufs[i] = make([]byte, copyBuf)
+// copier puts one held scan into one logged-on folder (copyScan). Each
+// forwarder has its own: its copy ring is not shared.
+type copier struct {
+	dataDir string
+	bufs    [][]byte // the copy ring (copyBuf each), made on first use
+	// names, when not nil, has the lock of each destination folder, held
+	// while a delivery picks its final name there and renames its
+	// temporary file to it: the receiver's forwarders (background, on
+	// demand) share it, so two of them never pick the same free name.
+	// (Should an SMB2 rename replace — smbcheck looks for the target
+	// first on an encrypted session — another delivery could take the
+	// name between.) One lock per folder: a slow destination holds up
+	// only deliveries to that folder.
+	names *nameLocks
+}
+
+// ring returns the copier's buffers, made on first use.
+func (c *copier) ring() [][]byte {
+	if c.bufs == nil {
+		c.bufs = make([][]byte, ringSize)
+		for i := range c.bufs {
+			c.bufs[i] = make([]byte, copyBuf)
 		}
 	}
-	return fw.bufs
+	return c.bufs
 }
 
 // tempPrefix starts the temporary name of a file being delivered.
@@ -34,8 +50,8 @@ func tempName(id int64) string { return tempPrefix + strconv.FormatInt(id, 10) +
 // renamed to a free name. So a final name only ever holds a copy that read
 // back as the scan; a crash leaves at most the temporary file, which the
 // next attempt removes.
-func (fw *forwarder) copyScan(ctx context.Context, folder Folder, d Destination, sc Scan) (string, error) {
-	local, err := openHeld(fw.dataDir, sc.HeldPath)
+func (c *copier) copyScan(ctx context.Context, folder destFolder, sc Scan) (string, error) {
+	local, err := openHeld(c.dataDir, sc.HeldPath)
 	if err != nil {
 		return "", &DeliveryError{sc.ID, "open held copy", err}
 	}
@@ -46,18 +62,18 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, d Destination,
 		return "", &DeliveryError{sc.ID, "remove stale " + tmp, err}
 	}
 	// Already there (a crash after the rename)? Then it is delivered.
-	name, done, err := fw.findName(ctx, folder, sc)
+	name, done, err := c.findName(ctx, folder, sc)
 	if err != nil || done {
 		return name, err
 	}
-	if err := fw.send(ctx, folder, tmp, local, sc); err != nil {
+	if err := c.send(ctx, folder, tmp, local, sc); err != nil {
 		folder.Remove(context.WithoutCancel(ctx), tmp)
 		return "", err
 	}
-	if fw.names != nil {
-		defer fw.names.lock(folderKey(d.Target))()
+	if c.names != nil {
+		defer c.names.lock(folder.key)()
 		// the name may have been taken while this copy was sent
-		if name, done, err = fw.findName(ctx, folder, sc); err != nil || done {
+		if name, done, err = c.findName(ctx, folder, sc); err != nil || done {
 			folder.Remove(context.WithoutCancel(ctx), tmp)
 			return name, err
 		}
@@ -73,7 +89,7 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, d Destination,
 		}
 		// someone took the name meanwhile: the next free one
 		var done bool
-		if name, done, err = fw.findName(ctx, folder, sc); err != nil || done {
+		if name, done, err = c.findName(ctx, folder, sc); err != nil || done {
 			folder.Remove(context.WithoutCancel(ctx), tmp)
 			return name, err
 		}
@@ -99,7 +115,7 @@ func (fw *forwarder) copyScan(ctx context.Context, folder Folder, d Destination,
 // running beside the read-back; otherwise (SMB1) sequentially, then read
 // back through a new handle. The copy is flushed to the server's disk
 // before it counts.
-func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local *os.File, sc Scan) error {
+func (c *copier) send(ctx context.Context, folder Folder, tmp string, local *os.File, sc Scan) error {
 	w, err := folder.Create(ctx, tmp)
 	if err != nil {
 		return &DeliveryError{sc.ID, "create " + tmp, err}
@@ -108,18 +124,18 @@ func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local 
 	var sent, back int64
 	ra, random := concurrent(w)
 	if random {
-		sent, err = writeAll(ra, local, fw.ring(), w.Sync, flushEvery)
+		sent, err = writeAll(ra, local, c.ring(), w.Sync, flushEvery)
 		if err == nil {
 			// read back through the same handle while the last flush runs
 			synced := make(chan error, 1)
 			go func() { synced <- w.Sync() }()
-			back, err = hashAt(h, ra, sent, fw.ring())
+			back, err = hashAt(h, ra, sent, c.ring())
 			if serr := <-synced; err == nil && serr != nil {
 				err = serr
 			}
 		}
 	} else {
-		sent, err = pipe(w, local, fw.ring())
+		sent, err = pipe(w, local, c.ring())
 		if err == nil {
 			err = w.Sync()
 		}
@@ -131,7 +147,7 @@ func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local 
 		return &DeliveryError{sc.ID, "write " + tmp, err}
 	}
 	if !random {
-		if back, err = fw.readBack(ctx, folder, tmp, h, sc.Size); err != nil {
+		if back, err = c.readBack(ctx, folder, tmp, h, sc.Size); err != nil {
 			return &DeliveryError{sc.ID, "verify " + tmp, err}
 		}
 	}
@@ -139,7 +155,7 @@ func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local 
 		return &DeliveryError{sc.ID, "read held copy", fmt.Errorf("it is %d bytes, catalogued %d", sent, sc.Size)}
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); back != sc.Size || sum != sc.SHA256 {
-		return &DeliveryError{sc.ID, "verify " + tmp, fw.mismatch(local, sc, back, sum)}
+		return &DeliveryError{sc.ID, "verify " + tmp, c.mismatch(local, sc, back, sum)}
 	}
 	return nil
 }
@@ -147,13 +163,13 @@ func (fw *forwarder) send(ctx context.Context, folder Folder, tmp string, local 
 // mismatch explains a copy that did not read back as the catalogued scan:
 // the held copy is hashed again to tell a held copy that changed on this
 // disk since it was received from a destination that stored other bytes.
-func (fw *forwarder) mismatch(local *os.File, sc Scan, back int64, sum string) error {
+func (c *copier) mismatch(local *os.File, sc Scan, back int64, sum string) error {
 	readBack := fmt.Errorf("read back %d bytes sha256 %s, want %d bytes %s", back, sum, sc.Size, sc.SHA256)
 	if _, err := local.Seek(0, io.SeekStart); err != nil {
 		return readBack
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, local, fw.ring()[0])
+	n, err := io.CopyBuffer(h, local, c.ring()[0])
 	if err != nil {
 		return readBack
 	}
@@ -167,7 +183,7 @@ func (fw *forwarder) mismatch(local *os.File, sc Scan, back int64, sum string) e
 // findName returns the name to deliver under: the scan's own, or with a
 // suffix " (2)", " (3)", … when a different file has it. done is true when
 // one of those names already holds this very scan (same size and SHA-256).
-func (fw *forwarder) findName(ctx context.Context, folder Folder, sc Scan) (string, bool, error) {
+func (c *copier) findName(ctx context.Context, folder Folder, sc Scan) (string, bool, error) {
 	ext := filepath.Ext(sc.File)
 	base := strings.TrimSuffix(sc.File, ext)
 	for i := 1; i < 1000; i++ {
@@ -190,7 +206,7 @@ func (fw *forwarder) findName(ctx context.Context, folder Folder, sc Scan) (stri
 		// read (a timeout, a sharing violation, a dropped connection) may
 		// be this very scan (a crash after its rename): the delivery is
 		// retried later rather than made a second time.
-		err = fw.verify(ctx, folder, name, sc)
+		err = c.verify(ctx, folder, name, sc)
 		if err == nil {
 			return name, true, nil
 		}
@@ -208,9 +224,9 @@ var errDiffers = errors.New("another file")
 
 // verify reads name back and compares size and SHA-256 with the catalogue:
 // errDiffers when they differ.
-func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc Scan) error {
+func (c *copier) verify(ctx context.Context, folder Folder, name string, sc Scan) error {
 	h := sha256.New()
-	n, err := fw.readBack(ctx, folder, name, h, sc.Size)
+	n, err := c.readBack(ctx, folder, name, h, sc.Size)
 	if err != nil {
 		return err
 	}
@@ -224,14 +240,14 @@ func (fw *forwarder) verify(ctx context.Context, folder Folder, name string, sc 
 // readBack opens name and hashes its content into h (size bytes expected,
 // several reads in flight where the file allows it); it returns how many
 // bytes the file holds (size+1 when it is longer).
-func (fw *forwarder) readBack(ctx context.Context, folder Folder, name string, h io.Writer, size int64) (int64, error) {
+func (c *copier) readBack(ctx context.Context, folder Folder, name string, h io.Writer, size int64) (int64, error) {
 	r, err := folder.Open(ctx, name)
 	if err != nil {
 		return 0, err
 	}
 	defer r.Close()
 	if ra, ok := concurrent(r); ok {
-		return hashAt(h, ra, size, fw.ring())
+		return hashAt(h, ra, size, c.ring())
 	}
-	return pipe(h, r, fw.ring())
+	return pipe(h, r, c.ring())
 }
