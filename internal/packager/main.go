@@ -99,9 +99,50 @@ func run(args []string) error {
 	return nil
 }
 
-// describe is the package: what it ships, where, with which owner and mode,
-// what it needs, and the maintainer scripts (systemd/deb/).
+// describe is the package: what it ships (packageContents), what it
+// needs, and the maintainer scripts (systemd/deb/).
 func describe(version, arch, binary, src, man, work string, mtime time.Time) (*nfpm.Info, error) {
+	in := func(p string) string { return filepath.Join(src, p) }
+	contents, err := packageContents(version, binary, src, man, work, mtime)
+	if err != nil {
+		return nil, err
+	}
+	return &nfpm.Info{
+		Name:          "scanwarden",
+		Arch:          arch,
+		Platform:      "linux",
+		Version:       version,
+		VersionSchema: "none",
+		Section:       "net",
+		Priority:      "optional",
+		Maintainer:    maintainer,
+		Description: "finds out why a Kyocera MFP cannot scan to its SMB folder\n" +
+			"scanwarden replays an MFP's scan-to-folder (SMB) destinations as the\n" +
+			"device stores them, asks Active Directory why an account cannot log on,\n" +
+			"watches the MFPs over SNMP, and holds scans on a fallback share until\n" +
+			"their real folder works again.",
+		MTime: mtime,
+		Overridables: nfpm.Overridables{
+			// samba-vfs-modules: the share loads full_audit; samba only
+			// recommends it, and without it smbd refuses every MFP.
+			Depends:    []string{"samba", "samba-vfs-modules", "systemd-sysusers", "systemd-tmpfiles", "init-system-helpers (>= 1.54)", "passwd"},
+			Recommends: []string{"smbclient"},
+			Contents:   contents,
+			Umask:      0o022,
+			Scripts: nfpm.Scripts{
+				PostInstall: in("systemd/deb/postinst"),
+				PreRemove:   in("systemd/deb/prerm"),
+				PostRemove:  in("systemd/deb/postrm"),
+			},
+			Deb: nfpm.Deb{Compression: "gzip"},
+		},
+	}, nil
+}
+
+// packageContents is what the package ships: the binary, the units, the
+// conffile, the documentation and man pages, each with its owner, mode
+// and the build's time.
+func packageContents(version, binary, src, man, work string, mtime time.Time) (files.Contents, error) {
 	in := func(p string) string { return filepath.Join(src, p) }
 	file := func(from, to string, mode os.FileMode) *files.Content {
 		return &files.Content{Source: from, Destination: to,
@@ -145,37 +186,7 @@ func describe(version, arch, binary, src, man, work string, mtime time.Time) (*n
 	conf := file(in("systemd/scanwarden.toml"), installed.ConfigFile, 0o644)
 	conf.Type = files.TypeConfig
 	contents = append(contents, conf)
-
-	return &nfpm.Info{
-		Name:          "scanwarden",
-		Arch:          arch,
-		Platform:      "linux",
-		Version:       version,
-		VersionSchema: "none",
-		Section:       "net",
-		Priority:      "optional",
-		Maintainer:    maintainer,
-		Description: "finds out why a Kyocera MFP cannot scan to its SMB folder\n" +
-			"scanwarden replays an MFP's scan-to-folder (SMB) destinations as the\n" +
-			"device stores them, asks Active Directory why an account cannot log on,\n" +
-			"watches the MFPs over SNMP, and holds scans on a fallback share until\n" +
-			"their real folder works again.",
-		MTime: mtime,
-		Overridables: nfpm.Overridables{
-			// samba-vfs-modules: the share loads full_audit; samba only
-			// recommends it, and without it smbd refuses every MFP.
-			Depends:    []string{"samba", "samba-vfs-modules", "systemd-sysusers", "systemd-tmpfiles", "init-system-helpers (>= 1.54)", "passwd"},
-			Recommends: []string{"smbclient"},
-			Contents:   contents,
-			Umask:      0o022,
-			Scripts: nfpm.Scripts{
-				PostInstall: in("systemd/deb/postinst"),
-				PreRemove:   in("systemd/deb/prerm"),
-				PostRemove:  in("systemd/deb/postrm"),
-			},
-			Deb: nfpm.Deb{Compression: "gzip"},
-		},
-	}, nil
+	return contents, nil
 }
 
 // maintainer is the package's Maintainer and its changelog's signer.
