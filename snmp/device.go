@@ -68,36 +68,10 @@ func pollDevice(ctx context.Context, c *client, ds *deviceState, rules *Rules, o
 		ds.inv, ds.identified = &inv, now
 		out.identified = &inv
 	}
-	cur := ds.cursor
-	if opt.rescanEvery > 0 && ds.sinceTop >= opt.rescanEvery {
-		cur = ""
-	}
-	st, err := pollStatus(ctx, c, t.Version, cur, opt.maxRep)
+	st, err := ds.readStatus(ctx, c, t, opt)
 	if err != nil {
-		out.err = fmt.Errorf("status %s: %w", addr, err)
+		out.err = err
 		return out
-	}
-	c.remember(&ds.v3)
-	if st.UpTime < ds.lastUpTime && cur != "" {
-		// Rebooted: job indexes start again; read the job table from the top.
-		cur = ""
-		st, err = pollStatus(ctx, c, t.Version, "", opt.maxRep)
-		if err != nil {
-			out.err = fmt.Errorf("status %s: %w", addr, err)
-			return out
-		}
-	}
-	ds.lastUpTime = st.UpTime
-	if cur == "" {
-		ds.sinceTop = 0
-	} else {
-		ds.sinceTop++
-	}
-	// Advance the cursor to the last job row seen; when the column did not
-	// fill the response we have seen the end, and the cursor stays there.
-	if n := len(st.jobs); n > 0 {
-		last := st.jobs[n-1]
-		ds.cursor = jobCursor(fmt.Sprintf("%d.%d", last.Set, last.Index))
 	}
 	out.status = st
 	out.events = panelEvents(addr, st, rules, now)
@@ -114,6 +88,42 @@ func pollDevice(ctx context.Context, c *client, ds *deviceState, rules *Rules, o
 		ev.Detail[DetailPrinterErrors] = strings.Join(st.Errors, ",")
 	}
 	return out
+}
+
+// readStatus runs the status request from ds's job cursor (from the top
+// every rescanEvery polls, and again from the top when the device
+// rebooted) and moves the cursor to the last job row seen.
+func (ds *deviceState) readStatus(ctx context.Context, c *client, t Target, opt pollOptions) (Status, error) {
+	cur := ds.cursor
+	if opt.rescanEvery > 0 && ds.sinceTop >= opt.rescanEvery {
+		cur = ""
+	}
+	st, err := pollStatus(ctx, c, t.Version, cur, opt.maxRep)
+	if err != nil {
+		return Status{}, fmt.Errorf("status %s: %w", t.Addr(), err)
+	}
+	c.remember(&ds.v3)
+	if st.UpTime < ds.lastUpTime && cur != "" {
+		// Rebooted: job indexes start again; read the job table from the top.
+		cur = ""
+		st, err = pollStatus(ctx, c, t.Version, "", opt.maxRep)
+		if err != nil {
+			return Status{}, fmt.Errorf("status %s: %w", t.Addr(), err)
+		}
+	}
+	ds.lastUpTime = st.UpTime
+	if cur == "" {
+		ds.sinceTop = 0
+	} else {
+		ds.sinceTop++
+	}
+	// Advance the cursor to the last job row seen; when the column did not
+	// fill the response we have seen the end, and the cursor stays there.
+	if n := len(st.jobs); n > 0 {
+		last := st.jobs[n-1]
+		ds.cursor = jobCursor(fmt.Sprintf("%d.%d", last.Set, last.Index))
+	}
+	return st, nil
 }
 
 // isSilent says whether err means "the device did not answer".

@@ -61,29 +61,10 @@ func DefaultSweepOptions() SweepOptions {
 // and rate (Rate), and stops when ctx ends. Addresses that stay silent are
 // simply absent.
 func Sweep(ctx context.Context, prefixes []netip.Prefix, tmpl Target, opt SweepOptions) ([]Inventory, error) {
-	def := DefaultSweepOptions()
-	if opt.Port == 0 {
-		opt.Port = def.Port
-	}
-	if opt.Max <= 0 {
-		opt.Max = def.Max
-	}
-	if opt.Rate <= 0 {
-		opt.Rate = def.Rate
-	}
-	if opt.Workers <= 0 {
-		opt.Workers = def.Workers
-	}
-	var addrs []netip.Addr
-	for _, p := range prefixes {
-		as, err := ExpandPrefix(p, opt.Max-len(addrs))
-		if err != nil {
-			return nil, fmt.Errorf("sweep: %w", err)
-		}
-		addrs = append(addrs, as...)
-	}
-	if len(addrs) == 0 {
-		return nil, errors.New("sweep: no addresses")
+	opt = opt.withDefaults()
+	addrs, err := sweepAddrs(prefixes, opt.Max)
+	if err != nil {
+		return nil, err
 	}
 	work := make(chan netip.Addr)
 	var mu sync.Mutex
@@ -97,14 +78,7 @@ func Sweep(ctx context.Context, prefixes []netip.Prefix, tmpl Target, opt SweepO
 			for a := range work {
 				t := tmpl
 				t.Host, t.Port = a.String(), opt.Port
-				t = t.withDefaults()
-				if err := c.connect(ctx, t, 1, nil); err != nil {
-					continue
-				}
-				inv, err := identify(ctx, c, t.Addr(), t.Version == V1)
-				c.close()
-				if err == nil {
-					inv.SeenAt = time.Now()
+				if inv, ok := identifyAt(ctx, c, t.withDefaults()); ok {
 					mu.Lock()
 					found = append(found, inv)
 					mu.Unlock()
@@ -130,4 +104,54 @@ feed:
 	close(work)
 	wg.Wait()
 	return found, ctx.Err()
+}
+
+// withDefaults fills what opt leaves unset (a zero port, a Max, Rate or
+// Workers not above zero) from DefaultSweepOptions.
+func (opt SweepOptions) withDefaults() SweepOptions {
+	def := DefaultSweepOptions()
+	if opt.Port == 0 {
+		opt.Port = def.Port
+	}
+	if opt.Max <= 0 {
+		opt.Max = def.Max
+	}
+	if opt.Rate <= 0 {
+		opt.Rate = def.Rate
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = def.Workers
+	}
+	return opt
+}
+
+// sweepAddrs are the prefixes' addresses, at most max of them.
+func sweepAddrs(prefixes []netip.Prefix, max int) ([]netip.Addr, error) {
+	var addrs []netip.Addr
+	for _, p := range prefixes {
+		as, err := ExpandPrefix(p, max-len(addrs))
+		if err != nil {
+			return nil, fmt.Errorf("sweep: %w", err)
+		}
+		addrs = append(addrs, as...)
+	}
+	if len(addrs) == 0 {
+		return nil, errors.New("sweep: no addresses")
+	}
+	return addrs, nil
+}
+
+// identifyAt identifies the device at t with c; false when it did not
+// answer.
+func identifyAt(ctx context.Context, c *client, t Target) (Inventory, bool) {
+	if err := c.connect(ctx, t, 1, nil); err != nil {
+		return Inventory{}, false
+	}
+	inv, err := identify(ctx, c, t.Addr(), t.Version == V1)
+	c.close()
+	if err != nil {
+		return Inventory{}, false
+	}
+	inv.SeenAt = time.Now()
+	return inv, true
 }
