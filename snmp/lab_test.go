@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"github.com/scanwarden/scanwarden"
+	"net/netip"
 	"strconv"
 	"testing"
 	"time"
@@ -57,5 +58,27 @@ func TestLabSNMP(t *testing.T) {
 	st, err := p.Cycle(ctx)
 	if err != nil || st.Answered != 2 || st.NewEvents != 1 {
 		t.Errorf("lab cycle: %+v %v", st, err)
+	}
+}
+
+// TestLabSweep sweeps the lab's two SNMP addresses with snmpsim's v2c
+// community: snmpsim (10.77.0.40) is identified, the v3-only snmpd
+// (10.77.0.41) stays silent and is absent.
+func TestLabSweep(t *testing.T) {
+	lab := testlab.Require(t)
+	simIP, d3IP := lab.Getenv("SWLAB_SNMPSIM_IP"), lab.Getenv("SWLAB_SNMPD_IP")
+	if simIP == "" || d3IP == "" {
+		testlab.Missing(t, "lab is up but testlab/snmp.sh did not export SWLAB_SNMPSIM_IP/SWLAB_SNMPD_IP")
+	}
+	prefixes := []netip.Prefix{netip.PrefixFrom(netip.MustParseAddr(simIP), 32), netip.PrefixFrom(netip.MustParseAddr(d3IP), 32)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tmpl := Target{Community: scanwarden.NewSecret("kyocera-idle"), Timeout: 500 * time.Millisecond, Retries: 0}
+	found, err := Sweep(ctx, prefixes, tmpl, SweepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Address != simIP+":161" || !found[0].Kyocera || found[0].SeenAt.IsZero() {
+		t.Errorf("found %+v, want snmpsim at %s alone", found, simIP)
 	}
 }
