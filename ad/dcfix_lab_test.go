@@ -10,6 +10,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -37,7 +38,7 @@ func TestLabDCFixLiftsSamePasswordBlock(t *testing.T) {
 	dest := "//" + lab.DCHost + "/scans"
 	stored := fmt.Sprintf("Stored-%d-Mfp.7", time.Now().UnixNano()%1e9)
 	setLabPassword(t, lab, "dcfix", lab.Password)
-	led := &smbcheck.MemoryLedger{}
+	led := &smbclient.MemoryLedger{}
 
 	rep := diagnose(t, lab, dir, dest, `KYOLAB\dcfix`, stored, "MFP01", led, true)
 	if rep.Verdict.Cause != scanwarden.CauseBadCredentials || rep.Verdict.FromLedger {

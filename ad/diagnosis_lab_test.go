@@ -18,17 +18,18 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // sentLedger counts the logons a check actually sent.
 type sentLedger struct {
-	smbcheck.MemoryLedger
+	smbclient.MemoryLedger
 	mu   sync.Mutex
 	sent int
 }
 
-func (l *sentLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
+func (l *sentLedger) Reserve(ctx context.Context, a smbclient.Attempt, since time.Time, budget int) (int64, *smbclient.Refusal, error) {
 	id, r, err := l.MemoryLedger.Reserve(ctx, a, since, budget)
 	if id != 0 {
 		l.mu.Lock()
@@ -38,7 +39,7 @@ func (l *sentLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time
 	return id, r, err
 }
 
-func diagnose(t *testing.T, lab *testlab.Lab, dir smbcheck.Directory, dest, user, pw, ws string, led smbcheck.Ledger, noWrite bool) smbcheck.Report {
+func diagnose(t *testing.T, lab *testlab.Lab, dir smbcheck.Directory, dest, user, pw, ws string, led smbclient.Ledger, noWrite bool) smbcheck.Report {
 	t.Helper()
 	tg, err := smbcheck.ParseDestination(dest)
 	if err != nil {

@@ -21,17 +21,18 @@ import (
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // sentLedger is a ledger that counts the logons it let go, by account key.
 type sentLedger struct {
-	smbcheck.Ledger
+	smbclient.Ledger
 	mu   sync.Mutex
 	sent map[string]int
 }
 
-func (l *sentLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
+func (l *sentLedger) Reserve(ctx context.Context, a smbclient.Attempt, since time.Time, budget int) (int64, *smbclient.Refusal, error) {
 	id, r, err := l.Ledger.Reserve(ctx, a, since, budget)
 	if id != 0 {
 		l.mu.Lock()
@@ -119,7 +120,7 @@ ca = "`+lab.CA+`"
 	}
 	u := labADUser(t, lab, sam)
 	t.Logf("logons sent by key %v; deliveries kept back %d of 3; DC: badPwdCount %d, locked %v", led.sent, deliveriesRefused, u.BadPwdCount, u.Locked)
-	key := smbcheck.AccountKey(lab.Domain, sam)
+	key := smbclient.AccountKey(lab.Domain, sam)
 	total := 0
 	for k, v := range led.sent {
 		total += v
@@ -155,16 +156,16 @@ func labADUser(t *testing.T, lab *testlab.Lab, sam string) *ad.User {
 
 // countedUnder reports whether st's ledger holds a logon counted under
 // account key (a budget of 1 is then spent); it leaves nothing behind.
-func countedUnder(t *testing.T, led smbcheck.Ledger, key string) bool {
+func countedUnder(t *testing.T, led smbclient.Ledger, key string) bool {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
-	id, refused, err := led.Reserve(ctx, smbcheck.Attempt{Account: key, Form: "probe", Typed: "probe", At: now}, now.Add(-time.Hour), 1)
+	id, refused, err := led.Reserve(ctx, smbclient.Attempt{Account: key, Form: "probe", Typed: "probe", At: now}, now.Add(-time.Hour), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if id != 0 {
-		if err := led.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Cancelled}); err != nil {
+		if err := led.Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Cancelled}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,7 +189,7 @@ func TestLabReloadADReachesDeliveries(t *testing.T) {
 	target := func(pw string) smbcheck.Target {
 		return smbcheck.Target{Host: lab.DCHost, Share: "scans", User: upn, Password: scanwarden.NewSecret(pw), Workstation: "MFP01"}
 	}
-	samKey, upnKey := smbcheck.AccountKey(lab.Domain, sam), smbcheck.AccountKey(lab.Domain, strings.Split(upn, "@")[0])
+	samKey, upnKey := smbclient.AccountKey(lab.Domain, sam), smbclient.AccountKey(lab.Domain, strings.Split(upn, "@")[0])
 
 	inFlight, err := m.recv.remote.Open(ctx, target(lab.Password))
 	if err != nil {
@@ -350,7 +351,7 @@ func TestLabForwardingADDownFallsBack(t *testing.T) {
 	if took := time.Since(start); took > 12*time.Second {
 		t.Errorf("took %s", took)
 	}
-	if !countedUnder(t, st.Ledger(), smbcheck.AccountKey(lab.Domain, strings.Split(upn, "@")[0])) {
+	if !countedUnder(t, st.Ledger(), smbclient.AccountKey(lab.Domain, strings.Split(upn, "@")[0])) {
 		t.Error("the failure is not counted under the UPN's prefix")
 	}
 	if !strings.Contains(logs.String(), "Active Directory could not be asked") || strings.Contains(logs.String(), "Wrong.Down-1") {

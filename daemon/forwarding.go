@@ -11,6 +11,7 @@ import (
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/resolve"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // Forwarding is how the fallback share's forwarder logs on to the
@@ -22,7 +23,7 @@ import (
 // destination count their failed logons against the same account and
 // budget. An [ad] that cannot be used is the error (the remote is then
 // without it, as the checks are: the "ad" fault).
-func Forwarding(cfg config.Config, ledger smbcheck.Ledger) (receiver.SMBRemote, error) {
+func Forwarding(cfg config.Config, ledger smbclient.Ledger) (receiver.SMBRemote, error) {
 	r := receiver.SMBRemote{Ledger: ledger, MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(),
 		Timeout: cfg.Checks.Timeout.D()}
 	if cfg.AD.URL == "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -209,7 +210,7 @@ func TestLabDeliverWrongPassword(t *testing.T) {
 	const wrong = "Not.The-Password-7"
 	target := smbcheck.Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwardenSecret(wrong), Workstation: "MFP01"}
 	dests := staticDests{{Name: "nas", Folder: "nas", Target: target}}
-	ledger := &smbcheck.MemoryLedger{}
+	ledger := &smbclient.MemoryLedger{}
 	remote := receiver.SMBRemote{Ledger: ledger, MaxFailures: 2, Timeout: 5 * time.Second}
 	e := newEnv(t, opts{remote: remote, dests: dests})
 	if err := e.put("nas/a.pdf", pdf("a"), false); err != nil {
@@ -295,7 +296,7 @@ func TestSMBRemoteUsesConfiguredWindow(t *testing.T) {
 	target := smbcheck.Target{Host: "127.0.0.1", Port: e.cfg.Port, Share: "scans", User: "swmfp",
 		Password: scanwardenSecret("Not.The-Password-7"), Workstation: "MFP01"}
 	for _, window := range []time.Duration{2 * time.Hour, 5 * time.Minute} {
-		remote := receiver.SMBRemote{Ledger: &smbcheck.MemoryLedger{}, MaxFailures: 2, Window: window, Timeout: 5 * time.Second}
+		remote := receiver.SMBRemote{Ledger: &smbclient.MemoryLedger{}, MaxFailures: 2, Window: window, Timeout: 5 * time.Second}
 		if _, err := remote.Open(context.Background(), target); !errors.Is(err, receiver.ErrLogon) {
 			t.Fatalf("wrong password: %v", err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -45,7 +46,7 @@ func TestLabDeliverKerberosNTLMBlocked(t *testing.T) {
 	target := smbcheck.Target{Host: lab.DC2Host, Share: "scans", Path: sub, User: lab.Domain2 + `\kim`,
 		Password: scanwardenSecret(lab.Password), Workstation: "MFP01", Auth: smbcheck.AuthKerberos}
 	dests := staticDests{{Name: "kim-scans", Folder: "kim-scans", Target: target}}
-	ledger := &smbcheck.MemoryLedger{}
+	ledger := &smbclient.MemoryLedger{}
 	remote := receiver.SMBRemote{Ledger: ledger, MaxFailures: 2, Timeout: 5 * time.Second,
 		Kerberos: smbcheck.Kerberos{KDCs: []string{lab.DC2IP}}, Resolver: dc2Hosts{res}}
 	e := newEnv(t, opts{remote: remote, dests: dests})

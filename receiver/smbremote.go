@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // SMBRemote opens destination folders through smbcheck's dialer: the
@@ -16,8 +17,8 @@ import (
 // says, exactly as its check logs on — behind the failure ledger's gate,
 // logged off at Close.
 type SMBRemote struct {
-	Ledger      smbcheck.Ledger // the store's ledger; nil: a private one
-	MaxFailures int             // failed-logon budget per account and window (0: no logon that could fail)
+	Ledger      smbclient.Ledger // the store's ledger; nil: a private one
+	MaxFailures int              // failed-logon budget per account and window (0: no logon that could fail)
 	// Window is the budget's window — the checks' failure_window, so that
 	// deliveries and checks count failures over the same span (0:
 	// smbcheck.DefaultWindow).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // The account a logon counts against in the failure ledger, and its
@@ -48,21 +50,21 @@ func (c *checker) accountKey() string {
 	user, _ := baseUser(c.t.User)
 	authority := c.t.Host
 	if c.account != nil && c.account.Found {
-		return AccountKey(c.account.NetBIOSDomain, c.account.SAM)
+		return smbclient.AccountKey(c.account.NetBIOSDomain, c.account.SAM)
 	}
 	if c.server != nil && c.server.NetBIOSDomain != "" {
 		authority = c.server.NetBIOSDomain
 	}
-	return AccountKey(authority, user)
+	return smbclient.AccountKey(authority, user)
 }
 
 // accountSeen is the directory's view of the account for the ledger (nil
 // without a directory, or when it found no account).
-func (c *checker) accountSeen() *AccountSeen {
+func (c *checker) accountSeen() *smbclient.AccountSeen {
 	if c.account == nil || !c.account.Found {
 		return nil
 	}
-	return &AccountSeen{State: c.account.Cause, PasswordLastSet: c.account.PasswordLastSet,
+	return &smbclient.AccountSeen{State: c.account.Cause, PasswordLastSet: c.account.PasswordLastSet,
 		DCBudget: c.account.Budget >= 0 && c.account.Budget <= c.o.MaxFailures}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -42,7 +43,7 @@ type attemptResult struct {
 	gateAt  time.Time // when the AUTHENTICATE was let go (zero: never)
 	sess    *smbconn.Conn
 	info    *smbconn.ServerInfo // what the server told (nil: it did not negotiate)
-	refused *Refusal            // the ledger kept the logon back
+	refused *smbclient.Refusal  // the ledger kept the logon back
 	stopped bool                // the negotiate or ad step ended the check
 	probed  bool                // a probe: the gate ended the logon on purpose
 	cause   scanwarden.Cause
@@ -98,7 +99,7 @@ func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptR
 	res.info = info
 	rctx := context.WithoutCancel(ctx)
 	if err == nil {
-		if rerr := c.ledger.Resolve(rctx, id, Outcome{Kind: Succeeded}); rerr != nil {
+		if rerr := c.ledger.Resolve(rctx, id, smbclient.Outcome{Kind: smbclient.Succeeded}); rerr != nil {
 			c.o.Logger.Warn("failure ledger", "err", rerr)
 		}
 		res.sess = sess
@@ -133,12 +134,12 @@ func (c gatedLogon) logonGate(ctx context.Context, f Form, started time.Time, ti
 		if err != nil {
 			return fmt.Errorf("failure ledger: %w", err)
 		}
-		a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key), Typed: f.Typed, Seen: c.accountSeen()}
+		a := smbclient.Attempt{Account: c.accountKey(), Form: smbclient.FormKey(f.Domain, f.User, c.t.Password.Reveal(), key), Typed: f.Typed, Seen: c.accountSeen()}
 		if c.ntlmv2 {
 			// The NTLMv2 retry of an NTLMv1 device is another attempt.
 			a.Form += "|ntlmv2"
 		}
-		*id, res.refused, err = reserve(ctx, c.ledger, a, c.o.Now, c.o.Window, c.budget)
+		*id, res.refused, err = smbclient.Reserve(ctx, c.ledger, a, c.o.Now, c.o.Window, c.budget)
 		if err != nil {
 			return fmt.Errorf("failure ledger: %w", err)
 		}
@@ -163,13 +164,13 @@ func (c gatedLogon) judgeAttempt(ctx context.Context, id int64, res *attemptResu
 	// The AUTHENTICATE left: whatever happened next (no answer, a dropped
 	// connection, an interrupt), the DC may have counted it, so it counts
 	// here too — as a failure whose cause is what was observed.
-	out := Outcome{Kind: Failed, Cause: res.cause, Status: res.status.String()}
+	out := smbclient.Outcome{Kind: smbclient.Failed, Cause: res.cause, Status: res.status.String()}
 	if judgesNoPassword(res.status) || res.status == ntstatus.AccessDenied && c.cannotEncrypt() {
 		// The server refused NTLM itself, or this account's kind of
 		// logon, or (ACCESS_DENIED to a client that cannot encrypt) a
 		// session without encryption after the password was checked: no
 		// bad password was counted, so the budget is not spent.
-		out = Outcome{Kind: Cancelled}
+		out = smbclient.Outcome{Kind: smbclient.Cancelled}
 	}
 	if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
 		c.o.Logger.Warn("failure ledger", "err", rerr)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -47,7 +48,7 @@ func TestLabDialectCeiling(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { runLab(t, lab, c) })
 	}
 	// Named before any logon: nothing that could fail is sent.
-	led := &countingLedger{Ledger: &MemoryLedger{}}
+	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	o := Options{Device: Device{MinDialect: DialectSMB30}, Ledger: led, MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second}
 	if r := Run(context.Background(), labTarget(t, lab, dest, "scanuser", wrongPassword), o); r.Verdict.Cause != scanwarden.CauseDialectCeiling || led.sent != 0 {
 		t.Errorf("wrong password: verdict %s, %d logons sent", r.Verdict.Cause, led.sent)

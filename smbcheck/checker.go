@@ -3,6 +3,7 @@ package smbcheck
 import (
 	"net"
 
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -21,7 +22,7 @@ type checker struct {
 	sess    *smbconn.Conn       // the one session
 	share   *smbconn.Share      // the tree step's share
 	form    Form                // the form that logged on
-	ledger  Ledger              // o.Ledger or a per-check memory ledger
+	ledger  smbclient.Ledger    // o.Ledger or a per-check memory ledger
 	budget  int                 // failed logons allowed in this window
 	// negotiated is set once the negotiate step is recorded.
 	negotiated bool

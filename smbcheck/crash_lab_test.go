@@ -20,6 +20,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -44,7 +45,7 @@ type checkChild struct {
 // answeredLedger is the store's ledger whose Resolve never returns.
 type answeredLedger struct{ *store.Ledger }
 
-func (l answeredLedger) Resolve(context.Context, int64, smbcheck.Outcome) error {
+func (l answeredLedger) Resolve(context.Context, int64, smbclient.Outcome) error {
 	fmt.Println("answered")
 	select {}
 }
@@ -61,7 +62,7 @@ func TestMain(m *testing.M) {
 // kills the process.
 type stallLedger struct{ *store.Ledger }
 
-func (l stallLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
+func (l stallLedger) Reserve(ctx context.Context, a smbclient.Attempt, since time.Time, budget int) (int64, *smbclient.Refusal, error) {
 	id, r, err := l.Ledger.Reserve(ctx, a, since, budget)
 	if id != 0 {
 		fmt.Println("reserved")

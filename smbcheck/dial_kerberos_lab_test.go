@@ -19,6 +19,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/iana/errorcode"
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // TestLabDialKerberos: auth kerberos connects to and writes on the server
@@ -28,7 +29,7 @@ import (
 func TestLabDialKerberos(t *testing.T) {
 	lab := requireDC2(t)
 	dest := "//" + lab.DC2Host + "/scans"
-	dial := func(t *testing.T, user, pw string, auth Auth, led Ledger) (*Session, error) {
+	dial := func(t *testing.T, user, pw string, auth Auth, led smbclient.Ledger) (*Session, error) {
 		t.Helper()
 		tg := labTarget(t, lab, dest, user, pw)
 		tg.Auth = auth
@@ -37,7 +38,7 @@ func TestLabDialKerberos(t *testing.T) {
 		return Dial(ctx, tg, DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
 	}
 	t.Run("auth kerberos writes", func(t *testing.T) {
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		s, err := dial(t, lab.Domain2+`\kim`, "", AuthKerberos, led)
 		if err != nil {
 			t.Fatalf("Dial over Kerberos: %v", err)
@@ -71,12 +72,12 @@ func TestLabDialKerberos(t *testing.T) {
 			t.Fatalf("read back %q, %v", got, err)
 		}
 		// One logon sent (the probe sends no AUTHENTICATE), resolved a success.
-		if led.sent != 1 || !slices.Equal(led.got, []OutcomeKind{Succeeded}) {
+		if led.sent != 1 || !slices.Equal(led.got, []smbclient.OutcomeKind{smbclient.Succeeded}) {
 			t.Errorf("ledger: %d sent, outcomes %v; want 1, [succeeded]", led.sent, led.got)
 		}
 	})
 	t.Run("auth ntlm is ntlm-blocked", func(t *testing.T) {
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		s, err := dial(t, lab.Domain2+`\kim`, "", AuthNTLM, led)
 		if err == nil {
 			s.Close()
@@ -86,18 +87,18 @@ func TestLabDialKerberos(t *testing.T) {
 		if !errors.As(err, &e) || e.Cause != scanwarden.CauseNTLMBlocked || e.Status != ntstatus.NTLMBlocked || e.LogonFailed() {
 			t.Fatalf("err %v (%+v), want ntlm-blocked, not a logon failure", err, e)
 		}
-		if !slices.Equal(led.got, []OutcomeKind{Cancelled}) {
+		if !slices.Equal(led.got, []smbclient.OutcomeKind{smbclient.Cancelled}) {
 			t.Errorf("ledger outcomes %v, want [cancelled]", led.got)
 		}
 	})
 	t.Run("auth auto logs on over Kerberos", func(t *testing.T) {
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		s, err := dial(t, lab.Domain2+`\kim`, "", AuthAuto, led)
 		if err != nil {
 			t.Fatalf("auto: %v", err)
 		}
 		s.Close()
-		if !slices.Equal(led.got, []OutcomeKind{Succeeded}) {
+		if !slices.Equal(led.got, []smbclient.OutcomeKind{smbclient.Succeeded}) {
 			t.Errorf("ledger outcomes %v, want [succeeded] (Kerberos only)", led.got)
 		}
 	})
@@ -106,25 +107,25 @@ func TestLabDialKerberos(t *testing.T) {
 		// kerberos-needs-name, a fallback), so NTLM logs on.
 		tg := labTarget(t, lab, "//"+lab.DCIP+"/scans", lab.Domain+`\alice`, "")
 		tg.Auth = AuthAuto
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		s, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatalf("auto on dc1's address: %v", err)
 		}
 		s.Close()
-		if led.sent != 2 || !slices.Equal(led.got, []OutcomeKind{Succeeded, Succeeded}) {
+		if led.sent != 2 || !slices.Equal(led.got, []smbclient.OutcomeKind{smbclient.Succeeded, smbclient.Succeeded}) {
 			t.Errorf("ledger: %d sent, outcomes %v; want the Kerberos password try and the NTLM logon, both succeeded", led.sent, led.got)
 		}
 	})
 	t.Run("auth auto, wrong password: no NTLM after the KDC judged it", func(t *testing.T) {
 		before := badPwdCount(t, lab, "kwrong")
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		_, err := dial(t, "kwrong@"+lab.DNSDomain2, "Wrong.Auto-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthAuto, led)
 		var e *Error
 		if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || e.Status == ntstatus.NTLMBlocked {
 			t.Fatalf("err %v, want bad-credentials from the KDC", err)
 		}
-		if led.sent != 1 || !slices.Equal(led.got, []OutcomeKind{Failed}) {
+		if led.sent != 1 || !slices.Equal(led.got, []smbclient.OutcomeKind{smbclient.Failed}) {
 			t.Fatalf("ledger: %d sent, outcomes %v; want the Kerberos try only", led.sent, led.got)
 		}
 		if n := badPwdCount(t, lab, "kwrong") - before; n != 1 {
@@ -132,7 +133,7 @@ func TestLabDialKerberos(t *testing.T) {
 		}
 	})
 	t.Run("no budget, no Kerberos try", func(t *testing.T) {
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		tg := labTarget(t, lab, dest, lab.Domain2+`\kim`, "")
 		tg.Auth = AuthKerberos
 		_, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 0, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
@@ -143,7 +144,7 @@ func TestLabDialKerberos(t *testing.T) {
 	})
 	t.Run("wrong password over Kerberos", func(t *testing.T) {
 		before := badPwdCount(t, lab, "kwrong")
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		pw := "Wrong.Pass-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 		_, err := dial(t, "kwrong@"+lab.DNSDomain2, pw, AuthKerberos, led)
 		var e *Error
@@ -153,7 +154,7 @@ func TestLabDialKerberos(t *testing.T) {
 		if strings.Contains(err.Error(), pw) {
 			t.Fatal("the password is in the error")
 		}
-		if led.sent != 1 || !slices.Equal(led.got, []OutcomeKind{Failed}) {
+		if led.sent != 1 || !slices.Equal(led.got, []smbclient.OutcomeKind{smbclient.Failed}) {
 			t.Fatalf("ledger: %d sent, outcomes %v; want 1, [failed]", led.sent, led.got)
 		}
 		// The same refused password is not sent again.

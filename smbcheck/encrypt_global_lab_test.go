@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -62,7 +63,7 @@ func TestLabEncryptionServerWide(t *testing.T) {
 	}
 	// The refusal spends none of the failed-logon budget: the same check
 	// runs again at once, with the same ledger, and says the same.
-	led := &MemoryLedger{}
+	led := &smbclient.MemoryLedger{}
 	o := Options{Device: smb21, Ledger: led, MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second}
 	for i := range 2 {
 		if r := Run(context.Background(), labTarget(t, lab, dest, "scanuser", ""), o); r.Verdict.Cause != scanwarden.CauseEncryptionRequired {

@@ -23,6 +23,7 @@ import (
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/internal/smbfake"
 	"github.com/scanwarden/scanwarden/internal/smbwire"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 type fakeWindows struct {
@@ -163,7 +164,7 @@ func TestFakeLogonRestrictions(t *testing.T) {
 	} {
 		t.Run(string(tc.cause), func(t *testing.T) {
 			f := startFakeWindows(t, tc.status)
-			led := &MemoryLedger{}
+			led := &smbclient.MemoryLedger{}
 			for i := range 2 {
 				rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
 					Options{MaxFailures: 1, Ledger: led, StepTimeout: 5 * time.Second})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -115,7 +116,7 @@ func TestLabGuest(t *testing.T) {
 // good logon resets its bad-password count).
 func TestLabBlankPasswordDomainAccount(t *testing.T) {
 	lab := testlab.Require(t)
-	led := &countingLedger{Ledger: &MemoryLedger{}}
+	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	runGuestCase(t, lab, labCase{dest: "//" + lab.DCHost + "/scans", user: lab.Domain + `\badpw6`, pw: blank, opts: Options{Ledger: led}, want: scanwarden.CauseBadCredentials, check: func(t *testing.T, r Report) {
 		if !strings.Contains(r.Verdict.Summary, "Login Password is empty") {
 			t.Errorf("summary %q", r.Verdict.Summary)

@@ -27,6 +27,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -58,7 +59,7 @@ type krbResult struct {
 	cause     scanwarden.Cause
 	detail    string
 	sess      *smbconn.Conn
-	refused   *Refusal
+	refused   *smbclient.Refusal
 	// fallback: Kerberos could not judge the password (auto may go on
 	// with NTLM).
 	fallback bool
@@ -380,7 +381,7 @@ func (c krbLogon) krbReserve(ctx context.Context, k *krbResult, realm, user stri
 		return 0, false
 	}
 	f := Form{Kind: "kerberos", User: user, Domain: realm, Typed: k.principal}
-	a := Attempt{Account: c.accountKey(), Form: FormKey(f, c.t.Password.Reveal(), key) + "|kerberos", Typed: k.principal + " (Kerberos)", At: c.o.Now()}
+	a := smbclient.Attempt{Account: c.accountKey(), Form: smbclient.FormKey(f.Domain, f.User, c.t.Password.Reveal(), key) + "|kerberos", Typed: k.principal + " (Kerberos)", At: c.o.Now()}
 	id, refused, err := c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
 	if err != nil {
 		k.cause, k.detail = scanwarden.CauseUnknown, "failure ledger: "+err.Error()
@@ -405,7 +406,7 @@ func (c krbLogon) krbLogin(ctx context.Context, k *krbResult, cl *krbclient.Clie
 	loginErr := krbDo(ctx, c.o.StepTimeout*2, cl.Login)
 	if loginErr != nil {
 		k.code = krbCode(loginErr)
-		out := Outcome{Kind: Failed, Status: "Kerberos"}
+		out := smbclient.Outcome{Kind: smbclient.Failed, Status: "Kerberos"}
 		if k.code == 0 {
 			k.cause, k.detail = scanwarden.CauseKDCUnreachable, "the AS exchange failed: "+loginErr.Error()
 			k.fallback = true
@@ -420,7 +421,7 @@ func (c krbLogon) krbLogin(ctx context.Context, k *krbResult, cl *krbclient.Clie
 		}
 		return false
 	}
-	if rerr := c.ledger.Resolve(rctx, id, Outcome{Kind: Succeeded}); rerr != nil {
+	if rerr := c.ledger.Resolve(rctx, id, smbclient.Outcome{Kind: smbclient.Succeeded}); rerr != nil {
 		c.o.Logger.Warn("failure ledger", "err", rerr)
 	}
 	return true

@@ -20,6 +20,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -67,13 +68,13 @@ func badPwdCount(t *testing.T, lab *testlab.Lab, user string) int {
 
 // outcomeLedger records how each attempt was resolved.
 type outcomeLedger struct {
-	Ledger
+	smbclient.Ledger
 	mu   sync.Mutex
-	got  []OutcomeKind
+	got  []smbclient.OutcomeKind
 	sent int
 }
 
-func (l *outcomeLedger) Reserve(ctx context.Context, a Attempt, since time.Time, budget int) (int64, *Refusal, error) {
+func (l *outcomeLedger) Reserve(ctx context.Context, a smbclient.Attempt, since time.Time, budget int) (int64, *smbclient.Refusal, error) {
 	id, r, err := l.Ledger.Reserve(ctx, a, since, budget)
 	if id != 0 {
 		l.mu.Lock()
@@ -83,7 +84,7 @@ func (l *outcomeLedger) Reserve(ctx context.Context, a Attempt, since time.Time,
 	return id, r, err
 }
 
-func (l *outcomeLedger) Resolve(ctx context.Context, id int64, o Outcome) error {
+func (l *outcomeLedger) Resolve(ctx context.Context, id int64, o smbclient.Outcome) error {
 	l.mu.Lock()
 	l.got = append(l.got, o.Kind)
 	l.mu.Unlock()
@@ -156,7 +157,7 @@ type evFn func(t *testing.T, r Report, key string, want any)
 
 func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, sessionEv evFn, wrong *int) {
 	t.Run("ntlm-blocked, password right", func(t *testing.T) {
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		r := run(t, dest, lab.Domain2+`\kim`, "", AuthNTLM, Options{Ledger: led}, scanwarden.CauseNTLMBlocked)
 		sessionEv(t, r, "kerberos", "ok")
 		sessionEv(t, r, "kerberos_realm", lab.Realm2)
@@ -169,7 +170,7 @@ func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, se
 			t.Fatal("no write step")
 		}
 		// The NTLM try is resolved as cancelled, the Kerberos one as a success.
-		if !slices.Equal(led.got, []OutcomeKind{Cancelled, Succeeded}) {
+		if !slices.Equal(led.got, []smbclient.OutcomeKind{smbclient.Cancelled, smbclient.Succeeded}) {
 			t.Errorf("ledger outcomes %v, want [cancelled succeeded]", led.got)
 		}
 	})
@@ -189,7 +190,7 @@ func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, se
 		sessionEv(t, r, "kerberos_principal", "kim@"+lab.Realm2)
 	})
 	t.Run("a third check after two NTLM refusals is replayed", func(t *testing.T) {
-		led := &outcomeLedger{Ledger: &MemoryLedger{}}
+		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		for i := 1; i <= 3; i++ {
 			r := run(t, dest, lab.Domain2+`\kim`, "", AuthNTLM, Options{Ledger: led, MaxFailures: 2, NoWrite: true}, scanwarden.CauseNTLMBlocked)
 			sessionEv(t, r, "kerberos", "ok")

@@ -17,6 +17,7 @@ import (
 	smb2 "github.com/cloudsoda/go-smb2"
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -289,7 +290,7 @@ func (noSearchResolver) LookupHost(ctx context.Context, host string) ([]string, 
 func TestLabBadCredentialsWithinBudget(t *testing.T) {
 	lab := testlab.Require(t)
 	dest := "//" + lab.DCHost + "/scans"
-	led := &countingLedger{Ledger: &MemoryLedger{}}
+	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	r := runLab(t, lab, labCase{dest: dest, user: "badpw1", pw: wrongPassword, opts: Options{MaxFailures: DefaultMaxFailures, Ledger: led}, want: scanwarden.CauseBadCredentials})
 	if led.sent != 2 {
 		t.Errorf("sent %d failing logons, want exactly the budget of 2", led.sent)
@@ -318,7 +319,7 @@ func TestLabBadCredentialsWithinBudget(t *testing.T) {
 func TestLabTwentyChecksNeverLock(t *testing.T) {
 	lab := testlab.Require(t)
 	dest := "//" + lab.DCHost + "/scans"
-	led := &countingLedger{Ledger: &MemoryLedger{}}
+	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	for i := range 20 {
 		r := Run(context.Background(), labTarget(t, lab, dest, "badpw2", wrongPassword), Options{MaxFailures: DefaultMaxFailures, Ledger: led, StepTimeout: 5 * time.Second})
 		if r.Verdict.Cause != scanwarden.CauseBadCredentials {
@@ -335,7 +336,7 @@ func TestLabTwentyChecksNeverLock(t *testing.T) {
 // TestLabBudgetZeroReplaysNothing: with a budget of 0 no logon is sent.
 func TestLabBudgetZeroReplaysNothing(t *testing.T) {
 	lab := testlab.Require(t)
-	led := &countingLedger{Ledger: &MemoryLedger{}}
+	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	r := Run(context.Background(), labTarget(t, lab, "//"+lab.DCHost+"/scans", "badpw3", wrongPassword), Options{Ledger: led, MaxFailures: -1, StepTimeout: 5 * time.Second})
 	if led.sent != 0 {
 		t.Fatalf("budget 0 sent %d logons", led.sent)
@@ -419,12 +420,12 @@ func labSession(t *testing.T, lab *testlab.Lab, ip, user string) *smb2.Session {
 
 // countingLedger counts the logons a ledger let through.
 type countingLedger struct {
-	Ledger
+	smbclient.Ledger
 	mu   sync.Mutex
 	sent int
 }
 
-func (c *countingLedger) Reserve(ctx context.Context, a Attempt, since time.Time, budget int) (int64, *Refusal, error) {
+func (c *countingLedger) Reserve(ctx context.Context, a smbclient.Attempt, since time.Time, budget int) (int64, *smbclient.Refusal, error) {
 	id, r, err := c.Ledger.Reserve(ctx, a, since, budget)
 	if id != 0 {
 		c.mu.Lock()

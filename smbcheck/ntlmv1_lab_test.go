@@ -16,6 +16,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -100,7 +101,7 @@ func TestLabNTLMv1RefusedBudget(t *testing.T) {
 		{"smb2", "//" + lab.SMB2IP + "/scans", Device{NTLMv1: true, MaxDialect: DialectSMB311}, scanwarden.CauseNTLMv1Refused},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			led := &outcomeLedger{Ledger: &MemoryLedger{}}
+			led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 			o := Options{Device: c.dev, Ledger: led, MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second}
 			r := Run(context.Background(), labTarget(t, lab, c.dest, "scanuser", ""), o)
 			if r.Verdict.Cause != c.want {
@@ -108,7 +109,7 @@ func TestLabNTLMv1RefusedBudget(t *testing.T) {
 			}
 			failed := 0
 			for _, k := range led.got {
-				if k == Failed {
+				if k == smbclient.Failed {
 					failed++
 				}
 			}

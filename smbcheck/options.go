@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/internal/localname"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // Options tune a check.
@@ -21,7 +22,7 @@ type Options struct {
 	Window time.Duration
 	// Ledger remembers failed logons across checks; nil keeps them only for
 	// this check (still within MaxFailures).
-	Ledger Ledger
+	Ledger smbclient.Ledger
 	// Canaries, when set, records each test file's name before it is
 	// created, so that one a killed check left behind is swept by the next
 	// check of the same folder.

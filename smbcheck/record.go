@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -15,8 +16,8 @@ type record struct {
 	progress func(Step) // Options.Progress
 	// noDirectory leaves the ad and acl steps out of the report.
 	noDirectory bool
-	firstFx     *verdictNote // the first failure's specific summary and fix
-	ledgerHit   *LedgerEntry // last observation used instead of a replay
+	firstFx     *verdictNote           // the first failure's specific summary and fix
+	ledgerHit   *smbclient.LedgerEntry // last observation used instead of a replay
 	// warnings are what an ok verdict must still say: things that need
 	// an admin's action (not information such as the dialect).
 	warnings []string

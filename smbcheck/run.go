@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // Run checks one destination. It always returns a Report: a check that
@@ -24,7 +25,7 @@ func Run(ctx context.Context, t Target, o Options) Report {
 	c := &checker{t: t, o: o, record: record{r: Report{Target: t.Info(), Started: o.Now(), Profile: o.profile()}, progress: o.Progress, noDirectory: o.Directory == nil}}
 	c.ledger = o.Ledger
 	if c.ledger == nil {
-		c.ledger = &MemoryLedger{}
+		c.ledger = &smbclient.MemoryLedger{}
 	}
 	if err := t.Validate(); err != nil {
 		c.invalid(err, "destination", "Correct the destination on the MFP.")

@@ -21,6 +21,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -29,7 +30,7 @@ import (
 type DialOptions struct {
 	// Ledger is asked right before the NTLM AUTHENTICATE leaves, as in a
 	// check; nil keeps the attempt in a ledger private to this call.
-	Ledger Ledger
+	Ledger smbclient.Ledger
 	// MaxFailures is the failed-logon budget per account and Window: 0
 	// sends no logon at all (every logon could fail).
 	MaxFailures int
@@ -81,7 +82,7 @@ type Error struct {
 	Cause  scanwarden.Cause // CauseUnknown when nothing more is known
 	Status ntstatus.Status  // the NT status, when the server sent one
 	// Refusal is set when the ledger kept the logon back: nothing was sent.
-	Refusal *Refusal
+	Refusal *smbclient.Refusal
 	// KDCError is the KDC's KRB-ERROR code when it refused a Kerberos
 	// logon (errorcode.KDC_ERR_PREAUTH_FAILED: the password is wrong).
 	KDCError int32
@@ -195,7 +196,7 @@ func (o DialOptions) withDefaults() DialOptions {
 		o.Now = time.Now
 	}
 	if o.Ledger == nil {
-		o.Ledger = &MemoryLedger{}
+		o.Ledger = &smbclient.MemoryLedger{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -298,16 +299,16 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *sm
 			// The AUTHENTICATE left: it counts as a failure whatever
 			// happened next (the DC may have counted it) — unless the
 			// server refused NTLM itself, judging no password.
-			out := Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()}
+			out := smbclient.Outcome{Kind: smbclient.Failed, Cause: e.Cause, Status: e.Status.String()}
 			if judgesNoPassword(e.Status) {
-				out = Outcome{Kind: Cancelled}
+				out = smbclient.Outcome{Kind: smbclient.Cancelled}
 			}
 			o.Ledger.Resolve(rctx, l.id, out)
 		}
 		return nil, nil, e
 	}
 	if l.id != 0 {
-		o.Ledger.Resolve(rctx, l.id, Outcome{Kind: Succeeded})
+		o.Ledger.Resolve(rctx, l.id, smbclient.Outcome{Kind: smbclient.Succeeded})
 	}
 	return sess, info, nil
 }
@@ -407,7 +408,7 @@ type dialLedger struct {
 	addr    string
 	f       Form
 	id      int64
-	refusal *Refusal
+	refusal *smbclient.Refusal
 }
 
 func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
@@ -416,8 +417,8 @@ func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
 		return fmt.Errorf("failure ledger: %w", err)
 	}
 	c := l.o.checker(l.t, l.addr, info)
-	a := Attempt{Account: c.accountKey(), Form: FormKey(l.f, l.t.Password.Reveal(), key), Typed: l.f.Typed, Seen: c.accountSeen()}
-	l.id, l.refusal, err = reserve(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, c.budget)
+	a := smbclient.Attempt{Account: c.accountKey(), Form: smbclient.FormKey(l.f.Domain, l.f.User, l.t.Password.Reveal(), key), Typed: l.f.Typed, Seen: c.accountSeen()}
+	l.id, l.refusal, err = smbclient.Reserve(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, c.budget)
 	if err != nil {
 		return fmt.Errorf("failure ledger: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -43,7 +44,7 @@ func TestLabDialForward(t *testing.T) {
 		{"encrypted", "//" + lab.SMB2IP + "/sealed", "scanuser"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			led := &countingLedger{Ledger: &MemoryLedger{}}
+			led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 			s, err := dialLab(t, lab, tc.dest, tc.user, "", "MFP01", DialOptions{Ledger: led, MaxFailures: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -188,7 +189,7 @@ func TestLabDialCauses(t *testing.T) {
 func TestLabDialLedger(t *testing.T) {
 	lab := testlab.Require(t)
 	dest := "//" + lab.SMB2IP + "/scans"
-	led := &countingLedger{Ledger: &MemoryLedger{}}
+	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	_, err := dialLab(t, lab, dest, "scanuser", "", "", DialOptions{Ledger: led, MaxFailures: 0})
 	var e *Error
 	if !errors.As(err, &e) || e.Refusal == nil || led.sent != 0 {
@@ -219,7 +220,7 @@ func TestLabDialLedger(t *testing.T) {
 // Session, over SMB1 (rename refuses an existing target on the server).
 func TestLabDialSMB1(t *testing.T) {
 	lab := testlab.Require(t)
-	led := &countingLedger{Ledger: &MemoryLedger{}}
+	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	s, err := dialLab(t, lab, "//"+lab.SMB1IP+"/scans", "scanuser", "", "MFP01", DialOptions{Ledger: led, MaxFailures: 1})
 	if err != nil {
 		t.Fatal(err)

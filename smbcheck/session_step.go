@@ -7,6 +7,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // sessionStep logs on as the MFP stores the destination — the negotiate
@@ -158,7 +159,7 @@ func (c sessionStep) accountFix(cause scanwarden.Cause) string {
 	return ""
 }
 
-func (c sessionStep) refused(s *stepState, r *Refusal) {
+func (c sessionStep) refused(s *stepState, r *smbclient.Refusal) {
 	s.Evidence["not_replayed"] = r.Reason
 	if !r.RetryAt.IsZero() {
 		s.Evidence["retry_after"] = r.RetryAt.Format(time.RFC3339)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -99,7 +100,7 @@ func TestLabSMB1Replay(t *testing.T) {
 func TestLabSMB1Ledger(t *testing.T) {
 	lab := testlab.Require(t)
 	dest := "//" + lab.SMB1IP + "/scans"
-	led := &countingLedger{Ledger: &MemoryLedger{}}
+	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	o := Options{Device: Device{SMB1Only: true}, Ledger: led, MaxFailures: -1, StepTimeout: 5 * time.Second}
 	r := Run(context.Background(), labTarget(t, lab, dest, "scanuser", ""), o)
 	if led.sent != 0 || r.Verdict.Cause == scanwarden.CauseOK {

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // Ledger is the failed-logon ledger kept in the store; it implements
-// smbcheck.Ledger. Reserve runs in an IMMEDIATE transaction, so two checks
+// smbclient.Ledger. Reserve runs in an IMMEDIATE transaction, so two checks
 // of the same account — two CLI runs, or the CLI and the daemon — cannot
 // both take the last unit of budget.
 type Ledger struct{ s *Store }
@@ -20,16 +20,16 @@ type Ledger struct{ s *Store }
 // Ledger returns the store's failed-logon ledger.
 func (s *Store) Ledger() *Ledger { return &Ledger{s: s} }
 
-var _ smbcheck.Ledger = (*Ledger)(nil)
+var _ smbclient.Ledger = (*Ledger)(nil)
 
 // Rows end with their window (expires = at + window); rows from before
 // migration 0003 have no expiry and go after legacyRetention.
 const legacyRetention = 24 * time.Hour
 
-// Reserve implements smbcheck.Ledger.
-func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
+// Reserve implements smbclient.Ledger.
+func (l *Ledger) Reserve(ctx context.Context, a smbclient.Attempt, since time.Time, budget int) (int64, *smbclient.Refusal, error) {
 	var id int64
-	var refusal *smbcheck.Refusal
+	var refusal *smbclient.Refusal
 	err := l.s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM logon_attempts WHERE (expires != '' AND expires < ?) OR (expires = '' AND at < ?)`,
 			formatTime(a.At), formatTime(a.At.Add(-legacyRetention))); err != nil {
@@ -58,9 +58,9 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		if err != nil {
 			return err
 		}
-		var entries []smbcheck.LedgerEntry
+		var entries []smbclient.LedgerEntry
 		for rows.Next() {
-			var e smbcheck.LedgerEntry
+			var e smbclient.LedgerEntry
 			var at, cause string
 			if err := rows.Scan(&e.Account, &e.Form, &e.Typed, &at, &cause, &e.Status); err != nil {
 				rows.Close()
@@ -71,7 +71,7 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 				return fmt.Errorf("logon_attempts.at %q: %w", at, err)
 			}
 			e.Cause = scanwarden.Cause(cause)
-			if ok, g := good[e.Form]; g && e.Status == smbcheck.Interrupted && !ok.After(e.At) {
+			if ok, g := good[e.Form]; g && e.Status == smbclient.Interrupted && !ok.After(e.At) {
 				e.KnownGood = true
 			}
 			entries = append(entries, e)
@@ -80,7 +80,7 @@ func (l *Ledger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Tim
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if refusal = smbcheck.Judge(entries, a, budget, a.At.Sub(since)); refusal != nil {
+		if refusal = smbclient.Judge(entries, a, budget, a.At.Sub(since)); refusal != nil {
 			return nil
 		}
 		res, err := tx.ExecContext(ctx, "INSERT INTO logon_attempts(account, form, typed, at, expires, owner) VALUES (?, ?, ?, ?, ?, ?)",
@@ -130,7 +130,7 @@ func goodForms(ctx context.Context, tx *sql.Tx, account string) (map[string]time
 
 // markInterrupted resolves the account's pending rows whose process has
 // ended (killed, crashed, restarted mid-logon) as interrupted: cause
-// unknown, status smbcheck.Interrupted. They still count toward the budget
+// unknown, status smbclient.Interrupted. They still count toward the budget
 // (the DC may have counted the logon), block no form, and a later success
 // clears them.
 func markInterrupted(ctx context.Context, tx *sql.Tx, account string) error {
@@ -156,7 +156,7 @@ func markInterrupted(ctx context.Context, tx *sql.Tx, account string) error {
 	}
 	for _, id := range gone {
 		if _, err := tx.ExecContext(ctx, "UPDATE logon_attempts SET cause = ?, status = ? WHERE id = ? AND cause = ''",
-			string(scanwarden.CauseUnknown), smbcheck.Interrupted, id); err != nil {
+			string(scanwarden.CauseUnknown), smbclient.Interrupted, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO own_failures(account, at, unknown)
@@ -167,11 +167,11 @@ func markInterrupted(ctx context.Context, tx *sql.Tx, account string) error {
 	return nil
 }
 
-// Resolve implements smbcheck.Ledger.
-func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) error {
+// Resolve implements smbclient.Ledger.
+func (l *Ledger) Resolve(ctx context.Context, id int64, o smbclient.Outcome) error {
 	err := l.s.tx(ctx, func(tx *sql.Tx) error {
 		switch o.Kind {
-		case smbcheck.Succeeded:
+		case smbclient.Succeeded:
 			// The form is known good from now on; the success and the
 			// resolved failures before it go; attempts still pending
 			// (another process's logon in flight) stay, and count until
@@ -184,12 +184,12 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 			_, err := tx.ExecContext(ctx, `DELETE FROM logon_attempts WHERE id = ?1 OR
 				(account = (SELECT account FROM logon_attempts WHERE id = ?1) AND cause != '' AND id < ?1)`, id)
 			return err
-		case smbcheck.Failed:
+		case smbclient.Failed:
 			cause := o.Cause
 			if cause == "" {
 				cause = scanwarden.CauseUnknown
 			}
-			if e := (smbcheck.LedgerEntry{Cause: cause}); e.Definite() {
+			if e := (smbclient.LedgerEntry{Cause: cause}); e.Definite() {
 				// The server judged this password wrong for the form (or
 				// the account unusable): it is known good no more.
 				if _, err := tx.ExecContext(ctx, `DELETE FROM logon_good WHERE (account, form) =
@@ -209,7 +209,7 @@ func (l *Ledger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) erro
 			_, err := tx.ExecContext(ctx, `INSERT INTO own_failures(account, at, until, unknown)
 				SELECT account, at, ?, ? FROM logon_attempts WHERE id = ?`, formatTime(l.s.now()), unknown, id)
 			return err
-		case smbcheck.Cancelled:
+		case smbclient.Cancelled:
 			// Only for an attempt whose AUTHENTICATE never left.
 			_, err := tx.ExecContext(ctx, "DELETE FROM logon_attempts WHERE id = ?", id)
 			return err

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	scanwarden "github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // startLedgerHelper runs runLedgerHelper (a second process whose logon of
@@ -64,23 +64,23 @@ func TestLedgerKilledProcessCostsOneSlot(t *testing.T) {
 	l := s.Ledger()
 	w := 30 * time.Minute
 	now := time.Now()
-	same := smbcheck.Attempt{Account: `kyolab\dave`, Form: "helper-form", Typed: "dave", At: now}
+	same := smbclient.Attempt{Account: `kyolab\dave`, Form: "helper-form", Typed: "dave", At: now}
 	id, r, err := l.Reserve(ctx, same, now.Add(-w), 2)
 	if err != nil || r != nil {
 		t.Fatalf("the same form after the kill: refused %+v (%v)", r, err)
 	}
 	var cause, status string
 	s.db.QueryRow("SELECT cause, status FROM logon_attempts WHERE form = 'helper-form' AND id != ?", id).Scan(&cause, &status)
-	if cause != string(scanwarden.CauseUnknown) || status != smbcheck.Interrupted {
+	if cause != string(scanwarden.CauseUnknown) || status != smbclient.Interrupted {
 		t.Errorf("the killed process's row: cause %q status %q, want unknown/interrupted", cause, status)
 	}
 	// The interrupted logon and this one (in flight) spend the budget of 2.
-	other := smbcheck.Attempt{Account: `kyolab\dave`, Form: "other", At: now.Add(time.Second)}
+	other := smbclient.Attempt{Account: `kyolab\dave`, Form: "other", At: now.Add(time.Second)}
 	if _, r, _ := l.Reserve(ctx, other, other.At.Add(-w), 2); r == nil || !strings.Contains(r.Reason, "budget") {
 		t.Fatalf("the interrupted logon did not count toward the budget: %+v", r)
 	}
 	// A success clears the interrupted row too.
-	if err := l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Succeeded}); err != nil {
+	if err := l.Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Succeeded}); err != nil {
 		t.Fatal(err)
 	}
 	var n int
@@ -102,7 +102,7 @@ func TestLedgerInFlightElsewhereIsNoFailure(t *testing.T) {
 	l := s.Ledger()
 	w := 30 * time.Minute
 	now := time.Now()
-	same := smbcheck.Attempt{Account: `kyolab\dave`, Form: "helper-form", Typed: "dave", At: now}
+	same := smbclient.Attempt{Account: `kyolab\dave`, Form: "helper-form", Typed: "dave", At: now}
 	// Its answer is awaited for a few seconds (a wait, not a failure) …
 	if _, r, err := l.Reserve(ctx, same, now.Add(-w), 3); err != nil || r == nil || r.Pending != 1 || r.Last == nil || r.Last.Cause != "" {
 		t.Fatalf("the same form's logon in flight elsewhere is not awaited: %+v (%v)", r, err)
@@ -118,11 +118,11 @@ func TestLedgerInFlightElsewhereIsNoFailure(t *testing.T) {
 	if pending != 2 {
 		t.Fatalf("%d pending rows, want 2 (the live process's row was resolved)", pending)
 	}
-	two := smbcheck.Attempt{Account: `kyolab\dave`, Form: "two", At: now.Add(12 * time.Second)}
+	two := smbclient.Attempt{Account: `kyolab\dave`, Form: "two", At: now.Add(12 * time.Second)}
 	if _, r, _ := l.Reserve(ctx, two, two.At.Add(-w), 2); r == nil || r.Pending != 2 {
 		t.Fatalf("logons in flight did not count toward the budget: %+v", r)
 	}
-	l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Succeeded})
+	l.Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Succeeded})
 	s.db.QueryRow("SELECT count(*) FROM logon_attempts WHERE cause = ''").Scan(&pending)
 	if pending != 1 {
 		t.Fatalf("%d pending rows after the success, want the other process's", pending)
@@ -141,9 +141,9 @@ func TestLedgerCrashesOfAKnownGoodFormCostOneSlot(t *testing.T) {
 	s, db := openTemp(t)
 	l := s.Ledger()
 	w := 30 * time.Minute
-	attempt := func(form string) smbcheck.Attempt {
+	attempt := func(form string) smbclient.Attempt {
 		now := time.Now()
-		return smbcheck.Attempt{Account: `kyolab\dave`, Form: form, Typed: "dave", At: now}
+		return smbclient.Attempt{Account: `kyolab\dave`, Form: form, Typed: "dave", At: now}
 	}
 	kill := func() {
 		helper, _ := startLedgerHelper(t, db)
@@ -151,7 +151,7 @@ func TestLedgerCrashesOfAKnownGoodFormCostOneSlot(t *testing.T) {
 		helper.Wait()
 	}
 	interrupted := func() (n int) {
-		s.db.QueryRow("SELECT count(*) FROM logon_attempts WHERE status = ?", smbcheck.Interrupted).Scan(&n)
+		s.db.QueryRow("SELECT count(*) FROM logon_attempts WHERE status = ?", smbclient.Interrupted).Scan(&n)
 		return n
 	}
 
@@ -170,7 +170,7 @@ func TestLedgerCrashesOfAKnownGoodFormCostOneSlot(t *testing.T) {
 	if err != nil || r != nil {
 		t.Fatalf("reserve: %+v %v", r, err)
 	}
-	if err := l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Succeeded}); err != nil {
+	if err := l.Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Succeeded}); err != nil {
 		t.Fatal(err)
 	}
 	// … then three crashes during its logons: one slot between them.
@@ -190,7 +190,7 @@ func TestLedgerCrashesOfAKnownGoodFormCostOneSlot(t *testing.T) {
 	}
 	// The server now refuses the password: the form is no longer known good,
 	// and a crash during its next logon costs a slot of its own.
-	if err := l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
+	if err := l.Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
 		t.Fatal(err)
 	}
 	var good int

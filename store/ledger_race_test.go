@@ -15,6 +15,7 @@ import (
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // ledgerHelperEnv makes the test binary a second process holding one
@@ -40,7 +41,7 @@ func runLedgerHelper(db string) int {
 	}
 	defer s.Close()
 	now := time.Now()
-	a := smbcheck.Attempt{Account: `kyolab\dave`, Form: "helper-form", Typed: "dave", At: now}
+	a := smbclient.Attempt{Account: `kyolab\dave`, Form: "helper-form", Typed: "dave", At: now}
 	id, r, err := s.Ledger().Reserve(ctx, a, now.Add(-30*time.Minute), 2)
 	if err != nil || r != nil || id == 0 {
 		fmt.Println("error", err, r)
@@ -48,7 +49,7 @@ func runLedgerHelper(db string) int {
 	}
 	fmt.Println("reserved")
 	bufio.NewReader(os.Stdin).ReadString('\n')
-	if err := s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
+	if err := s.Ledger().Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
@@ -103,12 +104,12 @@ func TestLedgerBudgetRaceTwoProcesses(t *testing.T) {
 	l := s.Ledger()
 	window := 30 * time.Minute
 	now := time.Now()
-	ok := smbcheck.Attempt{Account: `kyolab\dave`, Form: "right-password", Typed: "dave", At: now}
+	ok := smbclient.Attempt{Account: `kyolab\dave`, Form: "right-password", Typed: "dave", At: now}
 	id, r, err := l.Reserve(ctx, ok, now.Add(-window), 2)
 	if err != nil || r != nil {
 		t.Fatalf("A's logon: %v %v", r, err)
 	}
-	if err := l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Succeeded}); err != nil {
+	if err := l.Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Succeeded}); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintln(stdin, "go")
@@ -120,7 +121,7 @@ func TestLedgerBudgetRaceTwoProcesses(t *testing.T) {
 	sent := 1 // B's failed logon
 	for i := range 4 {
 		at := now.Add(time.Duration(i+1) * time.Second)
-		a := smbcheck.Attempt{Account: `kyolab\dave`, Form: fmt.Sprintf("wrong-%d", i), Typed: "dave", At: at}
+		a := smbclient.Attempt{Account: `kyolab\dave`, Form: fmt.Sprintf("wrong-%d", i), Typed: "dave", At: at}
 		id, r, err := l.Reserve(ctx, a, at.Add(-window), 2)
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func TestLedgerBudgetRaceTwoProcesses(t *testing.T) {
 			continue
 		}
 		sent++
-		l.Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials})
+		l.Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Failed, Cause: scanwarden.CauseBadCredentials})
 	}
 	if sent > 2 {
 		t.Fatalf("%d failed logons in the window against a budget of 2", sent)
@@ -146,7 +147,7 @@ func TestLedgerWindowAndSuccess(t *testing.T) {
 	w := 30 * time.Minute
 	reserve := func(form string, at time.Time) int64 {
 		t.Helper()
-		id, r, err := l.Reserve(ctx, smbcheck.Attempt{Account: `kyolab\erin`, Form: form, At: at}, at.Add(-w), 5)
+		id, r, err := l.Reserve(ctx, smbclient.Attempt{Account: `kyolab\erin`, Form: form, At: at}, at.Add(-w), 5)
 		if err != nil || r != nil {
 			t.Fatalf("%s: %v %v", form, r, err)
 		}
@@ -168,10 +169,10 @@ func TestLedgerWindowAndSuccess(t *testing.T) {
 		return out
 	}
 	f1 := reserve("f1", now)
-	l.Resolve(ctx, f1, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials})
+	l.Resolve(ctx, f1, smbclient.Outcome{Kind: smbclient.Failed, Cause: scanwarden.CauseBadCredentials})
 	reserve("pending", now.Add(time.Minute)) // another logon in flight
 	ok := reserve("ok", now.Add(2*time.Minute))
-	l.Resolve(ctx, ok, smbcheck.Outcome{Kind: smbcheck.Succeeded})
+	l.Resolve(ctx, ok, smbclient.Outcome{Kind: smbclient.Succeeded})
 	if got := strings.Join(rows(), ","); got != "pending" {
 		t.Errorf("rows after the success: %s, want only the pending attempt", got)
 	}
@@ -204,11 +205,11 @@ func TestLedgerFingerprintNotTestableFromDatabase(t *testing.T) {
 	form := smbcheck.Form{Domain: "KYOLAB", User: "frank", Typed: `KYOLAB\frank`}
 	const password = "Winter2026!"
 	now := time.Now()
-	id, _, err := s.Ledger().Reserve(ctx, smbcheck.Attempt{Account: `kyolab\frank`, Form: smbcheck.FormKey(form, password, key), At: now}, now.Add(-time.Hour), 2)
+	id, _, err := s.Ledger().Reserve(ctx, smbclient.Attempt{Account: `kyolab\frank`, Form: smbclient.FormKey(form.Domain, form.User, password, key), At: now}, now.Add(-time.Hour), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials})
+	s.Ledger().Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Failed, Cause: scanwarden.CauseBadCredentials})
 	s.Close()
 
 	// The attacker's view: the database alone.
@@ -242,7 +243,7 @@ func TestLedgerFingerprintNotTestableFromDatabase(t *testing.T) {
 	}
 	for _, k := range candidates {
 		for _, g := range guesses {
-			if smbcheck.FormKey(form, g, k) == stored {
+			if smbclient.FormKey(form.Domain, form.User, g, k) == stored {
 				t.Fatalf("the password %q was found offline from the database", g)
 			}
 		}

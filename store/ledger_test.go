@@ -11,7 +11,7 @@ import (
 
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/seal"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 func openTemp(t *testing.T) (*Store, string) {
@@ -56,7 +56,7 @@ func TestLedgerRulesPersist(t *testing.T) {
 	l := s.Ledger()
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	window := 30 * time.Minute
-	a := smbcheck.Attempt{Account: `kyolab\bob`, Form: "f1", Typed: "bob", At: now}
+	a := smbclient.Attempt{Account: `kyolab\bob`, Form: "f1", Typed: "bob", At: now}
 	id, r, err := l.Reserve(ctx, a, now.Add(-window), 2)
 	if err != nil || r != nil || id == 0 {
 		t.Fatalf("reserve: %d %v %v", id, r, err)
@@ -69,15 +69,15 @@ func TestLedgerRulesPersist(t *testing.T) {
 	}
 	defer s2.Close()
 	l2 := s2.Ledger()
-	b := smbcheck.Attempt{Account: `kyolab\bob`, Form: "f2", Typed: "KYOLAB\\bob", At: now.Add(time.Minute)}
+	b := smbclient.Attempt{Account: `kyolab\bob`, Form: "f2", Typed: "KYOLAB\\bob", At: now.Add(time.Minute)}
 	id2, r, err := l2.Reserve(ctx, b, b.At.Add(-window), 2)
 	if err != nil || r != nil {
 		t.Fatalf("second reserve: %v %v", r, err)
 	}
-	if err := l2.Resolve(ctx, id2, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
+	if err := l2.Resolve(ctx, id2, smbclient.Outcome{Kind: smbclient.Failed, Cause: scanwarden.CauseBadCredentials, Status: "0xC000006D"}); err != nil {
 		t.Fatal(err)
 	}
-	c := smbcheck.Attempt{Account: `kyolab\bob`, Form: "f3", Typed: "bob@x", At: now.Add(2 * time.Minute)}
+	c := smbclient.Attempt{Account: `kyolab\bob`, Form: "f3", Typed: "bob@x", At: now.Add(2 * time.Minute)}
 	if _, r, _ := l2.Reserve(ctx, c, c.At.Add(-window), 2); r == nil {
 		t.Fatal("a crashed pending attempt did not count toward the budget")
 	}
@@ -86,12 +86,12 @@ func TestLedgerRulesPersist(t *testing.T) {
 		t.Fatalf("same form: %+v", r)
 	}
 	// Success clears the account.
-	d := smbcheck.Attempt{Account: `kyolab\bob`, Form: "f4", At: now.Add(window + 3*time.Minute)}
+	d := smbclient.Attempt{Account: `kyolab\bob`, Form: "f4", At: now.Add(window + 3*time.Minute)}
 	id4, r, _ := l2.Reserve(ctx, d, d.At.Add(-window), 2)
 	if r != nil {
 		t.Fatalf("after the window: %v", r.Reason)
 	}
-	l2.Resolve(ctx, id4, smbcheck.Outcome{Kind: smbcheck.Succeeded})
+	l2.Resolve(ctx, id4, smbclient.Outcome{Kind: smbclient.Succeeded})
 	var n int
 	s2.db.QueryRow("SELECT count(*) FROM logon_attempts").Scan(&n)
 	if n != 0 {
@@ -133,7 +133,7 @@ func TestLedgerConcurrentProcesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := smbcheck.Attempt{Account: `kyolab\carol`, Form: string(rune('a' + i)), At: now}
+			a := smbclient.Attempt{Account: `kyolab\carol`, Form: string(rune('a' + i)), At: now}
 			id, _, err := stores[i%len(stores)].Ledger().Reserve(ctx, a, now.Add(-time.Hour), 2)
 			if err != nil {
 				t.Error(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/warning"
 )
 
@@ -37,9 +37,9 @@ func TestWarningHistoryKeepsOwnFailures(t *testing.T) {
 	}
 	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
 	l := s.Ledger()
-	attempt := func(form string, at time.Time, o smbcheck.Outcome) {
+	attempt := func(form string, at time.Time, o smbclient.Outcome) {
 		t.Helper()
-		id, r, err := l.Reserve(ctx, smbcheck.Attempt{Account: `kyolab\scan`, Form: form, At: at}, at.Add(-30*time.Minute), 5)
+		id, r, err := l.Reserve(ctx, smbclient.Attempt{Account: `kyolab\scan`, Form: form, At: at}, at.Add(-30*time.Minute), 5)
 		if err != nil || r != nil {
 			t.Fatalf("reserve: %v %+v", err, r)
 		}
@@ -58,8 +58,8 @@ func TestWarningHistoryKeepsOwnFailures(t *testing.T) {
 		return warning.Observation{At: at, Passed: true, Account: `KYOLAB\scan`, BadPwdCount: 1}
 	}
 	judge("b", obs(t0))
-	attempt("wrong", t0.Add(time.Minute), smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials})
-	attempt("right", t0.Add(2*time.Minute), smbcheck.Outcome{Kind: smbcheck.Succeeded}) // clears the ledger's failure
+	attempt("wrong", t0.Add(time.Minute), smbclient.Outcome{Kind: smbclient.Failed, Cause: scanwarden.CauseBadCredentials})
+	attempt("right", t0.Add(2*time.Minute), smbclient.Outcome{Kind: smbclient.Succeeded}) // clears the ledger's failure
 	judge("b", obs(t0.Add(90*time.Second)))
 	if len(seen.OwnFailures) != 1 || !seen.OwnFailures[0].At.Equal(t0.Add(time.Minute)) || seen.OwnFailures[0].Until.IsZero() ||
 		seen.OwnFailures[0].Unknown {
@@ -73,13 +73,13 @@ func TestWarningHistoryKeepsOwnFailures(t *testing.T) {
 	if seen.Proven == nil || !seen.Proven.Current.IsZero() {
 		t.Errorf("proven %+v", seen.Proven)
 	}
-	attempt("right", t0.Add(4*time.Minute), smbcheck.Outcome{Kind: smbcheck.Succeeded})
+	attempt("right", t0.Add(4*time.Minute), smbclient.Outcome{Kind: smbclient.Succeeded})
 	judge("b", obs(t0.Add(3*time.Minute)), warning.Warning{Kind: warning.PreviousPassword, Subject: "x"})
 	if seen.Proven == nil || !seen.Proven.Current.Equal(t0.Add(90*time.Second)) {
 		t.Errorf("proven %+v", seen.Proven)
 	}
 	// That check found the previous password: current_at stays.
-	attempt("right", t0.Add(6*time.Minute), smbcheck.Outcome{Kind: smbcheck.Succeeded})
+	attempt("right", t0.Add(6*time.Minute), smbclient.Outcome{Kind: smbclient.Succeeded})
 	judge("b", obs(t0.Add(5*time.Minute)))
 	if seen.Proven == nil || !seen.Proven.Current.Equal(t0.Add(90*time.Second)) {
 		t.Errorf("after a previous-password check: proven %+v", seen.Proven)

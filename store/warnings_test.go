@@ -8,6 +8,7 @@ import (
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/warning"
 )
 
@@ -48,11 +49,11 @@ func TestUpdateWarnings(t *testing.T) {
 		t.Fatalf("second destination joins silently: %+v", up)
 	}
 	// A failed logon scanwarden sent for the account in between.
-	id, _, err := s.Ledger().Reserve(ctx, smbcheck.Attempt{Account: `kyolab\scan`, Form: "f", At: t0.Add(2 * time.Minute)}, t0, 5)
+	id, _, err := s.Ledger().Reserve(ctx, smbclient.Attempt{Account: `kyolab\scan`, Form: "f", At: t0.Add(2 * time.Minute)}, t0, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Failed, Cause: scanwarden.CauseBadCredentials}); err != nil {
+	if err := s.Ledger().Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Failed, Cause: scanwarden.CauseBadCredentials}); err != nil {
 		t.Fatal(err)
 	}
 	if up := update("a", t0.Add(3*time.Minute)); len(up.Raised)+len(up.Cleared) != 0 {

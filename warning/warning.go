@@ -23,6 +23,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // Kind is what will fail. Stable: part of the JSON, metric and webhook
@@ -125,9 +126,9 @@ func (o Observation) AccountKey() string {
 	}
 	dom, sam, ok := strings.Cut(o.Account, `\`)
 	if !ok {
-		return smbcheck.AccountKey("", o.Account)
+		return smbclient.AccountKey("", o.Account)
 	}
-	return smbcheck.AccountKey(dom, sam)
+	return smbclient.AccountKey(dom, sam)
 }
 
 // Observe reads a report: the ad step's account evidence and the write

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -45,7 +46,7 @@ func (s *storeLedger) wait(ctx context.Context) (*store.Ledger, error) {
 	}
 }
 
-func (s *storeLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since time.Time, budget int) (int64, *smbcheck.Refusal, error) {
+func (s *storeLedger) Reserve(ctx context.Context, a smbclient.Attempt, since time.Time, budget int) (int64, *smbclient.Refusal, error) {
 	l, err := s.wait(ctx)
 	if err != nil {
 		return 0, nil, err
@@ -53,7 +54,7 @@ func (s *storeLedger) Reserve(ctx context.Context, a smbcheck.Attempt, since tim
 	return l.Reserve(ctx, a, since, budget)
 }
 
-func (s *storeLedger) Resolve(ctx context.Context, id int64, o smbcheck.Outcome) error {
+func (s *storeLedger) Resolve(ctx context.Context, id int64, o smbclient.Outcome) error {
 	l, err := s.wait(ctx)
 	if err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -72,12 +72,12 @@ func ledgerCounts(t *testing.T, dir, key string) bool {
 	}
 	defer st.Close()
 	now := time.Now()
-	id, refused, err := st.Ledger().Reserve(ctx, smbcheck.Attempt{Account: key, Form: "probe", Typed: "probe", At: now}, now.Add(-time.Hour), 1)
+	id, refused, err := st.Ledger().Reserve(ctx, smbclient.Attempt{Account: key, Form: "probe", Typed: "probe", At: now}, now.Add(-time.Hour), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if id != 0 {
-		st.Ledger().Resolve(ctx, id, smbcheck.Outcome{Kind: smbcheck.Cancelled})
+		st.Ledger().Resolve(ctx, id, smbclient.Outcome{Kind: smbclient.Cancelled})
 	}
 	return refused != nil
 }
@@ -127,7 +127,7 @@ func TestLabReceiverConfigAD(t *testing.T) {
 	if len(rows) != 1 || rows[0]["error"] == "" || rows[0]["state"] == "delivered" {
 		t.Fatalf("the scan's first delivery did not fail: %+v", rows)
 	}
-	samKey, upnKey := smbcheck.AccountKey(lab.Domain, sam), smbcheck.AccountKey(lab.Domain, strings.Split(upn, "@")[0])
+	samKey, upnKey := smbclient.AccountKey(lab.Domain, sam), smbclient.AccountKey(lab.Domain, strings.Split(upn, "@")[0])
 	if !ledgerCounts(t, dir, upnKey) || ledgerCounts(t, dir, samKey) {
 		t.Fatalf("receiver run without a config: the failure is not counted under %s alone", upnKey)
 	}

@@ -122,7 +122,7 @@ func TestLabCheckWarnings(t *testing.T) {
 			if err := os.WriteFile(f, make([]byte, mib<<20), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			smbclient(t, lab, "small", lab.Domain+`/alice`, lab.Password, "put "+f+" "+name)
+			runSmbclient(t, lab, "small", lab.Domain+`/alice`, lab.Password, "put "+f+" "+name)
 		}
 		// What an earlier run left (it may have stopped half-way).
 		smbclientCmd(lab, "small", lab.Domain+`/alice`, lab.Password, "del fill*.bin").Run()
@@ -138,13 +138,13 @@ func TestLabCheckWarnings(t *testing.T) {
 				mib, _ := strconv.Atoi(op[2])
 				put(op[1], mib)
 			} else {
-				smbclient(t, lab, "small", lab.Domain+`/alice`, lab.Password, "del "+op[1])
+				runSmbclient(t, lab, "small", lab.Domain+`/alice`, lab.Password, "del "+op[1])
 			}
 			if c := check(trend); c.Verdict.Cause != "ok" || len(c.Warnings) != 0 {
 				t.Fatalf("sample %d (%s): verdict %q, warnings %+v", i+2, step, c.Verdict.Cause, c.Warnings)
 			}
 		}
-		smbclient(t, lab, "small", lab.Domain+`/alice`, lab.Password, "del fill3.bin; del fill4.bin")
+		runSmbclient(t, lab, "small", lab.Domain+`/alice`, lab.Password, "del fill3.bin; del fill4.bin")
 		// The default floor (500 MiB) says an 8 MiB volume at once.
 		if c := check(defaults); len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Headline, "below 500.0 MiB): the next large scans will not fit") {
 			t.Errorf("floor: warnings %+v", c.Warnings)
@@ -154,7 +154,7 @@ func TestLabCheckWarnings(t *testing.T) {
 	t.Run("lockout-pressure", func(t *testing.T) {
 		tt = t
 		// A good logon first: an earlier run's bad password is not counted.
-		smbclient(t, lab, "scans", lab.Domain+`/hammered`, lab.Password, "ls")
+		runSmbclient(t, lab, "scans", lab.Domain+`/hammered`, lab.Password, "ls")
 		cli(exitOK, "destination", "add", "hammered", dc+"/scans", "--user", lab.Domain+`\hammered`, "--data-dir", data)
 		check := func() checkJSON {
 			t.Helper()
@@ -210,7 +210,7 @@ func smbclientCmd(lab *testlab.Lab, share, user, pw, cmds string) *exec.Cmd {
 	return exec.Command("smbclient", "-s", "/dev/null", "--use-kerberos=disabled", "//"+lab.DCHost+"/"+share, "-U", user+"%"+pw, "-c", cmds)
 }
 
-func smbclient(t *testing.T, lab *testlab.Lab, share, user, pw, cmds string) {
+func runSmbclient(t *testing.T, lab *testlab.Lab, share, user, pw, cmds string) {
 	t.Helper()
 	if out, err := smbclientCmd(lab, share, user, pw, cmds).CombinedOutput(); err != nil {
 		t.Fatalf("smbclient %s: %v\n%s", cmds, err, out)

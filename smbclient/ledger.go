@@ -1,14 +1,15 @@
-package smbcheck
+// Package smbclient is the SMB connection that the forwarder and the
+// checks share, and the failed-logon ledger that gates every logon either
+// makes: no logon that could fail leaves once an account's budget is spent.
+package smbclient
 
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/scanwarden/scanwarden"
@@ -172,217 +173,13 @@ func AccountKey(authority, user string) string {
 	return strings.ToLower(authority) + `\` + strings.ToLower(user)
 }
 
-// FormKey identifies a form together with a fingerprint of the password, so
-// that a corrected password on the MFP counts as a new attempt. The
+// FormKey identifies a user name form (its NTLM Domain and User fields, or
+// a Kerberos realm and user) together with a fingerprint of the password,
+// so that a corrected password on the MFP counts as a new attempt. The
 // fingerprint is an HMAC under key: it cannot be reversed without the key,
 // which stays with the ledger.
-func FormKey(f Form, password string, key []byte) string {
+func FormKey(domain, user, password string, key []byte) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(password))
-	return fmt.Sprintf("%s|%s|%s", strings.ToLower(f.Domain), strings.ToLower(f.User), hex.EncodeToString(m.Sum(nil))[:16])
-}
-
-// spell says a window in words: "30 minutes", "2 hours", else Go's form.
-func spell(d time.Duration) string {
-	switch {
-	case d >= time.Hour && d%time.Hour == 0:
-		if d == time.Hour {
-			return "1 hour"
-		}
-		return fmt.Sprintf("%d hours", d/time.Hour)
-	case d >= time.Minute && d%time.Minute == 0:
-		if d == time.Minute {
-			return "1 minute"
-		}
-		return fmt.Sprintf("%d minutes", d/time.Minute)
-	}
-	return d.String()
-}
-
-// Judge applies the ledger rules (see Ledger) to the entries of one account
-// within the window (window = a.At - since): every Ledger implementation's
-// Reserve calls it inside its own transaction.
-func Judge(entries []LedgerEntry, a Attempt, budget int, window time.Duration) *Refusal {
-	var last, lastDone *LedgerEntry
-	pending := 0
-	for i := range entries {
-		e := &entries[i]
-		if last == nil || e.At.After(last.At) {
-			last = e
-		}
-		if e.Pending() {
-			pending++
-		} else if lastDone == nil || e.At.After(lastDone.At) {
-			lastDone = e
-		}
-	}
-	for i := range entries {
-		e := &entries[i]
-		if e.Cause == scanwarden.CauseAccountLocked && !a.Seen.lifts(e) {
-			return &Refusal{Reason: fmt.Sprintf("the account was seen locked out at %s; no logon is replayed until the window has passed", e.At.Format(time.TimeOnly)),
-				Last: e, RetryAt: e.At.Add(window)}
-		}
-	}
-	for i := range entries {
-		e := &entries[i]
-		if e.Form == a.Form && e.Definite() && !a.Seen.lifts(e) {
-			return &Refusal{Reason: fmt.Sprintf("this user name form and password already failed at %s; it is not replayed again within %s", e.At.Format(time.TimeOnly), spell(window)),
-				Last: e, RetryAt: e.At.Add(window)}
-		}
-	}
-	for i := range entries {
-		e := &entries[i]
-		if e.Form == a.Form && e.Pending() && a.At.Sub(e.At) < pendingWait {
-			// Its answer is due any moment and says whether this one may go:
-			// wait for it (reserve does), but not longer than pendingWait.
-			return &Refusal{Reason: fmt.Sprintf("the same user name form and password is being tried by another logon since %s; its answer is awaited", e.At.Format(time.TimeOnly)),
-				Last: e, RetryAt: e.At.Add(pendingWait), Pending: pending}
-		}
-	}
-	counted := len(entries)
-	if known := countKnownGood(entries); known > 1 {
-		counted -= known - 1
-	}
-	if a.Seen != nil && a.Seen.DCBudget {
-		for i := range entries {
-			if a.Seen.lifts(&entries[i]) {
-				counted--
-			}
-		}
-	}
-	if counted >= budget {
-		r := &Refusal{Last: lastDone, Pending: pending}
-		if r.Last == nil {
-			r.Last = last
-		}
-		if budget == 0 {
-			r.Reason = "the failure budget is 0: no logon that could fail is replayed"
-		} else {
-			oldest := entries[0].At
-			for _, e := range entries {
-				if e.At.Before(oldest) {
-					oldest = e.At
-				}
-			}
-			r.Reason = fmt.Sprintf("the failure budget (%d per %s) is spent", budget, spell(window))
-			if pending > 0 {
-				r.Reason += fmt.Sprintf(" (%d of it by logons still in flight)", pending)
-			}
-			r.RetryAt = oldest.Add(window)
-		}
-		return r
-	}
-	return nil
-}
-
-// countKnownGood counts the interrupted entries of forms known good: they
-// spend one slot of the budget between them (see Ledger).
-func countKnownGood(entries []LedgerEntry) int {
-	n := 0
-	for i := range entries {
-		if entries[i].KnownGood && entries[i].Status == Interrupted {
-			n++
-		}
-	}
-	return n
-}
-
-// MemoryLedger keeps the ledger in memory (one check, or tests).
-type MemoryLedger struct {
-	mu      sync.Mutex
-	next    int64
-	entries map[int64]LedgerEntry
-	key     []byte
-}
-
-// Key implements Ledger with a random key made on first use.
-func (m *MemoryLedger) Key(context.Context) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.key == nil {
-		m.key = make([]byte, 32)
-		if _, err := rand.Read(m.key); err != nil {
-			return nil, err
-		}
-	}
-	return m.key, nil
-}
-
-// Reserve implements Ledger.
-func (m *MemoryLedger) Reserve(_ context.Context, a Attempt, since time.Time, budget int) (int64, *Refusal, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.entries == nil {
-		m.entries = map[int64]LedgerEntry{}
-	}
-	var in []LedgerEntry
-	for _, e := range m.entries {
-		if e.Account == a.Account && !e.At.Before(since) {
-			in = append(in, e)
-		}
-	}
-	if r := Judge(in, a, budget, a.At.Sub(since)); r != nil {
-		return 0, r, nil
-	}
-	m.next++
-	m.entries[m.next] = LedgerEntry{Account: a.Account, Form: a.Form, Typed: a.Typed, At: a.At}
-	return m.next, nil, nil
-}
-
-// Resolve implements Ledger.
-func (m *MemoryLedger) Resolve(_ context.Context, id int64, o Outcome) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.entries[id]
-	if !ok {
-		return fmt.Errorf("ledger: no attempt %d", id)
-	}
-	switch o.Kind {
-	case Succeeded:
-		// The success and the resolved failures before it; attempts still
-		// pending stay (another logon of the account may be in flight).
-		delete(m.entries, id)
-		for k, x := range m.entries {
-			if x.Account == e.Account && x.Cause != "" && k < id {
-				delete(m.entries, k)
-			}
-		}
-	case Failed:
-		e.Cause, e.Status = o.Cause, o.Status
-		m.entries[id] = e
-	case Cancelled:
-		delete(m.entries, id)
-	}
-	return nil
-}
-
-// pendingWait bounds how long a gate waits for logons in flight elsewhere
-// when they alone keep the budget spent; pendingPoll is how often it asks
-// again.
-const (
-	pendingWait = 10 * time.Second
-	pendingPoll = 100 * time.Millisecond
-)
-
-// reserve asks l for an attempt at a (its At and Window from now) and,
-// while the budget is spent only because other logons of the account are
-// in flight (Refusal.Pending), waits for them up to pendingWait: a logon in
-// flight elsewhere is never a failure, and once it succeeds the budget is
-// back.
-func reserve(ctx context.Context, l Ledger, a Attempt, now func() time.Time, window time.Duration, budget int) (int64, *Refusal, error) {
-	start := time.Now()
-	for {
-		a.At = now()
-		id, r, err := l.Reserve(ctx, a, a.At.Add(-window), budget)
-		if err != nil || r == nil || r.Pending == 0 || time.Since(start) >= pendingWait {
-			return id, r, err
-		}
-		t := time.NewTimer(pendingPoll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return id, r, nil
-		case <-t.C:
-		}
-	}
+	return fmt.Sprintf("%s|%s|%s", strings.ToLower(domain), strings.ToLower(user), hex.EncodeToString(m.Sum(nil))[:16])
 }
