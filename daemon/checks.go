@@ -39,7 +39,10 @@ func (c *checksPart) Open(ctx context.Context, cfg config.Config) {
 	}
 	opts := smbcheck.Options{MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Ledger: c.st.Ledger(),
 		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: c.log.With("component", "check"),
-		LocalNames: localname.Local{WINS: cfg.Checks.WINSServers()}}
+		LocalNames: localname.Local{WINS: cfg.Checks.WINSServers()},
+		// Shared by the scheduled checks and the page's Test: a server's
+		// lowest dialect is asked once per TTL, not at every check.
+		LowestDialects: smbcheck.NewLowestDialects(smbcheck.LowestDialectTTL)}
 	c.openDirectory(cfg.AD, &opts)
 	c.notifier = newIncidentNotifier(c.env, cfg)
 	c.check = checker{opts: opts, readers: eventlogReaders(cfg.Eventlog), st: c.st, share: c.share}

@@ -61,6 +61,10 @@ type attemptResult struct {
 // at the last moment, right before the AUTHENTICATE would leave; on the
 // first logon, the negotiate and ad steps are taken there too.
 func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult {
+	if conn == nil {
+		// An extra connection: the lowest dialect's are done first.
+		c.settleFloor()
+	}
 	started := time.Now()
 	// The logon has StepTimeout to answer; the time the gate spends (the
 	// directory, the ledger) does not count against it.

@@ -107,7 +107,7 @@ func TestLabDFSReferralCost(t *testing.T) {
 	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "445"))
 	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "dfs", Path: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
 	cost := func(referred bool) (requests int64, took time.Duration, r Report) {
-		fc.requests.Store(0)
+		fc.reset()
 		start := time.Now()
 		o := Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second}
 		if referred {
@@ -118,8 +118,8 @@ func TestLabDFSReferralCost(t *testing.T) {
 		if r.Verdict.Cause != scanwarden.CauseDFSLink {
 			t.Fatalf("verdict %s%s", r.Verdict.Cause, stepsString(r))
 		}
-		time.Sleep(100 * time.Millisecond) // the log-off on its way
-		return fc.requests.Load(), took, r
+		_, requests = fc.settled(t)
+		return requests, took, r
 	}
 	cost(false) // Samba starts its RPC helpers on the first pipe: not counted
 	r0, d0, _ := cost(true)

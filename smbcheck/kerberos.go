@@ -442,6 +442,7 @@ func (c krbLogon) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Cl
 		k.fallback = true
 		return
 	}
+	c.settleFloor() // one extra connection at a time
 	dctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	conn, err := smbconn.DialTCP(dctx, c.addr, c.t.port())

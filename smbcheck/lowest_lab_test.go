@@ -4,8 +4,13 @@ package smbcheck
 // beside what it already states (signing, encryption).
 
 import (
+	"context"
+	"fmt"
+	"net"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -38,4 +43,68 @@ func TestLabLowestDialect(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { runLab(t, lab, c) })
 	}
+}
+
+// TestLabLowestDialectRemembered: with Options.LowestDialects (serve's),
+// the second check of the same server states the lowest dialect without a
+// connection of its own; once the answer is older than the TTL, or after a
+// check of that server whose negotiate failed, the next check asks again.
+// Each check's progress shows every step in order, the negotiate step with
+// its finding, though the question runs beside the later steps.
+func TestLabLowestDialectRemembered(t *testing.T) {
+	lab := testlab.Require(t)
+	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "1445"))
+	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	mem := NewLowestDialects(LowestDialectTTL)
+	clock := time.Now()
+	check := func(name string, d Device, want scanwarden.Cause, asked int) (conns int64, r Report) {
+		t.Helper()
+		fc.reset()
+		var shown []Step
+		o := Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d, LowestDialects: mem,
+			Now: func() time.Time { return clock }, Progress: func(s Step) { shown = append(shown, s) }}
+		r = Run(context.Background(), tg, o)
+		conns, _ = fc.settled(t)
+		if r.Verdict.Cause != want {
+			t.Fatalf("%s: verdict %s, want %s%s", name, r.Verdict.Cause, want, stepsString(r))
+		}
+		if !reflect.DeepEqual(shown, r.Steps) {
+			t.Errorf("%s: progress showed %s, the report has %s", name, stepsOf(shown), stepsOf(r.Steps))
+		}
+		if asked < 0 {
+			return conns, r
+		}
+		s := r.Step(StepNegotiate)
+		if s.Evidence["lowest_dialect"] != "3.1.1" || s.Evidence["lowest_dialect_asked"] != asked || !strings.Contains(s.Detail, "the server's lowest dialect is 3.1.1") {
+			t.Errorf("%s: negotiate %q, evidence %v; want lowest 3.1.1 after %d questions", name, s.Detail, s.Evidence, asked)
+		}
+		return conns, r
+	}
+	c1, _ := check("first", Device{}, scanwarden.CauseOK, 4)
+	c2, r := check("second", Device{}, scanwarden.CauseOK, 0)
+	t.Logf("smb3only: first check %d connections, second %d", c1, c2)
+	if c1-c2 != 4 {
+		t.Errorf("the second check made %d connections, the first %d: want 4 fewer (no negotiate-only connection)", c2, c1)
+	}
+	if got, want := r.Step(StepNegotiate).Evidence["lowest_dialect_learned"], clock.UTC().Format(time.RFC3339); got != want {
+		t.Errorf("lowest_dialect_learned %v, want %s", got, want)
+	}
+	clock = clock.Add(LowestDialectTTL)
+	if c, _ := check("expired", Device{}, scanwarden.CauseOK, 4); c != c1 {
+		t.Errorf("after the TTL: %d connections, want %d (asked again)", c, c1)
+	}
+	check("remembered again", Device{}, scanwarden.CauseOK, 0)
+	// An SMB 2.1 MFP: smb3only refuses it at the negotiate.
+	check("negotiate fails", Device{MaxDialect: DialectSMB21}, scanwarden.CauseDialectFloor, -1)
+	if c, _ := check("after a failed negotiate", Device{}, scanwarden.CauseOK, 4); c != c1 {
+		t.Errorf("after a failed negotiate: %d connections, want %d (asked again)", c, c1)
+	}
+}
+
+func stepsOf(steps []Step) string {
+	var b strings.Builder
+	for _, s := range steps {
+		fmt.Fprintf(&b, "\n  %s %s: %s", s.ID, s.Status, s.Detail)
+	}
+	return b.String()
 }

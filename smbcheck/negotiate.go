@@ -38,6 +38,7 @@ func (c negotiateStep) run(ctx context.Context) bool {
 func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 	s := c.begin(StepNegotiate)
 	c.negotiated = true
+	c.settleFloor() // one extra connection at a time
 	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	conn, err := smbconn.DialTCP(pctx, c.addr, c.t.port())
@@ -167,7 +168,8 @@ func (c negotiateStep) negotiateEvidence(s *stepState, si *smbconn.ServerInfo) {
 
 // judgeNegotiate ends the negotiate step from what the server told:
 // signing, Windows edition, the MFP's own limits — and, for a check with
-// no device profile, the server's lowest dialect.
+// no device profile, the server's lowest dialect (asked beside the later
+// steps: askLowest).
 func (c negotiateStep) judgeNegotiate(ctx context.Context, s *stepState, si *smbconn.ServerInfo) bool {
 	c.negotiateEvidence(s, si)
 	var warns []string
@@ -181,16 +183,14 @@ func (c negotiateStep) judgeNegotiate(ctx context.Context, s *stepState, si *smb
 	if si.SMB2 && !c.smb1 && c.dialectCeiling(s, si) {
 		return false
 	}
-	if low := c.lowestDialect(ctx, s, si); low != 0 {
-		what += fmt.Sprintf("; the server's lowest dialect is %s", low)
-	}
+	var tail string
 	if si.SigningRequired {
 		if c.o.Device.NoSigning {
 			c.fail(s, scanwarden.CauseSigningRequired, "the server requires SMB signing and the MFP cannot sign", "")
 			return false
 		}
 		// Information: an MFP that cannot sign is told with --device-no-signing.
-		what += ", signing required"
+		tail += ", signing required"
 	}
 	if si.ClientEdition {
 		warns = append(warns, fmt.Sprintf("%s allows only 20 inbound SMB sessions: many MFPs and PCs connecting can exhaust it (lower AutoDisconnect, or move the folder to a server)", si.Windows))
@@ -198,55 +198,15 @@ func (c negotiateStep) judgeNegotiate(ctx context.Context, s *stepState, si *smb
 	if c.o.Device.SMB1Only {
 		warns = append(warns, "the MFP uses SMB1, an unsafe protocol (update its firmware and use SMB2/3 when possible); the steps below replay it over SMB1 with an NTLMv2 logon (firmware that sends only NTLMv1 is refused by servers that require NTLMv2, as Samba does by default)")
 	}
+	// Nothing below fails the step: the lowest dialect is information.
+	floor := c.askLowest(ctx, si)
 	if len(warns) > 0 {
-		c.warnAction(s, what+"; "+strings.Join(warns, "; "), strings.Join(warns, "; "))
+		c.warnings = append(c.warnings, strings.Join(warns, "; "))
+		c.endFloor(s, StatusWarn, what, tail+"; "+strings.Join(warns, "; "), floor)
 	} else {
-		c.ok(s, what)
+		c.endFloor(s, StatusOK, what, tail, floor)
 	}
 	return true
-}
-
-// lowestDialect finds, for a check with no device profile, the server's
-// lowest SMB2/3 dialect — what the admin compares with the MFP's highest:
-// each dialect below the one the server chose is offered alone on a
-// connection of its own, lowest first, until the server takes one (one
-// NEGOTIATE each, nothing more; SMB1 is not asked). It records the finding
-// and how many were asked in s's evidence; 0 when it does not apply or
-// could not be learned.
-func (c negotiateStep) lowestDialect(ctx context.Context, s *stepState, si *smbconn.ServerInfo) Dialect {
-	highest, err := ParseDialect(si.Dialect)
-	if c.o.Device.Known() || c.smb1 || !si.SMB2 || err != nil || highest < DialectSMB202 {
-		return 0
-	}
-	asked := 0
-	defer func() { s.Evidence["lowest_dialect_asked"] = asked }()
-	for d := DialectSMB202; d < highest; d++ {
-		asked++
-		ok, err := c.acceptsDialect(ctx, d)
-		if err != nil {
-			s.Evidence["lowest_dialect_error"] = fmt.Sprintf("%s: %v", d, err)
-			return 0
-		}
-		if ok {
-			s.Evidence["lowest_dialect"] = d.String()
-			return d
-		}
-	}
-	s.Evidence["lowest_dialect"] = highest.String()
-	return highest
-}
-
-// acceptsDialect asks the server, on a connection of its own, whether it
-// takes dialect d offered alone.
-func (c negotiateStep) acceptsDialect(ctx context.Context, d Dialect) (bool, error) {
-	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
-	defer cancel()
-	conn, err := smbconn.DialTCP(pctx, c.addr, c.t.port())
-	if err != nil {
-		return false, err
-	}
-	defer conn.Close()
-	return smbconn.AcceptsDialect(pctx, conn, c.t.port(), c.t.Host, d)
 }
 
 // negotiateTimeout ends the negotiate step of a server that accepted TCP
@@ -272,6 +232,7 @@ func (c negotiateStep) huntSMB(ctx context.Context) []portAnswer {
 			out = append(out, portAnswer{port: p})
 		}
 	}
+	c.settleFloor()
 	hctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout/2)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -13,6 +13,7 @@ import "context"
 // nested checks t as the MFP would; what names it for the evidence of a
 // step that would otherwise nest again.
 func (c *checker) nested(ctx context.Context, t Target, what string) Report {
+	c.settleFloor() // its connections are extra ones too
 	o := c.o
 	o.Progress = nil
 	o.Ledger = c.ledger

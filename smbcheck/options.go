@@ -27,6 +27,11 @@ type Options struct {
 	// created, so that one a killed check left behind is swept by the next
 	// check of the same folder.
 	Canaries CanaryJournal
+	// LowestDialects, when set, remembers each server's lowest dialect
+	// for the checks of a long-running process (serve), which then ask a
+	// server once per LowestDialectTTL rather than at every check with no
+	// device profile; nil asks at every such check (the CLI's one check).
+	LowestDialects *LowestDialects
 	// Directory, when set, is asked about the account and the host.
 	Directory Directory
 	Device    Device

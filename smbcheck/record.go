@@ -24,6 +24,11 @@ type record struct {
 	// also are causes a step found besides its own (the Kerberos replay
 	// behind an NTLM refusal): the verdict lists them.
 	also []scanwarden.Cause
+	// floor is the lowest-dialect question still being asked (lowest.go):
+	// the negotiate step's detail waits for it, and so does the progress
+	// of that step and of every step after it (held: their indexes).
+	floor *floorAsk
+	held  []int
 }
 
 type verdictNote struct {
@@ -45,9 +50,55 @@ func (c *record) end(s *stepState, st Status, detail string) {
 	s.Status, s.Detail = st, detail
 	s.Duration = time.Since(s.start)
 	c.r.Steps = append(c.r.Steps, s.Step)
-	if c.progress != nil {
-		c.progress(s.Step)
+	if c.floor != nil && !c.settleFloor(false) {
+		c.held = append(c.held, len(c.r.Steps)-1)
+		return
 	}
+	if c.progress != nil {
+		c.progress(c.r.Steps[len(c.r.Steps)-1])
+	}
+}
+
+// endFloor ends the negotiate step s with detail head + the lowest
+// dialect's finding + tail; while f is still being asked, the step's
+// progress and that of the steps after it wait for it.
+func (c *record) endFloor(s *stepState, st Status, head, tail string, f *floorAsk) {
+	if f == nil {
+		c.end(s, st, head+tail)
+		return
+	}
+	f.step, f.head, f.tail = len(c.r.Steps), head, tail
+	c.floor = f
+	c.end(s, st, head+tail)
+}
+
+// settleFloor writes the lowest dialect's finding into the negotiate step
+// and lets the held progress go — waiting for the question when wait is
+// set. It reports whether no question is left pending.
+func (c *record) settleFloor(wait bool) bool {
+	f := c.floor
+	if f == nil {
+		return true
+	}
+	if wait {
+		<-f.done
+	} else {
+		select {
+		case <-f.done:
+		default:
+			return false
+		}
+	}
+	c.floor = nil
+	f.into(&c.r.Steps[f.step])
+	held := c.held
+	c.held = nil
+	if c.progress != nil {
+		for _, i := range held {
+			c.progress(c.r.Steps[i])
+		}
+	}
+	return true
 }
 
 func (c *record) ok(s *stepState, detail string)   { c.end(s, StatusOK, detail) }

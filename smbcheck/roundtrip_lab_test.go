@@ -21,6 +21,7 @@ type frameCounter struct {
 	ln       net.Listener
 	conns    atomic.Int64
 	requests atomic.Int64
+	closed   atomic.Int64 // connections whose client side has ended
 	wg       sync.WaitGroup
 }
 
@@ -38,7 +39,10 @@ func startFrameCounter(t *testing.T, server string) *frameCounter {
 				return
 			}
 			fc.conns.Add(1)
-			fc.wg.Go(func() { fc.relay(c, server) })
+			fc.wg.Go(func() {
+				defer fc.closed.Add(1)
+				fc.relay(c, server)
+			})
 		}
 	})
 	t.Cleanup(func() { ln.Close(); fc.wg.Wait() })
@@ -71,6 +75,30 @@ func (fc *frameCounter) relay(c net.Conn, server string) {
 
 func (fc *frameCounter) port() int { return fc.ln.Addr().(*net.TCPAddr).Port }
 
+// reset zeroes the counters; call it once the previous counts are read.
+func (fc *frameCounter) reset() {
+	fc.conns.Store(0)
+	fc.requests.Store(0)
+	fc.closed.Store(0)
+}
+
+// settled waits until every connection the relay took has been closed by
+// the client — a check's log-off may still be on its way when Run returns
+// — and returns the counts; it fails the test after 5 s. A relayed
+// connection is taken before the server sees a byte of it, so once every
+// connection that was answered has closed, nothing more is counted.
+func (fc *frameCounter) settled(t *testing.T) (conns, requests int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for fc.closed.Load() < fc.conns.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the relay still has %d of %d connections open after 5 s", fc.conns.Load()-fc.closed.Load(), fc.conns.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return fc.conns.Load(), fc.requests.Load()
+}
+
 // TestLabDeviceCostsNoMoreRequests: a check that replays a device profile
 // sends no more SMB requests, over no more connections, than a check with
 // scanwarden's own client, on a destination where both pass, leaving out
@@ -82,16 +110,13 @@ func TestLabDeviceCostsNoMoreRequests(t *testing.T) {
 	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "445"))
 	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
 	cost := func(d Device) (conns, requests int64, r Report) {
-		fc.conns.Store(0)
-		fc.requests.Store(0)
+		fc.reset()
 		r = Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
 		if r.Verdict.Cause != scanwarden.CauseOK {
 			t.Fatalf("device %+v: verdict %s%s", d, r.Verdict.Cause, stepsString(r))
 		}
-		// The relay counts what reached it before Run returned; the
-		// log-off may still be on its way.
-		time.Sleep(100 * time.Millisecond)
-		return fc.conns.Load(), fc.requests.Load(), r
+		conns, requests = fc.settled(t)
+		return conns, requests, r
 	}
 	c0, r0, rep := cost(Device{})
 	asked, _ := rep.Step(StepNegotiate).Evidence["lowest_dialect_asked"].(int)
@@ -126,14 +151,12 @@ func TestLabLowestDialectCost(t *testing.T) {
 	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "1445"))
 	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
 	cost := func(d Device) (int64, int64) {
-		fc.conns.Store(0)
-		fc.requests.Store(0)
+		fc.reset()
 		r := Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
 		if r.Verdict.Cause != scanwarden.CauseOK {
 			t.Fatalf("device %+v: verdict %s%s", d, r.Verdict.Cause, stepsString(r))
 		}
-		time.Sleep(100 * time.Millisecond)
-		return fc.conns.Load(), fc.requests.Load()
+		return fc.settled(t)
 	}
 	c0, r0 := cost(Device{})
 	c1, r1 := cost(Device{MaxDialect: DialectSMB311})

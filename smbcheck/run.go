@@ -41,6 +41,8 @@ func Run(ctx context.Context, t Target, o Options) Report {
 	}
 	defer c.cleanup()
 	c.run(ctx)
+	c.settleFloor()
+	c.forgetFloor()
 	c.finish(c.server, c.verbatim())
 	if ctx.Err() != nil {
 		// Stopped (Ctrl-C, SIGTERM, a deadline): the verdict covers only

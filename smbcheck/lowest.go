@@ -1,0 +1,215 @@
+package smbcheck
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/scanwarden/scanwarden/smbconn"
+)
+
+// A check with no device profile states the server's lowest SMB2/3
+// dialect — what the admin compares with the MFP's highest. Learning it
+// costs one connection and one NEGOTIATE per dialect below the one the
+// server chose, so a check asks it beside its later steps rather than
+// before them (floorAsk), and a long-running process remembers the answer
+// per server for a while (LowestDialects).
+
+// floorAsk is one check's lowest-dialect question. It is asked on a
+// goroutine of its own while the check's connection goes on with the
+// session, share and write; its connections come one at a time, and the
+// check waits for it before it opens any other extra connection (the
+// check's politeness: one extra connection at a time) and before its
+// verdict. The negotiate step has ended by then: the finding is written
+// into it (the record holds back the steps' progress meanwhile, so the
+// steps are still shown in order and complete).
+type floorAsk struct {
+	done chan struct{} // closed once the fields below are final
+	low  Dialect       // 0: not learned
+	// asked is how many dialects were offered alone (0: remembered).
+	asked int
+	err   error     // why the server could not be asked
+	seen  time.Time // when a remembered answer was learned
+	// where the finding goes: the negotiate step's index in the report
+	// and its detail around the finding
+	step       int
+	head, tail string
+}
+
+// into writes the finding into the negotiate step st.
+func (f *floorAsk) into(st *Step) {
+	if f.seen.IsZero() {
+		st.Evidence["lowest_dialect_asked"] = f.asked
+	} else {
+		st.Evidence["lowest_dialect_asked"] = 0
+		st.Evidence["lowest_dialect_learned"] = f.seen.UTC().Format(time.RFC3339)
+	}
+	phrase := ""
+	switch {
+	case f.err != nil:
+		st.Evidence["lowest_dialect_error"] = f.err.Error()
+	case f.low != 0:
+		st.Evidence["lowest_dialect"] = f.low.String()
+		phrase = fmt.Sprintf("; the server's lowest dialect is %s", f.low)
+	}
+	st.Detail = f.head + phrase + f.tail
+}
+
+// askLowest starts the lowest-dialect question of a check with no device
+// profile whose server chose SMB2/3 dialect si.Dialect; nil when it does
+// not apply. A remembered answer (Options.LowestDialects) comes back done,
+// with nothing asked.
+func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *floorAsk {
+	highest, err := ParseDialect(si.Dialect)
+	if c.o.Device.Known() || c.smb1 || !si.SMB2 || err != nil || highest < DialectSMB202 {
+		return nil
+	}
+	f := &floorAsk{done: make(chan struct{})}
+	mem, key, now := c.o.LowestDialects, c.floorKey(), c.o.Now()
+	if e, ok := mem.lookup(key, highest, now); ok {
+		f.low, f.seen = e.low, e.at
+		close(f.done)
+		return f
+	}
+	// The goroutine reads none of the checker's fields.
+	addr, port, host, timeout := c.addr, c.t.port(), c.t.Host, c.o.StepTimeout
+	go func() {
+		defer close(f.done)
+		f.low, f.asked, f.err = lowestDialect(ctx, addr, port, host, timeout, highest)
+		if f.err != nil {
+			mem.forget(key)
+			return
+		}
+		mem.remember(key, lowestEntry{low: f.low, highest: highest, at: now})
+	}()
+	return f
+}
+
+// floorKey is the server address the lowest dialect is remembered under.
+func (c *checker) floorKey() string { return net.JoinHostPort(c.addr, strconv.Itoa(c.t.port())) }
+
+// lowestDialect offers each dialect below highest alone on a connection
+// of its own, lowest first, until the server takes one (one NEGOTIATE
+// each, nothing more; SMB1 is not asked). It returns the lowest dialect
+// the server takes and how many were asked; an error names the dialect the
+// server could not be asked about.
+func lowestDialect(ctx context.Context, addr string, port int, host string, timeout time.Duration, highest Dialect) (Dialect, int, error) {
+	asked := 0
+	for d := DialectSMB202; d < highest; d++ {
+		asked++
+		ok, err := acceptsDialect(ctx, addr, port, host, timeout, d)
+		if err != nil {
+			return 0, asked, fmt.Errorf("%s: %w", d, err)
+		}
+		if ok {
+			return d, asked, nil
+		}
+	}
+	return highest, asked, nil
+}
+
+// acceptsDialect asks the server, on a connection of its own, whether it
+// takes dialect d offered alone.
+func acceptsDialect(ctx context.Context, addr string, port int, host string, timeout time.Duration, d Dialect) (bool, error) {
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := smbconn.DialTCP(pctx, addr, port)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	return smbconn.AcceptsDialect(pctx, conn, port, host, d)
+}
+
+// settleFloor waits for the lowest-dialect question still being asked,
+// if any, and writes its finding into the negotiate step. Called before
+// the check opens another extra connection and before its verdict.
+func (c *checker) settleFloor() { c.record.settleFloor(true) }
+
+// forgetFloor drops the remembered lowest dialect of a server whose
+// negotiate step failed: it changed, or is not the server it was.
+func (c *checker) forgetFloor() {
+	if s := c.r.Step(StepNegotiate); s != nil && s.Status == StatusFail && c.addr != "" {
+		c.o.LowestDialects.forget(c.floorKey())
+	}
+}
+
+// LowestDialectTTL is how long serve remembers a server's lowest dialect:
+// a server whose floor an admin raises or lowers is reported with the old
+// one for at most ten minutes — less than the default check interval
+// (15 min), so a server with one destination is still asked at every
+// scheduled check, while one with a folder per user (the common case) is
+// asked once per ten minutes instead of once per destination. A check
+// whose negotiate fails, or whose server now chooses another highest
+// dialect, asks again at once.
+const LowestDialectTTL = 10 * time.Minute
+
+// LowestDialects remembers, per server address (IP and port), the lowest
+// dialect a check with no device profile learned, for a long-running
+// process (serve) to share among its checks: a check that finds an answer
+// younger than the TTL, for a server that still chooses the same highest
+// dialect, states it without asking. The zero value is not usable; a nil
+// *LowestDialects remembers nothing. Safe for concurrent checks.
+type LowestDialects struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	m   map[string]lowestEntry
+}
+
+type lowestEntry struct {
+	low, highest Dialect
+	at           time.Time // when the check that asked started
+}
+
+// NewLowestDialects remembers each answer for ttl.
+func NewLowestDialects(ttl time.Duration) *LowestDialects {
+	return &LowestDialects{ttl: ttl, m: map[string]lowestEntry{}}
+}
+
+// lookup is key's answer if it is younger than the TTL at now and was
+// learned from a server that chose the same highest dialect.
+func (l *LowestDialects) lookup(key string, highest Dialect, now time.Time) (lowestEntry, bool) {
+	if l == nil {
+		return lowestEntry{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.m[key]
+	if !ok || e.highest != highest || !l.fresh(e, now) {
+		return lowestEntry{}, false
+	}
+	return e, true
+}
+
+func (l *LowestDialects) fresh(e lowestEntry, now time.Time) bool {
+	age := now.Sub(e.at)
+	return age >= 0 && age < l.ttl
+}
+
+// remember stores key's answer and drops the expired ones, so the map
+// holds no more than the servers checked within the TTL.
+func (l *LowestDialects) remember(key string, e lowestEntry) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, old := range l.m {
+		if !l.fresh(old, e.at) {
+			delete(l.m, k)
+		}
+	}
+	l.m[key] = e
+}
+
+func (l *LowestDialects) forget(key string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, key)
+}

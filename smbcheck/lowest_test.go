@@ -1,0 +1,101 @@
+package smbcheck
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestLowestDialectsRemember(t *testing.T) {
+	at := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	mem := NewLowestDialects(10 * time.Minute)
+	mem.remember("10.0.0.1:445", lowestEntry{low: DialectSMB21, highest: DialectSMB311, at: at})
+	for _, c := range []struct {
+		name    string
+		key     string
+		highest Dialect
+		now     time.Time
+		ok      bool
+	}{
+		{"fresh", "10.0.0.1:445", DialectSMB311, at.Add(9 * time.Minute), true},
+		{"expired", "10.0.0.1:445", DialectSMB311, at.Add(10 * time.Minute), false},
+		{"clock went back", "10.0.0.1:445", DialectSMB311, at.Add(-time.Second), false},
+		{"another highest dialect", "10.0.0.1:445", DialectSMB302, at.Add(time.Minute), false},
+		{"another port", "10.0.0.1:139", DialectSMB311, at.Add(time.Minute), false},
+	} {
+		e, ok := mem.lookup(c.key, c.highest, c.now)
+		if ok != c.ok || ok && e.low != DialectSMB21 {
+			t.Errorf("%s: %+v, %v; want found %v", c.name, e, ok, c.ok)
+		}
+	}
+	// A new answer drops the expired ones.
+	mem.remember("10.0.0.2:445", lowestEntry{low: DialectSMB202, highest: DialectSMB311, at: at.Add(20 * time.Minute)})
+	if len(mem.m) != 1 {
+		t.Errorf("entries %v, want only 10.0.0.2's", mem.m)
+	}
+	mem.forget("10.0.0.2:445")
+	if _, ok := mem.lookup("10.0.0.2:445", DialectSMB311, at.Add(21*time.Minute)); ok {
+		t.Error("a forgotten answer is still found")
+	}
+	var none *LowestDialects
+	none.remember("10.0.0.1:445", lowestEntry{low: DialectSMB21, highest: DialectSMB311, at: at})
+	if _, ok := none.lookup("10.0.0.1:445", DialectSMB311, at); ok {
+		t.Error("nil remembers")
+	}
+	none.forget("10.0.0.1:445")
+}
+
+// TestFloorHoldsProgress: while the lowest dialect is asked, the
+// negotiate step and the steps after it wait to be shown, and are shown
+// in order, the negotiate step with its finding, once it is known.
+func TestFloorHoldsProgress(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		f      floorAsk
+		detail string
+		ev     Evidence
+	}{
+		{"learned", floorAsk{low: DialectSMB202, asked: 1}, "SMB 3.1.1; the server's lowest dialect is 2.0.2, signing required",
+			Evidence{"lowest_dialect": "2.0.2", "lowest_dialect_asked": 1}},
+		{"remembered", floorAsk{low: DialectSMB21, seen: time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)}, "SMB 3.1.1; the server's lowest dialect is 2.1, signing required",
+			Evidence{"lowest_dialect": "2.1", "lowest_dialect_asked": 0, "lowest_dialect_learned": "2026-12-06T12:00:00Z"}},
+		{"not learned", floorAsk{asked: 2, err: errors.New("2.1: i/o timeout")}, "SMB 3.1.1, signing required",
+			Evidence{"lowest_dialect_asked": 2, "lowest_dialect_error": "2.1: i/o timeout"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var shown []Step
+			r := &record{progress: func(s Step) { shown = append(shown, s) }}
+			r.ok(r.begin(StepTCP), "connected")
+			f := c.f
+			f.done = make(chan struct{})
+			r.endFloor(r.begin(StepNegotiate), StatusOK, "SMB 3.1.1", ", signing required", &f)
+			r.ok(r.begin(StepSession), "logged on")
+			if len(shown) != 1 {
+				t.Fatalf("shown while asking: %s", stepsOf(shown))
+			}
+			close(f.done)
+			r.ok(r.begin(StepTree), "connected to share scans")
+			if len(shown) != 4 || shown[1].ID != StepNegotiate || shown[2].ID != StepSession || shown[3].ID != StepTree {
+				t.Fatalf("shown: %s", stepsOf(shown))
+			}
+			if n := shown[1]; n.Detail != c.detail || !equalEvidence(n.Evidence, c.ev) {
+				t.Errorf("negotiate %q %v; want %q %v", n.Detail, n.Evidence, c.detail, c.ev)
+			}
+			if r.r.Steps[1].Detail != c.detail {
+				t.Errorf("report's negotiate %q", r.r.Steps[1].Detail)
+			}
+		})
+	}
+}
+
+func equalEvidence(a, b Evidence) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
