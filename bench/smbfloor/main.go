@@ -4,8 +4,10 @@
 // back, close, delete, log-off — through the same SMB library: the floor
 // under `scanwarden check` (bench/smbcheck.sh prints both). Alternating with
 // them, whole checks (smbcheck.Run) in this same process with the state
-// store open, as serve runs its scheduled checks: what a check costs without
-// a process start, a store to open and a store to close. Lab only.
+// store open: what a check costs without a process start, a store to open
+// and a store to close — once asking the server's lowest dialect as the
+// CLI's one check does, once remembering it per server as serve's
+// scheduled checks do (smbcheck.LowestDialects). Lab only.
 package main
 
 import (
@@ -61,24 +63,32 @@ func main() {
 	t := smbcheck.Target{Host: *addr, Share: *share, User: typed, Password: scanwarden.NewSecret(pw)}
 
 	took := map[string][]time.Duration{}
-	var checks []time.Duration
+	var checks, served []time.Duration
+	mem := smbcheck.NewLowestDialects(smbcheck.LowestDialectTTL)
+	check := func(o smbcheck.Options) time.Duration {
+		start := time.Now()
+		r := smbcheck.Run(ctx, t, o)
+		if r.Verdict.Cause != scanwarden.CauseOK {
+			fail("check", fmt.Errorf("%s: %s", r.Verdict.Cause, r.Verdict.Summary))
+		}
+		return time.Since(start)
+	}
 	for i := range *n {
 		for p, d := range floorOnce(ctx, *addr, *share, *user, *domain, pw, i) {
 			took[p] = append(took[p], d)
 		}
-		start := time.Now()
-		r := smbcheck.Run(ctx, t, smbcheck.Options{MaxFailures: smbcheck.DefaultMaxFailures, Ledger: st.Ledger()})
-		checks = append(checks, time.Since(start))
-		if r.Verdict.Cause != scanwarden.CauseOK {
-			fail("check", fmt.Errorf("%s: %s", r.Verdict.Cause, r.Verdict.Summary))
-		}
+		o := smbcheck.Options{MaxFailures: smbcheck.DefaultMaxFailures, Ledger: st.Ledger()}
+		checks = append(checks, check(o))
+		o.LowestDialects = mem
+		served = append(served, check(o))
 	}
 	var line []string
 	for _, p := range phases {
 		line = append(line, fmt.Sprintf("%s %.1f", p, ms(median(took[p]))))
 	}
 	fmt.Printf("floor: one connection, in-process (medians of %d, ms): %s\n", *n, strings.Join(line, ", "))
-	fmt.Printf("whole check in one process with the store open (as serve runs it), alternating: median %.1f ms\n", ms(median(checks)))
+	fmt.Printf("whole check in one process with the store open, alternating: median %.1f ms asking the lowest dialect (as the CLI), %.1f ms remembering it per server (as serve runs them)\n",
+		ms(median(checks)), ms(median(served)))
 }
 
 // floorOnce runs the requests once on a new connection and returns how long
