@@ -30,16 +30,26 @@ func (s *devicePages) deviceNew(w http.ResponseWriter, r *http.Request, _ actor)
 
 // GET /devices/{name}/edit — the edit form, with what is stored.
 func (s *devicePages) deviceEdit(w http.ResponseWriter, r *http.Request, _ actor) {
+	d, ok := s.editedDevice(w, r)
+	if !ok {
+		return
+	}
+	s.renderDeviceForm(w, http.StatusOK, deviceFormView{Device: d}, "")
+}
+
+// editedDevice is the stored device an editor page ({name}) shows; false
+// when the page has failed (no editor running, no such device).
+func (s *devicePages) editedDevice(w http.ResponseWriter, r *http.Request) (registry.DeviceView, bool) {
 	if s.deviceManager == nil || s.fleet == nil {
 		s.fail(w, r, "device editor", ErrNotRunning)
-		return
+		return registry.DeviceView{}, false
 	}
 	d, err := s.fleet.Device(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, "device", err)
-		return
+		return registry.DeviceView{}, false
 	}
-	s.renderDeviceForm(w, http.StatusOK, deviceFormView{Device: d}, "")
+	return d, true
 }
 
 func (s *devicePages) renderDeviceForm(w http.ResponseWriter, status int, v deviceFormView, errMsg string) {

@@ -9,13 +9,8 @@ import (
 
 // GET /devices/{name}/remove — what removing it does, and the button.
 func (s *devicePages) deviceRemoveForm(w http.ResponseWriter, r *http.Request, _ actor) {
-	if s.deviceManager == nil || s.fleet == nil {
-		s.fail(w, r, "device editor", ErrNotRunning)
-		return
-	}
-	d, err := s.fleet.Device(r.Context(), r.PathValue("name"))
-	if err != nil {
-		s.fail(w, r, "device", err)
+	d, ok := s.editedDevice(w, r)
+	if !ok {
 		return
 	}
 	s.render(w, http.StatusOK, "device_remove", pageData{Title: "Remove device " + d.Name, Nav: "devices", LoggedIn: true, Data: d})

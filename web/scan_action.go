@@ -16,15 +16,11 @@ func (s *receiverPages) scanForce(w http.ResponseWriter, r *http.Request, a acto
 }
 
 func (s *receiverPages) scanAction(w http.ResponseWriter, r *http.Request, a actor, action string) {
-	if s.receiver == nil {
-		s.fail(w, r, "receiver", ErrNotRunning)
+	id, ok := s.scanID(w, r)
+	if !ok {
 		return
 	}
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil {
-		s.fail(w, r, "scan", ErrNotFound)
-		return
-	}
+	var err error
 	if action == "force" {
 		err = s.receiver.Force(r.Context(), id)
 	} else {
@@ -36,4 +32,19 @@ func (s *receiverPages) scanAction(w http.ResponseWriter, r *http.Request, a act
 	}
 	s.audit(r.Context(), a, r, "scan."+action, strconv.FormatInt(id, 10), "")
 	http.Redirect(w, r, "/receiver?done="+action, http.StatusSeeOther)
+}
+
+// scanID is the held scan a scan page ({id}) is about; false when the
+// page has failed (no receiver running, not a scan's id).
+func (s *receiverPages) scanID(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	if s.receiver == nil {
+		s.fail(w, r, "receiver", ErrNotRunning)
+		return 0, false
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		s.fail(w, r, "scan", ErrNotFound)
+		return 0, false
+	}
+	return id, true
 }

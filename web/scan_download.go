@@ -12,13 +12,8 @@ import (
 // is cleaned before it goes into a header, and the content is always sent
 // as a download, never shown inline.
 func (s *receiverPages) scanDownload(w http.ResponseWriter, r *http.Request, a actor) {
-	if s.receiver == nil {
-		s.fail(w, r, "receiver", ErrNotRunning)
-		return
-	}
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil {
-		s.fail(w, r, "scan", ErrNotFound)
+	id, ok := s.scanID(w, r)
+	if !ok {
 		return
 	}
 	sc, err := s.receiver.Scan(r.Context(), id)
