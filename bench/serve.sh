@@ -10,6 +10,7 @@
 set -euo pipefail
 export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/snmpsim.sh"
 settle=${1:-150}
 measure=${2:-60}
 count=100
@@ -31,26 +32,7 @@ trap cleanup EXIT
 echo "building" >&2
 (cd "$here" && go build -o "$work/scanwarden" ./cmd/scanwarden && go build -o "$work/servebench" ./bench/servebench)
 
-ulimit -n 8192
-mkdir -p "$work/cache"
-{
-	echo "--v2c-arch"
-	echo "--data-dir=$here/testlab/snmp"
-	echo "--cache-dir=$work/cache"
-	echo "--logging-method=null"
-	for ((i = 0; i < count; i++)); do echo "--agent-udpv4-endpoint=127.0.0.1:$((base + i))"; done
-} >"$work/args"
-drop=()
-if [ "$(id -u)" = 0 ]; then
-	chown -R nobody:nogroup "$work/cache"
-	drop=(--process-user=nobody --process-group=nogroup)
-fi
-snmpsimd "${drop[@]}" --args-from-file="$work/args" </dev/null >"$work/snmpsimd.log" 2>&1 &
-simpid=$!
-for _ in $(seq 1 150); do
-	snmpget -v2c -c kyocera-idle -t 0.5 -r 0 127.0.0.1:$((base + count - 1)) 1.3.6.1.2.1.1.5.0 >/dev/null 2>&1 && break
-	sleep 0.2
-done
+start_snmpsim $count $base kyocera-idle
 
 "$work/servebench" -data "$work/data" -devices $count -destinations 300 -snmp-base $base >&2
 cat >"$work/serve.toml" <<TOML

@@ -10,6 +10,7 @@
 set -euo pipefail
 export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/snmpsim.sh"
 count=${1:-1000}
 [ "$count" -ge 1 ] && [ "$count" -le 2000 ] || { echo "COUNT must be 1..2000" >&2; exit 2; }
 base=20000
@@ -30,33 +31,10 @@ trap cleanup EXIT
 echo "building snmpbench" >&2
 (cd "$here" && go build -o "$work/snmpbench" ./bench/snmpbench)
 
-# One snmpsimd, COUNT endpoints (LAB-NOTES: --args-from-file, raise ulimit -n).
-ulimit -n 8192
-mkdir -p "$work/cache"
-{
-	echo "--v2c-arch"
-	echo "--data-dir=$here/testlab/snmp"
-	echo "--cache-dir=$work/cache"
-	echo "--logging-method=null"
-	for ((i = 0; i < count; i++)); do echo "--agent-udpv4-endpoint=127.0.0.1:$((base + i))"; done
-} >"$work/args"
-# As root snmpsimd must drop privileges (these must be on the command line:
-# it checks them before reading --args-from-file).
-drop=()
-if [ "$(id -u)" = 0 ]; then
-	chown -R nobody:nogroup "$work/cache"
-	drop=(--process-user=nobody --process-group=nogroup)
-fi
+# One snmpsimd, COUNT endpoints.
 t0=$(date +%s.%N)
-snmpsimd "${drop[@]}" --args-from-file="$work/args" </dev/null >"$work/snmpsimd.log" 2>&1 &
-simpid=$!
+start_snmpsim "$count" $base $community
 last=$((base + count - 1))
-for _ in $(seq 1 150); do # at most 30 s
-	if snmpget -v2c -c $community -t 0.5 -r 0 127.0.0.1:$last 1.3.6.1.2.1.1.5.0 >/dev/null 2>&1; then break; fi
-	kill -0 $simpid 2>/dev/null || { echo "snmpsimd died:" >&2; tail "$work/snmpsimd.log" >&2; exit 1; }
-	sleep 0.2
-done
-snmpget -v2c -c $community -t 1 -r 0 127.0.0.1:$last 1.3.6.1.2.1.1.5.0 >/dev/null || { echo "snmpsimd not answering" >&2; exit 1; }
 echo "snmpsimd up with $count endpoints in $(echo "$(date +%s.%N) - $t0" | bc) s" >&2
 
 # scanwarden's poller: cycle 1 identifies (GET) + status (GETBULK); cycle 2
