@@ -113,7 +113,7 @@ ca = "`+lab.CA+`"
 		if !errors.Is(err, receiver.ErrLogon) {
 			t.Fatalf("delivery %d: %v, want a failed or refused logon", i, err)
 		}
-		var se *smbcheck.Error
+		var se *smbclient.Error
 		if errors.As(err, &se) && se.Refusal != nil {
 			deliveriesRefused++
 		}
@@ -279,7 +279,7 @@ func TestLabReloadADKerberosDelivers(t *testing.T) {
 		f.Close()
 		t.Fatal("delivered over Kerberos without [ad]: DNS named the KDC, the test proves nothing")
 	}
-	var se *smbcheck.Error
+	var se *smbclient.Error
 	if !errors.As(err, &se) || se.Cause != scanwarden.CauseKDCUnreachable {
 		t.Fatalf("without [ad]: %v, want kdc-unreachable", err)
 	}

@@ -301,7 +301,7 @@ func TestSMBRemoteUsesConfiguredWindow(t *testing.T) {
 			t.Fatalf("wrong password: %v", err)
 		}
 		_, err := remote.Open(context.Background(), target)
-		var se *smbcheck.Error
+		var se *smbclient.Error
 		if !errors.As(err, &se) || se.Refusal == nil || se.Refusal.Last == nil {
 			t.Fatalf("second try with the same password was not kept back: %v", err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -99,7 +100,7 @@ func TestLabChecksRaceDeliveries(t *testing.T) {
 			for i := 0; more(&deliveries); i++ {
 				f, err := remote.Open(ctx, target)
 				if err != nil {
-					var se *smbcheck.Error
+					var se *smbclient.Error
 					if errors.As(err, &se) && se.Refusal != nil {
 						refusals.Add(1)
 					}

@@ -45,7 +45,7 @@ func (r SMBRemote) Open(ctx context.Context, t smbcheck.Target) (Folder, error) 
 	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout,
 		Kerberos: r.Kerberos, Accounts: r.Accounts, Resolver: r.Resolver, Logger: r.Logger})
 	if err != nil {
-		var se *smbcheck.Error
+		var se *smbclient.Error
 		if errors.As(err, &se) && se.LogonFailed() {
 			return nil, fmt.Errorf("%w: %w", ErrLogon, err)
 		}
@@ -58,7 +58,7 @@ func (r SMBRemote) Open(ctx context.Context, t smbcheck.Target) (Folder, error) 
 	return smbFolder{s}, nil
 }
 
-type smbFolder struct{ s *smbcheck.Session }
+type smbFolder struct{ s *smbclient.Session }
 
 func (f smbFolder) Create(ctx context.Context, name string) (RemoteFile, error) {
 	file, err := f.s.Create(ctx, name)

@@ -169,7 +169,7 @@ func (c gatedLogon) judgeAttempt(ctx context.Context, id int64, res *attemptResu
 	// connection, an interrupt), the DC may have counted it, so it counts
 	// here too — as a failure whose cause is what was observed.
 	out := smbclient.Outcome{Kind: smbclient.Failed, Cause: res.cause, Status: res.status.String()}
-	if judgesNoPassword(res.status) || res.status == ntstatus.AccessDenied && c.cannotEncrypt() {
+	if smbclient.JudgesNoPassword(res.status) || res.status == ntstatus.AccessDenied && c.cannotEncrypt() {
 		// The server refused NTLM itself, or this account's kind of
 		// logon, or (ACCESS_DENIED to a client that cannot encrypt) a
 		// session without encryption after the password was checked: no

@@ -29,7 +29,7 @@ import (
 func TestLabDialKerberos(t *testing.T) {
 	lab := requireDC2(t)
 	dest := "//" + lab.DC2Host + "/scans"
-	dial := func(t *testing.T, user, pw string, auth Auth, led smbclient.Ledger) (*Session, error) {
+	dial := func(t *testing.T, user, pw string, auth Auth, led smbclient.Ledger) (*smbclient.Session, error) {
 		t.Helper()
 		tg := labTarget(t, lab, dest, user, pw)
 		tg.Auth = auth
@@ -83,7 +83,7 @@ func TestLabDialKerberos(t *testing.T) {
 			s.Close()
 			t.Fatal("NTLM logged on to the server that refuses it")
 		}
-		var e *Error
+		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Cause != scanwarden.CauseNTLMBlocked || e.Status != ntstatus.NTLMBlocked || e.LogonFailed() {
 			t.Fatalf("err %v (%+v), want ntlm-blocked, not a logon failure", err, e)
 		}
@@ -121,7 +121,7 @@ func TestLabDialKerberos(t *testing.T) {
 		before := badPwdCount(t, lab, "kwrong")
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		_, err := dial(t, "kwrong@"+lab.DNSDomain2, "Wrong.Auto-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthAuto, led)
-		var e *Error
+		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || e.Status == ntstatus.NTLMBlocked {
 			t.Fatalf("err %v, want bad-credentials from the KDC", err)
 		}
@@ -137,7 +137,7 @@ func TestLabDialKerberos(t *testing.T) {
 		tg := labTarget(t, lab, dest, lab.Domain2+`\kim`, "")
 		tg.Auth = AuthKerberos
 		_, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 0, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
-		var e *Error
+		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Refusal == nil || led.sent != 0 {
 			t.Fatalf("MaxFailures 0: %v, %d sent; want kept back, nothing sent", err, led.sent)
 		}
@@ -147,7 +147,7 @@ func TestLabDialKerberos(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		pw := "Wrong.Pass-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 		_, err := dial(t, "kwrong@"+lab.DNSDomain2, pw, AuthKerberos, led)
-		var e *Error
+		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || e.KDCError != errorcode.KDC_ERR_PREAUTH_FAILED || !e.LogonFailed() {
 			t.Fatalf("err %v (%+v), want bad-credentials from KDC_ERR_PREAUTH_FAILED", err, e)
 		}

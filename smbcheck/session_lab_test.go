@@ -20,7 +20,7 @@ import (
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
-func dialLab(t *testing.T, lab *testlab.Lab, dest, user, pw, ws string, o DialOptions) (*Session, error) {
+func dialLab(t *testing.T, lab *testlab.Lab, dest, user, pw, ws string, o DialOptions) (*smbclient.Session, error) {
 	t.Helper()
 	tg := labTarget(t, lab, dest, user, pw)
 	tg.Workstation = ws
@@ -103,8 +103,8 @@ func TestLabDialForward(t *testing.T) {
 			// the file under that name is untouched.
 			// An encrypted session cannot be stamped: the name is looked up
 			// first there.
-			if s.tree.SMB1() || s.tree.StampsRenames() == (tc.name == "encrypted") {
-				t.Fatalf("stamp ready %v on %s (SMB1 %v)", s.tree.StampsRenames(), tc.name, s.tree.SMB1())
+			if s.Dialect() == "NT LM 0.12" || s.StampsRenames() == (tc.name == "encrypted") {
+				t.Fatalf("stamp ready %v on %s (dialect %s)", s.StampsRenames(), tc.name, s.Dialect())
 			}
 			g, err := s.Create(ctx, tmp)
 			if err != nil {
@@ -169,7 +169,7 @@ func TestLabDialCauses(t *testing.T) {
 				s.Close()
 				t.Fatal("dial succeeded")
 			}
-			var e *Error
+			var e *smbclient.Error
 			if !errors.As(err, &e) || e.Op != tc.op || e.Cause != tc.want {
 				t.Fatalf("error %v (%#v), want op %q cause %s", err, e, tc.op, tc.want)
 			}
@@ -191,7 +191,7 @@ func TestLabDialLedger(t *testing.T) {
 	dest := "//" + lab.SMB2IP + "/scans"
 	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
 	_, err := dialLab(t, lab, dest, "scanuser", "", "", DialOptions{Ledger: led, MaxFailures: 0})
-	var e *Error
+	var e *smbclient.Error
 	if !errors.As(err, &e) || e.Refusal == nil || led.sent != 0 {
 		t.Fatalf("budget 0: %v, %d sent", err, led.sent)
 	}
@@ -330,7 +330,7 @@ func TestLabDialSMB1(t *testing.T) {
 		{"//" + lab.SMB1IP + "/scans/no/such", "", "folder", scanwarden.CausePathNotFound},
 	} {
 		_, err := dialLab(t, lab, tc.dest, "scanuser", tc.pw, "", DialOptions{MaxFailures: 1})
-		var e *Error
+		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Op != tc.op || e.Cause != tc.want {
 			t.Errorf("%s: %v, want %s at %s", tc.dest, err, tc.want, tc.op)
 		}

@@ -133,7 +133,7 @@ func (c sessionStep) explainNegotiation(ctx context.Context, res attemptResult) 
 		// explains the rest.
 		return true
 	}
-	if res.err != nil && isTimeout(res.err) {
+	if res.err != nil && smbclient.IsTimeout(res.err) {
 		s := c.begin(StepNegotiate)
 		c.negotiated = true
 		_, ev := classify(StepNegotiate, res.err)

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -60,7 +61,7 @@ func (c tcpStep) stepTCP(ctx context.Context, addrs []string) bool {
 
 func describeDialError(err error) string {
 	switch {
-	case isTimeout(err):
+	case smbclient.IsTimeout(err):
 		return "no answer (timeout: host down or a firewall drops the traffic)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused (the host is up, nothing listens)"

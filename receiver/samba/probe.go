@@ -18,6 +18,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // A running smbd is not a working share: smbd listens and answers
@@ -171,7 +172,7 @@ func probeShare(ctx context.Context, p ShareProbe) ShareHealth {
 // connected judges a logon that smbd accepted: as the share's user, list
 // the share's folder (what an MFP's "browse" does; nothing is written).
 // smbd connects the share without entering it.
-func (p ShareProbe) connected(ctx context.Context, s *smbcheck.Session, unc string) ShareHealth {
+func (p ShareProbe) connected(ctx context.Context, s *smbclient.Session, unc string) ShareHealth {
 	guest := s.Guest()
 	_, lerr := s.ReadDir(ctx, "")
 	s.Close()
@@ -181,7 +182,7 @@ func (p ShareProbe) connected(ctx context.Context, s *smbcheck.Session, unc stri
 	}
 	if lerr != nil {
 		h := ShareHealth{Cause: ShareUnknown, Detail: fmt.Sprintf("the MFP account %s connects %s but cannot list its folder %s: %v", p.Account.Name, unc, p.Inbox, lerr), Fix: p.fixLog()}
-		var se *smbcheck.Error
+		var se *smbclient.Error
 		if errors.As(lerr, &se) && se.Status != 0 {
 			h.NTStatus = se.Status.Name()
 		}
@@ -201,7 +202,7 @@ func (p ShareProbe) connected(ctx context.Context, s *smbcheck.Session, unc stri
 // refused names why smbd refused the probe (err), from the error and the
 // lines smbd logged meanwhile (said).
 func (p ShareProbe) refused(err error, said logLines, addr, unc string) ShareHealth {
-	var se *smbcheck.Error
+	var se *smbclient.Error
 	errors.As(err, &se)
 	h := ShareHealth{Cause: ShareUnknown}
 	if se != nil && se.Status != 0 {

@@ -37,7 +37,7 @@ func startTestSamba(t *testing.T, smb1 bool) *Server {
 	return s
 }
 
-func smbclient(t *testing.T, s *Server, smb1 bool, cmd string) (string, error) {
+func runSmbclient(t *testing.T, s *Server, smb1 bool, cmd string) (string, error) {
 	t.Helper()
 	c := s.Config()
 	args := []string{"//" + c.Listen.String() + "/" + c.Share, "-U", "swmfp%" + testPassword, "-p", strconvI(c.Port), "--use-kerberos=disabled", "-c", cmd}
@@ -54,14 +54,14 @@ func TestSambaRealStartFindSurvive(t *testing.T) {
 	s := startTestSamba(t, false)
 	src := filepath.Join(t.TempDir(), "a.pdf")
 	os.WriteFile(src, []byte("%PDF-1.4\nhello\n%%EOF\n"), 0o644)
-	if out, err := smbclient(t, s, false, "put "+src+" a.pdf"); err != nil {
+	if out, err := runSmbclient(t, s, false, "put "+src+" a.pdf"); err != nil {
 		t.Fatalf("smbclient put: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(s.Config().Inbox, "a.pdf")); err != nil {
 		t.Fatal(err)
 	}
 	// SMB1 is off: an NT1 client is refused.
-	if out, err := smbclient(t, s, true, "ls"); err == nil {
+	if out, err := runSmbclient(t, s, true, "ls"); err == nil {
 		t.Fatalf("SMB1 client got in with smb1 off:\n%s", out)
 	}
 	// A second manager finds the same smbd by its pid file.
@@ -91,7 +91,7 @@ func TestSambaRealStartFindSurvive(t *testing.T) {
 
 func TestSambaRealSMB1(t *testing.T) {
 	s := startTestSamba(t, true)
-	if out, err := smbclient(t, s, true, "ls"); err != nil {
+	if out, err := runSmbclient(t, s, true, "ls"); err != nil {
 		t.Fatalf("SMB1 NTLMv1 client refused with smb1 on: %v\n%s", err, out)
 	}
 }
@@ -111,7 +111,7 @@ func freePort(t *testing.T) int {
 func TestSambaRealReload(t *testing.T) {
 	s := startTestSamba(t, false)
 	pid := s.Pid()
-	if out, err := smbclient(t, s, true, "ls"); err == nil {
+	if out, err := runSmbclient(t, s, true, "ls"); err == nil {
 		t.Fatalf("SMB1 client got in with smb1 off:\n%s", out)
 	}
 	c := s.Config()
@@ -128,7 +128,7 @@ func TestSambaRealReload(t *testing.T) {
 	}
 	var out string
 	for i := 0; i < 20; i++ {
-		if out, err = smbclient(t, s2, true, "ls"); err == nil {
+		if out, err = runSmbclient(t, s2, true, "ls"); err == nil {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)

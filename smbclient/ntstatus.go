@@ -1,37 +1,43 @@
-package smbcheck
+package smbclient
 
 import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
 )
 
-// What an NT status means for a check. The codes and their names are
-// internal/ntstatus; their causes, which depend on the step, are here.
+// What an NT status means for a check or a delivery. The codes and their
+// names are internal/ntstatus; their causes, which depend on the operation,
+// are here.
 
-// ntInfo is one row of the table: a status's cause, and the steps where it
-// means something else. Adding a cause for a status is one row here (plus
+// ntInfo is one row of the table: a status's cause, and the operations
+// where it means something else. Adding a cause for a status is one row here (plus
 // the cause's fix in the root package's cause.go, and its name in
 // internal/ntstatus); no switch elsewhere.
 type ntInfo struct {
 	cause scanwarden.Cause            // the cause wherever it appears ("": unknown)
-	at    map[string]scanwarden.Cause // per-step overrides (step id, or "delete")
+	at    map[string]scanwarden.Cause // per-operation overrides (an Error's Op)
 }
 
-// Per-step overrides shared by several rows.
+// Per-operation overrides shared by several rows.
 var (
 	// ACCESS_DENIED refuses the share at tree connect, the password at
-	// session setup, deleting at delete, writing elsewhere.
-	deniedAt = map[string]scanwarden.Cause{StepTree: scanwarden.CauseShareAccessDenied, StepSession: scanwarden.CauseBadCredentials, StepForms: scanwarden.CauseBadCredentials,
-		stepDelete: scanwarden.CauseNoDeletePermission}
+	// session setup, deleting at remove, writing elsewhere.
+	deniedAt = map[string]scanwarden.Cause{opTree: scanwarden.CauseShareAccessDenied, opLogon: scanwarden.CauseBadCredentials,
+		opRemove: scanwarden.CauseNoDeletePermission}
 	// Samba's "max connections" answers INSUFFICIENT_RESOURCES at tree
 	// connect; during logon it is the server's session limit.
-	connLimitAt = map[string]scanwarden.Cause{StepTree: scanwarden.CauseConnectionLimit, StepSession: scanwarden.CauseConnectionLimit, StepForms: scanwarden.CauseConnectionLimit}
+	connLimitAt = map[string]scanwarden.Cause{opTree: scanwarden.CauseConnectionLimit, opLogon: scanwarden.CauseConnectionLimit}
 	// Samba answers NOT_FOUND for a UPN with a wrong password.
-	logonAt = map[string]scanwarden.Cause{StepSession: scanwarden.CauseBadCredentials, StepForms: scanwarden.CauseBadCredentials}
+	logonAt = map[string]scanwarden.Cause{opLogon: scanwarden.CauseBadCredentials}
 )
 
-// stepDelete is the canary's delete within the write step, judged apart.
-const stepDelete = "delete"
+// The operations whose statuses mean something of their own.
+const (
+	opConnect = "connect"
+	opLogon   = "logon"
+	opTree    = "tree connect"
+	opRemove  = "remove"
+)
 
 var ntTable = map[ntstatus.Status]ntInfo{
 	ntstatus.Success:                {scanwarden.CauseOK, nil},
@@ -84,10 +90,10 @@ var ntTable = map[ntstatus.Status]ntInfo{
 	ntstatus.NTLMBlocked:            {scanwarden.CauseNTLMBlocked, nil},
 }
 
-// judgesNoPassword reports whether a logon refused with st judged no
+// JudgesNoPassword reports whether a logon refused with st judged no
 // password — the server refused NTLM itself, or the account's kind of
 // logon after its password was right — so it spends none of the failed-
 // logon budget.
-func judgesNoPassword(st ntstatus.Status) bool {
+func JudgesNoPassword(st ntstatus.Status) bool {
 	return st == ntstatus.NTLMBlocked || st == ntstatus.AccountRestriction || st == ntstatus.LogonTypeNotGranted || st == ntstatus.SmartcardLogonRequired
 }
