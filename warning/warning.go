@@ -282,9 +282,15 @@ func Assess(th Thresholds, o Observation, h History, now time.Time, loc *time.Lo
 	return out
 }
 
+// dueWithin: x is known, still ahead of now, and at most n days away (n of
+// 0 or less: never).
+func dueWithin(x, now time.Time, n int) bool {
+	return n > 0 && !x.IsZero() && x.After(now) && x.Sub(now) <= days(n)
+}
+
 func passwordSoon(th Thresholds, o Observation, now time.Time, loc *time.Location) *Warning {
 	x := o.PasswordExpires
-	if th.PasswordDays <= 0 || o.Account == "" || x.IsZero() || !x.After(now) || x.Sub(now) > days(th.PasswordDays) {
+	if o.Account == "" || !dueWithin(x, now, th.PasswordDays) {
 		return nil
 	}
 	return &Warning{Kind: PasswordExpiresSoon, Subject: o.Account, Due: x, KyoceraCode: code(scanwarden.CausePasswordExpired),
@@ -296,7 +302,7 @@ func passwordSoon(th Thresholds, o Observation, now time.Time, loc *time.Locatio
 
 func accountSoon(th Thresholds, o Observation, now time.Time, loc *time.Location) *Warning {
 	x := o.AccountExpires
-	if th.AccountDays <= 0 || o.Account == "" || x.IsZero() || !x.After(now) || x.Sub(now) > days(th.AccountDays) {
+	if o.Account == "" || !dueWithin(x, now, th.AccountDays) {
 		return nil
 	}
 	return &Warning{Kind: AccountExpiresSoon, Subject: o.Account, Due: x, KyoceraCode: code(scanwarden.CauseAccountExpired),

@@ -130,17 +130,13 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 			if j.LastCheck != nil {
 				last = fmt.Sprintf("%s %s", j.LastCheck.Cause, j.LastCheck.At.Local().Format("2006-01-02 15:04"))
 			}
-			dev := j.Device
-			if dev == "" {
-				dev = "-"
-			}
 			if j.PasswordUnreadable != "" {
 				last += " — " + registry.PasswordUnreadableMark
 			}
 			if j.Bridge != nil {
 				last += " — " + j.Bridge.Line(time.Now())
 			}
-			humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, dev, destString(ds[i].Target(nil)), userLabel(j.User), last)
+			humanf(c.env.stdout, "%-24s %-12s %-40s %-28s %s\n", j.Name, orDash(j.Device), destString(ds[i].Target(nil)), userLabel(j.User), last)
 		}
 		return exitOK
 	})

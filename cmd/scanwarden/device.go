@@ -227,11 +227,7 @@ func deviceList(ctx context.Context, c *subcommand, args []string) int {
 			fmt.Fprintln(c.env.stdout, "no devices (scanwarden device add, or import addressbook --device)")
 		}
 		for _, d := range out {
-			ws := d.Workstation
-			if ws == "" {
-				ws = "-"
-			}
-			humanf(c.env.stdout, "%-20s %-22s workstation %-16s %d destinations\n", d.Name, d.Address, ws, d.Destinations)
+			humanf(c.env.stdout, "%-20s %-22s workstation %-16s %d destinations\n", d.Name, d.Address, orDash(d.Workstation), d.Destinations)
 		}
 		return exitOK
 	})
