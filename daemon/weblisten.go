@@ -11,6 +11,7 @@ import (
 
 	"github.com/scanwarden/scanwarden/internal/connlimit"
 	"github.com/scanwarden/scanwarden/internal/loglimit"
+	"github.com/scanwarden/scanwarden/internal/trusted"
 )
 
 // Caps on the web listener's connections, counted on the TCP socket before
@@ -24,7 +25,7 @@ import (
 // slots are kept for addresses that made an authenticated request (a live
 // session or an API token) within the last 24 h, so the admin who was
 // logged in still gets the page during such a flood (at most
-// webTrustedMax such addresses are remembered, the least recent forgotten).
+// trusted.Max such addresses are remembered, the least recent forgotten).
 //
 // "One address" is an IPv6 peer's /64 (connlimit): a host's SLAAC or
 // privacy addresses count as one. Neighbours on that /64 share its
@@ -34,8 +35,6 @@ const (
 	WebMaxConns        = 256
 	WebMaxConnsPerAddr = 32
 	WebReserve         = 32
-	webTrustedMax      = 64
-	webTrustedFor      = 24 * time.Hour
 )
 
 // webBusy is what a refused plain-HTTP connection reads (nothing over TLS).
@@ -48,7 +47,7 @@ var webRefusedDesc = prometheus.NewDesc("scanwarden_web_connections_refused_tota
 // webLimit counts and logs (once per 10 s) the web connections refused.
 type webLimit struct {
 	ln      *connlimit.Listener // the last wrapped
-	trusted map[netip.Addr]time.Time
+	trusted trusted.Addrs
 	mu      sync.Mutex
 	refused int64
 	log     *loglimit.Limiter // nil: refusals are only counted
@@ -88,30 +87,15 @@ func (w *webLimit) open() int {
 
 // trust remembers an address that made an authenticated request.
 func (w *webLimit) trust(a netip.Addr) {
-	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.trusted == nil {
-		w.trusted = map[netip.Addr]time.Time{}
-	}
-	if _, ok := w.trusted[a]; !ok && len(w.trusted) >= webTrustedMax {
-		var oldest netip.Addr
-		var at time.Time
-		for k, t := range w.trusted {
-			if at.IsZero() || t.Before(at) {
-				oldest, at = k, t
-			}
-		}
-		delete(w.trusted, oldest)
-	}
-	w.trusted[a] = now
+	w.trusted.Trust(a, time.Now())
 }
 
 func (w *webLimit) isTrusted(a netip.Addr) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	t, ok := w.trusted[a]
-	return ok && time.Since(t) < webTrustedFor
+	return w.trusted.Has(a, time.Now())
 }
 
 func (w *webLimit) refuse(peer netip.Addr, open, fromPeer int) {

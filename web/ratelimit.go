@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/scanwarden/scanwarden/internal/trusted"
 )
 
 // limiter bounds the password guesses the login form evaluates. A guess is
@@ -36,7 +38,7 @@ type limiter struct {
 	refilled time.Time
 	addrs    map[netip.Addr]*window
 	prefixes map[netip.Prefix]*window
-	trusted  map[netip.Addr]time.Time // address → trusted until
+	trusted  trusted.Addrs
 }
 
 type window struct {
@@ -46,10 +48,6 @@ type window struct {
 
 const (
 	limiterCap = 10000
-	// trustedCap bounds the admin's trusted addresses; trustFor is how
-	// long an address stays trusted after the admin's last use of it.
-	trustedCap = 64
-	trustFor   = 24 * time.Hour
 )
 
 // limits are the login limiter's settings (Config's Login* fields).
@@ -61,7 +59,7 @@ type limits struct {
 func newLimiter(l limits, now func() time.Time) *limiter {
 	return &limiter{now: now, perAddr: l.perAddr, perPrefix: l.perPrefix, perMinute: l.perMinute, window: l.window,
 		tokens: float64(l.perMinute), refilled: now(),
-		addrs: map[netip.Addr]*window{}, prefixes: map[netip.Prefix]*window{}, trusted: map[netip.Addr]time.Time{}}
+		addrs: map[netip.Addr]*window{}, prefixes: map[netip.Prefix]*window{}}
 }
 
 // ticket is one reserved guess, given back by succeed.
@@ -89,17 +87,17 @@ func (l *limiter) reserve(addr netip.Addr) (t ticket, refused string, wait time.
 	if addr.Is6() {
 		t.prefix, _ = addr.Prefix(64)
 	}
-	trusted := now.Before(l.trusted[addr])
+	admin := l.trusted.Has(addr, now)
 
 	if w := live(l.addrs, addr, now, l.window); w != nil && w.failures >= l.perAddr {
 		return ticket{}, refusedAddr, w.start.Add(l.window).Sub(now)
 	}
-	if !trusted && t.prefix.IsValid() {
+	if !admin && t.prefix.IsValid() {
 		if w := live(l.prefixes, t.prefix, now, l.window); w != nil && w.failures >= l.perPrefix {
 			return ticket{}, refusedPrefix, w.start.Add(l.window).Sub(now)
 		}
 	}
-	if !trusted {
+	if !admin {
 		if l.tokens < 1 {
 			return ticket{}, refusedGlobal, time.Duration((1 - l.tokens) * float64(time.Minute) / float64(l.perMinute))
 		}
@@ -125,28 +123,14 @@ func (l *limiter) succeed(t ticket) {
 	if t.global && l.tokens+1 <= float64(l.perMinute) {
 		l.tokens++
 	}
-	l.trustLocked(t.addr, l.now())
+	l.trusted.Trust(t.addr, l.now())
 }
 
 // trust marks addr as the admin's (a request with a live session).
 func (l *limiter) trust(addr netip.Addr) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.trustLocked(addr, l.now())
-}
-
-func (l *limiter) trustLocked(addr netip.Addr, now time.Time) {
-	if _, ok := l.trusted[addr]; !ok && len(l.trusted) >= trustedCap {
-		var oldest netip.Addr
-		var at time.Time
-		for a, until := range l.trusted {
-			if at.IsZero() || until.Before(at) {
-				oldest, at = a, until
-			}
-		}
-		delete(l.trusted, oldest)
-	}
-	l.trusted[addr] = now.Add(trustFor)
+	l.trusted.Trust(addr, l.now())
 }
 
 func (l *limiter) refill(now time.Time) {
