@@ -23,18 +23,6 @@ type Backlog struct {
 	LastFailed *Scan
 }
 
-// ShareHealth is the running receiver's last probe of its share (nil: none
-// yet), as a bridged destination's health reads it.
-func (r *Receiver) ShareHealth() *samba.ShareHealth {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.share == nil {
-		return nil
-	}
-	h := *r.share
-	return &h
-}
-
 // LastShareCheck is the probe of its share the receiver running on
 // dataDir last recorded (receiver.json; nil: none ran there) — for a
 // command beside a running serve. Its At tells how old it is.

@@ -5,26 +5,86 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
-// Kick asks for an early delivery of destination's held scans (its check
-// just turned green), past the back-off.
-func (r *Receiver) Kick(destination string) {
+// dispatcher runs the receiver's deliveries: its background forwarder,
+// every Poll and when woken, and the deliveries asked for now, each by a
+// forwarder of its own (its own buffers: the background one may be
+// copying). They all share its names locks.
+type dispatcher struct {
+	cfg     ForwardConfig
+	dataDir string
+	cat     Catalogue
+	dests   Destinations
+	remote  Remote
+	log     *slog.Logger
+	kick    chan *string // wakes the background forwarder
+	names   nameLocks    // its forwarders' choice of final names (copier.names)
+}
+
+func (d *dispatcher) forwarder() *forwarder {
+	return newForwarder(d.cfg, d.dataDir, d.cat, d.dests, d.remote, d.log, &d.names)
+}
+
+// newForwarder is the one way a forwarder is built: the running receiver's
+// (its configured timings) and the CLI's (DeliverNow, DeliverScan: the
+// defaults, no receiver running). names nil: no receiver shares the names.
+func newForwarder(cfg ForwardConfig, dataDir string, cat Catalogue, dests Destinations, remote Remote, log *slog.Logger, names *nameLocks) *forwarder {
+	return &forwarder{cfg: cfg, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(), log: log, now: time.Now,
+		copier: copier{dataDir: dataDir, names: names}}
+}
+
+// wake asks the background forwarder for a delivery now: of only's held
+// scans past the back-off, or (nil) of the scans due.
+func (d *dispatcher) wake(only *string) {
 	select {
-	case r.kick <- &destination:
+	case d.kick <- only:
 	default:
 	}
 }
 
-// Deliver delivers destination's held scans now ("" = every destination's)
-// in the caller's goroutine, past the back-off, and says how many.
-func (r *Receiver) Deliver(ctx context.Context, destination string) (int, error) {
-	fw := r.forwarder() // its own buffers: the background forwarder may be copying
+// deliver is Receiver.Deliver.
+func (d *dispatcher) deliver(ctx context.Context, destination string) (int, error) {
 	var only *string
 	if destination != "" {
 		only = &destination
 	}
-	return fw.deliverDue(ctx, only, true)
+	return d.forwarder().deliverDue(ctx, only, true)
+}
+
+// loop runs the background forwarder until ctx ends: the scans due every
+// Poll, those it is woken for, the purge of delivered copies now and then.
+func (d *dispatcher) loop(ctx context.Context) {
+	if d.remote == nil || d.dests == nil {
+		<-ctx.Done()
+		return
+	}
+	fw := d.forwarder()
+	poll := time.NewTicker(d.cfg.Poll)
+	defer poll.Stop()
+	// retention 0 means purged right after delivery: the purge runs at least
+	// a tenth of the retention apart, at most an hour
+	purge := time.NewTicker(min(time.Hour, max(d.cfg.Retention/10, d.cfg.Poll)))
+	defer purge.Stop()
+	fw.purge(ctx)
+	for {
+		var only *string
+		force := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+		case only = <-d.kick:
+			force = only != nil
+		case <-purge.C:
+			fw.purge(ctx)
+			continue
+		}
+		if _, err := fw.deliverDue(ctx, only, force); err != nil && ctx.Err() == nil {
+			d.log.Warn("delivery failed; retrying later", "err", err)
+		}
+	}
 }
 
 // errNoReceiver is returned where a running receiver is needed.
@@ -40,13 +100,6 @@ func DeliverNow(ctx context.Context, dataDir string, cat Catalogue, dests Destin
 		only = &destination
 	}
 	return fw.deliverDue(ctx, only, true)
-}
-
-// DeliverScan delivers one held (or failed) scan now, past the back-off
-// (the web page's "deliver now"); a failure backs off with the receiver's
-// configured timings, as its own deliveries do.
-func (r *Receiver) DeliverScan(ctx context.Context, id int64) error {
-	return r.forwarder().deliverScan(ctx, id)
 }
 
 func (fw *forwarder) deliverScan(ctx context.Context, id int64) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -35,22 +34,6 @@ type forwarder struct {
 	now     func() time.Time
 	copier  copier // one scan into one folder, with its own buffers
 }
-
-// DeliveryError is why one scan was not delivered.
-type DeliveryError struct {
-	Scan int64
-	Op   string
-	Err  error
-}
-
-func (e *DeliveryError) Error() string {
-	msg := e.Err.Error()
-	if strings.HasPrefix(msg, e.Op+":") { // smbcheck's errors name the operation already
-		return fmt.Sprintf("scan %d: %s", e.Scan, msg)
-	}
-	return fmt.Sprintf("scan %d: %s: %s", e.Scan, e.Op, msg)
-}
-func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // due returns the destinations with scans to deliver now (or all held ones
 // when now is zero, for an on-demand delivery of only).

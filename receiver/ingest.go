@@ -378,12 +378,6 @@ func safeName(name string) string {
 	return s
 }
 
-// Force lets an incomplete scan be delivered as it is: it is catalogued as
-// held (marked forced) and leaves the inbox.
-func (r *Receiver) Force(ctx context.Context, id int64) (Scan, error) {
-	return Force(ctx, r.cfg.DataDir, r.cat, id)
-}
-
 // Force does Receiver.Force without a running receiver (the CLI).
 func Force(ctx context.Context, dataDir string, cat Catalogue, id int64) (Scan, error) {
 	sc, err := cat.Scan(ctx, id)

@@ -13,119 +13,29 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
-// Config is the receiver's whole configuration. Zero means zero: fill
-// defaults (DefaultShare, port 445, DefaultWatch, DefaultForward) where the
-// config is read.
-type Config struct {
-	// DataDir holds inbox/ (the share), held/ (catalogued scans) and, in
-	// the one-process layout, smbd/.
-	DataDir string
-	// SmbdDir is smbd's folder (smb.conf, pid file, passdb, logs); zero:
-	// DataDir/smbd. With ExternalSamba it is the root side's own folder
-	// (PrepareShare writes it), which the receiver only reads.
-	SmbdDir  string
-	Listen   netip.Addr // the one address the share binds
-	Port     int
-	Share    string
-	Accounts []samba.Account
-	// SMB1 lets SMB1/NTLMv1 firmware in, on this share only (a standing
-	// security warning in Status).
-	SMB1 bool
-	// Allow lists the networks that may connect to the share (the MFPs);
-	// empty = any address that reaches Listen (a standing warning).
-	// SetAllow replaces it while the receiver runs.
-	Allow []netip.Prefix
-	// AllowWarning, when not empty, is a standing warning in Status: why
-	// Allow admits more than the MFPs (serve: no MFP registered yet).
-	AllowWarning string
-	// ExternalSamba: smbd runs under its own unit (the installed layout),
-	// root renders its config. The receiver hands root only data — the
-	// allowlist in AllowFile(DataDir) — and never writes smb.conf, runs a
-	// Samba tool, starts, stops or signals smbd.
-	ExternalSamba bool
-	// KeepSamba leaves smbd running at Close (a daemon restart does not cut
-	// transfers in flight). Without it Close stops smbd.
-	KeepSamba bool
-	Watch     WatchConfig
-	Forward   ForwardConfig
-	// SambaBin names the Samba programs (zero: found in PATH).
-	SambaBin samba.Bin
-}
-
-// Validate names the first field that cannot be used.
-func (c Config) Validate() error {
-	if c.DataDir == "" || !filepath.IsAbs(c.DataDir) {
-		return badConfig("data_dir", c.DataDir, "must be an absolute path")
-	}
-	if c.Watch.Quiet <= 0 {
-		return badConfig("quiet", c.Watch.Quiet.String(), "must be positive")
-	}
-	if c.Watch.Rescan <= 0 {
-		return badConfig("rescan", c.Watch.Rescan.String(), "must be positive")
-	}
-	if c.Forward.Retry <= 0 || c.Forward.MaxRetry < c.Forward.Retry {
-		return badConfig("retry", c.Forward.Retry.String(), "must be positive and at most max_retry")
-	}
-	if c.Forward.Poll <= 0 {
-		return badConfig("poll", c.Forward.Poll.String(), "must be positive")
-	}
-	return c.samba().Validate()
-}
-
-// badConfig is the *scanwarden.FieldError for field; value shows quoted.
-func badConfig(field, value, reason string) error {
-	var v any
-	if value != "" {
-		v = strconv.Quote(value)
-	}
-	return &scanwarden.FieldError{Field: field, Value: v, Reason: reason}
-}
-
-func (c Config) samba() samba.Config {
-	dir := c.SmbdDir
-	if dir == "" {
-		dir = filepath.Join(c.DataDir, "smbd")
-	}
-	return samba.Config{Dir: dir, Inbox: Inbox(c.DataDir), Listen: c.Listen, Port: c.Port,
-		Share: c.Share, Accounts: c.Accounts, SMB1: c.SMB1, Allow: c.Allow, Bin: c.SambaBin}
-}
-
-// Receiver runs the fallback share: smbd, watcher, forwarder.
+// Receiver runs the fallback share: it wires its parts — the share's keeper
+// (smbd, allowlist, probe), its folders, the inbox's watcher and ingester,
+// the dispatcher of deliveries, receiver.json — under one run context.
 type Receiver struct {
-	cfg    Config
-	cat    Catalogue
-	dests  Destinations
-	remote Remote
-	log    *slog.Logger
-	samba  *samba.Server
+	cfg Config
+	cat Catalogue
+	log *slog.Logger
+	// observer learns each MFP's SMB client from smbd's log (Observe).
+	observer Observer
+
+	share   *shareKeeper
+	folders *folders
+	post    *dispatcher
+	info    *runFile
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	kick   chan *string
-	relay  chan struct{} // Relayout's request for the share's folders now
-	fw     *forwarder
-	w      *watcher
-
-	names   nameLocks // its forwarders' choice of final names (forwarder.names)
-	mu      sync.Mutex
-	folders map[string]string  // share folder → destination
-	allowMu sync.Mutex         // one SetAllow at a time
-	allowW  string             // why the allowlist admits more than the MFPs (a standing warning); under mu
-	stopped string             // why no scan can be taken from the inbox now ("" = they can); under mu
-	share   *samba.ShareHealth // the share probe's last answer (nil: none yet); under mu
-	// observer learns each MFP's SMB client from smbd's log (Observe).
-	observer Observer
-	// infoMu: one writeRunInfo at a time — the probe loop, the watcher's
-	// signal and SetAllow write receiver.json through one temporary file.
-	infoMu sync.Mutex
 }
 
 // New checks the config; nothing starts before Open.
@@ -140,9 +50,14 @@ func New(cfg Config, cat Catalogue, dests Destinations, remote Remote, log *slog
 	if err != nil {
 		return nil, err
 	}
-	r := &Receiver{cfg: cfg, cat: cat, dests: dests, remote: remote, log: log.With("component", "receiver"), samba: s,
-		kick: make(chan *string, 16), relay: make(chan struct{}, 1), folders: map[string]string{}, allowW: cfg.AllowWarning}
-	return r, nil
+	log = log.With("component", "receiver")
+	info := &runFile{cfg: cfg, samba: s, allowW: cfg.AllowWarning}
+	return &Receiver{cfg: cfg, cat: cat, log: log, info: info,
+		share:   &shareKeeper{cfg: cfg, samba: s, info: info, log: log},
+		folders: newFolders(Inbox(cfg.DataDir), dests, cfg.Watch.Rescan, log),
+		post: &dispatcher{cfg: cfg.Forward, dataDir: cfg.DataDir, cat: cat, dests: dests, remote: remote, log: log,
+			kick: make(chan *string, 16)},
+	}, nil
 }
 
 // Observe makes the receiver tell obs what each MFP's logons and scans on
@@ -160,14 +75,14 @@ func (r *Receiver) Open(ctx context.Context) error {
 	if err := os.MkdirAll(Inbox(r.cfg.DataDir), 0o750); err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
-	if err := r.layout(ctx); err != nil {
+	if err := r.folders.layout(ctx); err != nil {
 		return err
 	}
-	if err := r.openSamba(ctx); err != nil {
+	if err := r.share.open(ctx); err != nil {
 		return err
 	}
-	r.writeRunInfo()
-	if err := r.recover(ctx); err != nil {
+	r.info.write()
+	if err := r.ingester().recover(ctx, r.log); err != nil {
 		return err
 	}
 	var obs *observations // nil: no observer
@@ -176,18 +91,16 @@ func (r *Receiver) Open(ctx context.Context) error {
 		obs = newObservations()
 		onLogon = obs.put
 	}
-	w, err := r.openWatcher(samba.NewAudit(r.samba.AuditLog(), onLogon), obs)
+	w, err := r.openWatcher(samba.NewAudit(r.share.samba.AuditLog(), onLogon), obs)
 	if err != nil {
 		return err
 	}
-	r.w = w
-	r.fw = r.forwarder()
 	r.startLoops(ctx, w, obs)
 	return nil
 }
 
 // openWatcher starts the inbox watcher: a scan it holds for a destination
-// kicks the forwarder (and, with an observer, tells what its writer's
+// wakes the forwarder (and, with an observer, tells what its writer's
 // client did, to obs); a problem with its signal stops taking scans, said
 // in receiver.json.
 func (r *Receiver) openWatcher(audit *samba.Audit, obs *observations) (*watcher, error) {
@@ -202,176 +115,41 @@ func (r *Receiver) openWatcher(audit *samba.Audit, obs *observations) (*watcher,
 			}
 		}
 		if out == ingested && sc.State == Held && sc.Destination != "" {
-			select {
-			case r.kick <- nil:
-			default:
-			}
+			r.post.wake(nil)
 		}
 	}
-	w.onSignal = func(problem string) {
-		r.mu.Lock()
-		r.stopped = problem
-		r.mu.Unlock()
-		r.writeRunInfo()
-	}
+	w.onSignal = r.info.setStopped
 	return w, nil
 }
 
-// startLoops runs the watcher's, the share probe's, the forwarder's and
-// (with an observer) the observations' loops until Close.
+// startLoops runs each part's loop until Close: the watcher's, the
+// folders', the share keeper's two, the dispatcher's and (with an
+// observer) the observations'.
 func (r *Receiver) startLoops(ctx context.Context, w *watcher, obs *observations) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
-	r.wg.Add(3)
-	go func() {
-		defer r.wg.Done()
-		defer w.close()
-		r.watchLoop(ctx)
-	}()
+	loops := []func(context.Context){
+		func(ctx context.Context) {
+			defer w.close()
+			w.run(ctx)
+		},
+		r.folders.loop, r.share.tendLoop, r.share.probeLoop, r.post.loop,
+	}
 	if obs != nil {
-		r.wg.Add(1)
+		loops = append(loops, func(ctx context.Context) { obs.run(ctx, r.observer) })
+	}
+	r.wg.Add(len(loops))
+	for _, loop := range loops {
 		go func() {
 			defer r.wg.Done()
-			obs.run(ctx, r.observer)
+			loop(ctx)
 		}()
 	}
-	go func() {
-		defer r.wg.Done()
-		r.probeLoop(ctx)
-	}()
-	go func() {
-		defer r.wg.Done()
-		r.forwardLoop(ctx)
-	}()
 }
 
 func (r *Receiver) ingester() *ingester {
 	return &ingester{dataDir: r.cfg.DataDir, inbox: Inbox(r.cfg.DataDir), cat: r.cat, now: time.Now, buf: make([]byte, hashBuf),
-		dest: r.destOf}
-}
-
-func (r *Receiver) forwarder() *forwarder {
-	return newForwarder(r.cfg.Forward, r.cfg.DataDir, r.cat, r.dests, r.remote, r.log, &r.names)
-}
-
-// newForwarder is the one way a forwarder is built: the running receiver's
-// (its configured timings) and the CLI's (DeliverNow, DeliverScan: the
-// defaults, no receiver running). names nil: no receiver shares the names.
-func newForwarder(cfg ForwardConfig, dataDir string, cat Catalogue, dests Destinations, remote Remote, log *slog.Logger, names *nameLocks) *forwarder {
-	return &forwarder{cfg: cfg, dataDir: dataDir, cat: cat, dests: dests, remote: remote, claim: newClaim(), log: log, now: time.Now,
-		copier: copier{dataDir: dataDir, names: names}}
-}
-
-func (r *Receiver) destOf(folder string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.folders[folder]
-}
-
-// layout makes one folder per registered destination plus _unsorted.
-func (r *Receiver) layout(ctx context.Context) error {
-	var dests []Destination
-	if r.dests != nil {
-		var err error
-		if dests, err = r.dests.Destinations(ctx); err != nil {
-			return fmt.Errorf("receiver: destinations: %w", err)
-		}
-	}
-	folders := map[string]string{}
-	for _, d := range append(dests, Destination{Folder: Unsorted}) {
-		if d.Folder == "" || d.Folder != filepath.Base(d.Folder) || d.Folder == "." || d.Folder == ".." {
-			r.log.Warn("destination has no usable folder name; its scans go to _unsorted", "destination", d.Name)
-			continue
-		}
-		if err := os.MkdirAll(filepath.Join(Inbox(r.cfg.DataDir), d.Folder), 0o750); err != nil {
-			return fmt.Errorf("receiver: folder %s: %w", d.Folder, err)
-		}
-		if d.Name != "" {
-			folders[d.Folder] = d.Name
-		}
-	}
-	r.mu.Lock()
-	r.folders = folders
-	r.mu.Unlock()
-	return nil
-}
-
-// Relayout asks for the share's folders to be made from the registry now
-// (a destination was added) instead of at the next rescan; it does not
-// wait for them.
-func (r *Receiver) Relayout() {
-	select {
-	case r.relay <- struct{}{}:
-	default: // one is asked for already
-	}
-}
-
-func (r *Receiver) watchLoop(ctx context.Context) {
-	// the watcher runs its own loop; destinations are re-read on each rescan
-	refresh := time.NewTicker(max(r.cfg.Watch.Rescan, time.Second))
-	defer refresh.Stop()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.w.run(ctx)
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			<-done
-			return
-		case <-r.relay:
-			if err := r.layout(ctx); err != nil {
-				r.log.Warn("share layout", "err", err)
-			}
-		case <-refresh.C:
-			if err := r.layout(ctx); err != nil {
-				r.log.Warn("share layout", "err", err)
-			}
-			if r.cfg.ExternalSamba && !r.samba.Alive() {
-				r.samba.Track() // its unit may have (re)started it
-			}
-			if !r.cfg.ExternalSamba && !r.samba.Alive() {
-				r.log.Error("smbd is gone; starting it again")
-				if err := r.samba.Start(ctx); err != nil {
-					r.log.Error("smbd restart failed", "err", err)
-				} else {
-					r.writeRunInfo()
-				}
-			}
-		}
-	}
-}
-
-func (r *Receiver) forwardLoop(ctx context.Context) {
-	if r.remote == nil || r.dests == nil {
-		<-ctx.Done()
-		return
-	}
-	poll := time.NewTicker(r.cfg.Forward.Poll)
-	defer poll.Stop()
-	// retention 0 means purged right after delivery: the purge runs at least
-	// a tenth of the retention apart, at most an hour
-	purge := time.NewTicker(min(time.Hour, max(r.cfg.Forward.Retention/10, r.cfg.Forward.Poll)))
-	defer purge.Stop()
-	r.fw.purge(ctx)
-	for {
-		var only *string
-		force := false
-		select {
-		case <-ctx.Done():
-			return
-		case <-poll.C:
-		case only = <-r.kick:
-			force = only != nil
-		case <-purge.C:
-			r.fw.purge(ctx)
-			continue
-		}
-		if _, err := r.fw.deliverDue(ctx, only, force); err != nil && ctx.Err() == nil {
-			r.log.Warn("delivery failed; retrying later", "err", err)
-		}
-	}
+		dest: r.folders.destOf}
 }
 
 // Close stops the watcher and the forwarder; smbd stops too unless
@@ -382,13 +160,56 @@ func (r *Receiver) Close() error {
 		r.wg.Wait()
 		r.cancel = nil
 	}
-	if !r.cfg.KeepSamba && !r.cfg.ExternalSamba {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		return r.samba.Stop(ctx)
-	}
-	return nil
+	return r.share.close()
 }
 
 // Samba is the managed smbd.
-func (r *Receiver) Samba() *samba.Server { return r.samba }
+func (r *Receiver) Samba() *samba.Server { return r.share.samba }
+
+// SetAllow replaces the share's allowlist while it runs: smb.conf is
+// rewritten, validated by testparm (refused: the running list stays) and
+// smbd reloads it (new connections are checked against the new list).
+// warning, when not empty, is a standing warning in Status: why the list
+// admits more than the MFPs.
+func (r *Receiver) SetAllow(ctx context.Context, allow []netip.Prefix, warning string) error {
+	return r.share.setAllow(ctx, allow, warning)
+}
+
+// ShareHealth is the running receiver's last probe of its share (nil: none
+// yet), as a bridged destination's health reads it.
+func (r *Receiver) ShareHealth() *samba.ShareHealth { return r.info.lastShare() }
+
+// Status reads the receiver's state from disk and the catalogue; it works
+// from another process (the CLI) as well. The share is judged on the
+// receiver's last probe (probeLoop).
+func (r *Receiver) Status(ctx context.Context) (Status, error) {
+	return readStatus(ctx, r.cfg.DataDir, r.cat, r.info.lastShare())
+}
+
+// Relayout asks for the share's folders to be made from the registry now
+// (a destination was added) instead of at the next rescan; it does not
+// wait for them.
+func (r *Receiver) Relayout() { r.folders.ask() }
+
+// Force lets an incomplete scan be delivered as it is: it is catalogued as
+// held (marked forced) and leaves the inbox.
+func (r *Receiver) Force(ctx context.Context, id int64) (Scan, error) {
+	return Force(ctx, r.cfg.DataDir, r.cat, id)
+}
+
+// Kick asks for an early delivery of destination's held scans (its check
+// just turned green), past the back-off.
+func (r *Receiver) Kick(destination string) { r.post.wake(&destination) }
+
+// Deliver delivers destination's held scans now ("" = every destination's)
+// in the caller's goroutine, past the back-off, and says how many.
+func (r *Receiver) Deliver(ctx context.Context, destination string) (int, error) {
+	return r.post.deliver(ctx, destination)
+}
+
+// DeliverScan delivers one held (or failed) scan now, past the back-off
+// (the web page's "deliver now"); a failure backs off with the receiver's
+// configured timings, as its own deliveries do.
+func (r *Receiver) DeliverScan(ctx context.Context, id int64) error {
+	return r.post.forwarder().deliverScan(ctx, id)
+}

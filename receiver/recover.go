@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,21 +12,20 @@ import (
 // recover finishes what a crash interrupted: rows left delivering by a dead
 // process go back to held; a row committed whose file did not leave the
 // inbox gets its move; purged rows lose a held copy left behind.
-func (r *Receiver) recover(ctx context.Context) error {
-	rows, err := r.cat.Scans(ctx, ScanQuery{States: []State{Held, Failed, Delivering, Purged, Refused}})
+func (g *ingester) recover(ctx context.Context, log *slog.Logger) error {
+	rows, err := g.cat.Scans(ctx, ScanQuery{States: []State{Held, Failed, Delivering, Purged, Refused}})
 	if err != nil {
 		return fmt.Errorf("receiver: recover: %w", err)
 	}
-	g := r.ingester()
 	own := "" // no claim of ours exists yet
 	for _, sc := range rows {
 		if sc.HeldPath != "" && below("held", sc.HeldPath) != nil {
-			r.log.Error("scan's held path is not below held/: refused", "id", sc.ID, "held_path", sc.HeldPath)
+			log.Error("scan's held path is not below held/: refused", "id", sc.ID, "held_path", sc.HeldPath)
 			continue
 		}
 		switch sc.State {
 		case Purged:
-			if p, err := at(r.cfg.DataDir, sc.HeldPath, false); err == nil {
+			if p, err := at(g.dataDir, sc.HeldPath, false); err == nil {
 				p.dir.Remove(p.name)
 				p.close()
 			}
@@ -36,11 +36,11 @@ func (r *Receiver) recover(ctx context.Context) error {
 			}
 			from := sc.State
 			sc.State, sc.Claim, sc.NextAttempt = Held, "", time.Time{}
-			if _, err := r.cat.UpdateScan(ctx, sc, from); err != nil {
+			if _, err := g.cat.UpdateScan(ctx, sc, from); err != nil {
 				return fmt.Errorf("receiver: recover: %w", err)
 			}
 		}
-		if sc.HeldPath == "" || heldExists(r.cfg.DataDir, sc.HeldPath) {
+		if sc.HeldPath == "" || heldExists(g.dataDir, sc.HeldPath) {
 			continue
 		}
 		moved, open, err := g.finishMove(sc.InboxPath, sc.HeldPath, sc)
@@ -48,27 +48,27 @@ func (r *Receiver) recover(ctx context.Context) error {
 			return fmt.Errorf("receiver: recover scan %d: %w", sc.ID, err)
 		}
 		if moved {
-			r.log.Info("recovered: moved a catalogued scan out of the inbox", "id", sc.ID, "file", sc.File)
+			log.Info("recovered: moved a catalogued scan out of the inbox", "id", sc.ID, "file", sc.File)
 			continue
 		}
 		if open {
 			// written on since its row: the row has a part of it; the
 			// watcher takes it whole once closed
-			if _, err := r.cat.DeleteScan(ctx, sc.ID, sc.State); err != nil {
+			if _, err := g.cat.DeleteScan(ctx, sc.ID, sc.State); err != nil {
 				return fmt.Errorf("receiver: recover scan %d: %w", sc.ID, err)
 			}
-			r.log.Info("recovered: a catalogued scan is being written again; its row is dropped and it is taken once closed", "id", sc.ID, "file", sc.File)
+			log.Info("recovered: a catalogued scan is being written again; its row is dropped and it is taken once closed", "id", sc.ID, "file", sc.File)
 			continue
 		}
 		from := sc.State
 		if sc.State == Refused {
-			r.log.Error("refused scan has no held copy", "id", sc.ID, "file", sc.File)
+			log.Error("refused scan has no held copy", "id", sc.ID, "file", sc.File)
 			continue
 		}
-		sc.State, sc.Error = Failed, "held copy missing (removed from "+filepath.Join(r.cfg.DataDir, filepath.Dir(sc.HeldPath))+" by hand?)"
+		sc.State, sc.Error = Failed, "held copy missing (removed from "+filepath.Join(g.dataDir, filepath.Dir(sc.HeldPath))+" by hand?)"
 		sc.NextAttempt = time.Now().Add(100 * 365 * 24 * time.Hour)
-		r.cat.UpdateScan(ctx, sc, from)
-		r.log.Error("catalogued scan has no held copy", "id", sc.ID, "file", sc.File)
+		g.cat.UpdateScan(ctx, sc, from)
+		log.Error("catalogued scan has no held copy", "id", sc.ID, "file", sc.File)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/scanwarden/scanwarden/internal/safefile"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -30,26 +31,80 @@ type runInfo struct {
 	ShareCheck *samba.ShareHealth `json:"share_check,omitempty"`
 }
 
-func (r *Receiver) writeRunInfo() {
-	r.infoMu.Lock()
-	defer r.infoMu.Unlock()
+// runFile is receiver.json, what another process reads of the running
+// receiver (runInfo): the share's settings and smbd's, and three things
+// that change as it runs — why the allowlist admits more than the MFPs,
+// why no scan is taken from the inbox, the share probe's last answer.
+// Each change rewrites the file whole.
+type runFile struct {
+	cfg   Config
+	samba *samba.Server // its pid and allowlist
+
+	mu      sync.Mutex
+	allowW  string             // why the allowlist admits more than the MFPs (a standing warning)
+	stopped string             // why no scan can be taken from the inbox now ("" = they can)
+	share   *samba.ShareHealth // the share probe's last answer (nil: none yet)
+	// writeMu: one write at a time — the share probe's loop, the
+	// watcher's signal and SetAllow write through one temporary file.
+	writeMu sync.Mutex
+}
+
+// setAllowWarning records why the allowlist admits more than the MFPs
+// ("" = it does not).
+func (f *runFile) setAllowWarning(warning string) {
+	f.mu.Lock()
+	f.allowW = warning
+	f.mu.Unlock()
+	f.write()
+}
+
+// setStopped records why no scan is taken from the inbox ("" = they are).
+func (f *runFile) setStopped(why string) {
+	f.mu.Lock()
+	f.stopped = why
+	f.mu.Unlock()
+	f.write()
+}
+
+// setShare records the share probe's answer.
+func (f *runFile) setShare(h samba.ShareHealth) {
+	f.mu.Lock()
+	f.share = &h
+	f.mu.Unlock()
+	f.write()
+}
+
+// lastShare is the share probe's last answer (nil: none yet).
+func (f *runFile) lastShare() *samba.ShareHealth {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.share == nil {
+		return nil
+	}
+	h := *f.share
+	return &h
+}
+
+func (f *runFile) write() {
+	f.writeMu.Lock()
+	defer f.writeMu.Unlock()
 	allow := []string{}
-	for _, p := range r.samba.Config().Allow {
+	for _, p := range f.samba.Config().Allow {
 		allow = append(allow, p.Masked().String())
 	}
-	r.mu.Lock()
-	warn, stopped, share := r.allowW, r.stopped, r.share
-	r.mu.Unlock()
+	f.mu.Lock()
+	warn, stopped, share := f.allowW, f.stopped, f.share
+	f.mu.Unlock()
 	account := ""
-	if len(r.cfg.Accounts) > 0 {
-		account = r.cfg.Accounts[0].Name
+	if len(f.cfg.Accounts) > 0 {
+		account = f.cfg.Accounts[0].Name
 	}
-	b, _ := json.Marshal(runInfo{Listen: r.cfg.Listen.String(), Port: r.cfg.Port, Share: r.cfg.Share, SMB1: r.cfg.SMB1, Pid: r.samba.Pid(),
-		SmbdDir: r.samba.Config().Dir, Allow: allow, AllowWarning: warn, IngestStopped: stopped, Account: account, External: r.cfg.ExternalSamba,
+	b, _ := json.Marshal(runInfo{Listen: f.cfg.Listen.String(), Port: f.cfg.Port, Share: f.cfg.Share, SMB1: f.cfg.SMB1, Pid: f.samba.Pid(),
+		SmbdDir: f.samba.Config().Dir, Allow: allow, AllowWarning: warn, IngestStopped: stopped, Account: account, External: f.cfg.ExternalSamba,
 		ShareCheck: share})
-	tmp := filepath.Join(r.cfg.DataDir, "receiver.json.new")
+	tmp := filepath.Join(f.cfg.DataDir, "receiver.json.new")
 	if os.WriteFile(tmp, b, 0o600) == nil {
-		os.Rename(tmp, filepath.Join(r.cfg.DataDir, "receiver.json"))
+		os.Rename(tmp, filepath.Join(f.cfg.DataDir, "receiver.json"))
 	}
 }
 

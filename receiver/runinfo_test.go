@@ -18,8 +18,8 @@ import (
 // overwritten by an older snapshot.
 func TestRunInfoConcurrentWriters(t *testing.T) {
 	dir := t.TempDir()
-	r := &Receiver{cfg: Config{DataDir: dir, Listen: netip.MustParseAddr("127.0.0.1"), Port: 445, Share: "scans"}, samba: &samba.Server{}}
-	r.writeRunInfo()
+	f := &runFile{cfg: Config{DataDir: dir, Listen: netip.MustParseAddr("127.0.0.1"), Port: 445, Share: "scans"}, samba: &samba.Server{}}
+	f.write()
 	var stop atomic.Bool
 	var torn atomic.Int64
 	var rd sync.WaitGroup
@@ -38,20 +38,14 @@ func TestRunInfoConcurrentWriters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 300 {
-				r.mu.Lock()
-				r.stopped = fmt.Sprintf("writer %d step %d", w, i)
-				r.mu.Unlock()
-				r.writeRunInfo()
+				f.setStopped(fmt.Sprintf("writer %d step %d", w, i))
 			}
 		}()
 	}
 	wg.Wait()
 	stop.Store(true)
 	rd.Wait()
-	r.mu.Lock()
-	r.stopped = "the disk is full"
-	r.mu.Unlock()
-	r.writeRunInfo()
+	f.setStopped("the disk is full")
 	if n := torn.Load(); n > 0 {
 		t.Errorf("a reader found receiver.json torn or missing %d times while it was rewritten", n)
 	}

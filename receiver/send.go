@@ -40,6 +40,22 @@ func (c *copier) ring() [][]byte {
 	return c.bufs
 }
 
+// DeliveryError is why one scan was not delivered.
+type DeliveryError struct {
+	Scan int64
+	Op   string
+	Err  error
+}
+
+func (e *DeliveryError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Op+":") { // smbcheck's errors name the operation already
+		return fmt.Sprintf("scan %d: %s", e.Scan, msg)
+	}
+	return fmt.Sprintf("scan %d: %s: %s", e.Scan, e.Op, msg)
+}
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
 // tempPrefix starts the temporary name of a file being delivered.
 const tempPrefix = ".scanwarden-"
 

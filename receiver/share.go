@@ -3,70 +3,113 @@ package receiver
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
-// openSamba starts smbd — or, when the root side runs it (ExternalSamba),
+// shareKeeper keeps the fallback share up: it starts smbd (or, when the
+// root side runs it, hands that side the allowlist and finds its smbd),
+// replaces the allowlist while it runs, finds again or restarts an smbd
+// that is gone, and probes the share as an MFP logs on.
+type shareKeeper struct {
+	cfg     Config
+	samba   *samba.Server
+	info    *runFile // where the allowlist's warning and the probe's answer are told
+	log     *slog.Logger
+	allowMu sync.Mutex // one setAllow at a time
+}
+
+// open starts smbd — or, when the root side runs it (ExternalSamba),
 // hands that side the allow list and finds its smbd.
-func (r *Receiver) openSamba(ctx context.Context) error {
-	if !r.cfg.ExternalSamba {
-		return r.samba.Start(ctx)
+func (k *shareKeeper) open(ctx context.Context) error {
+	if !k.cfg.ExternalSamba {
+		return k.samba.Start(ctx)
 	}
 	// The root side (`scanwarden receiver prepare`, run by the smbd
 	// unit) renders smb.conf from root's config and this list, makes
 	// the accounts, and reloads smbd when the list changes (a path
 	// unit watches the file).
-	if _, err := samba.WriteAllowFile(samba.AllowFile(r.cfg.DataDir), r.cfg.Allow); err != nil {
+	if _, err := samba.WriteAllowFile(samba.AllowFile(k.cfg.DataDir), k.cfg.Allow); err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
 	// Older versions kept smbd's config here, written by the daemon:
 	// removed (as the daemon's user), so nothing of it is left for an
 	// smbd to read.
-	if old := filepath.Join(r.cfg.DataDir, "smbd"); old != r.samba.Config().Dir {
+	if old := filepath.Join(k.cfg.DataDir, "smbd"); old != k.samba.Config().Dir {
 		if err := os.RemoveAll(old); err != nil {
-			r.log.Warn("old smbd folder not removed", "dir", old, "err", err)
+			k.log.Warn("old smbd folder not removed", "dir", old, "err", err)
 		}
 	}
-	r.samba.Track()
+	k.samba.Track()
 	return nil
 }
 
-// SetAllow replaces the share's allowlist while it runs: smb.conf is
-// rewritten, validated by testparm (refused: the running list stays) and
-// smbd reloads it (new connections are checked against the new list).
-// warning, when not empty, is a standing warning in Status: why the list
-// admits more than the MFPs.
-func (r *Receiver) SetAllow(ctx context.Context, allow []netip.Prefix, warning string) error {
-	r.allowMu.Lock()
-	defer r.allowMu.Unlock()
+// close stops smbd unless KeepSamba or ExternalSamba.
+func (k *shareKeeper) close() error {
+	if k.cfg.KeepSamba || k.cfg.ExternalSamba {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return k.samba.Stop(ctx)
+}
+
+// setAllow is Receiver.SetAllow.
+func (k *shareKeeper) setAllow(ctx context.Context, allow []netip.Prefix, warning string) error {
+	k.allowMu.Lock()
+	defer k.allowMu.Unlock()
 	var changed bool
 	var err error
-	if r.cfg.ExternalSamba {
-		changed, err = r.samba.HandAllow(allow)
+	if k.cfg.ExternalSamba {
+		changed, err = k.samba.HandAllow(allow)
 	} else {
-		changed, err = r.samba.SetAllow(ctx, allow)
+		changed, err = k.samba.SetAllow(ctx, allow)
 	}
 	if err != nil {
 		return fmt.Errorf("receiver allow: %w", err)
 	}
-	r.mu.Lock()
-	r.allowW = warning
-	r.mu.Unlock()
-	r.writeRunInfo()
-	if !changed || r.cfg.ExternalSamba {
+	k.info.setAllowWarning(warning)
+	if !changed || k.cfg.ExternalSamba {
 		return nil // under its own unit: the path unit reloads it
 	}
-	if r.samba.Alive() {
-		if err := r.samba.Reload(); err != nil {
+	if k.samba.Alive() {
+		if err := k.samba.Reload(); err != nil {
 			return fmt.Errorf("receiver allow: %w", err)
 		}
 	}
 	return nil
+}
+
+// tendLoop looks at each rescan whether smbd is gone: under its own unit
+// it is found again (the unit may have restarted it), else started again.
+func (k *shareKeeper) tendLoop(ctx context.Context) {
+	t := time.NewTicker(max(k.cfg.Watch.Rescan, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		switch {
+		case k.samba.Alive():
+		case k.cfg.ExternalSamba:
+			k.samba.Track() // its unit may have (re)started it
+		default:
+			k.log.Error("smbd is gone; starting it again")
+			if err := k.samba.Start(ctx); err != nil {
+				k.log.Error("smbd restart failed", "err", err)
+			} else {
+				k.info.write()
+			}
+		}
+	}
 }
 
 // How often the running receiver probes its share: a failing share again
@@ -80,13 +123,13 @@ const (
 // probeLoop probes the share (ProbeShare as the first MFP account) now and
 // then every probeEvery (probeFailedEvery while it fails), records the
 // answer for Status and receiver.json, and logs each change.
-func (r *Receiver) probeLoop(ctx context.Context) {
-	if len(r.cfg.Accounts) == 0 {
+func (k *shareKeeper) probeLoop(ctx context.Context) {
+	if len(k.cfg.Accounts) == 0 {
 		<-ctx.Done()
 		return
 	}
-	p := samba.ShareProbe{Listen: r.cfg.Listen, Port: r.cfg.Port, Share: r.cfg.Share, Account: r.cfg.Accounts[0], Inbox: Inbox(r.cfg.DataDir),
-		SmbdDir: r.samba.Config().Dir, Smbd: r.cfg.SambaBin.Smbd, Unit: r.cfg.ExternalSamba}
+	p := samba.ShareProbe{Listen: k.cfg.Listen, Port: k.cfg.Port, Share: k.cfg.Share, Account: k.cfg.Accounts[0], Inbox: Inbox(k.cfg.DataDir),
+		SmbdDir: k.samba.Config().Dir, Smbd: k.cfg.SambaBin.Smbd, Unit: k.cfg.ExternalSamba}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	var last samba.ShareCause
@@ -100,16 +143,13 @@ func (r *Receiver) probeLoop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.mu.Lock()
-		r.share = &h
-		r.mu.Unlock()
-		r.writeRunInfo()
+		k.info.setShare(h)
 		switch {
 		case h.Cause == last:
 		case h.OK():
-			r.log.Info("the fallback share takes scans", "probe", h.Detail)
+			k.log.Info("the fallback share takes scans", "probe", h.Detail)
 		default:
-			r.log.Error("the fallback share refuses the MFPs", "cause", string(h.Cause), "nt_status", h.NTStatus, "detail", h.Detail, "fix", h.Fix, "smbd_log", h.SmbdLog)
+			k.log.Error("the fallback share refuses the MFPs", "cause", string(h.Cause), "nt_status", h.NTStatus, "detail", h.Detail, "fix", h.Fix, "smbd_log", h.SmbdLog)
 		}
 		last = h.Cause
 		if h.OK() {

@@ -66,16 +66,6 @@ func IngestStoppedWarning(why string) string {
 	return "scans are held in the inbox, not taken: " + why
 }
 
-// Status reads the receiver's state from disk and the catalogue; it works
-// from another process (the CLI) as well. The share is judged on the
-// receiver's last probe (probeLoop).
-func (r *Receiver) Status(ctx context.Context) (Status, error) {
-	r.mu.Lock()
-	share := r.share
-	r.mu.Unlock()
-	return readStatus(ctx, r.cfg.DataDir, r.cat, share)
-}
-
 // ReadStatus is Status for a data dir, without a running receiver. share
 // is the caller's own probe of the share; nil: the running receiver's last
 // one (in receiver.json), if any.
