@@ -143,7 +143,7 @@ func (c gatedLogon) logonGate(ctx context.Context, f Form, started time.Time, ti
 			// The NTLMv2 retry of an NTLMv1 device is another attempt.
 			a.Form += "|ntlmv2"
 		}
-		*id, res.refused, err = smbclient.Reserve(ctx, c.ledger, a, c.o.Now, c.o.Window, c.budget)
+		*id, res.refused, err = smbclient.Admit(ctx, c.ledger, a, c.o.Now, c.o.Window, c.budget)
 		if err != nil {
 			return fmt.Errorf("failure ledger: %w", err)
 		}

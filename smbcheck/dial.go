@@ -329,7 +329,7 @@ func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
 	}
 	c := l.o.checker(l.t, l.addr, info)
 	a := smbclient.Attempt{Account: c.accountKey(), Form: smbclient.FormKey(l.f.Domain, l.f.User, l.t.Password.Reveal(), key), Typed: l.f.Typed, Seen: c.accountSeen()}
-	l.id, l.refusal, err = smbclient.Reserve(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, c.budget)
+	l.id, l.refusal, err = smbclient.Admit(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, c.budget)
 	if err != nil {
 		return fmt.Errorf("failure ledger: %w", err)
 	}

@@ -13,12 +13,12 @@ const (
 	pendingPoll = 100 * time.Millisecond
 )
 
-// Reserve is the budget gate: it asks l for an attempt at a (its At and
+// Admit is the budget gate: it reserves an attempt with l at a (its At and
 // window from now) and, while the budget is spent only because other
 // logons of the account are in flight (Refusal.Pending), waits for them up
 // to pendingWait: a logon in flight elsewhere is never a failure, and once
 // it succeeds the budget is back.
-func Reserve(ctx context.Context, l Ledger, a Attempt, now func() time.Time, window time.Duration, budget int) (int64, *Refusal, error) {
+func Admit(ctx context.Context, l Ledger, a Attempt, now func() time.Time, window time.Duration, budget int) (int64, *Refusal, error) {
 	start := time.Now()
 	for {
 		a.At = now()

@@ -7,23 +7,6 @@ import (
 	"github.com/scanwarden/scanwarden"
 )
 
-// spell says a window in words: "30 minutes", "2 hours", else Go's form.
-func spell(d time.Duration) string {
-	switch {
-	case d >= time.Hour && d%time.Hour == 0:
-		if d == time.Hour {
-			return "1 hour"
-		}
-		return fmt.Sprintf("%d hours", d/time.Hour)
-	case d >= time.Minute && d%time.Minute == 0:
-		if d == time.Minute {
-			return "1 minute"
-		}
-		return fmt.Sprintf("%d minutes", d/time.Minute)
-	}
-	return d.String()
-}
-
 // Judge applies the ledger rules (see Ledger) to the entries of one account
 // within the window (window = a.At - since): every Ledger implementation's
 // Reserve calls it inside its own transaction.
@@ -110,4 +93,21 @@ func countKnownGood(entries []LedgerEntry) int {
 		}
 	}
 	return n
+}
+
+// spell says a window in words: "30 minutes", "2 hours", else Go's form.
+func spell(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		if d == time.Hour {
+			return "1 hour"
+		}
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		if d == time.Minute {
+			return "1 minute"
+		}
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return d.String()
 }
