@@ -196,6 +196,41 @@ func holdConns(addr string, n int, d time.Duration) error {
 	return nil
 }
 
+// trapDatagrams are n distinct SNMPv2c traps, each a 1102 send failure
+// in a job log row of its own (1000 rows, reused).
+func trapDatagrams(n int) ([][]byte, error) {
+	msgs := make([][]byte, n)
+	for i := range msgs {
+		p := &gosnmp.SnmpPacket{Version: gosnmp.Version2c, Community: "bench-community", PDUType: gosnmp.SNMPv2Trap, RequestID: uint32(i),
+			Variables: []gosnmp.SnmpPDU{
+				{Name: ".1.3.6.1.2.1.1.3.0", Type: gosnmp.TimeTicks, Value: uint32(i + 1)},
+				{Name: ".1.3.6.1.6.3.1.1.4.1.0", Type: gosnmp.ObjectIdentifier, Value: ".1.3.6.1.2.1.43.18.2.0.1"},
+				{Name: ".1.3.6.1.2.1.43.18.1.1.8.1." + strconv.Itoa(i%1000+1), Type: gosnmp.OctetString, Value: []byte(`Send error 1102 \\fs01\scans\alice`)},
+			}}
+		var err error
+		if msgs[i], err = p.MarshalMsg(); err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
+}
+
+// waitAccounted waits until every datagram l received is accounted for
+// and nothing new arrived for half a second (at most 60 s).
+func waitAccounted(l *snmp.TrapListener) {
+	limit := time.Now().Add(60 * time.Second)
+	var last int64 = -1
+	for time.Now().Before(limit) {
+		s := l.Stats()
+		done := s.Events + s.Dropped + s.Malformed + s.Refused + s.NotAllowed
+		if done >= s.Packets && s.Packets == last {
+			return
+		}
+		last = s.Packets
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // benchTraps sends n distinct traps at rate from 127.0.0.1 (the watched
 // device) to a trap listener writing to a real store, and reports how fast
 // they were stored.
@@ -228,17 +263,9 @@ func benchTraps(n, rate int) error {
 	defer c.Close()
 	// The datagrams are made first, so that the sender's own work does not
 	// count against the listener's CPU time.
-	msgs := make([][]byte, n)
-	for i := range msgs {
-		p := &gosnmp.SnmpPacket{Version: gosnmp.Version2c, Community: "bench-community", PDUType: gosnmp.SNMPv2Trap, RequestID: uint32(i),
-			Variables: []gosnmp.SnmpPDU{
-				{Name: ".1.3.6.1.2.1.1.3.0", Type: gosnmp.TimeTicks, Value: uint32(i + 1)},
-				{Name: ".1.3.6.1.6.3.1.1.4.1.0", Type: gosnmp.ObjectIdentifier, Value: ".1.3.6.1.2.1.43.18.2.0.1"},
-				{Name: ".1.3.6.1.2.1.43.18.1.1.8.1." + strconv.Itoa(i%1000+1), Type: gosnmp.OctetString, Value: []byte(`Send error 1102 \\fs01\scans\alice`)},
-			}}
-		if msgs[i], err = p.MarshalMsg(); err != nil {
-			return err
-		}
+	msgs, err := trapDatagrams(n)
+	if err != nil {
+		return err
 	}
 	cpu0 := cpuTime()
 	start := time.Now()
@@ -249,19 +276,7 @@ func benchTraps(n, rate int) error {
 		c.Write(msgs[i])
 	}
 	sent := time.Since(start)
-	// Wait until every datagram received is accounted for and nothing new
-	// arrived for half a second (at most 60 s).
-	limit := time.Now().Add(60 * time.Second)
-	var last int64 = -1
-	for time.Now().Before(limit) {
-		s := l.Stats()
-		done := s.Events + s.Dropped + s.Malformed + s.Refused + s.NotAllowed
-		if done >= s.Packets && s.Packets == last {
-			break
-		}
-		last = s.Packets
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitAccounted(l)
 	took, cpu := time.Since(start), cpuTime()-cpu0
 	s := l.Stats()
 	emit(map[string]any{"bench": "trap-throughput", "sent": n, "send_rate": float64(n) / sent.Seconds(),
