@@ -48,63 +48,80 @@ func Walk(ctx context.Context, t Target, w io.Writer, opt WalkOptions) (WalkStat
 		return WalkStats{}, err
 	}
 	defer c.close()
-	bw := bufio.NewWriter(w)
-	var st WalkStats
-	seen := map[string]bool{}
+	wk := &walker{bw: bufio.NewWriter(w), maxVars: opt.MaxVars, seen: map[string]bool{}}
 	for _, root := range opt.Subtrees {
 		next := trimDot(root)
-		for st.Vars < opt.MaxVars {
+		for wk.st.Vars < opt.MaxVars {
 			pkt, err := walkNext(ctx, c, t.Version, next, opt.MaxRepetitions)
 			if pkt == nil && err == nil {
 				break // end of MIB view in v1
 			}
 			if err != nil {
-				st.PDUs = c.pdus.Load()
+				wk.st.PDUs = c.pdus.Load()
 				if ctx.Err() != nil {
-					st.Truncated = true
-					return st, bw.Flush()
+					wk.st.Truncated = true
+					return wk.st, wk.bw.Flush()
 				}
-				return st, fmt.Errorf("walk %s under %s: %w", t.Addr(), root, err)
+				return wk.st, fmt.Errorf("walk %s under %s: %w", t.Addr(), root, err)
 			}
-			progressed := false
-			for _, p := range pkt.Variables {
-				name := trimDot(p.Name)
-				if !hasPrefix(name, root) || !pduExists(p) {
-					progressed = false
-					next = ""
-					break
-				}
-				if !oidLess(next, name) {
-					// Not increasing: a broken agent; stop this subtree.
-					next = ""
-					break
-				}
-				next = name
-				progressed = true
-				if seen[name] {
-					continue
-				}
-				seen[name] = true
-				line, ok := snmprecLine(p)
-				if !ok {
-					continue
-				}
-				if _, err := bw.WriteString(line + "\n"); err != nil {
-					return st, err
-				}
-				st.Vars++
-				if st.Vars >= opt.MaxVars {
-					st.Truncated = true
-					break
-				}
+			if next, err = wk.record(pkt, root, next); err != nil {
+				return wk.st, err
 			}
-			if !progressed || next == "" {
+			if next == "" {
 				break
 			}
 		}
 	}
-	st.PDUs = c.pdus.Load()
-	return st, bw.Flush()
+	wk.st.PDUs = c.pdus.Load()
+	return wk.st, wk.bw.Flush()
+}
+
+// walker is one Walk's output and what it has written.
+type walker struct {
+	bw      *bufio.Writer
+	maxVars int
+	st      WalkStats
+	seen    map[string]bool
+}
+
+// record writes the variables of pkt, asked for after next, that fall
+// under root and were not written yet, up to maxVars. It returns the OID
+// to ask after next; "" ends the subtree (a variable beyond root, one not
+// after the last, or none at all).
+func (wk *walker) record(pkt *gosnmp.SnmpPacket, root, next string) (string, error) {
+	progressed := false
+	for _, p := range pkt.Variables {
+		name := trimDot(p.Name)
+		if !hasPrefix(name, root) || !pduExists(p) {
+			return "", nil
+		}
+		if !oidLess(next, name) {
+			// Not increasing: a broken agent; stop this subtree.
+			return "", nil
+		}
+		next = name
+		progressed = true
+		if wk.seen[name] {
+			continue
+		}
+		wk.seen[name] = true
+		line, ok := snmprecLine(p)
+		if !ok {
+			continue
+		}
+		if _, err := wk.bw.WriteString(line + "\n"); err != nil {
+			return "", err
+		}
+		wk.st.Vars++
+		if wk.st.Vars >= wk.maxVars {
+			wk.st.Truncated = true
+			break
+		}
+	}
+	if !progressed {
+		return "", nil
+	}
+	return next, nil
 }
 
 // withDefaults fills the options left at zero (or below).
