@@ -46,12 +46,13 @@ func (c *checksPart) Open(ctx context.Context, cfg config.Config) {
 	c.openDirectory(cfg.AD, &opts)
 	c.notifier = newIncidentNotifier(c.env, cfg)
 	c.check = checker{opts: opts, readers: eventlogReaders(cfg.Eventlog), st: c.st, share: c.share}
+	incs := c.st.Incidents()
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
 		OnCheck: c.onCheck, OnFault: c.onFault, Log: c.log, Sweeps: eventSweeps{c.st},
 		Warnings: &warning.Tracker{Thresholds: cfg.Warnings.Thresholds(), Store: c.st.Warnings(), Notifies: true}, WarningNotifier: c.notifier,
-		Groups: c.st, GroupNotifier: c.notifier, GroupSettle: groupSettle(cfg.Checks)},
-		newFleet(c.st), c.check, reports{c.st}, c.st, c.notifier)
+		Groups: incs, GroupNotifier: c.notifier, GroupSettle: groupSettle(cfg.Checks)},
+		newFleet(c.st), c.check, reports{c.st}, incs, c.notifier)
 	if err == nil {
 		err = mon.Open(ctx)
 	}

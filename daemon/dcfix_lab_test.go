@@ -71,7 +71,7 @@ webhook_backoff = "100ms"
 
 	m, logs := startMain(t, cfg)
 	openIncident := func() []incident.Incident {
-		incs, _ := m.Store().Incidents(ctx, store.IncidentFilter{Destination: "dcfix"})
+		incs, _ := m.Store().Incidents().Incidents(ctx, store.IncidentFilter{Destination: "dcfix"})
 		return incs
 	}
 	waitUntil(t, 40*time.Second, "an incident for dcfix's stored password", func() bool {

@@ -100,7 +100,7 @@ password_file = "`+pw+`"
 	}
 	time.Sleep(12 * time.Second) // one more check, passing
 
-	incs, err := m.Store().Incidents(ctx, store.IncidentFilter{})
+	incs, err := m.Store().Incidents().Incidents(ctx, store.IncidentFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

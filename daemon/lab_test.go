@@ -249,11 +249,11 @@ webhook_backoff = "100ms"
 	if n := badPwd(); n != 0 {
 		t.Fatalf("badPwdCount %d after a good logon", n)
 	}
-	incs, err := m.Store().Incidents(ctx, store.IncidentFilter{Destination: d.Name})
+	incs, err := m.Store().Incidents().Incidents(ctx, store.IncidentFilter{Destination: d.Name})
 	if err != nil || len(incs) != 1 || incs[0].State != incident.StateClosed || incs[0].AffectedJobs < 11 || incs[0].Cause != scanwarden.CauseBadCredentials {
 		t.Fatalf("incidents %+v %v", incs, err)
 	}
-	tl, _ := m.Store().Timeline(ctx, incs[0].ID, 0)
+	tl, _ := m.Store().Incidents().Timeline(ctx, incs[0].ID, 0)
 	kinds := map[incident.EntryKind]int{}
 	for _, e := range tl {
 		kinds[e.Kind]++

@@ -211,13 +211,13 @@ webhook_backoff = "10ms"
 		t.Fatalf("secret header %q", hook.hdr[0])
 	}
 	hook.mu.Unlock()
-	incs, err := m.Store().Incidents(context.Background(), store.IncidentFilter{State: incident.StateOpen})
+	incs, err := m.Store().Incidents().Incidents(context.Background(), store.IncidentFilter{State: incident.StateOpen})
 	if err != nil || len(incs) != 1 || incs[0].Destination != "reception" {
 		t.Fatalf("incidents %+v %v", incs, err)
 	}
-	tl, _ := m.Store().Timeline(context.Background(), incs[0].ID, 0)
+	tl, _ := m.Store().Incidents().Timeline(context.Background(), incs[0].ID, 0)
 	waitUntil(t, 5*time.Second, "notification on the timeline", func() bool {
-		tl, _ = m.Store().Timeline(context.Background(), incs[0].ID, 0)
+		tl, _ = m.Store().Incidents().Timeline(context.Background(), incs[0].ID, 0)
 		return len(tl) > 0 && tl[len(tl)-1].Kind == incident.EntryNotification
 	})
 	// metrics

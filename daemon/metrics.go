@@ -68,7 +68,7 @@ func newMetrics(st *store.Store, faults *faults, mon func() *monitor.Monitor, de
 	openIncidents := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scanwarden_incidents_open", Help: "Open incidents."}, func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		incs, err := st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
+		incs, err := st.Incidents().Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
 		if err != nil {
 			return -1
 		}
@@ -76,7 +76,7 @@ func newMetrics(st *store.Store, faults *faults, mon func() *monitor.Monitor, de
 	})
 	m.reg.MustRegister(m.destOK, m.destCause, m.lastCheck, m.checks, m.duration, m.notify, m.pollDevices, m.pollAnswered,
 		m.pollSilent, m.pollSeconds, m.pollCycles, m.pollEvents, openIncidents,
-		&faultCollector{f: faults}, &warningCollector{st: st}, &groupCollector{st: st}, &monitorCollector{mon: mon}, &deviceCollector{up: deviceUp},
+		&faultCollector{f: faults}, &warningCollector{st: st}, &groupCollector{incs: st.Incidents()}, &monitorCollector{mon: mon}, &deviceCollector{up: deviceUp},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -156,7 +156,7 @@ func (c *warningCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // groupCollector reads the open incident groups at each scrape.
-type groupCollector struct{ st *store.Store }
+type groupCollector struct{ incs *store.Incidents }
 
 var groupDesc = prometheus.NewDesc("scanwarden_incident_group_destinations",
 	"Destinations in each open incident group: one cause on one server or account "+
@@ -167,7 +167,7 @@ func (c *groupCollector) Describe(ch chan<- *prometheus.Desc) { ch <- groupDesc 
 func (c *groupCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	gs, err := c.st.OpenIncidentGroups(ctx)
+	gs, err := c.incs.OpenIncidentGroups(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(groupDesc, err)
 		return

@@ -185,7 +185,7 @@ func (m *Main) syncDevicesLoop() {
 // each outcome (table, timeline, metrics, faults).
 type incidentNotifier struct {
 	n       *notify.Notifier
-	st      *store.Store
+	incs    *store.Incidents
 	metrics *metrics
 	faults  *faults
 	log     *slog.Logger
@@ -199,7 +199,7 @@ func newIncidentNotifier(e env, cfg config.Config) *incidentNotifier {
 	for ch, err := range errs {
 		e.faults.set("notify."+ch, err.Error())
 	}
-	return &incidentNotifier{n: notify.New(senders...), st: e.st, metrics: e.metrics, faults: e.faults,
+	return &incidentNotifier{n: notify.New(senders...), incs: e.st.Incidents(), metrics: e.metrics, faults: e.faults,
 		log: e.log.With("component", "notify"), now: time.Now}
 }
 
@@ -252,7 +252,7 @@ func (in *incidentNotifier) record(ctx context.Context, incidentID int64, event 
 			in.log.Info("notification sent", "channel", o.Channel, "event", event, "incident", incidentID)
 		}
 		in.metrics.notify.WithLabelValues(o.Channel, event, result).Inc()
-		if err := in.st.AddNotification(context.WithoutCancel(ctx), rec); err != nil {
+		if err := in.incs.AddNotification(context.WithoutCancel(ctx), rec); err != nil {
 			in.log.Error("record notification", "err", err)
 		}
 	}

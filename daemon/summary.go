@@ -20,7 +20,7 @@ import (
 // destinations' health.
 func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now time.Time) (summary.Summary, error) {
 	in := summary.Input{Now: now}
-	incs, err := st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
+	incs, err := st.Incidents().Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
 	if err != nil {
 		return summary.Summary{}, fmt.Errorf("summary: %w", err)
 	}
@@ -64,7 +64,7 @@ func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now
 		return summary.Summary{}, fmt.Errorf("summary: %w", err)
 	}
 	in.Warnings = warning.Groups(ws)
-	if in.Groups, err = st.OpenIncidentGroups(ctx); err != nil {
+	if in.Groups, err = st.Incidents().OpenIncidentGroups(ctx); err != nil {
 		return summary.Summary{}, fmt.Errorf("summary: %w", err)
 	}
 	sum := summary.Build(in)

@@ -216,7 +216,7 @@ interval = "`+pollEvery.String()+`"
 	writeFixture(t, dirs["MFP-SWEEP"], failed)
 	var incs []incident.Incident
 	waitUntil(t, pollEvery+30*time.Second, "an incident for the broken destination", func() bool {
-		incs, _ = m.Store().Incidents(ctx, store.IncidentFilter{State: incident.StateOpen})
+		incs, _ = m.Store().Incidents().Incidents(ctx, store.IncidentFilter{State: incident.StateOpen})
 		return len(incs) > 0
 	})
 	latency := time.Since(t0)
@@ -246,7 +246,7 @@ interval = "`+pollEvery.String()+`"
 	if !strings.Contains(ev.Swept.Finding, "only "+walt+" fails") || !strings.Contains(ev.Swept.Finding, "reports: idle") {
 		t.Errorf("finding %q", ev.Swept.Finding)
 	}
-	tl, err := m.Store().Timeline(ctx, incs[0].ID, 0)
+	tl, err := m.Store().Incidents().Timeline(ctx, incs[0].ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ interval = "`+pollEvery.String()+`"
 			t.Errorf("checked %+v", c)
 		}
 	}
-	incs, _ = m.Store().Incidents(ctx, store.IncidentFilter{})
+	incs, _ = m.Store().Incidents().Incidents(ctx, store.IncidentFilter{})
 	if len(incs) != 1 {
 		t.Errorf("incidents %+v, want only %s's", incs, walt)
 	}

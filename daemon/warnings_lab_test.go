@@ -136,7 +136,7 @@ webhook_backoff = "100ms"
 	if strings.Contains(rec.Body.String(), `destination="b-alice",`) && strings.Contains(rec.Body.String(), `scanwarden_destination_warning{destination="b-alice"`) {
 		t.Error("b-alice has a warning metric")
 	}
-	incs, err := m.Store().Incidents(ctx, store.IncidentFilter{})
+	incs, err := m.Store().Incidents().Incidents(ctx, store.IncidentFilter{})
 	if err != nil || len(incs) != 0 {
 		t.Errorf("a passing destination with a warning opened incidents: %+v %v", incs, err)
 	}

@@ -128,7 +128,7 @@ func (b webBackend) withBridge(ctx context.Context, wd *registry.DestinationView
 }
 
 func (b webBackend) openIncidents(ctx context.Context) (map[string]int64, error) {
-	incs, err := b.m.st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
+	incs, err := b.m.st.Incidents().Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
 	if err != nil {
 		return nil, err
 	}
@@ -241,13 +241,13 @@ func (b webBackend) Incidents(ctx context.Context, state string, limit int) ([]i
 	default:
 		return nil, fmt.Errorf("state %q: open, closed or empty", state)
 	}
-	incs, err := b.m.st.Incidents(ctx, store.IncidentFilter{State: incident.State(state), Limit: limit})
+	incs, err := b.m.st.Incidents().Incidents(ctx, store.IncidentFilter{State: incident.State(state), Limit: limit})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]incident.View, 0, len(incs))
 	for _, i := range incs {
-		tl, err := b.m.st.Timeline(ctx, i.ID, 200)
+		tl, err := b.m.st.Incidents().Timeline(ctx, i.ID, 200)
 		if err != nil {
 			return nil, err
 		}
@@ -258,11 +258,11 @@ func (b webBackend) Incidents(ctx context.Context, state string, limit int) ([]i
 
 // Incident implements web.Incidents.
 func (b webBackend) Incident(ctx context.Context, id int64) (incident.View, error) {
-	i, err := b.m.st.Incident(ctx, id)
+	i, err := b.m.st.Incidents().Incident(ctx, id)
 	if err != nil {
 		return incident.View{}, notFound(err)
 	}
-	tl, err := b.m.st.Timeline(ctx, id, 0)
+	tl, err := b.m.st.Incidents().Timeline(ctx, id, 0)
 	if err != nil {
 		return incident.View{}, err
 	}

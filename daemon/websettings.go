@@ -74,7 +74,7 @@ func (b settingsBackend) SendTest(ctx context.Context, channel string) (string, 
 		if outs[0].Err != nil {
 			rec.Error = outs[0].Err.Error()
 		}
-		b.m.st.AddNotification(context.WithoutCancel(ctx), rec)
+		b.m.st.Incidents().AddNotification(context.WithoutCancel(ctx), rec)
 		if outs[0].Err != nil {
 			return "", outs[0].Err
 		}

@@ -10,7 +10,7 @@ import (
 
 // Groups keeps the incident groups: fn (incident.Regroup bound to one
 // destination) runs on the open and recently closed groups in one
-// transaction (store.UpdateIncidentGroups).
+// transaction (store.Incidents.UpdateIncidentGroups).
 type Groups interface {
 	UpdateIncidentGroups(ctx context.Context, fn func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice)) ([]incident.GroupNotice, error)
 	// IncidentGroup reads one group as it is now.

@@ -101,10 +101,10 @@ type lateGroups struct {
 
 func (g *lateGroups) UpdateIncidentGroups(ctx context.Context, fn func([]incident.Group) ([]incident.Group, []incident.GroupNotice)) ([]incident.GroupNotice, error) {
 	<-g.ready
-	return g.r.st.UpdateIncidentGroups(ctx, fn)
+	return g.r.incs.UpdateIncidentGroups(ctx, fn)
 }
 
 func (g *lateGroups) IncidentGroup(ctx context.Context, id int64) (incident.Group, bool, error) {
 	<-g.ready
-	return g.r.st.IncidentGroup(ctx, id)
+	return g.r.incs.IncidentGroup(ctx, id)
 }

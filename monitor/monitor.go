@@ -51,7 +51,7 @@ type Reports interface {
 }
 
 // Incidents applies the rules to a destination's latest incident in one
-// transaction (store.UpdateIncident).
+// transaction (store.Incidents.UpdateIncident).
 type Incidents interface {
 	UpdateIncident(ctx context.Context, destination string, fn func(cur *incident.Incident) incident.Result) (incident.Result, error)
 }

@@ -17,6 +17,12 @@ import (
 	"github.com/scanwarden/scanwarden/store"
 )
 
+// The store's incidents are what serve hands the monitor.
+var (
+	_ Incidents = (*store.Incidents)(nil)
+	_ Groups    = (*store.Incidents)(nil)
+)
+
 // fakeRegistry is a fixed list; Match names by the event's destination
 // text, else all of the device's.
 type fakeRegistry struct {
@@ -130,12 +136,12 @@ func dest(name, host, device string) Destination {
 }
 
 type rig struct {
-	m   *Monitor
-	reg *fakeRegistry
-	chk *fakeChecker
-	rep *fakeReports
-	st  *store.Store
-	not *fakeNotifier
+	m    *Monitor
+	reg  *fakeRegistry
+	chk  *fakeChecker
+	rep  *fakeReports
+	incs *store.Incidents
+	not  *fakeNotifier
 }
 
 func newRig(t *testing.T, cfg Config, fn func(context.Context, smbcheck.Target) smbcheck.Verdict, dests ...Destination) *rig {
@@ -145,7 +151,7 @@ func newRig(t *testing.T, cfg Config, fn func(context.Context, smbcheck.Target) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	r := &rig{reg: &fakeRegistry{dests: dests}, chk: &fakeChecker{fn: fn}, rep: &fakeReports{}, st: st, not: &fakeNotifier{}}
+	r := &rig{reg: &fakeRegistry{dests: dests}, chk: &fakeChecker{fn: fn}, rep: &fakeReports{}, incs: st.Incidents(), not: &fakeNotifier{}}
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Hour
 	}
@@ -156,7 +162,7 @@ func newRig(t *testing.T, cfg Config, fn func(context.Context, smbcheck.Target) 
 		cfg.CloseAfter = time.Hour
 	}
 	cfg.Tick = 5 * time.Millisecond
-	r.m, err = New(cfg, r.reg, r.chk, r.rep, st, r.not)
+	r.m, err = New(cfg, r.reg, r.chk, r.rep, r.incs, r.not)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +238,7 @@ func TestEventOpensIncident(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		r.m.Event(context.Background(), ev)
 	}
-	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{State: incident.StateOpen})
+	incs, _ := r.incs.Incidents(context.Background(), store.IncidentFilter{State: incident.StateOpen})
 	if len(incs) != 1 || incs[0].AffectedJobs != 11 {
 		t.Fatalf("incidents %+v stats %+v", incs, r.m.Stats())
 	}
@@ -283,7 +289,7 @@ func TestCheckNowAndClose(t *testing.T) {
 		}
 	}
 	// (a scheduled check may have come first and closed it: ask the store)
-	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{})
+	incs, _ := r.incs.Incidents(context.Background(), store.IncidentFilter{})
 	if len(incs) != 1 || incs[0].State != incident.StateClosed {
 		t.Fatalf("not closed after an hour of green: %+v", incs)
 	}
@@ -322,7 +328,7 @@ func TestShutdownDuringCheck(t *testing.T) {
 	if r.rep.count("reception") != 0 {
 		t.Fatal("an interrupted check was stored as a finding")
 	}
-	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{})
+	incs, _ := r.incs.Incidents(context.Background(), store.IncidentFilter{})
 	if len(incs) != 0 {
 		t.Fatalf("incident from an interrupted check: %+v", incs)
 	}
@@ -351,18 +357,18 @@ func TestDelivery(t *testing.T) {
 		return smbcheck.Verdict{Cause: scanwarden.CauseNoWritePermission}
 	}, dest("reception", "fs1", "MFP01"))
 	r.m.Delivery(context.Background(), "reception", true, "scan.pdf") // healthy, nothing open: nothing
-	if incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{}); len(incs) != 0 {
+	if incs, _ := r.incs.Incidents(context.Background(), store.IncidentFilter{}); len(incs) != 0 {
 		t.Fatalf("a delivery to a healthy destination made an incident: %+v", incs)
 	}
 	if _, err := r.m.CheckNow(context.Background(), "reception", nil); err != nil {
 		t.Fatal(err)
 	}
 	r.m.Delivery(context.Background(), "reception", false, "doc1.pdf: access denied")
-	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{})
+	incs, _ := r.incs.Incidents(context.Background(), store.IncidentFilter{})
 	if len(incs) != 1 {
 		t.Fatalf("incidents %+v", incs)
 	}
-	tl, _ := r.st.Timeline(context.Background(), incs[0].ID, 0)
+	tl, _ := r.incs.Timeline(context.Background(), incs[0].ID, 0)
 	if last := tl[len(tl)-1]; last.Kind != incident.EntryDelivery || !strings.Contains(last.Text, "doc1.pdf") {
 		t.Fatalf("timeline %+v", tl)
 	}
@@ -389,7 +395,7 @@ func TestShutdownCancelsSlowNotification(t *testing.T) {
 		return smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials}
 	}}
 	m, err := New(Config{Interval: time.Hour, Jitter: time.Hour, MaxConcurrent: 1, Tick: 5 * time.Millisecond},
-		&fakeRegistry{dests: []Destination{dest("reception", "fs1", "MFP01")}}, chk, &fakeReports{}, st, bn)
+		&fakeRegistry{dests: []Destination{dest("reception", "fs1", "MFP01")}}, chk, &fakeReports{}, st.Incidents(), bn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +464,7 @@ func TestCloseOnTime(t *testing.T) {
 	if strings.Join(reasons, ",") != strings.Join(want, ",") {
 		t.Fatalf("checks %v, want %v", reasons, want)
 	}
-	incs, _ := r.st.Incidents(context.Background(), store.IncidentFilter{})
+	incs, _ := r.incs.Incidents(context.Background(), store.IncidentFilter{})
 	if len(incs) != 1 || incs[0].State != incident.StateClosed {
 		t.Fatalf("incidents %+v", incs)
 	}

@@ -80,14 +80,14 @@ func TestEventNamingNoDestination(t *testing.T) {
 		t.Errorf("%d checks at once on one file server, want 1", r.chk.maxServer)
 	}
 	r.chk.mu.Unlock()
-	incs, err := r.st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen})
+	incs, err := r.incs.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(incs) != 1 || incs[0].Destination != "walt" || incs[0].Cause != scanwarden.CauseBadCredentials || incs[0].AffectedJobs != 1 {
 		t.Fatalf("open incidents %+v, want walt's alone with the failure counted", incs)
 	}
-	tl, err := r.st.Timeline(ctx, incs[0].ID, 20)
+	tl, err := r.incs.Timeline(ctx, incs[0].ID, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestEventNamingNoDestination(t *testing.T) {
 			t.Errorf("%s checked again within event_gap", c.Destination)
 		}
 	}
-	incs, _ = r.st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen})
+	incs, _ = r.incs.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen})
 	if len(incs) != 1 || incs[0].AffectedJobs != 2 {
 		t.Errorf("open incidents %+v, want walt's with two failures", incs)
 	}
@@ -134,7 +134,7 @@ func TestEventNamingNoDestination(t *testing.T) {
 		!strings.Contains(s.Text(), "status was not in this report") {
 		t.Errorf("healthy device: %+v %q", s.Checked, s.Text())
 	}
-	incs, _ = r.st.Incidents(ctx, store.IncidentFilter{})
+	incs, _ = r.incs.Incidents(ctx, store.IncidentFilter{})
 	if len(incs) != 1 {
 		t.Errorf("incidents %+v, want only walt's", incs)
 	}

@@ -48,7 +48,7 @@ func TestHistory(t *testing.T) {
 	if err := s.Reports().AddReport(ctx, "b", smbcheck.Report{Started: now.Add(-time.Minute), Target: smbcheck.TargetInfo{Host: "fs1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateIncident(ctx, "a", func(cur *incident.Incident) incident.Result {
+	if _, err := s.Incidents().UpdateIncident(ctx, "a", func(cur *incident.Incident) incident.Result {
 		return incident.Next(cur, incident.Input{Kind: incident.KindDeviceFailure, At: now.Add(-3 * time.Minute), Device: "mfp01", Code: "1102"}, now.Add(-3*time.Minute), time.Hour)
 	}); err != nil {
 		t.Fatal(err)

@@ -16,12 +16,12 @@ import (
 // returns as changed are stored (ID 0: inserted) and its notices returned
 // with their groups' IDs set. fn is incident.Regroup with its arguments
 // bound; it must not block.
-func (s *Store) UpdateIncidentGroups(ctx context.Context,
+func (in *Incidents) UpdateIncidentGroups(ctx context.Context,
 	fn func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice)) ([]incident.GroupNotice, error) {
 	var notices []incident.GroupNotice
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := in.s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		notices, err = regroup(ctx, tx, s.now(), fn)
+		notices, err = regroup(ctx, tx, in.s.now(), fn)
 		return err
 	})
 	if err != nil {
@@ -76,8 +76,8 @@ func regroup(ctx context.Context, tx *sql.Tx, now time.Time,
 }
 
 // IncidentGroup reads one incident group (ok false: no such group).
-func (s *Store) IncidentGroup(ctx context.Context, id int64) (incident.Group, bool, error) {
-	gs, err := incidentGroups(ctx, s.db, "WHERE id = ?", id)
+func (in *Incidents) IncidentGroup(ctx context.Context, id int64) (incident.Group, bool, error) {
+	gs, err := incidentGroups(ctx, in.s.db, "WHERE id = ?", id)
 	if err != nil {
 		return incident.Group{}, false, fmt.Errorf("incident group %d: %w", id, err)
 	}
@@ -88,8 +88,8 @@ func (s *Store) IncidentGroup(ctx context.Context, id int64) (incident.Group, bo
 }
 
 // OpenIncidentGroups lists the open incident groups, oldest first.
-func (s *Store) OpenIncidentGroups(ctx context.Context) ([]incident.Group, error) {
-	gs, err := incidentGroups(ctx, s.db, "WHERE state = 'open'")
+func (in *Incidents) OpenIncidentGroups(ctx context.Context) ([]incident.Group, error) {
+	gs, err := incidentGroups(ctx, in.s.db, "WHERE state = 'open'")
 	if err != nil {
 		return nil, fmt.Errorf("incident groups: %w", err)
 	}

@@ -11,6 +11,14 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 )
 
+// Incidents keeps the incidents, their timelines, the notifications sent
+// and the incident groups. It implements monitor.Incidents and
+// monitor.Groups.
+type Incidents struct{ s *Store }
+
+// Incidents returns the store's incidents.
+func (s *Store) Incidents() *Incidents { return &Incidents{s: s} }
+
 // maxTimelineChecks bounds the check entries kept per incident (the oldest
 // go first); other entries are few and all kept.
 const maxTimelineChecks = 500
@@ -56,9 +64,9 @@ func optTime(t time.Time) string {
 // incident fn returns is inserted (ID 0) or updated, its entries appended,
 // and the Result returned with the incident's ID set. fn is
 // incident.Next/Fold with the inputs bound; it must not block.
-func (s *Store) UpdateIncident(ctx context.Context, destination string, fn func(cur *incident.Incident) incident.Result) (incident.Result, error) {
+func (in *Incidents) UpdateIncident(ctx context.Context, destination string, fn func(cur *incident.Incident) incident.Result) (incident.Result, error) {
 	var res incident.Result
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := in.s.tx(ctx, func(tx *sql.Tx) error {
 		var cur *incident.Incident
 		i, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE destination = ?
 			ORDER BY state = 'open' DESC, id DESC LIMIT 1`, destination))
@@ -133,7 +141,7 @@ type IncidentFilter struct {
 }
 
 // Incidents lists incidents, newest first.
-func (s *Store) Incidents(ctx context.Context, f IncidentFilter) ([]incident.Incident, error) {
+func (in *Incidents) Incidents(ctx context.Context, f IncidentFilter) ([]incident.Incident, error) {
 	q := `SELECT ` + incidentCols + ` FROM incidents WHERE 1=1`
 	var args []any
 	if f.State != "" {
@@ -149,7 +157,7 @@ func (s *Store) Incidents(ctx context.Context, f IncidentFilter) ([]incident.Inc
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, f.Limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := in.s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list incidents: %w", err)
 	}
@@ -169,8 +177,8 @@ func (s *Store) Incidents(ctx context.Context, f IncidentFilter) ([]incident.Inc
 var ErrNoIncident = errors.New("no such incident")
 
 // Incident returns one incident.
-func (s *Store) Incident(ctx context.Context, id int64) (incident.Incident, error) {
-	i, err := scanIncident(s.db.QueryRowContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE id = ?`, id))
+func (in *Incidents) Incident(ctx context.Context, id int64) (incident.Incident, error) {
+	i, err := scanIncident(in.s.db.QueryRowContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return i, fmt.Errorf("incident %d: %w", id, ErrNoIncident)
 	}
@@ -179,11 +187,11 @@ func (s *Store) Incident(ctx context.Context, id int64) (incident.Incident, erro
 
 // Timeline returns an incident's entries, oldest first (the newest limit;
 // 0 = all).
-func (s *Store) Timeline(ctx context.Context, id int64, limit int) ([]incident.Entry, error) {
+func (in *Incidents) Timeline(ctx context.Context, id int64, limit int) ([]incident.Entry, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT at, kind, cause, kyocera_code, text, report_id, event_id FROM
+	rows, err := in.s.db.QueryContext(ctx, `SELECT at, kind, cause, kyocera_code, text, report_id, event_id FROM
 		(SELECT * FROM incident_timeline WHERE incident_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("timeline of incident %d: %w", id, err)
@@ -217,8 +225,8 @@ type Notification struct {
 
 // AddNotification records a notification and, for an incident, puts it on
 // its timeline, in one transaction.
-func (s *Store) AddNotification(ctx context.Context, n Notification) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (in *Incidents) AddNotification(ctx context.Context, n Notification) error {
+	return in.s.tx(ctx, func(tx *sql.Tx) error {
 		var inc any
 		if n.IncidentID != 0 {
 			inc = n.IncidentID
@@ -239,11 +247,11 @@ func (s *Store) AddNotification(ctx context.Context, n Notification) error {
 }
 
 // Notifications lists the newest notifications (limit 0 = 100).
-func (s *Store) Notifications(ctx context.Context, limit int) ([]Notification, error) {
+func (in *Incidents) Notifications(ctx context.Context, limit int) ([]Notification, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT coalesce(incident_id, 0), at, event, channel, attempts, error FROM notifications
+	rows, err := in.s.db.QueryContext(ctx, `SELECT coalesce(incident_id, 0), at, event, channel, attempts, error FROM notifications
 		ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list notifications: %w", err)

@@ -23,7 +23,7 @@ func TestIncidents(t *testing.T) {
 	hostile := `<b>"x"</b>'; DROP TABLE incidents; --`
 	apply := func(dest string, in incident.Input, now time.Time) incident.Result {
 		t.Helper()
-		r, err := s.UpdateIncident(ctx, dest, func(cur *incident.Incident) incident.Result {
+		r, err := s.Incidents().UpdateIncident(ctx, dest, func(cur *incident.Incident) incident.Result {
 			return incident.Next(cur, in, now, time.Hour)
 		})
 		if err != nil {
@@ -55,18 +55,18 @@ func TestIncidents(t *testing.T) {
 	if r := apply("other", bad, t0); r.Incident.ID == id {
 		t.Fatal("other destination shares the incident")
 	}
-	if err := s.AddNotification(ctx, Notification{IncidentID: id, At: t0, Event: "incident.opened", Channel: "webhook", Attempts: 1}); err != nil {
+	if err := s.Incidents().AddNotification(ctx, Notification{IncidentID: id, At: t0, Event: "incident.opened", Channel: "webhook", Attempts: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddNotification(ctx, Notification{At: t0, Event: "incident.opened", Channel: "mail", Attempts: 1, Error: "refused"}); err != nil {
+	if err := s.Incidents().AddNotification(ctx, Notification{At: t0, Event: "incident.opened", Channel: "mail", Attempts: 1, Error: "refused"}); err != nil {
 		t.Fatal(err)
 	}
 
-	got, err := s.Incident(ctx, id)
+	got, err := s.Incidents().Incident(ctx, id)
 	if err != nil || got.Cause != scanwarden.CauseBadCredentials || got.State != incident.StateOpen || got.AffectedJobs != 1 || !got.ClosedAt.IsZero() || got.OpenedAt != t0 {
 		t.Fatalf("incident %+v %v", got, err)
 	}
-	tl, err := s.Timeline(ctx, id, 0)
+	tl, err := s.Incidents().Timeline(ctx, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,17 +86,17 @@ func TestIncidents(t *testing.T) {
 	if tl[1].Text != hostile {
 		t.Fatalf("device text not kept as data: %q", tl[1].Text)
 	}
-	open, _ := s.Incidents(ctx, IncidentFilter{State: incident.StateOpen})
-	all, _ := s.Incidents(ctx, IncidentFilter{})
-	closed, _ := s.Incidents(ctx, IncidentFilter{State: incident.StateClosed})
+	open, _ := s.Incidents().Incidents(ctx, IncidentFilter{State: incident.StateOpen})
+	all, _ := s.Incidents().Incidents(ctx, IncidentFilter{})
+	closed, _ := s.Incidents().Incidents(ctx, IncidentFilter{State: incident.StateClosed})
 	if len(open) != 2 || len(all) != 2 || len(closed) != 0 {
 		t.Fatalf("open %d all %d closed %d", len(open), len(all), len(closed))
 	}
-	ns, _ := s.Notifications(ctx, 0)
+	ns, _ := s.Incidents().Notifications(ctx, 0)
 	if len(ns) != 2 || ns[0].IncidentID != 0 || ns[0].Error != "refused" {
 		t.Fatalf("notifications %+v", ns)
 	}
-	if _, err := s.Incident(ctx, 999); !errors.Is(err, ErrNoIncident) {
+	if _, err := s.Incidents().Incident(ctx, 999); !errors.Is(err, ErrNoIncident) {
 		t.Fatalf("missing: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestTimelineBounded(t *testing.T) {
 	bad := incident.Input{Kind: incident.KindCheck, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials}}
 	var id int64
 	for i := 0; i < maxTimelineChecks+20; i++ {
-		r, err := s.UpdateIncident(ctx, "d", func(cur *incident.Incident) incident.Result {
+		r, err := s.Incidents().UpdateIncident(ctx, "d", func(cur *incident.Incident) incident.Result {
 			return incident.Next(cur, bad, t0.Add(time.Duration(i)*time.Second), time.Hour)
 		})
 		if err != nil {
@@ -121,7 +121,7 @@ func TestTimelineBounded(t *testing.T) {
 		}
 		id = r.Incident.ID
 	}
-	tl, _ := s.Timeline(ctx, id, 0)
+	tl, _ := s.Incidents().Timeline(ctx, id, 0)
 	if len(tl) != maxTimelineChecks+1 || tl[0].Kind != incident.EntryOpened {
 		t.Fatalf("%d entries, first %v", len(tl), tl[0].Kind)
 	}

@@ -100,7 +100,7 @@ func TestIncidentGroupsStored(t *testing.T) {
 	key := &incident.Key{Kind: incident.GroupServer, Subject: "fs9", Cause: scanwarden.CauseNameUnresolved, Phrase: "does not resolve"}
 	move := func(dest string, k *incident.Key) []incident.GroupNotice {
 		t.Helper()
-		ns, err := s.UpdateIncidentGroups(ctx, func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {
+		ns, err := s.Incidents().UpdateIncidentGroups(ctx, func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {
 			return incident.Regroup(gs, dest, k, s.now())
 		})
 		if err != nil {
@@ -115,7 +115,7 @@ func TestIncidentGroupsStored(t *testing.T) {
 	if ns := move("b", key); len(ns) != 0 {
 		t.Fatalf("joining: %+v", ns)
 	}
-	g, ok, err := s.IncidentGroup(ctx, ns[0].Group.ID)
+	g, ok, err := s.Incidents().IncidentGroup(ctx, ns[0].Group.ID)
 	if err != nil || !ok || len(g.Members) != 2 || g.Subject != "fs9" || g.Phrase != "does not resolve" {
 		t.Fatalf("group %+v %v %v", g, ok, err)
 	}
@@ -125,7 +125,7 @@ func TestIncidentGroupsStored(t *testing.T) {
 	if err := s.RemoveDestination(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if gs, err := s.OpenIncidentGroups(ctx); err != nil || len(gs) != 0 {
+	if gs, err := s.Incidents().OpenIncidentGroups(ctx); err != nil || len(gs) != 0 {
 		t.Errorf("open groups after the removals: %+v %v", gs, err)
 	}
 }

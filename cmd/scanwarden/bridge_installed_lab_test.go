@@ -121,7 +121,7 @@ max_retry = "10m"`, func(st *store.Store) {
 	openIncident := func() *incident.Incident {
 		var inc *incident.Incident
 		in.read(func(st *store.Store) bool {
-			is, err := st.Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 10})
+			is, err := st.Incidents().Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 10})
 			if err == nil {
 				for i := range is {
 					if is[i].Destination == "sealed" {

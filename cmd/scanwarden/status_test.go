@@ -57,7 +57,7 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := time.Now().Add(-time.Minute).Truncate(time.Second)
-	if _, err := st.UpdateIncident(ctx, "walt-old-password", func(cur *incident.Incident) incident.Result {
+	if _, err := st.Incidents().UpdateIncident(ctx, "walt-old-password", func(cur *incident.Incident) incident.Result {
 		return incident.Next(cur, incident.Input{Kind: incident.KindCheck, At: opened, Destination: "walt-old-password",
 			Verdict: bad.Verdict}, opened, time.Hour)
 	}); err != nil {
