@@ -49,7 +49,7 @@ func (c *checksPart) Open(ctx context.Context, cfg config.Config) {
 	incs := c.st.Incidents()
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),
-		OnCheck: c.onCheck, OnFault: c.onFault, Log: c.log, Sweeps: eventSweeps{c.st},
+		OnCheck: c.onCheck, OnFault: c.onFault, Log: c.log, Sweeps: eventSweeps{c.st.Events()},
 		Warnings: &warning.Tracker{Thresholds: cfg.Warnings.Thresholds(), Store: c.st.Warnings(), Notifies: true}, WarningNotifier: c.notifier,
 		Groups: incs, GroupNotifier: c.notifier, GroupSettle: groupSettle(cfg.Checks)},
 		newFleet(c.st), c.check, reports{c.st}, incs, c.notifier)

@@ -26,7 +26,7 @@ func TestWebEventsUnverified(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now().Add(-time.Hour)
-	sink := st.SNMP(30 * time.Minute)
+	sink := st.Events().SNMP(30 * time.Minute)
 	if _, err := sink.RecordEvents(ctx, []snmp.Event{
 		{Device: "10.77.0.40:161", Time: t0, Code: "1102", Source: snmp.SourceJob, Key: "job:1"},
 		{Device: "10.77.0.40:161", Time: t0.Add(time.Minute), Code: "1102", Text: "<script>x</script>", Source: snmp.SourceMail, Key: "mail:1", Unverified: true},

@@ -183,7 +183,7 @@ webhook_backoff = "100ms"
 
 	m, logs := startMain(t, cfg)
 	waitUntil(t, 20*time.Second, "the device polled", func() bool {
-		inv, _ := m.Store().SNMPDevices(ctx)
+		inv, _ := m.Store().Events().SNMPDevices(ctx)
 		return len(inv) == 1 && inv[0].SysName == "MFP02"
 	})
 	if ev := hook.events(); len(ev) != 0 {

@@ -231,7 +231,7 @@ func devicesUp(ctx context.Context, st *store.Store, interval time.Duration) map
 	if err != nil {
 		return nil
 	}
-	inv, err := st.SNMPDevices(ctx)
+	inv, err := st.Events().SNMPDevices(ctx)
 	if err != nil {
 		return nil
 	}

@@ -107,10 +107,10 @@ func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination
 
 // eventSweeps keeps what the checks after a device failure naming no
 // destination found with the stored event (monitor.Sweeps).
-type eventSweeps struct{ st *store.Store }
+type eventSweeps struct{ ev *store.Events }
 
 func (e eventSweeps) RecordSweep(ctx context.Context, ev snmp.Event, s incident.Sweep) error {
-	return e.st.SetEventSweep(ctx, ev, s)
+	return e.ev.SetEventSweep(ctx, ev, s)
 }
 
 // checker runs smbcheck with the daemon's ledger and directory.

@@ -194,7 +194,7 @@ interval = "`+pollEvery.String()+`"
 
 	m, logs := startMain(t, cfg)
 	waitUntil(t, 20*time.Second, "both devices polled", func() bool {
-		inv, _ := m.Store().SNMPDevices(ctx)
+		inv, _ := m.Store().Events().SNMPDevices(ctx)
 		return len(inv) == 2
 	})
 	reportsBefore := func() int {

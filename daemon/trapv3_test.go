@@ -64,7 +64,7 @@ func TestServeTakesV3Traps(t *testing.T) {
 	defer st.Close()
 	var codes []string
 	waitUntil(t, 10*time.Second, "the good v3 trap in the store", func() bool {
-		evs, err := st.SNMPEvents(context.Background(), "", time.Time{}, 100)
+		evs, err := st.Events().SNMPEvents(context.Background(), "", time.Time{}, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestServeTakesV3Traps(t *testing.T) {
 	if ts := liveTraps(m); ts.Refused != 2 {
 		t.Errorf("trap listener %+v, want the wrong-key and the noAuth trap refused", ts)
 	}
-	evs, _ := st.SNMPEvents(context.Background(), "", time.Time{}, 100)
+	evs, _ := st.Events().SNMPEvents(context.Background(), "", time.Time{}, 100)
 	if len(evs) != 1 || evs[0].Code != "1103" {
 		t.Errorf("stored %+v, want only 1103", evs)
 	}
@@ -192,7 +192,7 @@ func TestAttackTrapV3ReplayAcrossRestart(t *testing.T) {
 	}
 	send(m, next)
 	waitUntil(t, 5*time.Second, "the engine's next trap stored", func() bool { return traps(m).NewEvents == 1 })
-	evs, err := m.Store().SNMPEvents(context.Background(), "", time.Time{}, 100)
+	evs, err := m.Store().Events().SNMPEvents(context.Background(), "", time.Time{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func (p *watchPart) watcherConfig(targets []snmp.Target) (snmp.WatcherConfig, er
 	wc.Rules = p.rules
 	// Stored, then told to the monitor; a store error is the "store"
 	// fault (not one that only says the watch is stopping).
-	wc.Store, wc.OnEvent = p.st.SNMP(store.DefaultDedupWindow), p.event
+	wc.Store, wc.OnEvent = p.st.Events().SNMP(store.DefaultDedupWindow), p.event
 	wc.OnStoreError = func(err error) {
 		// the store wraps the context's error with the operation
 		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {

@@ -40,7 +40,7 @@ func notFound(err error) error {
 
 // inventory is what the poller last read of each device, by SNMP address.
 func (b webBackend) inventory(ctx context.Context) (map[string]snmp.Inventory, error) {
-	invs, err := b.m.st.SNMPDevices(ctx)
+	invs, err := b.m.st.Events().SNMPDevices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +301,7 @@ func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]incident.Ev
 	case web.EventsUnverified:
 		f.Unverified = new(true)
 	}
-	evs, err := b.m.st.ListSNMPEvents(ctx, f)
+	evs, err := b.m.st.Events().ListSNMPEvents(ctx, f)
 	if err != nil {
 		return nil, err
 	}

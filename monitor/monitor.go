@@ -69,7 +69,7 @@ type Warnings interface {
 
 // Sweeps keeps what a device failure that named no destination led to:
 // which of the device's destinations were checked and what they found
-// (store.SetEventSweep, shown with the event).
+// (store.Events.SetEventSweep, shown with the event).
 type Sweeps interface {
 	RecordSweep(ctx context.Context, ev snmp.Event, s incident.Sweep) error
 }

@@ -13,6 +13,14 @@ import (
 	"github.com/scanwarden/scanwarden/snmp"
 )
 
+// Events keeps what the devices report over SNMP, traps and mail: their
+// inventory and their send-failure events (with the sweeps that followed
+// them). Its SNMPSink implements snmp.Store.
+type Events struct{ s *Store }
+
+// Events returns the store's device events and inventory.
+func (s *Store) Events() *Events { return &Events{s: s} }
+
 // SNMPSink persists what package snmp learns: inventory and de-duplicated
 // send-failure events, in a table kept within its limits. It implements
 // snmp.Store.
@@ -55,16 +63,16 @@ const (
 
 // SNMP returns the store's snmp.Store with DefaultSNMPLimits; window <= 0
 // means DefaultDedupWindow.
-func (s *Store) SNMP(window time.Duration) *SNMPSink {
-	return s.SNMPLimited(window, DefaultSNMPLimits)
+func (es *Events) SNMP(window time.Duration) *SNMPSink {
+	return es.SNMPLimited(window, DefaultSNMPLimits)
 }
 
 // SNMPLimited is SNMP with the event table's limits given.
-func (s *Store) SNMPLimited(window time.Duration, lim SNMPLimits) *SNMPSink {
+func (es *Events) SNMPLimited(window time.Duration, lim SNMPLimits) *SNMPSink {
 	if window <= 0 {
 		window = DefaultDedupWindow
 	}
-	return &SNMPSink{s: s, window: window, limits: lim, dropped: map[string]int64{}}
+	return &SNMPSink{s: es.s, window: window, limits: lim, dropped: map[string]int64{}}
 }
 
 // RecordDevice inserts or updates a device's inventory.
@@ -306,8 +314,8 @@ func pruneSNMPEvents(ctx context.Context, tx *sql.Tx, now time.Time, lim SNMPLim
 
 // SNMPEventDrops returns how many events the table's limits removed, by
 // reason, since the store was made (every process together).
-func (s *Store) SNMPEventDrops(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT reason, count FROM snmp_event_drops`)
+func (es *Events) SNMPEventDrops(ctx context.Context) (map[string]int64, error) {
+	rows, err := es.s.db.QueryContext(ctx, `SELECT reason, count FROM snmp_event_drops`)
 	if err != nil {
 		return nil, fmt.Errorf("snmp event drops: %w", err)
 	}
@@ -337,12 +345,12 @@ type StoredEvent struct {
 
 // SetEventSweep keeps what the checks after ev found with ev's newest
 // stored row (the one its de-duplication key and device name).
-func (s *Store) SetEventSweep(ctx context.Context, ev snmp.Event, sw incident.Sweep) error {
+func (es *Events) SetEventSweep(ctx context.Context, ev snmp.Event, sw incident.Sweep) error {
 	b, err := json.Marshal(sw)
 	if err != nil {
 		return fmt.Errorf("event sweep: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE snmp_events SET sweep = ? WHERE id =
+	res, err := es.s.db.ExecContext(ctx, `UPDATE snmp_events SET sweep = ? WHERE id =
 		(SELECT id FROM snmp_events WHERE dedup_key = ? AND device = ? ORDER BY last_seen DESC, id DESC LIMIT 1)`,
 		string(b), ev.Key, ev.Device)
 	if err != nil {
@@ -356,8 +364,8 @@ func (s *Store) SetEventSweep(ctx context.Context, ev snmp.Event, sw incident.Sw
 
 // SNMPEvents returns events first seen at or after since, newest first, for
 // one device ("" for all), at most limit (default 100, at most 10,000).
-func (s *Store) SNMPEvents(ctx context.Context, device string, since time.Time, limit int) ([]StoredEvent, error) {
-	return s.ListSNMPEvents(ctx, SNMPEventFilter{Device: device, Since: since, Limit: limit})
+func (es *Events) SNMPEvents(ctx context.Context, device string, since time.Time, limit int) ([]StoredEvent, error) {
+	return es.ListSNMPEvents(ctx, SNMPEventFilter{Device: device, Since: since, Limit: limit})
 }
 
 // SNMPEventFilter selects events for ListSNMPEvents.
@@ -371,7 +379,7 @@ type SNMPEventFilter struct {
 }
 
 // ListSNMPEvents is SNMPEvents with the unverified filter.
-func (s *Store) ListSNMPEvents(ctx context.Context, f SNMPEventFilter) ([]StoredEvent, error) {
+func (es *Events) ListSNMPEvents(ctx context.Context, f SNMPEventFilter) ([]StoredEvent, error) {
 	device, since, limit := f.Device, f.Since, f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -394,7 +402,7 @@ func (s *Store) ListSNMPEvents(ctx context.Context, f SNMPEventFilter) ([]Stored
 	}
 	q += `first_seen >= ? ORDER BY first_seen DESC, id DESC LIMIT ?`
 	args = append(args, formatTime(since), limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := es.s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list snmp events: %w", err)
 	}
@@ -432,8 +440,8 @@ func (s *Store) ListSNMPEvents(ctx context.Context, f SNMPEventFilter) ([]Stored
 }
 
 // SNMPDevices returns the inventory, ordered by address.
-func (s *Store) SNMPDevices(ctx context.Context) ([]snmp.Inventory, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT address, kyocera, sys_object_id, sys_descr, model, serial, firmware,
+func (es *Events) SNMPDevices(ctx context.Context) ([]snmp.Inventory, error) {
+	rows, err := es.s.db.QueryContext(ctx, `SELECT address, kyocera, sys_object_id, sys_descr, model, serial, firmware,
 		sys_name, sys_location, mac, last_seen FROM snmp_devices ORDER BY address`)
 	if err != nil {
 		return nil, fmt.Errorf("list snmp devices: %w", err)
@@ -458,9 +466,9 @@ func (s *Store) SNMPDevices(ctx context.Context) ([]snmp.Inventory, error) {
 }
 
 // PruneSNMPEvents deletes events last seen before before; it returns how many.
-func (s *Store) PruneSNMPEvents(ctx context.Context, before time.Time) (int64, error) {
+func (es *Events) PruneSNMPEvents(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := es.s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM snmp_events WHERE last_seen < ?`, formatTime(before))
 		if err != nil {
 			return err

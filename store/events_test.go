@@ -19,7 +19,7 @@ func TestSNMPSink(t *testing.T) {
 	}
 	defer s.Close()
 	// Sightings in 2025: no age limit here (TestSNMPEventLimits has them).
-	sink := s.SNMPLimited(30*time.Minute, SNMPLimits{MaxAge: 100 * 365 * 24 * time.Hour, MaxRows: 1000, MaxBytes: 1 << 20})
+	sink := s.Events().SNMPLimited(30*time.Minute, SNMPLimits{MaxAge: 100 * 365 * 24 * time.Hour, MaxRows: 1000, MaxBytes: 1 << 20})
 	hostile := "<script>alert(1)</script>'; DROP TABLE snmp_events; --"
 	inv := snmp.Inventory{Address: "10.77.0.40:161", Kyocera: true, Model: "TASKalfa 3253ci", Serial: "W4X0A20002", SysName: hostile, SeenAt: time.Unix(1000, 0)}
 	if err := sink.RecordDevice(ctx, inv); err != nil {
@@ -29,7 +29,7 @@ func TestSNMPSink(t *testing.T) {
 	if err := sink.RecordDevice(ctx, inv); err != nil {
 		t.Fatal(err)
 	}
-	devs, err := s.SNMPDevices(ctx)
+	devs, err := s.Events().SNMPDevices(ctx)
 	if err != nil || len(devs) != 1 || devs[0].SysName != hostile || devs[0].Firmware == "" || !devs[0].Kyocera {
 		t.Fatalf("devices %+v %v", devs, err)
 	}
@@ -52,14 +52,14 @@ func TestSNMPSink(t *testing.T) {
 			t.Fatalf("sighting %d: fresh=%v err=%v, want %v", i, fresh, err, c.fresh)
 		}
 	}
-	evs, err := s.SNMPEvents(ctx, inv.Address, time.Time{}, 10)
+	evs, err := s.Events().SNMPEvents(ctx, inv.Address, time.Time{}, 10)
 	if err != nil || len(evs) != 2 {
 		t.Fatalf("events %+v %v", evs, err)
 	}
 	if evs[1].Count != 3 || !evs[1].LastSeen.Equal(t0.Add(35*time.Minute)) || evs[1].Text != hostile || evs[1].Detail["oid"] == "" {
 		t.Errorf("first occurrence: %+v", evs[1])
 	}
-	if n, err := s.PruneSNMPEvents(ctx, t0.Add(time.Hour)); err != nil || n != 1 {
+	if n, err := s.Events().PruneSNMPEvents(ctx, t0.Add(time.Hour)); err != nil || n != 1 {
 		t.Errorf("prune: %d %v", n, err)
 	}
 	if _, err := sink.RecordEvent(ctx, snmp.Event{Device: "x"}); err == nil {
@@ -101,12 +101,12 @@ func TestSNMPEventLimits(t *testing.T) {
 		return rows, bytes
 	}
 
-	rowsCapped := s.SNMPLimited(time.Minute, SNMPLimits{MaxAge: time.Hour, MaxRows: 1000, MaxBytes: 1 << 30})
+	rowsCapped := s.Events().SNMPLimited(time.Minute, SNMPLimits{MaxAge: time.Hour, MaxRows: 1000, MaxBytes: 1 << 30})
 	flood(rowsCapped, 5000, "a")
 	if rows, _ := count(); rows > 1000+pruneEvery {
 		t.Errorf("%d rows with MaxRows 1000", rows)
 	}
-	drops, err := s.SNMPEventDrops(ctx)
+	drops, err := s.Events().SNMPEventDrops(ctx)
 	if err != nil || drops["rows"] < 3500 {
 		t.Errorf("drops %v %v", drops, err)
 	}
@@ -115,12 +115,12 @@ func TestSNMPEventLimits(t *testing.T) {
 	}
 
 	big := strings.Repeat("b", 4000)
-	bytesCapped := s.SNMPLimited(time.Minute, SNMPLimits{MaxAge: time.Hour, MaxRows: 1 << 40, MaxBytes: 1 << 20})
+	bytesCapped := s.Events().SNMPLimited(time.Minute, SNMPLimits{MaxAge: time.Hour, MaxRows: 1 << 40, MaxBytes: 1 << 20})
 	flood(bytesCapped, 2000, big)
 	if _, bytes := count(); bytes > 1<<20+pruneEvery*4200 {
 		t.Errorf("%d bytes with MaxBytes 1 MiB", bytes)
 	}
-	if drops, _ := s.SNMPEventDrops(ctx); drops["bytes"] == 0 {
+	if drops, _ := s.Events().SNMPEventDrops(ctx); drops["bytes"] == 0 {
 		t.Errorf("no drop counted for bytes: %v", drops)
 	}
 
@@ -130,7 +130,7 @@ func TestSNMPEventLimits(t *testing.T) {
 	if rows, _ := count(); rows != 1 {
 		t.Errorf("%d rows after the age limit", rows)
 	}
-	if drops, _ := s.SNMPEventDrops(ctx); drops["age"] == 0 {
+	if drops, _ := s.Events().SNMPEventDrops(ctx); drops["age"] == 0 {
 		t.Errorf("no drop counted for age: %v", drops)
 	}
 }
@@ -144,7 +144,7 @@ func BenchmarkRecordEventsBatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	sink := s.SNMP(0)
+	sink := s.Events().SNMP(0)
 	batch := make([]snmp.Event, 256)
 	b.ResetTimer()
 	for i := 0; i < b.N; i += len(batch) {
@@ -167,7 +167,7 @@ func TestListSNMPEventsUnverified(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sink := s.SNMPLimited(30*time.Minute, SNMPLimits{MaxAge: 100 * 365 * 24 * time.Hour, MaxRows: 1000, MaxBytes: 1 << 20})
+	sink := s.Events().SNMPLimited(30*time.Minute, SNMPLimits{MaxAge: 100 * 365 * 24 * time.Hour, MaxRows: 1000, MaxBytes: 1 << 20})
 	t0 := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
 	evs := []snmp.Event{
 		{Device: "10.77.0.40:161", Time: t0, Code: "1102", Source: snmp.SourceJob, Key: "job:1"},
@@ -186,7 +186,7 @@ func TestListSNMPEventsUnverified(t *testing.T) {
 		{"unverified only", new(true), "1102"},
 		{"verified only", new(false), "1101,1102"},
 	} {
-		got, err := s.ListSNMPEvents(ctx, SNMPEventFilter{Unverified: tc.unv})
+		got, err := s.Events().ListSNMPEvents(ctx, SNMPEventFilter{Unverified: tc.unv})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +201,7 @@ func TestListSNMPEventsUnverified(t *testing.T) {
 			t.Errorf("%s: codes %v, want %s", tc.name, codes, tc.codes)
 		}
 	}
-	got, err := s.ListSNMPEvents(ctx, SNMPEventFilter{Device: "10.77.0.40:161", Unverified: new(true)})
+	got, err := s.Events().ListSNMPEvents(ctx, SNMPEventFilter{Device: "10.77.0.40:161", Unverified: new(true)})
 	if err != nil || len(got) != 0 {
 		t.Fatalf("device + unverified: %+v %v", got, err)
 	}

@@ -256,7 +256,7 @@ func TestSNMPFillsRegistryDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv := snmp.Inventory{Address: "10.77.0.40:161", Kyocera: true, Serial: "W4X0A20002", SysName: "MFP01", SeenAt: time.Unix(1000, 0)}
-	if err := s.SNMP(0).RecordDevice(ctx, inv); err != nil {
+	if err := s.Events().SNMP(0).RecordDevice(ctx, inv); err != nil {
 		t.Fatal(err)
 	}
 	d, err := s.Device(ctx, "mfp01")

@@ -18,7 +18,7 @@ func TestRecordSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sink := st.SNMP(0)
+	sink := st.Events().SNMP(0)
 	first := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	if err := sink.RecordDevice(ctx, snmp.Inventory{Address: "10.77.0.50:161", Kyocera: true, SeenAt: first}); err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestRecordSeen(t *testing.T) {
 	if err := sink.RecordSeen(ctx, "10.77.0.99:161", later); err != nil {
 		t.Fatal(err)
 	}
-	devs, err := st.SNMPDevices(ctx)
+	devs, err := st.Events().SNMPDevices(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,7 +137,7 @@ func benchIdle(n int) error {
 		return err
 	}
 	defer st.Close()
-	m, err := snmp.NewMailListener(cfg, snmp.DefaultRules(snmp.DefaultCodeBook()), snmp.NewRecorder(st.SNMP(0), nil, nil, nil), slog.New(slog.DiscardHandler))
+	m, err := snmp.NewMailListener(cfg, snmp.DefaultRules(snmp.DefaultCodeBook()), snmp.NewRecorder(st.Events().SNMP(0), nil, nil, nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func benchTraps(n, rate int) error {
 		return err
 	}
 	defer st.Close()
-	sink := st.SNMPLimited(0, store.SNMPLimits{MaxAge: 24 * time.Hour, MaxRows: 1 << 30, MaxBytes: 1 << 40})
+	sink := st.Events().SNMPLimited(0, store.SNMPLimits{MaxAge: 24 * time.Hour, MaxRows: 1 << 30, MaxBytes: 1 << 40})
 	cfg := snmp.DefaultTrapListenerConfig("127.0.0.1:0", scanwarden.NewSecret("bench-community"))
 	cfg.AllowFrom = func(a netip.Addr) bool { return a.IsLoopback() }
 	l, err := snmp.NewTrapListener(cfg, snmp.DefaultRules(snmp.DefaultCodeBook()), snmp.NewRecorder(sink, nil, nil, nil), slog.New(slog.DiscardHandler))

@@ -33,7 +33,7 @@ func runDaemon(dir string, nDev, nDest, nEv, nScan int) {
 	}
 	now := time.Now()
 	t0 := time.Now()
-	sink := st.SNMP(0)
+	sink := st.Events().SNMP(0)
 	for i := 0; i < nDev; i++ {
 		addr := fmt.Sprintf("127.0.%d.%d:161", i/250, i%250+1)
 		must(st.PutDevice(ctx, registry.Device{Name: fmt.Sprintf("mfp%03d", i), Address: addr, SysName: fmt.Sprintf("MFP%03d", i)}))

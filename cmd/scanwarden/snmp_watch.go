@@ -398,9 +398,9 @@ func watch(ctx context.Context, env environ, a watchArgs) int {
 		return fail(fmt.Errorf("state store: %w", err))
 	}
 	defer st.Close()
-	stored := st.SNMP(store.DefaultDedupWindow)
+	stored := st.Events().SNMP(store.DefaultDedupWindow)
 	ws := newWatchStore(stored, out)
-	drops, err := st.SNMPEventDrops(ctx)
+	drops, err := st.Events().SNMPEventDrops(ctx)
 	if err != nil {
 		return fail(err)
 	}

@@ -161,11 +161,11 @@ func storedEvents(t *testing.T, dir string) ([]store.StoredEvent, []snmp.Invento
 		t.Fatal(err)
 	}
 	defer st.Close()
-	evs, err := st.SNMPEvents(context.Background(), "", time.Time{}, 100)
+	evs, err := st.Events().SNMPEvents(context.Background(), "", time.Time{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	devs, err := st.SNMPDevices(context.Background())
+	devs, err := st.Events().SNMPDevices(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
