@@ -84,7 +84,7 @@ func TestAllowlistRootLagIsAFault(t *testing.T) {
 	}
 
 	// an MFP registered: the daemon's list changes, root never sees it
-	if err := st.PutDevice(ctx, registry.Device{Name: "mfp1", Address: "10.9.8.5"}); err != nil {
+	if err := st.Devices().PutDevice(ctx, registry.Device{Name: "mfp1", Address: "10.9.8.5"}); err != nil {
 		t.Fatal(err)
 	}
 	again := func() int { return strings.Count(logs.String(), "written again") }

@@ -107,7 +107,7 @@ func (c *bridgeCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *bridgeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ds, err := c.m.st.Destinations(ctx, "")
+	ds, err := c.m.st.Destinations().Destinations(ctx, "")
 	if err != nil {
 		return
 	}

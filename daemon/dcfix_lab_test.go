@@ -63,7 +63,7 @@ webhook_url = "`+hook.srv.URL+`/hook"
 webhook_backoff = "100ms"
 `)
 	st := testStore(t, cfg)
-	if err := st.PutDestination(ctx, registry.Destination{Name: "dcfix", Host: lab.DCHost, Share: "scans", User: `KYOLAB\dcfix`,
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "dcfix", Host: lab.DCHost, Share: "scans", User: `KYOLAB\dcfix`,
 		Workstation: "MFP01", Password: scanwarden.NewSecret(stored), Source: registry.SourceAdded}); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestWebEventsUnverified(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.PutDevice(ctx, registry.Device{Name: "MFP-LAB", Address: "10.77.0.40"}); err != nil {
+	if err := st.Devices().PutDevice(ctx, registry.Device{Name: "MFP-LAB", Address: "10.77.0.40"}); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now().Add(-time.Hour)

@@ -82,7 +82,7 @@ user = "`+testlab.EventReader+`"
 password_file = "`+pw+`"
 `)
 	st := testStore(t, cfg)
-	if err := st.PutDestination(ctx, registry.Destination{Name: "limited", Host: lab.EvtIP, Share: "held", User: "scanuser",
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "limited", Host: lab.EvtIP, Share: "held", User: "scanuser",
 		Password: scanwarden.NewSecret(lab.Password)}); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ user = "`+testlab.EventReader+`"
 password_file = "`+pw+`"
 `)
 	st := testStore(t, cfg)
-	if err := st.PutDestination(ctx, registry.Destination{Name: "gone", Host: lab.EvtIP, Share: "gone", User: "scanuser",
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "gone", Host: lab.EvtIP, Share: "gone", User: "scanuser",
 		Password: scanwarden.NewSecret(lab.Password), Workstation: "MFP09"}); err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,7 @@ webhook_backoff = "100ms"
 	// contact. It worked when it was last checked; then the contact's
 	// password was changed on the panel and the address book re-imported.
 	st := testStore(t, cfg)
-	if err := st.PutDevice(ctx, registry.Device{Name: "MFP-LAB", Address: devAddr,
+	if err := st.Devices().PutDevice(ctx, registry.Device{Name: "MFP-LAB", Address: devAddr,
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("servelab")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -154,10 +154,10 @@ webhook_backoff = "100ms"
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.ImportAddressBook(ctx, "MFP-LAB", book, false); err != nil {
+		if _, err := st.Destinations().ImportAddressBook(ctx, "MFP-LAB", book, false); err != nil {
 			t.Fatal(err)
 		}
-		ds, err := st.Destinations(ctx, "MFP-LAB")
+		ds, err := st.Destinations().Destinations(ctx, "MFP-LAB")
 		if err != nil || len(ds) != 1 || ds[0].Source != registry.SourceImported {
 			t.Fatalf("imported %+v %v", ds, err)
 		}
@@ -290,7 +290,7 @@ password_file = "`+adPw+`"
 timeout = "2s"
 `)
 	st := testStore(t, cfg)
-	if err := st.PutDestination(ctx, registry.Destination{Name: "alice", Host: lab.DCHost, Share: "scans", User: `KYOLAB\alice`,
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "alice", Host: lab.DCHost, Share: "scans", User: `KYOLAB\alice`,
 		Password: scanwarden.NewSecret(lab.Password), Source: registry.SourceAdded}); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func (l deviceLearner) Observe(ctx context.Context, o samba.Observation) {
 	if err != nil {
 		return
 	}
-	devs, err := l.p.st.Devices(ctx)
+	devs, err := l.p.st.Devices().Devices(ctx)
 	if err != nil {
 		l.p.log.Warn("device profile not learned", "address", o.Address, "err", err)
 		return
@@ -46,7 +46,7 @@ func (l deviceLearner) Observe(ctx context.Context, o samba.Observation) {
 	if name == "" {
 		return
 	}
-	changed, err := l.p.st.LearnDevice(ctx, name, o)
+	changed, err := l.p.st.Devices().LearnDevice(ctx, name, o)
 	if err != nil {
 		l.p.log.Warn("device profile not learned", "device", name, "err", err)
 		return

@@ -28,7 +28,7 @@ func TestDeviceLearnerMatchesAddress(t *testing.T) {
 		{Name: "byip", Address: "10.1.0.5"}, {Name: "byname", Address: "mfp-name.invalid:161"},
 		{Name: "twin1", Address: "10.1.0.9"}, {Name: "twin2", Address: "10.1.0.9:1161"},
 	} {
-		if err := st.PutDevice(ctx, d); err != nil {
+		if err := st.Devices().PutDevice(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func TestDeviceLearnerMatchesAddress(t *testing.T) {
 	}
 	l.Observe(ctx, samba.Observation{Address: "10.1.0.5", At: at.Add(time.Second), Dialect: "SMB2_10"}) // no change
 	for name, want := range map[string]string{"byip": "2.1", "byname": "2.1", "twin1": "", "twin2": ""} {
-		d, err := st.Device(ctx, name)
+		d, err := st.Devices().Device(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -171,10 +171,10 @@ webhook_backoff = "10ms"
 	if _, err := st.UnlockKey(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutDevice(context.Background(), registry.Device{Name: "MFP01"}); err != nil {
+	if err := st.Devices().PutDevice(context.Background(), registry.Device{Name: "MFP01"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutDestination(context.Background(), registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort,
+	if err := st.Destinations().PutDestination(context.Background(), registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort,
 		Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw-never-shown"), Device: "MFP01", Source: registry.SourceAdded}); err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +452,7 @@ func TestStopDuringCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.UnlockKey(context.Background(), filepath.Join(cfg.DataDir, "secret.key"))
-	st.PutDestination(context.Background(), registry.Destination{Name: "slow", Host: "127.0.0.1", Port: tarpit.Addr().(*net.TCPAddr).Port,
+	st.Destinations().PutDestination(context.Background(), registry.Destination{Name: "slow", Host: "127.0.0.1", Port: tarpit.Addr().(*net.TCPAddr).Port,
 		Share: "scans", User: "scan", Password: scanwarden.NewSecret("x"), Source: registry.SourceAdded})
 	st.Close()
 	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }, Drain: time.Second}
@@ -563,7 +563,7 @@ func TestMailNotification(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.UnlockKey(context.Background(), filepath.Join(cfg.DataDir, "secret.key"))
-	st.PutDestination(context.Background(), registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort,
+	st.Destinations().PutDestination(context.Background(), registry.Destination{Name: "reception", Host: "127.0.0.1", Port: closedPort,
 		Share: "scans", User: "scan", Password: scanwarden.NewSecret("x"), Source: registry.SourceAdded})
 	st.Close()
 	m := &Main{Config: &cfg, Stderr: io.Discard, Getenv: func(string) string { return "" }}

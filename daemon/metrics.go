@@ -227,7 +227,7 @@ func (c *deviceCollector) Collect(ch chan<- prometheus.Metric) {
 // devicesUp says, per registered device with an address, whether it
 // answered SNMP within two poll intervals (metrics).
 func devicesUp(ctx context.Context, st *store.Store, interval time.Duration) map[string]bool {
-	devs, err := st.Devices(ctx)
+	devs, err := st.Devices().Devices(ctx)
 	if err != nil {
 		return nil
 	}
@@ -251,7 +251,7 @@ func devicesUp(ctx context.Context, st *store.Store, interval time.Duration) map
 
 // seed loads each destination's last verdict from st.
 func (mt *metrics) seed(ctx context.Context, st *store.Store) {
-	ds, err := st.Destinations(ctx, "")
+	ds, err := st.Destinations().Destinations(ctx, "")
 	if err != nil {
 		return
 	}

@@ -31,7 +31,7 @@ func TestWatchNamesKeptAcrossReload(t *testing.T) {
 	ln.Close()
 	cfg := testConfig(t, "[snmp]\nsmtp_listen = \""+addr+"\"\n")
 	st := testStore(t, cfg)
-	if err := st.PutDevice(ctx, registry.Device{Name: "mfp", Address: "localhost"}); err != nil {
+	if err := st.Devices().PutDevice(ctx, registry.Device{Name: "mfp", Address: "localhost"}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -179,7 +179,7 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 	}
 
 	// The MFP registered at 127.0.0.1 (by name and port, as an admin types it).
-	if err := m.Store().PutDevice(ctx, registry.Device{Name: "mfp-a", Address: "127.0.0.1:161"}); err != nil {
+	if err := m.Store().Devices().PutDevice(ctx, registry.Device{Name: "mfp-a", Address: "127.0.0.1:161"}); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
@@ -202,7 +202,7 @@ func TestAttackReceiverAllowFollowsDevices(t *testing.T) {
 	}
 
 	// 127.0.0.2 registered too: admitted.
-	if err := m.Store().PutDevice(ctx, registry.Device{Name: "mfp-b", Address: "127.0.0.2"}); err != nil {
+	if err := m.Store().Devices().PutDevice(ctx, registry.Device{Name: "mfp-b", Address: "127.0.0.2"}); err != nil {
 		t.Fatal(err)
 	}
 	m.SyncDevices(ctx)
@@ -239,7 +239,7 @@ func TestReceiverAllowNames(t *testing.T) {
 	}
 	for _, d := range []registry.Device{{Name: "by-name", Address: "localhost:161"}, {Name: "gone", Address: "mfp-gone.invalid"},
 		{Name: "flaky", Address: "mfp-flaky.invalid"}, {Name: "unpolled"}} {
-		if err := m.Store().PutDevice(ctx, d); err != nil {
+		if err := m.Store().Devices().PutDevice(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -371,7 +371,7 @@ func TestAttackReceiverAllowNoNetworks(t *testing.T) {
 func TestReloadMakesANewDestinationsFolder(t *testing.T) {
 	m := serveWithReceiver(t)
 	ctx := context.Background()
-	if err := m.Store().PutDestination(ctx, registry.Destination{Name: "late", Host: "127.0.0.1", Share: "scans", User: "walt",
+	if err := m.Store().Destinations().PutDestination(ctx, registry.Destination{Name: "late", Host: "127.0.0.1", Share: "scans", User: "walt",
 		Password: scanwarden.NewSecret("x")}); err != nil {
 		t.Fatal(err)
 	}

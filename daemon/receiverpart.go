@@ -102,7 +102,7 @@ func (p *receiverPart) Open(ctx context.Context, cfg config.Config, delivered fu
 	r, err := receiver.New(receiver.Config{DataDir: dir, SmbdDir: smbdDir, Listen: ip, Port: port, Share: rc.Share,
 		Accounts: []samba.Account{{Name: rc.Account, Password: rc.Password}}, SMB1: rc.SMB1, Allow: allow.Allow, AllowWarning: allow.Warning,
 		ExternalSamba: rc.ExternalSMBD, KeepSamba: true, Watch: watch, Forward: fwd},
-		observedCatalogue{p.st.Scans(), delivered}, p.st.Deliveries(), &p.remote, p.log)
+		observedCatalogue{p.st.Scans(), delivered}, p.st.Destinations().Deliveries(), &p.remote, p.log)
 	if err == nil {
 		r.Observe(deviceLearner{p, p.profileChanged})
 		err = r.Open(ctx)
@@ -198,7 +198,7 @@ func (p *receiverPart) local() samba.LocalNets {
 // resolved) and [receiver] allow. The error is "devices not read": the
 // caller keeps the list it has (not "no device").
 func (p *receiverPart) allowlist(ctx context.Context) (samba.Allowlist, error) {
-	devs, err := p.st.Devices(ctx)
+	devs, err := p.st.Devices().Devices(ctx)
 	if err != nil {
 		return samba.Allowlist{}, fmt.Errorf("fallback share allowlist: devices not read: %w", err)
 	}

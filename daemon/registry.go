@@ -34,7 +34,7 @@ func toMonitor(r registry.Resolved) monitor.Destination {
 
 // Destinations implements monitor.Registry.
 func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error) {
-	rs, err := f.st.Targets(ctx, "")
+	rs, err := f.st.Destinations().Targets(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error)
 // host, share and path (see matchDestination); an event that names none
 // concerns every destination of its device.
 func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination, error) {
-	devs, err := f.st.Devices(ctx)
+	devs, err := f.st.Devices().Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination
 			break
 		}
 	}
-	all, err := f.st.Targets(ctx, "")
+	all, err := f.st.Destinations().Targets(ctx, "")
 	if err != nil {
 		return nil, err
 	}

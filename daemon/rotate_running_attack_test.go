@@ -28,9 +28,9 @@ func TestAttackRotateWhileServeRuns(t *testing.T) {
 		t.Fatalf("rotate: %v", err)
 	}
 	setErr := b.Set(ctx, "snmp", map[string]string{"community": "after-rotate"})
-	destErr := m.st.PutDestination(ctx, registry.Destination{Name: "d1", Host: "127.0.0.1", Port: 445, Share: "scans",
+	destErr := m.st.Destinations().PutDestination(ctx, registry.Destination{Name: "d1", Host: "127.0.0.1", Port: 445, Share: "scans",
 		User: "alice", Password: scanwarden.NewSecret("dest-after-rotate"), Source: registry.SourceAdded})
-	devErr := m.st.PutDevice(ctx, registry.Device{Name: "mfp01", Address: "127.0.0.1:1161",
+	devErr := m.st.Devices().PutDevice(ctx, registry.Device{Name: "mfp01", Address: "127.0.0.1:1161",
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("dev-after-rotate")}})
 	for what, err := range map[string]error{"settings page": setErr, "destination": destErr, "device": devErr} {
 		if err != nil && !strings.Contains(err.Error(), "restart") {
@@ -50,12 +50,12 @@ func TestAttackRotateWhileServeRuns(t *testing.T) {
 			c.SNMP.Community.Reveal(), m2.Faults())
 	}
 	if destErr == nil {
-		if d, err := m2.st.Destination(ctx, "d1"); err != nil || d.Password.Reveal() != "dest-after-rotate" {
+		if d, err := m2.st.Destinations().Destination(ctx, "d1"); err != nil || d.Password.Reveal() != "dest-after-rotate" {
 			t.Errorf("a destination added after the rotation was accepted and its password is lost after the restart: %v", err)
 		}
 	}
 	if devErr == nil {
-		if d, err := m2.st.Device(ctx, "mfp01"); err != nil || d.SNMP.Community.Reveal() != "dev-after-rotate" {
+		if d, err := m2.st.Devices().Device(ctx, "mfp01"); err != nil || d.SNMP.Community.Reveal() != "dev-after-rotate" {
 			t.Errorf("a device added after the rotation was accepted and its community is lost after the restart: %v", err)
 		}
 	}

@@ -67,11 +67,11 @@ func TestAttackRotateKeepsEverySecret(t *testing.T) {
 			t.Fatalf("set %s: %v", section, err)
 		}
 	}
-	if err := m.st.PutDevice(ctx, registry.Device{Name: "mfp01", Address: "127.0.0.1:1161",
+	if err := m.st.Devices().PutDevice(ctx, registry.Device{Name: "mfp01", Address: "127.0.0.1:1161",
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("dev-cli-community")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.st.PutDestination(ctx, registry.Destination{Name: "reception", Device: "mfp01", Host: "127.0.0.1", Port: 445, Share: "scans",
+	if err := m.st.Destinations().PutDestination(ctx, registry.Destination{Name: "reception", Device: "mfp01", Host: "127.0.0.1", Port: 445, Share: "scans",
 		User: "alice", Password: scanwarden.NewSecret("dest-cli-pw"), Source: registry.SourceAdded}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +94,11 @@ func TestAttackRotateKeepsEverySecret(t *testing.T) {
 	if f := m2.Faults(); len(f) != 0 {
 		t.Errorf("faults after rotate and restart: %+v", f)
 	}
-	dev, err := m2.st.Device(ctx, "mfp01")
+	dev, err := m2.st.Devices().Device(ctx, "mfp01")
 	if err != nil || dev.SNMP.Community.Reveal() != "dev-cli-community" {
 		t.Errorf("device community after rotate: %q %v", dev.SNMP.Community.Reveal(), err)
 	}
-	dest, err := m2.st.Destination(ctx, "reception")
+	dest, err := m2.st.Destinations().Destination(ctx, "reception")
 	if err != nil || dest.Password.Reveal() != "dest-cli-pw" {
 		t.Errorf("destination password after rotate: %v", err)
 	}

@@ -43,7 +43,7 @@ func TestServeDeviceReachableTenIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if err := m.Store().PutDevice(ctx, registry.Device{Name: "MFP-SEEN", Address: addr,
+	if err := m.Store().Devices().PutDevice(ctx, registry.Device{Name: "MFP-SEEN", Address: addr,
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("servelab")}}); err != nil {
 		t.Fatal(err)
 	}

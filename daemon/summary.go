@@ -36,7 +36,7 @@ func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now
 	for _, n := range held {
 		in.Held += n
 	}
-	ds, err := st.Destinations(ctx, "")
+	ds, err := st.Destinations().Destinations(ctx, "")
 	if err != nil {
 		return summary.Summary{}, fmt.Errorf("summary: %w", err)
 	}

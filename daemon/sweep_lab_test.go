@@ -154,10 +154,10 @@ interval = "`+pollEvery.String()+`"
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.ImportAddressBook(ctx, device, book, false); err != nil {
+		if _, err := st.Destinations().ImportAddressBook(ctx, device, book, false); err != nil {
 			t.Fatal(err)
 		}
-		ds, err := st.Destinations(ctx, device)
+		ds, err := st.Destinations().Destinations(ctx, device)
 		if err != nil || len(ds) != len(contacts) {
 			t.Fatalf("%s: imported %+v %v", device, ds, err)
 		}
@@ -168,7 +168,7 @@ interval = "`+pollEvery.String()+`"
 		return byID
 	}
 	for name, addr := range devs {
-		if err := st.PutDevice(ctx, registry.Device{Name: name, Address: addr,
+		if err := st.Devices().PutDevice(ctx, registry.Device{Name: name, Address: addr,
 			SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("servelab")}}); err != nil {
 			t.Fatal(err)
 		}

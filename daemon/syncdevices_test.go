@@ -23,7 +23,7 @@ func TestSyncDevicesOutlivesRequest(t *testing.T) {
 		t.Fatal("a watch runs with no device registered")
 	}
 	// A device added (as the CLI does), then an import's request.
-	if err := m.Store().PutDevice(context.Background(), registry.Device{Name: "mfp01", Address: "127.0.0.1:9"}); err != nil {
+	if err := m.Store().Devices().PutDevice(context.Background(), registry.Device{Name: "mfp01", Address: "127.0.0.1:9"}); err != nil {
 		t.Fatal(err)
 	}
 	req, endRequest := context.WithCancel(context.Background())

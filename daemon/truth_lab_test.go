@@ -46,7 +46,7 @@ webhook_backoff = "100ms"
 `+extra)
 	st := testStore(t, cfg)
 	ctx := context.Background()
-	if err := st.PutDevice(ctx, registry.Device{Name: "MFP-T", Address: "127.0.0.1:9",
+	if err := st.Devices().PutDevice(ctx, registry.Device{Name: "MFP-T", Address: "127.0.0.1:9",
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("public")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ webhook_backoff = "100ms"
 		if d.Device == "" {
 			d.Device = "MFP-T"
 		}
-		if err := st.PutDestination(ctx, d); err != nil {
+		if err := st.Destinations().PutDestination(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -335,7 +335,7 @@ func TestLabServeOneCauseOneIncident(t *testing.T) {
 	for i, share := range []string{"scans", "sales", "accounts"} {
 		d := registry.Destination{Name: "ghost-" + share, Host: lab.DCHost, Share: "scans", User: lab.Domain + `\alice`,
 			Password: scanwarden.NewSecret(lab.Password), Device: "MFP-T"}
-		if err := m.Store().PutDestination(context.Background(), d); err != nil {
+		if err := m.Store().Destinations().PutDestination(context.Background(), d); err != nil {
 			t.Fatal(err)
 		}
 		m.Monitor().Reload()

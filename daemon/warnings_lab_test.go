@@ -51,7 +51,7 @@ webhook_backoff = "100ms"
 	cfg := testConfig(t, base)
 	st := testStore(t, cfg)
 	for _, dev := range []string{"MFP-A", "MFP-B"} {
-		if err := st.PutDevice(ctx, registry.Device{Name: dev, Address: "127.0.0.1:9",
+		if err := st.Devices().PutDevice(ctx, registry.Device{Name: dev, Address: "127.0.0.1:9",
 			SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("public")}}); err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ webhook_backoff = "100ms"
 	}
 	for _, d := range dests {
 		d.Host, d.Share, d.Password = lab.DCHost, "scans", scanwarden.NewSecret(lab.Password)
-		if err := st.PutDestination(ctx, d); err != nil {
+		if err := st.Destinations().PutDestination(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -132,7 +132,7 @@ func (p *watchPart) loadRules() *snmp.Rules {
 // their credentials (the config's community when a device has none), and
 // a key that changes with the list.
 func (p *watchPart) targets(ctx context.Context) ([]snmp.Target, string, error) {
-	devs, err := p.st.Devices(ctx)
+	devs, err := p.st.Devices().Devices(ctx)
 	if err != nil {
 		return nil, "", err
 	}

@@ -70,7 +70,7 @@ func (m *Main) snmpInterval() time.Duration {
 
 // Devices implements web.Fleet.
 func (b webBackend) Devices(ctx context.Context) ([]registry.DeviceView, error) {
-	devs, err := b.m.st.Devices(ctx)
+	devs, err := b.m.st.Devices().Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (b webBackend) Devices(ctx context.Context) ([]registry.DeviceView, error) 
 	if err != nil {
 		return nil, err
 	}
-	ds, err := b.m.st.Destinations(ctx, "")
+	ds, err := b.m.st.Destinations().Destinations(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (b webBackend) Devices(ctx context.Context) ([]registry.DeviceView, error) 
 
 // Device implements web.Fleet.
 func (b webBackend) Device(ctx context.Context, name string) (registry.DeviceView, error) {
-	d, err := b.m.st.Device(ctx, name)
+	d, err := b.m.st.Devices().Device(ctx, name)
 	if err != nil {
 		return registry.DeviceView{}, notFound(err)
 	}
@@ -140,7 +140,7 @@ func (b webBackend) openIncidents(ctx context.Context) (map[string]int64, error)
 }
 
 func (b webBackend) destinations(ctx context.Context, device string) ([]registry.DestinationView, error) {
-	ds, err := b.m.st.Destinations(ctx, device)
+	ds, err := b.m.st.Destinations().Destinations(ctx, device)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -175,7 +175,7 @@ func (b webBackend) Destinations(ctx context.Context) ([]registry.DestinationVie
 
 // Destination implements web.Fleet.
 func (b webBackend) Destination(ctx context.Context, name string) (registry.DestinationView, error) {
-	d, err := b.m.st.Destination(ctx, name)
+	d, err := b.m.st.Destinations().Destination(ctx, name)
 	if err != nil {
 		return registry.DestinationView{}, notFound(err)
 	}
@@ -279,7 +279,7 @@ func (b webBackend) Incident(ctx context.Context, id int64) (incident.View, erro
 // address as it was stored: they are never given a registered device's name.
 func (b webBackend) Events(ctx context.Context, q web.EventQuery) ([]incident.EventView, error) {
 	device, limit := q.Device, q.Limit
-	devs, err := b.m.st.Devices(ctx)
+	devs, err := b.m.st.Devices().Devices(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -60,13 +60,13 @@ func openWebDaemonOn(t *testing.T, dest registry.Destination, listen string) (*M
 	if _, err := web.SetPassword(ctx, m.Store().Auth(), "web test password", false); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Store().PutDevice(ctx, registry.Device{Name: "mfp-evil", Address: "127.0.0.1:9", SysName: hostileName,
+	if err := m.Store().Devices().PutDevice(ctx, registry.Device{Name: "mfp-evil", Address: "127.0.0.1:9", SysName: hostileName,
 		Model: `"><script>alert(2)</script>`}); err != nil {
 		t.Fatal(err)
 	}
 	if dest.Name != "" {
 		dest.Device = "mfp-evil"
-		if err := m.Store().PutDestination(ctx, dest); err != nil {
+		if err := m.Store().Destinations().PutDestination(ctx, dest); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -249,12 +249,12 @@ func webBrowserFlow(t *testing.T, listen string) {
 		chromedp.Click(chromedp.CSS(`#import-preview`)),
 		chromedp.WaitVisible(chromedp.CSS(`#import-confirm`)),
 	)
-	if ds, _ := m.Store().Destinations(ctx, ""); len(ds) != 0 {
+	if ds, _ := m.Store().Destinations().Destinations(ctx, ""); len(ds) != 0 {
 		t.Fatalf("the preview stored %d destinations", len(ds))
 	}
 	b.Screenshot(t, shots, "daemon-import-preview", 1280)
 	do("import", chromedp.Click(chromedp.CSS(`#import-confirm`)), chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
-	ds, err := m.Store().Destinations(ctx, "")
+	ds, err := m.Store().Destinations().Destinations(ctx, "")
 	if err != nil || len(ds) != 1 || ds[0].Name != "reception" || ds[0].Password.Reveal() != contact.Password.Reveal() {
 		t.Fatalf("imported %+v %v", ds, err)
 	}

@@ -27,7 +27,7 @@ func TestWebSetAuth(t *testing.T) {
 	if _, err := st.UnlockKey(ctx, filepath.Join(dir, "secret.key")); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutDestination(ctx, registry.Destination{Name: "krb", Host: "dc2.ntlmoff.test", Share: "scans",
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "krb", Host: "dc2.ntlmoff.test", Share: "scans",
 		User: `NTLMOFF\kim`, Password: scanwarden.NewSecret("Pw-1")}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestWebSetAuth(t *testing.T) {
 	if err := webRegistry(b).SetAuth(ctx, "krb", smbcheck.AuthKerberos); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Destination(ctx, "krb")
+	got, err := st.Destinations().Destination(ctx, "krb")
 	if err != nil || got.Auth != smbcheck.AuthKerberos || got.Password.Reveal() != "Pw-1" || got.User != `NTLMOFF\kim` {
 		t.Fatalf("stored: %+v %v", got, err)
 	}

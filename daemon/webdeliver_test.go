@@ -63,7 +63,7 @@ func TestWebDeliverOneScan(t *testing.T) {
 	if _, err := st.UnlockKey(ctx, filepath.Join(dir, "secret.key")); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutDestination(ctx, registry.Destination{Name: "reception", Host: "127.0.0.1", Share: "scans"}); err != nil {
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "reception", Host: "127.0.0.1", Share: "scans"}); err != nil {
 		t.Fatal(err)
 	}
 	rdir, dest := filepath.Join(dir, "receiver"), t.TempDir()
@@ -82,7 +82,7 @@ func TestWebDeliverOneScan(t *testing.T) {
 	}
 	r, err := receiver.New(receiver.Config{DataDir: rdir, Listen: netip.MustParseAddr("127.0.0.1"), Port: 4450, Share: "scans",
 		Accounts: []samba.Account{{Name: "mfp", Password: scanwarden.NewSecret("pw-0123456789")}},
-		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}, st.Scans(), st.Deliveries(), localRemote(dest), nil)
+		Watch:    receiver.DefaultWatch, Forward: receiver.DefaultForward}, st.Scans(), st.Destinations().Deliveries(), localRemote(dest), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

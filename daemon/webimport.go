@@ -23,7 +23,7 @@ func (i webImporter) Import(ctx context.Context, device string, export []byte, d
 	if err != nil {
 		return registry.ImportView{}, err
 	}
-	res, err := i.m.st.ImportAddressBook(ctx, device, book, dryRun)
+	res, err := i.m.st.Destinations().ImportAddressBook(ctx, device, book, dryRun)
 	if err != nil {
 		return registry.ImportView{}, err
 	}

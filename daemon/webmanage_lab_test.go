@@ -58,7 +58,7 @@ func TestLabRemoveDeliversHeldElsewhere(t *testing.T) {
 		{Name: "dcscans", Host: lab.DCHost, Share: "scans", User: lab.Domain + `\alice`, Password: scanwarden.NewSecret(lab.Password)},
 	} {
 		d.Source = registry.SourceAdded
-		if err := st.PutDestination(ctx, d); err != nil {
+		if err := st.Destinations().PutDestination(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}

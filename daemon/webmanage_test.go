@@ -73,7 +73,7 @@ func TestWebManage(t *testing.T) {
 	do("device add", chromedp.SetValue(chromedp.CSS(`#device-form input[name=name]`), "mfp-lab"),
 		chromedp.SetValue(chromedp.CSS(`#device-form input[name=community]`), community),
 		chromedp.Click(chromedp.CSS(`#device-save`)), chromedp.WaitVisible(chromedp.CSS(`#device-edit`)))
-	dev, err := st.Device(ctx, "mfp-lab")
+	dev, err := st.Devices().Device(ctx, "mfp-lab")
 	if err != nil || dev.SNMP.Community.Reveal() != community || dev.Address != lab.Getenv("SWLAB_SNMPSIM_IP")+":161" {
 		t.Fatalf("device stored: %+v %v", dev, err)
 	}
@@ -84,7 +84,7 @@ func TestWebManage(t *testing.T) {
 	}
 	do("device save", chromedp.SetValue(chromedp.CSS(`#device-form input[name=workstation]`), "MFP01"),
 		chromedp.Click(chromedp.CSS(`#device-save`)), chromedp.WaitVisible(chromedp.CSS(`#device-edit`)))
-	if dev, err = st.Device(ctx, "mfp-lab"); err != nil || dev.Workstation != "MFP01" || dev.SNMP.Community.Reveal() != community {
+	if dev, err = st.Devices().Device(ctx, "mfp-lab"); err != nil || dev.Workstation != "MFP01" || dev.SNMP.Community.Reveal() != community {
 		t.Fatalf("device after edit: %+v %v", dev, err)
 	}
 
@@ -115,7 +115,7 @@ func TestWebManage(t *testing.T) {
 		if !strings.HasPrefix(got, want) || n < 3 {
 			t.Errorf("verdict %q after %d steps, want %q", got, n, want)
 		}
-		if _, err := st.Destination(ctx, "labscans"); !errors.Is(err, store.ErrNotFound) {
+		if _, err := st.Destinations().Destination(ctx, "labscans"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the test stored the destination: %v", err)
 		}
 	}
@@ -131,7 +131,7 @@ func TestWebManage(t *testing.T) {
 	try("ok")
 	b.Screenshot(t, shots, "manage-try", 1280)
 	do("destination add", chromedp.Click(chromedp.CSS(`#destination-save`)), chromedp.WaitVisible(chromedp.CSS(`#destination-edit`)))
-	d, err := st.Destination(ctx, "labscans")
+	d, err := st.Destinations().Destination(ctx, "labscans")
 	if err != nil || d.Host != lab.DCHost || d.Share != "scans" || d.User != lab.Domain+`\alice` || d.Password.Reveal() != lab.Password ||
 		d.Device != "mfp-lab" || d.Source != registry.SourceAdded {
 		t.Fatalf("destination stored: %+v %v", d, err)
@@ -140,7 +140,7 @@ func TestWebManage(t *testing.T) {
 	do("destination edit", chromedp.Click(chromedp.CSS(`#destination-edit`)), chromedp.WaitVisible(chromedp.CSS(`#destination-form`)),
 		chromedp.SetValue(chromedp.CSS(`#destination-form input[name=folder]`), folder+`\sub`),
 		chromedp.Click(chromedp.CSS(`#destination-save`)), chromedp.WaitVisible(chromedp.CSS(`#destination-edit`)))
-	if d, err = st.Destination(ctx, "labscans"); err != nil || d.Path != "sub" || d.Password.Reveal() != lab.Password {
+	if d, err = st.Destinations().Destination(ctx, "labscans"); err != nil || d.Path != "sub" || d.Password.Reveal() != lab.Password {
 		t.Fatalf("destination after edit: path %q, password kept %v, %v", d.Path, d.Password.Reveal() == lab.Password, err)
 	}
 
@@ -148,18 +148,18 @@ func TestWebManage(t *testing.T) {
 	do("destination moved", chromedp.Navigate(base+"/destinations/labscans/edit"), chromedp.WaitVisible(chromedp.CSS(`#destination-form`)),
 		chromedp.SetValue(chromedp.CSS(`#destination-form input[name=folder]`), `\\`+lab.Getenv("SWLAB_SMB2_IP")+`\scans`),
 		chromedp.Click(chromedp.CSS(`#destination-save`)), chromedp.WaitVisible(chromedp.CSS(`#password.bad .field-error`)))
-	if d, err = st.Destination(ctx, "labscans"); err != nil || d.Host != lab.DCHost {
+	if d, err = st.Destinations().Destination(ctx, "labscans"); err != nil || d.Host != lab.DCHost {
 		t.Fatalf("moved with its stored password: %+v %v", d, err)
 	}
 
 	// An imported contact whose password could not be read gets one; and
 	// a contact whose names are markup and control characters.
-	if err := st.PutDestination(ctx, registry.Destination{Name: "imported1", Host: lab.DCHost, Share: "scans", User: lab.Domain + `\alice`,
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "imported1", Host: lab.DCHost, Share: "scans", User: lab.Domain + `\alice`,
 		Device: "mfp-evil", Source: registry.SourceImported, AddressBookID: "7", DisplayName: "Reception",
 		PasswordUnreadable: "encrypted with the device's own key"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutDestination(ctx, registry.Destination{Name: "hostile", Host: "127.0.0.1", Share: "s", User: "\x1b[31mred\x07" + hostileName,
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "hostile", Host: "127.0.0.1", Share: "s", User: "\x1b[31mred\x07" + hostileName,
 		Device: "mfp-evil", Source: registry.SourceImported, DisplayName: hostileName, Password: scanwarden.NewSecret("x")}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestWebManage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#password-unreadable`)),
 		chromedp.SetValue(chromedp.CSS(`#destination-form input[name=password]`), lab.Password),
 		chromedp.Click(chromedp.CSS(`#destination-save`)), chromedp.WaitVisible(chromedp.CSS(`#destination-edit`)))
-	if d, err = st.Destination(ctx, "imported1"); err != nil || d.PasswordUnreadable != "" || d.Password.Reveal() != lab.Password ||
+	if d, err = st.Destinations().Destination(ctx, "imported1"); err != nil || d.PasswordUnreadable != "" || d.Password.Reveal() != lab.Password ||
 		d.Source != registry.SourceImported || d.AddressBookID != "7" {
 		t.Fatalf("imported1 after the password: %+v %v", d, err)
 	}
@@ -224,14 +224,14 @@ func TestWebManage(t *testing.T) {
 	do("remove labscans", chromedp.Navigate(base+"/destinations/labscans"), chromedp.Click(chromedp.CSS(`#destination-remove`)),
 		chromedp.WaitVisible(chromedp.CSS(`#held`)), chromedp.Click(chromedp.CSS(`#destination-remove-confirm`)),
 		chromedp.WaitVisible(chromedp.CSS(`#held .field-error`)))
-	if _, err := st.Destination(ctx, "labscans"); err != nil {
+	if _, err := st.Destinations().Destination(ctx, "labscans"); err != nil {
 		t.Fatalf("removed without a choice for its held scan: %v", err)
 	}
 	b.Screenshot(t, shots, "manage-remove-held", 1280)
 	do("remove labscans, deliver elsewhere", chromedp.Click(chromedp.CSS(`input[name=held][value=move]`)),
 		chromedp.SetValue(chromedp.CSS(`select[name=to]`), "imported1"),
 		chromedp.Click(chromedp.CSS(`#destination-remove-confirm`)), chromedp.WaitVisible(chromedp.CSS(`#destinations`)))
-	if _, err := st.Destination(ctx, "labscans"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Destinations().Destination(ctx, "labscans"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("labscans after remove: %v", err)
 	}
 	if sc, err := st.Scans().Scan(ctx, id); err != nil || sc.Destination != "imported1" || sc.State != receiver.Held {
@@ -250,7 +250,7 @@ func TestWebManage(t *testing.T) {
 	// The device goes (it has no destination left).
 	do("remove device", chromedp.Navigate(base+"/devices/mfp-lab"), chromedp.Click(chromedp.CSS(`#device-remove`)),
 		chromedp.Click(chromedp.CSS(`#device-remove-confirm`)), chromedp.WaitVisible(chromedp.CSS(`#devices`)))
-	if _, err := st.Device(ctx, "mfp-lab"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Devices().Device(ctx, "mfp-lab"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("mfp-lab after remove: %v", err)
 	}
 
@@ -338,7 +338,7 @@ func TestWebManageAPI(t *testing.T) {
 	if code, body := call(admin, "/api/v1/devices/mfp-v3", `{"v3_user": "ops", "workstation": "MFPV3"}`); code != http.StatusOK {
 		t.Fatalf("an edit keeping the v3 user: %d %s", code, body)
 	}
-	if d, err := m.Store().Device(ctx, "mfp-v3"); err != nil || d.SNMP.Version != "3" || d.SNMP.V3Priv.Reveal() != "priv-pass1" || d.Workstation != "MFPV3" {
+	if d, err := m.Store().Devices().Device(ctx, "mfp-v3"); err != nil || d.SNMP.Version != "3" || d.SNMP.V3Priv.Reveal() != "priv-pass1" || d.Workstation != "MFPV3" {
 		t.Fatalf("the v3 device: %+v %v", d, err)
 	}
 	dst := `{"name": "api-dest", "folder": "\\\\127.0.0.1\\scans\\in", "user": "KYOLAB\\alice", "password": "api-pw", "device": "mfp-api"}`
@@ -349,7 +349,7 @@ func TestWebManageAPI(t *testing.T) {
 	if code, body := call(admin, "/api/v1/destinations/api-dest", `{"folder": "//127.0.0.1/scans/out", "user": "alice"}`); code != http.StatusOK {
 		t.Fatalf("change destination: %d %s", code, body)
 	}
-	d, err := m.Store().Destination(ctx, "api-dest")
+	d, err := m.Store().Destinations().Destination(ctx, "api-dest")
 	if err != nil || d.Path != "out" || d.Password.Reveal() != "api-pw" || d.Device != "" {
 		t.Fatalf("after the change: %+v %v", d, err)
 	}
@@ -358,7 +358,7 @@ func TestWebManageAPI(t *testing.T) {
 		!strings.Contains(body, `"field": "password"`) {
 		t.Fatalf("moved to another server with the stored password: %d %s", code, body)
 	}
-	if d, err := m.Store().Destination(ctx, "api-dest"); err != nil || d.Host != "127.0.0.1" {
+	if d, err := m.Store().Destinations().Destination(ctx, "api-dest"); err != nil || d.Host != "127.0.0.1" {
 		t.Fatalf("after the refused move: %+v %v", d, err)
 	}
 	if code, body := call(admin, "/api/v1/destinations/api-dest", `{"folder": "scans"}`); code != http.StatusBadRequest ||

@@ -33,7 +33,7 @@ type webRegistry struct{ m *Main }
 // the list, and a destination whose device's client changed is checked
 // again at once.
 func (b webRegistry) SetDeviceProfile(ctx context.Context, device string, set map[registry.ProfileField]string, clear []registry.ProfileField) error {
-	if err := b.m.st.SetDeviceProfile(ctx, device, set, clear); err != nil {
+	if err := b.m.st.Devices().SetDeviceProfile(ctx, device, set, clear); err != nil {
 		return notFound(err)
 	}
 	if mon := b.m.Monitor(); mon != nil {
@@ -45,12 +45,12 @@ func (b webRegistry) SetDeviceProfile(ctx context.Context, device string, set ma
 // SetAuth implements web.Editor: the destination as stored, with auth; the
 // scheduler re-reads the list.
 func (b webRegistry) SetAuth(ctx context.Context, name string, auth smbcheck.Auth) error {
-	d, err := b.m.st.Destination(ctx, name)
+	d, err := b.m.st.Destinations().Destination(ctx, name)
 	if err != nil {
 		return notFound(err)
 	}
 	d.Auth = auth
-	if err := b.m.st.PutDestination(ctx, d); err != nil {
+	if err := b.m.st.Destinations().PutDestination(ctx, d); err != nil {
 		return err
 	}
 	if mon := b.m.Monitor(); mon != nil {
@@ -62,7 +62,7 @@ func (b webRegistry) SetAuth(ctx context.Context, name string, auth smbcheck.Aut
 // SetBridged implements web.Editor: the destination bridged or not; the
 // scheduler re-reads the list and checks it at once as it now is.
 func (b webRegistry) SetBridged(ctx context.Context, name string, on bool) (bool, error) {
-	changed, err := b.m.st.SetBridged(ctx, name, on)
+	changed, err := b.m.st.Destinations().SetBridged(ctx, name, on)
 	if err != nil {
 		return false, notFound(err)
 	}
@@ -114,7 +114,7 @@ func (b webRegistry) PutDevice(ctx context.Context, in web.DeviceInput) error {
 		}
 		return err
 	}
-	old, err := b.m.st.Device(ctx, d.Name)
+	old, err := b.m.st.Devices().Device(ctx, d.Name)
 	switch {
 	case err == nil && in.New:
 		return scanwarden.BadField("name", d.Name, "a device of this name exists: edit it instead")
@@ -133,7 +133,7 @@ func (b webRegistry) PutDevice(ctx context.Context, in web.DeviceInput) error {
 	if d.SNMP.Version == "3" && !creds && d.SNMP.V3Auth.IsZero() {
 		return scanwarden.BadField("v3_auth", nil, "SNMPv3 needs a user and its passphrases")
 	}
-	if err := b.m.st.PutDevice(ctx, d); err != nil {
+	if err := b.m.st.Devices().PutDevice(ctx, d); err != nil {
 		return err
 	}
 	b.changed(ctx)
@@ -142,7 +142,7 @@ func (b webRegistry) PutDevice(ctx context.Context, in web.DeviceInput) error {
 
 // RemoveDevice implements web.DeviceManager.
 func (b webRegistry) RemoveDevice(ctx context.Context, name string, withDestinations bool) error {
-	err := b.m.st.RemoveDevice(ctx, name, withDestinations)
+	err := b.m.st.Devices().RemoveDevice(ctx, name, withDestinations)
 	var inUse *store.DeviceInUseError
 	if errors.As(err, &inUse) {
 		return scanwarden.BadField("with_destinations", nil, inUse.Error())
@@ -164,7 +164,7 @@ func (b webRegistry) destination(ctx context.Context, in web.DestinationInput) (
 	if err := registry.ValidName(in.Name); err != nil {
 		return d, err
 	}
-	old, err := b.m.st.Destination(ctx, in.Name)
+	old, err := b.m.st.Destinations().Destination(ctx, in.Name)
 	switch {
 	case err == nil && in.New:
 		return d, scanwarden.BadField("name", in.Name, "a destination of this name exists: edit it instead")
@@ -202,7 +202,7 @@ func (b webRegistry) destination(ctx context.Context, in web.DestinationInput) (
 		return d, scanwarden.BadField("auth", nil, "want ntlm, kerberos or auto")
 	}
 	if d.Device != "" {
-		if _, err := b.m.st.Device(ctx, d.Device); errors.Is(err, store.ErrNotFound) {
+		if _, err := b.m.st.Devices().Device(ctx, d.Device); errors.Is(err, store.ErrNotFound) {
 			return d, scanwarden.BadField("device", d.Device, "no such device")
 		} else if err != nil {
 			return d, err
@@ -241,7 +241,7 @@ func (b webRegistry) PutDestination(ctx context.Context, in web.DestinationInput
 	if err != nil {
 		return err
 	}
-	if err := b.m.st.PutDestination(ctx, d); err != nil {
+	if err := b.m.st.Destinations().PutDestination(ctx, d); err != nil {
 		return err
 	}
 	b.changed(ctx)
@@ -260,7 +260,7 @@ func (b webRegistry) TryDestination(ctx context.Context, in web.DestinationInput
 	if p == nil || p.checks == nil {
 		return smbcheck.Report{}, errors.New("the checks are not running (see the faults)")
 	}
-	devs, err := b.m.st.Devices(ctx)
+	devs, err := b.m.st.Devices().Devices(ctx)
 	if err != nil {
 		return smbcheck.Report{}, err
 	}
@@ -291,13 +291,13 @@ func (b webRegistry) RemoveDestination(ctx context.Context, name string, held we
 		if to == "" || strings.EqualFold(to, name) {
 			return 0, scanwarden.BadField("to", to, "choose another destination")
 		}
-		if _, err := b.m.st.Destination(ctx, to); errors.Is(err, store.ErrNotFound) {
+		if _, err := b.m.st.Destinations().Destination(ctx, to); errors.Is(err, store.ErrNotFound) {
 			return 0, scanwarden.BadField("to", to, "no such destination")
 		} else if err != nil {
 			return 0, err
 		}
 	}
-	if err := b.m.st.RemoveDestination(ctx, name); err != nil {
+	if err := b.m.st.Destinations().RemoveDestination(ctx, name); err != nil {
 		return 0, notFound(err)
 	}
 	b.changed(ctx)

@@ -83,7 +83,7 @@ func TestLabSNMP(t *testing.T) {
 		{Name: "mfp-sim", Address: net.JoinHostPort(simIP, port), SNMP: registry.SNMP{Community: scanwarden.NewSecret("kyocera-idle")}},
 		{Name: "mfp-ghost", Address: lab.GhostIP, SNMP: registry.SNMP{Community: scanwarden.NewSecret("public")}},
 	} {
-		if err := st.PutDevice(ctx, d); err != nil {
+		if err := st.Devices().PutDevice(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -64,7 +64,7 @@ func (d *doc) snmpDevices(ctx context.Context, cfg config.Config, keyPath string
 		d.add("snmp", Skip, "", "cannot open the devices' credentials: %v", err)
 		return nil, false
 	}
-	if devs, err = st.Devices(ctx); err != nil {
+	if devs, err = st.Devices().Devices(ctx); err != nil {
 		d.add("snmp", Skip, "", "cannot read the registry: %v", err)
 		return nil, false
 	}

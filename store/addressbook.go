@@ -31,16 +31,16 @@ var ErrRegistryChanged = errors.New("the registry changed while the import was p
 // never holds the write lock, so the daemon's other writes (a login, a check)
 // go on meanwhile. The write itself is one transaction that first checks the
 // registry is still the one planned against (ErrRegistryChanged if not).
-func (s *Store) ImportAddressBook(ctx context.Context, device string, book *registry.AddressBook, dryRun bool) (ImportResult, error) {
+func (dst *Destinations) ImportAddressBook(ctx context.Context, device string, book *registry.AddressBook, dryRun bool) (ImportResult, error) {
 	res := ImportResult{DryRun: dryRun}
 	if err := registry.ValidName(device); err != nil {
 		return res, fmt.Errorf("import: device: %w", err)
 	}
-	if s.key == nil {
+	if dst.s.key == nil {
 		return res, ErrLocked
 	}
 	var seen registryVersion
-	err := s.readTx(ctx, func(tx *sql.Tx) error {
+	err := dst.s.readTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if seen, err = versionOf(ctx, tx); err != nil {
 			return err
@@ -51,7 +51,7 @@ func (s *Store) ImportAddressBook(ctx context.Context, device string, book *regi
 		} else if err != nil {
 			return err
 		}
-		existing, err := s.allDestinations(ctx, tx)
+		existing, err := dst.allDestinations(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func (s *Store) ImportAddressBook(ctx context.Context, device string, book *regi
 	for i, d := range res.Put {
 		err := d.Validate()
 		if err == nil {
-			err = d.CheckLinkLocal(s.linkLocal.Load())
+			err = d.CheckLinkLocal(dst.s.linkLocal.Load())
 		}
 		if err != nil {
 			c := book.Contacts[i]
@@ -74,7 +74,7 @@ func (s *Store) ImportAddressBook(ctx context.Context, device string, book *regi
 	if dryRun {
 		return res, nil
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = dst.s.tx(ctx, func(tx *sql.Tx) error {
 		now, err := versionOf(ctx, tx)
 		if err != nil {
 			return err
@@ -82,11 +82,11 @@ func (s *Store) ImportAddressBook(ctx context.Context, device string, book *regi
 		if now != seen {
 			return ErrRegistryChanged
 		}
-		if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+		if err := dst.s.sealingKeyCurrent(ctx, tx); err != nil {
 			return err
 		}
 		if res.DeviceCreated {
-			if err := s.putDevice(ctx, tx, registry.Device{Name: device}); err != nil {
+			if err := dst.s.Devices().putDevice(ctx, tx, registry.Device{Name: device}); err != nil {
 				return err
 			}
 		}
@@ -96,7 +96,7 @@ func (s *Store) ImportAddressBook(ctx context.Context, device string, book *regi
 			}
 		}
 		for _, d := range res.Put {
-			if err := s.putDestination(ctx, tx, d); err != nil {
+			if err := dst.putDestination(ctx, tx, d); err != nil {
 				return err
 			}
 		}
@@ -129,7 +129,7 @@ func versionOf(ctx context.Context, tx *sql.Tx) (registryVersion, error) {
 	return v, nil
 }
 
-func (s *Store) allDestinations(ctx context.Context, tx *sql.Tx) ([]registry.Destination, error) {
+func (dst *Destinations) allDestinations(ctx context.Context, tx *sql.Tx) ([]registry.Destination, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+destCols+destFrom)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (s *Store) allDestinations(ctx context.Context, tx *sql.Tx) ([]registry.Des
 	defer rows.Close()
 	var out []registry.Destination
 	for rows.Next() {
-		_, d, err := s.scanDestination(rows)
+		_, d, err := dst.scanDestination(rows)
 		if err != nil {
 			return nil, err
 		}

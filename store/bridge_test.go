@@ -18,41 +18,41 @@ import (
 func TestSetBridged(t *testing.T) {
 	ctx := context.Background()
 	s := openUnlocked(t, t.TempDir())
-	if err := s.PutDevice(ctx, registry.Device{Name: "mfp21", Address: "10.77.0.2"}); err != nil {
+	if err := s.Devices().PutDevice(ctx, registry.Device{Name: "mfp21", Address: "10.77.0.2"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetDeviceProfile(ctx, "mfp21", map[registry.ProfileField]string{registry.FieldEncryption: "no", registry.FieldMaxDialect: "2.1"}, nil); err != nil {
+	if err := s.Devices().SetDeviceProfile(ctx, "mfp21", map[registry.ProfileField]string{registry.FieldEncryption: "no", registry.FieldMaxDialect: "2.1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	d := registry.Destination{Name: "sealed", Host: "10.77.0.22", Share: "sealed", User: "scanuser", Password: scanwarden.NewSecret("pw-Secret-9"), Device: "mfp21"}
-	if err := s.PutDestination(ctx, d); err != nil {
+	if err := s.Destinations().PutDestination(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Target(ctx, "sealed")
+	r, err := s.Destinations().Target(ctx, "sealed")
 	if err != nil || r.Bridged() || !r.Client.NoEncryption {
 		t.Fatalf("before: bridged %v, client %+v, %v", r.Bridged(), r.Client, err)
 	}
-	if _, err := s.SetBridged(ctx, "nope", true); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Destinations().SetBridged(ctx, "nope", true); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown destination: %v", err)
 	}
-	if changed, err := s.SetBridged(ctx, "sealed", true); err != nil || !changed {
+	if changed, err := s.Destinations().SetBridged(ctx, "sealed", true); err != nil || !changed {
 		t.Fatalf("bridge: %v %v", changed, err)
 	}
-	if changed, err := s.SetBridged(ctx, "sealed", true); err != nil || changed {
+	if changed, err := s.Destinations().SetBridged(ctx, "sealed", true); err != nil || changed {
 		t.Fatalf("bridge again: %v %v", changed, err)
 	}
 	d.Path = "inbox" // an edit
-	if err := s.PutDestination(ctx, d); err != nil {
+	if err := s.Destinations().PutDestination(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	r, err = s.Target(ctx, "sealed")
+	r, err = s.Destinations().Target(ctx, "sealed")
 	if err != nil || !r.Bridged() || time.Since(r.BridgedAt) > time.Minute || r.Client.Known() || r.Path != "inbox" {
 		t.Fatalf("after an edit: bridged %v at %v, client %+v, path %q, %v", r.Bridged(), r.BridgedAt, r.Client, r.Path, err)
 	}
-	if changed, err := s.SetBridged(ctx, "sealed", false); err != nil || !changed {
+	if changed, err := s.Destinations().SetBridged(ctx, "sealed", false); err != nil || !changed {
 		t.Fatalf("unbridge: %v %v", changed, err)
 	}
-	if r, _ = s.Target(ctx, "sealed"); r.Bridged() || !r.Client.NoEncryption || r.Client.MaxDialect != smbcheck.DialectSMB21 {
+	if r, _ = s.Destinations().Target(ctx, "sealed"); r.Bridged() || !r.Client.NoEncryption || r.Client.MaxDialect != smbcheck.DialectSMB21 {
 		t.Fatalf("unbridged: %v %+v", r.Bridged(), r.Client)
 	}
 }

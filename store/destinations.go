@@ -13,12 +13,19 @@ import (
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
+// Destinations keeps the registry's destinations (passwords sealed), the
+// address-book imports that fill it and each destination's bridge.
+type Destinations struct{ s *Store }
+
+// Destinations returns the registry's destinations.
+func (s *Store) Destinations() *Destinations { return &Destinations{s: s} }
+
 const destCols = `t.id, t.name, t.host, t.port, t.share, t.path, t.user_name, t.password_sealed, coalesce(d.name, ''),
 	t.workstation, t.auth, t.address_book_id, t.display_name, t.source, t.created_at, t.updated_at, t.password_unreadable, t.bridged_at`
 
 const destFrom = " FROM destinations t LEFT JOIN devices d ON d.id = t.device_id"
 
-func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) {
+func (dst *Destinations) scanDestination(r scanner) (int64, registry.Destination, error) {
 	var t registry.Destination
 	var id int64
 	var pw []byte
@@ -27,7 +34,7 @@ func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) 
 		&t.AddressBookID, &t.DisplayName, &src, &created, &updated, &t.PasswordUnreadable, &bridged); err != nil {
 		return 0, t, err
 	}
-	v, err := s.openSecret(pw, "destination.password")
+	v, err := dst.s.openSecret(pw, "destination.password")
 	if err != nil {
 		return 0, t, fmt.Errorf("destination %s: password: %w", t.Name, err)
 	}
@@ -44,26 +51,26 @@ func (s *Store) scanDestination(r scanner) (int64, registry.Destination, error) 
 
 // PutDestination adds a destination or replaces the one of the same name.
 // Its device, when named, must exist.
-func (s *Store) PutDestination(ctx context.Context, t registry.Destination) error {
+func (dst *Destinations) PutDestination(ctx context.Context, t registry.Destination) error {
 	if t.Source == "" {
 		t.Source = registry.SourceAdded
 	}
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("destination: %w", err)
 	}
-	if err := t.CheckLinkLocal(s.linkLocal.Load()); err != nil {
+	if err := t.CheckLinkLocal(dst.s.linkLocal.Load()); err != nil {
 		return fmt.Errorf("destination: %w", err)
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+	return dst.s.tx(ctx, func(tx *sql.Tx) error {
+		if err := dst.s.sealingKeyCurrent(ctx, tx); err != nil {
 			return fmt.Errorf("destination %s: %w", t.Name, err)
 		}
-		return s.putDestination(ctx, tx, t)
+		return dst.putDestination(ctx, tx, t)
 	})
 }
 
-func (s *Store) putDestination(ctx context.Context, tx *sql.Tx, t registry.Destination) error {
-	pw, err := s.sealSecret(t.Password.Reveal(), "destination.password")
+func (dst *Destinations) putDestination(ctx context.Context, tx *sql.Tx, t registry.Destination) error {
+	pw, err := dst.s.sealSecret(t.Password.Reveal(), "destination.password")
 	if err != nil {
 		return fmt.Errorf("destination %s: %w", t.Name, err)
 	}
@@ -79,7 +86,7 @@ func (s *Store) putDestination(ctx context.Context, tx *sql.Tx, t registry.Desti
 		}
 		dev = id
 	}
-	now := formatTime(s.now())
+	now := formatTime(dst.s.now())
 	_, err = tx.ExecContext(ctx, `INSERT INTO destinations (name, host, port, share, path, user_name, password_sealed,
 			device_id, workstation, auth, address_book_id, display_name, source, created_at, updated_at, password_unreadable)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -99,8 +106,8 @@ func (s *Store) putDestination(ctx context.Context, tx *sql.Tx, t registry.Desti
 // SetBridged bridges the named destination (on) or ends its bridge, and
 // reports whether that changed anything (ErrNotFound when none). An edit
 // or an import of the destination keeps it as it is.
-func (s *Store) SetBridged(ctx context.Context, name string, on bool) (changed bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+func (dst *Destinations) SetBridged(ctx context.Context, name string, on bool) (changed bool, err error) {
+	err = dst.s.tx(ctx, func(tx *sql.Tx) error {
 		var was string
 		err := tx.QueryRowContext(ctx, "SELECT bridged_at FROM destinations WHERE name = ?", name).Scan(&was)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -114,7 +121,7 @@ func (s *Store) SetBridged(ctx context.Context, name string, on bool) (changed b
 		}
 		at := ""
 		if on {
-			at = formatTime(s.now())
+			at = formatTime(dst.s.now())
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE destinations SET bridged_at = ? WHERE name = ?", at, name); err != nil {
 			return fmt.Errorf("bridge destination %q: %w", name, err)
@@ -127,8 +134,8 @@ func (s *Store) SetBridged(ctx context.Context, name string, on bool) (changed b
 
 // Destination returns the named destination, password included
 // (ErrNotFound when none).
-func (s *Store) Destination(ctx context.Context, name string) (registry.Destination, error) {
-	_, t, err := s.scanDestination(s.db.QueryRowContext(ctx, "SELECT "+destCols+destFrom+" WHERE t.name = ?", name))
+func (dst *Destinations) Destination(ctx context.Context, name string) (registry.Destination, error) {
+	_, t, err := dst.scanDestination(dst.s.db.QueryRowContext(ctx, "SELECT "+destCols+destFrom+" WHERE t.name = ?", name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, fmt.Errorf("destination %q: %w", name, ErrNotFound)
 	}
@@ -139,15 +146,15 @@ func (s *Store) Destination(ctx context.Context, name string) (registry.Destinat
 }
 
 // Destinations returns every destination of device ("" for all), by name.
-func (s *Store) Destinations(ctx context.Context, device string) ([]registry.Destination, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+destCols+destFrom+" WHERE (? = '' OR d.name = ?) ORDER BY t.name", device, device)
+func (dst *Destinations) Destinations(ctx context.Context, device string) ([]registry.Destination, error) {
+	rows, err := dst.s.db.QueryContext(ctx, "SELECT "+destCols+destFrom+" WHERE (? = '' OR d.name = ?) ORDER BY t.name", device, device)
 	if err != nil {
 		return nil, fmt.Errorf("list destinations: %w", err)
 	}
 	defer rows.Close()
 	var out []registry.Destination
 	for rows.Next() {
-		_, t, err := s.scanDestination(rows)
+		_, t, err := dst.scanDestination(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list destinations: %w", err)
 		}
@@ -159,12 +166,12 @@ func (s *Store) Destinations(ctx context.Context, device string) ([]registry.Des
 // Targets returns every destination of device ("" for all), by name, each
 // with its device and the target to replay (registry.Resolve): what the
 // monitor checks, the receiver delivers to and the CLI replays.
-func (s *Store) Targets(ctx context.Context, device string) ([]registry.Resolved, error) {
-	ds, err := s.Destinations(ctx, device)
+func (dst *Destinations) Targets(ctx context.Context, device string) ([]registry.Resolved, error) {
+	ds, err := dst.Destinations(ctx, device)
 	if err != nil {
 		return nil, err
 	}
-	devs, err := s.Devices(ctx)
+	devs, err := dst.s.Devices().Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -173,14 +180,14 @@ func (s *Store) Targets(ctx context.Context, device string) ([]registry.Resolved
 
 // Target is the named destination resolved as Targets resolves each
 // (ErrNotFound when none).
-func (s *Store) Target(ctx context.Context, name string) (registry.Resolved, error) {
-	d, err := s.Destination(ctx, name)
+func (dst *Destinations) Target(ctx context.Context, name string) (registry.Resolved, error) {
+	d, err := dst.Destination(ctx, name)
 	if err != nil {
 		return registry.Resolved{}, err
 	}
 	var devs []registry.Device
 	if d.Device != "" {
-		dev, err := s.Device(ctx, d.Device)
+		dev, err := dst.s.Devices().Device(ctx, d.Device)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return registry.Resolved{}, err
 		}
@@ -193,12 +200,12 @@ func (s *Store) Target(ctx context.Context, name string) (registry.Resolved, err
 
 // Deliveries is the registry as the receiver's list of destinations: each
 // with its folder on the share and its target (Targets).
-func (s *Store) Deliveries() receiver.Destinations { return deliveries{s} }
+func (dst *Destinations) Deliveries() receiver.Destinations { return deliveries{dst} }
 
-type deliveries struct{ s *Store }
+type deliveries struct{ dst *Destinations }
 
 func (d deliveries) Destinations(ctx context.Context) ([]receiver.Destination, error) {
-	rs, err := d.s.Targets(ctx, "")
+	rs, err := d.dst.Targets(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +217,8 @@ func (d deliveries) Destinations(ctx context.Context) ([]receiver.Destination, e
 }
 
 // RemoveDestination deletes a destination and its reports.
-func (s *Store) RemoveDestination(ctx context.Context, name string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (dst *Destinations) RemoveDestination(ctx context.Context, name string) error {
+	return dst.s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM destinations WHERE name = ?", name)
 		if err != nil {
 			return fmt.Errorf("remove destination %q: %w", name, err)
@@ -220,8 +227,8 @@ func (s *Store) RemoveDestination(ctx context.Context, name string) error {
 			return fmt.Errorf("destination %q: %w", name, ErrNotFound)
 		}
 		// Out of its incident group: a group it alone held closes, untold.
-		_, err = regroup(ctx, tx, s.now(), func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {
-			return incident.Regroup(gs, name, nil, s.now())
+		_, err = regroup(ctx, tx, dst.s.now(), func(gs []incident.Group) ([]incident.Group, []incident.GroupNotice) {
+			return incident.Regroup(gs, name, nil, dst.s.now())
 		})
 		return err
 	})

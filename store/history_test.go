@@ -22,7 +22,7 @@ func TestHistory(t *testing.T) {
 	ctx := context.Background()
 	s := openUnlocked(t, t.TempDir())
 	for _, n := range []string{"a", "b"} {
-		if err := s.PutDestination(ctx, registry.Destination{Name: n, Host: "FS1", Share: "limited", User: "u", Password: scanwarden.NewSecret("p")}); err != nil {
+		if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: n, Host: "FS1", Share: "limited", User: "u", Password: scanwarden.NewSecret("p")}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -96,7 +96,7 @@ func importLoad(t *testing.T, n int) (time.Duration, []time.Duration, time.Durat
 		}
 	}()
 	start := time.Now()
-	res, err := st.ImportAddressBook(ctx, "mfp01", book, true)
+	res, err := st.Destinations().ImportAddressBook(ctx, "mfp01", book, true)
 	took := time.Since(start)
 	close(done)
 	wg.Wait()

@@ -17,7 +17,7 @@ func TestAttackLinkLocalDestination(t *testing.T) {
 	ctx := context.Background()
 	st := openUnlocked(t, t.TempDir())
 	for _, host := range []string{"169.254.169.254", "fe80::1", "[fe80::1%eth0]"} {
-		err := st.PutDestination(ctx, registry.Destination{Name: "meta", Host: host, Share: "scans", User: "u"})
+		err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "meta", Host: host, Share: "scans", User: "u"})
 		if err == nil || !strings.Contains(err.Error(), registry.LinkLocalSetting) {
 			t.Errorf("added %s: %v, want refused naming %s", host, err, registry.LinkLocalSetting)
 		}
@@ -29,14 +29,14 @@ func TestAttackLinkLocalDestination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ImportAddressBook(ctx, "mfp01", book, false); err == nil || !strings.Contains(err.Error(), registry.LinkLocalSetting) {
+	if _, err := st.Destinations().ImportAddressBook(ctx, "mfp01", book, false); err == nil || !strings.Contains(err.Error(), registry.LinkLocalSetting) {
 		t.Errorf("imported 169.254.169.254: %v, want refused naming %s", err, registry.LinkLocalSetting)
 	}
-	if ds, _ := st.Destinations(ctx, ""); len(ds) != 0 {
+	if ds, _ := st.Destinations().Destinations(ctx, ""); len(ds) != 0 {
 		t.Errorf("stored despite the refusal: %+v", ds)
 	}
 	st.AllowLinkLocal(true)
-	if err := st.PutDestination(ctx, registry.Destination{Name: "meta", Host: "169.254.10.1", Share: "scans", User: "u"}); err != nil {
+	if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "meta", Host: "169.254.10.1", Share: "scans", User: "u"}); err != nil {
 		t.Errorf("with allow_link_local: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ const (
 
 // loadProfiles fills the profiles of devs (by row id) from device_profile;
 // ids nil loads every device's.
-func (s *Store) loadProfiles(ctx context.Context, q queryer, devs map[int64]*registry.Device) error {
+func (dv *Devices) loadProfiles(ctx context.Context, q queryer, devs map[int64]*registry.Device) error {
 	rows, err := q.QueryContext(ctx, `SELECT device_id, field, admin_value, seen_value, seen_at, seen_session FROM device_profile`)
 	if err != nil {
 		return fmt.Errorf("read device profiles: %w", err)
@@ -83,7 +83,7 @@ func deviceID(ctx context.Context, tx *sql.Tx, name string) (int64, error) {
 // (their seen values and defaults apply again). Fields neither set nor
 // cleared keep their setting. A profile its checks could not replay
 // (smbcheck.Device.Validate) is refused with that field error.
-func (s *Store) SetDeviceProfile(ctx context.Context, name string, set map[registry.ProfileField]string, clear []registry.ProfileField) error {
+func (dv *Devices) SetDeviceProfile(ctx context.Context, name string, set map[registry.ProfileField]string, clear []registry.ProfileField) error {
 	if err := (registry.Profile{Admin: set}).Validate(); err != nil {
 		return fmt.Errorf("device %s: %w", name, err)
 	}
@@ -93,7 +93,7 @@ func (s *Store) SetDeviceProfile(ctx context.Context, name string, set map[regis
 		}
 	}
 	// What its checks would replay must be replayable.
-	d, err := s.Device(ctx, name)
+	d, err := dv.Device(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (s *Store) SetDeviceProfile(ctx context.Context, name string, set map[regis
 	if err := d.ClientWith(set).Validate(); err != nil {
 		return fmt.Errorf("device %s: %w", name, err)
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return dv.s.tx(ctx, func(tx *sql.Tx) error {
 		id, err := deviceID(ctx, tx, name)
 		if err != nil {
 			return err
@@ -127,9 +127,9 @@ func (s *Store) SetDeviceProfile(ctx context.Context, name string, set map[regis
 // the named device's profile as seen (registry.Profile.Learn); the
 // admin's settings stay. changed: a seen value of its SMB client is not
 // what it was (its checks replay differently now).
-func (s *Store) LearnDevice(ctx context.Context, name string, o samba.Observation) (changed bool, err error) {
+func (dv *Devices) LearnDevice(ctx context.Context, name string, o samba.Observation) (changed bool, err error) {
 	learned := registry.Profile{}.Learn(o)
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = dv.s.tx(ctx, func(tx *sql.Tx) error {
 		changed = false
 		id, err := deviceID(ctx, tx, name)
 		if err != nil {

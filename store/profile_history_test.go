@@ -17,7 +17,7 @@ import (
 func TestReportKeepsReplayedProfile(t *testing.T) {
 	ctx := context.Background()
 	s := openUnlocked(t, t.TempDir())
-	if err := s.PutDestination(ctx, registry.Destination{Name: "front", Host: "fs1", Share: "scans", User: "u", Password: scanwarden.NewSecret("p")}); err != nil {
+	if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: "front", Host: "fs1", Share: "scans", User: "u", Password: scanwarden.NewSecret("p")}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Second)

@@ -11,6 +11,13 @@ import (
 	"github.com/scanwarden/scanwarden/snmp"
 )
 
+// Devices keeps the registry's devices (their SNMP settings, secrets
+// sealed) and each device's SMB client profile.
+type Devices struct{ s *Store }
+
+// Devices returns the registry's devices.
+func (s *Store) Devices() *Devices { return &Devices{s: s} }
+
 // ErrNotFound is returned (wrapped) for a device or destination name the
 // registry does not hold.
 var ErrNotFound = errors.New("not found")
@@ -21,7 +28,7 @@ const deviceCols = `d.id, d.name, d.address, d.snmp_version, d.snmp_community, d
 
 type scanner interface{ Scan(...any) error }
 
-func (s *Store) scanDevice(r scanner) (int64, registry.Device, error) {
+func (dv *Devices) scanDevice(r scanner) (int64, registry.Device, error) {
 	var d registry.Device
 	var id int64
 	var comm, auth, priv []byte
@@ -38,7 +45,7 @@ func (s *Store) scanDevice(r scanner) (int64, registry.Device, error) {
 		if f.b == nil {
 			continue
 		}
-		v, err := s.openSecret(f.b, f.label)
+		v, err := dv.s.openSecret(f.b, f.label)
 		if err != nil {
 			return 0, d, fmt.Errorf("device %s: %s: %w", d.Name, f.label, err)
 		}
@@ -50,40 +57,40 @@ func (s *Store) scanDevice(r scanner) (int64, registry.Device, error) {
 }
 
 // sealOptional seals a secret, NULL when empty.
-func (s *Store) sealOptional(v scanwarden.Secret, label string) (any, error) {
+func (dv *Devices) sealOptional(v scanwarden.Secret, label string) (any, error) {
 	if v.IsZero() {
 		return nil, nil
 	}
-	return s.sealSecret(v.Reveal(), label)
+	return dv.s.sealSecret(v.Reveal(), label)
 }
 
 // PutDevice adds a device or updates the one of the same name (every field
 // is replaced; its destinations stay).
-func (s *Store) PutDevice(ctx context.Context, d registry.Device) error {
+func (dv *Devices) PutDevice(ctx context.Context, d registry.Device) error {
 	if err := d.Validate(); err != nil {
 		return fmt.Errorf("device: %w", err)
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if err := s.sealingKeyCurrent(ctx, tx); err != nil {
+	return dv.s.tx(ctx, func(tx *sql.Tx) error {
+		if err := dv.s.sealingKeyCurrent(ctx, tx); err != nil {
 			return fmt.Errorf("device %s: %w", d.Name, err)
 		}
-		return s.putDevice(ctx, tx, d)
+		return dv.putDevice(ctx, tx, d)
 	})
 }
 
-func (s *Store) putDevice(ctx context.Context, tx *sql.Tx, d registry.Device) error {
+func (dv *Devices) putDevice(ctx context.Context, tx *sql.Tx, d registry.Device) error {
 	var vals []any
 	for _, f := range []struct {
 		v     scanwarden.Secret
 		label string
 	}{{d.SNMP.Community, "device.snmp_community"}, {d.SNMP.V3Auth, "device.snmp_v3_auth"}, {d.SNMP.V3Priv, "device.snmp_v3_priv"}} {
-		b, err := s.sealOptional(f.v, f.label)
+		b, err := dv.sealOptional(f.v, f.label)
 		if err != nil {
 			return fmt.Errorf("device %s: %w", d.Name, err)
 		}
 		vals = append(vals, b)
 	}
-	now := formatTime(s.now())
+	now := formatTime(dv.s.now())
 	_, err := tx.ExecContext(ctx, `INSERT INTO devices (name, address, snmp_version, snmp_community, snmp_v3_user,
 			snmp_v3_auth_proto, snmp_v3_auth, snmp_v3_priv_proto, snmp_v3_priv, serial, model, sys_name, workstation,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -101,23 +108,23 @@ func (s *Store) putDevice(ctx context.Context, tx *sql.Tx, d registry.Device) er
 }
 
 // Device returns the named device (ErrNotFound when none).
-func (s *Store) Device(ctx context.Context, name string) (registry.Device, error) {
-	id, d, err := s.scanDevice(s.db.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices d WHERE d.name = ?", name))
+func (dv *Devices) Device(ctx context.Context, name string) (registry.Device, error) {
+	id, d, err := dv.scanDevice(dv.s.db.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices d WHERE d.name = ?", name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, fmt.Errorf("device %q: %w", name, ErrNotFound)
 	}
 	if err != nil {
 		return d, fmt.Errorf("read device %q: %w", name, err)
 	}
-	if err := s.loadProfiles(ctx, s.db, map[int64]*registry.Device{id: &d}); err != nil {
+	if err := dv.loadProfiles(ctx, dv.s.db, map[int64]*registry.Device{id: &d}); err != nil {
 		return d, err
 	}
 	return d, nil
 }
 
 // Devices returns every device, by name.
-func (s *Store) Devices(ctx context.Context) ([]registry.Device, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+deviceCols+" FROM devices d ORDER BY d.name")
+func (dv *Devices) Devices(ctx context.Context) ([]registry.Device, error) {
+	rows, err := dv.s.db.QueryContext(ctx, "SELECT "+deviceCols+" FROM devices d ORDER BY d.name")
 	if err != nil {
 		return nil, fmt.Errorf("list devices: %w", err)
 	}
@@ -125,7 +132,7 @@ func (s *Store) Devices(ctx context.Context) ([]registry.Device, error) {
 	var out []registry.Device
 	var ids []int64
 	for rows.Next() {
-		id, d, err := s.scanDevice(rows)
+		id, d, err := dv.scanDevice(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list devices: %w", err)
 		}
@@ -140,7 +147,7 @@ func (s *Store) Devices(ctx context.Context) ([]registry.Device, error) {
 	for i, id := range ids {
 		byID[id] = &out[i]
 	}
-	if err := s.loadProfiles(ctx, s.db, byID); err != nil {
+	if err := dv.loadProfiles(ctx, dv.s.db, byID); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -158,8 +165,8 @@ func (e *DeviceInUseError) Error() string {
 
 // RemoveDevice deletes a device. With withDestinations its destinations go
 // too; without, a device that has any is refused (*DeviceInUseError).
-func (s *Store) RemoveDevice(ctx context.Context, name string, withDestinations bool) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+func (dv *Devices) RemoveDevice(ctx context.Context, name string, withDestinations bool) error {
+	return dv.s.tx(ctx, func(tx *sql.Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, "SELECT id FROM devices WHERE name = ?", name).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {

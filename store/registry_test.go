@@ -37,22 +37,22 @@ func TestRegistryCRUD(t *testing.T) {
 	s := openUnlocked(t, dir)
 	dev := registry.Device{Name: "mfp01", Address: "10.77.0.40:161", SysName: "MFP01",
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("comm-Secret-1")}}
-	if err := s.PutDevice(ctx, dev); err != nil {
+	if err := s.Devices().PutDevice(ctx, dev); err != nil {
 		t.Fatal(err)
 	}
 	d := registry.Destination{Name: "alice", Host: "fs01.kyolab.test", Share: "scans", Path: "alice",
 		User: `KYOLAB\alice`, Password: scanwarden.NewSecret("dest-Secret-2"), Device: "mfp01"}
-	if err := s.PutDestination(ctx, d); err != nil {
+	if err := s.Destinations().PutDestination(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutDestination(ctx, registry.Destination{Name: "x", Host: "h", Share: "s", Device: "nope"}); !errors.Is(err, ErrNotFound) {
+	if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: "x", Host: "h", Share: "s", Device: "nope"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown device: %v", err)
 	}
-	got, err := s.Destination(ctx, "ALICE")
+	got, err := s.Destinations().Destination(ctx, "ALICE")
 	if err != nil || got.Password.Reveal() != "dest-Secret-2" || got.Device != "mfp01" || got.Source != registry.SourceAdded {
 		t.Fatalf("destination %+v %v", got, err)
 	}
-	gd, err := s.Device(ctx, "mfp01")
+	gd, err := s.Devices().Device(ctx, "mfp01")
 	if err != nil || gd.SNMP.Community.Reveal() != "comm-Secret-1" || gd.SNMP.V3Auth.IsZero() == false {
 		t.Fatalf("device %+v %v", gd, err)
 	}
@@ -61,14 +61,14 @@ func TestRegistryCRUD(t *testing.T) {
 	}
 	// auth: stored as given; a value outside ntlm|kerberos|auto is refused.
 	d.Auth = smbcheck.AuthKerberos
-	if err := s.PutDestination(ctx, d); err != nil {
+	if err := s.Destinations().PutDestination(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Destination(ctx, "alice"); err != nil || got.Auth != smbcheck.AuthKerberos || got.Target(nil).Auth != smbcheck.AuthKerberos {
+	if got, err := s.Destinations().Destination(ctx, "alice"); err != nil || got.Auth != smbcheck.AuthKerberos || got.Target(nil).Auth != smbcheck.AuthKerberos {
 		t.Fatalf("auth kerberos: %+v %v", got, err)
 	}
 	// The forwarder delivers with the same auth as the check.
-	rds, err := s.Deliveries().Destinations(ctx)
+	rds, err := s.Destinations().Deliveries().Destinations(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestRegistryCRUD(t *testing.T) {
 	if auth != smbcheck.AuthKerberos {
 		t.Fatalf("the forwarder's target of alice: auth %q, want kerberos", auth)
 	}
-	if err := s.PutDestination(ctx, registry.Destination{Name: "y", Host: "h", Share: "s", Auth: "ntlmv1"}); err == nil || !strings.Contains(err.Error(), "auth") {
+	if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: "y", Host: "h", Share: "s", Auth: "ntlmv1"}); err == nil || !strings.Contains(err.Error(), "auth") {
 		t.Fatalf("auth ntlmv1 stored: %v", err)
 	}
 	d.Auth = ""
@@ -113,16 +113,16 @@ func TestRegistryCRUD(t *testing.T) {
 	}
 
 	var inUse *DeviceInUseError
-	if err := s.RemoveDevice(ctx, "mfp01", false); !errors.As(err, &inUse) {
+	if err := s.Devices().RemoveDevice(ctx, "mfp01", false); !errors.As(err, &inUse) {
 		t.Fatalf("remove used device: %v", err)
 	}
-	if err := s.RemoveDestination(ctx, "alice"); err != nil {
+	if err := s.Destinations().RemoveDestination(ctx, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveDestination(ctx, "alice"); !errors.Is(err, ErrNotFound) {
+	if err := s.Destinations().RemoveDestination(ctx, "alice"); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
 	}
-	if err := s.RemoveDevice(ctx, "mfp01", false); err != nil {
+	if err := s.Devices().RemoveDevice(ctx, "mfp01", false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -134,12 +134,12 @@ func TestSecretsNeverInClear(t *testing.T) {
 	dir := t.TempDir()
 	s := openUnlocked(t, dir)
 	secrets := []string{"Clear-Pw-1", "Comm-Pw-2", "Auth-Pw-3", "Priv-Pw-4"}
-	if err := s.PutDevice(ctx, registry.Device{Name: "m", SNMP: registry.SNMP{Version: "3",
+	if err := s.Devices().PutDevice(ctx, registry.Device{Name: "m", SNMP: registry.SNMP{Version: "3",
 		Community: scanwarden.NewSecret(secrets[1]), V3User: "u", V3Auth: scanwarden.NewSecret(secrets[2]),
 		V3Priv: scanwarden.NewSecret(secrets[3])}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutDestination(ctx, registry.Destination{Name: "d", Host: "h", Share: "s", User: "u",
+	if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: "d", Host: "h", Share: "s", User: "u",
 		Password: scanwarden.NewSecret(secrets[0]), Device: "m"}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestUnlockKey(t *testing.T) {
 	dir := t.TempDir()
 	keyPath := filepath.Join(dir, seal.FileName)
 	s := openUnlocked(t, dir)
-	if err := s.PutDestination(ctx, registry.Destination{Name: "d", Host: "h", Share: "s", User: "u",
+	if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: "d", Host: "h", Share: "s", User: "u",
 		Password: scanwarden.NewSecret("pw-one")}); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestUnlockKey(t *testing.T) {
 	// Locked store: secrets refused.
 	s3, _ := OpenDir(ctx, dir)
 	defer s3.Close()
-	if _, err := s3.Destination(ctx, "d"); !errors.Is(err, ErrLocked) {
+	if _, err := s3.Destinations().Destination(ctx, "d"); !errors.Is(err, ErrLocked) {
 		t.Fatalf("locked read: %v", err)
 	}
 
@@ -224,7 +224,7 @@ func TestUnlockKey(t *testing.T) {
 	if err != nil || oldID != firstID || newID == oldID || n != 1 {
 		t.Fatalf("rotate %s %s %d %v", oldID, newID, n, err)
 	}
-	if d, err := s2.Destination(ctx, "d"); err != nil || d.Password.Reveal() != "pw-one" {
+	if d, err := s2.Destinations().Destination(ctx, "d"); err != nil || d.Password.Reveal() != "pw-one" {
 		t.Fatalf("after rotation: %v", err)
 	}
 	s2.Close()
@@ -238,7 +238,7 @@ func TestUnlockKey(t *testing.T) {
 	if err != nil || s4.Key().ID() != newID {
 		t.Fatalf("interrupted rotation not finished: %v", err)
 	}
-	if d, err := s4.Destination(ctx, "d"); err != nil || d.Password.Reveal() != "pw-one" {
+	if d, err := s4.Destinations().Destination(ctx, "d"); err != nil || d.Password.Reveal() != "pw-one" {
 		t.Fatalf("after finished rotation: %v", err)
 	}
 	if _, err := os.Stat(keyPath + ".new"); !errors.Is(err, os.ErrNotExist) {
@@ -249,21 +249,21 @@ func TestUnlockKey(t *testing.T) {
 func TestSNMPFillsRegistryDevice(t *testing.T) {
 	ctx := context.Background()
 	s := openUnlocked(t, t.TempDir())
-	if err := s.PutDevice(ctx, registry.Device{Name: "mfp01", Address: "10.77.0.40", Model: "typed"}); err != nil {
+	if err := s.Devices().PutDevice(ctx, registry.Device{Name: "mfp01", Address: "10.77.0.40", Model: "typed"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutDevice(ctx, registry.Device{Name: "other", Address: "10.77.0.41:1161"}); err != nil {
+	if err := s.Devices().PutDevice(ctx, registry.Device{Name: "other", Address: "10.77.0.41:1161"}); err != nil {
 		t.Fatal(err)
 	}
 	inv := snmp.Inventory{Address: "10.77.0.40:161", Kyocera: true, Serial: "W4X0A20002", SysName: "MFP01", SeenAt: time.Unix(1000, 0)}
 	if err := s.Events().SNMP(0).RecordDevice(ctx, inv); err != nil {
 		t.Fatal(err)
 	}
-	d, err := s.Device(ctx, "mfp01")
+	d, err := s.Devices().Device(ctx, "mfp01")
 	if err != nil || d.SysName != "MFP01" || d.Serial != "W4X0A20002" || d.Model != "typed" || d.WorkstationName() != "MFP01" {
 		t.Fatalf("device %+v %v", d, err)
 	}
-	if o, _ := s.Device(ctx, "other"); o.SysName != "" {
+	if o, _ := s.Devices().Device(ctx, "other"); o.SysName != "" {
 		t.Fatalf("another device changed: %+v", o)
 	}
 }

@@ -20,12 +20,12 @@ import (
 func TestWarningHistoryKeepsOwnFailures(t *testing.T) {
 	ctx := context.Background()
 	s := openUnlocked(t, t.TempDir())
-	if err := s.PutDevice(ctx, registry.Device{Name: "MFP-A", Address: "127.0.0.1:9",
+	if err := s.Devices().PutDevice(ctx, registry.Device{Name: "MFP-A", Address: "127.0.0.1:9",
 		SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("public")}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"a", "b"} {
-		if err := s.PutDestination(ctx, registry.Destination{Name: n, Device: "MFP-A", Host: "fs1", Share: "scans", User: `KYOLAB\scan`}); err != nil {
+		if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: n, Device: "MFP-A", Host: "fs1", Share: "scans", User: `KYOLAB\scan`}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestIncidentGroupsStored(t *testing.T) {
 	ctx := context.Background()
 	s := openUnlocked(t, t.TempDir())
 	for _, n := range []string{"a", "b"} {
-		if err := s.PutDestination(ctx, registry.Destination{Name: n, Host: "fs9", Share: "scans", User: "u"}); err != nil {
+		if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: n, Host: "fs9", Share: "scans", User: "u"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,10 +119,10 @@ func TestIncidentGroupsStored(t *testing.T) {
 	if err != nil || !ok || len(g.Members) != 2 || g.Subject != "fs9" || g.Phrase != "does not resolve" {
 		t.Fatalf("group %+v %v %v", g, ok, err)
 	}
-	if err := s.RemoveDestination(ctx, "a"); err != nil {
+	if err := s.Destinations().RemoveDestination(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveDestination(ctx, "b"); err != nil {
+	if err := s.Destinations().RemoveDestination(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
 	if gs, err := s.Incidents().OpenIncidentGroups(ctx); err != nil || len(gs) != 0 {

@@ -15,7 +15,7 @@ func TestLatestVerdicts(t *testing.T) {
 	s := openUnlocked(t, t.TempDir())
 	defer s.Close()
 	for _, n := range []string{"Reception", "finance", "never"} {
-		if err := s.PutDestination(ctx, registry.Destination{Name: n, Host: "fs1", Share: "scans", User: "u", Source: registry.SourceAdded}); err != nil {
+		if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: n, Host: "fs1", Share: "scans", User: "u", Source: registry.SourceAdded}); err != nil {
 			t.Fatal(err)
 		}
 	}

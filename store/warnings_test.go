@@ -21,7 +21,7 @@ func TestUpdateWarnings(t *testing.T) {
 	ctx := context.Background()
 	s := openUnlocked(t, t.TempDir())
 	for _, n := range []string{"a", "b"} {
-		if err := s.PutDestination(ctx, registry.Destination{Name: n, Host: "fs1", Share: "scans", User: `KYOLAB\scan`}); err != nil {
+		if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: n, Host: "fs1", Share: "scans", User: `KYOLAB\scan`}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestUpdateWarnings(t *testing.T) {
 	if up := update("a", t0.Add(7*time.Minute), w); len(up.Raised) != 0 {
 		t.Fatalf("told twice: %+v", up)
 	}
-	if err := s.RemoveDestination(ctx, "a"); err != nil {
+	if err := s.Destinations().RemoveDestination(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if rows, _ := s.Warnings().Warnings(ctx); len(rows) != 0 {

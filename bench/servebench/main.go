@@ -39,7 +39,7 @@ func main() {
 	for i := 0; i < *devices; i++ {
 		d := registry.Device{Name: fmt.Sprintf("MFP%03d", i), Address: fmt.Sprintf("127.0.0.1:%d", *base+i),
 			SNMP: registry.SNMP{Version: "2c", Community: scanwarden.NewSecret("kyocera-idle")}}
-		if err := st.PutDevice(ctx, d); err != nil {
+		if err := st.Devices().PutDevice(ctx, d); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -48,7 +48,7 @@ func main() {
 		d := registry.Destination{Name: fmt.Sprintf("dest%03d", i), Host: "127.0.0.1", Port: *smbPort, Share: "scans",
 			Path: fmt.Sprintf("user%03d", i), User: `OFFICE\scan`, Password: scanwarden.NewSecret("bench-password"),
 			Device: fmt.Sprintf("MFP%03d", i%*devices), Source: registry.SourceAdded}
-		if err := st.PutDestination(ctx, d); err != nil {
+		if err := st.Destinations().PutDestination(ctx, d); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

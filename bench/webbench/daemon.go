@@ -36,13 +36,13 @@ func runDaemon(dir string, nDev, nDest, nEv, nScan int) {
 	sink := st.Events().SNMP(0)
 	for i := 0; i < nDev; i++ {
 		addr := fmt.Sprintf("127.0.%d.%d:161", i/250, i%250+1)
-		must(st.PutDevice(ctx, registry.Device{Name: fmt.Sprintf("mfp%03d", i), Address: addr, SysName: fmt.Sprintf("MFP%03d", i)}))
+		must(st.Devices().PutDevice(ctx, registry.Device{Name: fmt.Sprintf("mfp%03d", i), Address: addr, SysName: fmt.Sprintf("MFP%03d", i)}))
 		must(sink.RecordDevice(ctx, snmp.Inventory{Address: addr, Kyocera: true, Model: "TASKalfa 3253ci", Serial: fmt.Sprintf("W4X0A%05d", i),
 			SysName: fmt.Sprintf("MFP%03d", i), SeenAt: now}))
 	}
 	for i := 0; i < nDest; i++ {
 		name := fmt.Sprintf("dest-%03d", i)
-		must(st.PutDestination(ctx, registry.Destination{Name: name, Host: "127.0.0.1", Port: 9, Share: "scans", Path: fmt.Sprintf("u%d", i),
+		must(st.Destinations().PutDestination(ctx, registry.Destination{Name: name, Host: "127.0.0.1", Port: 9, Share: "scans", Path: fmt.Sprintf("u%d", i),
 			User: fmt.Sprintf(`EXAMPLE\u%d`, i), Password: scanwarden.NewSecret("pw"), Device: fmt.Sprintf("mfp%03d", i%nDev),
 			DisplayName: fmt.Sprintf("User %d", i), Source: registry.SourceImported}))
 		for k := 4; k >= 0; k-- { // a short history, the newest now (no check is due for a day)

@@ -27,14 +27,14 @@ func destinationBridge(ctx context.Context, c *subcommand, args []string) int {
 	}
 	name := pos[0]
 	return c.withStore(ctx, true, func(st *store.Store) int {
-		d, err := st.Destination(ctx, name)
+		d, err := st.Destinations().Destination(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
 			return c.missing("destination", name)
 		}
 		if err != nil {
 			return c.fail(err)
 		}
-		changed, err := st.SetBridged(ctx, d.Name, !*off)
+		changed, err := st.Destinations().SetBridged(ctx, d.Name, !*off)
 		if err != nil {
 			return c.fail(err)
 		}

@@ -64,11 +64,11 @@ timeout = "10s"
 close_after = "1h"`, `retry = "10m"
 max_retry = "10m"`, func(st *store.Store) {
 		ctx := t.Context()
-		if err := st.PutDevice(ctx, registry.Device{Name: "mfp21", Address: os.Getenv("SWLAB_CLI_IP"), Model: "TASKalfa 3253ci"}); err != nil {
+		if err := st.Devices().PutDevice(ctx, registry.Device{Name: "mfp21", Address: os.Getenv("SWLAB_CLI_IP"), Model: "TASKalfa 3253ci"}); err != nil {
 			t.Fatal(err)
 		}
 		lab.smb2IP, lab.password = os.Getenv("SWLAB_SMB2_IP"), os.Getenv("SWLAB_PASSWORD")
-		if err := st.PutDestination(ctx, registry.Destination{Name: "sealed", Host: lab.smb2IP, Share: "sealed", Path: "bridge",
+		if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "sealed", Host: lab.smb2IP, Share: "sealed", Path: "bridge",
 			User: "scanuser", Password: scanwarden.NewSecret(lab.password), Device: "mfp21", Source: registry.SourceAdded}); err != nil {
 			t.Fatal(err)
 		}
@@ -278,14 +278,14 @@ interval = "10s"
 jitter = "0s"
 timeout = "10s"`, "", func(st *store.Store) {
 		ctx := t.Context()
-		if err := st.PutDevice(ctx, registry.Device{Name: "mfp21", Address: os.Getenv("SWLAB_CLI_IP")}); err != nil {
+		if err := st.Devices().PutDevice(ctx, registry.Device{Name: "mfp21", Address: os.Getenv("SWLAB_CLI_IP")}); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.PutDestination(ctx, registry.Destination{Name: "sealed", Host: smb2IP, Share: "sealed", Path: "kill9",
+		if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "sealed", Host: smb2IP, Share: "sealed", Path: "kill9",
 			User: "scanuser", Password: scanwarden.NewSecret(password), Device: "mfp21", Source: registry.SourceAdded}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.SetBridged(ctx, "sealed", true); err != nil {
+		if _, err := st.Destinations().SetBridged(ctx, "sealed", true); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -85,7 +85,7 @@ func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
 		st.AllowLinkLocal(linkLocalAllowed(&c.data))
-		if err := st.PutDestination(ctx, d); err != nil {
+		if err := st.Destinations().PutDestination(ctx, d); err != nil {
 			return c.fail(err)
 		}
 		humanf(c.env.stdout, "stored %s: %s as %s\n", d.Name, destString(d.Target(nil)), userLabel(d.User))
@@ -100,7 +100,7 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 		return code
 	}
 	return c.readStore(ctx, true, func(st *store.Store) int {
-		ds, err := st.Destinations(ctx, *device)
+		ds, err := st.Destinations().Destinations(ctx, *device)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -149,7 +149,7 @@ func destinationShow(ctx context.Context, c *subcommand, args []string) int {
 		return code
 	}
 	return c.readStore(ctx, true, func(st *store.Store) int {
-		r, err := st.Target(ctx, pos[0])
+		r, err := st.Destinations().Target(ctx, pos[0])
 		if errors.Is(err, store.ErrNotFound) {
 			return c.missing("destination", pos[0])
 		}
@@ -198,7 +198,7 @@ func destinationRemove(ctx context.Context, c *subcommand, args []string) int {
 		return code
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
-		if err := st.RemoveDestination(ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
+		if err := st.Destinations().RemoveDestination(ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
 			return c.missing("destination", pos[0])
 		} else if err != nil {
 			return c.fail(err)

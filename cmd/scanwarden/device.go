@@ -153,7 +153,7 @@ func profileChange(profile *profileFlags, given func(string) bool, clearList str
 // and its profile as it will be is checked before anything is stored.
 func storeDevice(ctx context.Context, c *subcommand, st *store.Store, d registry.Device, credsGiven bool,
 	set map[registry.ProfileField]string, clear []registry.ProfileField) int {
-	old, err := st.Device(ctx, d.Name)
+	old, err := st.Devices().Device(ctx, d.Name)
 	found := err == nil
 	if !found && !errors.Is(err, store.ErrNotFound) {
 		return c.fail(err)
@@ -172,12 +172,12 @@ func storeDevice(ctx context.Context, c *subcommand, st *store.Store, d registry
 				d.Name, old.Address, d.Address))
 		}
 	}
-	if err := st.PutDevice(ctx, d); err != nil {
+	if err := st.Devices().PutDevice(ctx, d); err != nil {
 		return c.fail(err)
 	}
 	if len(set) > 0 || len(clear) > 0 {
 		// The store refuses a combination its checks could not replay.
-		if err := st.SetDeviceProfile(ctx, d.Name, set, clear); err != nil {
+		if err := st.Devices().SetDeviceProfile(ctx, d.Name, set, clear); err != nil {
 			return c.fail(err)
 		}
 	}
@@ -191,7 +191,7 @@ func deviceList(ctx context.Context, c *subcommand, args []string) int {
 		return code
 	}
 	return c.readStore(ctx, true, func(st *store.Store) int {
-		devs, err := st.Devices(ctx)
+		devs, err := st.Devices().Devices(ctx)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -210,7 +210,7 @@ func deviceList(ctx context.Context, c *subcommand, args []string) int {
 		}
 		out := []deviceJSON{}
 		for _, d := range devs {
-			ds, err := st.Destinations(ctx, d.Name)
+			ds, err := st.Destinations().Destinations(ctx, d.Name)
 			if err != nil {
 				return c.fail(err)
 			}
@@ -241,14 +241,14 @@ func deviceShow(ctx context.Context, c *subcommand, args []string) int {
 		return code
 	}
 	return c.readStore(ctx, true, func(st *store.Store) int {
-		d, err := st.Device(ctx, pos[0])
+		d, err := st.Devices().Device(ctx, pos[0])
 		if errors.Is(err, store.ErrNotFound) {
 			return c.missing("device", pos[0])
 		}
 		if err != nil {
 			return c.fail(err)
 		}
-		ds, err := st.Destinations(ctx, d.Name)
+		ds, err := st.Destinations().Destinations(ctx, d.Name)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -304,7 +304,7 @@ func deviceRemove(ctx context.Context, c *subcommand, args []string) int {
 		return code
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
-		err := st.RemoveDevice(ctx, pos[0], *with)
+		err := st.Devices().RemoveDevice(ctx, pos[0], *with)
 		var inUse *store.DeviceInUseError
 		switch {
 		case errors.Is(err, store.ErrNotFound):

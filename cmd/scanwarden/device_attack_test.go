@@ -33,7 +33,7 @@ func TestAttackDeviceMoveNeedsCredentialsAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		d, err := st.Device(context.Background(), "mfp02")
+		d, err := st.Devices().Device(context.Background(), "mfp02")
 		if err != nil {
 			t.Fatal(err)
 		}

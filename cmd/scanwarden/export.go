@@ -91,12 +91,12 @@ func exportDestinations(ctx context.Context, c *subcommand, device string) ([]re
 		return nil, err
 	}
 	defer st.Close()
-	if _, err := st.Device(ctx, device); errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Devices().Device(ctx, device); errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no device %q (scanwarden device list)", device)
 	} else if err != nil {
 		return nil, err
 	}
-	return st.Destinations(ctx, device)
+	return st.Destinations().Destinations(ctx, device)
 }
 
 // fallbackBook writes the address book pointing dests (bridgedOnly: the

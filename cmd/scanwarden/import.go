@@ -58,7 +58,7 @@ func importAddressbook(ctx context.Context, env environ, name string, args []str
 	}
 	defer st.Close()
 	st.AllowLinkLocal(linkLocalAllowed(&c.data))
-	res, err := st.ImportAddressBook(ctx, *device, book, *dryRun)
+	res, err := st.Destinations().ImportAddressBook(ctx, *device, book, *dryRun)
 	if err != nil {
 		return c.fail(fmt.Errorf("%w (nothing imported)", err))
 	}

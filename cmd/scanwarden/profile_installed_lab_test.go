@@ -33,10 +33,10 @@ interval = "10s"
 jitter = "0s"
 timeout = "10s"`, "", func(st *store.Store) {
 		ctx := t.Context()
-		if err := st.PutDevice(ctx, registry.Device{Name: "mfp21", Address: cliIP, Model: "TASKalfa 3253ci"}); err != nil {
+		if err := st.Devices().PutDevice(ctx, registry.Device{Name: "mfp21", Address: cliIP, Model: "TASKalfa 3253ci"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.PutDestination(ctx, registry.Destination{Name: "sealed", Host: os.Getenv("SWLAB_SMB2_IP"), Share: "sealed", User: "scanuser",
+		if err := st.Destinations().PutDestination(ctx, registry.Destination{Name: "sealed", Host: os.Getenv("SWLAB_SMB2_IP"), Share: "sealed", User: "scanuser",
 			Password: scanwarden.NewSecret(os.Getenv("SWLAB_PASSWORD")), Device: "mfp21", Source: registry.SourceAdded}); err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ timeout = "10s"`, "", func(st *store.Store) {
 	var dev registry.Device
 	until("the device's profile learned from the share", 30*time.Second, func() bool {
 		return read(func(st *store.Store) bool {
-			d, err := st.Device(ctx, "mfp21")
+			d, err := st.Devices().Device(ctx, "mfp21")
 			dev = d
 			return err == nil && d.Profile.Seen[registry.FieldMaxDialect].Value != "" && d.Profile.Seen[registry.FieldFileType].Value != ""
 		})

@@ -101,7 +101,7 @@ func (a *receiverRunArgs) run(ctx context.Context) int {
 		return c.fail(err)
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
-		r, err := receiver.New(cfg, st.Scans(), st.Deliveries(), c.forwardRemote(ctx, daemonCfg, st), slog.New(slog.NewTextHandler(env.stderr, nil)))
+		r, err := receiver.New(cfg, st.Scans(), st.Destinations().Deliveries(), c.forwardRemote(ctx, daemonCfg, st), slog.New(slog.NewTextHandler(env.stderr, nil)))
 		if err == nil {
 			err = r.Open(ctx)
 		}

@@ -94,7 +94,7 @@ func receiverDeliver(ctx context.Context, env environ, name string, args []strin
 		return c.fail(err)
 	}
 	return c.withStore(ctx, true, func(st *store.Store) int {
-		n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), st.Deliveries(), c.forwardRemote(ctx, daemonCfg, st), dest)
+		n, err := receiver.DeliverNow(ctx, receiverDir(dir), st.Scans(), st.Destinations().Deliveries(), c.forwardRemote(ctx, daemonCfg, st), dest)
 		fmt.Fprintf(env.stdout, "delivered %d scan(s)\n", n)
 		if err != nil {
 			return c.finding(err)

@@ -83,7 +83,7 @@ func openDestination(ctx context.Context, env environ, df *dataFlags, name strin
 	if err != nil {
 		return nil, registry.Resolved{}, err
 	}
-	r, err := st.Target(ctx, name)
+	r, err := st.Destinations().Target(ctx, name)
 	if err != nil {
 		st.Close()
 		if errors.Is(err, store.ErrNotFound) {

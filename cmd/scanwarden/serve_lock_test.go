@@ -59,7 +59,7 @@ func TestServeOneDaemonPerDataDir(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	if err := st.PutDestination(context.Background(), registry.Destination{Name: "refused", Host: "127.0.0.1", Port: closed,
+	if err := st.Destinations().PutDestination(context.Background(), registry.Destination{Name: "refused", Host: "127.0.0.1", Port: closed,
 		Share: "scans", User: "scan", Password: scanwarden.NewSecret("x"), Source: registry.SourceAdded}); err != nil {
 		t.Fatal(err)
 	}

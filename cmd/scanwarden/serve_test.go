@@ -96,7 +96,7 @@ func TestServeSignals(t *testing.T) {
 	if _, err := st.UnlockKey(context.Background(), filepath.Join(data, "secret.key")); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutDestination(context.Background(), registry.Destination{Name: "slow", Host: "127.0.0.1",
+	if err := st.Destinations().PutDestination(context.Background(), registry.Destination{Name: "slow", Host: "127.0.0.1",
 		Port: tarpit.Addr().(*net.TCPAddr).Port, Share: "scans", User: "scan", Password: scanwarden.NewSecret("x"),
 		Source: registry.SourceAdded}); err != nil {
 		t.Fatal(err)
