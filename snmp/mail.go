@@ -93,13 +93,10 @@ func NewMailListener(cfg MailListenerConfig, rules *Rules, rec *Recorder, log *s
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if rules == nil || rec == nil {
-		return nil, errors.New("mail listener: rules and recorder are required")
+	log, err := partLog("mail listener", "snmp.mail", rules, rec, log)
+	if err != nil {
+		return nil, err
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = log.With("component", "snmp.mail")
 	return &MailListener{cfg: cfg, rules: rules, rec: rec, index: rec.index, log: log, junk: loglimit.New(log, 10*time.Second),
 		now: time.Now}, nil
 }

@@ -104,14 +104,12 @@ func NewPoller(cfg PollerConfig, rules *Rules, rec *Recorder, log *slog.Logger) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if rules == nil || rec == nil {
-		return nil, errors.New("poller: rules and recorder are required")
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	log, err := partLog("poller", "snmp.poller", rules, rec, log)
+	if err != nil {
+		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	p := &Poller{cfg: cfg, rules: rules, rec: rec, log: log.With("component", "snmp.poller"), now: time.Now,
+	p := &Poller{cfg: cfg, rules: rules, rec: rec, log: log, now: time.Now,
 		devices: map[string]*deviceState{}}
 	for i := 0; i < cfg.Workers; i++ {
 		p.clients = append(p.clients, newClient())

@@ -2,6 +2,8 @@ package snmp
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"sync/atomic"
 	"time"
 )
@@ -95,4 +97,18 @@ func (r *Recorder) failed(err error) error {
 		r.onError(err)
 	}
 	return err
+}
+
+// partLog checks what each of the SNMP parts (poller, trap and mail
+// listener) needs, rules and a recorder, and returns its logger (log, or
+// one that discards) scoped to component; what names the part in the
+// error.
+func partLog(what, component string, rules *Rules, rec *Recorder, log *slog.Logger) (*slog.Logger, error) {
+	if rules == nil || rec == nil {
+		return nil, errors.New(what + ": rules and recorder are required")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return log.With("component", component), nil
 }

@@ -128,16 +128,13 @@ func NewTrapListener(cfg TrapListenerConfig, rules *Rules, rec *Recorder, log *s
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if rules == nil || rec == nil {
-		return nil, errors.New("trap listener: rules and recorder are required")
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	log, err := partLog("trap listener", "snmp.traps", rules, rec, log)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.DeviceFor == nil {
 		cfg.DeviceFor = func(a netip.Addr) string { return netip.AddrPortFrom(a, DefaultPort).String() }
 	}
-	log = log.With("component", "snmp.traps")
 	return &TrapListener{cfg: cfg, rules: rules, rec: rec, log: log, junk: loglimit.New(log, cfg.LogEvery),
 		now: time.Now, queue: make(chan Event, cfg.QueueSize), replay: newReplayGuard()}, nil
 }
