@@ -41,7 +41,7 @@ func (l *sentLedger) Reserve(ctx context.Context, a smbclient.Attempt, since tim
 
 func diagnose(t *testing.T, lab *testlab.Lab, dir smbcheck.Directory, dest, user, pw, ws string, led smbclient.Ledger, noWrite bool) smbcheck.Report {
 	t.Helper()
-	tg, err := smbcheck.ParseDestination(dest)
+	tg, err := scanwarden.ParseDestination(dest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestLabDiagnosisLocalAccountAndHost(t *testing.T) {
 func TestLabDiagnosisSilentDC(t *testing.T) {
 	lab := testlab.Require(t)
 	silent := labDir(t, lab, func(c *Config) { c.URL = "ldaps://" + lab.TarpitIP + ":445"; c.Timeout = 3 * time.Second })
-	tg, err := smbcheck.ParseDestination("//" + lab.DCHost + "/scans")
+	tg, err := scanwarden.ParseDestination("//" + lab.DCHost + "/scans")
 	if err != nil {
 		t.Fatal(err)
 	}

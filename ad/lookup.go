@@ -12,7 +12,7 @@ import (
 func normWorkstation(ws string) string {
 	ws = strings.ToUpper(strings.TrimSpace(ws))
 	if ws == "" {
-		return smbcheck.DefaultWorkstation
+		return scanwarden.DefaultWorkstation
 	}
 	return ws
 }

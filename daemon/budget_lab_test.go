@@ -55,12 +55,12 @@ func (l *sentLedger) Reserve(ctx context.Context, a smbclient.Attempt, since tim
 // in badPwdCount, Windows does; its KDC counts the Kerberos ones).
 func TestLabUPNChecksAndDeliveriesOneBudget(t *testing.T) {
 	lab := testlab.Require(t)
-	for _, auth := range []smbcheck.Auth{smbcheck.AuthNTLM, smbcheck.AuthKerberos} {
+	for _, auth := range []scanwarden.Auth{scanwarden.AuthNTLM, scanwarden.AuthKerberos} {
 		t.Run(string(auth), func(t *testing.T) { upnOneBudget(t, lab, auth) })
 	}
 }
 
-func upnOneBudget(t *testing.T, lab *testlab.Lab, auth smbcheck.Auth) {
+func upnOneBudget(t *testing.T, lab *testlab.Lab, auth scanwarden.Auth) {
 	ctx := context.Background()
 	n := time.Now().UnixNano() % 1e6
 	sam, upn := fmt.Sprintf("swupn%d", n), fmt.Sprintf("s.upn%d@%s", n, lab.DNSDomain)
@@ -97,8 +97,8 @@ ca = "`+lab.CA+`"
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := func(pw string) smbcheck.Target {
-		return smbcheck.Target{Host: lab.DCHost, Share: "scans", User: upn, Password: scanwarden.NewSecret(pw), Workstation: "MFP01", Auth: auth}
+	target := func(pw string) scanwarden.Target {
+		return scanwarden.Target{Host: lab.DCHost, Share: "scans", User: upn, Password: scanwarden.NewSecret(pw), Workstation: "MFP01", Auth: auth}
 	}
 	deliveriesRefused := 0
 	for i := range 3 {
@@ -186,8 +186,8 @@ func TestLabReloadADReachesDeliveries(t *testing.T) {
 	lab.AddUser(t, sam, upn)
 	m := serveWithReceiver(t)
 	led := m.Store().Ledger()
-	target := func(pw string) smbcheck.Target {
-		return smbcheck.Target{Host: lab.DCHost, Share: "scans", User: upn, Password: scanwarden.NewSecret(pw), Workstation: "MFP01"}
+	target := func(pw string) scanwarden.Target {
+		return scanwarden.Target{Host: lab.DCHost, Share: "scans", User: upn, Password: scanwarden.NewSecret(pw), Workstation: "MFP01"}
 	}
 	samKey, upnKey := smbclient.AccountKey(lab.Domain, sam), smbclient.AccountKey(lab.Domain, strings.Split(upn, "@")[0])
 
@@ -271,8 +271,8 @@ func TestLabReloadADKerberosDelivers(t *testing.T) {
 		return d.DialContext(ctx, network, net.JoinHostPort(lab.DC2IP, "53"))
 	}}
 	m := serveReceiver(t, func(m *Main) { m.resolver = dc2DNS })
-	target := smbcheck.Target{Host: lab.DC2Host, Share: "scans", Path: sub, User: lab.Domain2 + `\kim`,
-		Password: scanwarden.NewSecret(lab.Password), Workstation: "MFP01", Auth: smbcheck.AuthKerberos}
+	target := scanwarden.Target{Host: lab.DC2Host, Share: "scans", Path: sub, User: lab.Domain2 + `\kim`,
+		Password: scanwarden.NewSecret(lab.Password), Workstation: "MFP01", Auth: scanwarden.AuthKerberos}
 
 	f, err := m.recv.remote.Open(ctx, target)
 	if err == nil {
@@ -344,7 +344,7 @@ func TestLabForwardingADDownFallsBack(t *testing.T) {
 	logs := &syncBuffer{}
 	remote.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	start := time.Now()
-	_, err = remote.Open(ctx, smbcheck.Target{Host: lab.DCHost, Share: "scans", User: upn, Password: scanwarden.NewSecret("Wrong.Down-1"), Workstation: "MFP01"})
+	_, err = remote.Open(ctx, scanwarden.Target{Host: lab.DCHost, Share: "scans", User: upn, Password: scanwarden.NewSecret("Wrong.Down-1"), Workstation: "MFP01"})
 	if !errors.Is(err, receiver.ErrLogon) {
 		t.Fatalf("delivery with the directory down: %v, want the logon sent and refused", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/resolve"
@@ -101,7 +102,7 @@ type liveRemote struct {
 func (l *liveRemote) Set(r receiver.SMBRemote) { l.r.Store(&r) }
 
 // Open implements receiver.Remote.
-func (l *liveRemote) Open(ctx context.Context, t smbcheck.Target) (receiver.Folder, error) {
+func (l *liveRemote) Open(ctx context.Context, t scanwarden.Target) (receiver.Folder, error) {
 	return l.r.Load().Open(ctx, t)
 }
 

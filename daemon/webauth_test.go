@@ -8,7 +8,6 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/web"
 )
@@ -35,17 +34,17 @@ func TestWebSetAuth(t *testing.T) {
 	if d, err := b.Destination(ctx, "krb"); err != nil || d.Auth != "ntlm" {
 		t.Fatalf("before: %+v %v", d, err)
 	}
-	if err := webRegistry(b).SetAuth(ctx, "krb", smbcheck.AuthKerberos); err != nil {
+	if err := webRegistry(b).SetAuth(ctx, "krb", scanwarden.AuthKerberos); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.Destinations().Destination(ctx, "krb")
-	if err != nil || got.Auth != smbcheck.AuthKerberos || got.Password.Reveal() != "Pw-1" || got.User != `NTLMOFF\kim` {
+	if err != nil || got.Auth != scanwarden.AuthKerberos || got.Password.Reveal() != "Pw-1" || got.User != `NTLMOFF\kim` {
 		t.Fatalf("stored: %+v %v", got, err)
 	}
 	if d, err := b.Destination(ctx, "krb"); err != nil || d.Auth != "kerberos" {
 		t.Fatalf("web destination: %+v %v", d, err)
 	}
-	if err := webRegistry(b).SetAuth(ctx, "nosuch", smbcheck.AuthAuto); !errors.Is(err, web.ErrNotFound) {
+	if err := webRegistry(b).SetAuth(ctx, "nosuch", scanwarden.AuthAuto); !errors.Is(err, web.ErrNotFound) {
 		t.Fatalf("unknown destination: %v", err)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -24,7 +23,7 @@ import (
 // fake: what is tested here is which scan the adapter delivers).
 type localRemote string
 
-func (d localRemote) Open(context.Context, smbcheck.Target) (receiver.Folder, error) {
+func (d localRemote) Open(context.Context, scanwarden.Target) (receiver.Folder, error) {
 	return localFolder(d), nil
 }
 

@@ -44,7 +44,7 @@ func (b webRegistry) SetDeviceProfile(ctx context.Context, device string, set ma
 
 // SetAuth implements web.Editor: the destination as stored, with auth; the
 // scheduler re-reads the list.
-func (b webRegistry) SetAuth(ctx context.Context, name string, auth smbcheck.Auth) error {
+func (b webRegistry) SetAuth(ctx context.Context, name string, auth scanwarden.Auth) error {
 	d, err := b.m.st.Destinations().Destination(ctx, name)
 	if err != nil {
 		return notFound(err)
@@ -186,7 +186,7 @@ func (b webRegistry) destination(ctx context.Context, in web.DestinationInput) (
 	if strings.TrimSpace(in.Folder) == "" {
 		return d, scanwarden.BadField("folder", nil, `empty: give it as the MFP stores it, \\server\share\folder`)
 	}
-	t, err := smbcheck.ParseDestination(in.Folder)
+	t, err := scanwarden.ParseDestination(in.Folder)
 	if err != nil {
 		return d, scanwarden.BadField("folder", nil, strings.TrimPrefix(err.Error(), fmt.Sprintf("destination %q: ", in.Folder)))
 	}
@@ -198,7 +198,7 @@ func (b webRegistry) destination(ctx context.Context, in web.DestinationInput) (
 		return d, scanwarden.BadField("password", nil, fmt.Sprintf("the stored password was given for %s and is never sent to another server: enter it again for %s",
 			old.Host, d.Host))
 	}
-	if d.Auth, err = smbcheck.ParseAuth(in.Auth); err != nil {
+	if d.Auth, err = scanwarden.ParseAuth(in.Auth); err != nil {
 		return d, scanwarden.BadField("auth", nil, "want ntlm, kerberos or auto")
 	}
 	if d.Device != "" {

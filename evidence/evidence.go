@@ -121,7 +121,7 @@ func Account(typed string, password scanwarden.Secret) serverlog.Account {
 // Attach reads the story of t's server for the finished check rep and
 // puts it on rep.ServerLog; nothing when the server has no reading
 // account, or the check was interrupted.
-func (r Readers) Attach(ctx context.Context, t smbcheck.Target, rep *smbcheck.Report) {
+func (r Readers) Attach(ctx context.Context, t scanwarden.Target, rep *smbcheck.Report) {
 	a, ok := r.For(t.Host)
 	if !ok || rep.Interrupted || ctx.Err() != nil {
 		return

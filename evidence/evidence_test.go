@@ -47,12 +47,12 @@ func TestSame(t *testing.T) {
 func TestAttachRefusesScanAccount(t *testing.T) {
 	a := Account("scanuser", scanwarden.NewSecret("pw"))
 	rep := smbcheck.Report{Started: time.Now()}
-	Readers{Default: &a}.Attach(context.Background(), smbcheck.Target{Host: "nosuchhost.invalid", Share: "s", User: "SCANUSER"}, &rep)
+	Readers{Default: &a}.Attach(context.Background(), scanwarden.Target{Host: "nosuchhost.invalid", Share: "s", User: "SCANUSER"}, &rep)
 	if rep.ServerLog == nil || len(rep.ServerLog.Problems) != 1 || !strings.Contains(rep.ServerLog.Problems[0], "is the scan account: not used") {
 		t.Fatalf("story %+v", rep.ServerLog)
 	}
 	rep = smbcheck.Report{Interrupted: true}
-	Readers{Default: &a}.Attach(context.Background(), smbcheck.Target{Host: "x", User: "other"}, &rep)
+	Readers{Default: &a}.Attach(context.Background(), scanwarden.Target{Host: "x", User: "other"}, &rep)
 	if rep.ServerLog != nil {
 		t.Error("an interrupted check was read for")
 	}

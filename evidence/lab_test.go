@@ -19,7 +19,7 @@ import (
 func TestLabGateKeepsRefusedReader(t *testing.T) {
 	lab := testlab.Require(t)
 	ctx := context.Background()
-	tgt := smbcheck.Target{Host: lab.EvtIP, Share: "nosuchshare", User: "scanuser"}
+	tgt := scanwarden.Target{Host: lab.EvtIP, Share: "nosuchshare", User: "scanuser"}
 	failed := func() smbcheck.Report {
 		return smbcheck.Report{Started: time.Now(), Verdict: smbcheck.Verdict{Cause: scanwarden.CauseShareNotFound}}
 	}

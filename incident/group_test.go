@@ -82,7 +82,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // destination's own.
 func TestKeyOf(t *testing.T) {
 	rep := func(c scanwarden.Cause, steps ...smbcheck.Step) smbcheck.Report {
-		return smbcheck.Report{Target: smbcheck.TargetInfo{Host: "fs9.office.lan", Share: "scans", User: "walt"},
+		return smbcheck.Report{Target: scanwarden.TargetInfo{Host: "fs9.office.lan", Share: "scans", User: "walt"},
 			Verdict: smbcheck.Verdict{Cause: c}, Steps: steps}
 	}
 	tcp := func(errno string) smbcheck.Step {

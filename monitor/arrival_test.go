@@ -18,7 +18,7 @@ func TestCheckOnArrival(t *testing.T) {
 		d.LastCheck = time.Now() // checked just now: due in a day
 		d.Target.Password = scanwarden.NewSecret("old")
 	}
-	r := newRig(t, Config{Interval: 24 * time.Hour, Jitter: time.Minute}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+	r := newRig(t, Config{Interval: 24 * time.Hour, Jitter: time.Minute}, func(context.Context, scanwarden.Target) smbcheck.Verdict {
 		return smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	}, same, edited)
 	waitFor(t, "the first list", func() bool { return r.m.Stats().Destinations == 2 })

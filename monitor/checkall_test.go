@@ -18,7 +18,7 @@ func TestCheckAll(t *testing.T) {
 		d.LastCheck = time.Now() // checked just now: not due for an hour
 		dests = append(dests, d)
 	}
-	r := newRig(t, Config{Interval: time.Hour, Jitter: time.Minute, MaxConcurrent: 2}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+	r := newRig(t, Config{Interval: time.Hour, Jitter: time.Minute, MaxConcurrent: 2}, func(context.Context, scanwarden.Target) smbcheck.Verdict {
 		time.Sleep(5 * time.Millisecond)
 		return smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	}, dests...)

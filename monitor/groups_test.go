@@ -40,7 +40,7 @@ func TestOneCauseOneNotice(t *testing.T) {
 	gn := &fakeGroupNotifier{}
 	cfg := Config{CloseAfter: time.Nanosecond, GroupSettle: 5 * time.Second, GroupNotifier: gn}
 	dests := []Destination{dest("a", "fs9", "MFP01"), dest("b", "fs9", "MFP01"), dest("c", "fs9", "MFP01"), dest("own", "fs2", "MFP01")}
-	fn := func(_ context.Context, t smbcheck.Target) smbcheck.Verdict {
+	fn := func(_ context.Context, t scanwarden.Target) smbcheck.Verdict {
 		switch {
 		case t.Path == "own":
 			return smbcheck.Verdict{Cause: scanwarden.CauseNoWritePermission, KyoceraCode: "2101"}
@@ -83,7 +83,7 @@ func TestOneCauseOneNotice(t *testing.T) {
 }
 
 // newRigGroups is newRig with the rig's store as the incident groups.
-func newRigGroups(t *testing.T, cfg Config, fn func(context.Context, smbcheck.Target) smbcheck.Verdict, dests ...Destination) *rig {
+func newRigGroups(t *testing.T, cfg Config, fn func(context.Context, scanwarden.Target) smbcheck.Verdict, dests ...Destination) *rig {
 	t.Helper()
 	g := &lateGroups{ready: make(chan struct{})}
 	cfg.Groups = g

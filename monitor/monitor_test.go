@@ -57,7 +57,7 @@ type fakeChecker struct {
 	running   int
 	maxAll    int
 	calls     atomic.Int64
-	fn        func(ctx context.Context, t smbcheck.Target) smbcheck.Verdict
+	fn        func(ctx context.Context, t scanwarden.Target) smbcheck.Verdict
 }
 
 func (c *fakeChecker) Check(ctx context.Context, d Destination, progress func(smbcheck.Step)) smbcheck.Report {
@@ -132,7 +132,7 @@ func (n *fakeNotifier) all() []sent {
 }
 
 func dest(name, host, device string) Destination {
-	return Destination{Name: name, Device: device, Target: smbcheck.Target{Host: host, Share: "scans", Path: name, User: "scan"}}
+	return Destination{Name: name, Device: device, Target: scanwarden.Target{Host: host, Share: "scans", Path: name, User: "scan"}}
 }
 
 type rig struct {
@@ -144,7 +144,7 @@ type rig struct {
 	not  *fakeNotifier
 }
 
-func newRig(t *testing.T, cfg Config, fn func(context.Context, smbcheck.Target) smbcheck.Verdict, dests ...Destination) *rig {
+func newRig(t *testing.T, cfg Config, fn func(context.Context, scanwarden.Target) smbcheck.Verdict, dests ...Destination) *rig {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "sw.db"))
 	if err != nil {
@@ -191,7 +191,7 @@ func TestScheduleAndCaps(t *testing.T) {
 	for i, host := range []string{"fs1", "fs1", "fs1", "fs2", "fs2", "fs3", "fs4", "fs5", "fs6"} {
 		dests = append(dests, dest(string(rune('a'+i)), host, "MFP01"))
 	}
-	r := newRig(t, Config{Interval: 50 * time.Millisecond, MaxConcurrent: 3}, func(ctx context.Context, _ smbcheck.Target) smbcheck.Verdict {
+	r := newRig(t, Config{Interval: 50 * time.Millisecond, MaxConcurrent: 3}, func(ctx context.Context, _ scanwarden.Target) smbcheck.Verdict {
 		time.Sleep(5 * time.Millisecond)
 		return smbcheck.Verdict{Cause: scanwarden.CauseOK}
 	}, dests...)
@@ -221,7 +221,7 @@ func TestScheduleAndCaps(t *testing.T) {
 func TestEventOpensIncident(t *testing.T) {
 	acct := dest("accounts", "fs1", "MFP01")
 	acct.Target.Share = "acct"
-	r := newRig(t, Config{EventGap: time.Hour, Jitter: time.Hour}, func(_ context.Context, t smbcheck.Target) smbcheck.Verdict {
+	r := newRig(t, Config{EventGap: time.Hour, Jitter: time.Hour}, func(_ context.Context, t scanwarden.Target) smbcheck.Verdict {
 		if t.Path == "reception" {
 			return smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102", Summary: "refused", Fix: "re-enter"}
 		}
@@ -269,7 +269,7 @@ func TestCheckNowAndClose(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	verdict := scanwarden.CauseBadCredentials
-	r := newRig(t, Config{CloseAfter: time.Hour, Now: clock, Jitter: time.Hour}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+	r := newRig(t, Config{CloseAfter: time.Hour, Now: clock, Jitter: time.Hour}, func(context.Context, scanwarden.Target) smbcheck.Verdict {
 		mu.Lock()
 		defer mu.Unlock()
 		return smbcheck.Verdict{Cause: verdict}
@@ -306,7 +306,7 @@ func TestCheckNowAndClose(t *testing.T) {
 // after that, and an interrupted check is not taken as a finding.
 func TestShutdownDuringCheck(t *testing.T) {
 	started := make(chan struct{})
-	r := newRig(t, Config{Jitter: time.Hour}, func(ctx context.Context, _ smbcheck.Target) smbcheck.Verdict {
+	r := newRig(t, Config{Jitter: time.Hour}, func(ctx context.Context, _ scanwarden.Target) smbcheck.Verdict {
 		close(started)
 		<-ctx.Done()
 		return smbcheck.Verdict{Cause: scanwarden.CauseTimeout}
@@ -353,7 +353,7 @@ func TestFirstRoundAfterRestart(t *testing.T) {
 }
 
 func TestDelivery(t *testing.T) {
-	r := newRig(t, Config{Jitter: time.Hour}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+	r := newRig(t, Config{Jitter: time.Hour}, func(context.Context, scanwarden.Target) smbcheck.Verdict {
 		return smbcheck.Verdict{Cause: scanwarden.CauseNoWritePermission}
 	}, dest("reception", "fs1", "MFP01"))
 	r.m.Delivery(context.Background(), "reception", true, "scan.pdf") // healthy, nothing open: nothing
@@ -391,7 +391,7 @@ func TestShutdownCancelsSlowNotification(t *testing.T) {
 	}
 	defer st.Close()
 	bn := blockingNotifier{started: make(chan struct{})}
-	chk := &fakeChecker{fn: func(context.Context, smbcheck.Target) smbcheck.Verdict {
+	chk := &fakeChecker{fn: func(context.Context, scanwarden.Target) smbcheck.Verdict {
 		return smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials}
 	}}
 	m, err := New(Config{Interval: time.Hour, Jitter: time.Hour, MaxConcurrent: 1, Tick: 5 * time.Millisecond},
@@ -426,7 +426,7 @@ func TestCloseOnTime(t *testing.T) {
 			mu.Lock()
 			reasons = append(reasons, reason)
 			mu.Unlock()
-		}}, func(context.Context, smbcheck.Target) smbcheck.Verdict {
+		}}, func(context.Context, scanwarden.Target) smbcheck.Verdict {
 		mu.Lock()
 		defer mu.Unlock()
 		return smbcheck.Verdict{Cause: verdict}

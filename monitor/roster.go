@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/smbcheck"
 )
@@ -19,7 +20,7 @@ import (
 type Destination struct {
 	Name   string
 	Device string // the device it belongs to ("" when none)
-	Target smbcheck.Target
+	Target scanwarden.Target
 	// LastCheck is when it was last checked (zero: never, or not known).
 	// At first sight the next check is due an interval after it, so a
 	// restart does not check every destination at once; one whose last

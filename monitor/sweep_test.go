@@ -43,7 +43,7 @@ func TestEventNamingNoDestination(t *testing.T) {
 	sweeps := &fakeSweeps{}
 	r := newRig(t, Config{EventGap: time.Minute, Jitter: time.Hour, MaxConcurrent: 3, Sweeps: sweeps,
 		Rand: func(n int64) int64 { return n - 1 }}, // no first-round check in the test's time
-		func(_ context.Context, t smbcheck.Target) smbcheck.Verdict {
+		func(_ context.Context, t scanwarden.Target) smbcheck.Verdict {
 			time.Sleep(5 * time.Millisecond)
 			if t.Path == "walt" {
 				return smbcheck.Verdict{Cause: scanwarden.CauseBadCredentials, KyoceraCode: "1102", Summary: "password refused"}

@@ -25,7 +25,6 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
@@ -711,7 +710,7 @@ func TestAttackShareFillDisk(t *testing.T) {
 func TestAttackShareDeliversOnlyScans(t *testing.T) {
 	requireSmbd(t)
 	var remote receiver.Remote
-	var target smbcheck.Target
+	var target scanwarden.Target
 	var destDir string
 	if lab, _ := testlab.Load(); lab != nil {
 		sub := "rx-onlyscans-" + strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -721,7 +720,7 @@ func TestAttackShareDeliversOnlyScans(t *testing.T) {
 		}
 		os.Chmod(destDir, 0o777)
 		t.Cleanup(func() { os.RemoveAll(destDir) })
-		target = smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`, Workstation: "MFP01",
+		target = scanwarden.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`, Workstation: "MFP01",
 			Password: scanwarden.NewSecret(lab.Password)}
 		remote = receiver.SMBRemote{MaxFailures: 2, Timeout: 10 * time.Second}
 		t.Logf("delivering to the lab DC: //%s/scans/%s", lab.DCIP, sub)

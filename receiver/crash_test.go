@@ -33,11 +33,11 @@ import (
 // crashChild is the receiver process the crash test kills: the test binary
 // run again with SW_CRASH_CHILD holding its config.
 type crashChild struct {
-	DataDir string          `json:"data_dir"`
-	Port    int             `json:"port"`
-	Local   string          `json:"local"` // deliver into this local folder (dirRemote) …
-	Target  smbcheck.Target `json:"target"`
-	Pass    string          `json:"pass"` // … or to Target over SMB
+	DataDir string            `json:"data_dir"`
+	Port    int               `json:"port"`
+	Local   string            `json:"local"` // deliver into this local folder (dirRemote) …
+	Target  scanwarden.Target `json:"target"`
+	Pass    string            `json:"pass"` // … or to Target over SMB
 }
 
 func TestMain(m *testing.M) {
@@ -132,7 +132,7 @@ func TestCrashKill9(t *testing.T) {
 		destDir = filepath.Join(lab.Dir, "dc", "shares", "scans", sub)
 		if err := os.Mkdir(destDir, 0o777); err == nil {
 			os.Chmod(destDir, 0o777)
-			child.Target = smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\rxcrash`, Workstation: "MFP01"}
+			child.Target = scanwarden.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\rxcrash`, Workstation: "MFP01"}
 			child.Pass = lab.Password
 			t.Cleanup(func() { os.RemoveAll(destDir) })
 			t.Logf("delivering to the lab DC: //%s/scans/%s", lab.DCIP, sub)

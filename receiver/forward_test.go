@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -28,7 +28,7 @@ type dirRemote struct {
 	opens  atomic.Int32
 }
 
-func (d *dirRemote) Open(ctx context.Context, t smbcheck.Target) (receiver.Folder, error) {
+func (d *dirRemote) Open(ctx context.Context, t scanwarden.Target) (receiver.Folder, error) {
 	d.opens.Add(1)
 	if d.broken.Load() {
 		return nil, errors.New("destination unreachable (fake)")
@@ -144,7 +144,7 @@ func TestLabDeliverBrokenThenHealed(t *testing.T) {
 		testlab.Missing(t, fmt.Sprintf("lab share folder not visible here: %v", err))
 	}
 	t.Cleanup(func() { os.RemoveAll(local) })
-	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`,
+	target := scanwarden.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`,
 		Password: scanwardenSecret(lab.Password), Workstation: "MFP01"}
 	dests := staticDests{{Name: "alice-scans", Folder: "alice-scans", Target: target}}
 	e := newEnv(t, opts{remote: receiver.SMBRemote{MaxFailures: 2, Timeout: 5 * time.Second}, dests: dests})
@@ -208,7 +208,7 @@ func TestLabDeliverBrokenThenHealed(t *testing.T) {
 func TestLabDeliverWrongPassword(t *testing.T) {
 	lab := testlab.Require(t)
 	const wrong = "Not.The-Password-7"
-	target := smbcheck.Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwardenSecret(wrong), Workstation: "MFP01"}
+	target := scanwarden.Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwardenSecret(wrong), Workstation: "MFP01"}
 	dests := staticDests{{Name: "nas", Folder: "nas", Target: target}}
 	ledger := &smbclient.MemoryLedger{}
 	remote := receiver.SMBRemote{Ledger: ledger, MaxFailures: 2, Timeout: 5 * time.Second}
@@ -293,7 +293,7 @@ func TestDeliverConcurrent(t *testing.T) {
 // smbd (standalone: no lockout policy).
 func TestSMBRemoteUsesConfiguredWindow(t *testing.T) {
 	e := newEnv(t, opts{remote: &dirRemote{dir: t.TempDir()}})
-	target := smbcheck.Target{Host: "127.0.0.1", Port: e.cfg.Port, Share: "scans", User: "swmfp",
+	target := scanwarden.Target{Host: "127.0.0.1", Port: e.cfg.Port, Share: "scans", User: "swmfp",
 		Password: scanwardenSecret("Not.The-Password-7"), Workstation: "MFP01"}
 	for _, window := range []time.Duration{2 * time.Hour, 5 * time.Minute} {
 		remote := receiver.SMBRemote{Ledger: &smbclient.MemoryLedger{}, MaxFailures: 2, Window: window, Timeout: 5 * time.Second}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -48,7 +48,7 @@ type corruptRemote struct {
 	sequential bool
 }
 
-func (c corruptRemote) Open(context.Context, smbcheck.Target) (receiver.Folder, error) {
+func (c corruptRemote) Open(context.Context, scanwarden.Target) (receiver.Folder, error) {
 	return corruptFolder{dirFolder(c.dir), c.sequential}, nil
 }
 
@@ -194,7 +194,7 @@ func TestDeliverCountsOnlyItsOwn(t *testing.T) {
 // the race needs a timing no real server gives on demand).
 type slowRename struct{ dir string }
 
-func (s slowRename) Open(context.Context, smbcheck.Target) (receiver.Folder, error) {
+func (s slowRename) Open(context.Context, scanwarden.Target) (receiver.Folder, error) {
 	return slowRenameFolder{dirFolder(s.dir)}, nil
 }
 
@@ -265,7 +265,7 @@ type unreadable struct {
 	dir, name string
 }
 
-func (u unreadable) Open(context.Context, smbcheck.Target) (receiver.Folder, error) {
+func (u unreadable) Open(context.Context, scanwarden.Target) (receiver.Folder, error) {
 	return unreadableFolder{dirFolder(u.dir), u.name}, nil
 }
 
@@ -332,7 +332,7 @@ type hangingRemote struct {
 	release chan struct{}
 }
 
-func (h hangingRemote) Open(_ context.Context, t smbcheck.Target) (receiver.Folder, error) {
+func (h hangingRemote) Open(_ context.Context, t scanwarden.Target) (receiver.Folder, error) {
 	if t.Host == "hung" {
 		return hungFolder{dirFolder(h.dirs[t.Host]), h}, nil
 	}
@@ -360,8 +360,8 @@ func (f hungFolder) Rename(ctx context.Context, a, b string) error {
 func TestDeliverHungDestinationBlocksNoOther(t *testing.T) {
 	h := hangingRemote{dirs: map[string]string{"hung": t.TempDir(), "fine": t.TempDir()},
 		entered: make(chan struct{}, 1), release: make(chan struct{})}
-	dests := staticDests{{Name: "hung", Folder: "hung", Target: smbcheck.Target{Host: "hung", Share: "s"}},
-		{Name: "fine", Folder: "fine", Target: smbcheck.Target{Host: "fine", Share: "s"}}}
+	dests := staticDests{{Name: "hung", Folder: "hung", Target: scanwarden.Target{Host: "hung", Share: "s"}},
+		{Name: "fine", Folder: "fine", Target: scanwarden.Target{Host: "fine", Share: "s"}}}
 	e := newEnv(t, opts{remote: h, dests: dests})
 	ids := map[string]int64{}
 	for _, d := range dests {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
@@ -43,8 +44,8 @@ func TestLabDeliverKerberosNTLMBlocked(t *testing.T) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, net.JoinHostPort(lab.DC2IP, "53"))
 	}}
-	target := smbcheck.Target{Host: lab.DC2Host, Share: "scans", Path: sub, User: lab.Domain2 + `\kim`,
-		Password: scanwardenSecret(lab.Password), Workstation: "MFP01", Auth: smbcheck.AuthKerberos}
+	target := scanwarden.Target{Host: lab.DC2Host, Share: "scans", Path: sub, User: lab.Domain2 + `\kim`,
+		Password: scanwardenSecret(lab.Password), Workstation: "MFP01", Auth: scanwarden.AuthKerberos}
 	dests := staticDests{{Name: "kim-scans", Folder: "kim-scans", Target: target}}
 	ledger := &smbclient.MemoryLedger{}
 	remote := receiver.SMBRemote{Ledger: ledger, MaxFailures: 2, Timeout: 5 * time.Second,

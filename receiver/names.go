@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // nameLocks has a mutex per destination folder (folderKey), made on first
@@ -56,7 +56,7 @@ type destFolder struct {
 // (Two destinations naming one server differently — a name and an address
 // — get two keys; their names then rest on the rename that does not
 // replace.)
-func folderKey(t smbcheck.Target) string {
+func folderKey(t scanwarden.Target) string {
 	p := strings.Trim(strings.ReplaceAll(t.Path, `\`, "/"), "/")
 	return strings.ToLower(fmt.Sprintf("%s|%d|%s|%s", t.Host, t.Info().Port, t.Share, p))
 }

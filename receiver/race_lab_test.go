@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
@@ -40,7 +41,7 @@ func TestLabChecksRaceDeliveries(t *testing.T) {
 	}
 	os.Chmod(local, 0o777)
 	t.Cleanup(func() { os.RemoveAll(local) })
-	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`,
+	target := scanwarden.Target{Host: lab.DCIP, Share: "scans", Path: sub, User: lab.Domain + `\alice`,
 		Password: scanwardenSecret(lab.Password), Workstation: "MFP01"}
 
 	dir := t.TempDir()

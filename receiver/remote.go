@@ -6,14 +6,14 @@ import (
 	"io"
 	"io/fs"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden"
 )
 
 // Destination is a registered scan destination as the receiver needs it.
 type Destination struct {
-	Name   string          // unique registry name
-	Folder string          // its folder on the fallback share (stable, safe)
-	Target smbcheck.Target // the real folder, as the MFP stores it
+	Name   string            // unique registry name
+	Folder string            // its folder on the fallback share (stable, safe)
+	Target scanwarden.Target // the real folder, as the MFP stores it
 }
 
 // Destinations lists the registered destinations (the registry).
@@ -24,7 +24,7 @@ type Destinations interface {
 // Remote opens a destination's real folder: smbcheck's dialer, with the
 // failure ledger's gate, in the daemon.
 type Remote interface {
-	Open(ctx context.Context, t smbcheck.Target) (Folder, error)
+	Open(ctx context.Context, t scanwarden.Target) (Folder, error)
 }
 
 // ErrLogon marks a Remote's error as a failed or refused logon: such a

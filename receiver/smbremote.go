@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
 )
@@ -41,7 +42,7 @@ type SMBRemote struct {
 }
 
 // Open implements Remote.
-func (r SMBRemote) Open(ctx context.Context, t smbcheck.Target) (Folder, error) {
+func (r SMBRemote) Open(ctx context.Context, t scanwarden.Target) (Folder, error) {
 	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout,
 		Kerberos: r.Kerberos, Accounts: r.Accounts, Resolver: r.Resolver, Logger: r.Logger})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
 )
@@ -64,13 +65,13 @@ func Reachable(seen time.Time, interval time.Duration) bool {
 }
 
 // Resolved is a stored destination as it is replayed: with its device (nil
-// when it has none, or names one not registered), the smbcheck.Target
+// when it has none, or names one not registered), the scanwarden.Target
 // built from both and the device's client its checks replay (Client; for a
 // bridged destination scanwarden's own, zero).
 type Resolved struct {
 	Destination
 	Device *Device
-	Target smbcheck.Target
+	Target scanwarden.Target
 	Client smbcheck.Device
 	// Profile is what the check's report keeps of Client's origins (nil:
 	// no device, or bridged).

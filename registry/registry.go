@@ -1,6 +1,6 @@
 // Package registry is scanwarden's list of devices (the MFPs) and scan
 // destinations (their SMB address-book contacts), as pure data: the types,
-// the step from a stored destination to an smbcheck.Target, the Kyocera
+// the step from a stored destination to a scanwarden.Target, the Kyocera
 // address-book import and fallback export, and Match, which finds the
 // destination a device's send-failure text names. Package store keeps them
 // (secrets sealed); nothing here speaks SQL or touches the network.
@@ -81,7 +81,7 @@ type Destination struct {
 	Workstation string
 	// Auth is how the MFP logs on: ntlm ("" too, what MFPs send),
 	// kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM).
-	Auth          smbcheck.Auth
+	Auth          scanwarden.Auth
 	AddressBookID string // the contact's Id in the device's address book
 	DisplayName   string // the contact's DisplayName
 	// PasswordUnreadable says why the address book's password could not be
@@ -124,12 +124,12 @@ const PasswordUnreadableMark = "password unreadable — enter it"
 
 // Target is what smbcheck replays: the stored fields, and as workstation the
 // destination's override, else the device's (dev may be nil).
-func (d Destination) Target(dev *Device) smbcheck.Target {
+func (d Destination) Target(dev *Device) scanwarden.Target {
 	ws := d.Workstation
 	if ws == "" && dev != nil {
 		ws = dev.WorkstationName()
 	}
-	return smbcheck.Target{
+	return scanwarden.Target{
 		Host: d.Host, Port: d.Port, Share: d.Share, Path: d.Path,
 		User: d.User, Password: d.Password, Workstation: ws, Auth: d.Auth,
 	}

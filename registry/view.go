@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/snmp"
@@ -119,7 +120,7 @@ func (d Destination) View() DestinationView {
 		Share: d.Share, Path: d.Path, User: d.User, Workstation: d.Workstation, PasswordSet: !d.Password.IsZero(),
 		PasswordUnreadable: d.PasswordUnreadable, Source: string(d.Source), Auth: string(d.Target(nil).Info().Auth)}
 	if v.Auth == "" {
-		v.Auth = string(smbcheck.AuthNTLM)
+		v.Auth = string(scanwarden.AuthNTLM)
 	}
 	if d.Bridged() {
 		at := d.BridgedAt
@@ -204,7 +205,7 @@ func (p ImportPlan) View(deviceCreated, dryRun bool) ImportView {
 // PanelFolder is the destination's folder as the admin types it on the
 // MFP's panel: \\HOST\SHARE\PATH, and the port beside it when not 445.
 func (d Destination) PanelFolder() string {
-	s := smbcheck.UNC(d.Host, d.Share, d.Path)
+	s := scanwarden.UNC(d.Host, d.Share, d.Path)
 	if d.Port != 0 && d.Port != 445 {
 		s += " port " + strconv.Itoa(d.Port)
 	}

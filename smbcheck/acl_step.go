@@ -36,7 +36,7 @@ func (c aclStep) stepACL(ctx context.Context, sh *smbconn.Share) {
 		return
 	}
 	s := c.begin(StepACL)
-	folder := strings.Join(c.t.pathParts(), `\`)
+	folder := strings.Join(c.t.Folders(), `\`)
 	shown := c.t.Share
 	if folder != "" {
 		shown += `\` + folder

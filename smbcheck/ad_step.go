@@ -27,7 +27,7 @@ func (c adStep) stepAD(ctx context.Context) bool {
 		c.adEnd(s, why+": the directory is not asked about it", hostWarn)
 		return true
 	}
-	acct, err := c.o.Directory.Account(actx, c.t.User, c.t.workstation())
+	acct, err := c.o.Directory.Account(actx, c.t.User, c.t.WorkstationName())
 	if err != nil {
 		s.Evidence["error"] = err.Error()
 		c.warnAction(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it", "Active Directory could not be asked")

@@ -74,7 +74,7 @@ func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptR
 	defer timer.Stop()
 	if conn == nil {
 		var err error
-		conn, err = smbconn.DialTCP(lctx, c.addr, c.t.port())
+		conn, err = smbconn.DialTCP(lctx, c.addr, c.t.DialPort())
 		if err != nil {
 			return attemptResult{err: err, cause: scanwarden.CauseHostUnreachable}
 		}
@@ -86,7 +86,7 @@ func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptR
 	var info *smbconn.ServerInfo
 	var err error
 	if c.smb1 {
-		sess, info, err = smbconn.LogonSMB1(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), c.o.Device.NTLMv1 && !c.ntlmv2, g)
+		sess, info, err = smbconn.LogonSMB1(lctx, conn, c.t.DialPort(), c.t.Host, credentials(f, c.t), c.o.Device.NTLMv1 && !c.ntlmv2, g)
 	} else {
 		dev := c.o.Device
 		if c.as != nil {
@@ -95,7 +95,7 @@ func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptR
 		if c.ntlmv2 {
 			dev.NTLMv1 = false
 		}
-		sess, info, err = smbconn.Logon(lctx, conn, c.t.port(), c.t.Host, credentials(f, c.t), dev, g)
+		sess, info, err = smbconn.Logon(lctx, conn, c.t.DialPort(), c.t.Host, credentials(f, c.t), dev, g)
 	}
 	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {
 		err = fmt.Errorf("%w: no answer within %s: %w", err, c.o.StepTimeout, os.ErrDeadlineExceeded)

@@ -52,7 +52,7 @@ func ClientCause(c scanwarden.Cause, d Device) bool {
 // own client and says in the report's Bridge what that found: an offer of
 // the bridge when it passed. The verdict stays the device's. Nothing more
 // runs when the device is not known or its check passed.
-func RunWithOwn(ctx context.Context, t Target, o Options) Report {
+func RunWithOwn(ctx context.Context, t scanwarden.Target, o Options) Report {
 	rep := Run(ctx, t, o)
 	if !o.Device.Known() || rep.OK() || rep.Interrupted || !ClientCause(rep.Verdict.Cause, o.Device) || ctx.Err() != nil {
 		return rep

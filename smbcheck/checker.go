@@ -3,13 +3,14 @@ package smbcheck
 import (
 	"net"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // checker carries one check's state.
 type checker struct {
-	t Target
+	t scanwarden.Target
 	o Options
 	record
 

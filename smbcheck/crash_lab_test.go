@@ -30,9 +30,9 @@ import (
 const checkChildEnv = "SW_CHECK_CHILD"
 
 type checkChild struct {
-	DataDir string          `json:"data_dir"`
-	Target  smbcheck.Target `json:"target"`
-	Pass    string          `json:"pass"`
+	DataDir string            `json:"data_dir"`
+	Target  scanwarden.Target `json:"target"`
+	Pass    string            `json:"pass"`
 	// Dial: log on again and again through smbcheck.Dial (a forwarder
 	// whose destination's stored password is wrong) until killed.
 	Dial bool `json:"dial"`
@@ -117,7 +117,7 @@ func TestLabCheckKilledDuringLogon(t *testing.T) {
 	lab := testlab.Require(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\alice`, Workstation: "MFP01"}
+	target := scanwarden.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\alice`, Workstation: "MFP01"}
 	conf, _ := json.Marshal(checkChild{DataDir: dir, Target: target, Pass: lab.Password})
 	for round := range 2 { // twice: the second kill finds the first's row cleared
 		child := exec.Command(os.Args[0], "-test.run=^$")
@@ -192,7 +192,7 @@ func TestLabKilledWrongPasswordNeverLocks(t *testing.T) {
 		exec.Command("samba-tool", "user", "delete", user, "-H", "ldap://"+lab.DCIP, "-U", "Administrator%"+lab.AdminPassword).Run()
 	})
 	dir := t.TempDir()
-	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\` + user, Workstation: "MFP01"}
+	target := scanwarden.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\` + user, Workstation: "MFP01"}
 	conf, _ := json.Marshal(checkChild{DataDir: dir, Target: target, Pass: "Wrong-" + lab.Password, Dial: true})
 	for i := range 6 {
 		child := exec.Command(os.Args[0], "-test.run=^$")
@@ -244,7 +244,7 @@ func TestLabKilledKnownGoodPasswordChangedNeverLocks(t *testing.T) {
 		exec.Command("samba-tool", "user", "delete", user, "-H", "ldap://"+lab.DCIP, "-U", "Administrator%"+lab.AdminPassword).Run()
 	})
 	dir := t.TempDir()
-	target := smbcheck.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\` + user, Workstation: "MFP01"}
+	target := scanwarden.Target{Host: lab.DCIP, Share: "scans", User: lab.Domain + `\` + user, Workstation: "MFP01"}
 	st, err := store.OpenDir(ctx, dir)
 	if err == nil {
 		_, err = st.UnlockKey(ctx, filepath.Join(dir, "secret.key"))

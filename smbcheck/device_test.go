@@ -26,7 +26,7 @@ func TestCanaryFileTypes(t *testing.T) {
 // A device the check cannot replay ends the check before anything is sent,
 // naming the field — never an "ok" for what the MFP cannot do.
 func TestRunRefusesDeviceItCannotReplay(t *testing.T) {
-	tg := Target{Host: "127.0.0.1", Port: 1, Share: "scans", User: "alice", Auth: AuthKerberos}
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: 1, Share: "scans", User: "alice", Auth: scanwarden.AuthKerberos}
 	for _, c := range []struct {
 		d     Device
 		field string
@@ -48,7 +48,7 @@ func TestRunRefusesDeviceItCannotReplay(t *testing.T) {
 // the replay did, each value's origin as the caller gave it) or
 // scanwarden's own; a report read from before says nothing.
 func TestReportSaysWhoseClient(t *testing.T) {
-	tg := Target{Host: "127.0.0.1", Port: 1, Share: "scans", User: "u"}
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: 1, Share: "scans", User: "u"}
 	src := &Profile{Device: "mfp01", Values: []ProfileSource{{Field: "max_dialect", Value: "2.1", Origin: "seen"}}}
 	for _, c := range []struct {
 		o    Options

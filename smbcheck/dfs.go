@@ -33,7 +33,7 @@ const (
 // dfsTarget is one folder a DFS link refers clients to, as the MFP would
 // store it, and what checking it found.
 type dfsTarget struct {
-	t       Target
+	t       scanwarden.Target
 	unc     string
 	offline bool   // the namespace refers no client to it
 	report  Report // the target's own check
@@ -44,7 +44,7 @@ type dfsTarget struct {
 func (c pathStep) failDFSLink(ctx context.Context, s *stepState, parts []string, i int) {
 	rel := strings.Join(parts[:i+1], `\`)
 	link := c.t.Share + `\` + rel
-	linkUNC := UNC(c.t.Host, c.t.Share, rel)
+	linkUNC := scanwarden.UNC(c.t.Host, c.t.Share, rel)
 	s.Evidence["dfs_link"] = link
 	detail := fmt.Sprintf("%s is a DFS link: the server refers clients to another folder for it (%v), and the MFP follows no DFS referral", link, s.Evidence["nt_status"])
 	if c.o.nested != "" {
@@ -129,7 +129,7 @@ func getInfoUnder(call func(entry string) (msrpc.DFSInfo, error), names []string
 	var info msrpc.DFSInfo
 	var err error
 	for _, n := range names {
-		entry = UNC(n, share, rel)
+		entry = scanwarden.UNC(n, share, rel)
 		info, err = call(entry)
 		var we *msrpc.WinError
 		if err == nil || !errors.As(err, &we) || we.Code != nerrDfsNoSuchServer && we.Code != nerrDfsNoSuchVolume {
@@ -193,17 +193,17 @@ func referralProblem(err error) string {
 // would store them: the target's server, its share, the folder below it,
 // then the rest of the destination's path below the link. A DFS target
 // carries no port: it is reached on 445 (139 when the MFP stores 139).
-func referredTargets(t Target, info msrpc.DFSInfo, rest []string) []dfsTarget {
+func referredTargets(t scanwarden.Target, info msrpc.DFSInfo, rest []string) []dfsTarget {
 	var out []dfsTarget
 	for _, d := range info.Targets {
 		share, sub, _ := strings.Cut(strings.Trim(d.Share, `\/`), `\`)
 		path := strings.Join(append(strings.FieldsFunc(sub, func(r rune) bool { return r == '\\' || r == '/' }), rest...), `\`)
 		tt := t
 		tt.Host, tt.Share, tt.Path = strings.TrimPrefix(d.Server, `\\`), share, path
-		if t.port() != 139 {
+		if t.DialPort() != 139 {
 			tt.Port = 0
 		}
-		out = append(out, dfsTarget{t: tt, unc: UNC(tt.Host, tt.Share, tt.Path), offline: d.Offline()})
+		out = append(out, dfsTarget{t: tt, unc: scanwarden.UNC(tt.Host, tt.Share, tt.Path), offline: d.Offline()})
 	}
 	return out
 }

@@ -22,7 +22,7 @@ import (
 func TestLabDFSLink(t *testing.T) {
 	lab := testlab.Require(t)
 	target := func(share string, path ...string) string {
-		return UNC("smb2srv.kyolab.test", share, strings.Join(path, `\`))
+		return scanwarden.UNC("smb2srv.kyolab.test", share, strings.Join(path, `\`))
 	}
 	evidence := func(t *testing.T, r Report, key string, want []string) *Step {
 		t.Helper()
@@ -105,7 +105,7 @@ func TestLabDFSLink(t *testing.T) {
 func TestLabDFSReferralCost(t *testing.T) {
 	lab := testlab.Require(t)
 	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "445"))
-	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "dfs", Path: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: fc.port(), Share: "dfs", Path: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
 	cost := func(referred bool) (requests int64, took time.Duration, r Report) {
 		fc.reset()
 		start := time.Now()

@@ -31,11 +31,11 @@ func TestReferredTargets(t *testing.T) {
 		{3445, nil, []string{`\\fs1.corp.example\scans 445`, `\\FS2\scans\2026 445`}},
 		{139, nil, []string{`\\fs1.corp.example\scans 139`, `\\FS2\scans\2026 139`}},
 	} {
-		tg := Target{Host: "ns.corp.example", Port: c.port, Share: "dfs", Path: "link", User: "scan", Workstation: "MFP01"}
+		tg := scanwarden.Target{Host: "ns.corp.example", Port: c.port, Share: "dfs", Path: "link", User: "scan", Workstation: "MFP01"}
 		var got []string
 		for _, d := range referredTargets(tg, info, c.rest) {
-			got = append(got, fmt.Sprintf("%s %d", d.unc, d.t.port()))
-			if d.t.User != "scan" || d.t.Workstation != "MFP01" || UNC(d.t.Host, d.t.Share, d.t.Path) != d.unc {
+			got = append(got, fmt.Sprintf("%s %d", d.unc, d.t.DialPort()))
+			if d.t.User != "scan" || d.t.Workstation != "MFP01" || scanwarden.UNC(d.t.Host, d.t.Share, d.t.Path) != d.unc {
 				t.Errorf("target %+v", d.t)
 			}
 		}
@@ -43,7 +43,7 @@ func TestReferredTargets(t *testing.T) {
 			t.Errorf("port %d, rest %v: %v, want %v", c.port, c.rest, got, c.want)
 		}
 	}
-	if ts := referredTargets(Target{}, info, nil); ts[0].offline || !ts[1].offline {
+	if ts := referredTargets(scanwarden.Target{}, info, nil); ts[0].offline || !ts[1].offline {
 		t.Errorf("offline: %v %v", ts[0].offline, ts[1].offline)
 	}
 }

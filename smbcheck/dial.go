@@ -73,15 +73,15 @@ const (
 // exists. The ledger gate applies as in Run, to an NTLM AUTHENTICATE and a
 // Kerberos password try alike: a refused logon is an *Error with Refusal
 // set and nothing sent.
-func Dial(ctx context.Context, t Target, o DialOptions) (*smbclient.Session, error) {
+func Dial(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbclient.Session, error) {
 	o = o.withDefaults()
 	if err := t.Validate(); err != nil {
 		return nil, &smbclient.Error{Op: "connect", Cause: scanwarden.CauseUnknown, Err: err}
 	}
-	folder := strings.Join(t.pathParts(), `\`)
-	o.account = o.lookupAccount(ctx, t.Host, t.User, t.workstation())
+	folder := strings.Join(t.Folders(), `\`)
+	o.account = o.lookupAccount(ctx, t.Host, t.User, t.WorkstationName())
 	logonFn := dialLogon
-	if t.auth() != AuthNTLM {
+	if t.LogonAuth() != scanwarden.AuthNTLM {
 		logonFn = dialKerberos
 	}
 	sess, info, err := logonFn(ctx, t, o)
@@ -139,7 +139,7 @@ func (o DialOptions) lookupAccount(ctx context.Context, host, user, workstation 
 // dialAddr is the address to connect to for t: host through o.Resolver
 // when one is given (its first address), else host itself (the system
 // resolver).
-func dialAddr(ctx context.Context, t Target, o DialOptions) (host, addr string, err error) {
+func dialAddr(ctx context.Context, t scanwarden.Target, o DialOptions) (host, addr string, err error) {
 	host = strings.Trim(t.Host, "[]")
 	if o.Resolver == nil || net.ParseIP(host) != nil {
 		return host, host, nil
@@ -159,13 +159,13 @@ func dialAddr(ctx context.Context, t Target, o DialOptions) (host, addr string, 
 // dialLogon connects to t's host and logs on behind the ledger gate (over
 // SMB1 on a fresh connection when the server does not negotiate SMB2/3),
 // and records the logon's outcome in the ledger. Errors are *Error.
-func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *smbconn.ServerInfo, error) {
+func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbconn.Conn, *smbconn.ServerInfo, error) {
 	_, addr, err := dialAddr(ctx, t, o)
 	if err != nil {
 		return nil, nil, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	conn, err := smbconn.DialTCP(dctx, addr, t.port())
+	conn, err := smbconn.DialTCP(dctx, addr, t.DialPort())
 	cancel()
 	if err != nil {
 		e := smbclient.NewError("connect", "", err)
@@ -177,7 +177,7 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *sm
 	f := storedForm(t.User)
 	l := &dialLedger{ctx: ctx, o: o, t: t, addr: addr, f: f}
 	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
-	sess, info, err := smbconn.Logon(lctx, conn, t.port(), t.Host, credentials(f, t), smbconn.Device{}, l.reserve)
+	sess, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, credentials(f, t), smbconn.Device{}, l.reserve)
 	lcancel()
 	if err != nil && info == nil && l.id == 0 && l.refusal == nil && !smbclient.IsTimeout(err) {
 		if _, ok := smbconn.StatusOf(err); !ok {
@@ -231,7 +231,7 @@ func dialLogon(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *sm
 // realm of a user name without a UPN suffix, and its NTLM domain, the
 // ledger's account. Auth auto goes on with NTLM where the check does: when
 // Kerberos could not judge the password and the ledger did not keep it back.
-func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, *smbconn.ServerInfo, error) {
+func dialKerberos(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbconn.Conn, *smbconn.ServerInfo, error) {
 	host, addr, err := dialAddr(ctx, t, o)
 	if err != nil {
 		return nil, nil, err
@@ -243,7 +243,7 @@ func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, 
 	if info == nil {
 		// No SMB2/3, which Kerberos needs here: auto is then the MFP's
 		// NTLM (over SMB1 if the server speaks only that).
-		if t.auth() == AuthAuto {
+		if t.LogonAuth() == scanwarden.AuthAuto {
 			return dialLogon(ctx, t, o)
 		}
 		return nil, nil, &smbclient.Error{Op: "connect", Cause: scanwarden.CauseSMB1OnlyServer, Err: fmt.Errorf("%s negotiates no SMB2/3: no Kerberos logon over it", host)}
@@ -253,7 +253,7 @@ func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, 
 	switch {
 	case k.sess != nil:
 		return k.sess, info, nil
-	case t.auth() == AuthAuto && k.fallback && k.refused == nil:
+	case t.LogonAuth() == scanwarden.AuthAuto && k.fallback && k.refused == nil:
 		return dialLogon(ctx, t, o)
 	}
 	e := &smbclient.Error{Op: "logon", Cause: k.cause, Refusal: k.refused, KDCError: k.code,
@@ -267,10 +267,10 @@ func dialKerberos(ctx context.Context, t Target, o DialOptions) (*smbconn.Conn, 
 // dialProbe negotiates with the server as the MFP's NTLM logon would and
 // stops before the AUTHENTICATE (nothing that could fail is sent): what the
 // server told, nil when it negotiated no SMB2/3.
-func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*smbconn.ServerInfo, error) {
+func dialProbe(ctx context.Context, t scanwarden.Target, addr string, o DialOptions) (*smbconn.ServerInfo, error) {
 	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	conn, err := smbconn.DialTCP(lctx, addr, t.port())
+	conn, err := smbconn.DialTCP(lctx, addr, t.DialPort())
 	if err != nil {
 		e := smbclient.NewError("connect", "", err)
 		if e.Cause == scanwarden.CauseUnknown {
@@ -280,7 +280,7 @@ func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*smbc
 	}
 	defer conn.Close()
 	var told *smbconn.ServerInfo
-	_, info, err := smbconn.Logon(lctx, conn, t.port(), t.Host, credentials(storedForm(t.User), t), smbconn.Device{}, func(info *smbconn.ServerInfo) error {
+	_, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, credentials(storedForm(t.User), t), smbconn.Device{}, func(info *smbconn.ServerInfo) error {
 		told = info
 		return errProbed
 	})
@@ -301,7 +301,7 @@ func dialProbe(ctx context.Context, t Target, addr string, o DialOptions) (*smbc
 // ledger, budget, timeout and Kerberos hints, the server's negotiate, and
 // the directory's account where a check's ad step would use it — so that
 // the ledger's account key and budget are the check's.
-func (o DialOptions) checker(t Target, addr string, info *smbconn.ServerInfo) *checker {
+func (o DialOptions) checker(t scanwarden.Target, addr string, info *smbconn.ServerInfo) *checker {
 	co := Options{MaxFailures: o.MaxFailures, Window: o.Window, Ledger: o.Ledger, StepTimeout: o.Timeout,
 		Resolver: o.Resolver, Realm: o.Kerberos.Realm, KDCs: o.Kerberos.KDCs, Logger: o.Logger, Now: o.Now}
 	co.defaults()
@@ -315,7 +315,7 @@ func (o DialOptions) checker(t Target, addr string, info *smbconn.ServerInfo) *c
 type dialLedger struct {
 	ctx     context.Context
 	o       DialOptions
-	t       Target
+	t       scanwarden.Target
 	addr    string
 	f       Form
 	id      int64
@@ -341,14 +341,14 @@ func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
 
 // dialSMB1 logs on over SMB1 on a new connection to addr; the smbconn.ServerInfo
 // is nil when the server did not negotiate SMB1.
-func dialSMB1(ctx context.Context, t Target, addr string, f Form, g smbconn.Gate, timeout time.Duration) (*smbconn.Conn, *smbconn.ServerInfo, error) {
+func dialSMB1(ctx context.Context, t scanwarden.Target, addr string, f Form, g smbconn.Gate, timeout time.Duration) (*smbconn.Conn, *smbconn.ServerInfo, error) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := smbconn.DialTCP(lctx, addr, t.port())
+	conn, err := smbconn.DialTCP(lctx, addr, t.DialPort())
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, info, err := smbconn.LogonSMB1(lctx, conn, t.port(), t.Host, credentials(f, t), false, g)
+	sess, info, err := smbconn.LogonSMB1(lctx, conn, t.DialPort(), t.Host, credentials(f, t), false, g)
 	if err != nil {
 		conn.Close()
 	}

@@ -29,7 +29,7 @@ import (
 func TestLabDialKerberos(t *testing.T) {
 	lab := requireDC2(t)
 	dest := "//" + lab.DC2Host + "/scans"
-	dial := func(t *testing.T, user, pw string, auth Auth, led smbclient.Ledger) (*smbclient.Session, error) {
+	dial := func(t *testing.T, user, pw string, auth scanwarden.Auth, led smbclient.Ledger) (*smbclient.Session, error) {
 		t.Helper()
 		tg := labTarget(t, lab, dest, user, pw)
 		tg.Auth = auth
@@ -39,7 +39,7 @@ func TestLabDialKerberos(t *testing.T) {
 	}
 	t.Run("auth kerberos writes", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
-		s, err := dial(t, lab.Domain2+`\kim`, "", AuthKerberos, led)
+		s, err := dial(t, lab.Domain2+`\kim`, "", scanwarden.AuthKerberos, led)
 		if err != nil {
 			t.Fatalf("Dial over Kerberos: %v", err)
 		}
@@ -78,7 +78,7 @@ func TestLabDialKerberos(t *testing.T) {
 	})
 	t.Run("auth ntlm is ntlm-blocked", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
-		s, err := dial(t, lab.Domain2+`\kim`, "", AuthNTLM, led)
+		s, err := dial(t, lab.Domain2+`\kim`, "", scanwarden.AuthNTLM, led)
 		if err == nil {
 			s.Close()
 			t.Fatal("NTLM logged on to the server that refuses it")
@@ -93,7 +93,7 @@ func TestLabDialKerberos(t *testing.T) {
 	})
 	t.Run("auth auto logs on over Kerberos", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
-		s, err := dial(t, lab.Domain2+`\kim`, "", AuthAuto, led)
+		s, err := dial(t, lab.Domain2+`\kim`, "", scanwarden.AuthAuto, led)
 		if err != nil {
 			t.Fatalf("auto: %v", err)
 		}
@@ -106,7 +106,7 @@ func TestLabDialKerberos(t *testing.T) {
 		// dc1 by address: no ticket for cifs/ADDRESS (the check's
 		// kerberos-needs-name, a fallback), so NTLM logs on.
 		tg := labTarget(t, lab, "//"+lab.DCIP+"/scans", lab.Domain+`\alice`, "")
-		tg.Auth = AuthAuto
+		tg.Auth = scanwarden.AuthAuto
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		s, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second})
 		if err != nil {
@@ -120,7 +120,7 @@ func TestLabDialKerberos(t *testing.T) {
 	t.Run("auth auto, wrong password: no NTLM after the KDC judged it", func(t *testing.T) {
 		before := badPwdCount(t, lab, "kwrong")
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
-		_, err := dial(t, "kwrong@"+lab.DNSDomain2, "Wrong.Auto-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthAuto, led)
+		_, err := dial(t, "kwrong@"+lab.DNSDomain2, "Wrong.Auto-"+strconv.FormatInt(time.Now().UnixNano(), 36), scanwarden.AuthAuto, led)
 		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || e.Status == ntstatus.NTLMBlocked {
 			t.Fatalf("err %v, want bad-credentials from the KDC", err)
@@ -135,7 +135,7 @@ func TestLabDialKerberos(t *testing.T) {
 	t.Run("no budget, no Kerberos try", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		tg := labTarget(t, lab, dest, lab.Domain2+`\kim`, "")
-		tg.Auth = AuthKerberos
+		tg.Auth = scanwarden.AuthKerberos
 		_, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 0, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
 		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Refusal == nil || led.sent != 0 {
@@ -146,7 +146,7 @@ func TestLabDialKerberos(t *testing.T) {
 		before := badPwdCount(t, lab, "kwrong")
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		pw := "Wrong.Pass-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		_, err := dial(t, "kwrong@"+lab.DNSDomain2, pw, AuthKerberos, led)
+		_, err := dial(t, "kwrong@"+lab.DNSDomain2, pw, scanwarden.AuthKerberos, led)
 		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || e.KDCError != errorcode.KDC_ERR_PREAUTH_FAILED || !e.LogonFailed() {
 			t.Fatalf("err %v (%+v), want bad-credentials from KDC_ERR_PREAUTH_FAILED", err, e)
@@ -158,7 +158,7 @@ func TestLabDialKerberos(t *testing.T) {
 			t.Fatalf("ledger: %d sent, outcomes %v; want 1, [failed]", led.sent, led.got)
 		}
 		// The same refused password is not sent again.
-		_, err = dial(t, "kwrong@"+lab.DNSDomain2, pw, AuthKerberos, led)
+		_, err = dial(t, "kwrong@"+lab.DNSDomain2, pw, scanwarden.AuthKerberos, led)
 		if !errors.As(err, &e) || e.Refusal == nil || !e.LogonFailed() {
 			t.Fatalf("second try: %v, want kept back by the ledger", err)
 		}

@@ -137,7 +137,7 @@ func TestNotSMBPortBanner(t *testing.T) {
 	})
 	t.Cleanup(func() { ln.Close(); wg.Wait() })
 	port := ln.Addr().(*net.TCPAddr).Port
-	tg := Target{Host: "127.0.0.1", Port: port, Share: "scans", User: "alice"}
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: port, Share: "scans", User: "alice"}
 	r := Run(t.Context(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 2 * time.Second})
 	if r.Verdict.Cause != scanwarden.CauseNotSMBPort {
 		t.Fatalf("verdict %s: %s", r.Verdict.Cause, r.Verdict.Summary)
@@ -166,7 +166,7 @@ func TestFakeLogonRestrictions(t *testing.T) {
 			f := startFakeWindows(t, tc.status)
 			led := &smbclient.MemoryLedger{}
 			for i := range 2 {
-				rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
+				rep := Run(context.Background(), scanwarden.Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
 					Options{MaxFailures: 1, Ledger: led, StepTimeout: 5 * time.Second})
 				if rep.Verdict.Cause != tc.cause {
 					t.Fatalf("check %d: verdict %s, want %s; steps %s", i+1, rep.Verdict.Cause, tc.cause, stepsString(rep))

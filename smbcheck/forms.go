@@ -3,6 +3,7 @@ package smbcheck
 import (
 	"strings"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -145,6 +146,6 @@ func key(f Form) string { return strings.ToLower(f.Domain) + `\` + strings.ToLow
 
 // credentials is what an NTLM logon as form f sends for t: the MFP's
 // NetBIOS name as workstation.
-func credentials(f Form, t Target) smbconn.Credentials {
-	return smbconn.Credentials{User: f.User, Domain: f.Domain, Password: t.Password.Reveal(), Workstation: t.workstation(), Typed: f.Typed}
+func credentials(f Form, t scanwarden.Target) smbconn.Credentials {
+	return smbconn.Credentials{User: f.User, Domain: f.Domain, Password: t.Password.Reveal(), Workstation: t.WorkstationName(), Typed: f.Typed}
 }

@@ -31,17 +31,6 @@ import (
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
-// ParseAuth reads ntlm, kerberos or auto ("" is ntlm).
-func ParseAuth(s string) (Auth, error) {
-	switch a := Auth(strings.ToLower(strings.TrimSpace(s))); a {
-	case "", AuthNTLM:
-		return AuthNTLM, nil
-	case AuthKerberos, AuthAuto:
-		return a, nil
-	}
-	return "", fmt.Errorf("auth %q: want ntlm, kerberos or auto", s)
-}
-
 // maxSkew is what Kerberos allows between a client's clock and the KDC's.
 const maxSkew = 5 * time.Minute
 
@@ -445,13 +434,13 @@ func (c krbLogon) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Cl
 	c.settleFloor() // one extra connection at a time
 	dctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
-	conn, err := smbconn.DialTCP(dctx, c.addr, c.t.port())
+	conn, err := smbconn.DialTCP(dctx, c.addr, c.t.DialPort())
 	if err != nil {
 		k.cause, k.detail = scanwarden.CauseHostUnreachable, err.Error()
 		return
 	}
 	ki := &smb2.Krb5Initiator{Client: cl, TargetSPN: k.spn}
-	sess, _, err := smbconn.LogonWith(dctx, conn, c.t.port(), c.t.Host, k.principal, ki, ki.SessionKey, c.o.Device, nil)
+	sess, _, err := smbconn.LogonWith(dctx, conn, c.t.DialPort(), c.t.Host, k.principal, ki, ki.SessionKey, c.o.Device, nil)
 	if err != nil {
 		conn.Close()
 		k.cause, _ = classify(StepSession, err)

@@ -110,7 +110,7 @@ func testLabKerberos(t *testing.T, blocked bool) {
 	dest := "//" + lab.DC2Host + "/scans"
 	kw0, ks0 := badPwdCount(t, lab, "kwrong"), badPwdCount(t, lab, "kskew")
 	wrong := 0
-	run := func(t *testing.T, dest, user, pw string, auth Auth, o Options, want scanwarden.Cause) Report {
+	run := func(t *testing.T, dest, user, pw string, auth scanwarden.Auth, o Options, want scanwarden.Cause) Report {
 		t.Helper()
 		if o.Resolver == nil {
 			o.Resolver = res
@@ -152,13 +152,13 @@ func testLabKerberos(t *testing.T, blocked bool) {
 	}
 }
 
-type runFn func(t *testing.T, dest, user, pw string, auth Auth, o Options, want scanwarden.Cause) Report
+type runFn func(t *testing.T, dest, user, pw string, auth scanwarden.Auth, o Options, want scanwarden.Cause) Report
 type evFn func(t *testing.T, r Report, key string, want any)
 
 func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, sessionEv evFn, wrong *int) {
 	t.Run("ntlm-blocked, password right", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
-		r := run(t, dest, lab.Domain2+`\kim`, "", AuthNTLM, Options{Ledger: led}, scanwarden.CauseNTLMBlocked)
+		r := run(t, dest, lab.Domain2+`\kim`, "", scanwarden.AuthNTLM, Options{Ledger: led}, scanwarden.CauseNTLMBlocked)
 		sessionEv(t, r, "kerberos", "ok")
 		sessionEv(t, r, "kerberos_realm", lab.Realm2)
 		sessionEv(t, r, "kerberos_kdc_source", "DNS SRV _kerberos._tcp."+lab.DNSDomain2)
@@ -176,7 +176,7 @@ func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, se
 	})
 	t.Run("ntlm-blocked, password wrong", func(t *testing.T) {
 		*wrong++
-		r := run(t, dest, lab.Domain2+`\kwrong`, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
+		r := run(t, dest, lab.Domain2+`\kwrong`, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), scanwarden.AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
 		sessionEv(t, r, "kerberos", "bad-credentials")
 		if !slices.Contains(r.Verdict.Also, scanwarden.CauseBadCredentials) || !strings.Contains(r.Verdict.Summary, "password is wrong") ||
 			!strings.Contains(r.Verdict.Fix, "Login Password") || !strings.Contains(r.Verdict.Fix, "NTLM exceptions") {
@@ -185,14 +185,14 @@ func ntlmBlockedCases(t *testing.T, lab *testlab.Lab, dest string, run runFn, se
 		stepIs(t, r, StepTree, StatusSkipped)
 	})
 	t.Run("ntlm-blocked, UPN", func(t *testing.T) {
-		r := run(t, dest, "kim@"+lab.DNSDomain2, "", AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
+		r := run(t, dest, "kim@"+lab.DNSDomain2, "", scanwarden.AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
 		sessionEv(t, r, "kerberos", "ok")
 		sessionEv(t, r, "kerberos_principal", "kim@"+lab.Realm2)
 	})
 	t.Run("a third check after two NTLM refusals is replayed", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		for i := 1; i <= 3; i++ {
-			r := run(t, dest, lab.Domain2+`\kim`, "", AuthNTLM, Options{Ledger: led, MaxFailures: 2, NoWrite: true}, scanwarden.CauseNTLMBlocked)
+			r := run(t, dest, lab.Domain2+`\kim`, "", scanwarden.AuthNTLM, Options{Ledger: led, MaxFailures: 2, NoWrite: true}, scanwarden.CauseNTLMBlocked)
 			sessionEv(t, r, "kerberos", "ok")
 			if s := r.Step(StepSession); s.Evidence["not_replayed"] != nil {
 				t.Fatalf("check %d not replayed: %v", i, s.Evidence["not_replayed"])
@@ -215,7 +215,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 				}
 			}
 		}
-		r := run(t, dest, lab.Domain2+`\kim`, "", AuthKerberos, o, scanwarden.CauseOK)
+		r := run(t, dest, lab.Domain2+`\kim`, "", scanwarden.AuthKerberos, o, scanwarden.CauseOK)
 		sessionEv(t, r, "kerberos", "ok")
 		stepIs(t, r, StepWrite, StatusOK)
 		if r.Canary != "" {
@@ -232,7 +232,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 		}
 	})
 	t.Run("auth kerberos to the address", func(t *testing.T) {
-		r := run(t, "//"+lab.DC2IP+"/scans", lab.Domain2+`\kim`, "", AuthKerberos, Options{}, scanwarden.CauseKerberosNeedsName)
+		r := run(t, "//"+lab.DC2IP+"/scans", lab.Domain2+`\kim`, "", scanwarden.AuthKerberos, Options{}, scanwarden.CauseKerberosNeedsName)
 		if !strings.Contains(r.Verdict.Fix, lab.DC2Host) {
 			t.Errorf("fix does not name %s: %s", lab.DC2Host, r.Verdict.Fix)
 		}
@@ -240,26 +240,26 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 	})
 	t.Run("auth kerberos, wrong password", func(t *testing.T) {
 		*wrong++
-		r := run(t, dest, "kwrong@"+lab.DNSDomain2, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), AuthKerberos, Options{}, scanwarden.CauseBadCredentials)
+		r := run(t, dest, "kwrong@"+lab.DNSDomain2, "Wrong.Pass-"+strconv.FormatInt(time.Now().UnixNano(), 36), scanwarden.AuthKerberos, Options{}, scanwarden.CauseBadCredentials)
 		sessionEv(t, r, "krb_error", "(24) KDC_ERR_PREAUTH_FAILED Pre-authentication information was invalid")
 	})
 	t.Run("unknown principal", func(t *testing.T) {
-		r := run(t, dest, "nosuchkrb@"+lab.DNSDomain2, "", AuthKerberos, Options{}, scanwarden.CauseUnknownUser)
+		r := run(t, dest, "nosuchkrb@"+lab.DNSDomain2, "", scanwarden.AuthKerberos, Options{}, scanwarden.CauseUnknownUser)
 		sessionEv(t, r, "krb_error", "(6) KDC_ERR_C_PRINCIPAL_UNKNOWN Client not found in Kerberos database")
 	})
 	t.Run("disabled account", func(t *testing.T) {
-		r := run(t, dest, lab.Domain2+`\kdis`, "", AuthKerberos, Options{}, scanwarden.CauseAccountDisabled)
+		r := run(t, dest, lab.Domain2+`\kdis`, "", scanwarden.AuthKerberos, Options{}, scanwarden.CauseAccountDisabled)
 		sessionEv(t, r, "kerberos", string(scanwarden.CauseAccountDisabled))
 	})
 	t.Run("disabled account, ntlm", func(t *testing.T) {
-		r := run(t, dest, lab.Domain2+`\kdis`, "", AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
+		r := run(t, dest, lab.Domain2+`\kdis`, "", scanwarden.AuthNTLM, Options{}, scanwarden.CauseNTLMBlocked)
 		sessionEv(t, r, "kerberos", string(scanwarden.CauseAccountDisabled))
 		if !slices.Contains(r.Verdict.Also, scanwarden.CauseAccountDisabled) {
 			t.Errorf("also %v, want account-disabled", r.Verdict.Also)
 		}
 	})
 	t.Run("clock skew", func(t *testing.T) {
-		r := run(t, dest, lab.Domain2+`\kskew`, "", AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.KDCSkewIP}}, scanwarden.CauseClockSkew)
+		r := run(t, dest, lab.Domain2+`\kskew`, "", scanwarden.AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.KDCSkewIP}}, scanwarden.CauseClockSkew)
 		s := r.Step(StepSession)
 		off, ok := s.Evidence["kdc_clock_offset_s"].(int64)
 		if !ok || off < 540 || off > 660 {
@@ -272,7 +272,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 		t.Logf("%s: %s\nfix: %s", r.Verdict.Cause, r.Verdict.Summary, r.Verdict.Fix)
 	})
 	t.Run("no KDC", func(t *testing.T) {
-		r := run(t, dest, lab.Domain2+`\kim`, "", AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.GhostIP}}, scanwarden.CauseKDCUnreachable)
+		r := run(t, dest, lab.Domain2+`\kim`, "", scanwarden.AuthKerberos, Options{Resolver: hostsOnly{res}, KDCs: []string{lab.GhostIP}}, scanwarden.CauseKDCUnreachable)
 		if !strings.Contains(r.Verdict.Summary, lab.GhostIP) {
 			t.Errorf("summary does not name what was tried: %s", r.Verdict.Summary)
 		}
@@ -280,7 +280,7 @@ func kerberosCases(t *testing.T, lab *testlab.Lab, dest string, res *net.Resolve
 	t.Run("auto falls back to NTLM on dc1", func(t *testing.T) {
 		// dc1's realm has SRV records in dc1's DNS (the system resolver);
 		// to its address Kerberos has no ticket, so NTLM logs on.
-		r := run(t, "//"+lab.DCIP+"/scans", lab.Domain+`\alice`, "", AuthAuto, Options{Resolver: net.DefaultResolver, NoWrite: true}, scanwarden.CauseOK)
+		r := run(t, "//"+lab.DCIP+"/scans", lab.Domain+`\alice`, "", scanwarden.AuthAuto, Options{Resolver: net.DefaultResolver, NoWrite: true}, scanwarden.CauseOK)
 		sessionEv(t, r, "kerberos", string(scanwarden.CauseKerberosNeedsName))
 	})
 }

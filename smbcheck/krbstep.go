@@ -28,7 +28,7 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 		return false
 	}
 	s := c.begin(StepSession)
-	s.Evidence["auth"] = string(c.t.auth())
+	s.Evidence["auth"] = string(c.t.LogonAuth())
 	s.Evidence["form"] = formEvidence(stored)
 	k := krbLogon(c).try(ctx)
 	k.evidence(s.Evidence)
@@ -39,7 +39,7 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 		c.skipWhy("not needed: the Kerberos logon succeeded", StepForms)
 		return true
 	}
-	if c.t.auth() == AuthAuto && k.fallback && k.refused == nil {
+	if c.t.LogonAuth() == scanwarden.AuthAuto && k.fallback && k.refused == nil {
 		// Kerberos could not judge the password: as the MFP, try NTLM.
 		s.Duration = 0
 		return c.stepSessionNTLM(ctx, k)

@@ -34,9 +34,9 @@ type labCase struct {
 	check func(t *testing.T, r Report)
 }
 
-func labTarget(t *testing.T, lab *testlab.Lab, dest, user, pw string) Target {
+func labTarget(t *testing.T, lab *testlab.Lab, dest, user, pw string) scanwarden.Target {
 	t.Helper()
-	tg, err := ParseDestination(dest)
+	tg, err := scanwarden.ParseDestination(dest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestLabCauses(t *testing.T) {
 		{name: "password-expired", dest: dc + "/scans", user: "grace", want: scanwarden.CausePasswordExpired},
 		{name: "account-expired", dest: dc + "/scans", user: "heidi", want: scanwarden.CauseAccountExpired},
 		{name: "workstation-restricted", dest: dc + "/scans", user: "ivan", want: scanwarden.CauseWorkstationRestricted, check: func(t *testing.T, r Report) {
-			if !strings.Contains(r.Verdict.Fix, DefaultWorkstation) {
+			if !strings.Contains(r.Verdict.Fix, scanwarden.DefaultWorkstation) {
 				t.Errorf("fix does not name the MFP's workstation name: %s", r.Verdict.Fix)
 			}
 		}},

@@ -75,7 +75,7 @@ func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *f
 		return f
 	}
 	// The goroutine reads none of the checker's fields.
-	addr, port, host, timeout := c.addr, c.t.port(), c.t.Host, c.o.StepTimeout
+	addr, port, host, timeout := c.addr, c.t.DialPort(), c.t.Host, c.o.StepTimeout
 	go func() {
 		defer close(f.done)
 		f.low, f.asked, f.err = lowestDialect(ctx, addr, port, host, timeout, highest)
@@ -89,7 +89,7 @@ func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *f
 }
 
 // floorKey is the server address the lowest dialect is remembered under.
-func (c *checker) floorKey() string { return net.JoinHostPort(c.addr, strconv.Itoa(c.t.port())) }
+func (c *checker) floorKey() string { return net.JoinHostPort(c.addr, strconv.Itoa(c.t.DialPort())) }
 
 // lowestDialect offers each dialect below highest alone on a connection
 // of its own, lowest first, until the server takes one (one NEGOTIATE

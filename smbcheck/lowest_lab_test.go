@@ -54,7 +54,7 @@ func TestLabLowestDialect(t *testing.T) {
 func TestLabLowestDialectRemembered(t *testing.T) {
 	lab := testlab.Require(t)
 	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "1445"))
-	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
 	mem := NewLowestDialects(LowestDialectTTL)
 	clock := time.Now()
 	check := func(name string, d Device, want scanwarden.Cause, asked int) (conns int64, r Report) {

@@ -111,7 +111,7 @@ func (c nameStep) replayAt(ctx context.Context, s *stepState, host, addr, via st
 	}
 	if via != "wins" {
 		s.Evidence["answer_address_result"] = fmt.Sprintf("not checked: %s answered a %s, which any host on the segment can do; a logon there would send it the MFP's credentials (check it by hand: scanwarden check %s)",
-			addr, via, UNC(addr, c.t.Share, c.t.Path))
+			addr, via, scanwarden.UNC(addr, c.t.Share, c.t.Path))
 		return Report{}, false
 	}
 	at := c.t

@@ -71,7 +71,7 @@ func TestNameStepLocalNames(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := 0
-			c := &checker{t: Target{Host: "work", Share: "s"}, o: Options{Resolver: fakeResolver{tc.dns}, LocalNames: fakeLocalNames{tc.local, &asked},
+			c := &checker{t: scanwarden.Target{Host: "work", Share: "s"}, o: Options{Resolver: fakeResolver{tc.dns}, LocalNames: fakeLocalNames{tc.local, &asked},
 				DNSDomains: []string{"corp.example"}, resolvConf: os.DevNull}}
 			c.o.defaults()
 			c.t.Password = scanwarden.NewSecret("x")

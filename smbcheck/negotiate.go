@@ -41,17 +41,17 @@ func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 	c.settleFloor() // one extra connection at a time
 	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
-	conn, err := smbconn.DialTCP(pctx, c.addr, c.t.port())
+	conn, err := smbconn.DialTCP(pctx, c.addr, c.t.DialPort())
 	var si *smbconn.ServerInfo
 	if err == nil {
-		si, err = smbconn.Probe(pctx, conn, c.t.port(), c.t.Host, c.o.Device.SMB1Only)
+		si, err = smbconn.Probe(pctx, conn, c.t.DialPort(), c.t.Host, c.o.Device.SMB1Only)
 		conn.Close()
 	}
 	if err != nil {
 		if errors.Is(err, smbwire.ErrNoSMB1) {
 			s.Evidence["smb1"] = false
 			s.Evidence["error"] = err.Error()
-			if !slices.Contains(smbPorts, c.t.port()) {
+			if !slices.Contains(smbPorts, c.t.DialPort()) {
 				if answers := c.huntSMB(ctx); smbElsewhere(answers) {
 					c.failNotSMB(ctx, s, "it hangs up on the SMB negotiate", answers)
 					return false
@@ -213,7 +213,7 @@ func (c negotiateStep) judgeNegotiate(ctx context.Context, s *stepState, si *smb
 // and said nothing: on a port that is not an SMB port, an SMB server
 // answering on 445 or 139 shows the stored port is another service.
 func (c negotiateStep) negotiateTimeout(ctx context.Context, s *stepState) {
-	if !slices.Contains(smbPorts, c.t.port()) {
+	if !slices.Contains(smbPorts, c.t.DialPort()) {
 		if answers := c.huntSMB(ctx); smbElsewhere(answers) {
 			c.failNotSMB(ctx, s, fmt.Sprintf("it says nothing to the SMB negotiate within %s", c.o.StepTimeout), answers)
 			return
@@ -228,7 +228,7 @@ func (c negotiateStep) negotiateTimeout(ctx context.Context, s *stepState) {
 func (c negotiateStep) huntSMB(ctx context.Context) []portAnswer {
 	var out []portAnswer
 	for _, p := range smbPorts {
-		if p != c.t.port() {
+		if p != c.t.DialPort() {
 			out = append(out, portAnswer{port: p})
 		}
 	}
@@ -259,7 +259,7 @@ func (c negotiateStep) failNotSMB(ctx context.Context, s *stepState, how string,
 	if answers == nil {
 		answers = c.huntSMB(ctx)
 	}
-	port := c.t.port()
+	port := c.t.DialPort()
 	found := 0
 	for _, a := range answers {
 		key := fmt.Sprintf("port_%d", a.port)

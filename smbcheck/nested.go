@@ -1,6 +1,10 @@
 package smbcheck
 
-import "context"
+import (
+	"context"
+
+	"github.com/scanwarden/scanwarden"
+)
 
 // A nested check replays the destination somewhere else the admin could
 // store on the MFP — a DFS link's target (dfs.go), the address that
@@ -12,7 +16,7 @@ import "context"
 
 // nested checks t as the MFP would; what names it for the evidence of a
 // step that would otherwise nest again.
-func (c *checker) nested(ctx context.Context, t Target, what string) Report {
+func (c *checker) nested(ctx context.Context, t scanwarden.Target, what string) Report {
 	c.settleFloor() // its connections are extra ones too
 	o := c.o
 	o.Progress = nil

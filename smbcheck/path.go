@@ -19,7 +19,7 @@ func (c pathStep) run(ctx context.Context) bool { return c.stepPath(ctx, c.share
 // stepPath walks the folder path and reports the first missing component.
 func (c pathStep) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 	s := c.begin(StepPath)
-	parts := c.t.pathParts()
+	parts := c.t.Folders()
 	if len(parts) == 0 {
 		c.ok(s, "the share root is the destination")
 		return true
@@ -50,7 +50,7 @@ func (c pathStep) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 		case scanwarden.CausePathNotFound:
 			s.Evidence["missing"] = parts[i]
 			s.Evidence["exists_up_to"] = parent
-			c.fail(s, cause, fmt.Sprintf("folder %s does not exist in %s (the first missing part of %s)", parts[i], parent, c.t.folder()),
+			c.fail(s, cause, fmt.Sprintf("folder %s does not exist in %s (the first missing part of %s)", parts[i], parent, c.t.PanelPath()),
 				fmt.Sprintf("Create the folder %s\\%s on the server, or correct the destination's Path on the MFP.", parent, parts[i]))
 		case scanwarden.CauseDFSLink:
 			c.failDFSLink(ctx, s, parts, i)
@@ -68,12 +68,12 @@ func (c pathStep) stepPath(ctx context.Context, sh *smbconn.Share) bool {
 			}
 			s.Evidence["refused"] = blocked
 			c.fail(s, cause, fmt.Sprintf("%s may not open folder %s", c.who(), blocked),
-				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s and Modify on the scan folder %s.", c.grantee(), blocked, c.t.folder()))
+				fmt.Sprintf("Give %s at least 'List folder / traverse' on %s and Modify on the scan folder %s.", c.grantee(), blocked, c.t.PanelPath()))
 		default:
 			c.fail(s, cause, fmt.Sprintf("cannot open %s\\%s: %v", parent, parts[i], err), "")
 		}
 		return false
 	}
-	c.ok(s, fmt.Sprintf("folder %s exists", c.t.folder()))
+	c.ok(s, fmt.Sprintf("folder %s exists", c.t.PanelPath()))
 	return true
 }

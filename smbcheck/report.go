@@ -100,12 +100,12 @@ type Verdict struct {
 // Report is the result of one check. It is data: a check that ran always
 // yields a Report, whatever it found.
 type Report struct {
-	Target      TargetInfo          `json:"target"`
-	Started     time.Time           `json:"started"`
-	Steps       []Step              `json:"steps"`
-	Verdict     Verdict             `json:"verdict"`
-	WorkingForm *Form               `json:"working_form,omitempty"`
-	Server      *smbconn.ServerInfo `json:"server,omitempty"`
+	Target      scanwarden.TargetInfo `json:"target"`
+	Started     time.Time             `json:"started"`
+	Steps       []Step                `json:"steps"`
+	Verdict     Verdict               `json:"verdict"`
+	WorkingForm *Form                 `json:"working_form,omitempty"`
+	Server      *smbconn.ServerInfo   `json:"server,omitempty"`
 	// Interrupted is set when the check was stopped before it ended: the
 	// verdict covers only the steps that ran.
 	Interrupted bool `json:"interrupted,omitempty"`

@@ -108,7 +108,7 @@ func (fc *frameCounter) settled(t *testing.T) (conns, requests int64) {
 func TestLabDeviceCostsNoMoreRequests(t *testing.T) {
 	lab := testlab.Require(t)
 	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "445"))
-	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
 	cost := func(d Device) (conns, requests int64, r Report) {
 		fc.reset()
 		r = Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})
@@ -149,7 +149,7 @@ func TestLabDeviceCostsNoMoreRequests(t *testing.T) {
 func TestLabLowestDialectCost(t *testing.T) {
 	lab := testlab.Require(t)
 	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "1445"))
-	tg := Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
 	cost := func(d Device) (int64, int64) {
 		fc.reset()
 		r := Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Device: d})

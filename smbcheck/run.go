@@ -19,7 +19,7 @@ import (
 
 // Run checks one destination. It always returns a Report: a check that
 // finds a problem has run fine.
-func Run(ctx context.Context, t Target, o Options) Report {
+func Run(ctx context.Context, t scanwarden.Target, o Options) Report {
 	devErr := deviceFits(t, o.Device)
 	o.defaults()
 	c := &checker{t: t, o: o, record: record{r: Report{Target: t.Info(), Started: o.Now(), Profile: o.profile()}, progress: o.Progress, noDirectory: o.Directory == nil}}
@@ -35,9 +35,9 @@ func Run(ctx context.Context, t Target, o Options) Report {
 		c.invalid(devErr, "device", "Correct the device's SMB profile.")
 		return c.r
 	}
-	if o.Device.NoKerberos && t.auth() == AuthAuto {
+	if o.Device.NoKerberos && t.LogonAuth() == scanwarden.AuthAuto {
 		// The MFP tries no Kerberos: its auto is NTLM.
-		c.t.Auth = AuthNTLM
+		c.t.Auth = scanwarden.AuthNTLM
 	}
 	defer c.cleanup()
 	c.run(ctx)
@@ -71,11 +71,11 @@ func (c *checker) invalid(err error, what, fix string) {
 }
 
 // deviceFits is d.Validate and what d cannot do that t asks for.
-func deviceFits(t Target, d Device) error {
+func deviceFits(t scanwarden.Target, d Device) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	if d.NoKerberos && t.Auth == AuthKerberos {
+	if d.NoKerberos && t.Auth == scanwarden.AuthKerberos {
 		return scanwarden.BadField("device_no_kerberos", true, "the destination logs on with Kerberos, which the device cannot")
 	}
 	return nil
@@ -128,4 +128,24 @@ func (c *checker) cleanup() {
 	if c.conn != nil {
 		c.conn.Close()
 	}
+}
+
+// panelSetting names a Target field as the MFP's address book shows it
+// (Command Center RX → Address Book → the SMB destination).
+func panelSetting(field string) string {
+	switch field {
+	case "host":
+		return "Host Name"
+	case "port":
+		return "Port Number"
+	case "share":
+		return "Path (its first part, the share)"
+	case "path":
+		return "Path"
+	case "user":
+		return "Login User Name"
+	case "password":
+		return "Login Password"
+	}
+	return field
 }

@@ -209,7 +209,7 @@ func TestLabDialLedger(t *testing.T) {
 	if r.Verdict.Cause != scanwarden.CauseBadCredentials || !r.Verdict.FromLedger || led.sent != 1 {
 		t.Fatalf("check after the dialer: %s from ledger %v, %d sent%s", r.Verdict.Cause, r.Verdict.FromLedger, led.sent, stepsString(r))
 	}
-	s, err := Dial(context.Background(), Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}, DialOptions{Ledger: led, MaxFailures: 2})
+	s, err := Dial(context.Background(), scanwarden.Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}, DialOptions{Ledger: led, MaxFailures: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

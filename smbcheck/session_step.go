@@ -35,7 +35,7 @@ func (c sessionStep) replaySMB1(ctx context.Context) bool {
 }
 
 func (c sessionStep) stepSession(ctx context.Context) bool {
-	if c.t.auth() != AuthNTLM && !c.smb1 {
+	if c.t.LogonAuth() != scanwarden.AuthNTLM && !c.smb1 {
 		return c.stepSessionKerberos(ctx)
 	}
 	return c.stepSessionNTLM(ctx, nil)
@@ -61,7 +61,7 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bo
 	if !res.gateAt.IsZero() {
 		s.start = res.gateAt // the logon proper: AUTHENTICATE to its answer
 	}
-	s.Evidence["workstation"] = c.t.workstation()
+	s.Evidence["workstation"] = c.t.WorkstationName()
 	s.Evidence["form"] = formEvidence(stored)
 	if c.negotiated {
 		s.Evidence["budget"] = c.budget
@@ -71,12 +71,12 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bo
 		s.Evidence["protocol"] = "SMB1 (NT LM 0.12), NTLMv1"
 	case c.smb1:
 		s.Evidence["protocol"] = "SMB1 (NT LM 0.12), NTLMv2"
-	case c.o.Device.NTLMv1 && c.t.auth() == AuthNTLM:
+	case c.o.Device.NTLMv1 && c.t.LogonAuth() == scanwarden.AuthNTLM:
 		s.Evidence["protocol"] = "SMB " + c.dialect() + ", NTLMv1"
 	}
 	if krbNote != nil {
 		// auth auto: Kerberos could not judge the password, NTLM follows.
-		s.Evidence["auth"] = string(AuthAuto) + ": Kerberos, then NTLM"
+		s.Evidence["auth"] = string(scanwarden.AuthAuto) + ": Kerberos, then NTLM"
 		krbNote.evidence(s.Evidence)
 	}
 	switch {
@@ -154,7 +154,7 @@ func (c sessionStep) accountFix(cause scanwarden.Cause) string {
 		return c.account.Fix
 	}
 	if cause == scanwarden.CauseWorkstationRestricted {
-		return fmt.Sprintf("Add %s (the MFP's NetBIOS name) to the account's 'Log On To' workstations, or remove the restriction.", c.t.workstation())
+		return fmt.Sprintf("Add %s (the MFP's NetBIOS name) to the account's 'Log On To' workstations, or remove the restriction.", c.t.WorkstationName())
 	}
 	return ""
 }

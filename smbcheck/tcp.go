@@ -20,7 +20,7 @@ func (c tcpStep) run(ctx context.Context) bool { return c.stepTCP(ctx, c.addrs) 
 
 func (c tcpStep) stepTCP(ctx context.Context, addrs []string) bool {
 	s := c.begin(StepTCP)
-	port := c.t.port()
+	port := c.t.DialPort()
 	c.addr = addrs[0]
 	s.Evidence["address"] = c.addr
 	s.Evidence["port"] = port

@@ -39,7 +39,7 @@ func TestParseDestination(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := ParseDestination(tc.in)
+			got, err := scanwarden.ParseDestination(tc.in)
 			if (err != nil) != tc.err {
 				t.Fatalf("err = %v, want error %v", err, tc.err)
 			}
@@ -57,18 +57,18 @@ func TestParseDestination(t *testing.T) {
 }
 
 func TestValidateNamesField(t *testing.T) {
-	good := Target{Host: "fs1", Share: "scans", User: "alice"}
+	good := scanwarden.Target{Host: "fs1", Share: "scans", User: "alice"}
 	tests := []struct {
-		mut   func(*Target)
+		mut   func(*scanwarden.Target)
 		field string
 	}{
-		{func(t *Target) { t.Host = "" }, "host"},
-		{func(t *Target) { t.Host = "a b" }, "host"},
-		{func(t *Target) { t.Share = "" }, "share"},
-		{func(t *Target) { t.Share = "a:b" }, "share"},
-		{func(t *Target) { t.User = "  " }, "user"}, // "" is an anonymous logon
-		{func(t *Target) { t.Path = "a/../b" }, "path"},
-		{func(t *Target) { t.Port = 70000 }, "port"},
+		{func(t *scanwarden.Target) { t.Host = "" }, "host"},
+		{func(t *scanwarden.Target) { t.Host = "a b" }, "host"},
+		{func(t *scanwarden.Target) { t.Share = "" }, "share"},
+		{func(t *scanwarden.Target) { t.Share = "a:b" }, "share"},
+		{func(t *scanwarden.Target) { t.User = "  " }, "user"}, // "" is an anonymous logon
+		{func(t *scanwarden.Target) { t.Path = "a/../b" }, "path"},
+		{func(t *scanwarden.Target) { t.Port = 70000 }, "port"},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestCauseVocabulary(t *testing.T) {
 // 20-session limit (FAKE peer, see fakepeer_test.go).
 func TestFakeWindowsSessionLimit(t *testing.T) {
 	f := startFakeWindows(t, ntstatus.RequestNotAccepted)
-	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
+	rep := Run(context.Background(), scanwarden.Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
 		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
 	if rep.Verdict.Cause != scanwarden.CauseConnectionLimit {
 		t.Fatalf("verdict %s, want connection-limit; steps %s", rep.Verdict.Cause, stepsString(rep))
@@ -245,7 +245,7 @@ func stepsString(r Report) string {
 func TestReportJSONHasNoSecret(t *testing.T) {
 	f := startFakeWindows(t, ntstatus.LogonFailure)
 	const pw = "Very-Secret-Pw-42"
-	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret(pw)},
+	rep := Run(context.Background(), scanwarden.Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret(pw)},
 		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second})
 	b, err := json.Marshal(rep)
 	if err != nil {
@@ -290,7 +290,7 @@ func TestServerVanishesMidLogon(t *testing.T) {
 	f := startFakeWindows(t, 0)
 	f.vanish = true
 	led := &recordingLedger{}
-	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
+	rep := Run(context.Background(), scanwarden.Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
 		Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Ledger: led})
 	s := rep.Step(StepSession)
 	if rep.OK() || s == nil || s.Status != StatusFail || !strings.Contains(s.Detail, "EOF") {
@@ -335,7 +335,7 @@ func (l *recordingLedger) Resolve(ctx context.Context, id int64, o smbclient.Out
 func TestZeroBudgetSendsNothing(t *testing.T) {
 	f := startFakeWindows(t, ntstatus.LogonFailure)
 	led := &smbclient.MemoryLedger{}
-	rep := Run(context.Background(), Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
+	rep := Run(context.Background(), scanwarden.Target{Host: "127.0.0.1", Port: f.port(), Share: "scans", User: "scan", Password: scanwarden.NewSecret("pw")},
 		Options{MaxFailures: 0, Ledger: led, StepTimeout: 5 * time.Second})
 	s := rep.Step(StepSession)
 	if s == nil || s.Evidence["not_replayed"] == nil || s.Evidence["budget"] != 0 {
@@ -345,14 +345,14 @@ func TestZeroBudgetSendsNothing(t *testing.T) {
 
 func TestTargetValidateFieldError(t *testing.T) {
 	tests := []struct {
-		t     Target
+		t     scanwarden.Target
 		field string
 	}{
-		{Target{Share: "s", User: "u"}, "host"},
-		{Target{Host: "h", Port: 70000, Share: "s", User: "u"}, "port"},
-		{Target{Host: "h", Share: "a:b", User: "u"}, "share"},
-		{Target{Host: "h", Share: "s", Path: `a\..\b`, User: "u"}, "path"},
-		{Target{Host: "h", Share: "s", User: " "}, "user"}, // "" is an anonymous logon
+		{scanwarden.Target{Share: "s", User: "u"}, "host"},
+		{scanwarden.Target{Host: "h", Port: 70000, Share: "s", User: "u"}, "port"},
+		{scanwarden.Target{Host: "h", Share: "a:b", User: "u"}, "share"},
+		{scanwarden.Target{Host: "h", Share: "s", Path: `a\..\b`, User: "u"}, "path"},
+		{scanwarden.Target{Host: "h", Share: "s", User: " "}, "user"}, // "" is an anonymous logon
 	}
 	for _, tc := range tests {
 		var fe *scanwarden.FieldError
@@ -360,7 +360,7 @@ func TestTargetValidateFieldError(t *testing.T) {
 			t.Errorf("%+v: %v, want a FieldError for %s", tc.t, err, tc.field)
 		}
 	}
-	r := Run(context.Background(), Target{Host: "h", Share: "s", User: " "}, Options{})
+	r := Run(context.Background(), scanwarden.Target{Host: "h", Share: "s", User: " "}, Options{})
 	if !strings.Contains(r.Verdict.Fix, "Login User Name") {
 		t.Errorf("fix does not name the panel setting: %s", r.Verdict.Fix)
 	}

@@ -10,7 +10,7 @@ import (
 // is not known (why says why, e.g. the address book's field was not in the
 // device's form): no packet is sent, so no logon can fail and no budget is
 // spent; its session step fails with CausePasswordUnreadable.
-func PasswordUnreadable(t Target, why string, now time.Time) Report {
+func PasswordUnreadable(t scanwarden.Target, why string, now time.Time) Report {
 	ci := scanwarden.CausePasswordUnreadable.Info()
 	return Report{
 		Target:  t.Info(),

@@ -44,7 +44,7 @@ func (c writeStep) stepWrite(ctx context.Context, sh *smbconn.Share) {
 	}
 	name := c.canaryName()
 	p := name
-	if parts := c.t.pathParts(); len(parts) > 0 {
+	if parts := c.t.Folders(); len(parts) > 0 {
 		p = strings.Join(parts, `\`) + `\` + name
 	}
 	s.Evidence["canary"] = p
@@ -248,8 +248,8 @@ func (c writeStep) typeRefused(ctx context.Context, s *stepState, sh *smbconn.Sh
 	s.Evidence["operation"] = "create"
 	s.Evidence["file_type"] = string(c.o.Device.FileType)
 	s.Evidence["other_type_accepted"] = other
-	c.fail(s, scanwarden.CauseFileTypeRefused, fmt.Sprintf("%s refuses %s files (%s), the MFP's scan file type, and takes other files (%s)", c.t.folder(), ext, errText(attemptResult{err: err, status: statusOf(err)}), other),
-		fmt.Sprintf("Allow %s files in %s (the server's file screen, antivirus rule or Samba's veto files), or change the MFP's scan file type.", ext, c.t.folder()))
+	c.fail(s, scanwarden.CauseFileTypeRefused, fmt.Sprintf("%s refuses %s files (%s), the MFP's scan file type, and takes other files (%s)", c.t.PanelPath(), ext, errText(attemptResult{err: err, status: statusOf(err)}), other),
+		fmt.Sprintf("Allow %s files in %s (the server's file screen, antivirus rule or Samba's veto files), or change the MFP's scan file type.", ext, c.t.PanelPath()))
 	return true
 }
 
@@ -284,13 +284,13 @@ func (c writeStep) deleteCanary(s *stepState, err error, p, name string, doomed 
 			s.Evidence[k] = v
 		}
 		if cause == scanwarden.CauseNoDeletePermission && doomed {
-			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them (the test file is gone all the same: it was created to be deleted on close)", c.who(), c.t.folder()),
+			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them (the test file is gone all the same: it was created to be deleted on close)", c.who(), c.t.PanelPath()),
 				fmt.Sprintf("Grant %s 'Delete' on the folder if files must be replaced.", c.grantee()))
 			return true
 		}
 		if cause == scanwarden.CauseNoDeletePermission {
 			c.r.Canary = c.t.Share + `\` + p
-			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them; the test file %s was left behind", c.who(), c.t.folder(), name),
+			c.fail(s, cause, fmt.Sprintf("%s can create and write files in %s but cannot delete them; the test file %s was left behind", c.who(), c.t.PanelPath(), name),
 				fmt.Sprintf("Delete %s\\%s by hand; grant %s 'Delete' on the folder if files must be replaced.", c.t.Share, p, c.grantee()))
 			return true
 		}
@@ -305,7 +305,7 @@ func (c writeStep) deleteCanary(s *stepState, err error, p, name string, doomed 
 func (c writeStep) canaryDone(s *stepState, name, how string) {
 	detail := fmt.Sprintf("created %s, wrote %d bytes, read them back and %s", name, canarySize, how)
 	if free, ok := s.Evidence["free_bytes"].(uint64); ok && free < 100<<20 {
-		low := fmt.Sprintf("only %d MiB free on the disk of %s", free>>20, c.t.folder())
+		low := fmt.Sprintf("only %d MiB free on the disk of %s", free>>20, c.t.PanelPath())
 		c.warnAction(s, detail+"; "+low, low)
 		return
 	}
@@ -315,7 +315,7 @@ func (c writeStep) canaryDone(s *stepState, name, how string) {
 // canaryFolder keys the canary journal: the destination folder as the
 // panel shows it, case-folded.
 func (c writeStep) canaryFolder() string {
-	return strings.ToLower(`\\` + strings.Trim(c.t.Host, "[]") + `\` + c.t.folder())
+	return strings.ToLower(`\\` + strings.Trim(c.t.Host, "[]") + `\` + c.t.PanelPath())
 }
 
 // isCanaryName accepts only names this package gives its test files: a
@@ -357,7 +357,7 @@ func (c writeStep) sweepCanaries(ctx context.Context, sh *smbconn.Share, s *step
 			continue
 		}
 		p := n
-		if parts := c.t.pathParts(); len(parts) > 0 {
+		if parts := c.t.Folders(); len(parts) > 0 {
 			p = strings.Join(parts, `\`) + `\` + n
 		}
 		if err := sh.Remove(ctx, p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -383,7 +383,7 @@ func (c writeStep) writeFailed(s *stepState, op string, err error, p string) {
 		s.Evidence[k] = v
 	}
 	s.Evidence["operation"] = op
-	folder := c.t.folder()
+	folder := c.t.PanelPath()
 	switch cause {
 	case scanwarden.CauseNoWritePermission:
 		c.fail(s, cause, fmt.Sprintf("%s may not %s a file in %s", c.who(), op, folder),

@@ -10,7 +10,6 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
 )
 
 // Destinations keeps the registry's destinations (passwords sealed), the
@@ -40,7 +39,7 @@ func (dst *Destinations) scanDestination(r scanner) (int64, registry.Destination
 	}
 	t.Password = scanwarden.NewSecret(v)
 	t.Source = registry.Source(src)
-	t.Auth = smbcheck.Auth(auth)
+	t.Auth = scanwarden.Auth(auth)
 	t.Created, _ = parseTime(created)
 	t.Updated, _ = parseTime(updated)
 	if bridged != "" {
@@ -235,9 +234,9 @@ func (dst *Destinations) RemoveDestination(ctx context.Context, name string) err
 }
 
 // authColumn is a destination's auth as stored: "ntlm" for the default.
-func authColumn(a smbcheck.Auth) string {
+func authColumn(a scanwarden.Auth) string {
 	if a == "" {
-		return string(smbcheck.AuthNTLM)
+		return string(scanwarden.AuthNTLM)
 	}
 	return string(a)
 }

@@ -27,14 +27,14 @@ func TestHistory(t *testing.T) {
 		}
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	old := smbcheck.Report{Started: now.Add(-31 * 24 * time.Hour), Target: smbcheck.TargetInfo{Host: "FS1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}
+	old := smbcheck.Report{Started: now.Add(-31 * 24 * time.Hour), Target: scanwarden.TargetInfo{Host: "FS1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}
 	if err := s.Reports().AddReport(ctx, "a", old); err != nil {
 		t.Fatal(err)
 	}
 	boot := now.Add(-2 * time.Hour)
 	for i := 0; i < 6; i++ {
 		at := now.Add(time.Duration(i-6) * time.Minute)
-		rep := smbcheck.Report{Started: at, Target: smbcheck.TargetInfo{Host: "FS1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}
+		rep := smbcheck.Report{Started: at, Target: scanwarden.TargetInfo{Host: "FS1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}
 		rep.ServerLog = &serverlog.Story{Share: &serverlog.ShareUses{Share: "limited", Current: 0, Max: 2}}
 		if i%2 == 1 {
 			rep.Verdict.Cause = scanwarden.CauseConnectionLimit
@@ -45,7 +45,7 @@ func TestHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Reports().AddReport(ctx, "b", smbcheck.Report{Started: now.Add(-time.Minute), Target: smbcheck.TargetInfo{Host: "fs1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}); err != nil {
+	if err := s.Reports().AddReport(ctx, "b", smbcheck.Report{Started: now.Add(-time.Minute), Target: scanwarden.TargetInfo{Host: "fs1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Incidents().UpdateIncident(ctx, "a", func(cur *incident.Incident) incident.Result {

@@ -25,7 +25,7 @@ func TestReportKeepsReplayedProfile(t *testing.T) {
 	device := &smbcheck.Profile{Device: "mfp01", Summary: "SMB 2.1 at most, no encryption, writes pdf", Values: []smbcheck.ProfileSource{
 		{Field: "max_dialect", Value: "2.1", Origin: "seen", SeenAt: &seen}, {Field: "encryption", Value: "no", Origin: "admin"}, {Field: "file_type", Value: "pdf", Origin: "default"}}}
 	for i, p := range []*smbcheck.Profile{device, {Own: true}, nil} {
-		rep := smbcheck.Report{Started: now.Add(time.Duration(i) * time.Second), Target: smbcheck.TargetInfo{Host: "fs1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}, Profile: p}
+		rep := smbcheck.Report{Started: now.Add(time.Duration(i) * time.Second), Target: scanwarden.TargetInfo{Host: "fs1"}, Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK}, Profile: p}
 		if err := s.Reports().AddReport(ctx, "front", rep); err != nil {
 			t.Fatal(err)
 		}

@@ -56,15 +56,15 @@ func TestRegistryCRUD(t *testing.T) {
 	if err != nil || gd.SNMP.Community.Reveal() != "comm-Secret-1" || gd.SNMP.V3Auth.IsZero() == false {
 		t.Fatalf("device %+v %v", gd, err)
 	}
-	if tg := got.Target(&gd); tg.Workstation != "MFP01" || tg.User != `KYOLAB\alice` || tg.Auth != smbcheck.AuthNTLM {
+	if tg := got.Target(&gd); tg.Workstation != "MFP01" || tg.User != `KYOLAB\alice` || tg.Auth != scanwarden.AuthNTLM {
 		t.Fatalf("target %+v", tg)
 	}
 	// auth: stored as given; a value outside ntlm|kerberos|auto is refused.
-	d.Auth = smbcheck.AuthKerberos
+	d.Auth = scanwarden.AuthKerberos
 	if err := s.Destinations().PutDestination(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Destinations().Destination(ctx, "alice"); err != nil || got.Auth != smbcheck.AuthKerberos || got.Target(nil).Auth != smbcheck.AuthKerberos {
+	if got, err := s.Destinations().Destination(ctx, "alice"); err != nil || got.Auth != scanwarden.AuthKerberos || got.Target(nil).Auth != scanwarden.AuthKerberos {
 		t.Fatalf("auth kerberos: %+v %v", got, err)
 	}
 	// The forwarder delivers with the same auth as the check.
@@ -72,13 +72,13 @@ func TestRegistryCRUD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var auth smbcheck.Auth = "(not listed)"
+	var auth scanwarden.Auth = "(not listed)"
 	for _, rd := range rds {
 		if rd.Name == "alice" {
 			auth = rd.Target.Auth
 		}
 	}
-	if auth != smbcheck.AuthKerberos {
+	if auth != scanwarden.AuthKerberos {
 		t.Fatalf("the forwarder's target of alice: auth %q, want kerberos", auth)
 	}
 	if err := s.Destinations().PutDestination(ctx, registry.Destination{Name: "y", Host: "h", Share: "s", Auth: "ntlmv1"}); err == nil || !strings.Contains(err.Error(), "auth") {

@@ -97,7 +97,7 @@ func TestAssess(t *testing.T) {
 }
 
 func TestObserveReadsStoredReport(t *testing.T) {
-	rep := smbcheck.Report{Started: now, Target: smbcheck.TargetInfo{Host: "DC1.kyolab.test", Share: "Small"},
+	rep := smbcheck.Report{Started: now, Target: scanwarden.TargetInfo{Host: "DC1.kyolab.test", Share: "Small"},
 		Verdict: smbcheck.Verdict{Cause: scanwarden.CauseOK},
 		Steps: []smbcheck.Step{
 			{ID: smbcheck.StepAD, Status: smbcheck.StatusOK, Evidence: smbcheck.Evidence{"account": `KYOLAB\pwsoon`,

@@ -7,14 +7,14 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	scanwarden "github.com/scanwarden/scanwarden"
 )
 
 // Editor changes what is stored about a destination.
 type Editor interface {
 	// SetAuth sets how the destination logs on: ntlm, kerberos or auto
 	// (ErrNotFound for an unknown destination).
-	SetAuth(ctx context.Context, destination string, auth smbcheck.Auth) error
+	SetAuth(ctx context.Context, destination string, auth scanwarden.Auth) error
 	// SetBridged bridges the destination (on) or ends its bridge; changed
 	// is false when it already was so (ErrNotFound for an unknown one).
 	SetBridged(ctx context.Context, destination string, on bool) (changed bool, err error)
@@ -27,7 +27,7 @@ func (s *destinationPages) destinationAuth(w http.ResponseWriter, r *http.Reques
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
 	}
-	auth, err := smbcheck.ParseAuth(r.FormValue("auth"))
+	auth, err := scanwarden.ParseAuth(r.FormValue("auth"))
 	if err != nil {
 		http.Error(w, "auth: want ntlm, kerberos or auto", http.StatusBadRequest)
 		return
@@ -63,7 +63,7 @@ func (s *destinationPages) apiDestinationAuth(w http.ResponseWriter, r *http.Req
 		writeAPIError(w, http.StatusBadRequest, "auth: missing (ntlm, kerberos or auto)")
 		return
 	}
-	auth, err := smbcheck.ParseAuth(v)
+	auth, err := scanwarden.ParseAuth(v)
 	if err != nil {
 		writeAPIError(w, http.StatusBadRequest, "auth: want ntlm, kerberos or auto")
 		return

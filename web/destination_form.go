@@ -35,7 +35,7 @@ func (s *destinationForms) destinationNew(w http.ResponseWriter, r *http.Request
 		s.fail(w, r, "destination editor", ErrNotRunning)
 		return
 	}
-	v := destinationFormView{New: true, Destination: registry.DestinationView{Device: r.URL.Query().Get("device"), Auth: string(smbcheck.AuthNTLM)}}
+	v := destinationFormView{New: true, Destination: registry.DestinationView{Device: r.URL.Query().Get("device"), Auth: string(scanwarden.AuthNTLM)}}
 	s.renderDestinationForm(w, r, http.StatusOK, v, "")
 }
 

@@ -217,7 +217,7 @@ func (f *fakeFleet) SetDeviceProfile(_ context.Context, name string, set map[reg
 }
 
 // SetAuth implements Editor.
-func (f *fakeFleet) SetAuth(_ context.Context, name string, auth smbcheck.Auth) error {
+func (f *fakeFleet) SetAuth(_ context.Context, name string, auth scanwarden.Auth) error {
 	for i := range f.destinations {
 		if f.destinations[i].Name == name {
 			f.destinations[i].Auth = string(auth)
@@ -504,7 +504,7 @@ func (c *fakeClock) Add(d time.Duration) {
 
 func sampleReport(dest string) smbcheck.Report {
 	return smbcheck.Report{
-		Target:  smbcheck.TargetInfo{Host: "fs1.kyolab.test", Port: 445, Share: "scans", Path: "m1", User: `KYOLAB\scan`, Workstation: "MFP01"},
+		Target:  scanwarden.TargetInfo{Host: "fs1.kyolab.test", Port: 445, Share: "scans", Path: "m1", User: `KYOLAB\scan`, Workstation: "MFP01"},
 		Started: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC),
 		Steps: []smbcheck.Step{
 			{ID: "name", Status: smbcheck.StatusOK, Detail: "fs1.kyolab.test is 10.77.0.10", Evidence: smbcheck.Evidence{"addrs": []string{"10.77.0.10"}}, Duration: 3 * time.Millisecond},

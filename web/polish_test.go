@@ -36,7 +36,7 @@ func TestFolderShownAsUNC(t *testing.T) {
 	if !strings.Contains(body, `<code>\\fs1.kyolab.test\scans\m1</code></dd>`) {
 		t.Errorf("reception: folder not as typed on the panel")
 	}
-	if got := smbcheck.UNC("fs1", "scans", "/a//b/"); got != `\\fs1\scans\a\b` {
+	if got := scanwarden.UNC("fs1", "scans", "/a//b/"); got != `\\fs1\scans\a\b` {
 		t.Errorf("UNC: %s", got)
 	}
 }

@@ -15,12 +15,11 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
 
-func target(sub string) smbcheck.Target {
-	return smbcheck.Target{Host: env("SWLAB_DC_IP"), Share: "scans", Path: sub, User: env("SWLAB_DOMAIN") + `\alice`,
+func target(sub string) scanwarden.Target {
+	return scanwarden.Target{Host: env("SWLAB_DC_IP"), Share: "scans", Path: sub, User: env("SWLAB_DOMAIN") + `\alice`,
 		Password: scanwarden.NewSecret(env("SWLAB_PASSWORD")), Workstation: "MFP01"}
 }
 

@@ -60,7 +60,7 @@ func main() {
 	if *domain != "" {
 		typed = *domain + `\` + *user
 	}
-	t := smbcheck.Target{Host: *addr, Share: *share, User: typed, Password: scanwarden.NewSecret(pw)}
+	t := scanwarden.Target{Host: *addr, Share: *share, User: typed, Password: scanwarden.NewSecret(pw)}
 
 	took := map[string][]time.Duration{}
 	var checks, served []time.Duration

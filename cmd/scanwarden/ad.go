@@ -65,7 +65,7 @@ func adCommand(ctx context.Context, c *subcommand, args []string) (name string, 
 
 func adUser(ctx context.Context, env environ, name string, args []string) int {
 	c := newCommand(env, name, adUsage)
-	workstation := c.fs.String("workstation", "", "NetBIOS name the MFP sends (its host name), judged against the account's \"log on to\" list (default "+smbcheck.DefaultWorkstation+")")
+	workstation := c.fs.String("workstation", "", "NetBIOS name the MFP sends (its host name), judged against the account's \"log on to\" list (default "+scanwarden.DefaultWorkstation+")")
 	user, dir, asJSON, code, ok := adCommand(ctx, c, args)
 	if !ok {
 		return code

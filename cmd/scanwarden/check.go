@@ -84,7 +84,7 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 	fs.StringVar(&a.user, "user", "", "login user name exactly as typed on the MFP (user, DOMAIN\\user, user@upn, .\\user)")
 	fs.StringVar(&a.passwordFile, "password-file", "", "file holding the login password (first line; - for stdin)")
 	fs.BoolVar(&a.noPassword, "no-password", false, "the destination's Login Password is empty (implied by --user '' when no password is given)")
-	fs.StringVar(&a.workstation, "workstation", "", "NetBIOS name the MFP sends (its host name; default "+smbcheck.DefaultWorkstation+")")
+	fs.StringVar(&a.workstation, "workstation", "", "NetBIOS name the MFP sends (its host name; default "+scanwarden.DefaultWorkstation+")")
 	fs.BoolVar(&a.noWrite, "no-write", false, "do not create, write and delete a test file")
 	fs.IntVar(&a.maxFailures, "max-failures", smbcheck.DefaultMaxFailures, "failed logons allowed per account per 30 minutes (0: replay nothing that can fail)")
 	fs.BoolVar(&a.asJSON, "json", false, "print the report as JSON")
@@ -168,7 +168,7 @@ func (a *checkArgs) run(ctx context.Context) int {
 // device's profile, or scanwarden's own for a bridged destination), the
 // ledger and canaries, the profile the report names. It sets t's logon
 // when --auth gives one.
-func (a *checkArgs) options(t *smbcheck.Target, dev *registry.Device, profile []registry.ProfileValue, ledger *storeLedger,
+func (a *checkArgs) options(t *scanwarden.Target, dev *registry.Device, profile []registry.ProfileValue, ledger *storeLedger,
 	canaries smbcheck.CanaryJournal) (smbcheck.Options, error) {
 	client := registry.ClientOf(profile)
 	if a.bridged {
@@ -180,7 +180,7 @@ func (a *checkArgs) options(t *smbcheck.Target, dev *registry.Device, profile []
 		return smbcheck.Options{}, err
 	}
 	if a.auth != "" {
-		au, err := smbcheck.ParseAuth(a.auth)
+		au, err := scanwarden.ParseAuth(a.auth)
 		if err != nil {
 			return smbcheck.Options{}, fmt.Errorf("--%w", err)
 		}
@@ -199,7 +199,7 @@ func (a *checkArgs) options(t *smbcheck.Target, dev *registry.Device, profile []
 // replay runs the check (through the bridge for a bridged destination;
 // nothing when the stored password is unreadable) and attaches what
 // readers read from the file server.
-func (a *checkArgs) replay(ctx context.Context, t smbcheck.Target, opts smbcheck.Options, unreadable string, readers evidence.Readers) smbcheck.Report {
+func (a *checkArgs) replay(ctx context.Context, t scanwarden.Target, opts smbcheck.Options, unreadable string, readers evidence.Readers) smbcheck.Report {
 	var rep smbcheck.Report
 	switch {
 	case unreadable != "":
@@ -225,7 +225,7 @@ func (a *checkArgs) replay(ctx context.Context, t smbcheck.Target, opts smbcheck
 // opening) and the canary journal: a stored destination's (--destination),
 // or the one typed on the command line. unreadable: why a stored password
 // is unknown.
-func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t smbcheck.Target, dev *registry.Device, ledger *storeLedger,
+func (a *checkArgs) target(ctx context.Context, warn *checkWarnings) (t scanwarden.Target, dev *registry.Device, ledger *storeLedger,
 	canaries smbcheck.CanaryJournal, unreadable string, code int, ok bool) {
 	c := a.c
 	dir, dirErr := c.data.dir(c.env)
@@ -302,8 +302,8 @@ func warningThresholds(file string) (warning.Thresholds, error) {
 // Login User Name as stored (userSet: --user was given, perhaps empty), the
 // workstation and the Login Password (a file, stdin, the environment, or
 // none with --no-password).
-func typedTarget(env environ, dest, user string, userSet bool, workstation, passwordFile string, noPassword bool) (smbcheck.Target, error) {
-	t, err := smbcheck.ParseDestination(dest)
+func typedTarget(env environ, dest, user string, userSet bool, workstation, passwordFile string, noPassword bool) (scanwarden.Target, error) {
+	t, err := scanwarden.ParseDestination(dest)
 	if err != nil {
 		return t, err
 	}

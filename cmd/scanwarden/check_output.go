@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/warning"
@@ -35,7 +36,7 @@ func printReplayedAs(w io.Writer, dev *registry.Device, profile []registry.Profi
 }
 
 // printCheckStart is the check's first line: where, as whom.
-func printCheckStart(w io.Writer, t smbcheck.Target) {
+func printCheckStart(w io.Writer, t scanwarden.Target) {
 	if t.User == "" {
 		humanf(w, "checking %s with an empty login name (anonymous logon; workstation %s)\n", destString(t), t.Info().Workstation)
 		return
@@ -45,8 +46,8 @@ func printCheckStart(w io.Writer, t smbcheck.Target) {
 
 // destString is the destination as the panel shows it: \\HOST\SHARE\PATH
 // with one kind of separator, and the port when it is not 445.
-func destString(t smbcheck.Target) string {
-	s := smbcheck.UNC(t.Host, t.Share, t.Path)
+func destString(t scanwarden.Target) string {
+	s := scanwarden.UNC(t.Host, t.Share, t.Path)
 	if t.Port != 0 && t.Port != 445 {
 		s += fmt.Sprintf(" port %d", t.Port)
 	}
@@ -117,8 +118,8 @@ func printWarnings(w io.Writer, ws []warning.Warning) {
 
 // authLabel words a destination's auth for the first line of a check: ""
 // for NTLM, what MFPs send.
-func authLabel(a smbcheck.Auth) string {
-	if a == "" || a == smbcheck.AuthNTLM {
+func authLabel(a scanwarden.Auth) string {
+	if a == "" || a == scanwarden.AuthNTLM {
 		return ""
 	}
 	return ", auth " + string(a)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -61,11 +60,11 @@ func destinationAdd(ctx context.Context, c *subcommand, args []string) int {
 	if !userSet {
 		return c.fail(errors.New("give --user (--user '' for an empty login name)"))
 	}
-	t, err := smbcheck.ParseDestination(pos[1])
+	t, err := scanwarden.ParseDestination(pos[1])
 	if err != nil {
 		return c.fail(err)
 	}
-	auth, err := smbcheck.ParseAuth(*authFlag)
+	auth, err := scanwarden.ParseAuth(*authFlag)
 	if err != nil {
 		return c.fail(fmt.Errorf("--%w", err))
 	}
@@ -219,7 +218,7 @@ func latestReport(ctx context.Context, st *store.Store, name string) (*registry.
 
 func printDestination(w io.Writer, j destinationJSON, ws string) {
 	humanf(w, "name          %s\n", j.Name)
-	humanf(w, "destination   %s\n", destString(smbcheck.Target{Host: j.Host, Port: j.Port, Share: j.Share, Path: j.Path}))
+	humanf(w, "destination   %s\n", destString(scanwarden.Target{Host: j.Host, Port: j.Port, Share: j.Share, Path: j.Path}))
 	humanf(w, "user          %s\n", userLabel(j.User))
 	if j.PasswordUnreadable != "" {
 		humanf(w, "password      none: %s (%s)\n", registry.PasswordUnreadableMark, j.PasswordUnreadable)

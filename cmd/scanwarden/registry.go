@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/registry"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 )
 
@@ -57,7 +57,7 @@ func destJSON(d registry.Destination) destinationJSON {
 func fullDestJSON(d registry.Destination, last *registry.Report) destinationJSON {
 	j := destJSON(d)
 	j.Device, j.Workstation, j.Source, j.Folder = d.Device, d.Workstation, string(d.Source), d.Folder()
-	j.Auth = string(smbcheck.AuthNTLM)
+	j.Auth = string(scanwarden.AuthNTLM)
 	if d.Auth != "" {
 		j.Auth = string(d.Auth)
 	}

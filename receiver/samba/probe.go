@@ -158,7 +158,7 @@ func probeShare(ctx context.Context, p ShareProbe) ShareHealth {
 	log := smbdLogFrom(p.SmbdDir)
 	ctx, cancel := context.WithTimeout(ctx, 3*timeout)
 	defer cancel()
-	s, err := smbcheck.Dial(ctx, smbcheck.Target{Host: p.Listen.String(), Port: p.Port, Share: p.Share, User: p.Account.Name,
+	s, err := smbcheck.Dial(ctx, scanwarden.Target{Host: p.Listen.String(), Port: p.Port, Share: p.Share, User: p.Account.Name,
 		Password: p.Account.Password, Workstation: probeWorkstation},
 		// a private ledger: the account is smbd's own (no domain, no
 		// lockout); one logon per probe

@@ -1,12 +1,10 @@
-package smbcheck
+package scanwarden
 
 import (
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
-
-	"github.com/scanwarden/scanwarden"
 )
 
 // Target is one scan destination exactly as the MFP stores it.
@@ -18,7 +16,7 @@ type Target struct {
 	// User is the login user name exactly as typed on the MFP: user,
 	// DOMAIN\user, user@upn, .\user or HOST\user.
 	User     string
-	Password scanwarden.Secret
+	Password Secret
 	// Workstation is the NetBIOS name the MFP sends in NTLM (its host name);
 	// a "log on to" restriction is judged against it.
 	Workstation string
@@ -42,10 +40,11 @@ type TargetInfo struct {
 
 // Info is the target without its secret.
 func (t Target) Info() TargetInfo {
-	return TargetInfo{Host: t.Host, Port: t.port(), Share: t.Share, Path: t.Path, User: t.User, Workstation: t.workstation(), Auth: t.infoAuth()}
+	return TargetInfo{Host: t.Host, Port: t.DialPort(), Share: t.Share, Path: t.Path, User: t.User, Workstation: t.WorkstationName(), Auth: t.infoAuth()}
 }
 
-func (t Target) auth() Auth {
+// LogonAuth is how the destination logs on: Auth, or AuthNTLM when empty.
+func (t Target) LogonAuth() Auth {
 	if t.Auth == "" {
 		return AuthNTLM
 	}
@@ -54,28 +53,31 @@ func (t Target) auth() Auth {
 
 // infoAuth is the auth a report shows: none for the default, NTLM.
 func (t Target) infoAuth() Auth {
-	if t.auth() == AuthNTLM {
+	if t.LogonAuth() == AuthNTLM {
 		return ""
 	}
 	return t.Auth
 }
 
-func (t Target) port() int {
+// DialPort is the port to connect to: Port, or 445 when it is 0.
+func (t Target) DialPort() int {
 	if t.Port == 0 {
 		return 445
 	}
 	return t.Port
 }
 
-func (t Target) workstation() string {
+// WorkstationName is the NetBIOS name the MFP sends: Workstation in
+// upper case, or DefaultWorkstation when it is not known.
+func (t Target) WorkstationName() string {
 	if t.Workstation == "" {
 		return DefaultWorkstation
 	}
 	return strings.ToUpper(t.Workstation)
 }
 
-// pathParts splits Path into its folder components.
-func (t Target) pathParts() []string {
+// Folders splits Path into its folder components.
+func (t Target) Folders() []string {
 	var parts []string
 	for _, p := range strings.FieldsFunc(t.Path, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if p != "" && p != "." {
@@ -85,16 +87,16 @@ func (t Target) pathParts() []string {
 	return parts
 }
 
-// folder is the destination folder as the panel's Path shows it: the share
+// PanelPath is the destination folder as the panel's Path shows it: the share
 // and its folders, separated by backslashes.
-func (t Target) folder() string {
-	return strings.Join(append([]string{t.Share}, t.pathParts()...), `\`)
+func (t Target) PanelPath() string {
+	return strings.Join(append([]string{t.Share}, t.Folders()...), `\`)
 }
 
 // Validate names the first field that cannot be used, as a
-// *scanwarden.FieldError whose Field is host, port, share, path, auth or user.
+// *FieldError whose Field is host, port, share, path, auth or user.
 func (t Target) Validate() error {
-	bad := scanwarden.BadField
+	bad := BadField
 	switch {
 	case strings.TrimSpace(t.Host) == "":
 		return bad("host", "", "empty")
@@ -113,7 +115,7 @@ func (t Target) Validate() error {
 		// logon; spaces alone are a typo.
 		return bad("user", t.User, "only spaces (leave the Login User Name empty for an anonymous logon)")
 	}
-	for _, p := range t.pathParts() {
+	for _, p := range t.Folders() {
 		if p == ".." {
 			return bad("path", t.Path, "contains ..")
 		}
@@ -128,26 +130,6 @@ func UNC(host, share, path string) string {
 	parts := []string{`\\` + host, share}
 	parts = append(parts, strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '\\' })...)
 	return strings.Join(parts, `\`)
-}
-
-// panelSetting names a Target field as the MFP's address book shows it
-// (Command Center RX → Address Book → the SMB destination).
-func panelSetting(field string) string {
-	switch field {
-	case "host":
-		return "Host Name"
-	case "port":
-		return "Port Number"
-	case "share":
-		return "Path (its first part, the share)"
-	case "path":
-		return "Path"
-	case "user":
-		return "Login User Name"
-	case "password":
-		return "Login Password"
-	}
-	return field
 }
 
 // ParseDestination reads //HOST[:PORT]/SHARE[/PATH] (or the Windows form
@@ -196,3 +178,14 @@ const (
 	// password (no KDC, no realm, an address for a host, clock skew).
 	AuthAuto Auth = "auto"
 )
+
+// ParseAuth reads ntlm, kerberos or auto ("" is ntlm).
+func ParseAuth(s string) (Auth, error) {
+	switch a := Auth(strings.ToLower(strings.TrimSpace(s))); a {
+	case "", AuthNTLM:
+		return AuthNTLM, nil
+	case AuthKerberos, AuthAuto:
+		return a, nil
+	}
+	return "", fmt.Errorf("auth %q: want ntlm, kerberos or auto", s)
+}
