@@ -183,7 +183,7 @@ func (r *Receiver) ShareHealth() *samba.ShareHealth { return r.info.lastShare() 
 // from another process (the CLI) as well. The share is judged on the
 // receiver's last probe (probeLoop).
 func (r *Receiver) Status(ctx context.Context) (Status, error) {
-	return readStatus(ctx, r.cfg.DataDir, r.cat, r.info.lastShare())
+	return ReadStatus(ctx, r.cfg.DataDir, r.cat, r.info.lastShare())
 }
 
 // Relayout asks for the share's folders to be made from the registry now

@@ -86,11 +86,29 @@ func (c *copier) copyScan(ctx context.Context, folder destFolder, sc Scan) (stri
 		folder.Remove(context.WithoutCancel(ctx), tmp)
 		return "", err
 	}
+	return c.rename(ctx, folder, tmp, name, sc)
+}
+
+// rename gives tmp, which read back as sc, its final name: name, or the
+// next free one should another file have taken it meanwhile (under the
+// folder's names lock, when the copier shares one). Should one of those
+// names hold this very scan already, it is delivered there. tmp does not
+// outlive a failure.
+func (c *copier) rename(ctx context.Context, folder destFolder, tmp, name string, sc Scan) (string, error) {
 	if c.names != nil {
 		defer c.names.lock(folder.key)()
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			folder.Remove(context.WithoutCancel(ctx), tmp)
+		}
+	}()
+	var done bool
+	var err error
+	if c.names != nil {
 		// the name may have been taken while this copy was sent
 		if name, done, err = c.findName(ctx, folder, sc); err != nil || done {
-			folder.Remove(context.WithoutCancel(ctx), tmp)
 			return name, err
 		}
 	}
@@ -100,20 +118,17 @@ func (c *copier) copyScan(ctx context.Context, folder destFolder, sc Scan) (stri
 			break
 		}
 		if !errors.Is(err, os.ErrExist) {
-			folder.Remove(context.WithoutCancel(ctx), tmp)
 			return "", &DeliveryError{sc.ID, "rename to " + name, err}
 		}
 		// someone took the name meanwhile: the next free one
-		var done bool
 		if name, done, err = c.findName(ctx, folder, sc); err != nil || done {
-			folder.Remove(context.WithoutCancel(ctx), tmp)
 			return name, err
 		}
 	}
 	if err != nil {
-		folder.Remove(context.WithoutCancel(ctx), tmp)
 		return "", &DeliveryError{sc.ID, "rename", err}
 	}
+	renamed = true
 	// The rename moved the file that read back; its size under the final
 	// name says the rename took that file.
 	fi, err := folder.Stat(ctx, name)

@@ -70,15 +70,25 @@ func IngestStoppedWarning(why string) string {
 // is the caller's own probe of the share; nil: the running receiver's last
 // one (in receiver.json), if any.
 func ReadStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba.ShareHealth) (Status, error) {
-	return readStatus(ctx, dataDir, cat, share)
-}
-
-func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba.ShareHealth) (Status, error) {
 	st := Status{Counts: map[State]int{}, Warnings: []string{}}
 	info, _ := readRunInfo(dataDir)
 	if share == nil {
 		share = info.ShareCheck
 	}
+	st.fromRunInfo(info, dataDir, share)
+	st.fromDisk(dataDir)
+	sum, err := cat.ScanStats(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.fromCatalogue(sum)
+	return st, nil
+}
+
+// fromRunInfo fills in the share as the receiver last run on dataDir
+// describes it (receiver.json), whether its smbd runs and answers, and
+// what share, the probe it is judged on, found.
+func (st *Status) fromRunInfo(info runInfo, dataDir string, share *samba.ShareHealth) {
 	st.Listen, st.Port, st.Share, st.SMB1 = info.Listen, info.Port, info.Share, info.SMB1
 	st.Allow = append([]string{}, info.Allow...)
 	if info.IngestStopped != "" {
@@ -94,24 +104,31 @@ func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba
 	case info.Listen != "" && len(info.Allow) == 0:
 		st.Warnings = append(st.Warnings, anyAddressWarning)
 	}
-	if info.Listen != "" {
-		if ip, err := netip.ParseAddr(info.Listen); err == nil {
-			dir := info.SmbdDir
-			if dir == "" {
-				dir = filepath.Join(dataDir, "smbd")
-			}
-			if pid := samba.Find(dir); pid != 0 {
-				st.SmbdUp, st.SmbdPid = true, pid
-			}
-			if st.SmbdUp && !samba.Listening(ip, info.Port) {
-				st.SmbdUp = false
-				st.Warnings = append(st.Warnings, "smbd runs but does not answer on its port")
-			}
-			if st.ShareCheck = share; share != nil && !share.OK() {
-				st.Fault = share.Summary()
-			}
-		}
+	if info.Listen == "" {
+		return
 	}
+	ip, err := netip.ParseAddr(info.Listen)
+	if err != nil {
+		return
+	}
+	dir := info.SmbdDir
+	if dir == "" {
+		dir = filepath.Join(dataDir, "smbd")
+	}
+	if pid := samba.Find(dir); pid != 0 {
+		st.SmbdUp, st.SmbdPid = true, pid
+	}
+	if st.SmbdUp && !samba.Listening(ip, info.Port) {
+		st.SmbdUp = false
+		st.Warnings = append(st.Warnings, "smbd runs but does not answer on its port")
+	}
+	if st.ShareCheck = share; share != nil && !share.OK() {
+		st.Fault = share.Summary()
+	}
+}
+
+// fromDisk fills in the data dir's free space and the files in the inbox.
+func (st *Status) fromDisk(dataDir string) {
 	var fsst unix.Statfs_t
 	if err := unix.Statfs(dataDir, &fsst); err == nil {
 		st.FreeBytes = int64(fsst.Bavail) * int64(fsst.Bsize)
@@ -128,10 +145,10 @@ func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba
 		}
 		return nil
 	})
-	sum, err := cat.ScanStats(ctx)
-	if err != nil {
-		return st, err
-	}
+}
+
+// fromCatalogue fills in the catalogue's sums.
+func (st *Status) fromCatalogue(sum ScanStats) {
 	for k, v := range sum.Counts {
 		st.Counts[k] = v
 	}
@@ -143,5 +160,4 @@ func readStatus(ctx context.Context, dataDir string, cat Catalogue, share *samba
 	if sc := sum.LastFailed; sc != nil {
 		st.LastError = &DeliveryState{Scan: sc.ID, Error: sc.Error, RetryAt: sc.NextAttempt}
 	}
-	return st, nil
 }
