@@ -82,7 +82,7 @@ func (dst *Destinations) ImportAddressBook(ctx context.Context, device string, b
 		if now != seen {
 			return ErrRegistryChanged
 		}
-		if err := dst.s.sealingKeyCurrent(ctx, tx); err != nil {
+		if err := sealingKeyCurrent(ctx, tx, dst.s.key); err != nil {
 			return err
 		}
 		if res.DeviceCreated {

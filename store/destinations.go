@@ -33,7 +33,7 @@ func (dst *Destinations) scanDestination(r scanner) (int64, registry.Destination
 		&t.AddressBookID, &t.DisplayName, &src, &created, &updated, &t.PasswordUnreadable, &bridged); err != nil {
 		return 0, t, err
 	}
-	v, err := dst.s.openSecret(pw, "destination.password")
+	v, err := openSecret(dst.s.key, pw, "destination.password")
 	if err != nil {
 		return 0, t, fmt.Errorf("destination %s: password: %w", t.Name, err)
 	}
@@ -61,7 +61,7 @@ func (dst *Destinations) PutDestination(ctx context.Context, t registry.Destinat
 		return fmt.Errorf("destination: %w", err)
 	}
 	return dst.s.tx(ctx, func(tx *sql.Tx) error {
-		if err := dst.s.sealingKeyCurrent(ctx, tx); err != nil {
+		if err := sealingKeyCurrent(ctx, tx, dst.s.key); err != nil {
 			return fmt.Errorf("destination %s: %w", t.Name, err)
 		}
 		return dst.putDestination(ctx, tx, t)
@@ -69,7 +69,7 @@ func (dst *Destinations) PutDestination(ctx context.Context, t registry.Destinat
 }
 
 func (dst *Destinations) putDestination(ctx context.Context, tx *sql.Tx, t registry.Destination) error {
-	pw, err := dst.s.sealSecret(t.Password.Reveal(), "destination.password")
+	pw, err := sealSecret(dst.s.key, t.Password.Reveal(), "destination.password")
 	if err != nil {
 		return fmt.Errorf("destination %s: %w", t.Name, err)
 	}

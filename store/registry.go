@@ -45,7 +45,7 @@ func (dv *Devices) scanDevice(r scanner) (int64, registry.Device, error) {
 		if f.b == nil {
 			continue
 		}
-		v, err := dv.s.openSecret(f.b, f.label)
+		v, err := openSecret(dv.s.key, f.b, f.label)
 		if err != nil {
 			return 0, d, fmt.Errorf("device %s: %s: %w", d.Name, f.label, err)
 		}
@@ -61,7 +61,7 @@ func (dv *Devices) sealOptional(v scanwarden.Secret, label string) (any, error) 
 	if v.IsZero() {
 		return nil, nil
 	}
-	return dv.s.sealSecret(v.Reveal(), label)
+	return sealSecret(dv.s.key, v.Reveal(), label)
 }
 
 // PutDevice adds a device or updates the one of the same name (every field
@@ -71,7 +71,7 @@ func (dv *Devices) PutDevice(ctx context.Context, d registry.Device) error {
 		return fmt.Errorf("device: %w", err)
 	}
 	return dv.s.tx(ctx, func(tx *sql.Tx) error {
-		if err := dv.s.sealingKeyCurrent(ctx, tx); err != nil {
+		if err := sealingKeyCurrent(ctx, tx, dv.s.key); err != nil {
 			return fmt.Errorf("device %s: %w", d.Name, err)
 		}
 		return dv.putDevice(ctx, tx, d)

@@ -44,17 +44,22 @@ const settingKeyID = "seal_key_id"
 // never re-keyed behind the operator's back. A rotation interrupted after
 // its commit (the new key still in keyPath+".new") is finished here.
 func (s *Store) UnlockKey(ctx context.Context, keyPath string) (*seal.Key, error) {
-	want, err := s.keyID(ctx)
+	want, err := keyID(ctx, s.db)
 	if err != nil {
 		return nil, err
 	}
 	if s.readOnly {
-		return s.loadKey(keyPath, want)
+		k, err := loadKey(keyPath, want, s.path)
+		if err != nil {
+			return nil, err
+		}
+		s.key = k
+		return k, nil
 	}
 	k, err := seal.Load(keyPath)
 	switch {
 	case errors.Is(err, seal.ErrNoKey) && want == "":
-		n, err := s.sealedCount(ctx)
+		n, err := sealedCount(ctx, s.db)
 		if err != nil {
 			return nil, err
 		}
@@ -117,20 +122,20 @@ func (s *Store) UnlockKey(ctx context.Context, keyPath string) (*seal.Key, error
 }
 
 // loadKey is UnlockKey for a store opened read-only: the key is loaded
-// and checked against the data dir's, never made, rotated or recorded.
-func (s *Store) loadKey(keyPath, want string) (*seal.Key, error) {
+// and checked against the data dir's (want, recorded in database), never
+// made, rotated or recorded.
+func loadKey(keyPath, want, database string) (*seal.Key, error) {
 	k, err := seal.Load(keyPath)
 	switch {
 	case errors.Is(err, seal.ErrNoKey) && want == "":
 		return nil, fmt.Errorf("unlock secrets: %w (a command that only reads makes none: the daemon makes it at its first start)", err)
 	case errors.Is(err, seal.ErrNoKey):
-		return nil, &KeyError{Path: keyPath, WantID: want, Database: s.path}
+		return nil, &KeyError{Path: keyPath, WantID: want, Database: database}
 	case err != nil:
 		return nil, fmt.Errorf("unlock secrets: %w", err)
 	case want != "" && k.ID() != want:
-		return nil, &KeyError{Path: keyPath, WantID: want, GotID: k.ID(), Database: s.path}
+		return nil, &KeyError{Path: keyPath, WantID: want, GotID: k.ID(), Database: database}
 	}
-	s.key = k
 	return k, nil
 }
 
@@ -149,9 +154,11 @@ func finishRotation(keyPath string) (*seal.Key, error) {
 	return k, nil
 }
 
-func (s *Store) keyID(ctx context.Context) (string, error) {
+// keyID is the id of the key db's secrets are sealed with ("" when none
+// is recorded).
+func keyID(ctx context.Context, db *sql.DB) (string, error) {
 	var v []byte
-	err := s.db.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", settingKeyID).Scan(&v)
+	err := db.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", settingKeyID).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -170,15 +177,16 @@ var sealedColumns = []struct{ table, column, label string }{
 	{"devices", "snmp_v3_priv", "device.snmp_v3_priv"},
 }
 
-func (s *Store) sealedCount(ctx context.Context) (int, error) {
+// sealedCount counts the sealed values db holds.
+func sealedCount(ctx context.Context, db *sql.DB) (int, error) {
 	var total int
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM stored_settings WHERE secret != 0").Scan(&total); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM stored_settings WHERE secret != 0").Scan(&total); err != nil {
 		return 0, fmt.Errorf("count sealed values: %w", err)
 	}
 	for _, c := range sealedColumns {
 		var n int
 		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NOT NULL", c.table, c.column)
-		if err := s.db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count sealed values: %w", err)
 		}
 		total += n
@@ -359,10 +367,10 @@ func (e *StaleKeyError) Error() string {
 }
 
 // sealingKeyCurrent checks, in the transaction that stores a sealed value,
-// that the key it was sealed with is still the database's (no key loaded:
-// nothing is sealed with one).
-func (s *Store) sealingKeyCurrent(ctx context.Context, tx *sql.Tx) error {
-	if s.key == nil {
+// that k, the key it was sealed with, is still the database's (no key
+// loaded: nothing is sealed with one).
+func sealingKeyCurrent(ctx context.Context, tx *sql.Tx, k *seal.Key) error {
+	if k == nil {
 		return nil
 	}
 	var v []byte
@@ -372,24 +380,26 @@ func (s *Store) sealingKeyCurrent(ctx context.Context, tx *sql.Tx) error {
 		return nil
 	case err != nil:
 		return fmt.Errorf("read key id: %w", err)
-	case string(v) != s.key.ID():
-		return &StaleKeyError{Have: s.key.ID(), Database: string(v)}
+	case string(v) != k.ID():
+		return &StaleKeyError{Have: k.ID(), Database: string(v)}
 	}
 	return nil
 }
 
-func (s *Store) sealSecret(v string, label string) ([]byte, error) {
-	if s.key == nil {
+// sealSecret seals v with k (ErrLocked without a key).
+func sealSecret(k *seal.Key, v string, label string) ([]byte, error) {
+	if k == nil {
 		return nil, ErrLocked
 	}
-	return s.key.Seal([]byte(v), label), nil
+	return k.Seal([]byte(v), label), nil
 }
 
-func (s *Store) openSecret(b []byte, label string) (string, error) {
-	if s.key == nil {
+// openSecret opens b with k (ErrLocked without a key).
+func openSecret(k *seal.Key, b []byte, label string) (string, error) {
+	if k == nil {
 		return "", ErrLocked
 	}
-	pt, err := s.key.Open(b, label)
+	pt, err := k.Open(b, label)
 	if err != nil {
 		return "", err
 	}

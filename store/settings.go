@@ -27,7 +27,7 @@ func (g *Settings) SetSettings(ctx context.Context, vals []config.Saved) error {
 		for _, v := range vals {
 			if v.Secret && !v.Delete {
 				// sealed by the caller with Key(): still the database's?
-				if err := g.s.sealingKeyCurrent(ctx, tx); err != nil {
+				if err := sealingKeyCurrent(ctx, tx, g.s.key); err != nil {
 					return fmt.Errorf("store setting %s.%s: %w", v.Section, v.Key, err)
 				}
 			}

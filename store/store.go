@@ -93,11 +93,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, path: path, now: time.Now}
-	if err := s.check(ctx); err != nil {
+	if err := checkPragmas(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := migrate(ctx, db, s.now); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -202,16 +202,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) check(ctx context.Context) error {
+// checkPragmas checks that the connection settings took effect.
+func checkPragmas(ctx context.Context, db *sql.DB) error {
 	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("read journal_mode: %w", err)
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal_mode is %q, want wal", mode)
 	}
 	var fk int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+	if err := db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
 		return fmt.Errorf("read foreign_keys: %w", err)
 	}
 	if fk != 1 {
@@ -254,19 +255,21 @@ func loadMigrations() ([]migration, error) {
 	return out, nil
 }
 
-func (s *Store) migrate(ctx context.Context) error {
+// migrate applies the embedded migrations db has not applied yet, each
+// in its own transaction (applied_at from now).
+func migrate(ctx context.Context, db *sql.DB, now func() time.Time) error {
 	ms, err := loadMigrations()
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	// Only what is missing takes a write transaction: every CLI run opens
 	// the store, and the schema is nearly always current.
 	applied := map[int]bool{}
-	rows, err := s.db.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	rows, err := db.QueryContext(ctx, "SELECT version FROM schema_migrations")
 	if err != nil {
 		return fmt.Errorf("read schema_migrations: %w", err)
 	}
@@ -286,7 +289,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if applied[m.version] {
 			continue
 		}
-		if err := s.apply(ctx, m); err != nil {
+		if err := apply(ctx, db, m, now); err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
 	}
@@ -295,8 +298,8 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // apply runs one migration in its own transaction, unless another process
 // applied it meanwhile.
-func (s *Store) apply(ctx context.Context, m migration) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+func apply(ctx context.Context, db *sql.DB, m migration, now func() time.Time) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -312,7 +315,7 @@ func (s *Store) apply(ctx context.Context, m migration) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
-		m.version, m.name, s.now().UTC().Format(time.RFC3339Nano)); err != nil {
+		m.version, m.name, now().UTC().Format(time.RFC3339Nano)); err != nil {
 		return err
 	}
 	return tx.Commit()
