@@ -8,7 +8,7 @@ import (
 )
 
 // Store keeps what warnings are judged from and the warnings themselves
-// (store.Store): it reads the history, calls judge and stores the outcome
+// (store.Warnings): it reads the history, calls judge and stores the outcome
 // in one transaction.
 type Store interface {
 	UpdateWarnings(ctx context.Context, destination, device string, o Observation, notified bool, judge func(h History) []Warning) (Update, error)

@@ -76,7 +76,7 @@ func userLabel(u string) string {
 }
 
 // openDestination opens the registry and reads a stored destination
-// resolved as the target to replay (store.Target): its user, password and
+// resolved as the target to replay (store.Destinations.Target): its user, password and
 // port, and the workstation name of its device (or its own override).
 func openDestination(ctx context.Context, env environ, df *dataFlags, name string) (*store.Store, registry.Resolved, error) {
 	st, err := df.open(ctx, env, true)
