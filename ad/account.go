@@ -11,6 +11,7 @@ import (
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/secdesc"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // User is what AD says of the account a name typed on the MFP refers to.
@@ -62,7 +63,7 @@ type User struct {
 }
 
 // Account implements smbcheck.Directory.
-func (d *Directory) Account(ctx context.Context, typed, workstation string) (*smbcheck.Account, error) {
+func (d *Directory) Account(ctx context.Context, typed, workstation string) (*smbclient.Account, error) {
 	u, err := d.User(ctx, typed, workstation)
 	if err != nil {
 		return nil, err
@@ -71,8 +72,8 @@ func (d *Directory) Account(ctx context.Context, typed, workstation string) (*sm
 }
 
 // Account narrows u to what a check needs.
-func (u *User) Account() *smbcheck.Account {
-	a := &smbcheck.Account{
+func (u *User) Account() *smbclient.Account {
+	a := &smbclient.Account{
 		Found: u.Found, SAM: u.SAM, UPN: u.UPN, NetBIOSDomain: u.NetBIOSDomain, DNSDomain: u.DNSDomain,
 		Cause: u.Cause, Certain: u.Certain, Summary: u.Summary, Fix: u.Fix, Budget: u.Budget,
 		SIDs: slices.Clone(u.SIDs), SIDNames: u.SIDNames, Evidence: u.Evidence,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // Config says how to reach and read the directory.
@@ -190,8 +191,8 @@ func (d *Directory) Into(o *smbcheck.Options) {
 // not say: the directory's DNS domain as the realm, its DC as the KDC —
 // what a check gets (Into) and a delivery's dialer too
 // (smbcheck.DialOptions.Kerberos).
-func (d *Directory) Kerberos() smbcheck.Kerberos {
-	var k smbcheck.Kerberos
+func (d *Directory) Kerberos() smbclient.Kerberos {
+	var k smbclient.Kerberos
 	k.Realm = d.DNSDomain()
 	if h := d.KDCHost(); h != "" {
 		k.KDCs = []string{h}

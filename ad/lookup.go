@@ -7,6 +7,7 @@ import (
 	"github.com/go-ldap/ldap/v3"
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 func normWorkstation(ws string) string {
@@ -18,12 +19,12 @@ func normWorkstation(ws string) string {
 }
 
 // typedName is a user name as typed on the MFP: smbcheck's one parser.
-type typedName = smbcheck.UserName
+type typedName = smbclient.UserName
 
 // parseTyped parses the typed name without its surrounding spaces, keeping
 // what was typed for the answer.
 func parseTyped(s string) typedName {
-	t := smbcheck.ParseUserName(strings.TrimSpace(s))
+	t := smbclient.ParseUserName(strings.TrimSpace(s))
 	t.Typed = s
 	return t
 }

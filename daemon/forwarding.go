@@ -11,7 +11,6 @@ import (
 	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/resolve"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
 )
 
@@ -48,7 +47,7 @@ const accountCacheTTL = 30 * time.Second
 // accountCache answers smbcheck.Accounts from dir, each answer kept for
 // ttl; an error is not kept (the next delivery asks again).
 type accountCache struct {
-	dir smbcheck.Accounts
+	dir smbclient.Accounts
 	ttl time.Duration
 	now func() time.Time
 
@@ -59,16 +58,16 @@ type accountCache struct {
 type accountQuestion struct{ typed, workstation string }
 
 type cachedAccount struct {
-	acct *smbcheck.Account
+	acct *smbclient.Account
 	at   time.Time
 }
 
-func newAccountCache(dir smbcheck.Accounts, ttl time.Duration) *accountCache {
+func newAccountCache(dir smbclient.Accounts, ttl time.Duration) *accountCache {
 	return &accountCache{dir: dir, ttl: ttl, now: time.Now, m: map[accountQuestion]cachedAccount{}}
 }
 
 // Account implements smbcheck.Accounts. Callers only read the answer.
-func (c *accountCache) Account(ctx context.Context, typed, workstation string) (*smbcheck.Account, error) {
+func (c *accountCache) Account(ctx context.Context, typed, workstation string) (*smbclient.Account, error) {
 	q := accountQuestion{typed, workstation}
 	now := c.now()
 	c.mu.Lock()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/config"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // The forwarder's Kerberos hints are [ad]'s domain and DC, as the checks'
@@ -77,12 +77,12 @@ type countingAccounts struct {
 	err   error
 }
 
-func (c *countingAccounts) Account(_ context.Context, typed, _ string) (*smbcheck.Account, error) {
+func (c *countingAccounts) Account(_ context.Context, typed, _ string) (*smbclient.Account, error) {
 	c.asked++
 	if c.err != nil {
 		return nil, c.err
 	}
-	return &smbcheck.Account{Found: true, SAM: "asmith", NetBIOSDomain: "KYOLAB", UPN: typed}, nil
+	return &smbclient.Account{Found: true, SAM: "asmith", NetBIOSDomain: "KYOLAB", UPN: typed}, nil
 }
 
 // The forwarder's account lookup asks the directory once per user name
@@ -93,7 +93,7 @@ func TestAccountCache(t *testing.T) {
 	c := newAccountCache(dir, 30*time.Second)
 	now := time.Unix(1_800_000_000, 0)
 	c.now = func() time.Time { return now }
-	ask := func(typed, ws string) (*smbcheck.Account, error) { return c.Account(ctx, typed, ws) }
+	ask := func(typed, ws string) (*smbclient.Account, error) { return c.Account(ctx, typed, ws) }
 	if a, err := ask("a.smith@kyolab.test", "MFP01"); err != nil || a.SAM != "asmith" {
 		t.Fatalf("%+v %v", a, err)
 	}

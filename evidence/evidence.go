@@ -19,6 +19,7 @@ import (
 	"github.com/scanwarden/scanwarden/pattern"
 	"github.com/scanwarden/scanwarden/serverlog"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // DefaultBefore is how far before a failed check the event logs are read.
@@ -110,7 +111,7 @@ func (r Readers) Any() bool { return r.Default != nil || len(r.Servers) > 0 }
 // Account splits a user name as typed (DOMAIN\user, user@upn, user) into a
 // reading account.
 func Account(typed string, password scanwarden.Secret) serverlog.Account {
-	u := smbcheck.ParseUserName(typed)
+	u := smbclient.ParseUserName(typed)
 	a := serverlog.Account{User: typed, Password: password}
 	if u.Kind == "domain" {
 		a.User, a.Domain = u.User, u.Prefix
@@ -141,7 +142,7 @@ func (r Readers) Attach(ctx context.Context, t scanwarden.Target, rep *smbcheck.
 	if before <= 0 {
 		before = DefaultBefore
 	}
-	user := smbcheck.ParseUserName(t.User).User
+	user := smbclient.ParseUserName(t.User).User
 	ws := t.Info().Workstation
 	started := rep.Started
 	if started.IsZero() {
@@ -182,7 +183,7 @@ func agree(rep *smbcheck.Report, st *serverlog.Story) {
 // same reports whether the reading account is the scan account typed as
 // scan: the same name, and the same domain when both name one.
 func same(a serverlog.Account, scan string) bool {
-	u := smbcheck.ParseUserName(scan)
+	u := smbclient.ParseUserName(scan)
 	name := u.User
 	if !strings.EqualFold(name, a.User) {
 		return false

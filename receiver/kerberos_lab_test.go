@@ -11,7 +11,6 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -49,7 +48,7 @@ func TestLabDeliverKerberosNTLMBlocked(t *testing.T) {
 	dests := staticDests{{Name: "kim-scans", Folder: "kim-scans", Target: target}}
 	ledger := &smbclient.MemoryLedger{}
 	remote := receiver.SMBRemote{Ledger: ledger, MaxFailures: 2, Timeout: 5 * time.Second,
-		Kerberos: smbcheck.Kerberos{KDCs: []string{lab.DC2IP}}, Resolver: dc2Hosts{res}}
+		Kerberos: smbclient.Kerberos{KDCs: []string{lab.DC2IP}}, Resolver: dc2Hosts{res}}
 	e := newEnv(t, opts{remote: remote, dests: dests})
 	body := pdf("held for a Kerberos destination")
 	if err := e.put("kim-scans/doc.pdf", body, false); err != nil {

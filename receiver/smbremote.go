@@ -28,14 +28,14 @@ type SMBRemote struct {
 	// Kerberos is where a destination of auth kerberos or auto finds its
 	// realm and KDC when the user name and DNS do not say: the checks'
 	// ([ad], ad.Directory.Kerberos).
-	Kerberos smbcheck.Kerberos
+	Kerberos smbclient.Kerberos
 	// Accounts is asked which account a destination's user name names
 	// (smbcheck.DialOptions.Accounts): [ad]'s directory, as the checks ask
 	// it, so that deliveries and checks spend one budget per account; nil:
 	// the server's NTLM domain and the base user name.
-	Accounts smbcheck.Accounts
+	Accounts smbclient.Accounts
 	// Resolver resolves destination hosts and KDCs (nil: the system's).
-	Resolver smbcheck.Resolver
+	Resolver smbclient.Resolver
 	// Logger gets what the dialer does not return (a directory that could
 	// not be asked, a ledger that could not record); nil: discarded.
 	Logger *slog.Logger

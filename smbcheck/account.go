@@ -30,7 +30,7 @@ func (c *checker) localAccount() (bool, string) {
 
 // foreignDirectory reports whether the directory that found acct is another
 // domain's than the server's: its answer about the account does not apply.
-func (c *checker) foreignDirectory(acct *Account) bool {
+func (c *checker) foreignDirectory(acct *smbclient.Account) bool {
 	return acct.Found && c.server != nil && c.server.DomainJoined() && acct.NetBIOSDomain != "" && !strings.EqualFold(acct.NetBIOSDomain, c.server.NetBIOSDomain)
 }
 
@@ -38,7 +38,7 @@ func (c *checker) foreignDirectory(acct *Account) bool {
 // checker's account where the ad step would: not for an account local to
 // the server, not from another domain's directory; then the budget follows
 // it, as in a check.
-func (c *checker) useAccount(acct *Account) {
+func (c *checker) useAccount(acct *smbclient.Account) {
 	if local, _ := c.localAccount(); acct != nil && !local && !c.foreignDirectory(acct) {
 		c.account = acct
 	}
@@ -47,7 +47,7 @@ func (c *checker) useAccount(acct *Account) {
 
 // accountKey names the account for the ledger.
 func (c *checker) accountKey() string {
-	user, _ := baseUser(c.t.User)
+	user, _ := smbclient.BaseUser(c.t.User)
 	authority := c.t.Host
 	if c.account != nil && c.account.Found {
 		return smbclient.AccountKey(c.account.NetBIOSDomain, c.account.SAM)

@@ -46,7 +46,7 @@ func (c adStep) stepAD(ctx context.Context) bool {
 		return false
 	}
 	s.Evidence["budget"] = acct.Budget
-	acct.foresight(s.Evidence)
+	foresight(acct, s.Evidence)
 	if acct.Cause != scanwarden.CauseOK && acct.Cause != "" && acct.Certain {
 		c.fail(s, acct.Cause, acct.Summary, acct.Fix)
 		return false

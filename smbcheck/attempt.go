@@ -60,7 +60,7 @@ type attemptResult struct {
 // connection is dialed (and closed on failure). The failure ledger is asked
 // at the last moment, right before the AUTHENTICATE would leave; on the
 // first logon, the negotiate and ad steps are taken there too.
-func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptResult {
+func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f smbclient.Form) attemptResult {
 	if conn == nil {
 		// An extra connection: the lowest dialect's are done first.
 		c.settleFloor()
@@ -86,7 +86,7 @@ func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptR
 	var info *smbconn.ServerInfo
 	var err error
 	if c.smb1 {
-		sess, info, err = smbconn.LogonSMB1(lctx, conn, c.t.DialPort(), c.t.Host, credentials(f, c.t), c.o.Device.NTLMv1 && !c.ntlmv2, g)
+		sess, info, err = smbconn.LogonSMB1(lctx, conn, c.t.DialPort(), c.t.Host, smbclient.Credentials(f, c.t), c.o.Device.NTLMv1 && !c.ntlmv2, g)
 	} else {
 		dev := c.o.Device
 		if c.as != nil {
@@ -95,7 +95,7 @@ func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptR
 		if c.ntlmv2 {
 			dev.NTLMv1 = false
 		}
-		sess, info, err = smbconn.Logon(lctx, conn, c.t.DialPort(), c.t.Host, credentials(f, c.t), dev, g)
+		sess, info, err = smbconn.Logon(lctx, conn, c.t.DialPort(), c.t.Host, smbclient.Credentials(f, c.t), dev, g)
 	}
 	if err != nil && errors.Is(context.Cause(lctx), os.ErrDeadlineExceeded) {
 		err = fmt.Errorf("%w: no answer within %s: %w", err, c.o.StepTimeout, os.ErrDeadlineExceeded)
@@ -121,7 +121,7 @@ func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f Form) attemptR
 // logonGate is attempt's gate, called right before the AUTHENTICATE would
 // leave: the first logon's negotiate and ad steps, then the failure ledger's
 // reservation (in *id). The logon's timer stands still meanwhile.
-func (c gatedLogon) logonGate(ctx context.Context, f Form, started time.Time, timer *time.Timer, res *attemptResult, id *int64) smbconn.Gate {
+func (c gatedLogon) logonGate(ctx context.Context, f smbclient.Form, started time.Time, timer *time.Timer, res *attemptResult, id *int64) smbconn.Gate {
 	return func(info *smbconn.ServerInfo) error {
 		timer.Stop()
 		defer timer.Reset(c.o.StepTimeout)

@@ -18,11 +18,11 @@ type checker struct {
 	addr    string              // the address the MFP would connect to
 	conn    net.Conn            // the tcp step's connection, used for the first logon
 	server  *smbconn.ServerInfo // what the server told in negotiate (or the probe)
-	account *Account            // from the directory
+	account *smbclient.Account  // from the directory
 	host    *Host               // the target's computer object, from the directory
 	sess    *smbconn.Conn       // the one session
 	share   *smbconn.Share      // the tree step's share
-	form    Form                // the form that logged on
+	form    smbclient.Form      // the form that logged on
 	ledger  smbclient.Ledger    // o.Ledger or a per-check memory ledger
 	budget  int                 // failed logons allowed in this window
 	// negotiated is set once the negotiate step is recorded.

@@ -39,10 +39,10 @@ type DialOptions struct {
 	// Kerberos is where a Kerberos logon (Target.Auth kerberos or auto)
 	// looks for the realm and KDCs when the user name and DNS do not say:
 	// the same as a check's (ad.Directory.Kerberos).
-	Kerberos Kerberos
+	Kerberos smbclient.Kerberos
 	// Resolver resolves the host and, when it has LookupSRV, the realm's
 	// KDCs (nil: the system resolver).
-	Resolver Resolver
+	Resolver smbclient.Resolver
 	// Accounts, when set, is asked which account the stored user name
 	// names, as a check's ad step asks its Directory: the ledger then
 	// counts the logon against that account (DOMAIN\sAMAccountName) with
@@ -51,14 +51,14 @@ type DialOptions struct {
 	// or not applying (an account local to the server, another domain's
 	// directory): the server's NTLM domain and the base user name, as in a
 	// check without a directory.
-	Accounts Accounts
+	Accounts smbclient.Accounts
 	// Logger gets what is not the caller's to handle (a ledger that
 	// cannot record an outcome, a directory that could not be asked); nil:
 	// discarded.
 	Logger *slog.Logger
 
 	// account is Accounts' answer for the target (nil: none).
-	account *Account
+	account *smbclient.Account
 }
 
 // Defaults of DialOptions' durations.
@@ -119,7 +119,7 @@ func (o DialOptions) withDefaults() DialOptions {
 // connection so that no logon waits for the directory; nil when it is not
 // set, could not be asked (logged: the logon goes on as without a
 // directory, as a check's does) or has no such account.
-func (o DialOptions) lookupAccount(ctx context.Context, host, user, workstation string) *Account {
+func (o DialOptions) lookupAccount(ctx context.Context, host, user, workstation string) *smbclient.Account {
 	if o.Accounts == nil {
 		return nil
 	}
@@ -174,10 +174,10 @@ func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbcon
 		}
 		return nil, nil, e
 	}
-	f := storedForm(t.User)
+	f := smbclient.StoredForm(t.User)
 	l := &dialLedger{ctx: ctx, o: o, t: t, addr: addr, f: f}
 	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
-	sess, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, credentials(f, t), smbconn.Device{}, l.reserve)
+	sess, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, smbclient.Credentials(f, t), smbconn.Device{}, l.reserve)
 	lcancel()
 	if err != nil && info == nil && l.id == 0 && l.refusal == nil && !smbclient.IsTimeout(err) {
 		if _, ok := smbconn.StatusOf(err); !ok {
@@ -280,7 +280,7 @@ func dialProbe(ctx context.Context, t scanwarden.Target, addr string, o DialOpti
 	}
 	defer conn.Close()
 	var told *smbconn.ServerInfo
-	_, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, credentials(storedForm(t.User), t), smbconn.Device{}, func(info *smbconn.ServerInfo) error {
+	_, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, smbclient.Credentials(smbclient.StoredForm(t.User), t), smbconn.Device{}, func(info *smbconn.ServerInfo) error {
 		told = info
 		return errProbed
 	})
@@ -317,7 +317,7 @@ type dialLedger struct {
 	o       DialOptions
 	t       scanwarden.Target
 	addr    string
-	f       Form
+	f       smbclient.Form
 	id      int64
 	refusal *smbclient.Refusal
 }
@@ -341,14 +341,14 @@ func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
 
 // dialSMB1 logs on over SMB1 on a new connection to addr; the smbconn.ServerInfo
 // is nil when the server did not negotiate SMB1.
-func dialSMB1(ctx context.Context, t scanwarden.Target, addr string, f Form, g smbconn.Gate, timeout time.Duration) (*smbconn.Conn, *smbconn.ServerInfo, error) {
+func dialSMB1(ctx context.Context, t scanwarden.Target, addr string, f smbclient.Form, g smbconn.Gate, timeout time.Duration) (*smbconn.Conn, *smbconn.ServerInfo, error) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	conn, err := smbconn.DialTCP(lctx, addr, t.DialPort())
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, info, err := smbconn.LogonSMB1(lctx, conn, t.DialPort(), t.Host, credentials(f, t), false, g)
+	sess, info, err := smbconn.LogonSMB1(lctx, conn, t.DialPort(), t.Host, smbclient.Credentials(f, t), false, g)
 	if err != nil {
 		conn.Close()
 	}

@@ -84,8 +84,8 @@ type krbLogon struct{ *checker }
 // suffix as realm, else the server's DNS domain (from the NTLM challenge),
 // else the directory's, else Options.Realm.
 func (c krbLogon) krbRealmUser() (realm, user string) {
-	u := ParseUserName(c.t.User)
-	user, _ = baseUser(c.t.User)
+	u := smbclient.ParseUserName(c.t.User)
+	user, _ = smbclient.BaseUser(c.t.User)
 	if u.Kind == "upn" {
 		return strings.ToUpper(u.Suffix), user
 	}
@@ -369,7 +369,7 @@ func (c krbLogon) krbReserve(ctx context.Context, k *krbResult, realm, user stri
 		k.cause, k.detail = scanwarden.CauseUnknown, "failure ledger: "+err.Error()
 		return 0, false
 	}
-	f := Form{Kind: "kerberos", User: user, Domain: realm, Typed: k.principal}
+	f := smbclient.Form{Kind: "kerberos", User: user, Domain: realm, Typed: k.principal}
 	a := smbclient.Attempt{Account: c.accountKey(), Form: smbclient.FormKey(f.Domain, f.User, c.t.Password.Reveal(), key) + "|kerberos", Typed: k.principal + " (Kerberos)", At: c.o.Now()}
 	id, refused, err := c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
 	if err != nil {

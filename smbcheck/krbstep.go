@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // stepSessionKerberos is the session step of a Kerberos-capable MFP. One
 // NTLM negotiation whose AUTHENTICATE never leaves takes the negotiate and
 // ad steps and learns the server's DNS names; then the Kerberos logon.
 func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
-	stored := storedForm(c.t.User)
+	stored := smbclient.StoredForm(c.t.User)
 	c.probing = true
 	res := gatedLogon(c).attempt(ctx, c.conn, stored)
 	c.probing = false
@@ -70,7 +71,7 @@ func (c sessionStep) ntlmBlocked(ctx context.Context, s *stepState) bool {
 	switch {
 	case k.sess != nil:
 		c.sess = k.sess
-		c.form = storedForm(c.t.User)
+		c.form = smbclient.StoredForm(c.t.User)
 		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; the stored password is right: over Kerberos %s logs on (the steps below run over that Kerberos session)", k.principal), fix)
 		return true
 	case k.refused != nil:

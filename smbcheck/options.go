@@ -42,7 +42,7 @@ type Options struct {
 	// StepTimeout bounds each network step (default 10 s).
 	StepTimeout time.Duration
 	// Resolver resolves the host name (default: the system resolver).
-	Resolver Resolver
+	Resolver smbclient.Resolver
 	// DNSDomains are domains a bare host name is tried under when it does
 	// not resolve (e.g. the AD domain), to tell which full name to store.
 	DNSDomains []string
@@ -71,16 +71,6 @@ type Options struct {
 	Progress func(Step)
 	Logger   *slog.Logger
 	Now      func() time.Time
-}
-
-// Kerberos is where a Kerberos logon looks for the realm of a user name
-// without a UPN suffix when the server names no DNS domain (Realm), and for
-// KDCs when DNS has no _kerberos SRV record of the realm (KDCs, host or
-// host:port): [ad]'s domain and host, the same for a check (Options.Realm,
-// Options.KDCs) and a delivery (DialOptions.Kerberos) — ad.Directory.Kerberos.
-type Kerberos struct {
-	Realm string
-	KDCs  []string
 }
 
 const (
@@ -145,9 +135,4 @@ type CanaryJournal interface {
 	Forget(ctx context.Context, folder, name string) error
 	// Left lists the names recorded for folder and not forgotten.
 	Left(ctx context.Context, folder string) ([]string, error)
-}
-
-// Resolver resolves host names; *net.Resolver is one.
-type Resolver interface {
-	LookupHost(ctx context.Context, host string) ([]string, error)
 }

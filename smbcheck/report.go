@@ -9,6 +9,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/serverlog"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -104,7 +105,7 @@ type Report struct {
 	Started     time.Time             `json:"started"`
 	Steps       []Step                `json:"steps"`
 	Verdict     Verdict               `json:"verdict"`
-	WorkingForm *Form                 `json:"working_form,omitempty"`
+	WorkingForm *smbclient.Form       `json:"working_form,omitempty"`
 	Server      *smbconn.ServerInfo   `json:"server,omitempty"`
 	// Interrupted is set when the check was stopped before it ended: the
 	// verdict covers only the steps that ran.

@@ -44,7 +44,7 @@ func (c sessionStep) stepSession(ctx context.Context) bool {
 // stepSessionNTLM is the session step over NTLM. krbNote, when not nil,
 // is auth auto's Kerberos try that could not judge the password.
 func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bool {
-	stored := storedForm(c.t.User)
+	stored := smbclient.StoredForm(c.t.User)
 	res := gatedLogon(c).attempt(ctx, c.conn, stored)
 	c.conn = nil // handed over to the attempt
 	if res.stopped {
@@ -245,11 +245,11 @@ func (c sessionStep) dialect() string {
 	return "2/3"
 }
 
-func formEvidence(f Form) map[string]string {
+func formEvidence(f smbclient.Form) map[string]string {
 	return map[string]string{"typed": f.Typed, "ntlm_user": f.User, "ntlm_domain": f.Domain, "kind": string(f.Kind)}
 }
 
-func describeForm(f Form) string {
+func describeForm(f smbclient.Form) string {
 	if f.User == "" && f.Domain == "" {
 		return "an empty login name (anonymous)"
 	}
@@ -324,7 +324,7 @@ func (c sessionStep) sessionAnonymousRefused(s *stepState, res attemptResult) bo
 // that client was let in and asked to encrypt, and reports whether it did.
 func (c sessionStep) encryptionRefusedAtLogon(ctx context.Context, s *stepState, res attemptResult) bool {
 	d := c.o.Device
-	if c.anonymous() || res.status != ntstatus.AccessDenied || !c.cannotEncrypt() || !c.ownClientAskedToEncrypt(ctx, storedForm(c.t.User)) {
+	if c.anonymous() || res.status != ntstatus.AccessDenied || !c.cannotEncrypt() || !c.ownClientAskedToEncrypt(ctx, smbclient.StoredForm(c.t.User)) {
 		return false
 	}
 	s.Evidence["encryption"] = "required for every session: scanwarden's own client is let in and asked to encrypt"
@@ -349,7 +349,7 @@ func (c sessionStep) ntlmv1Refused(ctx context.Context, s *stepState, res attemp
 		return false
 	}
 	c.ntlmv2 = true
-	v2 := gatedLogon(c).attempt(ctx, nil, storedForm(c.t.User))
+	v2 := gatedLogon(c).attempt(ctx, nil, smbclient.StoredForm(c.t.User))
 	c.ntlmv2 = false
 	switch {
 	case v2.sess != nil && !c.smb1:

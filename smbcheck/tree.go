@@ -6,6 +6,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -116,7 +117,7 @@ func (c *checker) cannotEncrypt() bool {
 // (which encrypts), in form f, and connects the share: it reports whether
 // that client was let in and asked for SMB3 encryption. Used only after a
 // refusal that is not about the password.
-func (c *checker) ownClientAskedToEncrypt(ctx context.Context, f Form) bool {
+func (c *checker) ownClientAskedToEncrypt(ctx context.Context, f smbclient.Form) bool {
 	c.as = &smbconn.Device{}
 	res := gatedLogon{c}.attempt(ctx, nil, f)
 	c.as = nil

@@ -92,15 +92,15 @@ func TestStoredForm(t *testing.T) {
 		{"KYOLAB/alice", "KYOLAB/alice", ""},
 	}
 	for _, tc := range tests {
-		f := storedForm(tc.typed)
+		f := smbclient.StoredForm(tc.typed)
 		if f.User != tc.user || f.Domain != tc.domain || f.Typed != tc.typed {
-			t.Errorf("storedForm(%q) = %+v", tc.typed, f)
+			t.Errorf("smbclient.StoredForm(%q) = %+v", tc.typed, f)
 		}
 	}
 }
 
 func TestCandidateForms(t *testing.T) {
-	typedOf := func(fs []Form) []string {
+	typedOf := func(fs []smbclient.Form) []string {
 		var out []string
 		for _, f := range fs {
 			out = append(out, f.Typed)

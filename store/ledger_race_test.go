@@ -14,7 +14,6 @@ import (
 
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/seal"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
 )
 
@@ -202,7 +201,7 @@ func TestLedgerFingerprintNotTestableFromDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	form := smbcheck.Form{Domain: "KYOLAB", User: "frank", Typed: `KYOLAB\frank`}
+	form := smbclient.Form{Domain: "KYOLAB", User: "frank", Typed: `KYOLAB\frank`}
 	const password = "Winter2026!"
 	now := time.Now()
 	id, _, err := s.Ledger().Reserve(ctx, smbclient.Attempt{Account: `kyolab\frank`, Form: smbclient.FormKey(form.Domain, form.User, password, key), At: now}, now.Add(-time.Hour), 2)

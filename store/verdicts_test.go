@@ -8,6 +8,7 @@ import (
 	scanwarden "github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 func TestLatestVerdicts(t *testing.T) {
@@ -24,7 +25,7 @@ func TestLatestVerdicts(t *testing.T) {
 		rep := smbcheck.Report{Started: at, Verdict: smbcheck.Verdict{Cause: cause, KyoceraCode: "1102", Summary: "s " + string(cause), Fix: "fix " + string(cause)},
 			Steps: []smbcheck.Step{{ID: "tcp", Status: smbcheck.StatusOK}}}
 		if form != "" {
-			rep.WorkingForm = &smbcheck.Form{Typed: form}
+			rep.WorkingForm = &smbclient.Form{Typed: form}
 		}
 		if err := s.Reports().AddReport(ctx, dest, rep); err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/scanwarden/scanwarden/incident"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 )
 
 // route is one route of the site, with a request that reaches its handler.
@@ -991,7 +992,7 @@ func TestPageGzip(t *testing.T) {
 
 func TestFormatEvidence(t *testing.T) {
 	ev := smbcheck.Evidence{"form": map[string]any{"typed": `KYOLAB\alice`, "user": "alice"}, "addresses": []any{"10.0.0.1", "10.0.0.2"},
-		"port": float64(445), "live": smbcheck.Form{Typed: "a@b"}}
+		"port": float64(445), "live": smbclient.Form{Typed: "a@b"}}
 	if got, want := formatEvidence(ev), `addresses=10.0.0.1,10.0.0.2 form=KYOLAB\alice live=a@b port=445`; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
