@@ -18,14 +18,25 @@ import (
 	"github.com/scanwarden/scanwarden/store"
 )
 
+// What serve hands the monitor from the store.
+var (
+	_ monitor.Registry = (*fleet)(nil)
+	_ monitor.Sweeps   = eventSweeps{}
+	_ monitor.Reports  = reports{}
+)
+
 // fleet reads the registry from the store for the monitor.
 type fleet struct {
-	st   *store.Store
-	mu   sync.Mutex
-	seen map[string]bool // destinations whose last check was looked up
+	devs  *store.Devices
+	dests *store.Destinations
+	reps  *store.Reports
+	mu    sync.Mutex
+	seen  map[string]bool // destinations whose last check was looked up
 }
 
-func newFleet(st *store.Store) *fleet { return &fleet{st: st, seen: map[string]bool{}} }
+func newFleet(st *store.Store) *fleet {
+	return &fleet{devs: st.Devices(), dests: st.Destinations(), reps: st.Reports(), seen: map[string]bool{}}
+}
 
 func toMonitor(r registry.Resolved) monitor.Destination {
 	return monitor.Destination{Name: r.Name, Device: r.Destination.Device, Target: r.Target, PasswordUnreadable: r.PasswordUnreadable,
@@ -34,7 +45,7 @@ func toMonitor(r registry.Resolved) monitor.Destination {
 
 // Destinations implements monitor.Registry.
 func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error) {
-	rs, err := f.st.Destinations().Targets(ctx, "")
+	rs, err := f.dests.Targets(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +58,7 @@ func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error)
 		f.seen[k] = true
 		f.mu.Unlock()
 		if first {
-			if rep, ok, err := f.st.Reports().LatestReport(ctx, r.Name); err == nil && ok {
+			if rep, ok, err := f.reps.LatestReport(ctx, r.Name); err == nil && ok {
 				md.LastCheck, md.LastVerdict = rep.At, smbcheck.Verdict{Cause: rep.Cause, KyoceraCode: rep.KyoceraCode, Summary: rep.Summary}
 			}
 		}
@@ -61,7 +72,7 @@ func (f *fleet) Destinations(ctx context.Context) ([]monitor.Destination, error)
 // host, share and path (see matchDestination); an event that names none
 // concerns every destination of its device.
 func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination, error) {
-	devs, err := f.st.Devices().Devices(ctx)
+	devs, err := f.devs.Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +83,7 @@ func (f *fleet) Match(ctx context.Context, ev snmp.Event) ([]monitor.Destination
 			break
 		}
 	}
-	all, err := f.st.Destinations().Targets(ctx, "")
+	all, err := f.dests.Targets(ctx, "")
 	if err != nil {
 		return nil, err
 	}
