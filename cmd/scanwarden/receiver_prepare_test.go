@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,5 +84,24 @@ func TestReceiverPrepareConfig(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(conf); !bytes.Equal(now, good) {
 		t.Errorf("a refused allowlist changed smb.conf:\n%s", now)
+	}
+	// what the daemon reads: root's list (the last good one) and why its
+	// own was refused; both gone stale once a list is taken
+	if got, err := samba.ReadApplied(smbdDir); err != nil || fmt.Sprint(got) != "[192.168.10.0/24 10.1.2.3/32]" {
+		t.Errorf("root's applied list after a refusal: %v %v", got, err)
+	}
+	why, _ := os.ReadFile(samba.RefusedFile(smbdDir))
+	if fi, err := os.Stat(samba.RefusedFile(smbdDir)); err != nil || fi.Mode().Perm() != 0o644 || !strings.Contains(string(why), `line 2: "root preexec = /bin/true" is not an address`) {
+		t.Errorf("why the list was refused, for the daemon: %q (%v)", why, err)
+	}
+	os.WriteFile(allow, []byte("10.1.2.3\n"), 0o644)
+	if code, out, errs = prepare("--config", on, "--user", "root"); code != exitOK {
+		t.Fatalf("a good list after a refused one: exit %d %q %q", code, out, errs)
+	}
+	if got, err := samba.ReadApplied(smbdDir); err != nil || fmt.Sprint(got) != "[10.1.2.3/32]" {
+		t.Errorf("root's applied list: %v %v", got, err)
+	}
+	if _, err := os.Stat(samba.RefusedFile(smbdDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refusal is kept once a list was taken: %v", err)
 	}
 }

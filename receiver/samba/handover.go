@@ -3,6 +3,7 @@ package samba
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -17,6 +18,30 @@ import (
 // (PrepareShare writes it beside smb.conf, mode 0644, once smb.conf carries
 // that list): what the daemon reads to learn that root applied its list.
 func AppliedFile(smbdDir string) string { return filepath.Join(smbdDir, "allow") }
+
+// RefusedFile says why root last refused the daemon's list (PrepareShare
+// writes it, mode 0644, and removes it once it takes a list).
+func RefusedFile(smbdDir string) string { return filepath.Join(smbdDir, "allow.refused") }
+
+// maxRefusedBytes bounds what is read of RefusedFile.
+const maxRefusedBytes = 1024
+
+// readRefused is why root refused the daemon's list, when it did so at
+// since or later ("" otherwise: an older refusal is not this list's).
+func readRefused(smbdDir string, since time.Time) string {
+	f, err := os.Open(RefusedFile(smbdDir))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.ModTime().Before(since) {
+		return ""
+	}
+	b := make([]byte, maxRefusedBytes)
+	n, _ := io.ReadFull(f, b)
+	return strings.TrimSpace(strings.ToValidUTF8(string(b[:n]), "?"))
+}
 
 // ReadApplied reads AppliedFile: the list smb.conf in smbdDir carries.
 func ReadApplied(smbdDir string) ([]netip.Prefix, error) {
@@ -40,6 +65,9 @@ type AllowLag struct {
 	// RootErr: root's list could not be read (none applied yet, or not
 	// readable).
 	RootErr error
+	// RootRefused is why root refused the daemon's list, when it did since
+	// the list was written (RefusedFile); "" when it did not.
+	RootRefused string
 	// Refused are the daemon's entries that none of root's admits: smbd
 	// turns them away (an MFP refused).
 	Refused []netip.Prefix
@@ -115,7 +143,10 @@ func (l AllowLag) Effect() string {
 		parts = append(parts, "smbd still admits "+prefixList(l.Admitted)+", which the daemon no longer does (an address taken off the list can still store scans)")
 	}
 	if len(parts) == 0 {
-		return "root's list names the same addresses in other entries"
+		parts = append(parts, "root's list names the same addresses in other entries")
+	}
+	if l.RootRefused != "" {
+		return "root refused the daemon's list (" + l.RootRefused + "), so " + strings.Join(parts, "; and ")
 	}
 	return strings.Join(parts, "; and ")
 }
@@ -288,7 +319,7 @@ func (h *Handover) step() time.Duration {
 		return min(h.times.Poll, h.next.Sub(now))
 	}
 	lag := LagOf(want, root)
-	lag.RootErr = err
+	lag.RootErr, lag.RootRefused = err, readRefused(h.smbdDir, h.first)
 	switch {
 	case h.writes >= len(h.times.Waits) && !h.reported:
 		h.lagging, h.reported = true, true

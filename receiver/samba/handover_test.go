@@ -55,18 +55,25 @@ func TestLagOf(t *testing.T) {
 // write of the daemon's list reaches it (as the path unit's reload would)
 // unless it is dropped, as systemd drops a write it did not see.
 type fakeRoot struct {
-	t    *testing.T
-	dir  string
-	mu   sync.Mutex
-	drop int  // writes still to drop
-	dead bool // drop every write
-	n    int  // writes made
+	t      *testing.T
+	dir    string
+	mu     sync.Mutex
+	drop   int    // writes still to drop
+	dead   bool   // drop every write
+	refuse string // refuse every write, saying this (as PrepareShare does)
+	n      int    // writes made
 }
 
 func (r *fakeRoot) write(allow []netip.Prefix) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n++
+	if r.refuse != "" {
+		if err := os.WriteFile(RefusedFile(r.dir), []byte(r.refuse+"\n"), 0o644); err != nil {
+			r.t.Error(err)
+		}
+		return
+	}
 	if r.dead || r.drop > 0 {
 		r.drop--
 		return
@@ -326,5 +333,33 @@ func TestRewriteAllowFile(t *testing.T) {
 	}
 	if err := RewriteAllowFile(path, nil); err == nil {
 		t.Error("an empty list rewritten")
+	}
+}
+
+// A list root refuses (PrepareShare says why in RefusedFile): the lag
+// names the reason; a refusal older than the list is not named.
+func TestHandoverRootRefused(t *testing.T) {
+	g := newHandoverRig(t, &fakeRoot{})
+	g.write(t, prefixes("10.0.0.4/32"))
+	old := RefusedFile(g.root.dir)
+	if err := os.WriteFile(old, []byte("an old attack's line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(old, past, past)
+	g.root.set(true)
+	g.write(t, prefixes("10.0.0.5/32"))
+	r := g.next(t, 2*time.Second)
+	if r.Applied || strings.Contains(r.Fault(), "refused the daemon's list") || strings.Contains(r.Fault(), "old attack") {
+		t.Fatalf("report %+v (%s), want a lag that names no refusal", r, r.Fault())
+	}
+	g.root.mu.Lock()
+	g.root.refuse = "10.0.0.0/8 is a network that neither [receiver] allow nor this box's networks contain; the file is refused"
+	g.root.mu.Unlock()
+	g.write(t, prefixes("10.0.0.0/8"))
+	r = g.next(t, 2*time.Second)
+	want := "root refused the daemon's list (10.0.0.0/8 is a network that neither [receiver] allow nor this box's networks contain; the file is refused), so smbd refuses 10.0.0.0/8"
+	if r.Applied || !strings.Contains(r.Fault(), want) {
+		t.Fatalf("report %+v, want the fault to say %q:\n%s", r, want, r.Fault())
 	}
 }

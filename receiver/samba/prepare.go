@@ -154,6 +154,11 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 		if c.Allow, rerr = parseAllow(applied, b); rerr != nil {
 			return res, fmt.Errorf("the daemon's allowlist is refused (%v), and the last good one cannot be read: %w", err, rerr)
 		}
+		// why, for the daemon to name in its fault (data it reads, never
+		// parses as more than a line)
+		if werr := writeFileAtomic(RefusedFile(c.Dir), []byte(res.Refused+"\n"), 0o644); werr != nil {
+			log.Warn("why the allowlist was refused is not kept for the daemon", "err", werr)
+		}
 	}
 	if err := os.Chown(c.logDir(), 0, owner.gid); err != nil {
 		return res, fmt.Errorf("smbd dirs: %w", err)
@@ -172,6 +177,9 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 		res.Allow = c.Allow
 		if err := writeFileAtomic(applied, FormatAllow(c.Allow), 0o644); err != nil {
 			return res, err
+		}
+		if err := os.Remove(RefusedFile(c.Dir)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return res, fmt.Errorf("remove %s: %w", RefusedFile(c.Dir), err)
 		}
 	}
 	if err := s.setAccounts(ctx); err != nil {
