@@ -60,32 +60,11 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 		return changed, Scan{}, err
 	}
 	defer src.close()
-	// O_NONBLOCK: should anyone hold a write lease, the open fails rather
-	// than waits for it
-	f, st, err := src.dir.Open(src.name, os.O_RDONLY, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return gone, Scan{}, nil
-	}
-	if err != nil {
-		return changed, Scan{}, fmt.Errorf("open %s: %w", path, err)
+	f, out, err := openUnwritten(src, path, snap)
+	if f == nil {
+		return out, Scan{}, err
 	}
 	defer f.Close()
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return changed, Scan{}, fmt.Errorf("%s: not a regular file", path)
-	}
-	now, err := fstatSnap(f)
-	if err != nil {
-		return changed, Scan{}, err
-	}
-	if now != snap {
-		return changed, Scan{}, nil
-	}
-	switch err := readLease(f); {
-	case errors.Is(err, errStillOpen):
-		return stillOpen, Scan{}, nil
-	case err != nil:
-		return changed, Scan{}, err
-	}
 	defer dropLease(f)
 	if links(f) > 1 {
 		// Another name shares this file (an SMB client may make hard
@@ -116,6 +95,46 @@ func (g *ingester) ingest(ctx context.Context, path string, snap snapshot, write
 		return g.recordIncomplete(ctx, sc)
 	}
 	return g.commit(ctx, f, src, sc, snap, force)
+}
+
+// openUnwritten opens the file src (at path) as the watcher's last look
+// saw it (snap), with a read lease taken: while the lease is held, nobody
+// has it open for writing. A nil file is not to be taken now: the
+// outcome and error say why, as ingest returns them.
+func openUnwritten(src place, path string, snap snapshot) (*os.File, outcome, error) {
+	// O_NONBLOCK: should anyone hold a write lease, the open fails rather
+	// than waits for it
+	f, st, err := src.dir.Open(src.name, os.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, gone, nil
+	}
+	if err != nil {
+		return nil, changed, fmt.Errorf("open %s: %w", path, err)
+	}
+	taken := false
+	defer func() {
+		if !taken {
+			f.Close()
+		}
+	}()
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, changed, fmt.Errorf("%s: not a regular file", path)
+	}
+	now, err := fstatSnap(f)
+	if err != nil {
+		return nil, changed, err
+	}
+	if now != snap {
+		return nil, changed, nil
+	}
+	switch err := readLease(f); {
+	case errors.Is(err, errStillOpen):
+		return nil, stillOpen, nil
+	case err != nil:
+		return nil, changed, err
+	}
+	taken = true
+	return f, ingested, nil
 }
 
 // judge is what a file's content makes of it: Refused (why says so) when
