@@ -271,3 +271,22 @@ func TestScopeOf(t *testing.T) {
 		t.Fatalf("WithWINS %v", w.WINS)
 	}
 }
+
+// TestLookupFloodEndsAtOnce: a flood that reaches MaxPackets ends the
+// lookup then, not at Wait — a reader holding a packet nobody will read
+// is let go.
+func TestLookupFloodEndsAtOnce(t *testing.T) {
+	flood := newFake(t, func(int, []byte) [][]byte {
+		out := make([][]byte, 200)
+		for i := range out {
+			out[i] = []byte{0xFF}
+		}
+		return out
+	})
+	for i := 0; i < 5; i++ {
+		r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{flood.addr()}}, Wait: 10 * time.Second, MaxPackets: 1}).Lookup(context.Background(), "work")
+		if r.Waited > 5*time.Second {
+			t.Fatalf("lookup %d: %s after reading 1 of a flood: %v", i, r.Waited, r.Invalid)
+		}
+	}
+}

@@ -138,6 +138,10 @@ func (l *lookup) openLLMNR(sc Scope) error {
 // has answered.
 func (l *lookup) listen(ctx context.Context, wait time.Duration, maxPackets int) {
 	deadline, _ := ctx.Deadline()
+	// Leaving ends the readers too: one blocked handing on a packet the
+	// loop will never read would otherwise hold the return until the
+	// deadline (a flood that hits maxPackets early).
+	ctx, stop := context.WithCancel(ctx)
 	pkts := make(chan packet, maxPackets)
 	var wg sync.WaitGroup
 	for _, s := range l.socks {
@@ -148,7 +152,7 @@ func (l *lookup) listen(ctx context.Context, wait time.Duration, maxPackets int)
 			s.read(ctx, pkts)
 		}()
 	}
-	defer func() { l.close(); wg.Wait() }()
+	defer func() { stop(); l.close(); wg.Wait() }()
 
 	l.send()
 	resend := time.NewTimer(wait / 2)
