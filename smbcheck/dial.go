@@ -249,16 +249,16 @@ func dialKerberos(ctx context.Context, t scanwarden.Target, o DialOptions) (*smb
 		return nil, nil, &smbclient.Error{Op: "connect", Cause: scanwarden.CauseSMB1OnlyServer, Err: fmt.Errorf("%s negotiates no SMB2/3: no Kerberos logon over it", host)}
 	}
 	c := o.checker(t, addr, info)
-	k := krbLogon{c}.try(ctx)
+	k := c.kerberosLogon().Try(ctx)
 	switch {
-	case k.sess != nil:
-		return k.sess, info, nil
-	case t.LogonAuth() == scanwarden.AuthAuto && k.fallback && k.refused == nil:
+	case k.Sess != nil:
+		return k.Sess, info, nil
+	case t.LogonAuth() == scanwarden.AuthAuto && k.Fallback && k.Refused == nil:
 		return dialLogon(ctx, t, o)
 	}
-	e := &smbclient.Error{Op: "logon", Cause: k.cause, Refusal: k.refused, KDCError: k.code,
-		Err: fmt.Errorf("Kerberos logon as %s: %s", orWord(k.principal, t.User), k.detail)}
-	if k.cause == scanwarden.CauseHostUnreachable {
+	e := &smbclient.Error{Op: "logon", Cause: k.Cause, Refusal: k.Refused, KDCError: k.Code,
+		Err: fmt.Errorf("Kerberos logon as %s: %s", orWord(k.Principal, t.User), k.Detail)}
+	if k.Cause == scanwarden.CauseHostUnreachable {
 		e.Op = "connect"
 	}
 	return nil, nil, e
@@ -306,7 +306,10 @@ func (o DialOptions) checker(t scanwarden.Target, addr string, info *smbconn.Ser
 		Resolver: o.Resolver, Realm: o.Kerberos.Realm, KDCs: o.Kerberos.KDCs, Logger: o.Logger, Now: o.Now}
 	co.defaults()
 	c := &checker{t: t, o: co, addr: addr, server: info, ledger: o.Ledger}
-	c.useAccount(o.account)
+	la := c.logonAccount()
+	la.Use(o.account)
+	c.account = la.Account
+	c.computeBudget()
 	return c
 }
 

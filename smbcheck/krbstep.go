@@ -31,27 +31,27 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 	s := c.begin(StepSession)
 	s.Evidence["auth"] = string(c.t.LogonAuth())
 	s.Evidence["form"] = formEvidence(stored)
-	k := krbLogon(c).try(ctx)
-	k.evidence(s.Evidence)
+	k := c.kerberosLogon().Try(ctx)
+	k.Evidence(s.Evidence)
 	s.Evidence["budget"] = c.budget
-	if k.sess != nil {
-		c.sess, c.form = k.sess, stored
-		c.ok(s, k.detail)
+	if k.Sess != nil {
+		c.sess, c.form = k.Sess, stored
+		c.ok(s, k.Detail)
 		c.skipWhy("not needed: the Kerberos logon succeeded", StepForms)
 		return true
 	}
-	if c.t.LogonAuth() == scanwarden.AuthAuto && k.fallback && k.refused == nil {
+	if c.t.LogonAuth() == scanwarden.AuthAuto && k.Fallback && k.Refused == nil {
 		// Kerberos could not judge the password: as the MFP, try NTLM.
 		s.Duration = 0
 		return c.stepSessionNTLM(ctx, k)
 	}
-	if k.refused != nil {
-		c.refused(s, k.refused)
+	if k.Refused != nil {
+		c.refused(s, k.Refused)
 		c.skipWhy("not run: nothing more may be replayed now", StepForms)
 		return false
 	}
 	detail, fix := c.krbFailure(k)
-	c.fail(s, k.cause, detail, fix)
+	c.fail(s, k.Cause, detail, fix)
 	c.skipWhy("not tried: a Kerberos logon names its principal, not a user name form", StepForms)
 	return false
 }
@@ -64,30 +64,30 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 func (c sessionStep) ntlmBlocked(ctx context.Context, s *stepState) bool {
 	defer c.skipWhy("not tried: the server refuses NTLM whatever the user name form", StepForms)
 	start := time.Now()
-	k := krbLogon(c).try(ctx)
-	k.evidence(s.Evidence)
+	k := c.kerberosLogon().Try(ctx)
+	k.Evidence(s.Evidence)
 	s.Evidence["kerberos_ms"] = time.Since(start).Milliseconds()
 	fix := c.ntlmBlockedFix()
 	switch {
-	case k.sess != nil:
-		c.sess = k.sess
+	case k.Sess != nil:
+		c.sess = k.Sess
 		c.form = smbclient.StoredForm(c.t.User)
-		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; the stored password is right: over Kerberos %s logs on (the steps below run over that Kerberos session)", k.principal), fix)
+		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; the stored password is right: over Kerberos %s logs on (the steps below run over that Kerberos session)", k.Principal), fix)
 		return true
-	case k.refused != nil:
-		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; whether the stored password is right is not known: the Kerberos try was not sent (%s)", k.refused.Reason), fix)
+	case k.Refused != nil:
+		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; whether the stored password is right is not known: the Kerberos try was not sent (%s)", k.Refused.Reason), fix)
 		return false
 	}
 	detail, kfix := c.krbFailure(k)
-	if k.cause == scanwarden.CauseBadCredentials {
-		c.also = append(c.also, k.cause)
+	if k.Cause == scanwarden.CauseBadCredentials {
+		c.also = append(c.also, k.Cause)
 		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses, and the stored password is wrong: over Kerberos %s", detail),
 			"Two things to fix. The password: re-enter the destination's Login Password on the MFP (Command Center RX → Address Book) with the account's current password. And NTLM: "+fix)
 		return false
 	}
-	if k.cause != scanwarden.CauseKDCUnreachable && k.cause != scanwarden.CauseUnknown && k.cause != scanwarden.CauseKerberosNeedsName && k.cause != scanwarden.CauseClockSkew {
+	if k.Cause != scanwarden.CauseKDCUnreachable && k.Cause != scanwarden.CauseUnknown && k.Cause != scanwarden.CauseKerberosNeedsName && k.Cause != scanwarden.CauseClockSkew {
 		// An account state the admin must fix as well.
-		c.also = append(c.also, k.cause)
+		c.also = append(c.also, k.Cause)
 		fix = "Two things to fix. The account: " + kfix + " And NTLM: " + fix
 	}
 	c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; over Kerberos: %s", detail), fix)
@@ -109,9 +109,9 @@ func (c sessionStep) ntlmBlockedFix() string {
 }
 
 // krbFailure says what a failed Kerberos logon means and its fix.
-func (c sessionStep) krbFailure(k *krbResult) (detail, fix string) {
-	detail = k.detail
-	switch k.cause {
+func (c sessionStep) krbFailure(k *smbclient.KerberosResult) (detail, fix string) {
+	detail = k.Detail
+	switch k.Cause {
 	case scanwarden.CauseKerberosNeedsName:
 		name := ""
 		if c.server != nil && c.server.DNSComputer != "" {
@@ -124,14 +124,14 @@ func (c sessionStep) krbFailure(k *krbResult) (detail, fix string) {
 			fix = "Enter the server's full DNS name as the destination's Host Name on the MFP (the name its computer account has in the domain)."
 		}
 	case scanwarden.CauseClockSkew:
-		if k.hasOffset {
-			detail = fmt.Sprintf("%s; the KDC's clock is %+d s off this box's (Kerberos allows %d s)", detail, int64(k.offset.Round(time.Second)/time.Second), int64(maxSkew/time.Second))
+		if k.HasOffset {
+			detail = fmt.Sprintf("%s; the KDC's clock is %+d s off this box's (Kerberos allows %d s)", detail, int64(k.Offset.Round(time.Second)/time.Second), int64(smbclient.MaxSkew/time.Second))
 		}
 		fix = "Set the MFP's clock right and give it an NTP server — the domain controller (Command Center RX → Device Settings → Date/Time → NTP Server); check this box's and the domain controller's clocks too."
 	case scanwarden.CauseKDCUnreachable:
-		fix = fmt.Sprintf("Give the MFP a DNS server that has the _kerberos SRV records of %s (the domain's DNS) and check that TCP/UDP 88 to a domain controller is open; or set scanwarden's [ad] host so it can find a KDC.", orWord(k.realm, "the realm"))
+		fix = fmt.Sprintf("Give the MFP a DNS server that has the _kerberos SRV records of %s (the domain's DNS) and check that TCP/UDP 88 to a domain controller is open; or set scanwarden's [ad] host so it can find a KDC.", orWord(k.Realm, "the realm"))
 	default:
-		fix = c.accountFix(k.cause)
+		fix = c.accountFix(k.Cause)
 	}
 	return detail, fix
 }
@@ -141,4 +141,12 @@ func orWord(s, alt string) string {
 		return alt
 	}
 	return s
+}
+
+// kerberosLogon is the check's Kerberos logon (smbclient.KerberosLogon):
+// its target, server, account and budget, behind its ledger.
+func (c *checker) kerberosLogon() smbclient.KerberosLogon {
+	return smbclient.KerberosLogon{Account: c.logonAccount(), Budget: c.budget, Ledger: c.ledger, Window: c.o.Window,
+		Addr: c.addr, Device: c.o.Device, Hints: smbclient.Kerberos{Realm: c.o.Realm, KDCs: c.o.KDCs},
+		Resolver: c.o.Resolver, Timeout: c.o.StepTimeout, Now: c.o.Now, Logger: c.o.Logger, BeforeConnect: c.settleFloor}
 }

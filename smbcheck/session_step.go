@@ -43,7 +43,7 @@ func (c sessionStep) stepSession(ctx context.Context) bool {
 
 // stepSessionNTLM is the session step over NTLM. krbNote, when not nil,
 // is auth auto's Kerberos try that could not judge the password.
-func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bool {
+func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *smbclient.KerberosResult) bool {
 	stored := smbclient.StoredForm(c.t.User)
 	res := gatedLogon(c).attempt(ctx, c.conn, stored)
 	c.conn = nil // handed over to the attempt
@@ -77,7 +77,7 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *krbResult) bo
 	if krbNote != nil {
 		// auth auto: Kerberos could not judge the password, NTLM follows.
 		s.Evidence["auth"] = string(scanwarden.AuthAuto) + ": Kerberos, then NTLM"
-		krbNote.evidence(s.Evidence)
+		krbNote.Evidence(s.Evidence)
 	}
 	switch {
 	case res.sess != nil:

@@ -2,9 +2,7 @@ package smbcheck
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"syscall"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/smbclient"
@@ -50,23 +48,11 @@ func (c tcpStep) stepTCP(ctx context.Context, addrs []string) bool {
 		s.Evidence[fmt.Sprintf("port_%d", other)] = "open"
 		fix = fmt.Sprintf("The server answers on port %d, not %d: set the destination's Port Number to %d on the MFP, or open port %d on the server.", other, port, other, port)
 	} else {
-		s.Evidence[fmt.Sprintf("port_%d", other)] = describeDialError(oerr)
+		s.Evidence[fmt.Sprintf("port_%d", other)] = smbclient.DescribeDialError(oerr)
 	}
 	if cause == scanwarden.CauseUnknown {
 		cause = scanwarden.CauseHostUnreachable
 	}
-	c.fail(s, cause, fmt.Sprintf("%s port %d: %s", c.addr, port, describeDialError(err)), fix)
+	c.fail(s, cause, fmt.Sprintf("%s port %d: %s", c.addr, port, smbclient.DescribeDialError(err)), fix)
 	return false
-}
-
-func describeDialError(err error) string {
-	switch {
-	case smbclient.IsTimeout(err):
-		return "no answer (timeout: host down or a firewall drops the traffic)"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused (the host is up, nothing listens)"
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return "no route to host"
-	}
-	return err.Error()
 }

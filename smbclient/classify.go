@@ -113,3 +113,16 @@ func errnoName(e syscall.Errno) string {
 	}
 	return fmt.Sprintf("errno %d (%s)", int(e), e.Error())
 }
+
+// DescribeDialError says in words why a connection could not be made.
+func DescribeDialError(err error) string {
+	switch {
+	case IsTimeout(err):
+		return "no answer (timeout: host down or a firewall drops the traffic)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused (the host is up, nothing listens)"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to host"
+	}
+	return err.Error()
+}

@@ -1,4 +1,4 @@
-package smbcheck
+package smbclient
 
 // Kerberos logons: what a Kerberos-capable MFP sends, and how a check learns
 // whether the stored password is right when a server refuses NTLM. The
@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"regexp"
@@ -27,78 +28,105 @@ import (
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
-// maxSkew is what Kerberos allows between a client's clock and the KDC's.
-const maxSkew = 5 * time.Minute
+// MaxSkew is what Kerberos allows between a client's clock and the KDC's.
+const MaxSkew = 5 * time.Minute
 
-// krbResult is what one Kerberos logon learned.
-type krbResult struct {
-	realm     string
-	principal string // user@REALM
-	spn       string // cifs/host
-	source    string // where the KDCs came from
-	tried     []string
-	kdc       string // the KDC that answered
-	offset    time.Duration
-	hasOffset bool
-	code      int32 // the KDC's KRB-ERROR code (0: none)
-	cause     scanwarden.Cause
-	detail    string
-	sess      *smbconn.Conn
-	refused   *smbclient.Refusal
-	// fallback: Kerberos could not judge the password (auto may go on
+// KerberosResult is what one Kerberos logon learned.
+type KerberosResult struct {
+	Realm     string
+	Principal string // user@REALM
+	SPN       string // cifs/host
+	Source    string // where the KDCs came from
+	Tried     []string
+	KDC       string // the KDC that answered
+	Offset    time.Duration
+	HasOffset bool
+	Code      int32 // the KDC's KRB-ERROR code (0: none)
+	Cause     scanwarden.Cause
+	Detail    string
+	Sess      *smbconn.Conn
+	Refused   *Refusal
+	// Fallback: Kerberos could not judge the password (auto may go on
 	// with NTLM).
-	fallback bool
+	Fallback bool
 }
 
-func (k *krbResult) evidence(ev Evidence) {
-	ev["kerberos"] = string(k.cause)
-	for key, v := range map[string]string{"kerberos_realm": k.realm, "kerberos_principal": k.principal, "kerberos_kdc": k.kdc,
-		"kerberos_kdc_source": k.source, "kerberos_spn": k.spn} {
+// Evidence puts what the logon learned into a step's evidence.
+func (k *KerberosResult) Evidence(ev map[string]any) {
+	ev["kerberos"] = string(k.Cause)
+	for key, v := range map[string]string{"kerberos_realm": k.Realm, "kerberos_principal": k.Principal, "kerberos_kdc": k.KDC,
+		"kerberos_kdc_source": k.Source, "kerberos_spn": k.SPN} {
 		if v != "" {
 			ev[key] = v
 		}
 	}
-	if len(k.tried) > 0 {
-		ev["kerberos_kdcs_tried"] = k.tried
+	if len(k.Tried) > 0 {
+		ev["kerberos_kdcs_tried"] = k.Tried
 	}
-	if k.hasOffset {
-		ev["kdc_clock_offset_s"] = int64(k.offset.Round(time.Second) / time.Second)
+	if k.HasOffset {
+		ev["kdc_clock_offset_s"] = int64(k.Offset.Round(time.Second) / time.Second)
 	}
-	if k.code != 0 {
-		ev["krb_error"] = errorcode.Lookup(k.code)
+	if k.Code != 0 {
+		ev["krb_error"] = errorcode.Lookup(k.Code)
 	}
-	if k.detail != "" && k.cause != scanwarden.CauseOK {
-		ev["kerberos_detail"] = k.detail
+	if k.Detail != "" && k.Cause != scanwarden.CauseOK {
+		ev["kerberos_detail"] = k.Detail
 	}
 }
 
-// krbLogon is the check's Kerberos logon: the session step's (auth
-// kerberos and auto, the replay behind an NTLM refusal) and Dial's.
-type krbLogon struct{ *checker }
+// KerberosLogon is a Kerberos-capable MFP's logon, the same for a check's
+// session step (auth kerberos and auto, the replay behind an NTLM refusal)
+// and a Dial: the realm and KDCs found, the KDC's clock read, the one
+// password try behind the ledger, a ticket for cifs/HOST and the SMB2
+// session setup with it.
+type KerberosLogon struct {
+	// Account is who the password try counts against, and where the
+	// principal's realm and name come from (the target, the server's
+	// negotiate, the directory's account).
+	Account LogonAccount
+	// Budget is the account's budget in the window (Account.Budget, as
+	// the caller computed it).
+	Budget int
+	Ledger Ledger
+	Window time.Duration
+	// Addr is the server's address to connect to.
+	Addr   string
+	Device smbconn.Device
+	// Hints are [ad]'s realm and KDCs.
+	Hints    Kerberos
+	Resolver Resolver // nil: the system resolver
+	// Timeout bounds each exchange.
+	Timeout time.Duration
+	Now     func() time.Time
+	Logger  *slog.Logger
+	// BeforeConnect, when set, is called before the session setup opens a
+	// connection of its own (a check first settles the question another
+	// extra connection of its asks: one at a time).
+	BeforeConnect func()
+}
 
 // krbRealmUser is the principal the typed user name stands for: the UPN's
 // suffix as realm, else the server's DNS domain (from the NTLM challenge),
 // else the directory's, else Options.Realm.
-func (c krbLogon) krbRealmUser() (realm, user string) {
-	u := smbclient.ParseUserName(c.t.User)
-	user, _ = smbclient.BaseUser(c.t.User)
+func (l KerberosLogon) krbRealmUser() (realm, user string) {
+	u := ParseUserName(l.Account.Target.User)
+	user, _ = BaseUser(l.Account.Target.User)
 	if u.Kind == "upn" {
 		return strings.ToUpper(u.Suffix), user
 	}
 	switch {
-	case c.server != nil && c.server.DNSDomain != "":
-		realm = c.server.DNSDomain
-	case c.account != nil && c.account.Found && c.account.DNSDomain != "":
-		realm = c.account.DNSDomain
+	case l.Account.Server != nil && l.Account.Server.DNSDomain != "":
+		realm = l.Account.Server.DNSDomain
+	case l.Account.Account != nil && l.Account.Account.Found && l.Account.Account.DNSDomain != "":
+		realm = l.Account.Account.DNSDomain
 	default:
-		realm = c.o.Realm
+		realm = l.Hints.Realm
 	}
-	if c.account != nil && c.account.Found && c.account.SAM != "" {
-		user = c.account.SAM
+	if l.Account.Account != nil && l.Account.Account.Found && l.Account.Account.SAM != "" {
+		user = l.Account.Account.SAM
 	}
 	return strings.ToUpper(realm), user
 }
@@ -111,15 +139,15 @@ type srvResolver interface {
 // kdcs lists the realm's KDC addresses (ip:port): DNS SRV records
 // _kerberos._tcp and _kerberos._udp of the realm, else Options.KDCs (the
 // [ad] host). It says where they came from, or why none is known.
-func (c krbLogon) kdcs(ctx context.Context, realm string) ([]string, string, error) {
-	sr, ok := c.o.Resolver.(srvResolver)
+func (l KerberosLogon) kdcs(ctx context.Context, realm string) ([]string, string, error) {
+	sr, ok := l.Resolver.(srvResolver)
 	if !ok {
 		sr = net.DefaultResolver
 	}
 	var why []string
 	for _, proto := range []string{"tcp", "udp"} {
 		name := fmt.Sprintf("_kerberos._%s.%s", proto, strings.ToLower(realm))
-		lctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+		lctx, cancel := context.WithTimeout(ctx, l.Timeout)
 		_, srvs, err := sr.LookupSRV(lctx, "kerberos", proto, strings.ToLower(realm))
 		cancel()
 		if err != nil || len(srvs) == 0 {
@@ -128,7 +156,7 @@ func (c krbLogon) kdcs(ctx context.Context, realm string) ([]string, string, err
 		}
 		var out []string
 		for _, s := range srvs {
-			out = append(out, c.kdcAddrs(ctx, strings.TrimSuffix(s.Target, "."), int(s.Port))...)
+			out = append(out, l.kdcAddrs(ctx, strings.TrimSuffix(s.Target, "."), int(s.Port))...)
 		}
 		if len(out) > 0 {
 			return out, "DNS SRV " + name, nil
@@ -136,19 +164,19 @@ func (c krbLogon) kdcs(ctx context.Context, realm string) ([]string, string, err
 		why = append(why, fmt.Sprintf("the targets of %s do not resolve", name))
 	}
 	var out []string
-	for _, h := range c.o.KDCs {
+	for _, h := range l.Hints.KDCs {
 		host, port := h, 88
 		if hh, p, err := net.SplitHostPort(h); err == nil {
 			if n, err := strconv.Atoi(p); err == nil {
 				host, port = hh, n
 			}
 		}
-		out = append(out, c.kdcAddrs(ctx, host, port)...)
+		out = append(out, l.kdcAddrs(ctx, host, port)...)
 	}
 	if len(out) > 0 {
-		return out, "the [ad] host (" + strings.Join(c.o.KDCs, ", ") + ")", nil
+		return out, "the [ad] host (" + strings.Join(l.Hints.KDCs, ", ") + ")", nil
 	}
-	if len(c.o.KDCs) == 0 {
+	if len(l.Hints.KDCs) == 0 {
 		why = append(why, "no [ad] host is set")
 	} else {
 		why = append(why, "the [ad] host does not resolve")
@@ -156,13 +184,13 @@ func (c krbLogon) kdcs(ctx context.Context, realm string) ([]string, string, err
 	return nil, "", errors.New(strings.Join(why, "; "))
 }
 
-func (c krbLogon) kdcAddrs(ctx context.Context, host string, port int) []string {
+func (l KerberosLogon) kdcAddrs(ctx context.Context, host string, port int) []string {
 	if net.ParseIP(host) != nil {
 		return []string{net.JoinHostPort(host, strconv.Itoa(port))}
 	}
-	lctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	lctx, cancel := context.WithTimeout(ctx, l.Timeout)
 	defer cancel()
-	addrs, err := c.o.Resolver.LookupHost(lctx, host)
+	addrs, err := l.Resolver.LookupHost(lctx, host)
 	if err != nil {
 		return nil
 	}
@@ -195,7 +223,7 @@ func kdcClock(ctx context.Context, kdcs []string, realm, user string, timeout ti
 		tried = append(tried, addr)
 		reply, err := kdcExchange(ctx, addr, b, timeout)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %s", addr, describeDialError(err)))
+			errs = append(errs, fmt.Sprintf("%s: %s", addr, DescribeDialError(err)))
 			continue
 		}
 		got := now()
@@ -269,19 +297,19 @@ func krbCode(err error) int32 {
 }
 
 // krbCause names a KDC's refusal of the client.
-func (c krbLogon) krbCause(code int32) (scanwarden.Cause, string) {
+func (l KerberosLogon) krbCause(code int32) (scanwarden.Cause, string) {
 	switch code {
 	case errorcode.KDC_ERR_PREAUTH_FAILED:
 		return scanwarden.CauseBadCredentials, "the KDC refuses the password (KDC_ERR_PREAUTH_FAILED)"
 	case errorcode.KDC_ERR_C_PRINCIPAL_UNKNOWN:
 		return scanwarden.CauseUnknownUser, "the KDC knows no such principal (KDC_ERR_C_PRINCIPAL_UNKNOWN)"
 	case errorcode.KDC_ERR_CLIENT_REVOKED:
-		if c.account != nil && c.account.Found && c.account.Cause != scanwarden.CauseOK && c.account.Cause != "" {
-			return c.account.Cause, fmt.Sprintf("the KDC refuses the account (KDC_ERR_CLIENT_REVOKED); the directory says: %s", c.account.Summary)
+		if l.Account.Account != nil && l.Account.Account.Found && l.Account.Account.Cause != scanwarden.CauseOK && l.Account.Account.Cause != "" {
+			return l.Account.Account.Cause, fmt.Sprintf("the KDC refuses the account (KDC_ERR_CLIENT_REVOKED); the directory says: %s", l.Account.Account.Summary)
 		}
 		return scanwarden.CauseAccountDisabled, "the KDC refuses the account (KDC_ERR_CLIENT_REVOKED): it is disabled, locked out or expired (set [ad] to tell which)"
 	case errorcode.KDC_ERR_KEY_EXPIRED:
-		if c.account != nil && c.account.Cause == scanwarden.CausePasswordMustChange {
+		if l.Account.Account != nil && l.Account.Account.Cause == scanwarden.CausePasswordMustChange {
 			return scanwarden.CausePasswordMustChange, "the account must change its password (KDC_ERR_KEY_EXPIRED)"
 		}
 		return scanwarden.CausePasswordExpired, "the account's password has expired (KDC_ERR_KEY_EXPIRED)"
@@ -293,21 +321,30 @@ func (c krbLogon) krbCause(code int32) (scanwarden.Cause, string) {
 	return scanwarden.CauseUnknown, fmt.Sprintf("the KDC answers %s", errorcode.Lookup(code))
 }
 
-// try logs on with the stored password over Kerberos, as a
+// Try logs on with the stored password over Kerberos, as a
 // Kerberos-capable MFP does: realm and KDC as krbRealmUser and kdcs find
 // them, the KDC's clock read first, then the one password try (the AS
 // exchange with pre-authentication) behind the failure ledger, a service
 // ticket for cifs/HOST, and the SMB2 session setup on a new connection.
-func (c krbLogon) try(ctx context.Context) *krbResult {
-	k := &krbResult{}
-	realm, user := c.krbRealmUser()
-	host := strings.ToLower(strings.Trim(c.t.Host, "[]"))
-	k.spn = "cifs/" + host
-	kdcs, ok := c.krbFindKDC(ctx, k, realm, user)
+func (l KerberosLogon) Try(ctx context.Context) *KerberosResult {
+	if l.Resolver == nil {
+		l.Resolver = net.DefaultResolver
+	}
+	if l.Now == nil {
+		l.Now = time.Now
+	}
+	if l.Logger == nil {
+		l.Logger = slog.New(slog.DiscardHandler)
+	}
+	k := &KerberosResult{}
+	realm, user := l.krbRealmUser()
+	host := strings.ToLower(strings.Trim(l.Account.Target.Host, "[]"))
+	k.SPN = "cifs/" + host
+	kdcs, ok := l.krbFindKDC(ctx, k, realm, user)
 	if !ok {
 		return k
 	}
-	id, ok := c.krbReserve(ctx, k, realm, user)
+	id, ok := l.krbReserve(ctx, k, realm, user)
 	if !ok {
 		return k
 	}
@@ -315,39 +352,39 @@ func (c krbLogon) try(ctx context.Context) *krbResult {
 	cfg.LibDefaults.DefaultRealm = realm
 	cfg.LibDefaults.DNSLookupKDC = false
 	cfg.LibDefaults.UDPPreferenceLimit = 1 // TCP only: AD's tickets are large
-	ordered := append([]string{k.kdc}, without(kdcs, k.kdc)...)
+	ordered := append([]string{k.KDC}, without(kdcs, k.KDC)...)
 	cfg.Realms = []krbconfig.Realm{{Realm: realm, KDC: ordered, DefaultDomain: strings.ToLower(realm)}}
-	cl := krbclient.NewWithPassword(user, realm, c.t.Password.Reveal(), cfg, krbclient.DisablePAFXFAST(true))
+	cl := krbclient.NewWithPassword(user, realm, l.Account.Target.Password.Reveal(), cfg, krbclient.DisablePAFXFAST(true))
 	defer cl.Destroy()
-	if !c.krbLogin(ctx, k, cl, id) {
+	if !l.krbLogin(ctx, k, cl, id) {
 		return k
 	}
-	c.krbSession(ctx, k, cl)
+	l.krbSession(ctx, k, cl)
 	return k
 }
 
 // krbFindKDC finds the realm's KDCs and the first that answers, reading its
 // clock; false (with k's cause set) when there is none, or when it refuses
 // the account before any password is sent.
-func (c krbLogon) krbFindKDC(ctx context.Context, k *krbResult, realm, user string) ([]string, bool) {
+func (l KerberosLogon) krbFindKDC(ctx context.Context, k *KerberosResult, realm, user string) ([]string, bool) {
 	if realm == "" {
-		k.cause, k.fallback = scanwarden.CauseKDCUnreachable, true
-		k.detail = "no Kerberos realm is known: the user name has no UPN suffix, the server names no DNS domain and [ad] is not set"
+		k.Cause, k.Fallback = scanwarden.CauseKDCUnreachable, true
+		k.Detail = "no Kerberos realm is known: the user name has no UPN suffix, the server names no DNS domain and [ad] is not set"
 		return nil, false
 	}
-	k.realm, k.principal = realm, user+"@"+realm
-	kdcs, source, err := c.kdcs(ctx, realm)
+	k.Realm, k.Principal = realm, user+"@"+realm
+	kdcs, source, err := l.kdcs(ctx, realm)
 	if err != nil {
-		k.cause, k.fallback = scanwarden.CauseKDCUnreachable, true
-		k.detail = fmt.Sprintf("no KDC of realm %s is known: %s", realm, err.Error())
+		k.Cause, k.Fallback = scanwarden.CauseKDCUnreachable, true
+		k.Detail = fmt.Sprintf("no KDC of realm %s is known: %s", realm, err.Error())
 		return nil, false
 	}
-	k.source = source
-	kdc, code, offset, hasOffset, tried, err := kdcClock(ctx, kdcs, realm, user, c.o.StepTimeout, c.o.Now)
-	k.tried, k.kdc, k.offset, k.hasOffset = tried, kdc, offset, hasOffset
+	k.Source = source
+	kdc, code, offset, hasOffset, tried, err := kdcClock(ctx, kdcs, realm, user, l.Timeout, l.Now)
+	k.Tried, k.KDC, k.Offset, k.HasOffset = tried, kdc, offset, hasOffset
 	if err != nil {
-		k.cause, k.fallback = scanwarden.CauseKDCUnreachable, true
-		k.detail = fmt.Sprintf("no KDC of realm %s answers (%s): %s", realm, source, err.Error())
+		k.Cause, k.Fallback = scanwarden.CauseKDCUnreachable, true
+		k.Detail = fmt.Sprintf("no KDC of realm %s answers (%s): %s", realm, source, err.Error())
 		return nil, false
 	}
 	switch code {
@@ -355,34 +392,34 @@ func (c krbLogon) krbFindKDC(ctx context.Context, k *krbResult, realm, user stri
 		return kdcs, true
 	default:
 		// Refused before any password was sent: nothing to gate.
-		k.code = code
-		k.cause, k.detail = c.krbCause(code)
+		k.Code = code
+		k.Cause, k.Detail = l.krbCause(code)
 		return nil, false
 	}
 }
 
 // krbReserve asks the failure ledger for the password try, gated like an
 // NTLM AUTHENTICATE; false (with k's cause set) when it is not to be sent.
-func (c krbLogon) krbReserve(ctx context.Context, k *krbResult, realm, user string) (int64, bool) {
-	key, err := c.ledger.Key(ctx)
+func (l KerberosLogon) krbReserve(ctx context.Context, k *KerberosResult, realm, user string) (int64, bool) {
+	key, err := l.Ledger.Key(ctx)
 	if err != nil {
-		k.cause, k.detail = scanwarden.CauseUnknown, "failure ledger: "+err.Error()
+		k.Cause, k.Detail = scanwarden.CauseUnknown, "failure ledger: "+err.Error()
 		return 0, false
 	}
-	f := smbclient.Form{Kind: "kerberos", User: user, Domain: realm, Typed: k.principal}
-	a := smbclient.Attempt{Account: c.accountKey(), Form: smbclient.FormKey(f.Domain, f.User, c.t.Password.Reveal(), key) + "|kerberos", Typed: k.principal + " (Kerberos)", At: c.o.Now()}
-	id, refused, err := c.ledger.Reserve(ctx, a, a.At.Add(-c.o.Window), c.budget)
+	f := Form{Kind: "kerberos", User: user, Domain: realm, Typed: k.Principal}
+	a := Attempt{Account: l.Account.Key(), Form: FormKey(f.Domain, f.User, l.Account.Target.Password.Reveal(), key) + "|kerberos", Typed: k.Principal + " (Kerberos)", At: l.Now()}
+	id, refused, err := l.Ledger.Reserve(ctx, a, a.At.Add(-l.Window), l.Budget)
 	if err != nil {
-		k.cause, k.detail = scanwarden.CauseUnknown, "failure ledger: "+err.Error()
+		k.Cause, k.Detail = scanwarden.CauseUnknown, "failure ledger: "+err.Error()
 		return 0, false
 	}
 	if refused != nil {
-		k.refused = refused
-		k.cause = scanwarden.CauseUnknown
+		k.Refused = refused
+		k.Cause = scanwarden.CauseUnknown
 		if refused.Last != nil && refused.Last.Cause != "" {
-			k.cause = refused.Last.Cause
+			k.Cause = refused.Last.Cause
 		}
-		k.detail = "not tried: " + refused.Reason
+		k.Detail = "not tried: " + refused.Reason
 		return 0, false
 	}
 	return id, true
@@ -390,65 +427,67 @@ func (c krbLogon) krbReserve(ctx context.Context, k *krbResult, realm, user stri
 
 // krbLogin is the password try (the AS exchange), its outcome resolved in
 // the ledger under reservation id; false (with k's cause set) when it fails.
-func (c krbLogon) krbLogin(ctx context.Context, k *krbResult, cl *krbclient.Client, id int64) bool {
+func (l KerberosLogon) krbLogin(ctx context.Context, k *KerberosResult, cl *krbclient.Client, id int64) bool {
 	rctx := context.WithoutCancel(ctx)
-	loginErr := krbDo(ctx, c.o.StepTimeout*2, cl.Login)
+	loginErr := krbDo(ctx, l.Timeout*2, cl.Login)
 	if loginErr != nil {
-		k.code = krbCode(loginErr)
-		out := smbclient.Outcome{Kind: smbclient.Failed, Status: "Kerberos"}
-		if k.code == 0 {
-			k.cause, k.detail = scanwarden.CauseKDCUnreachable, "the AS exchange failed: "+loginErr.Error()
-			k.fallback = true
+		k.Code = krbCode(loginErr)
+		out := Outcome{Kind: Failed, Status: "Kerberos"}
+		if k.Code == 0 {
+			k.Cause, k.Detail = scanwarden.CauseKDCUnreachable, "the AS exchange failed: "+loginErr.Error()
+			k.Fallback = true
 		} else {
-			k.cause, k.detail = c.krbCause(k.code)
-			out.Status = errorcode.Lookup(k.code)
-			k.fallback = k.cause == scanwarden.CauseClockSkew
+			k.Cause, k.Detail = l.krbCause(k.Code)
+			out.Status = errorcode.Lookup(k.Code)
+			k.Fallback = k.Cause == scanwarden.CauseClockSkew
 		}
-		out.Cause = k.cause
-		if rerr := c.ledger.Resolve(rctx, id, out); rerr != nil {
-			c.o.Logger.Warn("failure ledger", "err", rerr)
+		out.Cause = k.Cause
+		if rerr := l.Ledger.Resolve(rctx, id, out); rerr != nil {
+			l.Logger.Warn("failure ledger", "err", rerr)
 		}
 		return false
 	}
-	if rerr := c.ledger.Resolve(rctx, id, smbclient.Outcome{Kind: smbclient.Succeeded}); rerr != nil {
-		c.o.Logger.Warn("failure ledger", "err", rerr)
+	if rerr := l.Ledger.Resolve(rctx, id, Outcome{Kind: Succeeded}); rerr != nil {
+		l.Logger.Warn("failure ledger", "err", rerr)
 	}
 	return true
 }
 
 // krbSession gets a ticket for the server with the proven password and sets
-// up the SMB2 session with it on a new connection: k.sess, or k's cause.
-func (c krbLogon) krbSession(ctx context.Context, k *krbResult, cl *krbclient.Client) {
-	if err := krbDo(ctx, c.o.StepTimeout, func() error { _, _, err := cl.GetServiceTicket(k.spn); return err }); err != nil {
-		k.code = krbCode(err)
-		k.cause, k.detail = c.krbCause(k.code)
-		if k.code == 0 {
-			k.cause, k.detail = scanwarden.CauseKDCUnreachable, "the service ticket exchange failed: "+err.Error()
+// up the SMB2 session with it on a new connection: k.Sess, or k's cause.
+func (l KerberosLogon) krbSession(ctx context.Context, k *KerberosResult, cl *krbclient.Client) {
+	if err := krbDo(ctx, l.Timeout, func() error { _, _, err := cl.GetServiceTicket(k.SPN); return err }); err != nil {
+		k.Code = krbCode(err)
+		k.Cause, k.Detail = l.krbCause(k.Code)
+		if k.Code == 0 {
+			k.Cause, k.Detail = scanwarden.CauseKDCUnreachable, "the service ticket exchange failed: "+err.Error()
 		}
-		if k.cause == scanwarden.CauseKerberosNeedsName {
-			k.detail = fmt.Sprintf("the password is right, but the KDC has no ticket for %s: %s", k.spn, k.detail)
+		if k.Cause == scanwarden.CauseKerberosNeedsName {
+			k.Detail = fmt.Sprintf("the password is right, but the KDC has no ticket for %s: %s", k.SPN, k.Detail)
 		}
-		k.fallback = true
+		k.Fallback = true
 		return
 	}
-	c.settleFloor() // one extra connection at a time
-	dctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	if l.BeforeConnect != nil {
+		l.BeforeConnect()
+	}
+	dctx, cancel := context.WithTimeout(ctx, l.Timeout)
 	defer cancel()
-	conn, err := smbconn.DialTCP(dctx, c.addr, c.t.DialPort())
+	conn, err := smbconn.DialTCP(dctx, l.Addr, l.Account.Target.DialPort())
 	if err != nil {
-		k.cause, k.detail = scanwarden.CauseHostUnreachable, err.Error()
+		k.Cause, k.Detail = scanwarden.CauseHostUnreachable, err.Error()
 		return
 	}
-	ki := &smb2.Krb5Initiator{Client: cl, TargetSPN: k.spn}
-	sess, _, err := smbconn.LogonWith(dctx, conn, c.t.DialPort(), c.t.Host, k.principal, ki, ki.SessionKey, c.o.Device, nil)
+	ki := &smb2.Krb5Initiator{Client: cl, TargetSPN: k.SPN}
+	sess, _, err := smbconn.LogonWith(dctx, conn, l.Account.Target.DialPort(), l.Account.Target.Host, k.Principal, ki, ki.SessionKey, l.Device, nil)
 	if err != nil {
 		conn.Close()
-		k.cause, _ = classify(StepSession, err)
-		k.detail = "the SMB session setup with the Kerberos ticket failed: " + err.Error()
+		k.Cause, _ = Classify(opLogon, err)
+		k.Detail = "the SMB session setup with the Kerberos ticket failed: " + err.Error()
 		return
 	}
-	k.sess, k.cause = sess, scanwarden.CauseOK
-	k.detail = fmt.Sprintf("logged on as %s over Kerberos (KDC %s)", k.principal, k.kdc)
+	k.Sess, k.Cause = sess, scanwarden.CauseOK
+	k.Detail = fmt.Sprintf("logged on as %s over Kerberos (KDC %s)", k.Principal, k.KDC)
 }
 
 // krbDo runs a gokrb5 call, which takes no context (each KDC exchange is
