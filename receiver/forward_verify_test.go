@@ -449,3 +449,34 @@ func TestDeliverJudgesContentAgain(t *testing.T) {
 		t.Errorf("the folder holds %d files", len(ents))
 	}
 }
+
+// takenRemote is a destination folder where another writer takes every
+// name just before the rename (a fake: no lab server loses a race on
+// demand a hundred times in a row).
+type takenRemote struct{ dir string }
+
+func (r takenRemote) Open(context.Context, scanwarden.Target) (receiver.Folder, error) {
+	return takenFolder{dirFolder(r.dir)}, nil
+}
+
+type takenFolder struct{ dirFolder }
+
+func (takenFolder) Rename(context.Context, string, string) error { return os.ErrExist }
+
+// A copy that loses its name every time fails after the bound, says so,
+// and leaves no temporary file at the destination.
+func TestDeliverEveryNameTaken(t *testing.T) {
+	data := pdf(strings.Repeat("page ", 1000))
+	dir, cat, id := heldScan(t, data)
+	dest := t.TempDir()
+	n, err := receiver.DeliverNow(context.Background(), dir, cat, dDest, takenRemote{dest}, "d")
+	if n != 0 || err == nil || !strings.Contains(err.Error(), "every free name was taken") {
+		t.Fatalf("delivered %d, err %v", n, err)
+	}
+	if ents, _ := os.ReadDir(dest); len(ents) != 0 {
+		t.Fatalf("left at the destination: %v", ents)
+	}
+	if sc, _ := cat.Scan(context.Background(), id); sc.State != receiver.Failed {
+		t.Fatalf("scan %+v", sc)
+	}
+}

@@ -89,6 +89,10 @@ func (c *copier) copyScan(ctx context.Context, folder destFolder, sc Scan) (stri
 	return c.rename(ctx, folder, tmp, name, sc)
 }
 
+// maxRenames bounds the renames of one copy that lose their name to
+// another writer.
+const maxRenames = 100
+
 // rename gives tmp, which read back as sc, its final name: name, or the
 // next free one should another file have taken it meanwhile (under the
 // folder's names lock, when the copier shares one). Should one of those
@@ -112,23 +116,23 @@ func (c *copier) rename(ctx context.Context, folder destFolder, tmp, name string
 			return name, err
 		}
 	}
-	for range 100 {
-		err = folder.Rename(ctx, tmp, name)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", &DeliveryError{sc.ID, "rename to " + name, err}
+	for try := 1; !renamed; try++ {
+		rerr := folder.Rename(ctx, tmp, name)
+		switch {
+		case rerr == nil:
+			renamed = true
+			continue
+		case !errors.Is(rerr, os.ErrExist):
+			return "", &DeliveryError{sc.ID, "rename to " + name, rerr}
+		case try == maxRenames:
+			// the temporary file goes (the deferred Remove)
+			return "", &DeliveryError{sc.ID, "rename", fmt.Errorf("every free name was taken before the rename, %d times: %w", maxRenames, rerr)}
 		}
 		// someone took the name meanwhile: the next free one
 		if name, done, err = c.findName(ctx, folder, sc); err != nil || done {
 			return name, err
 		}
 	}
-	if err != nil {
-		return "", &DeliveryError{sc.ID, "rename", err}
-	}
-	renamed = true
 	// The rename moved the file that read back; its size under the final
 	// name says the rename took that file.
 	fi, err := folder.Stat(ctx, name)
