@@ -190,7 +190,7 @@ func (d *Directory) Into(o *smbcheck.Options) {
 // Kerberos is where a Kerberos logon looks when the user name and DNS do
 // not say: the directory's DNS domain as the realm, its DC as the KDC —
 // what a check gets (Into) and a delivery's dialer too
-// (smbcheck.DialOptions.Kerberos).
+// (smbclient.DialOptions.Kerberos).
 func (d *Directory) Kerberos() smbclient.Kerberos {
 	var k smbclient.Kerberos
 	k.Realm = d.DNSDomain()

@@ -13,6 +13,7 @@ import (
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/snmp"
 )
 
@@ -74,7 +75,7 @@ func Defaults() Config {
 		Listen:   "127.0.0.1:8080",
 		LogLevel: "info",
 		Checks: Checks{Interval: Duration(15 * time.Minute), Jitter: Duration(90 * time.Second), MaxConcurrent: 4,
-			MaxFailures: smbcheck.DefaultMaxFailures, FailureWindow: Duration(smbcheck.DefaultWindow), Timeout: Duration(smbcheck.DefaultTimeout),
+			MaxFailures: smbcheck.DefaultMaxFailures, FailureWindow: Duration(smbclient.DefaultWindow), Timeout: Duration(smbclient.DefaultTimeout),
 			EventGap: Duration(time.Minute)},
 		Incidents: Incidents{CloseAfter: Duration(3 * time.Hour)},
 		SNMP:      SNMP{Interval: Duration(watch.Poller.Interval)},

@@ -25,7 +25,7 @@ import (
 	"github.com/scanwarden/scanwarden/ad"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/testlab"
 )
@@ -373,7 +373,7 @@ func seedKnownGood(t *testing.T, dir string, child crashChild) {
 	}
 	target := child.Target
 	target.Password = scanwarden.NewSecret(child.Pass)
-	s, err := smbcheck.Dial(ctx, target, smbcheck.DialOptions{Ledger: st.Ledger(), MaxFailures: crashBudget, Timeout: 10 * time.Second})
+	s, err := smbclient.Dial(ctx, target, smbclient.DialOptions{Ledger: st.Ledger(), MaxFailures: crashBudget, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("logon as the destination before the crashes: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
 )
 
@@ -22,7 +21,7 @@ type SMBRemote struct {
 	MaxFailures int              // failed-logon budget per account and window (0: no logon that could fail)
 	// Window is the budget's window — the checks' failure_window, so that
 	// deliveries and checks count failures over the same span (0:
-	// smbcheck.DefaultWindow).
+	// smbclient.DefaultWindow).
 	Window  time.Duration
 	Timeout time.Duration // per operation (0: smbcheck's default)
 	// Kerberos is where a destination of auth kerberos or auto finds its
@@ -30,7 +29,7 @@ type SMBRemote struct {
 	// ([ad], ad.Directory.Kerberos).
 	Kerberos smbclient.Kerberos
 	// Accounts is asked which account a destination's user name names
-	// (smbcheck.DialOptions.Accounts): [ad]'s directory, as the checks ask
+	// (smbclient.DialOptions.Accounts): [ad]'s directory, as the checks ask
 	// it, so that deliveries and checks spend one budget per account; nil:
 	// the server's NTLM domain and the base user name.
 	Accounts smbclient.Accounts
@@ -43,7 +42,7 @@ type SMBRemote struct {
 
 // Open implements Remote.
 func (r SMBRemote) Open(ctx context.Context, t scanwarden.Target) (Folder, error) {
-	s, err := smbcheck.Dial(ctx, t, smbcheck.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout,
+	s, err := smbclient.Dial(ctx, t, smbclient.DialOptions{Ledger: r.Ledger, MaxFailures: r.MaxFailures, Window: r.Window, Timeout: r.Timeout,
 		Kerberos: r.Kerberos, Accounts: r.Accounts, Resolver: r.Resolver, Logger: r.Logger})
 	if err != nil {
 		var se *smbclient.Error

@@ -33,10 +33,10 @@ type checkChild struct {
 	DataDir string            `json:"data_dir"`
 	Target  scanwarden.Target `json:"target"`
 	Pass    string            `json:"pass"`
-	// Dial: log on again and again through smbcheck.Dial (a forwarder
+	// Dial: log on again and again through smbclient.Dial (a forwarder
 	// whose destination's stored password is wrong) until killed.
 	Dial bool `json:"dial"`
-	// Answered: log on once through smbcheck.Dial; when the server has
+	// Answered: log on once through smbclient.Dial; when the server has
 	// answered, say "answered" and never record the outcome (the process
 	// dies between the DC's decision and the ledger's record).
 	Answered bool `json:"answered"`
@@ -88,14 +88,14 @@ func runCheckChild(conf string) int {
 	}
 	c.Target.Password = scanwarden.NewSecret(c.Pass)
 	if c.Answered {
-		_, err := smbcheck.Dial(ctx, c.Target, smbcheck.DialOptions{Ledger: answeredLedger{st.Ledger()}, MaxFailures: killBudget, Timeout: 10 * time.Second})
+		_, err := smbclient.Dial(ctx, c.Target, smbclient.DialOptions{Ledger: answeredLedger{st.Ledger()}, MaxFailures: killBudget, Timeout: 10 * time.Second})
 		fmt.Println("refused", err)
 		return 1
 	}
 	if c.Dial {
 		fmt.Println("reserved")
 		for {
-			s, err := smbcheck.Dial(ctx, c.Target, smbcheck.DialOptions{Ledger: st.Ledger(), MaxFailures: killBudget, Timeout: 10 * time.Second})
+			s, err := smbclient.Dial(ctx, c.Target, smbclient.DialOptions{Ledger: st.Ledger(), MaxFailures: killBudget, Timeout: 10 * time.Second})
 			if err == nil {
 				s.Close()
 			}
@@ -254,7 +254,7 @@ func TestLabKilledKnownGoodPasswordChangedNeverLocks(t *testing.T) {
 	}
 	good := target
 	good.Password = scanwarden.NewSecret(stored)
-	s, err := smbcheck.Dial(ctx, good, smbcheck.DialOptions{Ledger: st.Ledger(), MaxFailures: killBudget, Timeout: 10 * time.Second})
+	s, err := smbclient.Dial(ctx, good, smbclient.DialOptions{Ledger: st.Ledger(), MaxFailures: killBudget, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("the stored password before the changes: %v", err)
 	}

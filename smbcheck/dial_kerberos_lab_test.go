@@ -35,7 +35,7 @@ func TestLabDialKerberos(t *testing.T) {
 		tg.Auth = auth
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		t.Cleanup(cancel)
-		return Dial(ctx, tg, DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
+		return smbclient.Dial(ctx, tg, smbclient.DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
 	}
 	t.Run("auth kerberos writes", func(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
@@ -108,7 +108,7 @@ func TestLabDialKerberos(t *testing.T) {
 		tg := labTarget(t, lab, "//"+lab.DCIP+"/scans", lab.Domain+`\alice`, "")
 		tg.Auth = scanwarden.AuthAuto
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
-		s, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second})
+		s, err := smbclient.Dial(context.Background(), tg, smbclient.DialOptions{Ledger: led, MaxFailures: 2, Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatalf("auto on dc1's address: %v", err)
 		}
@@ -136,7 +136,7 @@ func TestLabDialKerberos(t *testing.T) {
 		led := &outcomeLedger{Ledger: &smbclient.MemoryLedger{}}
 		tg := labTarget(t, lab, dest, lab.Domain2+`\kim`, "")
 		tg.Auth = scanwarden.AuthKerberos
-		_, err := Dial(context.Background(), tg, DialOptions{Ledger: led, MaxFailures: 0, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
+		_, err := smbclient.Dial(context.Background(), tg, smbclient.DialOptions{Ledger: led, MaxFailures: 0, Timeout: 5 * time.Second, Resolver: dc2Resolver(lab)})
 		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Refusal == nil || led.sent != 0 {
 			t.Fatalf("MaxFailures 0: %v, %d sent; want kept back, nothing sent", err, led.sent)

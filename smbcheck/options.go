@@ -75,8 +75,8 @@ type Options struct {
 
 const (
 	defaultMaxFailures = 2
-	defaultWindow      = 30 * time.Minute
-	defaultStepTimeout = 10 * time.Second
+	defaultWindow      = smbclient.DefaultWindow
+	defaultStepTimeout = smbclient.DefaultTimeout
 )
 
 // DefaultMaxFailures is the budget a front end offers when none is

@@ -20,7 +20,7 @@ import (
 	"github.com/scanwarden/scanwarden/testlab"
 )
 
-func dialLab(t *testing.T, lab *testlab.Lab, dest, user, pw, ws string, o DialOptions) (*smbclient.Session, error) {
+func dialLab(t *testing.T, lab *testlab.Lab, dest, user, pw, ws string, o smbclient.DialOptions) (*smbclient.Session, error) {
 	t.Helper()
 	tg := labTarget(t, lab, dest, user, pw)
 	tg.Workstation = ws
@@ -29,7 +29,7 @@ func dialLab(t *testing.T, lab *testlab.Lab, dest, user, pw, ws string, o DialOp
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return Dial(ctx, tg, o)
+	return smbclient.Dial(ctx, tg, o)
 }
 
 // TestLabDialForward streams a file to a temporary name, renames it, reads
@@ -45,7 +45,7 @@ func TestLabDialForward(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
-			s, err := dialLab(t, lab, tc.dest, tc.user, "", "MFP01", DialOptions{Ledger: led, MaxFailures: 1})
+			s, err := dialLab(t, lab, tc.dest, tc.user, "", "MFP01", smbclient.DialOptions{Ledger: led, MaxFailures: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,16 +152,16 @@ func TestLabDialCauses(t *testing.T) {
 	smb2 := "//" + lab.SMB2IP + "/scans"
 	for _, tc := range []struct {
 		name, dest, user, pw, ws string
-		o                        DialOptions
+		o                        smbclient.DialOptions
 		op                       string
 		want                     scanwarden.Cause
 	}{
-		{"wrong password", smb2, "scanuser", wrongPassword, "", DialOptions{MaxFailures: 1}, "logon", scanwarden.CauseBadCredentials},
-		{"workstation", "//" + lab.DCHost + "/scans", lab.Domain + `\ivan`, "", "SCANWARDEN", DialOptions{MaxFailures: 1}, "logon", scanwarden.CauseWorkstationRestricted},
-		{"no share", smb2 + "x", "scanuser", "", "", DialOptions{MaxFailures: 1}, "tree connect", scanwarden.CauseShareNotFound},
-		{"no folder", smb2 + "/no/such", "scanuser", "", "", DialOptions{MaxFailures: 1}, "folder", scanwarden.CausePathNotFound},
-		{"refused share", "//" + lab.DCHost + "/restricted", lab.Domain + `\alice`, "", "", DialOptions{MaxFailures: 1}, "tree connect", scanwarden.CauseShareAccessDenied},
-		{"nothing listens", "//" + lab.GhostIP + "/scans", "scanuser", "", "", DialOptions{MaxFailures: 1}, "connect", scanwarden.CauseHostUnreachable},
+		{"wrong password", smb2, "scanuser", wrongPassword, "", smbclient.DialOptions{MaxFailures: 1}, "logon", scanwarden.CauseBadCredentials},
+		{"workstation", "//" + lab.DCHost + "/scans", lab.Domain + `\ivan`, "", "SCANWARDEN", smbclient.DialOptions{MaxFailures: 1}, "logon", scanwarden.CauseWorkstationRestricted},
+		{"no share", smb2 + "x", "scanuser", "", "", smbclient.DialOptions{MaxFailures: 1}, "tree connect", scanwarden.CauseShareNotFound},
+		{"no folder", smb2 + "/no/such", "scanuser", "", "", smbclient.DialOptions{MaxFailures: 1}, "folder", scanwarden.CausePathNotFound},
+		{"refused share", "//" + lab.DCHost + "/restricted", lab.Domain + `\alice`, "", "", smbclient.DialOptions{MaxFailures: 1}, "tree connect", scanwarden.CauseShareAccessDenied},
+		{"nothing listens", "//" + lab.GhostIP + "/scans", "scanuser", "", "", smbclient.DialOptions{MaxFailures: 1}, "connect", scanwarden.CauseHostUnreachable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := dialLab(t, lab, tc.dest, tc.user, tc.pw, tc.ws, tc.o)
@@ -176,7 +176,7 @@ func TestLabDialCauses(t *testing.T) {
 		})
 	}
 	t.Run("ivan from MFP01", func(t *testing.T) {
-		s, err := dialLab(t, lab, "//"+lab.DCHost+"/scans", lab.Domain+`\ivan`, "", "mfp01", DialOptions{MaxFailures: 1})
+		s, err := dialLab(t, lab, "//"+lab.DCHost+"/scans", lab.Domain+`\ivan`, "", "mfp01", smbclient.DialOptions{MaxFailures: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,16 +190,16 @@ func TestLabDialLedger(t *testing.T) {
 	lab := testlab.Require(t)
 	dest := "//" + lab.SMB2IP + "/scans"
 	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
-	_, err := dialLab(t, lab, dest, "scanuser", "", "", DialOptions{Ledger: led, MaxFailures: 0})
+	_, err := dialLab(t, lab, dest, "scanuser", "", "", smbclient.DialOptions{Ledger: led, MaxFailures: 0})
 	var e *smbclient.Error
 	if !errors.As(err, &e) || e.Refusal == nil || led.sent != 0 {
 		t.Fatalf("budget 0: %v, %d sent", err, led.sent)
 	}
-	_, err = dialLab(t, lab, dest, "scanuser", wrongPassword, "", DialOptions{Ledger: led, MaxFailures: 2})
+	_, err = dialLab(t, lab, dest, "scanuser", wrongPassword, "", smbclient.DialOptions{Ledger: led, MaxFailures: 2})
 	if !errors.As(err, &e) || e.Cause != scanwarden.CauseBadCredentials || led.sent != 1 {
 		t.Fatalf("wrong password: %v, %d sent", err, led.sent)
 	}
-	_, err = dialLab(t, lab, dest, "scanuser", wrongPassword, "", DialOptions{Ledger: led, MaxFailures: 2})
+	_, err = dialLab(t, lab, dest, "scanuser", wrongPassword, "", smbclient.DialOptions{Ledger: led, MaxFailures: 2})
 	if !errors.As(err, &e) || e.Refusal == nil || e.Cause != scanwarden.CauseBadCredentials || led.sent != 1 {
 		t.Fatalf("same wrong password again: %v, %d sent", err, led.sent)
 	}
@@ -209,7 +209,7 @@ func TestLabDialLedger(t *testing.T) {
 	if r.Verdict.Cause != scanwarden.CauseBadCredentials || !r.Verdict.FromLedger || led.sent != 1 {
 		t.Fatalf("check after the dialer: %s from ledger %v, %d sent%s", r.Verdict.Cause, r.Verdict.FromLedger, led.sent, stepsString(r))
 	}
-	s, err := Dial(context.Background(), scanwarden.Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}, DialOptions{Ledger: led, MaxFailures: 2})
+	s, err := smbclient.Dial(context.Background(), scanwarden.Target{Host: lab.SMB2IP, Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}, smbclient.DialOptions{Ledger: led, MaxFailures: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestLabDialLedger(t *testing.T) {
 func TestLabDialSMB1(t *testing.T) {
 	lab := testlab.Require(t)
 	led := &countingLedger{Ledger: &smbclient.MemoryLedger{}}
-	s, err := dialLab(t, lab, "//"+lab.SMB1IP+"/scans", "scanuser", "", "MFP01", DialOptions{Ledger: led, MaxFailures: 1})
+	s, err := dialLab(t, lab, "//"+lab.SMB1IP+"/scans", "scanuser", "", "MFP01", smbclient.DialOptions{Ledger: led, MaxFailures: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestLabDialSMB1(t *testing.T) {
 		t.Errorf("stat after remove: %v", err)
 	}
 	// A server that requires SMB1 signing (as a Windows DC does).
-	ss, err := dialLab(t, lab, "//"+lab.SMB1IP+":1445/scans", "scanuser", "", "MFP01", DialOptions{MaxFailures: 1})
+	ss, err := dialLab(t, lab, "//"+lab.SMB1IP+":1445/scans", "scanuser", "", "MFP01", smbclient.DialOptions{MaxFailures: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestLabDialSMB1(t *testing.T) {
 		{"//" + lab.SMB1IP + "/nosuchshare", "", "tree connect", scanwarden.CauseShareNotFound},
 		{"//" + lab.SMB1IP + "/scans/no/such", "", "folder", scanwarden.CausePathNotFound},
 	} {
-		_, err := dialLab(t, lab, tc.dest, "scanuser", tc.pw, "", DialOptions{MaxFailures: 1})
+		_, err := dialLab(t, lab, tc.dest, "scanuser", tc.pw, "", smbclient.DialOptions{MaxFailures: 1})
 		var e *smbclient.Error
 		if !errors.As(err, &e) || e.Op != tc.op || e.Cause != tc.want {
 			t.Errorf("%s: %v, want %s at %s", tc.dest, err, tc.want, tc.op)
@@ -341,7 +341,7 @@ func TestLabDialSMB1(t *testing.T) {
 // continues with FIND_NEXT2.
 func TestLabDialSMB1ListMany(t *testing.T) {
 	lab := testlab.Require(t)
-	s, err := dialLab(t, lab, "//"+lab.SMB1IP+"/scans", "scanuser", "", "", DialOptions{MaxFailures: 1})
+	s, err := dialLab(t, lab, "//"+lab.SMB1IP+"/scans", "scanuser", "", "", smbclient.DialOptions{MaxFailures: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func copySynced(src, dst string) (int64, string, error) {
 }
 
 // deliverChild catalogues SRC as a held scan in a fresh data dir and
-// delivers it through receiver.DeliverNow (SMBRemote via smbcheck.Dial).
+// delivers it through receiver.DeliverNow (SMBRemote via smbclient.Dial).
 func deliverChild(arg string) error {
 	parts := strings.Split(arg, "|")
 	src, sub := parts[0], parts[1]

@@ -17,7 +17,6 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
-	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/smbclient"
 )
 
@@ -158,11 +157,11 @@ func probeShare(ctx context.Context, p ShareProbe) ShareHealth {
 	log := smbdLogFrom(p.SmbdDir)
 	ctx, cancel := context.WithTimeout(ctx, 3*timeout)
 	defer cancel()
-	s, err := smbcheck.Dial(ctx, scanwarden.Target{Host: p.Listen.String(), Port: p.Port, Share: p.Share, User: p.Account.Name,
+	s, err := smbclient.Dial(ctx, scanwarden.Target{Host: p.Listen.String(), Port: p.Port, Share: p.Share, User: p.Account.Name,
 		Password: p.Account.Password, Workstation: probeWorkstation},
 		// a private ledger: the account is smbd's own (no domain, no
 		// lockout); one logon per probe
-		smbcheck.DialOptions{MaxFailures: 1, Timeout: timeout})
+		smbclient.DialOptions{MaxFailures: 1, Timeout: timeout})
 	if err != nil {
 		return p.refused(err, log.read(), addr, unc)
 	}

@@ -1,4 +1,4 @@
-package smbcheck
+package smbclient
 
 // The exported dialer: a session on a destination's folder that another part
 // (the receiver's forwarder) writes through, logged on exactly as a check
@@ -7,6 +7,7 @@ package smbcheck
 // Kerberos logon) — behind the same failure ledger.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -25,7 +25,7 @@ import (
 type DialOptions struct {
 	// Ledger is asked right before the NTLM AUTHENTICATE leaves, as in a
 	// check; nil keeps the attempt in a ledger private to this call.
-	Ledger smbclient.Ledger
+	Ledger Ledger
 	// MaxFailures is the failed-logon budget per account and Window: 0
 	// sends no logon at all (every logon could fail).
 	MaxFailures int
@@ -39,10 +39,10 @@ type DialOptions struct {
 	// Kerberos is where a Kerberos logon (Target.Auth kerberos or auto)
 	// looks for the realm and KDCs when the user name and DNS do not say:
 	// the same as a check's (ad.Directory.Kerberos).
-	Kerberos smbclient.Kerberos
+	Kerberos Kerberos
 	// Resolver resolves the host and, when it has LookupSRV, the realm's
 	// KDCs (nil: the system resolver).
-	Resolver smbclient.Resolver
+	Resolver Resolver
 	// Accounts, when set, is asked which account the stored user name
 	// names, as a check's ad step asks its Directory: the ledger then
 	// counts the logon against that account (DOMAIN\sAMAccountName) with
@@ -51,20 +51,20 @@ type DialOptions struct {
 	// or not applying (an account local to the server, another domain's
 	// directory): the server's NTLM domain and the base user name, as in a
 	// check without a directory.
-	Accounts smbclient.Accounts
+	Accounts Accounts
 	// Logger gets what is not the caller's to handle (a ledger that
 	// cannot record an outcome, a directory that could not be asked); nil:
 	// discarded.
 	Logger *slog.Logger
 
 	// account is Accounts' answer for the target (nil: none).
-	account *smbclient.Account
+	account *Account
 }
 
-// Defaults of DialOptions' durations.
+// Defaults of DialOptions' durations, and of a check's.
 const (
-	DefaultWindow  = defaultWindow
-	DefaultTimeout = defaultStepTimeout
+	DefaultWindow  = 30 * time.Minute
+	DefaultTimeout = 10 * time.Second
 )
 
 // Dial connects to t's host, logs on exactly as the MFP stores the
@@ -73,10 +73,10 @@ const (
 // exists. The ledger gate applies as in Run, to an NTLM AUTHENTICATE and a
 // Kerberos password try alike: a refused logon is an *Error with Refusal
 // set and nothing sent.
-func Dial(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbclient.Session, error) {
+func Dial(ctx context.Context, t scanwarden.Target, o DialOptions) (*Session, error) {
 	o = o.withDefaults()
 	if err := t.Validate(); err != nil {
-		return nil, &smbclient.Error{Op: "connect", Cause: scanwarden.CauseUnknown, Err: err}
+		return nil, &Error{Op: "connect", Cause: scanwarden.CauseUnknown, Err: err}
 	}
 	folder := strings.Join(t.Folders(), `\`)
 	o.account = o.lookupAccount(ctx, t.Host, t.User, t.WorkstationName())
@@ -92,7 +92,7 @@ func Dial(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbclient.S
 	if info != nil {
 		dialect = info.Dialect
 	}
-	return smbclient.Mount(ctx, sess, t.Host, t.Share, folder, dialect, o.Timeout)
+	return Mount(ctx, sess, t.Host, t.Share, folder, dialect, o.Timeout)
 }
 
 // withDefaults fills the options left at zero.
@@ -107,7 +107,7 @@ func (o DialOptions) withDefaults() DialOptions {
 		o.Now = time.Now
 	}
 	if o.Ledger == nil {
-		o.Ledger = &smbclient.MemoryLedger{}
+		o.Ledger = &MemoryLedger{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -119,7 +119,7 @@ func (o DialOptions) withDefaults() DialOptions {
 // connection so that no logon waits for the directory; nil when it is not
 // set, could not be asked (logged: the logon goes on as without a
 // directory, as a check's does) or has no such account.
-func (o DialOptions) lookupAccount(ctx context.Context, host, user, workstation string) *smbclient.Account {
+func (o DialOptions) lookupAccount(ctx context.Context, host, user, workstation string) *Account {
 	if o.Accounts == nil {
 		return nil
 	}
@@ -151,7 +151,7 @@ func dialAddr(ctx context.Context, t scanwarden.Target, o DialOptions) (host, ad
 		err = fmt.Errorf("%s has no address", host)
 	}
 	if err != nil {
-		return host, "", &smbclient.Error{Op: "connect", Cause: scanwarden.CauseNameUnresolved, Err: fmt.Errorf("resolve %s: %w", host, err)}
+		return host, "", &Error{Op: "connect", Cause: scanwarden.CauseNameUnresolved, Err: fmt.Errorf("resolve %s: %w", host, err)}
 	}
 	return host, addrs[0], nil
 }
@@ -168,18 +168,18 @@ func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbcon
 	conn, err := smbconn.DialTCP(dctx, addr, t.DialPort())
 	cancel()
 	if err != nil {
-		e := smbclient.NewError("connect", "", err)
+		e := NewError("connect", "", err)
 		if e.Cause == scanwarden.CauseUnknown {
 			e.Cause = scanwarden.CauseHostUnreachable
 		}
 		return nil, nil, e
 	}
-	f := smbclient.StoredForm(t.User)
-	l := &dialLedger{ctx: ctx, o: o, t: t, addr: addr, f: f}
+	f := StoredForm(t.User)
+	l := &dialLedger{ctx: ctx, o: o, t: t, f: f}
 	lctx, lcancel := context.WithTimeout(ctx, o.Timeout)
-	sess, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, smbclient.Credentials(f, t), smbconn.Device{}, l.reserve)
+	sess, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, Credentials(f, t), smbconn.Device{}, l.reserve)
 	lcancel()
-	if err != nil && info == nil && l.id == 0 && l.refusal == nil && !smbclient.IsTimeout(err) {
+	if err != nil && info == nil && l.id == 0 && l.refusal == nil && !IsTimeout(err) {
 		if _, ok := smbconn.StatusOf(err); !ok {
 			// No SMB2/3 negotiation: an SMB1-only server hangs up on it.
 			// Log on over SMB1 on a fresh connection, behind the same gate.
@@ -194,7 +194,7 @@ func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbcon
 		if conn != nil {
 			conn.Close()
 		}
-		e := smbclient.NewError("logon", "", err)
+		e := NewError("logon", "", err)
 		if l.refusal != nil {
 			e.Refusal = l.refusal
 			if l.refusal.Last != nil && l.refusal.Last.Cause != "" {
@@ -202,7 +202,7 @@ func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbcon
 			}
 			return nil, nil, e
 		}
-		if info == nil && e.Status == 0 && !smbclient.IsTimeout(err) {
+		if info == nil && e.Status == 0 && !IsTimeout(err) {
 			// The server negotiated neither SMB2/3 nor SMB1.
 			e.Op = "connect"
 		}
@@ -210,16 +210,16 @@ func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbcon
 			// The AUTHENTICATE left: it counts as a failure whatever
 			// happened next (the DC may have counted it) — unless the
 			// server refused NTLM itself, judging no password.
-			out := smbclient.Outcome{Kind: smbclient.Failed, Cause: e.Cause, Status: e.Status.String()}
-			if smbclient.JudgesNoPassword(e.Status) {
-				out = smbclient.Outcome{Kind: smbclient.Cancelled}
+			out := Outcome{Kind: Failed, Cause: e.Cause, Status: e.Status.String()}
+			if JudgesNoPassword(e.Status) {
+				out = Outcome{Kind: Cancelled}
 			}
 			o.Ledger.Resolve(rctx, l.id, out)
 		}
 		return nil, nil, e
 	}
 	if l.id != 0 {
-		o.Ledger.Resolve(rctx, l.id, smbclient.Outcome{Kind: smbclient.Succeeded})
+		o.Ledger.Resolve(rctx, l.id, Outcome{Kind: Succeeded})
 	}
 	return sess, info, nil
 }
@@ -246,18 +246,17 @@ func dialKerberos(ctx context.Context, t scanwarden.Target, o DialOptions) (*smb
 		if t.LogonAuth() == scanwarden.AuthAuto {
 			return dialLogon(ctx, t, o)
 		}
-		return nil, nil, &smbclient.Error{Op: "connect", Cause: scanwarden.CauseSMB1OnlyServer, Err: fmt.Errorf("%s negotiates no SMB2/3: no Kerberos logon over it", host)}
+		return nil, nil, &Error{Op: "connect", Cause: scanwarden.CauseSMB1OnlyServer, Err: fmt.Errorf("%s negotiates no SMB2/3: no Kerberos logon over it", host)}
 	}
-	c := o.checker(t, addr, info)
-	k := c.kerberosLogon().Try(ctx)
+	k := o.kerberosLogon(t, addr, info).Try(ctx)
 	switch {
 	case k.Sess != nil:
 		return k.Sess, info, nil
 	case t.LogonAuth() == scanwarden.AuthAuto && k.Fallback && k.Refused == nil:
 		return dialLogon(ctx, t, o)
 	}
-	e := &smbclient.Error{Op: "logon", Cause: k.Cause, Refusal: k.Refused, KDCError: k.Code,
-		Err: fmt.Errorf("Kerberos logon as %s: %s", orWord(k.Principal, t.User), k.Detail)}
+	e := &Error{Op: "logon", Cause: k.Cause, Refusal: k.Refused, KDCError: k.Code,
+		Err: fmt.Errorf("Kerberos logon as %s: %s", cmp.Or(k.Principal, t.User), k.Detail)}
 	if k.Cause == scanwarden.CauseHostUnreachable {
 		e.Op = "connect"
 	}
@@ -272,7 +271,7 @@ func dialProbe(ctx context.Context, t scanwarden.Target, addr string, o DialOpti
 	defer cancel()
 	conn, err := smbconn.DialTCP(lctx, addr, t.DialPort())
 	if err != nil {
-		e := smbclient.NewError("connect", "", err)
+		e := NewError("connect", "", err)
 		if e.Cause == scanwarden.CauseUnknown {
 			e.Cause = scanwarden.CauseHostUnreachable
 		}
@@ -280,7 +279,7 @@ func dialProbe(ctx context.Context, t scanwarden.Target, addr string, o DialOpti
 	}
 	defer conn.Close()
 	var told *smbconn.ServerInfo
-	_, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, smbclient.Credentials(smbclient.StoredForm(t.User), t), smbconn.Device{}, func(info *smbconn.ServerInfo) error {
+	_, info, err := smbconn.Logon(lctx, conn, t.DialPort(), t.Host, Credentials(StoredForm(t.User), t), smbconn.Device{}, func(info *smbconn.ServerInfo) error {
 		told = info
 		return errProbed
 	})
@@ -288,29 +287,29 @@ func dialProbe(ctx context.Context, t scanwarden.Target, addr string, o DialOpti
 		return told, nil
 	}
 	if info == nil {
-		if smbclient.IsTimeout(err) {
-			return nil, smbclient.NewError("connect", "", err)
+		if IsTimeout(err) {
+			return nil, NewError("connect", "", err)
 		}
 		return nil, nil
 	}
 	// Negotiated, but the server ended the logon before its CHALLENGE.
-	return nil, smbclient.NewError("logon", "", err)
+	return nil, NewError("logon", "", err)
 }
 
-// checker is the check state a logon of Dial runs in: Dial's target,
-// ledger, budget, timeout and Kerberos hints, the server's negotiate, and
-// the directory's account where a check's ad step would use it — so that
-// the ledger's account key and budget are the check's.
-func (o DialOptions) checker(t scanwarden.Target, addr string, info *smbconn.ServerInfo) *checker {
-	co := Options{MaxFailures: o.MaxFailures, Window: o.Window, Ledger: o.Ledger, StepTimeout: o.Timeout,
-		Resolver: o.Resolver, Realm: o.Kerberos.Realm, KDCs: o.Kerberos.KDCs, Logger: o.Logger, Now: o.Now}
-	co.defaults()
-	c := &checker{t: t, o: co, addr: addr, server: info, ledger: o.Ledger}
-	la := c.logonAccount()
-	la.Use(o.account)
-	c.account = la.Account
-	c.computeBudget()
-	return c
+// logonAccount is the account a logon of Dial counts against, and its
+// budget, as a check's: the directory's account where a check's ad step
+// would use it.
+func (o DialOptions) logonAccount(t scanwarden.Target, info *smbconn.ServerInfo) LogonAccount {
+	a := LogonAccount{Target: t, Server: info, MaxFailures: max(o.MaxFailures, 0)}
+	a.Use(o.account)
+	return a
+}
+
+// kerberosLogon is Dial's Kerberos logon, the check's (KerberosLogon).
+func (o DialOptions) kerberosLogon(t scanwarden.Target, addr string, info *smbconn.ServerInfo) KerberosLogon {
+	a := o.logonAccount(t, info)
+	return KerberosLogon{Account: a, Budget: a.Budget(), Ledger: o.Ledger, Window: o.Window, Addr: addr,
+		Hints: o.Kerberos, Resolver: o.Resolver, Timeout: o.Timeout, Now: o.Now, Logger: o.Logger}
 }
 
 // dialLedger is Dial's ledger gate: reserve asks the ledger before the
@@ -319,10 +318,9 @@ type dialLedger struct {
 	ctx     context.Context
 	o       DialOptions
 	t       scanwarden.Target
-	addr    string
-	f       smbclient.Form
+	f       Form
 	id      int64
-	refusal *smbclient.Refusal
+	refusal *Refusal
 }
 
 func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
@@ -330,9 +328,9 @@ func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
 	if err != nil {
 		return fmt.Errorf("failure ledger: %w", err)
 	}
-	c := l.o.checker(l.t, l.addr, info)
-	a := smbclient.Attempt{Account: c.accountKey(), Form: smbclient.FormKey(l.f.Domain, l.f.User, l.t.Password.Reveal(), key), Typed: l.f.Typed, Seen: c.accountSeen()}
-	l.id, l.refusal, err = smbclient.Admit(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, c.budget)
+	acct := l.o.logonAccount(l.t, info)
+	a := Attempt{Account: acct.Key(), Form: FormKey(l.f.Domain, l.f.User, l.t.Password.Reveal(), key), Typed: l.f.Typed, Seen: acct.Seen()}
+	l.id, l.refusal, err = Admit(l.ctx, l.o.Ledger, a, l.o.Now, l.o.Window, acct.Budget())
 	if err != nil {
 		return fmt.Errorf("failure ledger: %w", err)
 	}
@@ -344,16 +342,18 @@ func (l *dialLedger) reserve(info *smbconn.ServerInfo) error {
 
 // dialSMB1 logs on over SMB1 on a new connection to addr; the smbconn.ServerInfo
 // is nil when the server did not negotiate SMB1.
-func dialSMB1(ctx context.Context, t scanwarden.Target, addr string, f smbclient.Form, g smbconn.Gate, timeout time.Duration) (*smbconn.Conn, *smbconn.ServerInfo, error) {
+func dialSMB1(ctx context.Context, t scanwarden.Target, addr string, f Form, g smbconn.Gate, timeout time.Duration) (*smbconn.Conn, *smbconn.ServerInfo, error) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	conn, err := smbconn.DialTCP(lctx, addr, t.DialPort())
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, info, err := smbconn.LogonSMB1(lctx, conn, t.DialPort(), t.Host, smbclient.Credentials(f, t), false, g)
+	sess, info, err := smbconn.LogonSMB1(lctx, conn, t.DialPort(), t.Host, Credentials(f, t), false, g)
 	if err != nil {
 		conn.Close()
 	}
 	return sess, info, err
 }
+
+var errProbed = errors.New("negotiate only: no logon sent")
