@@ -49,19 +49,10 @@ func (c *Scans) AddScan(ctx context.Context, sc receiver.Scan) (int64, error) {
 
 // UpdateScan implements receiver.Catalogue.
 func (c *Scans) UpdateScan(ctx context.Context, sc receiver.Scan, from receiver.State) (bool, error) {
-	var ok bool
-	err := c.s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE scans SET destination = ?, folder = ?, file = ?, size = ?, sha256 = ?,
+	ok, err := c.s.execOne(ctx, `UPDATE scans SET destination = ?, folder = ?, file = ?, size = ?, sha256 = ?,
 			state = ?, received_at = ?, delivered_at = ?, error = ?, inbox_path = ?, held_path = ?, writer = ?,
 			remote_name = ?, attempts = ?, next_attempt = ?, claim = ?, forced = ? WHERE id = ? AND state = ?`,
-			append(scanArgs(sc), sc.ID, string(from))...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		ok = n == 1
-		return err
-	})
+		append(scanArgs(sc), sc.ID, string(from))...)
 	if err != nil {
 		return false, fmt.Errorf("update scan %d: %w", sc.ID, err)
 	}
@@ -70,16 +61,7 @@ func (c *Scans) UpdateScan(ctx context.Context, sc receiver.Scan, from receiver.
 
 // DeleteScan implements receiver.Catalogue.
 func (c *Scans) DeleteScan(ctx context.Context, id int64, from receiver.State) (bool, error) {
-	var ok bool
-	err := c.s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM scans WHERE id = ? AND state = ?", id, string(from))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		ok = n == 1
-		return err
-	})
+	ok, err := c.s.execOne(ctx, "DELETE FROM scans WHERE id = ? AND state = ?", id, string(from))
 	if err != nil {
 		return false, fmt.Errorf("delete scan %d: %w", id, err)
 	}
