@@ -117,10 +117,8 @@ func scanAudit(rows interface {
 		if e.At, err = parseTime(at); err != nil {
 			return nil, fmt.Errorf("audit at %q: %w", at, err)
 		}
-		if first != "" {
-			if e.First, err = parseTime(first); err != nil {
-				return nil, fmt.Errorf("audit first at %q: %w", first, err)
-			}
+		if e.First, err = parseOptTime(first); err != nil {
+			return nil, fmt.Errorf("audit first at %q: %w", first, err)
 		}
 		out = append(out, e)
 	}

@@ -39,10 +39,7 @@ func scanIncident(r rowScanner) (incident.Incident, error) {
 		s   string
 		dst *time.Time
 	}{{opened, &i.OpenedAt}, {closed, &i.ClosedAt}, {lastFail, &i.LastFailure}, {green, &i.GreenSince}} {
-		if f.s == "" {
-			continue
-		}
-		if *f.dst, err = parseTime(f.s); err != nil {
+		if *f.dst, err = parseOptTime(f.s); err != nil {
 			return i, fmt.Errorf("incident %d: %w", i.ID, err)
 		}
 	}
@@ -51,13 +48,6 @@ func scanIncident(r rowScanner) (incident.Incident, error) {
 
 // rowScanner is a *sql.Row or *sql.Rows.
 type rowScanner interface{ Scan(...any) error }
-
-func optTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return formatTime(t)
-}
 
 // UpdateIncident applies fn to the destination's latest incident (its open
 // one, else its most recently closed, else nil) in one transaction: the

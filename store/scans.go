@@ -147,15 +147,11 @@ func readScans(rows *sql.Rows) ([]receiver.Scan, error) {
 		if sc.ReceivedAt, err = parseTime(received); err != nil {
 			return nil, fmt.Errorf("scans.received_at %q: %w", received, err)
 		}
-		if delivered != "" {
-			if sc.DeliveredAt, err = parseTime(delivered); err != nil {
-				return nil, fmt.Errorf("scans.delivered_at %q: %w", delivered, err)
-			}
+		if sc.DeliveredAt, err = parseOptTime(delivered); err != nil {
+			return nil, fmt.Errorf("scans.delivered_at %q: %w", delivered, err)
 		}
-		if next != "" {
-			if sc.NextAttempt, err = parseTime(next); err != nil {
-				return nil, fmt.Errorf("scans.next_attempt %q: %w", next, err)
-			}
+		if sc.NextAttempt, err = parseOptTime(next); err != nil {
+			return nil, fmt.Errorf("scans.next_attempt %q: %w", next, err)
 		}
 		out = append(out, sc)
 	}

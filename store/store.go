@@ -353,3 +353,19 @@ func (s *Store) execOne(ctx context.Context, query string, args ...any) (ok bool
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// optTime writes the zero time as "".
+func optTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return formatTime(t)
+}
+
+// parseOptTime reads what optTime wrote: "" is the zero time.
+func parseOptTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return parseTime(s)
+}

@@ -103,10 +103,8 @@ func scanTokens(rows *sql.Rows) ([]scanwarden.APIToken, error) {
 		if t.Created, err = parseTime(created); err != nil {
 			return nil, fmt.Errorf("api_tokens.created %q: %w", created, err)
 		}
-		if used != "" {
-			if t.LastUsed, err = parseTime(used); err != nil {
-				return nil, fmt.Errorf("api_tokens.last_used %q: %w", used, err)
-			}
+		if t.LastUsed, err = parseOptTime(used); err != nil {
+			return nil, fmt.Errorf("api_tokens.last_used %q: %w", used, err)
 		}
 		out = append(out, t)
 	}

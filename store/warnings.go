@@ -130,10 +130,8 @@ func ownFailures(ctx context.Context, tx *sql.Tx, account string, from, to time.
 		if f.At, err = parseTime(at); err != nil {
 			return nil, fmt.Errorf("own failure at %q: %w", at, err)
 		}
-		if until != "" {
-			if f.Until, err = parseTime(until); err != nil {
-				return nil, fmt.Errorf("own failure until %q: %w", until, err)
-			}
+		if f.Until, err = parseOptTime(until); err != nil {
+			return nil, fmt.Errorf("own failure until %q: %w", until, err)
 		}
 		out = append(out, f)
 	}
@@ -159,11 +157,9 @@ func provenPassword(ctx context.Context, tx *sql.Tx, o warning.Observation) (*wa
 		if err := rows.Scan(&cur); err != nil {
 			return nil, fmt.Errorf("known-good passwords: %w", err)
 		}
-		var t time.Time
-		if cur != "" {
-			if t, err = parseTime(cur); err != nil {
-				return nil, fmt.Errorf("known-good password current_at %q: %w", cur, err)
-			}
+		t, err := parseOptTime(cur)
+		if err != nil {
+			return nil, fmt.Errorf("known-good password current_at %q: %w", cur, err)
 		}
 		if p == nil || t.Before(p.Current) {
 			p = &warning.Proven{Current: t}
@@ -426,10 +422,8 @@ func accountSeen(ctx context.Context, tx *sql.Tx, destination, account string) (
 	if s.At, err = parseTime(at); err != nil {
 		return nil, fmt.Errorf("account seen at %q: %w", at, err)
 	}
-	if lastBad != "" {
-		if s.LastBadPassword, err = parseTime(lastBad); err != nil {
-			return nil, fmt.Errorf("account seen last_bad %q: %w", lastBad, err)
-		}
+	if s.LastBadPassword, err = parseOptTime(lastBad); err != nil {
+		return nil, fmt.Errorf("account seen last_bad %q: %w", lastBad, err)
 	}
 	return s, nil
 }
