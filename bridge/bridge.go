@@ -22,7 +22,7 @@ import (
 )
 
 // StuckAfter is how long a scan may wait undelivered before the bridge
-// counts as failing: past the forwarder's back-off ceiling (30 min), so
+// counts as failing by default ([receiver] bridge_stuck_after): past the forwarder's back-off ceiling (30 min), so
 // that a few failed attempts of a delivery the own check finds healthy do
 // not raise it, and well within a working day.
 const StuckAfter = time.Hour

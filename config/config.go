@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/ad"
+	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 	"github.com/scanwarden/scanwarden/smbcheck"
@@ -86,7 +87,8 @@ func Defaults() Config {
 		Warnings: defaultWarnings(),
 		Receiver: Receiver{Share: samba.DefaultShare, Account: samba.DefaultAccount, SmbdDir: DefaultSmbdDir,
 			Quiet: Duration(receiver.DefaultWatch.Quiet), Retry: Duration(receiver.DefaultForward.Retry),
-			MaxRetry: Duration(receiver.DefaultForward.MaxRetry), Retention: Duration(receiver.DefaultForward.Retention)},
+			MaxRetry: Duration(receiver.DefaultForward.MaxRetry), Retention: Duration(receiver.DefaultForward.Retention),
+			BridgeStuckAfter: Duration(bridge.StuckAfter)},
 	}
 }
 

@@ -106,6 +106,9 @@ mail_to = ["admin@office.test"]
 		{"log level", "log_level = \"verbose\"\n", "log_level", 1, "debug, info"},
 		{"warnings negative days", "[warnings]\npassword_days = -1\n", "warnings.password_days", 2, "0 (off)"},
 		{"warnings percent", "[warnings]\n\ndisk_percent = 100\n", "warnings.disk_percent", 3, "0 (off) .. 99"},
+		{"bridge stuck zero", "[receiver]\nbridge_stuck_after = \"0s\"\n", "receiver.bridge_stuck_after", 2, "from 1m0s to 168h0m0s"},
+		{"bridge stuck negative", "[receiver]\n\nbridge_stuck_after = \"-5m\"\n", "receiver.bridge_stuck_after", 3, "from 1m0s"},
+		{"bridge stuck absurd", "[receiver]\nbridge_stuck_after = \"720h\"\n", "receiver.bridge_stuck_after", 2, "to 168h0m0s"},
 		{"syntax", "[checks\ninterval = \"5m\"\n", "", 1, "expected"},
 	}
 	for _, tc := range tests {
@@ -126,6 +129,30 @@ mail_to = ["admin@office.test"]
 				t.Fatalf("error does not name file:line: %v", err)
 			}
 		})
+	}
+}
+
+// TestBridgeStuckAfter: [receiver] bridge_stuck_after is an hour unless the
+// file says otherwise, and a value the file sets is the one read and
+// written back.
+func TestBridgeStuckAfter(t *testing.T) {
+	if d := Defaults().Receiver.BridgeStuckAfter.D(); d != time.Hour {
+		t.Fatalf("default %v, want 1h", d)
+	}
+	c, err := Parse("s.toml", []byte("[receiver]\nbridge_stuck_after = \"5m\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Receiver.BridgeStuckAfter.D(); d != 5*time.Minute || !contains(c.FileKeys, "receiver.bridge_stuck_after") {
+		t.Fatalf("read %v (file keys %v), want 5m", d, c.FileKeys)
+	}
+	b, err := c.Receiver.BridgeStuckAfter.MarshalText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse("s.toml", []byte("[receiver]\nbridge_stuck_after = \""+string(b)+"\"\n"))
+	if err != nil || again.Receiver.BridgeStuckAfter != c.Receiver.BridgeStuckAfter {
+		t.Fatalf("round trip through %q: %v, %v", b, again.Receiver.BridgeStuckAfter.D(), err)
 	}
 }
 

@@ -41,7 +41,7 @@ func TestConfigKeysDocumented(t *testing.T) {
 			t.Errorf("%s is not on the page", k.Name())
 		}
 	}
-	for _, want := range []string{"checks.interval", "checks.event_gap", "receiver.retention", "web.key_file", "snmp.trap_v3_priv_proto"} {
+	for _, want := range []string{"checks.interval", "checks.event_gap", "receiver.retention", "receiver.bridge_stuck_after", "web.key_file", "snmp.trap_v3_priv_proto"} {
 		found := false
 		for _, k := range keys {
 			found = found || k.Name() == want

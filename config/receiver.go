@@ -1,9 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/scanwarden/scanwarden/installed"
 
@@ -15,6 +17,14 @@ import (
 // unit's root step renders smb.conf into (scanwarden-smbd.service's
 // StateDirectory=).
 const DefaultSmbdDir = installed.SmbdDir
+
+// The range of [receiver] bridge_stuck_after: below a minute a scan still
+// being written and handed over counts as stuck; past a week a waiting scan
+// is lost to its reader long before the bridge says so.
+const (
+	MinBridgeStuckAfter = time.Minute
+	MaxBridgeStuckAfter = 7 * 24 * time.Hour
+)
 
 // Receiver is [receiver]: the fallback scan share (package receiver),
 // off unless enabled. Its files live in data_dir/receiver.
@@ -32,6 +42,10 @@ type Receiver struct {
 	Retry        Duration `toml:"retry"`         // first retry of a failed delivery (doubling)
 	MaxRetry     Duration `toml:"max_retry"`     // longest wait between delivery retries
 	Retention    Duration `toml:"retention"`     // how long a delivered scan's local copy is kept
+	// a bridged destination whose oldest undelivered scan has waited longer
+	// fails its bridge (bridge-failing): a few minutes where the MFP scans
+	// all day, longer where it scans twice a day; 1m to 7 days
+	BridgeStuckAfter Duration `toml:"bridge_stuck_after"`
 
 	Password scanwarden.Secret `toml:"-"`
 }
@@ -68,5 +82,8 @@ func (r Receiver) validate(bad badValue) {
 	}
 	if r.Retention.D() < 0 {
 		bad("receiver.retention", r.Retention.D(), "0 or more")
+	}
+	if d := r.BridgeStuckAfter.D(); d < MinBridgeStuckAfter || d > MaxBridgeStuckAfter {
+		bad("receiver.bridge_stuck_after", d, fmt.Sprintf("from %s to %s (how long a bridged scan may wait undelivered)", MinBridgeStuckAfter, MaxBridgeStuckAfter))
 	}
 }

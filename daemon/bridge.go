@@ -15,10 +15,11 @@ import (
 // BridgeHealth is bridged destination d's own health (bridge.Judge) at
 // now: the fallback share's last probe (share; nil: none runs), its
 // backlog and scanwarden's own check of the real folder from its latest
-// stored report — the one way serve's page, list, API and metric and the
-// CLI's status and destination list read it.
-func BridgeHealth(ctx context.Context, st *store.Store, d registry.Destination, share *samba.ShareHealth, now time.Time) (bridge.Health, error) {
-	in := bridge.Inputs{Share: share}
+// stored report, a scan waiting longer than stuck ([receiver]
+// bridge_stuck_after) failing it — the one way serve's page, list, API and
+// metric and the CLI's status and destination list read it.
+func BridgeHealth(ctx context.Context, st *store.Store, d registry.Destination, share *samba.ShareHealth, stuck time.Duration, now time.Time) (bridge.Health, error) {
+	in := bridge.Inputs{Share: share, StuckAfter: stuck}
 	latest, ok, err := st.Reports().LatestReport(ctx, d.Name)
 	if err != nil {
 		return bridge.Health{}, err
@@ -52,15 +53,16 @@ func OwnVerdict(rep smbcheck.Report) *smbcheck.Verdict {
 // --destination`'s: scanwarden's own client on the real folder (run),
 // then the bridge's own health (share: the fallback share's last probe);
 // its verdict is the own check's, or bridge-failing when that passed but
-// the bridge does not deliver (the share down, a scan stuck).
-func BridgeCheck(ctx context.Context, st *store.Store, share func() *samba.ShareHealth, name string, run func() smbcheck.Report) smbcheck.Report {
+// the bridge does not deliver (the share down, a scan waiting longer than
+// stuck: [receiver] bridge_stuck_after).
+func BridgeCheck(ctx context.Context, st *store.Store, share func() *samba.ShareHealth, stuck time.Duration, name string, run func() smbcheck.Report) smbcheck.Report {
 	rep := run()
 	own := rep.Verdict
 	rep.Bridge = &smbcheck.Bridge{Active: true, Own: &own}
 	if st == nil || rep.Interrupted {
 		return rep
 	}
-	in := bridge.Inputs{Own: &own, OwnAt: rep.Started}
+	in := bridge.Inputs{Own: &own, OwnAt: rep.Started, StuckAfter: stuck}
 	if share != nil {
 		in.Share = share()
 	}
@@ -87,6 +89,15 @@ func (p *receiverPart) shareHealth() *samba.ShareHealth {
 	return p.r.ShareHealth()
 }
 
+// bridgeStuck is the running config's [receiver] bridge_stuck_after
+// (bridge.StuckAfter while a reload swaps the parts).
+func (m *Main) bridgeStuck() time.Duration {
+	if p := m.live.get(); p != nil {
+		return p.cfg.Receiver.BridgeStuckAfter.D()
+	}
+	return bridge.StuckAfter
+}
+
 // bridgeCollector exports each bridged destination's own health at
 // scrape time: whether its bridge works, and how long its oldest
 // undelivered scan has waited.
@@ -111,12 +122,12 @@ func (c *bridgeCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
-	share, now := c.m.recv.shareHealth(), time.Now()
+	share, stuck, now := c.m.recv.shareHealth(), c.m.bridgeStuck(), time.Now()
 	for _, d := range ds {
 		if !d.Bridged() {
 			continue
 		}
-		h, err := BridgeHealth(ctx, c.m.st, d, share, now)
+		h, err := BridgeHealth(ctx, c.m.st, d, share, stuck, now)
 		if err != nil {
 			return
 		}

@@ -45,7 +45,8 @@ func (c *checksPart) Open(ctx context.Context, cfg config.Config) {
 		LowestDialects: smbcheck.NewLowestDialects(smbcheck.LowestDialectTTL)}
 	c.openDirectory(cfg.AD, &opts)
 	c.notifier = newIncidentNotifier(c.env, cfg)
-	c.check = checker{opts: opts, readers: eventlogReaders(cfg.Eventlog), st: c.st, share: c.share}
+	c.check = checker{opts: opts, readers: eventlogReaders(cfg.Eventlog), st: c.st, share: c.share,
+		stuck: cfg.Receiver.BridgeStuckAfter.D()}
 	incs := c.st.Incidents()
 	mon, err := monitor.New(monitor.Config{Interval: cfg.Checks.Interval.D(), Jitter: cfg.Checks.Jitter.D(),
 		MaxConcurrent: cfg.Checks.MaxConcurrent, CloseAfter: cfg.Incidents.CloseAfter.D(), EventGap: cfg.Checks.EventGap.D(),

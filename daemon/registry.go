@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/scanwarden/scanwarden/evidence"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -132,6 +133,7 @@ type checker struct {
 	// fallback share's last probe (share; nil: no share runs)
 	st    *store.Store
 	share func() *samba.ShareHealth
+	stuck time.Duration // [receiver] bridge_stuck_after
 }
 
 // Check implements monitor.Checker: as the destination's device would
@@ -144,7 +146,7 @@ func (c checker) Check(ctx context.Context, d monitor.Destination, progress func
 	o.Progress, o.Device, o.Profile = progress, d.Client, d.Profile
 	var rep smbcheck.Report
 	if d.Bridged {
-		rep = BridgeCheck(ctx, c.st, c.share, d.Name, func() smbcheck.Report { return smbcheck.Run(ctx, d.Target, o) })
+		rep = BridgeCheck(ctx, c.st, c.share, c.stuck, d.Name, func() smbcheck.Report { return smbcheck.Run(ctx, d.Target, o) })
 	} else {
 		rep = smbcheck.RunWithOwn(ctx, d.Target, o)
 		rep.Bridge.Named(d.Name)

@@ -16,9 +16,9 @@ import (
 
 // Summary reads the headline's input from the store and builds it (the
 // overview, GET /api/v1/summary and `scanwarden status` all come here);
-// share is the fallback share's last probe (nil: none), for the bridged
-// destinations' health.
-func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now time.Time) (summary.Summary, error) {
+// share is the fallback share's last probe (nil: none) and stuck [receiver]
+// bridge_stuck_after, for the bridged destinations' health.
+func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, stuck time.Duration, now time.Time) (summary.Summary, error) {
 	in := summary.Input{Now: now}
 	incs, err := st.Incidents().Incidents(ctx, store.IncidentFilter{State: incident.StateOpen, Limit: 100_000})
 	if err != nil {
@@ -43,7 +43,7 @@ func Summary(ctx context.Context, st *store.Store, share *samba.ShareHealth, now
 	var bridges []summary.Bridge
 	for _, d := range ds {
 		if d.Bridged() {
-			h, err := BridgeHealth(ctx, st, d, share, now)
+			h, err := BridgeHealth(ctx, st, d, share, stuck, now)
 			if err != nil {
 				return summary.Summary{}, fmt.Errorf("summary: %w", err)
 			}
@@ -87,7 +87,7 @@ func (b webBackend) Warnings(ctx context.Context) ([]warning.Group, error) {
 
 // Summary implements web.Summarizer.
 func (b webBackend) Summary(ctx context.Context) (summary.Summary, error) {
-	return Summary(ctx, b.m.st, b.m.recv.shareHealth(), time.Now())
+	return Summary(ctx, b.m.st, b.m.recv.shareHealth(), b.m.bridgeStuck(), time.Now())
 }
 
 // CheckAll implements web.AllChecker: every destination queued on the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/testlab"
@@ -306,7 +307,7 @@ func TestLabServeOneCauseOneIncident(t *testing.T) {
 	if _, ok := heads[lab.GhostIP]; !ok {
 		t.Errorf("no notice names %s: %+v", lab.GhostIP, evs)
 	}
-	sum, err := Summary(context.Background(), m.Store(), nil, time.Now())
+	sum, err := Summary(context.Background(), m.Store(), nil, bridge.StuckAfter, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +360,7 @@ func TestLabServeOneCauseOneIncident(t *testing.T) {
 	if last.Event != notify.EventClosed || last.Group == nil || last.Group.Subject != lab.GhostIP {
 		t.Errorf("closing notice %+v", last)
 	}
-	sum, _ = Summary(context.Background(), m.Store(), nil, time.Now())
+	sum, _ = Summary(context.Background(), m.Store(), nil, bridge.StuckAfter, time.Now())
 	if len(sum.Causes) != 1 || sum.Causes[0].Subject != lost {
 		t.Errorf("after the ghost destinations recovered: causes %+v, headline %q", sum.Causes, sum.Sentence)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/bridge"
 	"github.com/scanwarden/scanwarden/notify"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/store"
@@ -105,7 +106,7 @@ webhook_backoff = "100ms"
 		t.Fatalf("webhook warnings %+v", evs)
 	}
 
-	sum, err := Summary(ctx, m.Store(), nil, time.Now())
+	sum, err := Summary(ctx, m.Store(), nil, bridge.StuckAfter, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ webhook_backoff = "100ms"
 	if evs := warnEvents(); len(evs) != 2 || evs[1].Event != notify.EventWarningCleared || evs[1].Warning.Key() != g.Key() {
 		t.Fatalf("webhook warnings %+v", evs)
 	}
-	if sum, _ := Summary(ctx, m.Store(), nil, time.Now()); sum.Warnings != 0 {
+	if sum, _ := Summary(ctx, m.Store(), nil, bridge.StuckAfter, time.Now()); sum.Warnings != 0 {
 		t.Errorf("after clearing: %+v", sum)
 	}
 }

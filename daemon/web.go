@@ -119,7 +119,7 @@ func (b webBackend) withBridge(ctx context.Context, wd *registry.DestinationView
 	if !d.Bridged() {
 		return nil
 	}
-	h, err := BridgeHealth(ctx, b.m.st, d, share, now)
+	h, err := BridgeHealth(ctx, b.m.st, d, share, b.m.bridgeStuck(), now)
 	if err != nil {
 		return err
 	}

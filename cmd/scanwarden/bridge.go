@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -93,15 +94,26 @@ func lastShareCheck(c *subcommand) *samba.ShareHealth {
 
 // withBridge adds d's bridge (when bridged) to its JSON: since when, and
 // its own health.
-func withBridge(ctx context.Context, st *store.Store, j *destinationJSON, d registry.Destination, share *samba.ShareHealth) error {
+func withBridge(ctx context.Context, st *store.Store, j *destinationJSON, d registry.Destination, share *samba.ShareHealth, stuck time.Duration) error {
 	if !d.Bridged() {
 		return nil
 	}
 	at := d.BridgedAt.UTC()
-	h, err := daemon.BridgeHealth(ctx, st, d, share, time.Now())
+	h, err := daemon.BridgeHealth(ctx, st, d, share, stuck, time.Now())
 	if err != nil {
 		return err
 	}
 	j.BridgedAt, j.Bridge = &at, &h
 	return nil
+}
+
+// bridgeStuckAfter is the installed config's [receiver]
+// bridge_stuck_after, as serve judges the bridges with it (the default
+// without a config this user can read).
+func bridgeStuckAfter(data *dataFlags) time.Duration {
+	d := *data // the config's data_dir is not taken over
+	if cfg, _, err := daemonConfigFile("", &d); err == nil && cfg != nil {
+		return cfg.Receiver.BridgeStuckAfter.D()
+	}
+	return config.Defaults().Receiver.BridgeStuckAfter.D()
 }

@@ -66,6 +66,7 @@ type checkArgs struct {
 	bridged     bool
 	st          *store.Store
 	receiverDir string
+	stuck       time.Duration // the config's [receiver] bridge_stuck_after
 }
 
 func runCheck(ctx context.Context, env environ, name string, args []string) int {
@@ -92,7 +93,7 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 	a.profile = registerProfileFlags(fs)
 	fs.StringVar(&a.auth, "auth", "", "how the MFP logs on: ntlm (what MFPs send), kerberos (a Kerberos-capable MFP) or auto (Kerberos, then NTLM); default ntlm, or the stored destination's")
 	a.ad = registerADFlags(fs)
-	fs.StringVar(&a.configFile, "config", "", "the daemon's config, for its [warnings] thresholds (default "+doctor.DefaultConfig+" when it exists; else the defaults)")
+	fs.StringVar(&a.configFile, "config", "", "the daemon's config, for its [warnings] thresholds and [receiver] bridge_stuck_after (default "+doctor.DefaultConfig+" when it exists; else the defaults)")
 	fs.StringVar(&a.destination, "destination", "", "replay the stored destination NAME (user, password, port, the device's workstation name); its report is kept")
 	fs.StringVar(&a.eventlogUser, "eventlog-user", "", "after the check, read the file server's event log and its share's connection count as USER (DOMAIN\\user; a read-only account, never the scan account)")
 	fs.StringVar(&a.eventlogPasswordFile, "eventlog-password-file", "", "file holding --eventlog-user's password (first line; - for stdin)")
@@ -122,12 +123,13 @@ func parseCheckArgs(env environ, args []string) (*checkArgs, int, bool) {
 // run replays the destination and prints the verdict.
 func (a *checkArgs) run(ctx context.Context) int {
 	c := a.c
-	th, err := warningThresholds(a.configFile)
+	cfg, err := checkConfig(a.configFile)
 	if err != nil {
 		return c.failSafe(err)
 	}
+	a.stuck = cfg.Receiver.BridgeStuckAfter.D()
 	warn := checkWarnings{}
-	warn.tracker.Thresholds = th
+	warn.tracker.Thresholds = cfg.Warnings.Thresholds()
 	t, dev, ledger, canaries, unreadable, code, ok := a.target(ctx, &warn)
 	if !ok {
 		return code
@@ -210,7 +212,7 @@ func (a *checkArgs) replay(ctx context.Context, t scanwarden.Target, opts smbche
 		}
 	case a.bridged:
 		share := func() *samba.ShareHealth { return receiver.LastShareCheck(a.receiverDir) }
-		rep = daemon.BridgeCheck(ctx, a.st, share, a.destination, func() smbcheck.Report { return smbcheck.Run(ctx, t, opts) })
+		rep = daemon.BridgeCheck(ctx, a.st, share, a.stuck, a.destination, func() smbcheck.Report { return smbcheck.Run(ctx, t, opts) })
 		readers.Attach(ctx, t, &rep)
 	default:
 		rep = smbcheck.RunWithOwn(ctx, t, opts)
@@ -277,25 +279,22 @@ type checkWarnings struct {
 	device      string
 }
 
-// warningThresholds reads [warnings] from file, or from the installed
-// config when it exists; the defaults otherwise. Only the file is parsed:
-// the secret files it names are not read.
-func warningThresholds(file string) (warning.Thresholds, error) {
+// checkConfig is the daemon's config for its [warnings] thresholds and
+// [receiver] bridge_stuck_after: file, or the installed config when it
+// exists; the defaults otherwise. Only the file is parsed: the secret files
+// it names are not read.
+func checkConfig(file string) (config.Config, error) {
 	if file == "" {
 		if _, err := os.Stat(doctor.DefaultConfig); err != nil {
-			return warning.DefaultThresholds(), nil
+			return config.Defaults(), nil
 		}
 		file = doctor.DefaultConfig
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return warning.Thresholds{}, fmt.Errorf("config: %w", err)
+		return config.Config{}, fmt.Errorf("config: %w", err)
 	}
-	c, err := config.Parse(file, b)
-	if err != nil {
-		return warning.Thresholds{}, err
-	}
-	return c.Warnings.Thresholds(), nil
+	return config.Parse(file, b)
 }
 
 // typedTarget is the destination given on the command line: where, the

@@ -104,14 +104,14 @@ func destinationList(ctx context.Context, c *subcommand, args []string) int {
 			return c.fail(err)
 		}
 		out := []destinationJSON{}
-		share := lastShareCheck(c)
+		share, stuck := lastShareCheck(c), bridgeStuckAfter(&c.data)
 		for _, d := range ds {
 			last, err := latestReport(ctx, st, d.Name)
 			if err != nil {
 				return c.fail(err)
 			}
 			j := fullDestJSON(d, last)
-			if err := withBridge(ctx, st, &j, d, share); err != nil {
+			if err := withBridge(ctx, st, &j, d, share, stuck); err != nil {
 				return c.fail(err)
 			}
 			out = append(out, j)
@@ -161,7 +161,7 @@ func destinationShow(ctx context.Context, c *subcommand, args []string) int {
 			return c.fail(err)
 		}
 		j := fullDestJSON(d, last)
-		if err := withBridge(ctx, st, &j, d, lastShareCheck(c)); err != nil {
+		if err := withBridge(ctx, st, &j, d, lastShareCheck(c), bridgeStuckAfter(&c.data)); err != nil {
 			return c.fail(err)
 		}
 		ws := r.Target.Info().Workstation

@@ -32,7 +32,7 @@ func runStatus(ctx context.Context, env environ, name string, args []string) int
 	}
 	return c.readStore(ctx, true, func(st *store.Store) int {
 		now := time.Now()
-		sum, err := daemon.Summary(ctx, st, lastShareCheck(c), now)
+		sum, err := daemon.Summary(ctx, st, lastShareCheck(c), bridgeStuckAfter(&c.data), now)
 		if err != nil {
 			return c.fail(err)
 		}
