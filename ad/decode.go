@@ -96,6 +96,14 @@ func interval(v int64) (d time.Duration, forever bool) {
 	return time.Duration(v * 100), false
 }
 
+// unbounded reads an interval in which 0, too, means without end, as in
+// lockoutDuration (locked until an administrator unlocks) and maxPwdAge
+// (passwords never expire).
+func unbounded(v int64) (d time.Duration, forever bool) {
+	d, forever = interval(v)
+	return d, forever || v == 0
+}
+
 // generalizedTime parses an LDAP GeneralizedTime such as AD's RootDSE
 // currentTime "20251130061500.0Z".
 func generalizedTime(s string) (time.Time, error) {

@@ -63,10 +63,7 @@ func parsePolicy(e *ldap.Entry, names []string, source string) (policy, error) {
 	if v, ok, err := get(names[1]); err != nil {
 		return p, err
 	} else if ok {
-		p.Duration, p.UntilUnlocked = interval(v)
-		if v == 0 {
-			p.UntilUnlocked = true
-		}
+		p.Duration, p.UntilUnlocked = unbounded(v)
 	}
 	if v, ok, err := get(names[2]); err != nil {
 		return p, err
@@ -76,10 +73,7 @@ func parsePolicy(e *ldap.Entry, names []string, source string) (policy, error) {
 	if v, ok, err := get(names[3]); err != nil {
 		return p, err
 	} else if ok {
-		p.MaxPwdAge, p.PwdNeverExpire = interval(v)
-		if v == 0 {
-			p.PwdNeverExpire = true
-		}
+		p.MaxPwdAge, p.PwdNeverExpire = unbounded(v)
 	} else {
 		p.PwdNeverExpire = true
 	}
