@@ -44,7 +44,7 @@ func Forwarding(cfg config.Config, ledger smbclient.Ledger) (receiver.SMBRemote,
 // seen within it.
 const accountCacheTTL = 30 * time.Second
 
-// accountCache answers smbcheck.Accounts from dir, each answer kept for
+// accountCache answers smbclient.Accounts from dir, each answer kept for
 // ttl; an error is not kept (the next delivery asks again).
 type accountCache struct {
 	dir smbclient.Accounts
@@ -66,7 +66,7 @@ func newAccountCache(dir smbclient.Accounts, ttl time.Duration) *accountCache {
 	return &accountCache{dir: dir, ttl: ttl, now: time.Now, m: map[accountQuestion]cachedAccount{}}
 }
 
-// Account implements smbcheck.Accounts. Callers only read the answer.
+// Account implements smbclient.Accounts. Callers only read the answer.
 func (c *accountCache) Account(ctx context.Context, typed, workstation string) (*smbclient.Account, error) {
 	q := accountQuestion{typed, workstation}
 	now := c.now()
@@ -106,7 +106,7 @@ func (l *liveRemote) Open(ctx context.Context, t scanwarden.Target) (receiver.Fo
 }
 
 // hostResolver is the daemon's resolver (env.resolver) as the forwarder's
-// smbcheck.Resolver: destination hosts and KDC names only — the realm's
+// smbclient.Resolver: destination hosts and KDC names only — the realm's
 // SRV records are still asked of the system's DNS.
 type hostResolver struct{ r resolve.Resolver }
 

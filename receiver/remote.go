@@ -21,7 +21,7 @@ type Destinations interface {
 	Destinations(ctx context.Context) ([]Destination, error)
 }
 
-// Remote opens a destination's real folder: smbcheck's dialer, with the
+// Remote opens a destination's real folder: smbclient's dialer, with the
 // failure ledger's gate, in the daemon.
 type Remote interface {
 	Open(ctx context.Context, t scanwarden.Target) (Folder, error)

@@ -12,7 +12,7 @@ import (
 	"github.com/scanwarden/scanwarden/smbclient"
 )
 
-// SMBRemote opens destination folders through smbcheck's dialer: the
+// SMBRemote opens destination folders through smbclient's dialer: the
 // logon the MFP would make — NTLM, or Kerberos as the destination's auth
 // says, exactly as its check logs on — behind the failure ledger's gate,
 // logged off at Close.
@@ -23,7 +23,7 @@ type SMBRemote struct {
 	// deliveries and checks count failures over the same span (0:
 	// smbclient.DefaultWindow).
 	Window  time.Duration
-	Timeout time.Duration // per operation (0: smbcheck's default)
+	Timeout time.Duration // per operation (0: smbclient.DefaultTimeout)
 	// Kerberos is where a destination of auth kerberos or auto finds its
 	// realm and KDC when the user name and DNS do not say: the checks'
 	// ([ad], ad.Directory.Kerberos).

@@ -8,8 +8,9 @@ import (
 )
 
 // Accounts is the directory's account lookup: what a check's ad step asks
-// (smbcheck.Directory) and what a delivery's Dial asks (DialOptions.Accounts), so
-// that both count a logon against the same account and budget.
+// (smbcheck.Directory) and what a delivery's Dial asks
+// (DialOptions.Accounts), so that both count a logon against the same
+// account and budget.
 type Accounts interface {
 	// Account looks up the account that the user name typed on the MFP (any
 	// form) refers to, judged for a logon from workstation.

@@ -225,7 +225,7 @@ func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbcon
 }
 
 // dialKerberos logs on as a Kerberos-capable MFP, with the check's own
-// Kerberos logon (checker.kerberos: realm, KDC and its clock, the password
+// Kerberos logon (KerberosLogon: realm, KDC and its clock, the password
 // try behind the ledger, the ticket for cifs/HOST): one NTLM negotiation
 // whose AUTHENTICATE never leaves first learns the server's DNS domain, the
 // realm of a user name without a UPN suffix, and its NTLM domain, the

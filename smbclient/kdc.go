@@ -20,23 +20,31 @@ import (
 	"github.com/jcmturner/gokrb5/v8/types"
 )
 
+// kdcFinder finds a realm's KDCs: through resolver (DNS SRV records, then
+// the hints' host names), each lookup bounded by timeout.
+type kdcFinder struct {
+	resolver Resolver
+	timeout  time.Duration
+	hints    []string // [ad]'s host or host:port
+}
+
 // srvResolver is what a Resolver offers to find KDCs (*net.Resolver does).
 type srvResolver interface {
 	LookupSRV(ctx context.Context, service, proto, name string) (string, []*net.SRV, error)
 }
 
 // kdcs lists the realm's KDC addresses (ip:port): DNS SRV records
-// _kerberos._tcp and _kerberos._udp of the realm, else Options.KDCs (the
-// [ad] host). It says where they came from, or why none is known.
-func (l KerberosLogon) kdcs(ctx context.Context, realm string) ([]string, string, error) {
-	sr, ok := l.Resolver.(srvResolver)
+// _kerberos._tcp and _kerberos._udp of the realm, else the hints (the [ad]
+// host). It says where they came from, or why none is known.
+func (f kdcFinder) kdcs(ctx context.Context, realm string) ([]string, string, error) {
+	sr, ok := f.resolver.(srvResolver)
 	if !ok {
 		sr = net.DefaultResolver
 	}
 	var why []string
 	for _, proto := range []string{"tcp", "udp"} {
 		name := fmt.Sprintf("_kerberos._%s.%s", proto, strings.ToLower(realm))
-		lctx, cancel := context.WithTimeout(ctx, l.Timeout)
+		lctx, cancel := context.WithTimeout(ctx, f.timeout)
 		_, srvs, err := sr.LookupSRV(lctx, "kerberos", proto, strings.ToLower(realm))
 		cancel()
 		if err != nil || len(srvs) == 0 {
@@ -45,7 +53,7 @@ func (l KerberosLogon) kdcs(ctx context.Context, realm string) ([]string, string
 		}
 		var out []string
 		for _, s := range srvs {
-			out = append(out, l.kdcAddrs(ctx, strings.TrimSuffix(s.Target, "."), int(s.Port))...)
+			out = append(out, f.kdcAddrs(ctx, strings.TrimSuffix(s.Target, "."), int(s.Port))...)
 		}
 		if len(out) > 0 {
 			return out, "DNS SRV " + name, nil
@@ -53,19 +61,19 @@ func (l KerberosLogon) kdcs(ctx context.Context, realm string) ([]string, string
 		why = append(why, fmt.Sprintf("the targets of %s do not resolve", name))
 	}
 	var out []string
-	for _, h := range l.Hints.KDCs {
+	for _, h := range f.hints {
 		host, port := h, 88
 		if hh, p, err := net.SplitHostPort(h); err == nil {
 			if n, err := strconv.Atoi(p); err == nil {
 				host, port = hh, n
 			}
 		}
-		out = append(out, l.kdcAddrs(ctx, host, port)...)
+		out = append(out, f.kdcAddrs(ctx, host, port)...)
 	}
 	if len(out) > 0 {
-		return out, "the [ad] host (" + strings.Join(l.Hints.KDCs, ", ") + ")", nil
+		return out, "the [ad] host (" + strings.Join(f.hints, ", ") + ")", nil
 	}
-	if len(l.Hints.KDCs) == 0 {
+	if len(f.hints) == 0 {
 		why = append(why, "no [ad] host is set")
 	} else {
 		why = append(why, "the [ad] host does not resolve")
@@ -73,13 +81,13 @@ func (l KerberosLogon) kdcs(ctx context.Context, realm string) ([]string, string
 	return nil, "", errors.New(strings.Join(why, "; "))
 }
 
-func (l KerberosLogon) kdcAddrs(ctx context.Context, host string, port int) []string {
+func (f kdcFinder) kdcAddrs(ctx context.Context, host string, port int) []string {
 	if net.ParseIP(host) != nil {
 		return []string{net.JoinHostPort(host, strconv.Itoa(port))}
 	}
-	lctx, cancel := context.WithTimeout(ctx, l.Timeout)
+	lctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	addrs, err := l.Resolver.LookupHost(lctx, host)
+	addrs, err := f.resolver.LookupHost(lctx, host)
 	if err != nil {
 		return nil
 	}

@@ -106,7 +106,7 @@ type KerberosLogon struct {
 
 // krbRealmUser is the principal the typed user name stands for: the UPN's
 // suffix as realm, else the server's DNS domain (from the NTLM challenge),
-// else the directory's, else Options.Realm.
+// else the directory's, else the hints' realm ([ad]).
 func (l KerberosLogon) krbRealmUser() (realm, user string) {
 	u := ParseUserName(l.Account.Target.User)
 	user, _ = BaseUser(l.Account.Target.User)
@@ -222,7 +222,7 @@ func (l KerberosLogon) krbFindKDC(ctx context.Context, k *KerberosResult, realm,
 		return nil, false
 	}
 	k.Realm, k.Principal = realm, user+"@"+realm
-	kdcs, source, err := l.kdcs(ctx, realm)
+	kdcs, source, err := kdcFinder{l.Resolver, l.Timeout, l.Hints.KDCs}.kdcs(ctx, realm)
 	if err != nil {
 		k.Cause, k.Fallback = scanwarden.CauseKDCUnreachable, true
 		k.Detail = fmt.Sprintf("no KDC of realm %s is known: %s", realm, err.Error())
