@@ -40,8 +40,10 @@ func (c *checksPart) Open(ctx context.Context, cfg config.Config) {
 	opts := smbcheck.Options{MaxFailures: cfg.Checks.MaxFailures, Window: cfg.Checks.FailureWindow.D(), Ledger: c.st.Ledger(),
 		StepTimeout: cfg.Checks.Timeout.D(), NoWrite: cfg.Checks.NoWrite, Logger: c.log.With("component", "check"),
 		LocalNames: localname.Local{WINS: cfg.Checks.WINSServers()},
-		// Shared by the scheduled checks and the page's Test: a server's
-		// lowest dialect is asked once per TTL, not at every check.
+		// Shared by the scheduled checks and the admin's (Check now, the
+		// page's Test): a server's lowest dialect is asked once per TTL,
+		// not at every scheduled check; an admin's check asks afresh
+		// (monitor.Destination.AskedAt) and refreshes it.
 		LowestDialects: smbcheck.NewLowestDialects(smbcheck.LowestDialectTTL)}
 	c.openDirectory(cfg.AD, &opts)
 	c.notifier = newIncidentNotifier(c.env, cfg)

@@ -144,6 +144,9 @@ type checker struct {
 func (c checker) Check(ctx context.Context, d monitor.Destination, progress func(smbcheck.Step)) smbcheck.Report {
 	o := c.opts
 	o.Progress, o.Device, o.Profile = progress, d.Client, d.Profile
+	// An admin's check asks the server afresh (and refreshes the memory
+	// the scheduled checks share); a scheduled one uses what is remembered.
+	o.LowestSince = d.AskedAt
 	var rep smbcheck.Report
 	if d.Bridged {
 		rep = BridgeCheck(ctx, c.st, c.share, c.stuck, d.Name, func() smbcheck.Report { return smbcheck.Run(ctx, d.Target, o) })

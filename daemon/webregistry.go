@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/receiver"
@@ -264,8 +265,9 @@ func (b webRegistry) TryDestination(ctx context.Context, in web.DestinationInput
 	if err != nil {
 		return smbcheck.Report{}, err
 	}
-	r := registry.Resolve([]registry.Destination{d}, devs)[0]
-	return p.checks.check.Check(ctx, toMonitor(r), progress), nil
+	md := toMonitor(registry.Resolve([]registry.Destination{d}, devs)[0])
+	md.AskedAt = time.Now() // an admin's: the server asked afresh
+	return p.checks.check.Check(ctx, md, progress), nil
 }
 
 // heldStates are the states of a scan held for its destination, not yet

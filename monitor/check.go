@@ -90,7 +90,7 @@ var ErrUnknownDestination = errors.New("no such destination")
 // CheckNow checks the named destination now (behind the caps, like any
 // other check), streaming each step to progress, and returns the report
 // once stored and applied. A check already waiting for that destination is
-// joined instead of a second one.
+// joined instead of a second one; either way it is an admin's (AskedAt).
 func (m *Monitor) CheckNow(ctx context.Context, name string, progress func(smbcheck.Step)) (Result, error) {
 	d, ok := m.list.get(name)
 	if !ok {
@@ -100,11 +100,13 @@ func (m *Monitor) CheckNow(ctx context.Context, name string, progress func(smbch
 		}
 	}
 	done := make(chan Result, 1)
+	asked := m.cfg.Now()
 	ok = m.queue.offer([]string{key(name)}, func(_ int, waiting *job) *job {
 		j := waiting
 		if j == nil {
 			j = &job{dest: d, reason: ReasonManual}
 		}
+		j.dest.AskedAt = asked
 		j.waiters = append(j.waiters, done)
 		if progress != nil {
 			j.progress = append(j.progress, progress)
@@ -126,7 +128,9 @@ func (m *Monitor) CheckNow(ctx context.Context, name string, progress func(smbch
 // now"), behind the same caps as any other check: MaxConcurrent, one at a
 // time per file server, the checker's lockout budget. A destination whose
 // check is already waiting keeps that one. It does not wait for the
-// checks; n is how many destinations will be checked.
+// checks; n is how many destinations will be checked. Each is an admin's
+// check (AskedAt): a file server is asked afresh once, by the first of its
+// destinations' checks.
 func (m *Monitor) CheckAll(ctx context.Context) (n int, err error) {
 	m.refresh(ctx, true)
 	now := m.cfg.Now()
@@ -142,9 +146,12 @@ func (m *Monitor) CheckAll(ctx context.Context) (n int, err error) {
 	}
 	if !m.queue.offer(keys, func(i int, waiting *job) *job {
 		if waiting != nil {
+			waiting.dest.AskedAt = now
 			return nil
 		}
-		return &job{dest: ds[i], reason: ReasonManual}
+		d := ds[i]
+		d.AskedAt = now
+		return &job{dest: d, reason: ReasonManual}
 	}) {
 		return 0, errors.New("scanwarden is stopping")
 	}

@@ -61,3 +61,26 @@ func TestPasswordUnreadableChecked(t *testing.T) {
 		t.Errorf("incident %+v", res.Incident)
 	}
 }
+
+// TestAdminChecksAsked: a check an admin asks for (CheckNow, CheckAll)
+// reaches the checker with the time it was asked, so that it learns the
+// server afresh; a scheduled check carries none and uses what serve
+// remembers.
+func TestAdminChecksAsked(t *testing.T) {
+	at := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	r := newRig(t, Config{Interval: time.Hour, Now: func() time.Time { return at }}, nil, dest("reception", "fs1", "MFP01"))
+	waitFor(t, "the scheduled check", func() bool { return r.rep.count("reception") == 1 })
+	if _, err := r.m.CheckNow(context.Background(), "reception", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.CheckAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the check of all", func() bool { return r.rep.count("reception") == 3 })
+	r.chk.mu.Lock()
+	defer r.chk.mu.Unlock()
+	want := []time.Time{{}, at, at}
+	if len(r.chk.asked) != 3 || !r.chk.asked[0].Equal(want[0]) || !r.chk.asked[1].Equal(want[1]) || !r.chk.asked[2].Equal(want[2]) {
+		t.Fatalf("asked at %v; want %v (scheduled, check now, check all)", r.chk.asked, want)
+	}
+}

@@ -58,6 +58,7 @@ type fakeChecker struct {
 	maxAll    int
 	calls     atomic.Int64
 	fn        func(ctx context.Context, t scanwarden.Target) smbcheck.Verdict
+	asked     []time.Time // each check's Destination.AskedAt, in order
 }
 
 func (c *fakeChecker) Check(ctx context.Context, d Destination, progress func(smbcheck.Step)) smbcheck.Report {
@@ -68,6 +69,7 @@ func (c *fakeChecker) Check(ctx context.Context, d Destination, progress func(sm
 		c.perServer = map[string]int{}
 	}
 	c.perServer[t.Host]++
+	c.asked = append(c.asked, d.AskedAt)
 	c.running++
 	c.maxServer = max(c.maxServer, c.perServer[t.Host])
 	c.maxAll = max(c.maxAll, c.running)

@@ -47,6 +47,12 @@ type Destination struct {
 	// the bridge's own, and a green one ends an incident of a cause of the
 	// device's client at once (incident.Input.Bridged).
 	Bridged bool
+	// AskedAt is when an admin asked for this check (CheckNow, CheckAll,
+	// the page's Test of a form; zero: a scheduled or event check). What
+	// the check states of the server is then learned since, not remembered
+	// from before (smbcheck.Options.LowestSince): the admin may just have
+	// changed the server.
+	AskedAt time.Time
 }
 
 // server is the per-server cap's key.

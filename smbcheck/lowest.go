@@ -60,8 +60,8 @@ func (f *floorAsk) into(st *Step) {
 
 // askLowest starts the lowest-dialect question of a check with no device
 // profile whose server chose SMB2/3 dialect si.Dialect; nil when it does
-// not apply. A remembered answer (Options.LowestDialects) comes back done,
-// with nothing asked.
+// not apply. A remembered answer (Options.LowestDialects) learned since
+// Options.LowestSince comes back done, with nothing asked.
 func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *floorAsk {
 	highest, err := ParseDialect(si.Dialect)
 	if c.o.Device.Known() || c.smb1 || !si.SMB2 || err != nil || highest < DialectSMB202 {
@@ -69,7 +69,7 @@ func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *f
 	}
 	f := &floorAsk{done: make(chan struct{})}
 	mem, key, now := c.o.LowestDialects, c.floorKey(), c.o.Now()
-	if e, ok := mem.lookup(key, highest, now); ok {
+	if e, ok := mem.lookup(key, highest, now, c.o.LowestSince); ok {
 		f.low, f.seen = e.low, e.at
 		close(f.done)
 		return f
@@ -169,16 +169,17 @@ func NewLowestDialects(ttl time.Duration) *LowestDialects {
 	return &LowestDialects{ttl: ttl, m: map[string]lowestEntry{}}
 }
 
-// lookup is key's answer if it is younger than the TTL at now and was
-// learned from a server that chose the same highest dialect.
-func (l *LowestDialects) lookup(key string, highest Dialect, now time.Time) (lowestEntry, bool) {
+// lookup is key's answer if it is younger than the TTL at now, was
+// learned no earlier than since and from a server that chose the same
+// highest dialect.
+func (l *LowestDialects) lookup(key string, highest Dialect, now, since time.Time) (lowestEntry, bool) {
 	if l == nil {
 		return lowestEntry{}, false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e, ok := l.m[key]
-	if !ok || e.highest != highest || !l.fresh(e, now) {
+	if !ok || e.highest != highest || !l.fresh(e, now) || e.at.Before(since) {
 		return lowestEntry{}, false
 	}
 	return e, true

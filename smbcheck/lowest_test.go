@@ -15,15 +15,18 @@ func TestLowestDialectsRemember(t *testing.T) {
 		key     string
 		highest Dialect
 		now     time.Time
+		since   time.Time
 		ok      bool
 	}{
-		{"fresh", "10.0.0.1:445", DialectSMB311, at.Add(9 * time.Minute), true},
-		{"expired", "10.0.0.1:445", DialectSMB311, at.Add(10 * time.Minute), false},
-		{"clock went back", "10.0.0.1:445", DialectSMB311, at.Add(-time.Second), false},
-		{"another highest dialect", "10.0.0.1:445", DialectSMB302, at.Add(time.Minute), false},
-		{"another port", "10.0.0.1:139", DialectSMB311, at.Add(time.Minute), false},
+		{"fresh", "10.0.0.1:445", DialectSMB311, at.Add(9 * time.Minute), time.Time{}, true},
+		{"expired", "10.0.0.1:445", DialectSMB311, at.Add(10 * time.Minute), time.Time{}, false},
+		{"clock went back", "10.0.0.1:445", DialectSMB311, at.Add(-time.Second), time.Time{}, false},
+		{"another highest dialect", "10.0.0.1:445", DialectSMB302, at.Add(time.Minute), time.Time{}, false},
+		{"another port", "10.0.0.1:139", DialectSMB311, at.Add(time.Minute), time.Time{}, false},
+		{"learned when an admin asked", "10.0.0.1:445", DialectSMB311, at.Add(time.Minute), at, true},
+		{"learned before an admin asked", "10.0.0.1:445", DialectSMB311, at.Add(time.Minute), at.Add(time.Second), false},
 	} {
-		e, ok := mem.lookup(c.key, c.highest, c.now)
+		e, ok := mem.lookup(c.key, c.highest, c.now, c.since)
 		if ok != c.ok || ok && e.low != DialectSMB21 {
 			t.Errorf("%s: %+v, %v; want found %v", c.name, e, ok, c.ok)
 		}
@@ -34,12 +37,12 @@ func TestLowestDialectsRemember(t *testing.T) {
 		t.Errorf("entries %v, want only 10.0.0.2's", mem.m)
 	}
 	mem.forget("10.0.0.2:445")
-	if _, ok := mem.lookup("10.0.0.2:445", DialectSMB311, at.Add(21*time.Minute)); ok {
+	if _, ok := mem.lookup("10.0.0.2:445", DialectSMB311, at.Add(21*time.Minute), time.Time{}); ok {
 		t.Error("a forgotten answer is still found")
 	}
 	var none *LowestDialects
 	none.remember("10.0.0.1:445", lowestEntry{low: DialectSMB21, highest: DialectSMB311, at: at})
-	if _, ok := none.lookup("10.0.0.1:445", DialectSMB311, at); ok {
+	if _, ok := none.lookup("10.0.0.1:445", DialectSMB311, at, time.Time{}); ok {
 		t.Error("nil remembers")
 	}
 	none.forget("10.0.0.1:445")

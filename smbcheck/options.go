@@ -32,6 +32,11 @@ type Options struct {
 	// server once per LowestDialectTTL rather than at every check with no
 	// device profile; nil asks at every such check (the CLI's one check).
 	LowestDialects *LowestDialects
+	// LowestSince: an answer LowestDialects learned before this time is
+	// not used — the server is asked again and the fresh answer remembered
+	// (an admin's own check, who may just have changed the server's
+	// floor); zero: any answer younger than the TTL.
+	LowestSince time.Time
 	// Directory, when set, is asked about the account and the host.
 	Directory Directory
 	Device    Device
