@@ -7,32 +7,34 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/ad"
-	"github.com/scanwarden/scanwarden/config"
 )
 
-// ad: the DC answers and the service account binds; then the clock.
-func (d *doc) ad(ctx context.Context, cfg config.Config) {
+// adCheck: the DC answers and the service account binds; then the clock.
+type adCheck struct{ *doc }
+
+func (c adCheck) run(ctx context.Context) {
+	cfg := c.cfg
 	if cfg.AD.URL == "" {
-		d.add("ad", Skip, "", "no [ad] url configured")
+		c.add("ad", Skip, "", "no [ad] url configured")
 		return
 	}
 	dir, err := ad.New(ad.Config{URL: cfg.AD.URL, BindUser: cfg.AD.BindUser, Password: cfg.AD.Password,
-		CAFile: cfg.AD.CA, AllowPlain: cfg.AD.InsecurePlain, Timeout: d.opt.Timeout})
+		CAFile: cfg.AD.CA, AllowPlain: cfg.AD.InsecurePlain, Timeout: c.opt.Timeout})
 	if err != nil {
-		d.add("ad", Fail, "fix [ad] in "+d.configFile, "%v", err)
+		c.add("ad", Fail, "fix [ad] in "+c.configFile, "%v", err)
 		return
 	}
-	t0 := d.opt.Now()
+	t0 := c.opt.Now()
 	dc, err := dir.Probe(ctx)
-	t1 := d.opt.Now()
+	t1 := c.opt.Now()
 	if err != nil {
-		d.add("ad", Fail, adFix(err), "%v", err)
-		d.add("ad.clock", Skip, "", "the DC did not answer")
+		c.add("ad", Fail, adFix(err), "%v", err)
+		c.add("ad.clock", Skip, "", "the DC did not answer")
 		return
 	}
-	d.add("ad", OK, "", "DC %s (%s) answered over %s, bound as %s", dc.Host, dc.Addr, dc.Transport, cfg.AD.BindUser)
+	c.add("ad", OK, "", "DC %s (%s) answered over %s, bound as %s", dc.Host, dc.Addr, dc.Transport, cfg.AD.BindUser)
 	if dc.Time.IsZero() {
-		d.add("ad.clock", Skip, "", "the DC did not give its time (RootDSE currentTime)")
+		c.add("ad.clock", Skip, "", "the DC did not give its time (RootDSE currentTime)")
 		return
 	}
 	// currentTime is whole seconds: compare with the middle of the read,
@@ -50,13 +52,13 @@ func (d *doc) ad(ctx context.Context, cfg config.Config) {
 	fix := "sync this box's clock with the DC: timedatectl set-ntp true, and point systemd-timesyncd (NTP=) at " + dc.Host
 	switch {
 	case abs <= 2*time.Second:
-		d.add("ad.clock", OK, "", "clock within %v of the DC's", abs.Round(time.Second))
+		c.add("ad.clock", OK, "", "clock within %v of the DC's", abs.Round(time.Second))
 	case abs <= SkewWarn:
-		d.add("ad.clock", OK, "", "the DC's clock is %v %s this box's (Kerberos allows 5 min)", abs.Round(time.Second), dir2)
+		c.add("ad.clock", OK, "", "the DC's clock is %v %s this box's (Kerberos allows 5 min)", abs.Round(time.Second), dir2)
 	case abs <= SkewFail:
-		d.add("ad.clock", Warn, fix, "the DC's clock is %v %s this box's: logon-hours and lockout times read off by that much", abs.Round(time.Second), dir2)
+		c.add("ad.clock", Warn, fix, "the DC's clock is %v %s this box's: logon-hours and lockout times read off by that much", abs.Round(time.Second), dir2)
 	default:
-		d.add("ad.clock", Fail, fix, "the DC's clock is %v %s this box's: beyond Kerberos' 5 minutes, and logon hours and lockout windows are misjudged",
+		c.add("ad.clock", Fail, fix, "the DC's clock is %v %s this box's: beyond Kerberos' 5 minutes, and logon hours and lockout windows are misjudged",
 			abs.Round(time.Second), dir2)
 	}
 }

@@ -115,19 +115,13 @@ func (o *Options) defaults() {
 func Run(ctx context.Context, opt Options) Report {
 	opt.defaults()
 	d := &doc{opt: opt}
-	cfg := d.config()
+	d.cfg = d.config()
 	d.rep.Config = d.configFile
-	d.version()
-	d.dataDir(cfg)
-	d.files(cfg)
-	key := d.key(cfg)
-	d.samba()
-	d.receiverUnit(cfg)
-	d.share(ctx, cfg)
-	d.ports(cfg)
-	d.daemonUp(ctx, cfg, d.webCert(cfg))
-	d.ad(ctx, cfg)
-	d.snmp(ctx, cfg, key)
+	key := &keyCheck{doc: d}
+	for _, c := range []check{versionCheck{d}, dataDirCheck{d}, filesCheck{d}, key, sambaCheck{d}, receiverCheck{d},
+		portsCheck{d}, webCheck{d}, adCheck{d}, snmpCheck{d, key}} {
+		c.run(ctx)
+	}
 	d.rep.Result = OK
 	for _, c := range d.rep.Checks {
 		if rank(c.Status) > rank(d.rep.Result) {
@@ -137,9 +131,17 @@ func Run(ctx context.Context, opt Options) Report {
 	return d.rep
 }
 
-// version says which scanwarden this is and warns when it was built with a
-// Go that has advisories its code reaches.
-func (d *doc) version() {
+// check is one job of the doctor's: it reads what it needs from the doc
+// and adds its results to the report, in the order Run gives.
+type check interface {
+	run(ctx context.Context)
+}
+
+// versionCheck says which scanwarden this is and warns when it was built
+// with a Go that has advisories its code reaches.
+type versionCheck struct{ *doc }
+
+func (d versionCheck) run(context.Context) {
 	b := scanwarden.BuildInfo()
 	if b.Warning != "" {
 		d.add("version", Warn, "rebuild with "+scanwarden.SafeGo+" or newer (GOTOOLCHAIN=auto fetches the one go.mod names)", "%s: %s", b, b.Warning)
@@ -158,8 +160,11 @@ func rank(s Status) int {
 	return 0
 }
 
+// doc is what every check reads (the options, the config as serve loads
+// it) and the report they add to.
 type doc struct {
 	opt        Options
+	cfg        config.Config
 	rep        Report
 	configFile string
 	configOK   bool

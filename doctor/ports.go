@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -42,7 +43,8 @@ func (w portWant) clashes(addr string) bool {
 	return a.IsUnspecified() || a == w.only.Unmap()
 }
 
-func (d *doc) wantedPorts(cfg config.Config) []portWant {
+// wantedPorts are the ports cfg needs.
+func wantedPorts(cfg config.Config) []portWant {
 	var w []portWant
 	add := func(proto, addr, label string, configured bool) {
 		host, p, err := net.SplitHostPort(addr)
@@ -83,18 +85,21 @@ func (d *doc) wantedPorts(cfg config.Config) []portWant {
 	return w
 }
 
-// ports: each port is free, or held by scanwarden (its daemon, its user,
-// or the smbd that runs scanwarden's own smb.conf).
-func (d *doc) ports(cfg config.Config) {
-	socks, err := sockets.Listening(d.opt.ProcRoot)
+// portsCheck: each port is free, or held by scanwarden (its daemon, its
+// user, or the smbd that runs scanwarden's own smb.conf).
+type portsCheck struct{ *doc }
+
+func (c portsCheck) run(context.Context) {
+	cfg := c.cfg
+	socks, err := sockets.Listening(c.opt.ProcRoot)
 	if err != nil {
-		d.add("ports", Skip, "", "cannot read the sockets: %v", err)
+		c.add("ports", Skip, "", "cannot read the sockets: %v", err)
 		return
 	}
-	uid, _ := d.serviceIDs()
+	uid, _ := c.serviceIDs()
 	dataDir := absDataDir(cfg)
 	var cache map[uint64][]proc
-	for _, w := range d.wantedPorts(cfg) {
+	for _, w := range wantedPorts(cfg) {
 		id := fmt.Sprintf("port.%d", w.port)
 		if w.proto == "udp" {
 			id += "/udp"
@@ -111,15 +116,15 @@ func (d *doc) ports(cfg config.Config) {
 		}
 		if len(held) == 0 {
 			if len(elsewhere) > 0 {
-				d.add(id, OK, "", "%s %d (%s) is free on %s (in use on %s only, which the share does not bind)", w.proto, w.port, w.label,
+				c.add(id, OK, "", "%s %d (%s) is free on %s (in use on %s only, which the share does not bind)", w.proto, w.port, w.label,
 					w.only, elsewhere[0].Addr)
 				continue
 			}
-			d.add(id, OK, "", "%s %d (%s) is free", w.proto, w.port, w.label)
+			c.add(id, OK, "", "%s %d (%s) is free", w.proto, w.port, w.label)
 			continue
 		}
 		if cache == nil {
-			cache = sockets.Owners(d.opt.ProcRoot)
+			cache = sockets.Owners(c.opt.ProcRoot)
 		}
 		var ours, theirs []proc
 		for _, s := range held {
@@ -137,11 +142,11 @@ func (d *doc) ports(cfg config.Config) {
 			if w.configured {
 				st = Fail
 			}
-			d.add(id, st, portFix(w, theirs[0]), "%s %d (%s) is held by %s on %s", w.proto, w.port, w.label, theirs[0], held[0].Addr)
+			c.add(id, st, portFix(w, theirs[0]), "%s %d (%s) is held by %s on %s", w.proto, w.port, w.label, theirs[0], held[0].Addr)
 		case len(ours) > 0:
-			d.add(id, OK, "", "%s %d (%s) is held by scanwarden: %s", w.proto, w.port, w.label, ours[0])
+			c.add(id, OK, "", "%s %d (%s) is held by scanwarden: %s", w.proto, w.port, w.label, ours[0])
 		default:
-			d.add(id, Warn, "run doctor as root to see who holds it", "%s %d (%s) is in use on %s by a process this user cannot see",
+			c.add(id, Warn, "run doctor as root to see who holds it", "%s %d (%s) is in use on %s by a process this user cannot see",
 				w.proto, w.port, w.label, held[0].Addr)
 		}
 	}

@@ -8,14 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
 )
 
-// samba: smbd and testparm installed, and smbd's version.
-func (d *doc) samba() {
-	smbd := d.opt.Smbd
+// sambaCheck: smbd and testparm installed, and smbd's version.
+type sambaCheck struct{ *doc }
+
+func (c sambaCheck) run(context.Context) {
+	smbd := c.opt.Smbd
 	if smbd == "" {
 		smbd = "/usr/sbin/smbd"
 		if _, err := os.Stat(smbd); err != nil {
@@ -24,45 +25,46 @@ func (d *doc) samba() {
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.opt.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.opt.Timeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, smbd, "--version").Output()
 	if err != nil {
-		d.add("samba", Fail, "apt-get install samba (the fallback share runs Samba's smbd)", "smbd not found or not runnable (%s): %v", smbd, err)
+		c.add("samba", Fail, "apt-get install samba (the fallback share runs Samba's smbd)", "smbd not found or not runnable (%s): %v", smbd, err)
 		return
 	}
 	version := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "Version "))
 	if _, err := exec.LookPath("testparm"); err != nil {
 		if _, err2 := os.Stat("/usr/bin/testparm"); err2 != nil {
-			d.add("samba", Fail, "apt-get install samba-common-bin", "smbd %s, but testparm (which validates the share's config) is missing", version)
+			c.add("samba", Fail, "apt-get install samba-common-bin", "smbd %s, but testparm (which validates the share's config) is missing", version)
 			return
 		}
 	}
 	// The share loads full_audit: without it smbd refuses every tree
 	// connect (vfs_init failed) while it runs and listens.
 	if err := samba.FullAuditModule(ctx, smbd); err != nil {
-		d.add("samba", Fail, "apt-get install samba-vfs-modules", "smbd %s, but the fallback share cannot work: %v", version, err)
+		c.add("samba", Fail, "apt-get install samba-vfs-modules", "smbd %s, but the fallback share cannot work: %v", version, err)
 		return
 	}
-	d.add("samba", OK, "", "smbd %s (%s), full_audit module present", version, smbd)
+	c.add("samba", OK, "", "smbd %s (%s), full_audit module present", version, smbd)
 }
 
 // share logs on to the fallback share as the MFP account and connects it,
 // as an MFP does (samba.ProbeShare): smbd running is not the share
 // working. The password is the config's (doctor runs as root or as the
 // daemon's user, who both read [receiver] password_file).
-func (d *doc) share(ctx context.Context, cfg config.Config) {
+func (c receiverCheck) share(ctx context.Context) {
+	cfg := c.cfg
 	rc := cfg.Receiver
-	if !rc.Enabled || !d.configOK {
+	if !rc.Enabled || !c.configOK {
 		return
 	}
 	ip, port, err := samba.ParseListen(rc.Listen)
 	if err != nil {
-		d.add("receiver.share", Fail, "set [receiver] listen in "+d.configFile+" to this box's LAN address", "[receiver] listen %s: %v", rc.Listen, err)
+		c.add("receiver.share", Fail, "set [receiver] listen in "+c.configFile+" to this box's LAN address", "[receiver] listen %s: %v", rc.Listen, err)
 		return
 	}
 	if rc.Password.IsZero() {
-		d.add("receiver.share", Skip, "set [receiver] password_file in "+d.configFile, "no MFP password read: the share is not probed")
+		c.add("receiver.share", Skip, "set [receiver] password_file in "+c.configFile, "no MFP password read: the share is not probed")
 		return
 	}
 	dir := filepath.Join(absDataDir(cfg), "receiver")
@@ -71,32 +73,42 @@ func (d *doc) share(ctx context.Context, cfg config.Config) {
 		smbdDir = rc.SmbdDir
 	}
 	h := samba.ProbeShare(ctx, samba.ShareProbe{Listen: ip, Port: port, Share: rc.Share, Account: samba.Account{Name: rc.Account, Password: rc.Password},
-		Inbox: receiver.Inbox(dir), SmbdDir: smbdDir, Smbd: d.opt.Smbd, Unit: rc.ExternalSMBD, Timeout: d.opt.Timeout})
+		Inbox: receiver.Inbox(dir), SmbdDir: smbdDir, Smbd: c.opt.Smbd, Unit: rc.ExternalSMBD, Timeout: c.opt.Timeout})
 	if h.OK() {
-		d.add("receiver.share", OK, "", "%s (%d ms)", h.Detail, h.MS)
+		c.add("receiver.share", OK, "", "%s (%d ms)", h.Detail, h.MS)
 		return
 	}
 	detail := fmt.Sprintf("the fallback share refuses the MFPs (%s): %s", h.Cause, h.Detail)
 	if h.SmbdLog != "" {
 		detail += "; smbd's log: " + h.SmbdLog
 	}
-	d.add("receiver.share", Fail, h.Fix, "%s", detail)
+	c.add("receiver.share", Fail, h.Fix, "%s", detail)
 }
 
-// receiverUnit: on a box with scanwarden-smbd.service installed, the daemon
+// receiverCheck: the fallback share's layout and state as the daemon left
+// them, then the share itself as an MFP sees it.
+type receiverCheck struct{ *doc }
+
+func (c receiverCheck) run(ctx context.Context) {
+	c.unit()
+	c.share(ctx)
+}
+
+// unit: on a box with scanwarden-smbd.service installed, the daemon
 // must leave smbd to that unit.
-func (d *doc) receiverUnit(cfg config.Config) {
+func (c receiverCheck) unit() {
+	cfg := c.cfg
 	if !cfg.Receiver.Enabled {
-		d.add("receiver", Skip, "", "the fallback share is off ([receiver] enabled = false)")
+		c.add("receiver", Skip, "", "the fallback share is off ([receiver] enabled = false)")
 		return
 	}
-	if _, err := os.Stat(d.opt.SMBUnit); err == nil && !cfg.Receiver.ExternalSMBD {
-		d.add("receiver", Warn, "set [receiver] external_smbd = true in "+d.configFile,
+	if _, err := os.Stat(c.opt.SMBUnit); err == nil && !cfg.Receiver.ExternalSMBD {
+		c.add("receiver", Warn, "set [receiver] external_smbd = true in "+c.configFile,
 			"%s is installed but the daemon starts smbd itself: every restart of scanwarden.service kills that smbd and the scans in flight",
-			d.opt.SMBUnit)
+			c.opt.SMBUnit)
 		return
 	}
-	d.add("receiver", OK, "", "fallback share \\\\%s\\%s, account %s, smbd %s", cfg.Receiver.Listen, cfg.Receiver.Share, cfg.Receiver.Account,
+	c.add("receiver", OK, "", "fallback share \\\\%s\\%s, account %s, smbd %s", cfg.Receiver.Listen, cfg.Receiver.Share, cfg.Receiver.Account,
 		map[bool]string{true: "in its own unit", false: "started by the daemon"}[cfg.Receiver.ExternalSMBD])
 	// Who may connect, as the running daemon last set it (it follows the
 	// registered MFPs).
@@ -104,17 +116,17 @@ func (d *doc) receiverUnit(cfg config.Config) {
 	switch {
 	case !ok:
 	case warning != "":
-		d.add("receiver.allow", Warn, "register the MFPs or set [receiver] allow in "+d.configFile, "%s", warning)
+		c.add("receiver.allow", Warn, "register the MFPs or set [receiver] allow in "+c.configFile, "%s", warning)
 	default:
-		d.add("receiver.allow", OK, "", "the fallback share admits %s", strings.Join(allow, " "))
+		c.add("receiver.allow", OK, "", "the fallback share admits %s", strings.Join(allow, " "))
 	}
 	// Whether the daemon can tell that smbd no longer writes a scan: until
 	// it can, it takes none (they wait in the inbox).
 	switch why, ok := receiver.ReadIngestStopped(filepath.Join(absDataDir(cfg), "receiver")); {
 	case !ok:
 	case why != "":
-		d.add("receiver.ingest", Fail, "fix what it names; the held scans are taken as soon as it works", "%s", receiver.IngestStoppedWarning(why))
+		c.add("receiver.ingest", Fail, "fix what it names; the held scans are taken as soon as it works", "%s", receiver.IngestStoppedWarning(why))
 	default:
-		d.add("receiver.ingest", OK, "", "scans are taken from the inbox once nobody holds them open for writing (file leases work)")
+		c.add("receiver.ingest", OK, "", "scans are taken from the inbox once nobody holds them open for writing (file leases work)")
 	}
 }

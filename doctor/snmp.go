@@ -5,16 +5,22 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/registry"
 	"github.com/scanwarden/scanwarden/snmp"
 	"github.com/scanwarden/scanwarden/store"
 )
 
-// snmp: each registered device answers (read from the database without
+// snmpCheck: each registered device answers (read from the database without
 // changing it). Devices come from the registry; nothing to do without any.
-func (d *doc) snmp(ctx context.Context, cfg config.Config, keyPath string) {
-	devs, ok := d.snmpDevices(ctx, cfg, keyPath)
+// Their credentials are sealed with the key that key loaded.
+type snmpCheck struct {
+	*doc
+	key *keyCheck
+}
+
+func (c snmpCheck) run(ctx context.Context) {
+	cfg := c.cfg
+	devs, ok := c.devices(ctx, c.key.loaded)
 	if !ok {
 		return
 	}
@@ -25,47 +31,47 @@ func (d *doc) snmp(ctx context.Context, cfg config.Config, keyPath string) {
 		}
 		t, err := dev.SNMPTarget(cfg.SNMP.Community)
 		if err != nil {
-			d.add("snmp."+dev.Name, Fail, "correct the device's address in the registry", "address %q: %v", dev.Address, err)
+			c.add("snmp."+dev.Name, Fail, "correct the device's address in the registry", "address %q: %v", dev.Address, err)
 			continue
 		}
 		jobs = append(jobs, snmpJob{dev.Name, t})
 	}
 	if len(jobs) == 0 {
-		d.add("snmp", Skip, "", "no device with an address in the registry")
+		c.add("snmp", Skip, "", "no device with an address in the registry")
 		return
 	}
-	if len(jobs) > d.opt.MaxDevices {
-		d.add("snmp", Skip, "", "%d devices: the first %d are asked", len(jobs), d.opt.MaxDevices)
-		jobs = jobs[:d.opt.MaxDevices]
+	if len(jobs) > c.opt.MaxDevices {
+		c.add("snmp", Skip, "", "%d devices: the first %d are asked", len(jobs), c.opt.MaxDevices)
+		jobs = jobs[:c.opt.MaxDevices]
 	}
-	d.rep.Checks = append(d.rep.Checks, d.probeDevices(ctx, jobs)...)
+	c.rep.Checks = append(c.rep.Checks, c.probeAll(ctx, jobs)...)
 }
 
-// snmpDevices reads the registered devices, their SNMP credentials
+// devices reads the registered devices, their SNMP credentials
 // unsealed, from the database opened read-only; ok is false (the reason
 // added as the "snmp" check) when they cannot be read.
-func (d *doc) snmpDevices(ctx context.Context, cfg config.Config, keyPath string) (devs []registry.Device, ok bool) {
-	db := filepath.Join(absDataDir(cfg), store.DefaultFile)
-	if _, err := lstatData(absDataDir(cfg), store.DefaultFile); err != nil {
-		d.add("snmp", Skip, "", "no database yet: no registered device to ask")
+func (c snmpCheck) devices(ctx context.Context, keyPath string) (devs []registry.Device, ok bool) {
+	db := filepath.Join(absDataDir(c.cfg), store.DefaultFile)
+	if _, err := lstatData(absDataDir(c.cfg), store.DefaultFile); err != nil {
+		c.add("snmp", Skip, "", "no database yet: no registered device to ask")
 		return nil, false
 	}
 	if keyPath == "" {
-		d.add("snmp", Skip, "fix the key first", "the devices' SNMP credentials are sealed and the key did not load")
+		c.add("snmp", Skip, "fix the key first", "the devices' SNMP credentials are sealed and the key did not load")
 		return nil, false
 	}
 	st, err := store.OpenReadOnly(ctx, db)
 	if err != nil {
-		d.add("snmp", Skip, "run doctor as root", "cannot read the registry: %v", err)
+		c.add("snmp", Skip, "run doctor as root", "cannot read the registry: %v", err)
 		return nil, false
 	}
 	defer st.Close()
 	if _, err := st.UnlockKey(ctx, keyPath); err != nil {
-		d.add("snmp", Skip, "", "cannot open the devices' credentials: %v", err)
+		c.add("snmp", Skip, "", "cannot open the devices' credentials: %v", err)
 		return nil, false
 	}
 	if devs, err = st.Devices().Devices(ctx); err != nil {
-		d.add("snmp", Skip, "", "cannot read the registry: %v", err)
+		c.add("snmp", Skip, "", "cannot read the registry: %v", err)
 		return nil, false
 	}
 	return devs, true
@@ -77,9 +83,9 @@ type snmpJob struct {
 	t    snmp.Target
 }
 
-// probeDevices asks the devices, 8 at a time, each within the timeout:
+// probeAll asks the devices, 8 at a time, each within the timeout:
 // one check each, in the order of jobs.
-func (d *doc) probeDevices(ctx context.Context, jobs []snmpJob) []Check {
+func (c snmpCheck) probeAll(ctx context.Context, jobs []snmpJob) []Check {
 	results := make([]Check, len(jobs))
 	sem := make(chan struct{}, 8)
 	done := make(chan struct{})
@@ -87,7 +93,7 @@ func (d *doc) probeDevices(ctx context.Context, jobs []snmpJob) []Check {
 		go func() {
 			sem <- struct{}{}
 			defer func() { <-sem; done <- struct{}{} }()
-			results[i] = d.probeDevice(ctx, j)
+			results[i] = c.probe(ctx, j)
 		}()
 	}
 	for range jobs {
@@ -96,9 +102,9 @@ func (d *doc) probeDevices(ctx context.Context, jobs []snmpJob) []Check {
 	return results
 }
 
-// probeDevice asks one device for its identity and status.
-func (d *doc) probeDevice(ctx context.Context, j snmpJob) Check {
-	pctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
+// probe asks one device for its identity and status.
+func (c snmpCheck) probe(ctx context.Context, j snmpJob) Check {
+	pctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	res, err := snmp.Probe(pctx, j.t, snmp.DefaultRules(snmp.DefaultCodeBook()), snmp.ProbeOptions{})
 	id := "snmp." + j.name
