@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden/receiver/samba"
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // Observer learns what each MFP's own SMB client does from its logons and
@@ -34,18 +34,18 @@ func fileObservation(writer, file string, now time.Time) (samba.Observation, boo
 		return samba.Observation{}, false
 	}
 	ext := strings.ToLower(path.Ext(file))
-	var t smbcheck.FileType
+	var t smbconn.FileType
 	switch extKinds[ext] {
 	case KindPDF:
-		t = smbcheck.FileTypePDF
+		t = smbconn.FileTypePDF
 	case KindTIFF:
-		t = smbcheck.FileTypeTIFF
+		t = smbconn.FileTypeTIFF
 	case KindJPEG:
-		t = smbcheck.FileTypeJPEG
+		t = smbconn.FileTypeJPEG
 	case KindXPS:
-		t = smbcheck.FileTypeXPS
+		t = smbconn.FileTypeXPS
 		if ext == ".oxps" {
-			t = smbcheck.FileTypeOXPS
+			t = smbconn.FileTypeOXPS
 		}
 	default:
 		return samba.Observation{}, false // not a type the profile knows (PNG, Office, text)

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/scanwarden/scanwarden/smbcheck"
+	"github.com/scanwarden/scanwarden/smbconn"
 )
 
 // What smbd's log tells about a client, as smb.conf asks for it:
@@ -136,7 +136,7 @@ func connectObservation(f []string, now time.Time) (Observation, bool) {
 	if err != nil || a.Zone() != "" {
 		return o, false
 	}
-	d, err := smbcheck.ParseDialect(f[3])
+	d, err := smbconn.ParseDialect(f[3])
 	if err != nil || d == 0 || len(f[3]) > 16 {
 		return o, false
 	}
@@ -149,12 +149,12 @@ func connectObservation(f []string, now time.Time) (Observation, bool) {
 type Observation struct {
 	Address  string // the client's IP address
 	At       time.Time
-	Dialect  string // negotiated (smbcheck.Dialect's spelling); "" not in this observation
+	Dialect  string // negotiated (smbconn.Dialect's spelling); "" not in this observation
 	Password string // NTLMv1, NTLMv2 or Kerberos (Samba's passwordType); ""
 	// Workstation and User are as the client sent them at session setup;
 	// Domain the domain it sent with the user ("" none).
 	Workstation, User, Domain string
-	FileType                  string // the type of a scan it wrote (smbcheck.FileType); ""
+	FileType                  string // the type of a scan it wrote (smbconn.FileType); ""
 }
 
 // Session words the observation's session, as shown beside a seen value.
