@@ -40,7 +40,11 @@ A check that passes may still print a warning: what will fail days ahead
 (the account's password or the account expiring, the folder's volume filling
 up, bad passwords someone else keeps sending), judged with the [warnings]
 thresholds of --config. A warning never changes the verdict or the exit
-status; with --json it is in "warnings".
+status; with --json it is in "warnings". In --json, "profile" is the SMB
+client the check replayed; "device_profile" (older, kept for scripts) is the
+device's profile with the --device-* flags over it, each value with its
+session, seen and note too; where scanwarden's own client was replayed (a
+bridged destination, no device) it still lists the device's values.
 
 Exit status: 0 the destination works, 1 a problem was found, 2 the check could not run.
 
@@ -374,8 +378,12 @@ func finishCheck(ctx context.Context, env environ, ledger *storeLedger, warn che
 			smbcheck.Report
 			Warnings []warning.Warning    `json:"warnings"`
 			Pattern  *pattern.Explanation `json:"pattern,omitempty"`
-			// DeviceProfile is the MFP's client the check replayed, each
-			// value with where it came from.
+			// DeviceProfile is the device's profile with the one-off
+			// flags over it, each value with where it came from — kept
+			// for the scripts that read it. What the check replayed is
+			// the report's Profile: the same values where a device's
+			// profile was replayed (TestCheckJSONProfileKeys), none for
+			// scanwarden's own client (a bridged destination, no device).
 			DeviceProfile []registry.ProfileValue `json:"device_profile"`
 		}{rep, warns, pat, profile}
 		if err := enc.Encode(out); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -115,5 +116,46 @@ func TestCheckDestinationReplaysDeviceProfile(t *testing.T) {
 	}
 	if got[registry.FieldMaxDialect] != "2.1" || got[registry.FieldEncryption] != "no" || got[registry.FieldFileType] != "tiff" {
 		t.Errorf("--json device_profile %+v", out.DeviceProfile)
+	}
+}
+
+// TestCheckJSONProfileKeys: `check --json` keeps the older device_profile
+// beside the report's profile. Where the device's profile is replayed,
+// profile.values is device_profile's field, value, origin and seen_at,
+// value for value; for a bridged destination (scanwarden's own client
+// replayed) profile says own_client and lists no values, while
+// device_profile still lists the device's.
+func TestCheckJSONProfileKeys(t *testing.T) {
+	isolate(t)
+	data := filepath.Join(t.TempDir(), "data")
+	cli := cliIn(t, data)
+	cli(exitOK, "device", "add", "mfp01", "--device-max-dialect", "2.1", "--device-no-encryption")
+	cli(exitOK, "destination", "add", "front", "//127.0.0.1:9/scans", "--user", "u", "--no-password", "--device", "mfp01")
+	read := func() (dp []registry.ProfileValue, p *smbcheck.Profile) {
+		t.Helper()
+		r := cli(exitFinding, "check", "--destination", "front", "--timeout", "2s", "--device-file-type", "tiff", "--json")
+		var out struct {
+			DeviceProfile []registry.ProfileValue `json:"device_profile"`
+			Profile       *smbcheck.Profile       `json:"profile"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.DeviceProfile, out.Profile
+	}
+	dp, p := read()
+	if p == nil || p.Own || len(dp) != len(registry.ProfileFields) || len(p.Values) != len(dp) {
+		t.Fatalf("profile %+v, device_profile %+v", p, dp)
+	}
+	for i, v := range dp {
+		pv := p.Values[i]
+		if pv.Field != string(v.Field) || pv.Value != v.Value || pv.Origin != string(v.Origin) || !reflect.DeepEqual(pv.SeenAt, v.SeenAt) {
+			t.Errorf("profile.values[%d] %+v, device_profile[%d] %+v", i, pv, i, v)
+		}
+	}
+	cli(exitOK, "destination", "bridge", "front")
+	dp, p = read()
+	if p == nil || !p.Own || p.Device != "mfp01" || len(p.Values) != 0 || len(dp) != len(registry.ProfileFields) {
+		t.Errorf("bridged: profile %+v, device_profile %+v", p, dp)
 	}
 }
