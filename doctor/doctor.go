@@ -33,7 +33,7 @@ const (
 
 // Check is one line of the doctor's answer.
 type Check struct {
-	ID     string `json:"id"` // config, data_dir, key, samba, receiver, receiver.share, port.445, daemon, ad, ad.clock, snmp.DEVICE
+	ID     string `json:"id"` // config, data_dir, key, samba, receiver, receiver.allow.applied, receiver.share, port.445, daemon, ad, ad.clock, snmp.DEVICE
 	Status Status `json:"status"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`

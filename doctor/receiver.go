@@ -2,11 +2,14 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -91,6 +94,7 @@ type receiverCheck struct{ *doc }
 
 func (c receiverCheck) run(ctx context.Context) {
 	c.unit()
+	c.applied()
 	c.share(ctx)
 }
 
@@ -128,5 +132,37 @@ func (c receiverCheck) unit() {
 		c.add("receiver.ingest", Fail, "fix what it names; the held scans are taken as soon as it works", "%s", receiver.IngestStoppedWarning(why))
 	default:
 		c.add("receiver.ingest", OK, "", "scans are taken from the inbox once nobody holds them open for writing (file leases work)")
+	}
+}
+
+// applied: in the installed layout (external_smbd) root applies the list
+// the daemon hands it (samba.AllowFile) to smbd's config and keeps a copy
+// (samba.AppliedFile); smbd admits what that copy says, so it must be the
+// daemon's list. The words of a difference are the daemon's own fault's
+// (samba.AllowLag).
+func (c receiverCheck) applied() {
+	const id = "receiver.allow.applied"
+	rc := c.cfg.Receiver
+	switch {
+	case !rc.Enabled:
+		return
+	case !rc.ExternalSMBD:
+		c.add(id, Skip, "", "does not apply: the daemon starts smbd itself and puts its allowlist in smb.conf (root applies a list only with [receiver] external_smbd)")
+		return
+	}
+	file := samba.AllowFile(filepath.Join(absDataDir(c.cfg), "receiver"))
+	lag, written, err := samba.ReadLag(file, rc.SmbdDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		c.add(id, Skip, "systemctl start scanwarden (the daemon writes its list when it starts)", "the daemon has handed root no allowlist yet: %v", err)
+	case errors.Is(err, fs.ErrPermission):
+		c.add(id, Warn, "run doctor as root (sudo scanwarden doctor)", "%v", err)
+	case err != nil:
+		c.add(id, Fail, "systemctl restart scanwarden (the daemon writes its list again when it starts)", "%v", err)
+	case lag.Applied():
+		c.add(id, OK, "", "root applied the daemon's allowlist. %s", lag.Lists(file, rc.SmbdDir))
+	default:
+		c.add(id, Fail, samba.LagFix(file), "root has not applied the allowlist the daemon wrote %v ago: %s. %s",
+			c.opt.Now().Sub(written).Round(time.Second), lag.Effect(), lag.Lists(file, rc.SmbdDir))
 	}
 }

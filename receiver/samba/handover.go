@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/scanwarden/scanwarden/internal/safefile"
 )
 
 // AppliedFile is root's copy of the last allowlist it took from the daemon
@@ -151,6 +153,65 @@ func (l AllowLag) Effect() string {
 	return strings.Join(parts, "; and ")
 }
 
+// Applied says whether root has the daemon's list (in any order).
+func (l AllowLag) Applied() bool {
+	return l.RootErr == nil && sameAllow(l.Root, l.Want)
+}
+
+// Lists names both lists: the daemon's (in file, its AllowFile) and
+// root's (AppliedFile in smbdDir).
+func (l AllowLag) Lists(file, smbdDir string) string {
+	root := prefixList(l.Root)
+	if l.RootErr != nil {
+		root = "unreadable"
+	}
+	return fmt.Sprintf("The daemon's list (%s): %s; root's (%s): %s", file, prefixList(l.Want), AppliedFile(smbdDir), root)
+}
+
+// LagFix is what makes root take the daemon's list (in file) and where
+// root says why it refused one.
+func LagFix(file string) string {
+	return fmt.Sprintf("Check `systemctl status %s` (it must be active, watching %s) and `journalctl -u %s` (a list root refused is named there); "+
+		"`systemctl restart %s` and `systemctl reload %s` make root take the list now", reloadPathUnit, file, smbdUnit, reloadPathUnit, smbdUnit)
+}
+
+// ReadLag compares, from outside the daemon (doctor, as root or as the
+// daemon's user), the daemon's list in file (its AllowFile, read below its
+// folder as safefile does: no link followed, no FIFO) with root's copy in
+// smbdDir, with root's reason when it refused a list since file was
+// written. written is when the daemon wrote file. The error: file could
+// not be read (fs.ErrNotExist: the daemon has written no list there).
+func ReadLag(file, smbdDir string) (lag AllowLag, written time.Time, err error) {
+	want, written, err := readDaemonAllow(file)
+	if err != nil {
+		return AllowLag{}, time.Time{}, err
+	}
+	root, rerr := ReadApplied(smbdDir)
+	lag = LagOf(want, root)
+	lag.RootErr, lag.RootRefused = rerr, readRefused(smbdDir, written)
+	return lag, written, nil
+}
+
+// readDaemonAllow reads the daemon's AllowFile and when it was written.
+func readDaemonAllow(file string) ([]netip.Prefix, time.Time, error) {
+	d, err := safefile.OpenDir(filepath.Dir(file))
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("the daemon's allowlist: %w", err)
+	}
+	defer d.Close()
+	f, st, err := d.OpenRegular(filepath.Base(file), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("the daemon's allowlist: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxAllowBytes+1))
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("read %s: %w", file, err)
+	}
+	want, err := parseAllow(file, b)
+	return want, time.Unix(st.Mtim.Sec, st.Mtim.Nsec), err
+}
+
 // HandoverTimes is how long root is given to apply a list and how often
 // the list is written again.
 type HandoverTimes struct {
@@ -190,15 +251,8 @@ type HandoverReport struct {
 // Fault is the lag as the daemon's fault: what the daemon wants, what root
 // has, what that means at the share, and the fix.
 func (r HandoverReport) Fault() string {
-	root := prefixList(r.Lag.Root)
-	if r.Lag.RootErr != nil {
-		root = "unreadable"
-	}
-	return fmt.Sprintf("root has not applied the fallback share's allowlist after %d writes in %v: %s. The daemon's list (%s): %s; root's (%s): %s. "+
-		"Check `systemctl status %s` (it must be active, watching %s) and `journalctl -u %s` (a list root refused is named there); "+
-		"`systemctl restart %s` and `systemctl reload %s` make root take the list now. The daemon writes its list again every %v and clears this once root has it",
-		r.Writes, roundTook(r.Took), r.Lag.Effect(), r.File, prefixList(r.Lag.Want), AppliedFile(r.SmbdDir), root,
-		reloadPathUnit, r.File, smbdUnit, reloadPathUnit, smbdUnit, r.Retry)
+	return fmt.Sprintf("root has not applied the fallback share's allowlist after %d writes in %v: %s. %s. %s. The daemon writes its list again every %v and clears this once root has it",
+		r.Writes, roundTook(r.Took), r.Lag.Effect(), r.Lag.Lists(r.File, r.SmbdDir), LagFix(r.File), r.Retry)
 }
 
 func roundTook(d time.Duration) time.Duration {
