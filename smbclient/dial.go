@@ -92,7 +92,7 @@ func Dial(ctx context.Context, t scanwarden.Target, o DialOptions) (*Session, er
 	if info != nil {
 		dialect = info.Dialect
 	}
-	return Mount(ctx, sess, t.Host, t.Share, folder, dialect, o.Timeout)
+	return mount(ctx, sess, t.Host, t.Share, folder, dialect, o.Timeout)
 }
 
 // withDefaults fills the options left at zero.
@@ -168,7 +168,7 @@ func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbcon
 	conn, err := smbconn.DialTCP(dctx, addr, t.DialPort())
 	cancel()
 	if err != nil {
-		e := NewError("connect", "", err)
+		e := newError("connect", "", err)
 		if e.Cause == scanwarden.CauseUnknown {
 			e.Cause = scanwarden.CauseHostUnreachable
 		}
@@ -194,7 +194,7 @@ func dialLogon(ctx context.Context, t scanwarden.Target, o DialOptions) (*smbcon
 		if conn != nil {
 			conn.Close()
 		}
-		e := NewError("logon", "", err)
+		e := newError("logon", "", err)
 		if l.refusal != nil {
 			e.Refusal = l.refusal
 			if l.refusal.Last != nil && l.refusal.Last.Cause != "" {
@@ -271,7 +271,7 @@ func dialProbe(ctx context.Context, t scanwarden.Target, addr string, o DialOpti
 	defer cancel()
 	conn, err := smbconn.DialTCP(lctx, addr, t.DialPort())
 	if err != nil {
-		e := NewError("connect", "", err)
+		e := newError("connect", "", err)
 		if e.Cause == scanwarden.CauseUnknown {
 			e.Cause = scanwarden.CauseHostUnreachable
 		}
@@ -288,12 +288,12 @@ func dialProbe(ctx context.Context, t scanwarden.Target, addr string, o DialOpti
 	}
 	if info == nil {
 		if IsTimeout(err) {
-			return nil, NewError("connect", "", err)
+			return nil, newError("connect", "", err)
 		}
 		return nil, nil
 	}
 	// Negotiated, but the server ended the logon before its CHALLENGE.
-	return nil, NewError("logon", "", err)
+	return nil, newError("logon", "", err)
 }
 
 // logonAccount is the account a logon of Dial counts against, and its

@@ -54,12 +54,12 @@ func opError(op, path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return NewError(op, path, err)
+	return newError(op, path, err)
 }
 
-// NewError is err met at op on path, classified (see Classify); an *Error
+// newError is err met at op on path, classified (see Classify); an *Error
 // is returned as it is.
-func NewError(op, path string, err error) *Error {
+func newError(op, path string, err error) *Error {
 	if e, ok := err.(*Error); ok {
 		return e
 	}

@@ -28,12 +28,12 @@ type Session struct {
 	closeOnce sync.Once
 }
 
-// Mount makes a Session of sess, a logged-on connection to host speaking
+// mount makes a Session of sess, a logged-on connection to host speaking
 // dialect: it connects share and checks that folder (below the share,
 // backslash-separated; "" for the share root) exists and is a folder.
 // Each operation of the session is bounded by timeout. On failure sess is
 // logged off and the error is an *Error.
-func Mount(ctx context.Context, sess *smbconn.Conn, host, share, folder, dialect string, timeout time.Duration) (*Session, error) {
+func mount(ctx context.Context, sess *smbconn.Conn, host, share, folder, dialect string, timeout time.Duration) (*Session, error) {
 	s := &Session{timeout: timeout, sess: sess, guest: sess.Guest(), dialect: dialect, folder: folder}
 	if err := s.connectFolder(ctx, host, share); err != nil {
 		return nil, err
