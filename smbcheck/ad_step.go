@@ -22,7 +22,7 @@ func (c adStep) stepAD(ctx context.Context) bool {
 		c.warnAction(s, "Active Directory could not be asked ("+err.Error()+"); the check goes on without it", "Active Directory could not be asked")
 		return true
 	}
-	if local, why := c.localAccount(); local {
+	if local, why := c.logonAccount().Local(); local {
 		s.Evidence["account"] = "local to the server"
 		c.adEnd(s, why+": the directory is not asked about it", hostWarn)
 		return true
@@ -36,7 +36,7 @@ func (c adStep) stepAD(ctx context.Context) bool {
 	for k, v := range acct.Evidence {
 		s.Evidence[k] = v
 	}
-	if c.foreignDirectory(acct) {
+	if c.logonAccount().Foreign(acct) {
 		c.adEnd(s, fmt.Sprintf("the server belongs to domain %s, the directory is %s: its answer about the account does not apply", c.server.NetBIOSDomain, acct.NetBIOSDomain), hostWarn)
 		return true
 	}

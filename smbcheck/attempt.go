@@ -129,7 +129,8 @@ func (c gatedLogon) logonGate(ctx context.Context, f smbclient.Form, started tim
 			res.stopped = true
 			return errStopped
 		}
-		c.computeBudget()
+		acct := c.logonAccount()
+		c.budget = acct.Budget()
 		if c.probing {
 			res.probed = true
 			return errProbed
@@ -138,7 +139,7 @@ func (c gatedLogon) logonGate(ctx context.Context, f smbclient.Form, started tim
 		if err != nil {
 			return fmt.Errorf("failure ledger: %w", err)
 		}
-		a := smbclient.Attempt{Account: c.accountKey(), Form: smbclient.FormKey(f.Domain, f.User, c.t.Password.Reveal(), key), Typed: f.Typed, Seen: c.accountSeen()}
+		a := smbclient.Attempt{Account: acct.Key(), Form: smbclient.FormKey(f.Domain, f.User, c.t.Password.Reveal(), key), Typed: f.Typed, Seen: acct.Seen()}
 		if c.ntlmv2 {
 			// The NTLMv2 retry of an NTLMv1 device is another attempt.
 			a.Form += "|ntlmv2"
