@@ -181,3 +181,33 @@ func (c gatedLogon) judgeAttempt(ctx context.Context, id int64, res *attemptResu
 		c.o.Logger.Warn("failure ledger", "err", rerr)
 	}
 }
+
+// cannotEncrypt reports whether the replayed MFP cannot encrypt: it says
+// so, or its highest dialect is below SMB 3.0 (SMB1 has no encryption
+// either, and no server asks it to).
+func (c gatedLogon) cannotEncrypt() bool {
+	d := c.o.Device
+	return !c.smb1 && (d.NoEncryption || d.MaxDialect != 0 && d.MaxDialect < DialectSMB30)
+}
+
+// ownClientAskedToEncrypt logs on once more as scanwarden's own client
+// (which encrypts), in form f, and connects the share: it reports whether
+// that client was let in and asked for SMB3 encryption. Used only after a
+// refusal that is not about the password.
+func (c gatedLogon) ownClientAskedToEncrypt(ctx context.Context, f smbclient.Form) bool {
+	c.as = &smbconn.Device{}
+	res := c.attempt(ctx, nil, f)
+	c.as = nil
+	if res.sess == nil {
+		return false
+	}
+	defer res.sess.Close()
+	tctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
+	defer cancel()
+	sh, err := res.sess.Mount(tctx, c.t.Host, c.t.Share)
+	if err != nil {
+		return false
+	}
+	defer sh.Close()
+	return sh.EncryptionAsked()
+}

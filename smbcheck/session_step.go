@@ -324,7 +324,7 @@ func (c sessionStep) sessionAnonymousRefused(s *stepState, res attemptResult) bo
 // that client was let in and asked to encrypt, and reports whether it did.
 func (c sessionStep) encryptionRefusedAtLogon(ctx context.Context, s *stepState, res attemptResult) bool {
 	d := c.o.Device
-	if c.anonymous() || res.status != ntstatus.AccessDenied || !c.cannotEncrypt() || !c.ownClientAskedToEncrypt(ctx, smbclient.StoredForm(c.t.User)) {
+	if g := gatedLogon(c); c.anonymous() || res.status != ntstatus.AccessDenied || !g.cannotEncrypt() || !g.ownClientAskedToEncrypt(ctx, smbclient.StoredForm(c.t.User)) {
 		return false
 	}
 	s.Evidence["encryption"] = "required for every session: scanwarden's own client is let in and asked to encrypt"

@@ -6,7 +6,6 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
-	"github.com/scanwarden/scanwarden/smbclient"
 	"github.com/scanwarden/scanwarden/smbconn"
 )
 
@@ -91,7 +90,7 @@ func (c treeStep) treeGuestRefused(s *stepState) bool {
 // encryption.
 func (c treeStep) encryptionRefused(ctx context.Context, s *stepState) bool {
 	d := c.o.Device
-	if !c.cannotEncrypt() || !c.ownClientAskedToEncrypt(ctx, c.form) {
+	if g := gatedLogon(c); !g.cannotEncrypt() || !g.ownClientAskedToEncrypt(ctx, c.form) {
 		return false
 	}
 	s.Evidence["encryption"] = "required: scanwarden's own client is let in and asked to encrypt"
@@ -103,36 +102,6 @@ func (c treeStep) encryptionRefused(ctx context.Context, s *stepState) bool {
 	c.fail(s, scanwarden.CauseEncryptionRequired, fmt.Sprintf("share %s requires SMB3 encryption and %s: the server refuses it at the tree connect", c.t.Share, why),
 		fmt.Sprintf("Stop requiring encryption on share %s (Windows: Set-SmbShare -Name %s -EncryptData $false; Samba: smb encrypt = desired), or update the MFP to firmware whose SMB client encrypts (SMB 3); or let the MFP scan to scanwarden's fallback share, whose forwarder encrypts.", c.t.Share, c.t.Share))
 	return true
-}
-
-// cannotEncrypt reports whether the replayed MFP cannot encrypt: it says
-// so, or its highest dialect is below SMB 3.0 (SMB1 has no encryption
-// either, and no server asks it to).
-func (c *checker) cannotEncrypt() bool {
-	d := c.o.Device
-	return !c.smb1 && (d.NoEncryption || d.MaxDialect != 0 && d.MaxDialect < DialectSMB30)
-}
-
-// ownClientAskedToEncrypt logs on once more as scanwarden's own client
-// (which encrypts), in form f, and connects the share: it reports whether
-// that client was let in and asked for SMB3 encryption. Used only after a
-// refusal that is not about the password.
-func (c *checker) ownClientAskedToEncrypt(ctx context.Context, f smbclient.Form) bool {
-	c.as = &smbconn.Device{}
-	res := gatedLogon{c}.attempt(ctx, nil, f)
-	c.as = nil
-	if res.sess == nil {
-		return false
-	}
-	defer res.sess.Close()
-	tctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
-	defer cancel()
-	sh, err := res.sess.Mount(tctx, c.t.Host, c.t.Share)
-	if err != nil {
-		return false
-	}
-	defer sh.Close()
-	return sh.EncryptionAsked()
 }
 
 // encryptionAsked ends the tree step of an MFP that cannot encrypt on a
