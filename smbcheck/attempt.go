@@ -63,7 +63,7 @@ type attemptResult struct {
 func (c gatedLogon) attempt(ctx context.Context, conn net.Conn, f smbclient.Form) attemptResult {
 	if conn == nil {
 		// An extra connection: the lowest dialect's are done first.
-		c.settleFloor()
+		c.settleFloor(true)
 	}
 	started := time.Now()
 	// The logon has StepTimeout to answer; the time the gate spends (the

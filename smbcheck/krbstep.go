@@ -148,5 +148,5 @@ func orWord(s, alt string) string {
 func (c *checker) kerberosLogon() smbclient.KerberosLogon {
 	return smbclient.KerberosLogon{Account: c.logonAccount(), Budget: c.budget, Ledger: c.ledger, Window: c.o.Window,
 		Addr: c.addr, Device: c.o.Device, Hints: smbclient.Kerberos{Realm: c.o.Realm, KDCs: c.o.KDCs},
-		Resolver: c.o.Resolver, Timeout: c.o.StepTimeout, Now: c.o.Now, Logger: c.o.Logger, BeforeConnect: c.settleFloor}
+		Resolver: c.o.Resolver, Timeout: c.o.StepTimeout, Now: c.o.Now, Logger: c.o.Logger, BeforeConnect: func() { c.settleFloor(true) }}
 }

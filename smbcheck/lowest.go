@@ -124,11 +124,6 @@ func acceptsDialect(ctx context.Context, addr string, port int, host string, tim
 	return smbconn.AcceptsDialect(pctx, conn, port, host, d)
 }
 
-// settleFloor waits for the lowest-dialect question still being asked,
-// if any, and writes its finding into the negotiate step. Called before
-// the check opens another extra connection and before its verdict.
-func (c *checker) settleFloor() { c.record.settleFloor(true) }
-
 // forgetFloor drops the remembered lowest dialect of a server whose
 // negotiate step failed: it changed, or is not the server it was.
 func (c *checker) forgetFloor() {

@@ -38,7 +38,7 @@ func (c negotiateStep) run(ctx context.Context) bool {
 func (c negotiateStep) stepProbe(ctx context.Context, cause error) bool {
 	s := c.begin(StepNegotiate)
 	c.negotiated = true
-	c.settleFloor() // one extra connection at a time
+	c.settleFloor(true) // one extra connection at a time
 	pctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout)
 	defer cancel()
 	conn, err := smbconn.DialTCP(pctx, c.addr, c.t.DialPort())
@@ -232,7 +232,7 @@ func (c negotiateStep) huntSMB(ctx context.Context) []portAnswer {
 			out = append(out, portAnswer{port: p})
 		}
 	}
-	c.settleFloor()
+	c.settleFloor(true)
 	hctx, cancel := context.WithTimeout(ctx, c.o.StepTimeout/2)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -17,7 +17,7 @@ import (
 // nested checks t as the MFP would; what names it for the evidence of a
 // step that would otherwise nest again.
 func (c *checker) nested(ctx context.Context, t scanwarden.Target, what string) Report {
-	c.settleFloor() // its connections are extra ones too
+	c.settleFloor(true) // its connections are extra ones too
 	o := c.o
 	o.Progress = nil
 	o.Ledger = c.ledger

@@ -74,7 +74,9 @@ func (c *record) endFloor(s *stepState, st Status, head, tail string, f *floorAs
 
 // settleFloor writes the lowest dialect's finding into the negotiate step
 // and lets the held progress go — waiting for the question when wait is
-// set. It reports whether no question is left pending.
+// set. It reports whether no question is left pending. A step's end
+// settles without waiting; the check waits before it opens another extra
+// connection and before its verdict.
 func (c *record) settleFloor(wait bool) bool {
 	f := c.floor
 	if f == nil {
@@ -135,6 +137,22 @@ func (c *record) skipWhy(why string, ids ...string) {
 func (c *record) warnAction(s *stepState, detail, action string) {
 	c.warnings = append(c.warnings, action)
 	c.warn(s, detail)
+}
+
+// noteSMB1Replay says in the verdict what the SMB1 replay of an SMB1-only
+// server (replayed: the check replayed over SMB1 a device that also speaks
+// SMB2/3) proved when no later step failed.
+func (c *record) noteSMB1Replay(replayed bool) {
+	if !replayed || c.firstFx == nil || c.firstFx.cause != scanwarden.CauseSMB1OnlyServer {
+		return
+	}
+	for _, s := range c.r.Steps {
+		if s.ID != StepNegotiate && s.Status == StatusFail {
+			return
+		}
+	}
+	c.firstFx.summary = "the server speaks only SMB1; replayed over SMB1, every later step passes: only an MFP with its SMB1 client enabled can store scans here"
+	c.firstFx.fix = "Enable SMB2/SMB3 on the server (Samba: server min protocol = SMB2_02; Windows: the SMB 2 feature); until then the MFP's SMB1 client must stay enabled (Command Center RX → Network Settings → Protocol → SMB)."
 }
 
 // finish writes the verdict from the recorded steps: the first failure's

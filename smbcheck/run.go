@@ -41,7 +41,7 @@ func Run(ctx context.Context, t scanwarden.Target, o Options) Report {
 	}
 	defer c.cleanup()
 	c.run(ctx)
-	c.settleFloor()
+	c.settleFloor(true)
 	c.forgetFloor()
 	c.finish(c.server, c.verbatim())
 	if ctx.Err() != nil {
@@ -87,7 +87,6 @@ func (c *checker) steps() []step {
 }
 
 func (c *checker) run(ctx context.Context) {
-	defer c.noteSMB1Replay()
 	steps := c.steps()
 	for i, s := range steps {
 		if s.run(ctx) {
@@ -96,23 +95,9 @@ func (c *checker) run(ctx context.Context) {
 		for _, later := range steps[i:] {
 			c.skip(later.ids()...)
 		}
-		return
+		break
 	}
-}
-
-// noteSMB1Replay says in the verdict what the SMB1 replay of an SMB1-only
-// server proved when no later step failed.
-func (c *checker) noteSMB1Replay() {
-	if !c.smb1 || c.o.Device.SMB1Only || c.firstFx == nil || c.firstFx.cause != scanwarden.CauseSMB1OnlyServer {
-		return
-	}
-	for _, s := range c.r.Steps {
-		if s.ID != StepNegotiate && s.Status == StatusFail {
-			return
-		}
-	}
-	c.firstFx.summary = "the server speaks only SMB1; replayed over SMB1, every later step passes: only an MFP with its SMB1 client enabled can store scans here"
-	c.firstFx.fix = "Enable SMB2/SMB3 on the server (Samba: server min protocol = SMB2_02; Windows: the SMB 2 feature); until then the MFP's SMB1 client must stay enabled (Command Center RX → Network Settings → Protocol → SMB)."
+	c.noteSMB1Replay(c.smb1 && !c.o.Device.SMB1Only)
 }
 
 // verbatim are the names the admin typed or the server gave: a verdict's
