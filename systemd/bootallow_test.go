@@ -70,7 +70,9 @@ func (c *container) allowlistAfterAttacks() {
 // daemon's list is the box's networks again; it writes it on its next
 // sync, twice more after 5 s and 10 s, and 20 s later raises the fault
 // receiver.allow.applied: its log names root's list and the daemon's, what
-// smbd refuses, and the fix; /healthz counts one fault more. The path unit
+// smbd refuses, and the fix; /healthz counts one fault more; `scanwarden
+// doctor` fails receiver.allow.applied naming what smbd refuses, root's
+// list and the fix, and passes once root has the list. The path unit
 // back (unmask, start), the daemon's next write (every minute while root
 // lags) is taken: the fault clears, root's list is the daemon's, and the
 // share serves.
@@ -124,6 +126,16 @@ func (c *container) allowlistLag() {
 		t.Errorf("root's list changed with its path unit masked:\n%s", got)
 	}
 	t.Logf("root lagging: the fault %v after the MFP was removed: %s", took.Round(time.Millisecond), line)
+	// doctor, run by the admin, compares the two lists too
+	st, detail, fix := c.doctor("receiver.allow.applied")
+	for _, want := range []string{"smbd refuses " + refused + ", which the daemon admits", "root's (" + appliedFile + "): 127.0.0.1/32"} {
+		if st != "fail" || !strings.Contains(detail, want) {
+			t.Errorf("doctor with root lagging: receiver.allow.applied %s: %s; want fail naming %q", st, detail, want)
+		}
+	}
+	if !strings.Contains(fix, "systemctl restart scanwarden-smbd-reload.path") || !strings.Contains(fix, "journalctl -u scanwarden-smbd.service") {
+		t.Errorf("doctor with root lagging: receiver.allow.applied fix %q lacks the path unit's restart and smbd's journal", fix)
+	}
 
 	// the fix the fault names: the path unit back; the daemon's next
 	// write is taken
@@ -141,6 +153,9 @@ func (c *container) allowlistLag() {
 		n := faults()
 		return n == before, strings.Repeat("fault ", n)
 	})
+	if st, detail, _ := c.doctor("receiver.allow.applied"); st != "ok" {
+		t.Errorf("doctor once root applied the list: receiver.allow.applied %s: %s", st, detail)
+	}
 	c.put("after-lag.pdf", 10*time.Second)
 	t.Logf("path unit back: root applied the daemon's list %v later, the fault cleared", time.Since(fixed).Round(time.Millisecond))
 }

@@ -475,6 +475,29 @@ func grepLines(text, s string) string {
 	return strings.Join(out, "\n")
 }
 
+// doctor runs `scanwarden doctor --json` in the box as root and gives its
+// check id.
+func (c *container) doctor(id string) (status, detail, fix string) {
+	t := c.t
+	t.Helper()
+	out, _ := c.sh(Binary + " doctor --json")
+	var rep struct {
+		Checks []struct {
+			ID, Status, Detail, Fix string
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("scanwarden doctor --json: %v\n%s", err, out)
+	}
+	for _, ch := range rep.Checks {
+		if ch.ID == id {
+			return ch.Status, ch.Detail, ch.Fix
+		}
+	}
+	t.Fatalf("scanwarden doctor --json has no %s check:\n%s", id, out)
+	return "", "", ""
+}
+
 // doctorShare runs `scanwarden doctor --json` as root in the booted box,
 // as the README says an admin does: receiver.share (a logon to the share as
 // the MFP account, a tree connect and a listing) passes. Then Samba's
@@ -485,24 +508,7 @@ func grepLines(text, s string) string {
 func (c *container) doctorShare() {
 	t := c.t
 	t.Helper()
-	share := func() (status, detail, fix string) {
-		out, _ := c.sh(Binary + " doctor --json")
-		var rep struct {
-			Checks []struct {
-				ID, Status, Detail, Fix string
-			} `json:"checks"`
-		}
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatalf("scanwarden doctor --json: %v\n%s", err, out)
-		}
-		for _, ch := range rep.Checks {
-			if ch.ID == "receiver.share" {
-				return ch.Status, ch.Detail, ch.Fix
-			}
-		}
-		t.Fatalf("scanwarden doctor --json has no receiver.share check:\n%s", out)
-		return "", "", ""
-	}
+	share := func() (status, detail, fix string) { return c.doctor("receiver.share") }
 	start := time.Now()
 	if st, detail, fix := share(); st != "ok" {
 		t.Errorf("doctor on the booted box: receiver.share %s: %s (fix: %s)", st, detail, fix)
