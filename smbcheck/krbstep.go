@@ -31,7 +31,7 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 	s := c.begin(StepSession)
 	s.Evidence["auth"] = string(c.t.LogonAuth())
 	s.Evidence["form"] = formEvidence(stored)
-	k := c.kerberosLogon().Try(ctx)
+	k := kerberosReplay(c).logon().Try(ctx)
 	k.Evidence(s.Evidence)
 	s.Evidence["budget"] = c.budget
 	if k.Sess != nil {
@@ -50,21 +50,27 @@ func (c sessionStep) stepSessionKerberos(ctx context.Context) bool {
 		c.skipWhy("not run: nothing more may be replayed now", StepForms)
 		return false
 	}
-	detail, fix := c.krbFailure(k)
+	detail, fix := kerberosReplay(c).failure(k)
 	c.fail(s, k.Cause, detail, fix)
 	c.skipWhy("not tried: a Kerberos logon names its principal, not a user name form", StepForms)
 	return false
 }
+
+// kerberosReplay is the check's Kerberos logon, with the MFP's target,
+// account and budget behind the check's ledger, and what its failure
+// means: the session step of a Kerberos-capable MFP, and the replay
+// behind a server's NTLM refusal.
+type kerberosReplay struct{ *checker }
 
 // ntlmBlocked ends the session step of a server that refused the MFP's NTLM
 // logon (STATUS_NTLM_BLOCKED): the same credentials over Kerberos tell
 // whether the stored password is right. When they log on, the later steps
 // run over that Kerberos session (what the MFP meets once it uses
 // Kerberos); the verdict stays ntlm-blocked.
-func (c sessionStep) ntlmBlocked(ctx context.Context, s *stepState) bool {
+func (c kerberosReplay) ntlmBlocked(ctx context.Context, s *stepState) bool {
 	defer c.skipWhy("not tried: the server refuses NTLM whatever the user name form", StepForms)
 	start := time.Now()
-	k := c.kerberosLogon().Try(ctx)
+	k := c.logon().Try(ctx)
 	k.Evidence(s.Evidence)
 	s.Evidence["kerberos_ms"] = time.Since(start).Milliseconds()
 	fix := c.ntlmBlockedFix()
@@ -78,7 +84,7 @@ func (c sessionStep) ntlmBlocked(ctx context.Context, s *stepState) bool {
 		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses; whether the stored password is right is not known: the Kerberos try was not sent (%s)", k.Refused.Reason), fix)
 		return false
 	}
-	detail, kfix := c.krbFailure(k)
+	detail, kfix := c.failure(k)
 	if k.Cause == scanwarden.CauseBadCredentials {
 		c.also = append(c.also, k.Cause)
 		c.fail(s, scanwarden.CauseNTLMBlocked, fmt.Sprintf("the server refuses NTLM (STATUS_NTLM_BLOCKED), which the MFP uses, and the stored password is wrong: over Kerberos %s", detail),
@@ -95,7 +101,7 @@ func (c sessionStep) ntlmBlocked(ctx context.Context, s *stepState) bool {
 }
 
 // ntlmBlockedFix names the two ways out, with this server's names.
-func (c sessionStep) ntlmBlockedFix() string {
+func (c kerberosReplay) ntlmBlockedFix() string {
 	name, nb := c.t.Host, c.t.Host
 	if c.server != nil {
 		if c.server.DNSComputer != "" {
@@ -108,8 +114,8 @@ func (c sessionStep) ntlmBlockedFix() string {
 	return fmt.Sprintf("Either turn on Kerberos for SMB sending on the MFP if its firmware offers it (its Host Name must then be the server's DNS name, %s, and the MFP needs the domain's DNS and a right clock), or add %s to the domain's NTLM exceptions (Group Policy: Network security: Restrict NTLM: Add server exceptions in this domain, or the server's own Restrict NTLM: Incoming NTLM traffic policy).", name, nb)
 }
 
-// krbFailure says what a failed Kerberos logon means and its fix.
-func (c sessionStep) krbFailure(k *smbclient.KerberosResult) (detail, fix string) {
+// failure says what a failed Kerberos logon means and its fix.
+func (c kerberosReplay) failure(k *smbclient.KerberosResult) (detail, fix string) {
 	detail = k.Detail
 	switch k.Cause {
 	case scanwarden.CauseKerberosNeedsName:
@@ -131,7 +137,7 @@ func (c sessionStep) krbFailure(k *smbclient.KerberosResult) (detail, fix string
 	case scanwarden.CauseKDCUnreachable:
 		fix = fmt.Sprintf("Give the MFP a DNS server that has the _kerberos SRV records of %s (the domain's DNS) and check that TCP/UDP 88 to a domain controller is open; or set scanwarden's [ad] host so it can find a KDC.", orWord(k.Realm, "the realm"))
 	default:
-		fix = c.accountFix(k.Cause)
+		fix = accountFix(c.account, c.t, k.Cause)
 	}
 	return detail, fix
 }
@@ -143,9 +149,9 @@ func orWord(s, alt string) string {
 	return s
 }
 
-// kerberosLogon is the check's Kerberos logon (smbclient.KerberosLogon):
-// its target, server, account and budget, behind its ledger.
-func (c *checker) kerberosLogon() smbclient.KerberosLogon {
+// logon is the check's Kerberos logon (smbclient.KerberosLogon): its
+// target, server, account and budget, behind its ledger.
+func (c kerberosReplay) logon() smbclient.KerberosLogon {
 	return smbclient.KerberosLogon{Account: c.logonAccount(), Budget: c.budget, Ledger: c.ledger, Window: c.o.Window,
 		Addr: c.addr, Device: c.o.Device, Hints: smbclient.Kerberos{Realm: c.o.Realm, KDCs: c.o.KDCs},
 		Resolver: c.o.Resolver, Timeout: c.o.StepTimeout, Now: c.o.Now, Logger: c.o.Logger, BeforeConnect: func() { c.settleFloor(true) }}

@@ -103,7 +103,7 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *smbclient.Ker
 		return false
 	}
 	if res.status == ntstatus.NTLMBlocked && krbNote == nil && !c.smb1 {
-		return c.ntlmBlocked(ctx, s)
+		return kerberosReplay(c).ntlmBlocked(ctx, s)
 	}
 	if res.status.IsLogonFailure() {
 		// The forms step names the cause: another form may work.
@@ -112,7 +112,7 @@ func (c sessionStep) stepSessionNTLM(ctx context.Context, krbNote *smbclient.Ker
 	}
 	cause := res.cause
 	detail := fmt.Sprintf("logon as %s failed: %s", describeForm(stored), errText(res))
-	c.fail(s, cause, detail, c.accountFix(cause))
+	c.fail(s, cause, detail, accountFix(c.account, c.t, cause))
 	c.skipWhy("not tried: this failure is not about how the user name is written", StepForms)
 	return false
 }
@@ -148,13 +148,14 @@ func (c sessionStep) explainNegotiation(ctx context.Context, res attemptResult) 
 	return false
 }
 
-// accountFix dates an account cause's fix from the directory, when known.
-func (c sessionStep) accountFix(cause scanwarden.Cause) string {
-	if c.account != nil && c.account.Cause == cause && c.account.Fix != "" {
-		return c.account.Fix
+// accountFix dates an account cause's fix from the directory's account
+// (nil: not known), for the MFP of destination t.
+func accountFix(acct *smbclient.Account, t scanwarden.Target, cause scanwarden.Cause) string {
+	if acct != nil && acct.Cause == cause && acct.Fix != "" {
+		return acct.Fix
 	}
 	if cause == scanwarden.CauseWorkstationRestricted {
-		return fmt.Sprintf("Add %s (the MFP's NetBIOS name) to the account's 'Log On To' workstations, or remove the restriction.", c.t.WorkstationName())
+		return fmt.Sprintf("Add %s (the MFP's NetBIOS name) to the account's 'Log On To' workstations, or remove the restriction.", t.WorkstationName())
 	}
 	return ""
 }
