@@ -89,7 +89,9 @@ func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *f
 }
 
 // floorKey is the server address the lowest dialect is remembered under.
-func (c *checker) floorKey() string { return net.JoinHostPort(c.addr, strconv.Itoa(c.t.DialPort())) }
+func (c negotiateStep) floorKey() string {
+	return net.JoinHostPort(c.addr, strconv.Itoa(c.t.DialPort()))
+}
 
 // lowestDialect offers each dialect below highest alone on a connection
 // of its own, lowest first, until the server takes one (one NEGOTIATE
@@ -126,7 +128,7 @@ func acceptsDialect(ctx context.Context, addr string, port int, host string, tim
 
 // forgetFloor drops the remembered lowest dialect of a server whose
 // negotiate step failed: it changed, or is not the server it was.
-func (c *checker) forgetFloor() {
+func (c negotiateStep) forgetFloor() {
 	if s := c.r.Step(StepNegotiate); s != nil && s.Status == StatusFail && c.addr != "" {
 		c.o.LowestDialects.forget(c.floorKey())
 	}

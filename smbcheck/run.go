@@ -42,7 +42,7 @@ func Run(ctx context.Context, t scanwarden.Target, o Options) Report {
 	defer c.cleanup()
 	c.run(ctx)
 	c.settleFloor(true)
-	c.forgetFloor()
+	negotiateStep{c}.forgetFloor()
 	c.finish(c.server, c.verbatim())
 	if ctx.Err() != nil {
 		// Stopped (Ctrl-C, SIGTERM, a deadline): the verdict covers only
