@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -283,4 +285,47 @@ func (c negotiateStep) failNotSMB(ctx context.Context, s *stepState, how string,
 		fix = fmt.Sprintf("Check that the destination's Host Name is the file server (nothing answers SMB on %s) and that its Port Number is 445 (or 139) — port %d is another service.", c.addr, port)
 	}
 	c.fail(s, scanwarden.CauseNotSMBPort, detail, fix)
+}
+
+// askLowest starts the lowest-dialect question of a check with no device
+// profile whose server chose SMB2/3 dialect si.Dialect; nil when it does
+// not apply. A remembered answer (Options.LowestDialects) learned since
+// Options.LowestSince comes back done, with nothing asked.
+func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *floorAsk {
+	highest, err := ParseDialect(si.Dialect)
+	if c.o.Device.Known() || c.smb1 || !si.SMB2 || err != nil || highest < DialectSMB202 {
+		return nil
+	}
+	f := &floorAsk{done: make(chan struct{})}
+	mem, key, now := c.o.LowestDialects, c.floorKey(), c.o.Now()
+	if e, ok := mem.lookup(key, highest, now, c.o.LowestSince); ok {
+		f.low, f.seen = e.low, e.at
+		close(f.done)
+		return f
+	}
+	// The goroutine reads none of the checker's fields.
+	addr, port, host, timeout := c.addr, c.t.DialPort(), c.t.Host, c.o.StepTimeout
+	go func() {
+		defer close(f.done)
+		f.low, f.asked, f.err = lowestDialect(ctx, addr, port, host, timeout, highest)
+		if f.err != nil {
+			mem.forget(key)
+			return
+		}
+		mem.remember(key, lowestEntry{low: f.low, highest: highest, at: now})
+	}()
+	return f
+}
+
+// floorKey is the server address the lowest dialect is remembered under.
+func (c negotiateStep) floorKey() string {
+	return net.JoinHostPort(c.addr, strconv.Itoa(c.t.DialPort()))
+}
+
+// forgetFloor drops the remembered lowest dialect of a server whose
+// negotiate step failed: it changed, or is not the server it was.
+func (c negotiateStep) forgetFloor() {
+	if s := c.r.Step(StepNegotiate); s != nil && s.Status == StatusFail && c.addr != "" {
+		c.o.LowestDialects.forget(c.floorKey())
+	}
 }
