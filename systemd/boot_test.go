@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cloudsoda/go-smb2"
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // TestMain lets TestDebBoot run this test binary inside its booted box as
@@ -120,16 +121,16 @@ func TestDebBoot(t *testing.T) {
 		t.Skip("-short: the Debian boot test builds a package and boots a container")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("the Debian boot test needs root (systemd-nspawn, chroot, cgroups)")
+		testlab.Missing(t, "the Debian boot test needs root (systemd-nspawn, chroot, cgroups)")
 	}
 	for _, tool := range []string{"systemd-nspawn", "nsenter", "unshare", "chroot", "tar"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: Debian boot test skipped (apt-get install systemd-container; testlab/deps does)", tool)
+			testlab.Missing(t, tool+" not installed: Debian boot test skipped (apt-get install systemd-container; testlab/deps does)")
 		}
 	}
 	cg, err := hostCgroups()
 	if err != nil {
-		t.Skipf("Debian boot test skipped: %v", err)
+		testlab.Missing(t, "Debian boot test skipped: "+err.Error())
 	}
 	tarball := debRoot(t)
 	total := time.Now()

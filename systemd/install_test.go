@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/scanwarden/scanwarden/testlab"
 )
 
 // TestDebInstall installs the Debian package that scripts/package builds into
@@ -26,11 +28,11 @@ func TestDebInstall(t *testing.T) {
 		t.Skip("-short: the Debian install test builds two packages")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("the Debian install test needs root (chroot, device nodes, file owners)")
+		testlab.Missing(t, "the Debian install test needs root (chroot, device nodes, file owners)")
 	}
 	for _, tool := range []string{"unshare", "chroot", "tar"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: Debian install test skipped", tool)
+			testlab.Missing(t, tool+" not installed: Debian install test skipped")
 		}
 	}
 	tarball := debRoot(t)
@@ -185,8 +187,8 @@ func debRoot(t *testing.T) string {
 	case err == nil:
 		return strings.TrimSpace(string(out))
 	case errors.As(err, &exit) && (exit.ExitCode() == 3 || exit.ExitCode() == 4):
-		t.Skipf("no cached Debian root and none can be built here — run scripts/debroot as root "+
-			"outside the lab namespace once (scripts/test does): %s", strings.TrimSpace(stderr.String()))
+		testlab.Missing(t, "no cached Debian root and none can be built here — run scripts/debroot as root "+
+			"outside the lab namespace once (scripts/test does): "+strings.TrimSpace(stderr.String()))
 	}
 	t.Fatalf("scripts/debroot: %v\n%s", err, stderr.Bytes())
 	return ""
