@@ -290,3 +290,36 @@ func TestLookupFloodEndsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupBroadcastCannotClaimWINS: a host on the segment sees the
+// broadcast query, not the WINS one; an answer it gives with another id —
+// the one the WINS query had when it was the broadcast's plus one, or the
+// WINS query's own — is no WINS answer: a logon follows only a WINS
+// server's answer (smbcheck's name step), so a Responder must not pass as
+// one.
+func TestLookupBroadcastCannotClaimWINS(t *testing.T) {
+	wins := newFake(t, func(int, []byte) [][]byte { return nil }) // a WINS server that stays silent
+	var winsID atomic.Int32
+	winsSeen := newFake(t, func(_ int, q []byte) [][]byte { winsID.Store(int32(id(q))); return nil })
+	rogue := newFake(t, func(_ int, q []byte) [][]byte {
+		out := [][]byte{nbnsAnswer(t, id(q)+1, "work", ServerSuffix, 0, pc)}
+		if w := winsID.Load(); w != 0 {
+			out = append(out, nbnsAnswer(t, uint16(w), "work", ServerSuffix, 0, pc))
+		}
+		return out
+	})
+	for _, sc := range []Scope{
+		{Broadcast: []netip.AddrPort{rogue.addr()}, WINS: []netip.AddrPort{wins.addr()}},
+		{WINS: []netip.AddrPort{winsSeen.addr()}, Broadcast: []netip.AddrPort{rogue.addr()}},
+	} {
+		r, _ := (&Asker{Scope: sc, Wait: 300 * time.Millisecond}).Lookup(context.Background(), "work")
+		for _, a := range r.Answers {
+			if a.Via == "wins" {
+				t.Fatalf("answer via wins from %s: %+v", a.From, r)
+			}
+		}
+		if len(r.Invalid) == 0 {
+			t.Errorf("the rogue answers are not reported: %+v", r)
+		}
+	}
+}

@@ -131,8 +131,13 @@ func (a *Asker) Lookup(ctx context.Context, name string) (res Result, err error)
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 
-	id := uint16(rand.Uint32())
-	l := &lookup{name: name, res: &res, nbID: id, winsID: id + 1, llID: uint16(rand.Uint32())}
+	// Three ids drawn apart: the broadcast's, which every host on the
+	// segment sees, must not tell the WINS query's.
+	nbID, winsID := uint16(rand.Uint32()), uint16(rand.Uint32())
+	for winsID == nbID {
+		winsID = uint16(rand.Uint32())
+	}
+	l := &lookup{name: name, res: &res, nbID: nbID, winsID: winsID, llID: uint16(rand.Uint32())}
 	if err = l.open(a.Scope); err != nil {
 		l.close()
 		return res, err

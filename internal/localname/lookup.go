@@ -19,7 +19,6 @@ type lookup struct {
 	// nbID asks the broadcast, winsID the WINS servers: an answer's id
 	// tells which it answers (a host can be both).
 	nbID, winsID, llID uint16
-	asksWINS           bool
 	socks              []*sock
 	nbQuery            []byte // broadcast form
 	winsQuery          []byte
@@ -79,7 +78,6 @@ func (l *lookup) openNBNS(sc Scope) error {
 	}
 	for _, a := range sc.WINS {
 		s.targets = append(s.targets, dest{addr: a, via: "wins"})
-		l.asksWINS = true
 	}
 	if s.conn, err = net.ListenUDP("udp4", &net.UDPAddr{}); err != nil {
 		return fmt.Errorf("netbios: open a UDP socket: %w", err)

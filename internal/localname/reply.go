@@ -29,6 +29,16 @@ func (l *lookup) via(s *sock, from netip.AddrPort) string {
 	return "unicast"
 }
 
+// fromWINS: p came from one of the WINS servers p's socket asked.
+func (l *lookup) fromWINS(p packet) bool {
+	for _, d := range p.s.targets {
+		if d.via == "wins" && d.addr == p.from {
+			return true
+		}
+	}
+	return false
+}
+
 func (l *lookup) takeNBNS(p packet) bool {
 	r, err := ParseNBNSResponse(p.b)
 	via := "broadcast"
@@ -36,7 +46,9 @@ func (l *lookup) takeNBNS(p packet) bool {
 		switch r.ID {
 		case l.nbID:
 		case l.winsID:
-			if l.asksWINS {
+			// Only a WINS server asked may answer as one: a logon follows
+			// a WINS answer, never a broadcast's (smbcheck's name step).
+			if l.fromWINS(p) {
 				via = "wins"
 				break
 			}
