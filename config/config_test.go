@@ -109,6 +109,7 @@ mail_to = ["admin@office.test"]
 		{"bridge stuck zero", "[receiver]\nbridge_stuck_after = \"0s\"\n", "receiver.bridge_stuck_after", 2, "from 1m0s to 168h0m0s"},
 		{"bridge stuck negative", "[receiver]\n\nbridge_stuck_after = \"-5m\"\n", "receiver.bridge_stuck_after", 3, "from 1m0s"},
 		{"bridge stuck absurd", "[receiver]\nbridge_stuck_after = \"720h\"\n", "receiver.bridge_stuck_after", 2, "to 168h0m0s"},
+		{"bridge stuck within the back-off", "[receiver]\nbridge_stuck_after = \"5m\"\n", "receiver.bridge_stuck_after", 2, "more than receiver.max_retry (30m0s)"},
 		{"syntax", "[checks\ninterval = \"5m\"\n", "", 1, "expected"},
 	}
 	for _, tc := range tests {
@@ -139,7 +140,7 @@ func TestBridgeStuckAfter(t *testing.T) {
 	if d := Defaults().Receiver.BridgeStuckAfter.D(); d != time.Hour {
 		t.Fatalf("default %v, want 1h", d)
 	}
-	c, err := Parse("s.toml", []byte("[receiver]\nbridge_stuck_after = \"5m\"\n"))
+	c, err := Parse("s.toml", []byte("[receiver]\nmax_retry = \"2m\"\nbridge_stuck_after = \"5m\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestBridgeStuckAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse("s.toml", []byte("[receiver]\nbridge_stuck_after = \""+string(b)+"\"\n"))
+	again, err := Parse("s.toml", []byte("[receiver]\nmax_retry = \"2m\"\nbridge_stuck_after = \""+string(b)+"\"\n"))
 	if err != nil || again.Receiver.BridgeStuckAfter != c.Receiver.BridgeStuckAfter {
 		t.Fatalf("round trip through %q: %v, %v", b, again.Receiver.BridgeStuckAfter.D(), err)
 	}

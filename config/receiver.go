@@ -43,8 +43,9 @@ type Receiver struct {
 	MaxRetry     Duration `toml:"max_retry"`     // longest wait between delivery retries
 	Retention    Duration `toml:"retention"`     // how long a delivered scan's local copy is kept
 	// a bridged destination whose oldest undelivered scan has waited longer
-	// fails its bridge (bridge-failing): a few minutes where the MFP scans
-	// all day, longer where it scans twice a day; 1m to 7 days
+	// than this fails its bridge (bridge-failing): more than max_retry (a
+	// delivery waiting out its back-off is not stuck; lower max_retry too to
+	// hear sooner), longer where the MFP scans twice a day; up to 7 days
 	BridgeStuckAfter Duration `toml:"bridge_stuck_after"`
 
 	Password scanwarden.Secret `toml:"-"`
@@ -83,7 +84,11 @@ func (r Receiver) validate(bad badValue) {
 	if r.Retention.D() < 0 {
 		bad("receiver.retention", r.Retention.D(), "0 or more")
 	}
-	if d := r.BridgeStuckAfter.D(); d < MinBridgeStuckAfter || d > MaxBridgeStuckAfter {
+	switch d := r.BridgeStuckAfter.D(); {
+	case d < MinBridgeStuckAfter || d > MaxBridgeStuckAfter:
 		bad("receiver.bridge_stuck_after", d, fmt.Sprintf("from %s to %s (how long a bridged scan may wait undelivered)", MinBridgeStuckAfter, MaxBridgeStuckAfter))
+	case d <= r.MaxRetry.D():
+		// the forwarder's own back-off would make a healthy bridge fail
+		bad("receiver.bridge_stuck_after", d, fmt.Sprintf("more than receiver.max_retry (%s): a delivery waiting out its back-off is not stuck", r.MaxRetry.D()))
 	}
 }

@@ -148,7 +148,7 @@ func TestOwnGreen(t *testing.T) {
 // a 5-minute threshold; after a reload with a 20-minute one the same
 // bridge is ok.
 func TestServeBridgeStuckAfter(t *testing.T) {
-	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\n[receiver]\nbridge_stuck_after = \"5m\"\n")
+	cfg := testConfig(t, "[checks]\ninterval = \"1h\"\n[receiver]\nmax_retry = \"2m\"\nbridge_stuck_after = \"5m\"\n")
 	m, _ := startMain(t, cfg)
 	ctx := context.Background()
 	st := m.Store()
@@ -174,7 +174,7 @@ func TestServeBridgeStuckAfter(t *testing.T) {
 	if h := bridgeOf(); h.OK() || !strings.Contains(h.Why, "undelivered (more than 5m0s)") {
 		t.Fatalf("under bridge_stuck_after 5m, a scan waiting 10m: %s %q", h.State, h.Why)
 	}
-	if err := os.WriteFile(cfg.File, []byte("data_dir = \""+cfg.DataDir+"\"\nlisten = \"127.0.0.1:0\"\n[checks]\ninterval = \"1h\"\n[receiver]\nbridge_stuck_after = \"20m\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg.File, []byte("data_dir = \""+cfg.DataDir+"\"\nlisten = \"127.0.0.1:0\"\n[checks]\ninterval = \"1h\"\n[receiver]\nmax_retry = \"2m\"\nbridge_stuck_after = \"20m\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Reload(); err != nil {
