@@ -113,7 +113,7 @@ type LowestDialects struct {
 
 type lowestEntry struct {
 	low, highest Dialect
-	at           time.Time // when the check that asked started
+	at           time.Time // when the check asked (its negotiate step's end)
 }
 
 // NewLowestDialects remembers each answer for ttl.
@@ -142,8 +142,10 @@ func (l *LowestDialects) fresh(e lowestEntry, now time.Time) bool {
 	return age >= 0 && age < l.ttl
 }
 
-// remember stores key's answer and drops the expired ones, so the map
-// holds no more than the servers checked within the TTL.
+// remember stores key's answer, unless a check that asked later stored
+// one already (checks run at once and finish out of order), and drops the
+// ones older than the TTL at e.at, so the map holds no more than the
+// servers checked within it. An answer learned after e.at is kept.
 func (l *LowestDialects) remember(key string, e lowestEntry) {
 	if l == nil {
 		return
@@ -151,18 +153,25 @@ func (l *LowestDialects) remember(key string, e lowestEntry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for k, old := range l.m {
-		if !l.fresh(old, e.at) {
+		if e.at.Sub(old.at) >= l.ttl {
 			delete(l.m, k)
 		}
+	}
+	if old, ok := l.m[key]; ok && old.at.After(e.at) {
+		return
 	}
 	l.m[key] = e
 }
 
-func (l *LowestDialects) forget(key string) {
+// forget drops key's answer unless it was learned after at (by a check
+// that asked after the one that failed).
+func (l *LowestDialects) forget(key string, at time.Time) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.m, key)
+	if old, ok := l.m[key]; ok && !old.at.After(at) {
+		delete(l.m, key)
+	}
 }

@@ -36,7 +36,7 @@ func TestLowestDialectsRemember(t *testing.T) {
 	if len(mem.m) != 1 {
 		t.Errorf("entries %v, want only 10.0.0.2's", mem.m)
 	}
-	mem.forget("10.0.0.2:445")
+	mem.forget("10.0.0.2:445", at.Add(20*time.Minute))
 	if _, ok := mem.lookup("10.0.0.2:445", DialectSMB311, at.Add(21*time.Minute), time.Time{}); ok {
 		t.Error("a forgotten answer is still found")
 	}
@@ -45,7 +45,33 @@ func TestLowestDialectsRemember(t *testing.T) {
 	if _, ok := none.lookup("10.0.0.1:445", DialectSMB311, at, time.Time{}); ok {
 		t.Error("nil remembers")
 	}
-	none.forget("10.0.0.1:445")
+	none.forget("10.0.0.1:445", at)
+}
+
+// TestLowestDialectsOutOfOrder: checks run at once and finish out of
+// order. An answer stored late by a check that asked earlier neither
+// replaces a later one for its server nor drops another server's later
+// one; a failure forgets only what was learned no later than it asked.
+func TestLowestDialectsOutOfOrder(t *testing.T) {
+	at := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	mem := NewLowestDialects(10 * time.Minute)
+	mem.remember("10.0.0.2:445", lowestEntry{low: DialectSMB202, highest: DialectSMB311, at: at.Add(time.Second)})
+	mem.remember("10.0.0.1:445", lowestEntry{low: DialectSMB311, highest: DialectSMB311, at: at.Add(2 * time.Second)})
+	mem.remember("10.0.0.1:445", lowestEntry{low: DialectSMB21, highest: DialectSMB311, at: at}) // asked first, done last
+	if e, ok := mem.lookup("10.0.0.2:445", DialectSMB311, at.Add(time.Minute), time.Time{}); !ok || e.low != DialectSMB202 {
+		t.Errorf("another server's later answer: %+v %v", e, ok)
+	}
+	if e, ok := mem.lookup("10.0.0.1:445", DialectSMB311, at.Add(time.Minute), time.Time{}); !ok || e.low != DialectSMB311 {
+		t.Errorf("the later answer was replaced by an earlier one: %+v %v", e, ok)
+	}
+	mem.forget("10.0.0.1:445", at.Add(time.Second)) // a check that asked before the answer
+	if _, ok := mem.lookup("10.0.0.1:445", DialectSMB311, at.Add(time.Minute), time.Time{}); !ok {
+		t.Error("a failure forgot an answer learned after it asked")
+	}
+	mem.forget("10.0.0.1:445", at.Add(3*time.Second))
+	if _, ok := mem.lookup("10.0.0.1:445", DialectSMB311, at.Add(time.Minute), time.Time{}); ok {
+		t.Error("a failure after the answer did not forget it")
+	}
 }
 
 // TestFloorHoldsProgress: while the lowest dialect is asked, the

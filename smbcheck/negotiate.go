@@ -309,7 +309,7 @@ func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *f
 		defer close(f.done)
 		f.low, f.asked, f.err = lowestDialect(ctx, addr, port, host, timeout, highest)
 		if f.err != nil {
-			mem.forget(key)
+			mem.forget(key, now)
 			return
 		}
 		mem.remember(key, lowestEntry{low: f.low, highest: highest, at: now})
@@ -326,6 +326,6 @@ func (c negotiateStep) floorKey() string {
 // negotiate step failed: it changed, or is not the server it was.
 func (c negotiateStep) forgetFloor() {
 	if s := c.r.Step(StepNegotiate); s != nil && s.Status == StatusFail && c.addr != "" {
-		c.o.LowestDialects.forget(c.floorKey())
+		c.o.LowestDialects.forget(c.floorKey(), c.r.Started)
 	}
 }
