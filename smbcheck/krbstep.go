@@ -4,6 +4,7 @@ package smbcheck
 // replay behind a server's NTLM refusal.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -135,18 +136,11 @@ func (c kerberosReplay) failure(k *smbclient.KerberosResult) (detail, fix string
 		}
 		fix = "Set the MFP's clock right and give it an NTP server — the domain controller (Command Center RX → Device Settings → Date/Time → NTP Server); check this box's and the domain controller's clocks too."
 	case scanwarden.CauseKDCUnreachable:
-		fix = fmt.Sprintf("Give the MFP a DNS server that has the _kerberos SRV records of %s (the domain's DNS) and check that TCP/UDP 88 to a domain controller is open; or set scanwarden's [ad] host so it can find a KDC.", orWord(k.Realm, "the realm"))
+		fix = fmt.Sprintf("Give the MFP a DNS server that has the _kerberos SRV records of %s (the domain's DNS) and check that TCP/UDP 88 to a domain controller is open; or set scanwarden's [ad] host so it can find a KDC.", cmp.Or(k.Realm, "the realm"))
 	default:
 		fix = accountFix(c.account, c.t, k.Cause)
 	}
 	return detail, fix
-}
-
-func orWord(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 // logon is the check's Kerberos logon (smbclient.KerberosLogon): its
