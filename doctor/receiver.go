@@ -162,7 +162,7 @@ func (c receiverCheck) applied() {
 	case lag.Applied():
 		c.add(id, OK, "", "root applied the daemon's allowlist. %s", lag.Lists(file, rc.SmbdDir))
 	default:
-		c.add(id, Fail, samba.LagFix(file), "root has not applied the allowlist the daemon wrote %v ago: %s. %s",
+		c.add(id, Fail, samba.LagFix(file), "root has not applied the allowlist the daemon last wrote %v ago: %s. %s",
 			c.opt.Now().Sub(written).Round(time.Second), lag.Effect(), lag.Lists(file, rc.SmbdDir))
 	}
 }
