@@ -61,8 +61,10 @@ func writeAllowFile(path string, allow []netip.Prefix, again bool) (bool, error)
 		}
 	}
 	b := FormatAllow(allow)
-	if old, err := os.ReadFile(path); !again && err == nil && bytes.Equal(old, b) {
-		return false, nil
+	if !again {
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+			return false, nil
+		}
 	}
 	tmp := path + ".new"
 	os.Remove(tmp)
