@@ -42,9 +42,7 @@ func (dst *Destinations) scanDestination(r scanner) (int64, registry.Destination
 	t.Auth = scanwarden.Auth(auth)
 	t.Created, _ = parseTime(created)
 	t.Updated, _ = parseTime(updated)
-	if bridged != "" {
-		t.BridgedAt, _ = parseTime(bridged)
-	}
+	t.BridgedAt, _ = parseOptTime(bridged)
 	return id, t, nil
 }
 

@@ -98,9 +98,7 @@ func (hs *History) History(ctx context.Context, of Of, now time.Time, window tim
 			rows.Close()
 			return h, fmt.Errorf("history of %s: at %q: %w", key, at, err)
 		}
-		if start != "" {
-			c.ServerStart, _ = parseTime(start)
-		}
+		c.ServerStart, _ = parseOptTime(start)
 		if c.Limit > 0 {
 			c.LimitName = "the share's connection limit"
 		}
