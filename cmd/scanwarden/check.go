@@ -44,7 +44,7 @@ status; with --json it is in "warnings". In --json, "profile" is the SMB
 client the check replayed; "device_profile" (older, kept for scripts) is the
 device's profile with the --device-* flags over it, each value with its
 session, seen and note too; where scanwarden's own client was replayed (a
-bridged destination, no device) it still lists the device's values.
+bridged destination) it still lists the device's values.
 
 Exit status: 0 the destination works, 1 a problem was found, 2 the check could not run.
 
