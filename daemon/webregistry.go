@@ -37,9 +37,7 @@ func (b webRegistry) SetDeviceProfile(ctx context.Context, device string, set ma
 	if err := b.m.st.Devices().SetDeviceProfile(ctx, device, set, clear); err != nil {
 		return notFound(err)
 	}
-	if mon := b.m.Monitor(); mon != nil {
-		mon.Reload()
-	}
+	b.reload()
 	return nil
 }
 
@@ -54,9 +52,7 @@ func (b webRegistry) SetAuth(ctx context.Context, name string, auth scanwarden.A
 	if err := b.m.st.Destinations().PutDestination(ctx, d); err != nil {
 		return err
 	}
-	if mon := b.m.Monitor(); mon != nil {
-		mon.Reload()
-	}
+	b.reload()
 	return nil
 }
 
@@ -67,18 +63,23 @@ func (b webRegistry) SetBridged(ctx context.Context, name string, on bool) (bool
 	if err != nil {
 		return false, notFound(err)
 	}
-	if mon := b.m.Monitor(); changed && mon != nil {
-		mon.Reload()
+	if changed {
+		b.reload()
 	}
 	return changed, nil
+}
+
+// reload has the scheduler re-read its list.
+func (b webRegistry) reload() {
+	if mon := b.m.Monitor(); mon != nil {
+		mon.Reload()
+	}
 }
 
 // changed tells the running parts that the registry changed: the
 // scheduler re-reads its list, the watch its devices.
 func (b webRegistry) changed(ctx context.Context) {
-	if mon := b.m.Monitor(); mon != nil {
-		mon.Reload()
-	}
+	b.reload()
 	if p := b.m.live.get(); p != nil {
 		p.watch.Sync(ctx)
 	}
