@@ -24,6 +24,7 @@ import (
 	"github.com/scanwarden/scanwarden/internal/safefile"
 	"github.com/scanwarden/scanwarden/seal"
 	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 func init() {
@@ -93,15 +94,49 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, path: path, now: time.Now}
-	if err := checkPragmas(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	if err := migrate(ctx, db, s.now); err != nil {
+	if err := whileBusy(ctx, func() error {
+		if err := checkPragmas(ctx, db); err != nil {
+			return err
+		}
+		return migrate(ctx, db, s.now)
+	}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// openBusyFor bounds how long Open retries a database another process is
+// making at the same moment (the busy timeout's own span).
+const openBusyFor = 10 * time.Second
+
+// whileBusy runs first again while SQLite answers busy, for openBusyFor.
+// A connection's first statement on a new file turns the journal into WAL,
+// which needs the file to itself: when two processes do that at once, one
+// of them is told "database is locked" at once, without the busy timeout,
+// as SQLite answers a lock wait that could deadlock.
+func whileBusy(ctx context.Context, first func() error) error {
+	deadline := time.Now().Add(openBusyFor)
+	wait := 5 * time.Millisecond
+	for {
+		err := first()
+		if !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// isBusy says whether err is SQLite's SQLITE_BUSY (or one of its extended
+// codes).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // OpenDir opens DefaultFile inside the state directory dir.
