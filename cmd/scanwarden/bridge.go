@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/scanwarden/scanwarden"
-	"github.com/scanwarden/scanwarden/config"
 	"github.com/scanwarden/scanwarden/daemon"
 	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/receiver/samba"
@@ -107,13 +106,8 @@ func withBridge(ctx context.Context, st *store.Store, j *destinationJSON, d regi
 	return nil
 }
 
-// bridgeStuckAfter is the installed config's [receiver]
-// bridge_stuck_after, as serve judges the bridges with it (the default
-// without a config this user can read).
+// bridgeStuckAfter is the daemon's config's [receiver] bridge_stuck_after
+// (dataFlags.daemonConfig), as serve judges the bridges with it.
 func bridgeStuckAfter(data *dataFlags) time.Duration {
-	d := *data // the config's data_dir is not taken over
-	if cfg, _, err := daemonConfigFile("", &d); err == nil && cfg != nil {
-		return cfg.Receiver.BridgeStuckAfter.D()
-	}
-	return config.Defaults().Receiver.BridgeStuckAfter.D()
+	return data.daemonConfig().Receiver.BridgeStuckAfter.D()
 }

@@ -294,11 +294,7 @@ func checkConfig(file string) (config.Config, error) {
 		}
 		file = doctor.DefaultConfig
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return config.Config{}, fmt.Errorf("config: %w", err)
-	}
-	return config.Parse(file, b)
+	return parseConfigFile(file)
 }
 
 // typedTarget is the destination given on the command line: where, the

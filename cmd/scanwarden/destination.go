@@ -20,7 +20,7 @@ const destinationUsage = `usage:
   scanwarden destination show NAME [--json]
   scanwarden destination remove NAME
   scanwarden destination bridge [--off] NAME
-  (each takes --data-dir DIR and --key-file FILE)
+  (each takes --data-dir DIR, --key-file FILE and --config FILE)
 
 The registry's scan destinations, as the MFP stores them. add stores (or
 replaces) one by hand: NAME is 1-64 of letters, digits, . _ - ; the password
@@ -37,6 +37,10 @@ MFP cannot meet while scanwarden can (a check offers it). Its checks are
 then scanwarden's own, and its health the bridge's: the share serving, the
 own check of the real folder, the last delivery, the oldest waiting scan.
 --off ends it.
+
+--config is the config serve runs on (default the installed one): its
+data_dir, allow_link_local (add) and [receiver] bridge_stuck_after, by
+which list and show judge a bridge.
 
 flags:
 `

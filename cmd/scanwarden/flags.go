@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/scanwarden/scanwarden"
+	"github.com/scanwarden/scanwarden/config"
+	"github.com/scanwarden/scanwarden/installed"
 	"github.com/scanwarden/scanwarden/seal"
 	"github.com/scanwarden/scanwarden/store"
 )
@@ -72,9 +74,12 @@ func readSecret(env environ, file, flagName, envName string) (scanwarden.Secret,
 
 // dataFlags are --data-dir (and its older name --state-dir) and --key-file:
 // where the data dir and the sealing key are. Every command registers them
-// here and opens the store with open.
+// here and opens the store with open. A registry command also takes
+// --config: the config of the serve whose data it reads.
 type dataFlags struct {
 	dataDir, keyFile string
+	configFile       string         // --config
+	config           *config.Config // --config's, read by readConfig
 }
 
 // dataFlag names one of the data flags a command takes.
@@ -84,6 +89,7 @@ const (
 	withDataDir  dataFlag = iota // --data-dir
 	withStateDir                 // --state-dir, the older name of --data-dir
 	withKeyFile                  // --key-file
+	withConfig                   // --config, for a registry command
 )
 
 // dataDirUsage is --data-dir's help: store.DataDir's rule.
@@ -105,8 +111,55 @@ func (f *dataFlags) register(fs *flag.FlagSet, names ...dataFlag) {
 			fs.StringVar(&f.dataDir, "state-dir", "", "the same as --data-dir")
 		case withKeyFile:
 			fs.StringVar(&f.keyFile, "key-file", "", keyFileUsage)
+		case withConfig:
+			fs.StringVar(&f.configFile, "config", "", registryConfigUsage)
 		}
 	}
+}
+
+// registryConfigUsage is --config's help for a registry command.
+const registryConfigUsage = "the daemon's config: its data_dir (unless --data-dir is given), allow_link_local and [receiver] bridge_stuck_after (default " +
+	installed.ConfigFile + " when this user can read it; else the defaults)"
+
+// readConfig reads --config when given (an error when it cannot be read
+// or is not valid); its data_dir is the data dir unless --data-dir is
+// given. Only the file is parsed: the secret files it names are not read.
+func (f *dataFlags) readConfig() error {
+	if f.configFile == "" {
+		return nil
+	}
+	cfg, err := parseConfigFile(f.configFile)
+	if err != nil {
+		return err
+	}
+	if f.dataDir == "" {
+		f.dataDir = cfg.DataDir
+	}
+	f.config = &cfg
+	return nil
+}
+
+// daemonConfig is the daemon's config as a registry command reads it:
+// --config's (readConfig), else the installed config when this user can
+// read it and it is valid, else the defaults.
+func (f *dataFlags) daemonConfig() config.Config {
+	if f.config != nil {
+		return *f.config
+	}
+	if cfg, err := parseConfigFile(installed.ConfigFile); err == nil {
+		return cfg
+	}
+	return config.Defaults()
+}
+
+// parseConfigFile reads and validates the daemon's config file without
+// reading the secret files it names.
+func parseConfigFile(file string) (config.Config, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return config.Config{}, fmt.Errorf("config: %w", err)
+	}
+	return config.Parse(file, b)
 }
 
 // dir is the data dir by store.DataDir's rule, absolute (smbd and the

@@ -33,7 +33,7 @@ var commands = []command{
 	{name: "serve", run: runServe, help: []helpLine{
 		{"serve [--config FILE]", "run the appliance: scheduled checks, SNMP watch, incidents, notifications, web"}}},
 	{name: "status", run: runStatus, help: []helpLine{
-		{"status [--json]", "one sentence: do the destinations accept scans; held scans; oldest incident"}}},
+		{"status [--config FILE] [--json]", "one sentence: do the destinations accept scans; held scans; oldest incident"}}},
 	{name: "notify", usage: notifyUsage, verbs: []command{{name: "test", run: notifyTest}}, help: []helpLine{
 		{"notify test [--config FILE] [--channel webhook|mail]", "send a test notification on serve's channels"}}},
 	{name: "check", run: runCheck, help: []helpLine{
@@ -42,11 +42,11 @@ var commands = []command{
 	{name: "import", usage: importUsage, verbs: []command{{name: "addressbook", run: importAddressbook}}, help: []helpLine{
 		{"import addressbook FILE --device NAME [flags]", "import a Kyocera address-book export's SMB destinations"}}},
 	{name: "destination", usage: destinationUsage, verbs: []command{
-		{name: "add", run: registryCommand(destinationUsage, destinationAdd)},
-		{name: "list", run: registryCommand(destinationUsage, destinationList)},
-		{name: "show", run: registryCommand(destinationUsage, destinationShow)},
-		{name: "remove", run: registryCommand(destinationUsage, destinationRemove)},
-		{name: "bridge", run: registryCommand(destinationUsage, destinationBridge)},
+		{name: "add", run: registryCommand(destinationUsage, destinationAdd, withConfig)},
+		{name: "list", run: registryCommand(destinationUsage, destinationList, withConfig)},
+		{name: "show", run: registryCommand(destinationUsage, destinationShow, withConfig)},
+		{name: "remove", run: registryCommand(destinationUsage, destinationRemove, withConfig)},
+		{name: "bridge", run: registryCommand(destinationUsage, destinationBridge, withConfig)},
 	}, help: []helpLine{{"destination add|list|show|remove|bridge [flags]", "the stored scan destinations; bridge: through the fallback share"}}},
 	{name: "device", usage: deviceUsage, verbs: []command{
 		{name: "add", run: registryCommand(deviceUsage, deviceAdd)},

@@ -159,11 +159,9 @@ func daemonConfigFile(file string, data *dataFlags) (cfg *config.Config, note st
 	return &c, "", nil
 }
 
-// linkLocalAllowed is the installed config's allow_link_local (false
-// without a config this user can read): whether a destination written
-// here may name a link-local address.
+// linkLocalAllowed is the daemon's config's allow_link_local
+// (dataFlags.daemonConfig): whether a destination written here may name a
+// link-local address.
 func linkLocalAllowed(data *dataFlags) bool {
-	d := *data // the config's data_dir is not taken over
-	cfg, _, err := daemonConfigFile("", &d)
-	return err == nil && cfg != nil && cfg.AllowLinkLocal
+	return data.daemonConfig().AllowLinkLocal
 }

@@ -12,20 +12,23 @@ import (
 )
 
 const statusUsage = `usage:
-  scanwarden status [--json] [--data-dir DIR] [--key-file FILE]
+  scanwarden status [--json] [--data-dir DIR] [--key-file FILE] [--config FILE]
 
 The overview's headline for the shell: first line one sentence of state
 ("All 3 destinations accept scans" / "1 destination failing: NAME — CAUSE
 since 10:42, 4 scans held"), then the scans the fallback share holds and the
 oldest open incident. Read from the data dir, beside a running serve; the
 web page's "Check all now" (or POST /api/v1/check-all) checks everything
-now. Exit status 1 while a destination fails, 0 otherwise.
+now. Bridges are judged by [receiver] bridge_stuck_after of the daemon's
+config: pass --config FILE for a serve run on another config than the
+installed one (its data_dir too, unless --data-dir is given). Exit status 1
+while a destination fails, 0 otherwise.
 
 flags:
 `
 
 func runStatus(ctx context.Context, env environ, name string, args []string) int {
-	c := newSubcommand(env, name, statusUsage)
+	c := newCommand(env, name, statusUsage, withDataDir, withKeyFile, withConfig)
 	asJSON := c.fs.Bool("json", false, "print the summary as JSON (GET /api/v1/summary's form)")
 	if _, code, ok := c.parse(args, 0, "takes no arguments"); !ok {
 		return code

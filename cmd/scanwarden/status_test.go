@@ -11,6 +11,7 @@ import (
 
 	"github.com/scanwarden/scanwarden"
 	"github.com/scanwarden/scanwarden/incident"
+	"github.com/scanwarden/scanwarden/receiver"
 	"github.com/scanwarden/scanwarden/smbcheck"
 	"github.com/scanwarden/scanwarden/store"
 	"github.com/scanwarden/scanwarden/summary"
@@ -79,5 +80,62 @@ func TestStatus(t *testing.T) {
 	var sum summary.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.State != summary.StateFailing || sum.Sentence != want {
 		t.Errorf("--json: %v %s", err, r.stdout)
+	}
+}
+
+// TestStatusConfig: status and destination list/show judge a bridge by
+// [receiver] bridge_stuck_after of --config, the config serve runs on — a
+// scan waiting 10 minutes is stuck under its 5 minutes, not under the
+// default hour — and take its data_dir; destination add takes its
+// allow_link_local; a --config that cannot be read ends them (exit 2,
+// naming the file).
+func TestStatusConfig(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("x\n"), 0o600)
+	cfg := filepath.Join(dir, "scanwarden.toml")
+	if err := os.WriteFile(cfg, []byte("data_dir = \""+data+"\"\nallow_link_local = true\n[receiver]\nmax_retry = \"2m\"\nbridge_stuck_after = \"5m\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli := cliIn(t, data)
+	cli(exitOK, "destination", "add", "sealed", "//fs1.example.com/scans", "--user", "scan", "--password-file", pw)
+	cli(exitOK, "destination", "bridge", "sealed")
+	ctx := context.Background()
+	st, err := store.OpenDir(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Scans().AddScan(ctx, receiver.Scan{Destination: "sealed", Folder: "sealed", File: "doc.pdf", Size: 1, SHA256: "00",
+		State: receiver.Held, ReceivedAt: time.Now().Add(-10 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	const stuck = "a scan has waited 10m0s undelivered (more than 5m0s)"
+	for _, args := range [][]string{{"status"}, {"destination", "list"}, {"destination", "show", "sealed"}} {
+		r := runCLI(t, nil, "", append(args, "--data-dir", data)...)
+		if r.code == exitUsage || strings.Contains(r.stdout, "undelivered") {
+			t.Errorf("%v without --config (bridge_stuck_after 1h): exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		r = runCLI(t, nil, "", append(args, "--config", cfg)...) // the data dir from the config
+		if r.code == exitUsage || !strings.Contains(r.stdout, stuck) {
+			t.Errorf("%v --config (bridge_stuck_after 5m): exit %d, want %q\n%s%s", args, r.code, stuck, r.stdout, r.stderr)
+		}
+	}
+	link := []string{"destination", "add", "metadata", "//169.254.169.254/scans", "--user", "scan", "--password-file", pw}
+	if r := runCLI(t, nil, "", append(link, "--data-dir", data)...); r.code != exitUsage || !strings.Contains(r.stderr, "link-local") {
+		t.Errorf("a link-local destination without --config: exit %d, %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, nil, "", append(link, "--config", cfg)...); r.code != exitOK {
+		t.Errorf("a link-local destination under allow_link_local of --config: exit %d, %s", r.code, r.stderr)
+	}
+	missing := filepath.Join(dir, "nosuch.toml")
+	for _, args := range [][]string{{"status"}, {"destination", "list"}} {
+		r := runCLI(t, nil, "", append(args, "--config", missing, "--data-dir", data)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, missing) {
+			t.Errorf("%v --config %s: exit %d, %s", args, missing, r.code, r.stderr)
+		}
 	}
 }

@@ -43,7 +43,8 @@ func newSubcommand(env environ, name, usage string) *subcommand {
 }
 
 // parse parses args, flags before or after the positional arguments, and
-// wants n of those (any number when n < 0; want says what is missing).
+// wants n of those (any number when n < 0; want says what is missing);
+// then it reads --config when the command takes it (dataFlags.readConfig).
 // When ok is false the command ends with code: -h, or a usage error
 // already printed.
 func (c *subcommand) parse(args []string, n int, want string) (pos []string, code int, ok bool) {
@@ -55,6 +56,9 @@ func (c *subcommand) parse(args []string, n int, want string) (pos []string, cod
 		return nil, exitUsage, false
 	case n >= 0 && len(pos) != n:
 		return nil, c.fail(errors.New(want)), false
+	}
+	if err := c.data.readConfig(); err != nil {
+		return nil, c.failSafe(err), false
 	}
 	return pos, 0, true
 }
@@ -211,9 +215,10 @@ func commandPaths(path []string, cmds []command) [][]string {
 }
 
 // registryCommand adapts a registry verb (destination add, device list) to
-// a runFunc: a newSubcommand with the group's usage.
-func registryCommand(usage string, run func(context.Context, *subcommand, []string) int) runFunc {
+// a runFunc: a newSubcommand with the group's usage, and the data flags
+// more (withConfig).
+func registryCommand(usage string, run func(context.Context, *subcommand, []string) int, more ...dataFlag) runFunc {
 	return func(ctx context.Context, env environ, name string, args []string) int {
-		return run(ctx, newSubcommand(env, name, usage), args)
+		return run(ctx, newCommand(env, name, usage, append([]dataFlag{withDataDir, withKeyFile}, more...)...), args)
 	}
 }
