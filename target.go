@@ -59,13 +59,25 @@ func (t Target) infoAuth() Auth {
 	return t.Auth
 }
 
-// DialPort is the port to connect to: Port, or 445 when it is 0.
-func (t Target) DialPort() int {
-	if t.Port == 0 {
-		return 445
+// DefaultPort is the SMB port of a destination whose Port Number is
+// empty (stored as 0).
+const DefaultPort = 445
+
+// DialPort is the port a stored SMB port number means: port, or
+// DefaultPort when it is 0. The one rule for "port 0 means 445".
+func DialPort(port int) int {
+	if port == 0 {
+		return DefaultPort
 	}
-	return t.Port
+	return port
 }
+
+// NonDefaultPort reports whether a stored SMB port number means another
+// port than DefaultPort: the one a destination shown to the admin names.
+func NonDefaultPort(port int) bool { return DialPort(port) != DefaultPort }
+
+// DialPort is the port to connect to: Port, or DefaultPort when it is 0.
+func (t Target) DialPort() int { return DialPort(t.Port) }
 
 // WorkstationName is the NetBIOS name the MFP sends: Workstation in
 // upper case, or DefaultWorkstation when it is not known.

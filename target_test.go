@@ -68,3 +68,22 @@ func TestValidateNamesField(t *testing.T) {
 		}
 	}
 }
+
+// TestDialPort: a stored port 0 means 445, which is no port to name; any
+// other port is dialed and named as stored.
+func TestDialPort(t *testing.T) {
+	for _, tc := range []struct {
+		port, dial int
+		named      bool
+	}{{0, 445, false}, {445, 445, false}, {139, 139, true}, {4445, 4445, true}} {
+		if got := DialPort(tc.port); got != tc.dial {
+			t.Errorf("DialPort(%d) = %d, want %d", tc.port, got, tc.dial)
+		}
+		if got := (Target{Port: tc.port}).DialPort(); got != tc.dial {
+			t.Errorf("Target{Port: %d}.DialPort() = %d, want %d", tc.port, got, tc.dial)
+		}
+		if got := NonDefaultPort(tc.port); got != tc.named {
+			t.Errorf("NonDefaultPort(%d) = %v, want %v", tc.port, got, tc.named)
+		}
+	}
+}

@@ -226,13 +226,7 @@ func (b webRegistry) destination(ctx context.Context, in web.DestinationInput) (
 // sameServer says whether two destinations name the same file server
 // (the host's case aside, port 0 as 445).
 func sameServer(a, b registry.Destination) bool {
-	port := func(p int) int {
-		if p == 0 {
-			return 445
-		}
-		return p
-	}
-	return strings.EqualFold(a.Host, b.Host) && port(a.Port) == port(b.Port)
+	return strings.EqualFold(a.Host, b.Host) && scanwarden.DialPort(a.Port) == scanwarden.DialPort(b.Port)
 }
 
 // PutDestination implements web.DestinationManager: stored as `scanwarden

@@ -26,14 +26,11 @@ type Fallback struct {
 
 // shareAndPort is fb's share and port with the defaults filled in.
 func (fb Fallback) shareAndPort() (string, int) {
-	share, port := fb.Share, fb.Port
+	share := fb.Share
 	if share == "" {
 		share = samba.DefaultShare
 	}
-	if port == 0 {
-		port = 445
-	}
-	return share, port
+	return share, scanwarden.DialPort(fb.Port)
 }
 
 // FallbackContacts turns a device's destinations into address-book contacts

@@ -3,6 +3,8 @@ package registry
 import (
 	"strconv"
 	"strings"
+
+	"github.com/scanwarden/scanwarden"
 )
 
 // ImportPlan is what importing an address book into one device changes.
@@ -45,9 +47,7 @@ func PlanImport(device string, existing []Destination, book *AddressBook) Import
 			Device: device, AddressBookID: c.ID, DisplayName: c.DisplayName, Source: SourceImported,
 			PasswordUnreadable: c.PasswordUnreadable,
 		}
-		if d.Port == 0 {
-			d.Port = 445
-		}
+		d.Port = scanwarden.DialPort(d.Port)
 		old, ok := mine[c.ID]
 		if ok {
 			d.Name, d.Workstation, d.Created = old.Name, old.Workstation, old.Created

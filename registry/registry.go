@@ -108,7 +108,7 @@ func (d Destination) Folder() string { return Folder(d.Name) }
 // URL is //HOST[:PORT]/SHARE[/PATH].
 func (d Destination) URL() string {
 	s := "//" + d.Host
-	if d.Port != 0 && d.Port != 445 {
+	if scanwarden.NonDefaultPort(d.Port) {
 		s += fmt.Sprintf(":%d", d.Port)
 	}
 	s += "/" + d.Share

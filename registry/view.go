@@ -206,7 +206,7 @@ func (p ImportPlan) View(deviceCreated, dryRun bool) ImportView {
 // MFP's panel: \\HOST\SHARE\PATH, and the port beside it when not 445.
 func (d Destination) PanelFolder() string {
 	s := scanwarden.UNC(d.Host, d.Share, d.Path)
-	if d.Port != 0 && d.Port != 445 {
+	if scanwarden.NonDefaultPort(d.Port) {
 		s += " port " + strconv.Itoa(d.Port)
 	}
 	return s

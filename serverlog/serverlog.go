@@ -140,11 +140,7 @@ func Read(ctx context.Context, a Account, q Query) Story {
 	}
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout)
 	defer cancel()
-	port := q.Port
-	if port == 0 {
-		port = 445
-	}
-	addr := net.JoinHostPort(q.Host, strconv.Itoa(port))
+	addr := net.JoinHostPort(q.Host, strconv.Itoa(scanwarden.DialPort(q.Port)))
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {

@@ -58,7 +58,7 @@ func (s *destinationForms) destinationEdit(w http.ResponseWriter, r *http.Reques
 // \\host\share\path (a port other than 445 as host:port).
 func mfpFolder(d registry.DestinationView) string {
 	host := d.Host
-	if d.Port != 0 && d.Port != 445 {
+	if scanwarden.NonDefaultPort(d.Port) {
 		host = strings.Trim(host, "[]")
 		if strings.Contains(host, ":") {
 			host = "[" + host + "]"

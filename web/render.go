@@ -54,7 +54,7 @@ func parseViews() (*views, error) {
 		"add":            func(a, b int) int { return a + b },
 		"deref":          func(t *time.Time) time.Time { return derefTime(t) },
 		"unc":            func(d registry.DestinationView) string { return scanwarden.UNC(d.Host, d.Share, d.Path) },
-		"oddport":        func(d registry.DestinationView) bool { return d.Port != 0 && d.Port != 445 },
+		"oddport":        func(d registry.DestinationView) bool { return scanwarden.NonDefaultPort(d.Port) },
 		"profileLabel":   profileLabel,
 		"profileChoices": profileChoices,
 	}

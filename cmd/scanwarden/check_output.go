@@ -48,7 +48,7 @@ func printCheckStart(w io.Writer, t scanwarden.Target) {
 // with one kind of separator, and the port when it is not 445.
 func destString(t scanwarden.Target) string {
 	s := scanwarden.UNC(t.Host, t.Share, t.Path)
-	if t.Port != 0 && t.Port != 445 {
+	if scanwarden.NonDefaultPort(t.Port) {
 		s += fmt.Sprintf(" port %d", t.Port)
 	}
 	return s

@@ -45,11 +45,7 @@ type reportJSON struct {
 }
 
 func destJSON(d registry.Destination) destinationJSON {
-	port := d.Port
-	if port == 0 {
-		port = 445
-	}
-	return destinationJSON{Name: d.Name, Host: d.Host, Port: port, Share: d.Share, Path: d.Path, User: d.User,
+	return destinationJSON{Name: d.Name, Host: d.Host, Port: scanwarden.DialPort(d.Port), Share: d.Share, Path: d.Path, User: d.User,
 		AddressBookID: d.AddressBookID, DisplayName: d.DisplayName, PasswordUnreadable: d.PasswordUnreadable}
 }
 
