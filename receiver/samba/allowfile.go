@@ -10,8 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scanwarden/scanwarden/internal/safefile"
 )
 
 // AllowFile is the allowlist file in a receiver data dir, the one thing the
@@ -184,17 +187,51 @@ func openNoFollow(path string, owner int) (*os.File, error) {
 	return os.NewFile(uintptr(dirfd), path), nil
 }
 
-// readAllowFile reads and validates the daemon's allowlist as root:
-// openNoFollow, then parseAllow.
-func readAllowFile(path string, owner int) ([]netip.Prefix, error) {
-	f, err := openNoFollow(path, owner)
+// readAllowFile reads the daemon's allowlist file (AllowFile) and when the
+// daemon wrote it (its mtime), from the file open gives: the one reader of
+// it. Who reads it decides what is checked on the way, by the opener it
+// passes. Root, before smbd gets the list: rootOpener (openNoFollow: each
+// folder from "/" root's or the daemon's user's and writable by no one
+// else, the file the daemon's user's with one name, no link followed).
+// doctor, which only compares it with root's copy: openBelowDir (no owner
+// checked: should the file not be the daemon's, root refuses it and says
+// so in RefusedFile).
+func readAllowFile(path string, open func(path string) (*os.File, error)) ([]netip.Prefix, time.Time, error) {
+	f, err := open(path)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("stat %s: %w", path, err)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxAllowBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, time.Time{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	return parseAllow(path, b)
+	allow, err := parseAllow(path, b)
+	return allow, fi.ModTime(), err
+}
+
+// rootOpener opens the daemon's allowlist as root must: openNoFollow with
+// owner the daemon's user.
+func rootOpener(owner int) func(string) (*os.File, error) {
+	return func(path string) (*os.File, error) { return openNoFollow(path, owner) }
+}
+
+// openBelowDir opens the daemon's allowlist below its folder as safefile
+// does (no symbolic link followed, no FIFO waited on, a regular file with
+// one name), whoever owns it.
+func openBelowDir(path string) (*os.File, error) {
+	d, err := safefile.OpenDir(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("the daemon's allowlist: %w", err)
+	}
+	defer d.Close()
+	f, _, err := d.OpenRegular(filepath.Base(path), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the daemon's allowlist: %w", err)
+	}
+	return f, nil
 }

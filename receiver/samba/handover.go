@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/scanwarden/scanwarden/internal/safefile"
 )
 
 // AppliedFile is root's copy of the last allowlist it took from the daemon
@@ -182,7 +180,7 @@ func LagFix(file string) string {
 // written. written is when the daemon wrote file. The error: file could
 // not be read (fs.ErrNotExist: the daemon has written no list there).
 func ReadLag(file, smbdDir string) (lag AllowLag, written time.Time, err error) {
-	want, written, err := readDaemonAllow(file)
+	want, written, err := readAllowFile(file, openBelowDir)
 	if err != nil {
 		return AllowLag{}, time.Time{}, err
 	}
@@ -190,26 +188,6 @@ func ReadLag(file, smbdDir string) (lag AllowLag, written time.Time, err error) 
 	lag = LagOf(want, root)
 	lag.RootErr, lag.RootRefused = rerr, readRefused(smbdDir, written)
 	return lag, written, nil
-}
-
-// readDaemonAllow reads the daemon's AllowFile and when it was written.
-func readDaemonAllow(file string) ([]netip.Prefix, time.Time, error) {
-	d, err := safefile.OpenDir(filepath.Dir(file))
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("the daemon's allowlist: %w", err)
-	}
-	defer d.Close()
-	f, st, err := d.OpenRegular(filepath.Base(file), os.O_RDONLY, 0)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("the daemon's allowlist: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxAllowBytes+1))
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("read %s: %w", file, err)
-	}
-	want, err := parseAllow(file, b)
-	return want, time.Unix(st.Mtim.Sec, st.Mtim.Nsec), err
 }
 
 // HandoverTimes is how long root is given to apply a list and how often

@@ -134,7 +134,7 @@ func PrepareShare(ctx context.Context, su ShareSetup, log *slog.Logger) (ShareRe
 	if err := probe.Validate(); err != nil {
 		return ShareResult{}, err
 	}
-	allow, err := readAllowFile(su.AllowFile, owner.uid)
+	allow, _, err := readAllowFile(su.AllowFile, rootOpener(owner.uid))
 	if err == nil {
 		err = checkNetworks(su.AllowFile, allow, su.Networks)
 	}

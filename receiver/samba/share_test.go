@@ -49,7 +49,11 @@ func TestParseAllow(t *testing.T) {
 // TestAttackAllowFileOpen: root reads the daemon's file only as the daemon's
 // regular file, reached without a symlink: a symlink (at the file or at a
 // folder above it), a hard link to a file of root's, a FIFO (would block), a
-// file of another user's are each refused with the reason.
+// file of another user's are each refused with the reason. doctor's reader
+// (openBelowDir) refuses the same links, hard links and FIFO at the file and
+// its folder, and checks no owner: another user's file, or one below a
+// folder all may write, it reads (root refuses them and says why in
+// RefusedFile).
 func TestAttackAllowFileOpen(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testlab.Missing(t, "owners other than ours need root")
@@ -64,8 +68,10 @@ func TestAttackAllowFileOpen(t *testing.T) {
 	good := filepath.Join(dir, "allow")
 	os.WriteFile(good, []byte("10.0.0.1\n"), 0o644)
 	os.Chown(good, daemon, daemon)
-	if _, err := readAllowFile(good, daemon); err != nil {
-		t.Fatalf("the daemon's own file: %v", err)
+	for name, open := range map[string]func(string) (*os.File, error){"root's": rootOpener(daemon), "doctor's": openBelowDir} {
+		if _, _, err := readAllowFile(good, open); err != nil {
+			t.Fatalf("the daemon's own file, %s reader: %v", name, err)
+		}
 	}
 	link := filepath.Join(dir, "link")
 	os.Symlink(rootFile, link)
@@ -92,18 +98,25 @@ func TestAttackAllowFileOpen(t *testing.T) {
 	inOpen := filepath.Join(open, "allow")
 	os.WriteFile(inOpen, []byte("10.0.0.1\n"), 0o644)
 	os.Chown(inOpen, daemon, daemon)
-	for _, c := range []struct{ name, path, want string }{
-		{"symlink to a root file", link, "symbolic link"},
-		{"hard link to a root file", hard, "belongs to uid 0"},
-		{"fifo", fifo, "not a regular file"},
-		{"another user's file", other, "belongs to uid 4243"},
-		{"two links", twice, "hard links"},
-		{"a folder above is a symlink", filepath.Join(dirLink, "allow"), "symbolic link"},
-		{"a folder above is writable by all", inOpen, "writable by others"},
+	for _, c := range []struct {
+		name, path, want string
+		below            string // doctor's reader: "" reads the file
+	}{
+		{"symlink to a root file", link, "symbolic link", "symbolic link"},
+		{"hard link to a root file", hard, "belongs to uid 0", "a hard link"},
+		{"fifo", fifo, "not a regular file", "a FIFO"},
+		{"another user's file", other, "belongs to uid 4243", ""},
+		{"two links", twice, "hard links", "a hard link"},
+		{"a folder above is a symlink", filepath.Join(dirLink, "allow"), "symbolic link", "symbolic link"},
+		{"a folder above is writable by all", inOpen, "writable by others", ""},
 	} {
-		_, err := readAllowFile(c.path, daemon)
+		_, _, err := readAllowFile(c.path, rootOpener(daemon))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+		_, _, err = readAllowFile(c.path, openBelowDir)
+		if c.below == "" && err != nil || c.below != "" && (err == nil || !strings.Contains(err.Error(), c.below)) {
+			t.Errorf("%s, doctor's reader: err = %v, want %q", c.name, err, c.below)
 		}
 	}
 	if b, _ := os.ReadFile(rootFile); string(b) != "10.0.0.1\n" {
