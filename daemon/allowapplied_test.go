@@ -23,7 +23,9 @@ import (
 // applies it (systemd's path unit missed the write, or is stopped): the
 // daemon writes the list again after each wait, then raises the fault
 // receiver.allow.applied naming both lists, who is refused and who still
-// admitted, and the fix; once root applies the list, the fault clears.
+// admitted, and the fix. While root lags, the daemon's log (info and up)
+// stays quiet until root's refusal reason changes (a warn line, the fault
+// naming the new reason); once root applies the list, the fault clears.
 func TestAllowlistRootLagIsAFault(t *testing.T) {
 	for _, p := range []string{"/usr/sbin/smbd", "/usr/bin/testparm", "/usr/bin/smbpasswd"} {
 		if _, err := os.Stat(p); err != nil {
@@ -49,7 +51,7 @@ func TestAllowlistRootLagIsAFault(t *testing.T) {
 		localNets: func() samba.LocalNets {
 			return samba.LocalNets{Nets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 		},
-		handTimes: samba.HandoverTimes{Waits: waits, Retry: 300 * time.Millisecond, Poll: 10 * time.Millisecond, Check: 50 * time.Millisecond}}
+		handTimes: samba.HandoverTimes{Waits: waits, Retry: 300 * time.Millisecond, MaxRetry: 1200 * time.Millisecond, Poll: 10 * time.Millisecond, Check: 50 * time.Millisecond}}
 	// root took the list of the daemon's start before (no MFP: the box's
 	// network)
 	if err := os.WriteFile(samba.AppliedFile(smbdDir), samba.FormatAllow(p.localNets().Nets), 0o644); err != nil {
@@ -124,6 +126,27 @@ func TestAllowlistRootLagIsAFault(t *testing.T) {
 		}
 	}
 	t.Logf("fault after %v: %s", took.Round(time.Millisecond), f.Message)
+
+	// root keeps lagging: the list is written again (after 300 ms, then
+	// 600 ms), the log says nothing more
+	quiet := len(logs.String())
+	time.Sleep(time.Second)
+	if more := logs.String()[quiet:]; strings.Contains(more, "allowlist") {
+		t.Errorf("the daemon logged of its allowlist while root kept lagging and nothing changed:\n%s", more)
+	}
+	// root refuses the list, saying why (as its reload step does): the
+	// fault names the reason, one warn line says so
+	reason := "10.9.8.5/32 is a network that neither [receiver] allow nor this box's networks contain; the file is refused"
+	if err := os.WriteFile(samba.RefusedFile(smbdDir), []byte(reason+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 5*time.Second, "the fault to name root's reason", func() bool {
+		f, ok := fault()
+		return ok && strings.Contains(f.Message, "root refused the daemon's list ("+reason+")")
+	})
+	if n := strings.Count(logs.String(), "level=WARN msg=\"root gives another reason for not applying the fallback share's allowlist\""); n != 1 {
+		t.Errorf("%d warn lines for root's new reason, want 1:\n%s", n, logs.String()[quiet:])
+	}
 
 	// root applies it (the path unit works again, or the admin reloaded
 	// smbd's unit): the fault clears

@@ -140,15 +140,20 @@ func (p *receiverPart) Open(ctx context.Context, cfg config.Config, delivered fu
 const allowAppliedPart = "receiver.allow.applied"
 
 // handedOver turns where root stands with the list into the fault (set
-// while root lags, cleared once it applied the list) and a log line.
+// while root lags, cleared once it applied the list) and a log line for
+// each change: the fault raised, root's refusal reason changed, cleared.
 func (p *receiverPart) handedOver(r samba.HandoverReport) {
-	if r.Applied {
+	switch {
+	case r.Applied:
 		p.faults.clear(allowAppliedPart)
 		p.log.Info("root applied the fallback share's allowlist", "writes", r.Writes, "took", r.Took.Round(time.Millisecond))
-		return
+	case r.Again:
+		p.faults.set(allowAppliedPart, r.Fault())
+		p.log.Warn("root gives another reason for not applying the fallback share's allowlist", "refused", r.Lag.RootRefused, "writes", r.Writes, "fault", r.Fault())
+	default:
+		p.faults.set(allowAppliedPart, r.Fault())
+		p.log.Error("fallback share allowlist not applied by root", "writes", r.Writes, "fault", r.Fault())
 	}
-	p.faults.set(allowAppliedPart, r.Fault())
-	p.log.Error("fallback share allowlist not applied by root", "writes", r.Writes, "fault", r.Fault())
 }
 
 // rewriteAllow writes the list last given to the share again (the

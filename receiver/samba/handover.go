@@ -196,8 +196,10 @@ type HandoverTimes struct {
 	// Waits: how long root is given after the write and after each
 	// rewrite; once the last has passed, the lag is reported.
 	Waits []time.Duration
-	// Retry: while lagging, how often the list is written again.
-	Retry time.Duration
+	// Retry: once the lag is reported, the list is written again after
+	// Retry, then after twice as long each time, up to MaxRetry (a
+	// MaxRetry below Retry: every Retry).
+	Retry, MaxRetry time.Duration
 	// Poll: how often root's list is read while it lags or a write waits.
 	Poll time.Duration
 	// Check: how often root's list is read once it was applied (root could
@@ -205,32 +207,63 @@ type HandoverTimes struct {
 	Check time.Duration
 }
 
+// Grace is how long root is given from the list's first write before the
+// lag is reported: the sum of Waits.
+func (t HandoverTimes) Grace() time.Duration {
+	var sum time.Duration
+	for _, w := range t.Waits {
+		sum += w
+	}
+	return sum
+}
+
+// backoff is the wait after the k-th rewrite since the lag was reported
+// (0: the report itself): Retry doubled k times, at most MaxRetry.
+func (t HandoverTimes) backoff(k int) time.Duration {
+	d, most := t.Retry, max(t.MaxRetry, t.Retry)
+	for ; k > 0 && d > 0 && d < most; k-- {
+		d *= 2
+	}
+	return min(d, most)
+}
+
 // DefaultHandoverTimes: root has 5 s after the write (its reload takes
 // under 2 s on an idle box), then 10 s and 20 s after two rewrites: the
-// lag is reported 35 s after the write; the list is written again every
-// minute after that.
+// lag is reported 35 s after the write; the list is written again a
+// minute after that, then 2, 4, … minutes later, at most every hour (each
+// write reloads smbd: a weekend of a root that refuses the list is ~50
+// reloads, not ~3,000).
 var DefaultHandoverTimes = HandoverTimes{
 	Waits: []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second},
-	Retry: time.Minute, Poll: 500 * time.Millisecond, Check: 30 * time.Second,
+	Retry: time.Minute, MaxRetry: time.Hour, Poll: 500 * time.Millisecond, Check: 30 * time.Second,
 }
 
 // HandoverReport says where the daemon's list stands at root: applied, or
 // lagging behind after Writes writes.
 type HandoverReport struct {
 	Applied bool
+	// Again: the lag was reported before and root's refusal reason
+	// changed since (Lag.RootRefused is the new one).
+	Again   bool
 	Writes  int           // writes of this list (1: the first was taken)
 	Took    time.Duration // since its first write
 	Lag     AllowLag      // when not applied
 	File    string        // the daemon's AllowFile
 	SmbdDir string        // root's folder (AppliedFile)
-	Retry   time.Duration // while it lags, the list is written again this often
+	// Retry, MaxRetry: while it lags, the list is written again after
+	// Retry, then twice as long each time up to MaxRetry.
+	Retry, MaxRetry time.Duration
 }
 
 // Fault is the lag as the daemon's fault: what the daemon wants, what root
 // has, what that means at the share, and the fix.
 func (r HandoverReport) Fault() string {
-	return fmt.Sprintf("root has not applied the fallback share's allowlist after %d writes in %v: %s. %s. %s. The daemon writes its list again every %v and clears this once root has it",
-		r.Writes, roundTook(r.Took), r.Lag.Effect(), r.Lag.Lists(r.File, r.SmbdDir), LagFix(r.File), r.Retry)
+	again := fmt.Sprintf("every %v", r.Retry)
+	if r.MaxRetry > r.Retry {
+		again = fmt.Sprintf("after %v, then twice as long each time up to every %v,", r.Retry, r.MaxRetry)
+	}
+	return fmt.Sprintf("root has not applied the fallback share's allowlist after %d writes in %v: %s. %s. %s. The daemon writes its list again %s and clears this once root has it",
+		r.Writes, roundTook(r.Took), r.Lag.Effect(), r.Lag.Lists(r.File, r.SmbdDir), LagFix(r.File), again)
 }
 
 func roundTook(d time.Duration) time.Duration {
@@ -244,10 +277,13 @@ func roundTook(d time.Duration) time.Duration {
 // layout) until root has applied it: it reads root's copy (AppliedFile),
 // and when root has not taken the list within a wait, it has the list
 // written again (a lost write: systemd's path unit missed it, or was
-// stopped). After the last wait it reports the lag (the daemon's fault),
-// goes on writing the list every Retry, and reports once root has it.
-// Once applied it reads root's copy every Check and follows again should
-// it differ.
+// stopped). After the last wait it reports the lag (the daemon's fault);
+// it goes on reading root's copy every Poll and reports at once when root
+// has the list, reports again when root's refusal reason changes, and
+// writes the list again less and less often (Retry doubled up to
+// MaxRetry: each write reloads smbd), logging those writes at debug level
+// only. Once applied it reads root's copy every Check and follows again
+// should it differ.
 type Handover struct {
 	file, smbdDir string
 	times         HandoverTimes
@@ -271,6 +307,7 @@ type Handover struct {
 	pending  bool      // a write waits for root
 	reported bool      // the round's lag is reported
 	lagging  bool      // reported as not applied (this round or before)
+	reason   string    // root's refusal reason as last reported
 }
 
 // NewHandover follows the list the daemon writes to file (AllowFile) to
@@ -347,34 +384,53 @@ func (h *Handover) step() time.Duration {
 		h.log.Warn("root's allowlist of the fallback share is no longer the daemon's: written again", "daemon", prefixList(want), "root", prefixList(root), "err", err)
 		h.writes, h.first, h.next, h.pending, h.reported = 0, now, now, true, false
 	}
+	if h.reported {
+		// the lag is reported: say so again when root's reason changes
+		if reason := readRefused(h.smbdDir, h.first); reason != h.reason {
+			h.reason = reason
+			h.report(h.lagReport(true, now, want, root, err))
+		}
+	}
 	if now.Before(h.next) {
 		return min(h.times.Poll, h.next.Sub(now))
 	}
-	lag := LagOf(want, root)
-	lag.RootErr, lag.RootRefused = err, readRefused(h.smbdDir, h.first)
-	switch {
-	case h.writes >= len(h.times.Waits) && !h.reported:
-		h.lagging, h.reported = true, true
-		h.next = now.Add(h.times.Retry)
-		h.report(HandoverReport{Writes: h.writes, Took: now.Sub(h.first), Lag: lag, File: h.file, SmbdDir: h.smbdDir, Retry: h.times.Retry})
-	default:
-		h.writes++
-		h.next = now.Add(h.wait(h.writes))
-		if werr := h.rewrite(); werr != nil {
-			h.log.Error("fallback share allowlist not written again", "err", werr)
-		} else {
-			h.log.Warn("root has not applied the fallback share's allowlist yet: written again", "write", h.writes,
-				"since", now.Sub(h.first).Round(time.Millisecond), "daemon", prefixList(want), "root", prefixList(root), "effect", lag.Effect())
-		}
+	if h.writes >= len(h.times.Waits) && !h.reported {
+		r := h.lagReport(false, now, want, root, err)
+		h.lagging, h.reported, h.reason = true, true, r.Lag.RootRefused
+		h.next = now.Add(h.times.backoff(0))
+		h.report(r)
+		return h.times.Poll
 	}
+	h.writes++
+	h.next = now.Add(h.wait(h.writes))
+	if werr := h.rewrite(); werr != nil {
+		h.log.Error("fallback share allowlist not written again", "err", werr)
+		return h.times.Poll
+	}
+	level := slog.LevelWarn
+	if h.reported { // the fault says so already
+		level = slog.LevelDebug
+	}
+	h.log.Log(context.Background(), level, "root has not applied the fallback share's allowlist yet: written again", "write", h.writes,
+		"since", now.Sub(h.first).Round(time.Millisecond), "next", h.next.Sub(now), "daemon", prefixList(want), "root", prefixList(root),
+		"effect", h.lagReport(false, now, want, root, err).Lag.Effect())
 	return h.times.Poll
 }
 
+// lagReport is the round's lag now: root's list (or err reading it) and
+// its refusal reason since the round's first write.
+func (h *Handover) lagReport(again bool, now time.Time, want, root []netip.Prefix, err error) HandoverReport {
+	lag := LagOf(want, root)
+	lag.RootErr, lag.RootRefused = err, readRefused(h.smbdDir, h.first)
+	return HandoverReport{Again: again, Writes: h.writes, Took: now.Sub(h.first), Lag: lag, File: h.file, SmbdDir: h.smbdDir,
+		Retry: h.times.Retry, MaxRetry: h.times.MaxRetry}
+}
+
 // wait is how long root is given after write n (1: the first): the n-th
-// of Waits, then Retry.
+// of Waits; past them (the lag reported) the backoff.
 func (h *Handover) wait(n int) time.Duration {
 	if n <= len(h.times.Waits) {
 		return h.times.Waits[n-1]
 	}
-	return h.times.Retry
+	return h.times.backoff(n - len(h.times.Waits))
 }

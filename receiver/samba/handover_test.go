@@ -3,9 +3,11 @@ package samba
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,12 +64,14 @@ type fakeRoot struct {
 	dead   bool   // drop every write
 	refuse string // refuse every write, saying this (as PrepareShare does)
 	n      int    // writes made
+	at     []time.Time
 }
 
 func (r *fakeRoot) write(allow []netip.Prefix) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n++
+	r.at = append(r.at, time.Now())
 	if r.refuse != "" {
 		if err := os.WriteFile(RefusedFile(r.dir), []byte(r.refuse+"\n"), 0o644); err != nil {
 			r.t.Error(err)
@@ -89,6 +93,19 @@ func (r *fakeRoot) writes() int {
 	return r.n
 }
 
+// times are when the writes reached root.
+func (r *fakeRoot) times() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.at)
+}
+
+func (r *fakeRoot) refuseWith(reason string) {
+	r.mu.Lock()
+	r.refuse = reason
+	r.mu.Unlock()
+}
+
 func (r *fakeRoot) set(dead bool) {
 	r.mu.Lock()
 	r.dead = dead
@@ -104,10 +121,41 @@ type handoverRig struct {
 	mu      sync.Mutex
 	want    []netip.Prefix
 	reports chan HandoverReport
+	logs    *logRecords
 }
 
 var fastHandover = HandoverTimes{Waits: []time.Duration{40 * time.Millisecond, 80 * time.Millisecond, 160 * time.Millisecond},
-	Retry: 200 * time.Millisecond, Poll: 5 * time.Millisecond, Check: 30 * time.Millisecond}
+	Retry: 200 * time.Millisecond, MaxRetry: 800 * time.Millisecond, Poll: 5 * time.Millisecond, Check: 30 * time.Millisecond}
+
+// logRecords keeps the level and message of each record the Handover
+// logs (debug included).
+type logRecords struct {
+	mu  sync.Mutex
+	got []slog.Record
+}
+
+func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	l.got = append(l.got, r.Clone())
+	l.mu.Unlock()
+	return nil
+}
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecords) WithGroup(string) slog.Handler      { return l }
+
+// since counts the records at level or above logged after t.
+func (l *logRecords) since(t time.Time, level slog.Level) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.got {
+		if !r.Time.Before(t) && r.Level >= level {
+			out = append(out, r.Level.String()+" "+r.Message)
+		}
+	}
+	return out
+}
 
 func newHandoverRig(t *testing.T, root *fakeRoot) *handoverRig {
 	dir := t.TempDir()
@@ -115,7 +163,7 @@ func newHandoverRig(t *testing.T, root *fakeRoot) *handoverRig {
 	if err := os.Mkdir(root.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	g := &handoverRig{root: root, file: AllowFile(dir), reports: make(chan HandoverReport, 16)}
+	g := &handoverRig{root: root, file: AllowFile(dir), reports: make(chan HandoverReport, 16), logs: &logRecords{}}
 	rewrite := func() error {
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -125,7 +173,7 @@ func newHandoverRig(t *testing.T, root *fakeRoot) *handoverRig {
 		g.root.write(g.want)
 		return nil
 	}
-	g.h = NewHandover(g.file, root.dir, fastHandover, rewrite, func(r HandoverReport) { g.reports <- r }, nil)
+	g.h = NewHandover(g.file, root.dir, fastHandover, rewrite, func(r HandoverReport) { g.reports <- r }, slog.New(g.logs))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { g.h.Run(ctx); close(done) }()
@@ -229,17 +277,17 @@ func TestHandoverLagReportedThenCleared(t *testing.T) {
 		"systemctl status scanwarden-smbd-reload.path",
 		"journalctl -u scanwarden-smbd.service",
 		"systemctl restart scanwarden-smbd-reload.path",
-		"writes its list again every 200ms",
+		"writes its list again after 200ms, then twice as long each time up to every 800ms,",
 	} {
 		if !strings.Contains(f, want) {
 			t.Errorf("fault lacks %q:\n%s", want, f)
 		}
 	}
 	t.Logf("fault after %v: %s", took.Round(time.Millisecond), f)
-	// written again every Retry while it lags
-	time.Sleep(2*fastHandover.Retry + fastHandover.Retry/2)
-	if n := g.root.writes(); n < 5 {
-		t.Errorf("%d writes after two Retry periods of lag, want at least 5", n)
+	// written again after Retry while it lags
+	time.Sleep(fastHandover.Retry + fastHandover.Retry/2)
+	if n := g.root.writes(); n < 4 {
+		t.Errorf("%d writes after a Retry period of lag, want at least 4", n)
 	}
 	g.none(t, 0)
 	// the path unit works again: the next write is taken
@@ -361,5 +409,74 @@ func TestHandoverRootRefused(t *testing.T) {
 	want := "root refused the daemon's list (10.0.0.0/8 is a network that neither [receiver] allow nor this box's networks contain; the file is refused), so smbd refuses 10.0.0.0/8"
 	if r.Applied || !strings.Contains(r.Fault(), want) {
 		t.Fatalf("report %+v, want the fault to say %q:\n%s", r, want, r.Fault())
+	}
+}
+
+// Root refuses every write, for a weekend in small: once the lag is
+// reported the fault stays, root's copy is still read (the report comes as
+// soon as root takes the list), but the list is written again after Retry,
+// then after twice as long each time up to MaxRetry (each write reloads
+// smbd), with nothing logged at warn or above; root's new reason is
+// reported once (Again); a new list is written at once and gets the waits
+// afresh. Before the backoff the list was written every Retry, with a warn
+// line each time.
+func TestHandoverLagBacksOff(t *testing.T) {
+	g := newHandoverRig(t, &fakeRoot{})
+	g.write(t, prefixes("10.0.0.4/32")) // root has it
+	g.none(t, 100*time.Millisecond)
+	g.root.refuseWith("10.0.0.5/32: reason one")
+	g.write(t, prefixes("10.0.0.5/32"))
+	r := g.next(t, 2*time.Second)
+	if r.Applied || r.Again || r.Writes != 3 || !strings.Contains(r.Fault(), "reason one") {
+		t.Fatalf("report %+v (%s), want the lag after 3 writes naming root's reason", r, r.Fault())
+	}
+	lagged, before := time.Now(), g.root.writes()
+	g.none(t, 2*time.Second) // the fault stays: no report while nothing changes
+	at := g.root.times()[before:]
+	t.Logf("%d writes in the 2 s after the fault (before the backoff: one every %v, %d)", len(at), fastHandover.Retry, 2*time.Second/fastHandover.Retry)
+	if len(at) < 2 || len(at) > 4 { // 200 ms, 600 ms, 1.4 s (2.2 s)
+		t.Errorf("%d writes in the 2 s after the fault, want 3 (after 200ms, 400ms, 800ms)", len(at))
+	}
+	for i := 1; i < len(at); i++ {
+		gap, want := at[i].Sub(at[i-1]), min(fastHandover.Retry<<i, fastHandover.MaxRetry)
+		if gap < want*3/4 {
+			t.Errorf("write %d after the fault %v after the one before, want about %v (twice as long each time)", i+1, gap.Round(time.Millisecond), want)
+		}
+	}
+	if warn := g.logs.since(lagged, slog.LevelWarn); len(warn) > 0 {
+		t.Errorf("logged at warn or above while nothing changed:\n%s", strings.Join(warn, "\n"))
+	}
+	if debug := g.logs.since(lagged, slog.LevelDebug); len(debug) < len(at) {
+		t.Errorf("%d debug lines for %d writes: %v", len(debug), len(at), debug)
+	}
+
+	// root says otherwise at its next write: reported once
+	g.root.refuseWith("10.0.0.5/32: reason two")
+	r = g.next(t, 2*fastHandover.MaxRetry)
+	if r.Applied || !r.Again || r.Lag.RootRefused != "10.0.0.5/32: reason two" || !strings.Contains(r.Fault(), "reason two") {
+		t.Fatalf("report %+v (%s), want the lag again with root's new reason", r, r.Fault())
+	}
+	g.none(t, 3*fastHandover.Poll+50*time.Millisecond)
+
+	// a new list (an MFP registered): written at once, the waits afresh
+	n := g.root.writes()
+	start := time.Now()
+	g.write(t, prefixes("10.0.0.7/32"))
+	r = g.next(t, 2*time.Second)
+	if took := time.Since(start); r.Applied || r.Again || r.Writes != 3 || took < fastHandover.Grace() || took > fastHandover.Grace()+fastHandover.Retry {
+		t.Fatalf("report %+v after %v, want the new list's lag after its 3 writes and %v", r, took, fastHandover.Grace())
+	}
+	if got := g.root.writes() - n; got < 3 {
+		t.Errorf("%d writes of the new list before its lag, want 3", got)
+	}
+	if warn := g.logs.since(start, slog.LevelWarn); len(warn) != 2 {
+		t.Errorf("logged at warn %d times for the new list's two lost writes, want 2:\n%s", len(warn), strings.Join(warn, "\n"))
+	}
+
+	// root takes it at the next write: reported at once
+	g.root.refuseWith("")
+	r = g.next(t, 2*time.Second)
+	if !r.Applied {
+		t.Fatalf("report %+v, want applied", r)
 	}
 }
