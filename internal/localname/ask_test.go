@@ -191,6 +191,10 @@ func TestLookupBadReplies(t *testing.T) {
 	}
 }
 
+// TestLookupBoundedReplies: a socket reads at most MaxJunk replies that
+// answer nothing asked and MaxPackets answers (here negative ones, which
+// any host that saw the broadcast can send with its id); then it is read
+// no more, and with no other socket the lookup ends at once.
 func TestLookupBoundedReplies(t *testing.T) {
 	flood := newFake(t, func(int, []byte) [][]byte {
 		out := make([][]byte, 40)
@@ -199,9 +203,20 @@ func TestLookupBoundedReplies(t *testing.T) {
 		}
 		return out
 	})
-	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{flood.addr()}}, Wait: 10 * time.Second, MaxPackets: 5}).Lookup(context.Background(), "work")
-	if len(r.Invalid) != 6 || !strings.Contains(r.Invalid[5], "stopped after reading 5 replies") || r.Waited > 5*time.Second {
+	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{flood.addr()}}, Wait: 10 * time.Second, MaxJunk: 5}).Lookup(context.Background(), "work")
+	if len(r.Invalid) != 6 || !strings.Contains(r.Invalid[5], "netbios broadcast: stopped reading after 5 replies that answer nothing asked") || r.Waited > 5*time.Second {
 		t.Fatalf("%d invalid in %s: %v", len(r.Invalid), r.Waited, r.Invalid)
+	}
+	no := newFake(t, func(_ int, q []byte) [][]byte {
+		out := make([][]byte, 40)
+		for i := range out {
+			out[i] = nbnsAnswer(t, id(q), "work", ServerSuffix, 3)
+		}
+		return out
+	})
+	r, _ = (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{no.addr()}}, Wait: 10 * time.Second, MaxPackets: 5}).Lookup(context.Background(), "work")
+	if len(r.Invalid) != 1 || !strings.Contains(r.Invalid[0], "netbios broadcast: stopped reading after 5 answers") || len(r.Negative) != 1 || r.Waited > 5*time.Second {
+		t.Fatalf("in %s: invalid %v, negative %v", r.Waited, r.Invalid, r.Negative)
 	}
 }
 
@@ -272,7 +287,8 @@ func TestScopeOf(t *testing.T) {
 	}
 }
 
-// TestLookupFloodEndsAtOnce: a flood that reaches MaxPackets ends the
+// TestLookupFloodEndsAtOnce: a flood that spends the only socket's
+// budget (MaxJunk: junk no longer counts against MaxPackets) ends the
 // lookup then, not at Wait — a reader holding a packet nobody will read
 // is let go.
 func TestLookupFloodEndsAtOnce(t *testing.T) {
@@ -284,7 +300,7 @@ func TestLookupFloodEndsAtOnce(t *testing.T) {
 		return out
 	})
 	for i := 0; i < 5; i++ {
-		r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{flood.addr()}}, Wait: 10 * time.Second, MaxPackets: 1}).Lookup(context.Background(), "work")
+		r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{flood.addr()}}, Wait: 10 * time.Second, MaxJunk: 1}).Lookup(context.Background(), "work")
 		if r.Waited > 5*time.Second {
 			t.Fatalf("lookup %d: %s after reading 1 of a flood: %v", i, r.Waited, r.Invalid)
 		}
@@ -321,5 +337,40 @@ func TestLookupBroadcastCannotClaimWINS(t *testing.T) {
 		if len(r.Invalid) == 0 {
 			t.Errorf("the rogue answers are not reported: %+v", r)
 		}
+	}
+}
+
+// TestLookupWaitsForWINS: a broadcast answer comes at once, the WINS
+// server's later than the short grace; the lookup waits for the WINS
+// server asked and names its answer — a Windows PC with a WINS server
+// asks it first, and any host on the segment can answer a broadcast.
+func TestLookupWaitsForWINS(t *testing.T) {
+	bc := newFake(t, func(_ int, q []byte) [][]byte {
+		return [][]byte{nbnsAnswer(t, id(q), "work", ServerSuffix, 0, rogueAddr)}
+	})
+	wins := newPeer(t, func(c *net.UDPConn, q []byte, from *net.UDPAddr) {
+		time.Sleep(300 * time.Millisecond) // the grace is 1 s/8
+		c.WriteToUDP(nbnsAnswer(t, id(q), "work", ServerSuffix, 0, winsAnswer), from)
+	})
+	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{bc.addr()}, WINS: []netip.AddrPort{wins}}, Wait: time.Second}).Lookup(context.Background(), "work")
+	if addr, a, ok := r.Addr(); !ok || addr != winsAnswer || a.Via != "wins" || len(r.Answers) != 2 {
+		t.Fatalf("named %v from %+v; answers %v in %s", addr, a, r.Answers, r.Waited)
+	}
+}
+
+// TestLookupWINSUnreachable: nothing listens at the WINS server's port;
+// its connected socket hears the port unreachable, says so, and the
+// lookup waits for it no longer.
+func TestLookupWINSUnreachable(t *testing.T) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := c.LocalAddr().(*net.UDPAddr).AddrPort()
+	c.Close()
+	r, _ := (&Asker{Scope: Scope{WINS: []netip.AddrPort{closed}}, Wait: 5 * time.Second}).Lookup(context.Background(), "work")
+	t.Logf("in %s: failed %v", r.Waited, r.Failed)
+	if r.Found() || len(r.Failed) != 1 || !strings.Contains(r.Failed[0], "netbios wins "+closed.String()) || !strings.Contains(r.Failed[0], "port unreachable, nothing listens there") || r.Waited > 2*time.Second {
+		t.Fatalf("in %s: failed %v, invalid %v", r.Waited, r.Failed, r.Invalid)
 	}
 }

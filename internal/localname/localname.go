@@ -6,11 +6,15 @@
 // field that is wrong.
 //
 // A lookup is bounded: each query is sent at most twice, answers are
-// awaited for Wait at most, and at most MaxPackets replies are read.
+// awaited for Wait at most, and each socket reads at most MaxPackets
+// answers and MaxJunk replies that answer nothing asked; a WINS server
+// has a socket of its own, so a flood from the segment cannot spend what
+// its answer needs.
 // Nothing is sent anywhere but the Scope's destinations.
 package localname
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -33,6 +37,7 @@ const (
 const (
 	DefaultWait       = 400 * time.Millisecond
 	DefaultMaxPackets = 16
+	DefaultMaxJunk    = 64
 )
 
 // Answer is one responder's positive answer.
@@ -83,13 +88,21 @@ type Result struct {
 // Found reports whether any responder gave an address.
 func (r Result) Found() bool { return len(r.Answers) > 0 }
 
-// Addr is the first address answered (IPv4 first).
+// Addr is the address to name: a WINS server's answer first — a Windows
+// PC with a WINS server asks it before it broadcasts (h-node), and any
+// host on the segment can answer a broadcast or multicast — then the
+// first answered; IPv4 first.
 func (r Result) Addr() (netip.Addr, Answer, bool) {
-	for _, want4 := range []bool{true, false} {
-		for _, a := range r.Answers {
-			for _, x := range a.Addrs {
-				if x.Is4() == want4 {
-					return x, a, true
+	for _, wins := range []bool{true, false} {
+		for _, want4 := range []bool{true, false} {
+			for _, a := range r.Answers {
+				if (a.Via == "wins") != wins {
+					continue
+				}
+				for _, x := range a.Addrs {
+					if x.Is4() == want4 {
+						return x, a, true
+					}
 				}
 			}
 		}
@@ -103,8 +116,14 @@ type Asker struct {
 	// Wait bounds the whole lookup (0: DefaultWait); each query is sent
 	// again at half of it when nothing has answered yet.
 	Wait time.Duration
-	// MaxPackets bounds the replies read (0: DefaultMaxPackets).
+	// MaxPackets bounds the answers read from each socket: replies to
+	// this lookup's question, positive or negative (0: DefaultMaxPackets).
 	MaxPackets int
+	// MaxJunk bounds the other replies read from each socket — bytes that
+	// are no reply, another question's id, another name, a sender that
+	// was not asked (0: DefaultMaxJunk). A socket that has read either is
+	// read no more; the others are.
+	MaxJunk int
 }
 
 // Lookup asks for name. The error is only for a lookup that could not run
@@ -121,12 +140,9 @@ func (a *Asker) Lookup(ctx context.Context, name string) (res Result, err error)
 		res.NotAsked = "no network to ask: no interface with an IPv4 broadcast or multicast address, and no WINS server"
 		return res, nil
 	}
-	wait, maxPackets := a.Wait, a.MaxPackets
+	wait := a.Wait
 	if wait <= 0 {
 		wait = DefaultWait
-	}
-	if maxPackets <= 0 {
-		maxPackets = DefaultMaxPackets
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -137,7 +153,8 @@ func (a *Asker) Lookup(ctx context.Context, name string) (res Result, err error)
 	for winsID == nbID {
 		winsID = uint16(rand.Uint32())
 	}
-	l := &lookup{name: name, res: &res, nbID: nbID, winsID: winsID, llID: uint16(rand.Uint32())}
+	l := &lookup{name: name, res: &res, nbID: nbID, winsID: winsID, llID: uint16(rand.Uint32()),
+		maxPackets: cmp.Or(max(a.MaxPackets, 0), DefaultMaxPackets), maxJunk: cmp.Or(max(a.MaxJunk, 0), DefaultMaxJunk)}
 	if err = l.open(a.Scope); err != nil {
 		l.close()
 		return res, err
@@ -146,7 +163,7 @@ func (a *Asker) Lookup(ctx context.Context, name string) (res Result, err error)
 		res.NotAsked = strings.Join(res.Skipped, "; ")
 		return res, nil
 	}
-	l.listen(ctx, wait, maxPackets)
+	l.listen(ctx, wait)
 	return res, nil
 }
 
