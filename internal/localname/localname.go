@@ -9,7 +9,7 @@
 // awaited for Wait at most, and each socket reads at most MaxPackets
 // answers and MaxJunk replies that answer nothing asked; a WINS server
 // has a socket of its own, so a flood from the segment cannot spend what
-// its answer needs.
+// its answer needs. Any UDP datagram is read whole (up to 64 KiB).
 // Nothing is sent anywhere but the Scope's destinations.
 package localname
 
@@ -48,7 +48,8 @@ type Answer struct {
 	From  netip.AddrPort // the responder
 	Addrs []netip.Addr   // the name's addresses it gave
 	// Note is what the answer flagged: a NetBIOS group name, an LLMNR
-	// conflict or a tentative name ("" when nothing).
+	// conflict or a tentative name, more addresses than were kept ("" when
+	// nothing).
 	Note string
 }
 

@@ -15,11 +15,15 @@ import (
 )
 
 const (
-	// maxDatagram is the read buffer's size.
-	maxDatagram = 1500
+	// maxDatagram holds any UDP datagram (its length field has 16 bits):
+	// an answer is read whole, however large.
+	maxDatagram = 64 << 10
 	// maxListed bounds the replies that answer nothing asked which
 	// Result.Invalid lists; the rest are counted.
 	maxListed = 8
+	// maxAddrs bounds the addresses kept of one answer: a 64 KiB datagram
+	// can carry ten thousand, and a check's evidence lists them.
+	maxAddrs = 32
 )
 
 // lookup is one Lookup's sockets and state.

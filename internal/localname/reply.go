@@ -166,10 +166,14 @@ func (l *lookup) takeLLMNR(r reply) heard {
 	return heardYes
 }
 
-// addAnswer records a with its notes unless the same responder gave the
-// same already (a resent query, or nmbd answering a broadcast on two
-// sockets).
+// addAnswer records a, with notes and at most maxAddrs of its addresses,
+// unless the same responder gave the same already (a resent query, or
+// nmbd answering a broadcast on two sockets).
 func (l *lookup) addAnswer(a Answer, notes []string) {
+	if n := len(a.Addrs); n > maxAddrs {
+		notes = append(notes, fmt.Sprintf("gave %d addresses, the first %d kept", n, maxAddrs))
+		a.Addrs = append([]netip.Addr(nil), a.Addrs[:maxAddrs]...)
+	}
 	a.Note = strings.Join(notes, ", ")
 	for _, b := range l.res.Answers {
 		if b.String() == a.String() {
