@@ -14,7 +14,8 @@ import (
 // costs one connection and one NEGOTIATE per dialect below the one the
 // server chose, so a check asks it beside its later steps rather than
 // before them (floorAsk), and a long-running process remembers the answer
-// per server for a while (LowestDialects).
+// per server for a while, its checks of one server asking at once sharing
+// one question (LowestDialects).
 
 // floorAsk is one check's lowest-dialect question. It is asked on a
 // goroutine of its own while the check's connection goes on with the
@@ -103,12 +104,28 @@ const LowestDialectTTL = 10 * time.Minute
 // dialect a check with no device profile learned, for a long-running
 // process (serve) to share among its checks: a check that finds an answer
 // younger than the TTL, for a server that still chooses the same highest
-// dialect, states it without asking. The zero value is not usable; a nil
-// *LowestDialects remembers nothing. Safe for concurrent checks.
+// dialect, states it without asking, and one that finds another check of
+// its server asking waits for that answer. The zero value is not usable; a
+// nil *LowestDialects remembers nothing. Safe for concurrent checks.
 type LowestDialects struct {
 	ttl time.Duration
 	mu  sync.Mutex
 	m   map[string]lowestEntry
+	// asking holds, per server, the question being asked now: checks of
+	// that server that start meanwhile wait for its answer rather than
+	// asking again (one set of extra connections for all of them).
+	asking map[string]*lowestFlight
+}
+
+// lowestFlight is one server's lowest-dialect question in flight, shared
+// by the checks of that server that find it there.
+type lowestFlight struct {
+	highest Dialect
+	at      time.Time     // when the asking check asked (what is remembered)
+	done    chan struct{} // closed once low and err are final
+	low     Dialect
+	err     error
+	waiters int // the checks that found it and wait for it
 }
 
 type lowestEntry struct {
@@ -118,7 +135,7 @@ type lowestEntry struct {
 
 // NewLowestDialects remembers each answer for ttl.
 func NewLowestDialects(ttl time.Duration) *LowestDialects {
-	return &LowestDialects{ttl: ttl, m: map[string]lowestEntry{}}
+	return &LowestDialects{ttl: ttl, m: map[string]lowestEntry{}, asking: map[string]*lowestFlight{}}
 }
 
 // lookup is key's answer if it is younger than the TTL at now, was
@@ -152,6 +169,10 @@ func (l *LowestDialects) remember(key string, e lowestEntry) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.rememberLocked(key, e)
+}
+
+func (l *LowestDialects) rememberLocked(key string, e lowestEntry) {
 	for k, old := range l.m {
 		if e.at.Sub(old.at) >= l.ttl {
 			delete(l.m, k)
@@ -171,7 +192,83 @@ func (l *LowestDialects) forget(key string, at time.Time) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.forgetLocked(key, at)
+}
+
+func (l *LowestDialects) forgetLocked(key string, at time.Time) {
 	if old, ok := l.m[key]; ok && !old.at.After(at) {
 		delete(l.m, key)
 	}
+}
+
+// answer is key's lowest dialect for a check that asked at now: the
+// remembered one (lookup); else the answer of the question another check
+// of the server is asking (for the same highest dialect, asked no earlier
+// than since); else ask's, which the checks that start meanwhile wait for
+// and which is remembered (a failure forgets). asked is how many dialects
+// this check offered itself; seen, when not zero, is when the answer it
+// did not ask was learned. A failed question is not shared (it may be its
+// own check's, whose context ended): the checks that waited for it ask
+// again, sharing that question in the same way. A nil *LowestDialects
+// asks every time.
+func (l *LowestDialects) answer(ctx context.Context, key string, highest Dialect, now, since time.Time,
+	ask func(context.Context) (Dialect, int, error)) (low Dialect, asked int, seen time.Time, err error) {
+	if l == nil {
+		low, asked, err = ask(ctx)
+		return low, asked, time.Time{}, err
+	}
+	for {
+		e, f, lead := l.join(key, highest, now, since)
+		switch {
+		case f == nil:
+			return e.low, 0, e.at, nil
+		case lead:
+			f.low, asked, f.err = ask(ctx)
+			l.land(key, f)
+			return f.low, asked, time.Time{}, f.err
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return 0, 0, time.Time{}, ctx.Err()
+		}
+		if f.err == nil {
+			return f.low, 0, f.at, nil
+		}
+	}
+}
+
+// join finds key's remembered answer (f nil), or the question in flight
+// to wait for, or — lead — a new question this check asks, registered so
+// that the checks that start meanwhile wait for it.
+func (l *LowestDialects) join(key string, highest Dialect, now, since time.Time) (e lowestEntry, f *lowestFlight, lead bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.m[key]; ok && e.highest == highest && l.fresh(e, now) && !e.at.Before(since) {
+		return e, nil, false
+	}
+	if f := l.asking[key]; f != nil && f.highest == highest && !f.at.Before(since) {
+		f.waiters++
+		return lowestEntry{}, f, false
+	}
+	f = &lowestFlight{highest: highest, at: now, done: make(chan struct{})}
+	l.asking[key] = f
+	return lowestEntry{}, f, true
+}
+
+// land ends question f: its answer is remembered (a failure forgets
+// key's), the checks waiting for it go on, and the next check of the
+// server asks anew unless it finds the answer.
+func (l *LowestDialects) land(key string, f *lowestFlight) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f.err == nil {
+		l.rememberLocked(key, lowestEntry{low: f.low, highest: f.highest, at: f.at})
+	} else {
+		l.forgetLocked(key, f.at)
+	}
+	if l.asking[key] == f {
+		delete(l.asking, key)
+	}
+	close(f.done)
 }

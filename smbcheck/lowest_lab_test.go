@@ -9,6 +9,7 @@ import (
 	"net"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,6 +99,75 @@ func TestLabLowestDialectRemembered(t *testing.T) {
 	check("negotiate fails", Device{MaxDialect: DialectSMB21}, scanwarden.CauseDialectFloor, -1)
 	if c, _ := check("after a failed negotiate", Device{}, scanwarden.CauseOK, 4); c != c1 {
 		t.Errorf("after a failed negotiate: %d connections, want %d (asked again)", c, c1)
+	}
+}
+
+// TestLabLowestDialectShared: checks of one server that start at once
+// with nothing remembered (serve's Check all, a folder per user on one
+// server) share one lowest-dialect question: the server sees one set of
+// negotiate-only connections, not one per check. One check states that it
+// asked; the others state the answer it learned.
+func TestLabLowestDialectShared(t *testing.T) {
+	lab := testlab.Require(t)
+	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "1445"))
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	mem := NewLowestDialects(LowestDialectTTL)
+	clock := time.Now()
+	opts := func(shown *[]Step) Options {
+		return Options{MaxFailures: DefaultMaxFailures, StepTimeout: 10 * time.Second, LowestDialects: mem,
+			Now: func() time.Time { return clock }, Progress: func(s Step) { *shown = append(*shown, s) }}
+	}
+	const checks = 4
+	reports := make([]Report, checks)
+	shown := make([][]Step, checks)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range checks {
+		wg.Go(func() {
+			<-start
+			reports[i] = Run(context.Background(), tg, opts(&shown[i]))
+		})
+	}
+	close(start)
+	wg.Wait()
+	together, _ := fc.settled(t)
+	// What one check of this server costs with the answer remembered.
+	fc.reset()
+	var one []Step
+	if r := Run(context.Background(), tg, opts(&one)); r.Verdict.Cause != scanwarden.CauseOK {
+		t.Fatalf("remembered: verdict %s%s", r.Verdict.Cause, stepsString(r))
+	}
+	alone, _ := fc.settled(t)
+	t.Logf("smb3only: %d checks at once made %d connections; one check with the answer remembered %d", checks, together, alone)
+	// smb3only takes nothing below 3.1.1: one question is 4 connections.
+	if want := checks*alone + 4; together != want {
+		t.Errorf("%d checks at once made %d connections, want %d (%d each and one question of 4)", checks, together, want, alone)
+	}
+	asked := 0
+	for i, r := range reports {
+		if r.Verdict.Cause != scanwarden.CauseOK {
+			t.Fatalf("check %d: verdict %s%s", i, r.Verdict.Cause, stepsString(r))
+		}
+		if !reflect.DeepEqual(shown[i], r.Steps) {
+			t.Errorf("check %d: progress showed %s, the report has %s", i, stepsOf(shown[i]), stepsOf(r.Steps))
+		}
+		s := r.Step(StepNegotiate)
+		if s.Evidence["lowest_dialect"] != "3.1.1" || !strings.Contains(s.Detail, "the server's lowest dialect is 3.1.1") {
+			t.Errorf("check %d: negotiate %q, evidence %v", i, s.Detail, s.Evidence)
+		}
+		switch s.Evidence["lowest_dialect_asked"] {
+		case 4:
+			asked++
+		case 0:
+			if got, want := s.Evidence["lowest_dialect_learned"], clock.UTC().Format(time.RFC3339); got != want {
+				t.Errorf("check %d: lowest_dialect_learned %v, want %s", i, got, want)
+			}
+		default:
+			t.Errorf("check %d: lowest_dialect_asked %v", i, s.Evidence["lowest_dialect_asked"])
+		}
+	}
+	if asked != 1 {
+		t.Errorf("%d checks say they asked the lowest dialect, want 1", asked)
 	}
 }
 

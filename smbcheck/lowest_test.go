@@ -1,7 +1,9 @@
 package smbcheck
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -127,4 +129,159 @@ func equalEvidence(a, b Evidence) bool {
 		}
 	}
 	return true
+}
+
+// TestLowestDialectsShareQuestion: checks of one server that start while
+// another check of it is asking its lowest dialect wait for that answer
+// instead of asking again (one question for all of them); a question that
+// fails is not shared — the checks that waited ask again, once, together;
+// a question asked before an admin's check asked (since) is not waited
+// for; a nil *LowestDialects asks for each check.
+func TestLowestDialectsShareQuestion(t *testing.T) {
+	at := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	const key, checks = "10.0.0.1:445", 5
+	type result struct {
+		low   Dialect
+		asked int
+		seen  time.Time
+		err   error
+	}
+	// run starts checks answers at once; each question asked waits for
+	// release, then answers with the next of answers.
+	run := func(mem *LowestDialects, since time.Time, answers ...error) (results []result, questions int) {
+		t.Helper()
+		var mu sync.Mutex
+		started := make(chan struct{}, checks)
+		release := make(chan struct{})
+		ask := func(context.Context) (Dialect, int, error) {
+			mu.Lock()
+			err := answers[min(questions, len(answers)-1)]
+			questions++
+			mu.Unlock()
+			started <- struct{}{}
+			<-release
+			if err != nil {
+				return 0, 1, err
+			}
+			return DialectSMB21, 2, nil
+		}
+		results = make([]result, checks)
+		var wg sync.WaitGroup
+		for i := range checks {
+			wg.Go(func() {
+				r := &results[i]
+				r.low, r.asked, r.seen, r.err = mem.answer(context.Background(), key, DialectSMB311, at, since, ask)
+			})
+		}
+		<-started
+		// Every check finds the question before it is answered.
+		waitAsking(t, mem, key, checks)
+		close(release)
+		wg.Wait()
+		return results, questions
+	}
+
+	mem := NewLowestDialects(10 * time.Minute)
+	results, questions := run(mem, time.Time{}, nil)
+	if questions != 1 {
+		t.Errorf("%d checks started together asked %d questions, want 1", checks, questions)
+	}
+	askedBy := 0
+	for i, r := range results {
+		switch {
+		case r.err != nil || r.low != DialectSMB21:
+			t.Errorf("check %d: %+v", i, r)
+		case r.asked == 2 && r.seen.IsZero():
+			askedBy++
+		case r.asked != 0 || !r.seen.Equal(at):
+			t.Errorf("check %d waited for the answer: asked %d, learned %v; want 0, %v", i, r.asked, r.seen, at)
+		}
+	}
+	if askedBy != 1 {
+		t.Errorf("%d checks say they asked, want 1", askedBy)
+	}
+	if _, ok := mem.lookup(key, DialectSMB311, at, time.Time{}); !ok {
+		t.Error("the shared answer is not remembered")
+	}
+	if len(mem.asking) != 0 {
+		t.Errorf("questions left in flight: %v", mem.asking)
+	}
+
+	// The first question fails: the others ask again, sharing one question.
+	mem = NewLowestDialects(10 * time.Minute)
+	results, questions = run(mem, time.Time{}, errors.New("2.0.2: connection reset"), nil)
+	if questions != 2 {
+		t.Errorf("after a failed question: %d questions, want 2", questions)
+	}
+	failed := 0
+	for _, r := range results {
+		if r.err != nil {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d checks report the failure, want only the one that asked: %+v", failed, results)
+	}
+
+	// A nil memory shares nothing.
+	if _, questions = runAlone(t, checks); questions != checks {
+		t.Errorf("without a memory: %d questions for %d checks", questions, checks)
+	}
+
+	// An admin's check does not wait for a question asked before it asked.
+	mem = NewLowestDialects(10 * time.Minute)
+	older := &lowestFlight{highest: DialectSMB311, at: at, done: make(chan struct{})}
+	mem.asking[key] = older
+	_, f, lead := mem.join(key, DialectSMB311, at.Add(time.Second), at.Add(time.Second))
+	if !lead || f == older {
+		t.Error("a check asked after the question in flight waits for it")
+	}
+	if _, f, lead := mem.join(key, DialectSMB311, at.Add(2*time.Second), at.Add(time.Second)); lead || f == older {
+		t.Error("a later admin's check does not wait for the fresh question")
+	}
+	if _, _, lead := mem.join(key, DialectSMB302, at.Add(2*time.Second), time.Time{}); !lead {
+		t.Error("a check whose server chose another highest dialect waits for the question")
+	}
+}
+
+// waitAsking waits until one check asks mem's question about key and
+// the n-1 others wait for it (5 s at most).
+func waitAsking(t *testing.T, mem *LowestDialects, key string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mem.mu.Lock()
+		f := mem.asking[key]
+		waiting := f != nil && f.waiters == n-1
+		mem.mu.Unlock()
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the %d checks did not all find the question within 5 s", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// runAlone asks n questions at once with no memory and counts them.
+func runAlone(t *testing.T, n int) ([]Dialect, int) {
+	t.Helper()
+	var mu sync.Mutex
+	questions := 0
+	var none *LowestDialects
+	out := make([]Dialect, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			out[i], _, _, _ = none.answer(context.Background(), "10.0.0.1:445", DialectSMB311, time.Now(), time.Time{}, func(context.Context) (Dialect, int, error) {
+				mu.Lock()
+				questions++
+				mu.Unlock()
+				return DialectSMB21, 2, nil
+			})
+		})
+	}
+	wg.Wait()
+	return out, questions
 }

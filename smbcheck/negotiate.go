@@ -290,15 +290,17 @@ func (c negotiateStep) failNotSMB(ctx context.Context, s *stepState, how string,
 // askLowest starts the lowest-dialect question of a check with no device
 // profile whose server chose SMB2/3 dialect si.Dialect; nil when it does
 // not apply. A remembered answer (Options.LowestDialects) learned since
-// Options.LowestSince comes back done, with nothing asked.
+// Options.LowestSince comes back done, with nothing asked; while another
+// check of the server is asking, this one waits for that answer
+// (LowestDialects.answer).
 func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *floorAsk {
 	highest, err := ParseDialect(si.Dialect)
 	if c.o.Device.Known() || c.smb1 || !si.SMB2 || err != nil || highest < DialectSMB202 {
 		return nil
 	}
 	f := &floorAsk{done: make(chan struct{})}
-	mem, key, now := c.o.LowestDialects, c.floorKey(), c.o.Now()
-	if e, ok := mem.lookup(key, highest, now, c.o.LowestSince); ok {
+	mem, key, now, since := c.o.LowestDialects, c.floorKey(), c.o.Now(), c.o.LowestSince
+	if e, ok := mem.lookup(key, highest, now, since); ok {
 		f.low, f.seen = e.low, e.at
 		close(f.done)
 		return f
@@ -307,12 +309,9 @@ func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *f
 	addr, port, host, timeout := c.addr, c.t.DialPort(), c.t.Host, c.o.StepTimeout
 	go func() {
 		defer close(f.done)
-		f.low, f.asked, f.err = lowestDialect(ctx, addr, port, host, timeout, highest)
-		if f.err != nil {
-			mem.forget(key, now)
-			return
-		}
-		mem.remember(key, lowestEntry{low: f.low, highest: highest, at: now})
+		f.low, f.asked, f.seen, f.err = mem.answer(ctx, key, highest, now, since, func(ctx context.Context) (Dialect, int, error) {
+			return lowestDialect(ctx, addr, port, host, timeout, highest)
+		})
 	}()
 	return f
 }
