@@ -217,13 +217,10 @@ const smb1Timeout = 10 * time.Second
 // MFP does (NTLMv1 responses when ntlmv1 is set); the counterpart of Logon
 // (same gate, same result).
 func LogonSMB1(ctx context.Context, conn net.Conn, port int, host string, cr Credentials, ntlmv1 bool, g Gate) (*Conn, *ServerInfo, error) {
-	if port == 139 {
-		if dl, ok := ctx.Deadline(); ok {
-			conn.SetDeadline(dl)
-		}
-		if err := smbwire.NBSSSessionRequest(conn, host); err != nil {
-			return nil, nil, err
-		}
+	stop, err := openTransport(ctx, conn, port, host)
+	defer stop()
+	if err != nil {
+		return nil, nil, err
 	}
 	c := smb1.NewConn(conn, smb1Timeout)
 	if err := c.Negotiate(ctx); err != nil {
