@@ -139,7 +139,8 @@ func (c receiverCheck) unit() {
 // the daemon hands it (samba.AllowFile) to smbd's config and keeps a copy
 // (samba.AppliedFile); smbd admits what that copy says, so it must be the
 // daemon's list. The words of a difference are the daemon's own fault's
-// (samba.AllowLag).
+// (samba.AllowLag). A list written less than the daemon's own grace ago
+// and neither applied nor refused yet is pending (skip), not a failure.
 func (c receiverCheck) applied() {
 	const id = "receiver.allow.applied"
 	rc := c.cfg.Receiver
@@ -161,8 +162,19 @@ func (c receiverCheck) applied() {
 		c.add(id, Fail, "systemctl restart scanwarden (the daemon writes its list again when it starts)", "%v", err)
 	case lag.Applied():
 		c.add(id, OK, "", "root applied the daemon's allowlist. %s", lag.Lists(file, rc.SmbdDir))
+	case pending(lag, c.opt.Now().Sub(written)):
+		c.add(id, Skip, "", "pending: the daemon wrote its allowlist %v ago and root has not applied it yet; root is given %v from the write, as the daemon gives it before it raises its fault. %s",
+			c.opt.Now().Sub(written).Round(100*time.Millisecond), samba.DefaultHandoverTimes.Grace(), lag.Lists(file, rc.SmbdDir))
 	default:
 		c.add(id, Fail, samba.LagFix(file), "root has not applied the allowlist the daemon last wrote %v ago: %s. %s",
 			c.opt.Now().Sub(written).Round(time.Second), lag.Effect(), lag.Lists(file, rc.SmbdDir))
 	}
+}
+
+// pending says whether a list root has not applied, written ago, is still
+// within the time the daemon gives root (samba.DefaultHandoverTimes'
+// Grace: its fault comes only after it) and so is not a failure yet. A
+// list root refused since it was written is not pending: root has said no.
+func pending(lag samba.AllowLag, ago time.Duration) bool {
+	return lag.RootRefused == "" && ago >= 0 && ago < samba.DefaultHandoverTimes.Grace()
 }

@@ -18,7 +18,10 @@ import (
 )
 
 // AllowFile is the allowlist file in a receiver data dir, the one thing the
-// daemon writes for root (scanwarden-smbd-reload.path watches it).
+// daemon writes for root (scanwarden-smbd-reload.path watches it). Its
+// mtime is when the daemon first wrote the list it holds: a write of the
+// same list again (RewriteAllowFile) keeps it, so that doctor gives root
+// its time from the list's first write, as the daemon's Handover does.
 func AllowFile(dataDir string) string { return filepath.Join(dataDir, "smbd-allow") }
 
 // Bounds of the allowlist file: more is not an allowlist.
@@ -48,7 +51,8 @@ func WriteAllowFile(path string, allow []netip.Prefix) (bool, error) {
 
 // RewriteAllowFile puts the allowlist in place again, also when the file
 // already holds it: a new file renamed onto the path, which the path unit
-// sees as a change (a write it missed is made again).
+// sees as a change (a write it missed is made again). A file that held the
+// same list keeps its mtime (AllowFile).
 func RewriteAllowFile(path string, allow []netip.Prefix) error {
 	_, err := writeAllowFile(path, allow, true)
 	return err
@@ -64,15 +68,25 @@ func writeAllowFile(path string, allow []netip.Prefix, again bool) (bool, error)
 		}
 	}
 	b := FormatAllow(allow)
-	if !again {
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+	var written time.Time // the same list's first write, kept by a rewrite
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		if !again {
 			return false, nil
+		}
+		if fi, err := os.Stat(path); err == nil {
+			written = fi.ModTime()
 		}
 	}
 	tmp := path + ".new"
 	os.Remove(tmp)
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	if !written.IsZero() {
+		if err := os.Chtimes(tmp, time.Time{}, written); err != nil {
+			os.Remove(tmp)
+			return false, fmt.Errorf("write %s: keep its time: %w", path, err)
+		}
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)

@@ -284,6 +284,12 @@ func TestHandoverLagReportedThenCleared(t *testing.T) {
 		}
 	}
 	t.Logf("fault after %v: %s", took.Round(time.Millisecond), f)
+	// doctor, reading the files then, counts from the list's first write
+	// (the rewrites keep its time): past root's grace, as the daemon
+	if _, written, err := ReadLag(g.file, g.root.dir); err != nil || time.Since(written) < fastHandover.Grace() || written.After(start.Add(fastHandover.Waits[0])) {
+		t.Errorf("doctor's view at the fault: written %v after the list's first write, %v ago (%v), want the first write, at least %v ago",
+			written.Sub(start), time.Since(written), err, fastHandover.Grace())
+	}
 	// written again after Retry while it lags
 	time.Sleep(fastHandover.Retry + fastHandover.Retry/2)
 	if n := g.root.writes(); n < 4 {
@@ -358,7 +364,8 @@ func TestHandoverRootListMissing(t *testing.T) {
 }
 
 // RewriteAllowFile writes even when the file holds the list already (a
-// new file: the path unit sees a change); WriteAllowFile does not.
+// new file: the path unit sees a change, its mtime the list's first
+// write); WriteAllowFile does not.
 func TestRewriteAllowFile(t *testing.T) {
 	path := AllowFile(t.TempDir())
 	allow := prefixes("10.0.0.5/32")
@@ -376,8 +383,27 @@ func TestRewriteAllowFile(t *testing.T) {
 	if changed, err := WriteAllowFile(path, allow); err != nil || changed || ino() != before {
 		t.Fatalf("the same list again: changed %v, err %v, a new file %v", changed, err, ino() != before)
 	}
+	// the list's first write is an hour ago: a rewrite keeps that time
+	// (doctor's grace counts from it), a new list has its own
+	first := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(path, first, first); err != nil {
+		t.Fatal(err)
+	}
+	mtime := func() time.Time {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.ModTime()
+	}
 	if err := RewriteAllowFile(path, allow); err != nil || ino() == before {
 		t.Fatalf("rewrite: err %v, a new file %v", err, ino() != before)
+	}
+	if !mtime().Equal(first) {
+		t.Errorf("rewritten: mtime %v, want the list's first write %v", mtime(), first)
+	}
+	if err := RewriteAllowFile(path, prefixes("10.0.0.6/32")); err != nil || time.Since(mtime()) > time.Minute {
+		t.Errorf("another list: err %v, mtime %v, want now", err, mtime())
 	}
 	if err := RewriteAllowFile(path, nil); err == nil {
 		t.Error("an empty list rewritten")
