@@ -130,3 +130,45 @@ func TestLabDFSReferralCost(t *testing.T) {
 		t.Errorf("the referral costs %d requests, want at most 8 (IPC$, open, bind, call, close, disconnect)", r1-r0)
 	}
 }
+
+// TestLabDFSTargetSharesLowestDialect: a DFS link whose target is on the
+// destination's own server. The target's check states the lowest dialect
+// the destination's check learned rather than asking it again (another
+// negotiate-only connection while its own logon is on). The server is
+// reached through a relay on a loopback address, port 445, that counts the
+// connections; the target's name resolves there too.
+func TestLabDFSTargetSharesLowestDialect(t *testing.T) {
+	lab := testlab.Require(t)
+	const relay = "127.77.0.22"
+	fc := startFrameCounterOn(t, net.JoinHostPort(relay, "445"), net.JoinHostPort(lab.SMB2IP, "445"))
+	tg := scanwarden.Target{Host: relay, Share: "dfs", Path: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	o := Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, Resolver: relayResolver{"smb2srv.kyolab.test": relay}}
+	r := Run(context.Background(), tg, o)
+	conns, _ := fc.settled(t)
+	if r.Verdict.Cause != scanwarden.CauseDFSLink {
+		t.Fatalf("verdict %s%s", r.Verdict.Cause, stepsString(r))
+	}
+	if got := r.Step(StepPath).Evidence["dfs_target_results"]; !reflect.DeepEqual(got, []string{"ok"}) {
+		t.Fatalf("dfs_target_results %v%s", got, stepsString(r))
+	}
+	if n := r.Step(StepNegotiate); n.Evidence["lowest_dialect"] != "2.0.2" || n.Evidence["lowest_dialect_asked"] != 1 {
+		t.Errorf("the destination's negotiate: %v", n.Evidence)
+	}
+	// The destination's connection, its question (2.0.2 is taken: one
+	// connection) and the target's connection.
+	t.Logf("a DFS link to a folder on its own server: %d connections", conns)
+	if conns != 3 {
+		t.Errorf("%d connections, want 3: the target's check asked the lowest dialect again", conns)
+	}
+}
+
+// relayResolver resolves the names it holds to the address given (a
+// relay's), and no others.
+type relayResolver map[string]string
+
+func (r relayResolver) LookupHost(_ context.Context, host string) ([]string, error) {
+	if a, ok := r[host]; ok {
+		return []string{a}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}

@@ -11,8 +11,10 @@ import (
 // answered for a host name DNS does not know (name_local.go) — so that the
 // fix names something that works. It is part of the outer check: the same
 // account and device profile, the outer check's ledger (one failed-logon
-// budget for both), no progress of its own, and no nested check of its own
-// (one level: its cost is bounded by the outer check's).
+// budget for both) and lowest-dialect memory (a target on the outer
+// check's server is not asked again), no progress of its own, and no
+// nested check of its own (one level: its cost is bounded by the outer
+// check's).
 
 // nested checks t as the MFP would; what names it for the evidence of a
 // step that would otherwise nest again.

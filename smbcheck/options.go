@@ -30,7 +30,9 @@ type Options struct {
 	// LowestDialects, when set, remembers each server's lowest dialect
 	// for the checks of a long-running process (serve), which then ask a
 	// server once per LowestDialectTTL rather than at every check with no
-	// device profile; nil asks at every such check (the CLI's one check).
+	// device profile; nil asks at every such check (the CLI's one check),
+	// remembering the answer only for the check's nested checks (a DFS
+	// link's target on the same server asks nothing more).
 	LowestDialects *LowestDialects
 	// LowestSince: an answer LowestDialects learned before this time is
 	// not used — the server is asked again and the fresh answer remembered
@@ -127,6 +129,10 @@ func (o *Options) defaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.LowestDialects == nil {
+		// The check's own memory: its nested checks (nested.go) inherit it.
+		o.LowestDialects = NewLowestDialects(LowestDialectTTL)
 	}
 }
 

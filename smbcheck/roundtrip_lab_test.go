@@ -27,7 +27,13 @@ type frameCounter struct {
 
 func startFrameCounter(t *testing.T, server string) *frameCounter {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startFrameCounterOn(t, "127.0.0.1:0", server)
+}
+
+// startFrameCounterOn is startFrameCounter listening on listen.
+func startFrameCounterOn(t *testing.T, listen, server string) *frameCounter {
+	t.Helper()
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		t.Fatal(err)
 	}
