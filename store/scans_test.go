@@ -58,6 +58,60 @@ func TestScansConditionalUpdate(t *testing.T) {
 	}
 }
 
+// TestScansClaimRace: a claim is one conditional UPDATE (execOne): among
+// claimers racing for one held scan from two handles on one database (serve
+// and `receiver deliver`), exactly one wins and none fails.
+func TestScansClaimRace(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var handles [2]*Scans
+	for i := range handles {
+		s, err := OpenDir(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		handles[i] = s.Scans()
+	}
+	for row := range 10 {
+		id, err := handles[0].AddScan(ctx, receiver.Scan{Destination: "d", Folder: "d", File: fmt.Sprintf("%d.pdf", row), Size: 1, SHA256: "x",
+			State: receiver.Held, ReceivedAt: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := handles[0].Scan(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type claim struct {
+			ok  bool
+			err error
+		}
+		out := make(chan claim)
+		for i := range 8 {
+			go func() {
+				mine := sc
+				mine.State, mine.Claim = receiver.Delivering, fmt.Sprintf("%d:%d", i, row)
+				ok, err := handles[i%2].UpdateScan(ctx, mine, receiver.Held)
+				out <- claim{ok, err}
+			}()
+		}
+		won := 0
+		for range 8 {
+			c := <-out
+			if c.err != nil {
+				t.Errorf("row %d: a claim failed: %v", row, c.err)
+			}
+			if c.ok {
+				won++
+			}
+		}
+		if won != 1 {
+			t.Fatalf("row %d: %d claims won, want 1", row, won)
+		}
+	}
+}
+
 // The web's lists take the newest scans first, so a limit keeps the newest.
 func TestScansNewestFirst(t *testing.T) {
 	ctx := context.Background()

@@ -370,19 +370,17 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// execOne runs one conditional statement in a transaction; ok says it
-// changed exactly one row (the condition held).
+// execOne runs one conditional statement; ok says it changed exactly one
+// row (the condition held). One statement is atomic by itself (SQLite runs
+// it in its own transaction), and its count of changed rows is read on its
+// connection as it ends: it needs no transaction of ours.
 func (s *Store) execOne(ctx context.Context, query string, args ...any) (ok bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		ok = n == 1
-		return err
-	})
-	return ok, err
+	res, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
