@@ -75,29 +75,12 @@ func Logon(ctx context.Context, conn net.Conn, port int, host string, cr Credent
 	return LogonWith(ctx, conn, port, host, cr.Typed, ntlm, ntlm.SessionKey, dev, g)
 }
 
-// openTransport readies conn for SMB under ctx: ctx's deadline becomes
-// conn's, ctx's end cuts it short, and on port 139 the NetBIOS session is
-// set up. The caller defers stop (returned even with an error), which ends
-// the watch on ctx.
-func openTransport(ctx context.Context, conn net.Conn, port int, host string) (stop func() bool, err error) {
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	stop = context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	if port == 139 {
-		if err := smbwire.NBSSSessionRequest(conn, host); err != nil {
-			return stop, err
-		}
-	}
-	return stop, nil
-}
-
 // LogonWith negotiates and sets up a session with the initiator (NTLM, or
 // a check's Kerberos); sessionKey is the initiator's, for the
 // smbwire.Stamper; typed names the logon in errors; dev limits the dialects
 // offered. The gate applies to an NTLM AUTHENTICATE only.
 func LogonWith(ctx context.Context, conn net.Conn, port int, host, typed string, init smb2.Initiator, sessionKey func() []byte, dev Device, g Gate) (*Conn, *ServerInfo, error) {
-	stop, err := openTransport(ctx, conn, port, host)
+	stop, err := smbwire.OpenTransport(ctx, conn, port, host)
 	defer stop()
 	if err != nil {
 		return nil, nil, err
@@ -217,7 +200,7 @@ const smb1Timeout = 10 * time.Second
 // MFP does (NTLMv1 responses when ntlmv1 is set); the counterpart of Logon
 // (same gate, same result).
 func LogonSMB1(ctx context.Context, conn net.Conn, port int, host string, cr Credentials, ntlmv1 bool, g Gate) (*Conn, *ServerInfo, error) {
-	stop, err := openTransport(ctx, conn, port, host)
+	stop, err := smbwire.OpenTransport(ctx, conn, port, host)
 	defer stop()
 	if err != nil {
 		return nil, nil, err

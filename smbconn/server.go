@@ -111,7 +111,7 @@ func AcceptsDialect(ctx context.Context, conn net.Conn, port int, host string, d
 	if d < DialectSMB202 || d >= DialectSMB311 {
 		return false, fmt.Errorf("dialect %s: only 2.0.2 to 3.0.2 are asked alone", d)
 	}
-	stop, err := openTransport(ctx, conn, port, host)
+	stop, err := smbwire.OpenTransport(ctx, conn, port, host)
 	defer stop()
 	if err != nil {
 		return false, err

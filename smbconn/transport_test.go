@@ -2,6 +2,7 @@ package smbconn
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -10,13 +11,14 @@ import (
 	"time"
 )
 
-// TestLogonTransport: on TCP 139 both logons (SMB2/3 and SMB1) open the
-// NetBIOS session before their first SMB message — the session request
-// (0x81) comes first, and a refusal ends the logon naming it — and on 445
-// they send none (the first byte is a session message's, 0x00). The peer
-// is a listener of this test's: Samba (the lab's smb1srv and DC) takes
-// SMB on 139 without a session request too, so no lab peer tells the two
-// apart.
+// TestLogonTransport: on TCP 139 every way of speaking SMB over a
+// connection (the logons over SMB2/3 and SMB1, the negotiate probe, the
+// one-dialect question) opens the NetBIOS session before its first SMB
+// message — the session request (0x81) comes first, and a refusal ends it
+// naming it — and on 445 none sends one (the first byte is a session
+// message's, 0x00). The peer is a listener of this test's: Samba (the
+// lab's smb1srv and DC) takes SMB on 139 without a session request too, so
+// no lab peer tells the two apart.
 func TestLogonTransport(t *testing.T) {
 	logons := map[string]func(ctx context.Context, conn net.Conn, port int) error{
 		"Logon": func(ctx context.Context, conn net.Conn, port int) error {
@@ -25,6 +27,17 @@ func TestLogonTransport(t *testing.T) {
 		},
 		"LogonSMB1": func(ctx context.Context, conn net.Conn, port int) error {
 			_, _, err := LogonSMB1(ctx, conn, port, "fs1", Credentials{User: "u", Typed: "u"}, false, nil)
+			return err
+		},
+		"Probe": func(ctx context.Context, conn net.Conn, port int) error {
+			_, err := Probe(ctx, conn, port, "fs1", false)
+			return err
+		},
+		"AcceptsDialect": func(ctx context.Context, conn net.Conn, port int) error {
+			ok, err := AcceptsDialect(ctx, conn, port, "fs1", DialectSMB21)
+			if err == nil && !ok {
+				err = errors.New("refused") // the listener hung up
+			}
 			return err
 		},
 	}
@@ -72,7 +85,7 @@ func TestLogonTransport(t *testing.T) {
 					t.Fatal("nothing sent")
 				}
 				if err == nil {
-					t.Fatal("logged on against a listener that answers no SMB")
+					t.Fatal("no error from a listener that answers no SMB")
 				}
 				if refused := strings.Contains(err.Error(), "NetBIOS session refused for called name FS1"); refused != (tc.port == 139) {
 					t.Errorf("error %v", err)

@@ -43,16 +43,13 @@ type Answer struct {
 // SMB1-only MFP does. Once the server answered in SMB, what it told comes
 // back, also with an error from a later message.
 func Probe(ctx context.Context, conn net.Conn, port int, host string, smb1Only bool) (*Answer, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-		defer conn.SetDeadline(time.Time{})
+	if _, ok := ctx.Deadline(); ok {
+		defer conn.SetDeadline(time.Time{}) // after stop: ctx's end cannot cut it again
 	}
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	stop, err := OpenTransport(ctx, conn, port, host)
 	defer stop()
-	if port == 139 {
-		if err := NBSSSessionRequest(conn, host); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	dialects := []string{"NT LM 0.12", "SMB 2.002", "SMB 2.???"}
 	if smb1Only {

@@ -9,6 +9,7 @@ package smbwire
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf16"
 
 	"github.com/scanwarden/scanwarden/internal/ntstatus"
@@ -73,6 +75,24 @@ func ReadFrame(r io.Reader) ([]byte, error) {
 		return b, nil
 	}
 	return nil, errors.New("server sent only keep-alives")
+}
+
+// OpenTransport readies conn for SMB under ctx: ctx's deadline becomes
+// conn's, ctx's end cuts it short, and on port 139 the NetBIOS session is
+// set up (NBSSSessionRequest). The caller defers stop (returned even with
+// an error), which ends the watch on ctx. Every client of this module
+// opens its connection with it.
+func OpenTransport(ctx context.Context, conn net.Conn, port int, host string) (stop func() bool, err error) {
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	stop = context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	if port == 139 {
+		if err := NBSSSessionRequest(conn, host); err != nil {
+			return stop, err
+		}
+	}
+	return stop, nil
 }
 
 // NBSSSessionRequest opens a NetBIOS session (TCP 139) to the file server
