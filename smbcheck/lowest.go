@@ -57,14 +57,55 @@ func (f *floorAsk) into(st *Step) {
 	st.Detail = f.head + phrase + f.tail
 }
 
+// firstAsk is the question's first dialect, 2.0.2 offered alone, asked by
+// a check whose memory is its own (the CLI's) as soon as its TCP connection
+// stands, beside its own negotiate rather than after it: the one extra
+// connection is then mostly over before the logon, share and write need
+// the server. The rest of the question, if the server refuses 2.0.2,
+// follows once the server has chosen its highest dialect. Checks that
+// share a memory (serve's) do not ask it early: one of them asks for all
+// (LowestDialects.answer).
+type firstAsk struct {
+	done chan struct{} // closed once ok and err are final
+	ok   bool          // the server takes 2.0.2
+	err  error
+}
+
+// askFirst starts the first dialect's question at addr when the check
+// will ask the lowest dialect with a memory of its own that knows nothing
+// of the server yet.
+func (c *checker) askFirst(ctx context.Context) {
+	if !c.o.ownLowest || c.o.Device.Known() || c.o.LowestDialects.knows(negotiateStep{c}.floorKey(), c.o.Now(), c.o.LowestSince) {
+		return
+	}
+	f := &firstAsk{done: make(chan struct{})}
+	c.first = f
+	addr, port, host, timeout := c.addr, c.t.DialPort(), c.t.Host, c.o.StepTimeout
+	go func() {
+		defer close(f.done)
+		f.ok, f.err = acceptsDialect(ctx, addr, port, host, timeout, DialectSMB202)
+	}()
+}
+
 // lowestDialect offers each dialect below highest alone on a connection
 // of its own, lowest first, until the server takes one (one NEGOTIATE
-// each, nothing more; SMB1 is not asked). It returns the lowest dialect
-// the server takes and how many were asked; an error names the dialect the
+// each, nothing more; SMB1 is not asked); first, when not nil, is the
+// answer for 2.0.2, asked already. It returns the lowest dialect the
+// server takes and how many were asked; an error names the dialect the
 // server could not be asked about.
-func lowestDialect(ctx context.Context, addr string, port int, host string, timeout time.Duration, highest Dialect) (Dialect, int, error) {
-	asked := 0
-	for d := DialectSMB202; d < highest; d++ {
+func lowestDialect(ctx context.Context, addr string, port int, host string, timeout time.Duration, highest Dialect, first *firstAsk) (Dialect, int, error) {
+	asked, from := 0, DialectSMB202
+	if first != nil {
+		<-first.done
+		asked, from = 1, DialectSMB202+1
+		switch {
+		case first.err != nil:
+			return 0, asked, fmt.Errorf("%s: %w", DialectSMB202, first.err)
+		case first.ok:
+			return DialectSMB202, asked, nil
+		}
+	}
+	for d := from; d < highest; d++ {
 		asked++
 		ok, err := acceptsDialect(ctx, addr, port, host, timeout, d)
 		if err != nil {
@@ -136,6 +177,22 @@ type lowestEntry struct {
 // NewLowestDialects remembers each answer for ttl.
 func NewLowestDialects(ttl time.Duration) *LowestDialects {
 	return &LowestDialects{ttl: ttl, m: map[string]lowestEntry{}, asking: map[string]*lowestFlight{}}
+}
+
+// knows says whether key has an answer younger than the TTL at now and
+// learned no earlier than since (for any highest dialect), or a question
+// in flight asked no earlier than since.
+func (l *LowestDialects) knows(key string, now, since time.Time) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.m[key]; ok && l.fresh(e, now) && !e.at.Before(since) {
+		return true
+	}
+	f := l.asking[key]
+	return f != nil && !f.at.Before(since)
 }
 
 // lookup is key's answer if it is younger than the TTL at now, was

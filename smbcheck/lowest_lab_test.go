@@ -171,6 +171,41 @@ func TestLabLowestDialectShared(t *testing.T) {
 	}
 }
 
+// TestLabLowestDialectAskedAtOnce: a check with no memory shared with
+// other checks (the CLI's) asks 2.0.2 alone as soon as its TCP connection
+// stands, beside its own negotiate, not once its logon is under way — the
+// question's connection is taken before the check's second request (its
+// first SESSION_SETUP). serve's checks, which share one question, still
+// ask once their server has chosen its highest dialect.
+func TestLabLowestDialectAskedAtOnce(t *testing.T) {
+	lab := testlab.Require(t)
+	fc := startFrameCounter(t, net.JoinHostPort(lab.SMB2IP, "445"))
+	tg := scanwarden.Target{Host: "127.0.0.1", Port: fc.port(), Share: "scans", User: "scanuser", Password: scanwarden.NewSecret(lab.Password)}
+	check := func(mem *LowestDialects) []int64 {
+		t.Helper()
+		fc.reset()
+		r := Run(context.Background(), tg, Options{MaxFailures: DefaultMaxFailures, StepTimeout: 5 * time.Second, LowestDialects: mem})
+		if r.Verdict.Cause != scanwarden.CauseOK {
+			t.Fatalf("verdict %s%s", r.Verdict.Cause, stepsString(r))
+		}
+		if s := r.Step(StepNegotiate); s.Evidence["lowest_dialect"] != "2.0.2" || s.Evidence["lowest_dialect_asked"] != 1 {
+			t.Errorf("negotiate evidence %v, want 2.0.2 after one question", s.Evidence)
+		}
+		fc.settled(t)
+		return fc.requestsBefore()
+	}
+	own := check(nil)
+	t.Logf("no memory: requests passed on when each connection was taken: %v", own)
+	if len(own) != 2 || own[1] >= 2 {
+		t.Errorf("the question's connection came after %v requests (connections %v), want before the check's SESSION_SETUP (at most its NEGOTIATE)", own[1:], own)
+	}
+	shared := check(NewLowestDialects(LowestDialectTTL))
+	t.Logf("a shared memory: %v", shared)
+	if len(shared) != 2 || shared[1] < 2 {
+		t.Errorf("with a shared memory the question's connection came after %v requests, want after the server chose its dialect", shared[1:])
+	}
+}
+
 func stepsOf(steps []Step) string {
 	var b strings.Builder
 	for _, s := range steps {

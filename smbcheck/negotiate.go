@@ -306,11 +306,11 @@ func (c negotiateStep) askLowest(ctx context.Context, si *smbconn.ServerInfo) *f
 		return f
 	}
 	// The goroutine reads none of the checker's fields.
-	addr, port, host, timeout := c.addr, c.t.DialPort(), c.t.Host, c.o.StepTimeout
+	addr, port, host, timeout, first := c.addr, c.t.DialPort(), c.t.Host, c.o.StepTimeout, c.first
 	go func() {
 		defer close(f.done)
 		f.low, f.asked, f.seen, f.err = mem.answer(ctx, key, highest, now, since, func(ctx context.Context) (Dialect, int, error) {
-			return lowestDialect(ctx, addr, port, host, timeout, highest)
+			return lowestDialect(ctx, addr, port, host, timeout, highest, first)
 		})
 	}()
 	return f

@@ -34,6 +34,10 @@ type Options struct {
 	// remembering the answer only for the check's nested checks (a DFS
 	// link's target on the same server asks nothing more).
 	LowestDialects *LowestDialects
+	// ownLowest: LowestDialects is the check's own (none was given), which
+	// no other check shares — its question's first dialect is then asked
+	// at once (firstAsk).
+	ownLowest bool
 	// LowestSince: an answer LowestDialects learned before this time is
 	// not used — the server is asked again and the fresh answer remembered
 	// (an admin's own check, who may just have changed the server's
@@ -133,6 +137,7 @@ func (o *Options) defaults() {
 	if o.LowestDialects == nil {
 		// The check's own memory: its nested checks (nested.go) inherit it.
 		o.LowestDialects = NewLowestDialects(LowestDialectTTL)
+		o.ownLowest = true
 	}
 }
 

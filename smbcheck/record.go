@@ -29,6 +29,10 @@ type record struct {
 	// of that step and of every step after it (held: their indexes).
 	floor *floorAsk
 	held  []int
+	// first is the lowest-dialect question's first connection, asked at
+	// the TCP step (firstAsk): an extra connection, waited for as the
+	// floor is before another one opens.
+	first *firstAsk
 }
 
 type verdictNote struct {
@@ -73,11 +77,15 @@ func (c *record) endFloor(s *stepState, st Status, head, tail string, f *floorAs
 }
 
 // settleFloor writes the lowest dialect's finding into the negotiate step
-// and lets the held progress go — waiting for the question when wait is
-// set. It reports whether no question is left pending. A step's end
-// settles without waiting; the check waits before it opens another extra
-// connection and before its verdict.
+// and lets the held progress go — waiting for the question (and its first
+// connection, asked at the TCP step) when wait is set. It reports whether
+// no question is left pending. A step's end settles without waiting; the
+// check waits before it opens another extra connection and before its
+// verdict.
 func (c *record) settleFloor(wait bool) bool {
+	if wait && c.first != nil {
+		<-c.first.done
+	}
 	f := c.floor
 	if f == nil {
 		return true

@@ -23,6 +23,10 @@ type frameCounter struct {
 	requests atomic.Int64
 	closed   atomic.Int64 // connections whose client side has ended
 	wg       sync.WaitGroup
+	mu       sync.Mutex
+	// before holds, for each connection in the order taken, how many
+	// requests the relay had passed on when it was taken.
+	before []int64
 }
 
 func startFrameCounter(t *testing.T, server string) *frameCounter {
@@ -45,6 +49,9 @@ func startFrameCounterOn(t *testing.T, listen, server string) *frameCounter {
 				return
 			}
 			fc.conns.Add(1)
+			fc.mu.Lock()
+			fc.before = append(fc.before, fc.requests.Load())
+			fc.mu.Unlock()
 			fc.wg.Go(func() {
 				defer fc.closed.Add(1)
 				fc.relay(c, server)
@@ -86,6 +93,17 @@ func (fc *frameCounter) reset() {
 	fc.conns.Store(0)
 	fc.requests.Store(0)
 	fc.closed.Store(0)
+	fc.mu.Lock()
+	fc.before = nil
+	fc.mu.Unlock()
+}
+
+// requestsBefore is, for each connection taken since reset, how many
+// requests had been passed on when it was taken.
+func (fc *frameCounter) requestsBefore() []int64 {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return append([]int64(nil), fc.before...)
 }
 
 // settled waits until every connection the relay took has been closed by

@@ -27,6 +27,7 @@ func (c tcpStep) stepTCP(ctx context.Context, addrs []string) bool {
 	cancel()
 	if err == nil {
 		c.conn = conn
+		c.askFirst(ctx)
 		c.ok(s, fmt.Sprintf("connected to %s port %d", c.addr, port))
 		return true
 	}
