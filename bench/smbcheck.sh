@@ -7,6 +7,13 @@
 #   testlab/lab up && testlab/lab exec bench/smbcheck.sh [N]   # as root (or each through sudo)
 #   BENCH_HOST=smb2srv.kyolab.test BENCH_USER=scanuser BENCH_DOMAIN=SMB2SRV \
 #     testlab/lab exec bench/smbcheck.sh           # a standalone Samba file server
+#   BENCH_BASELINE=/path/to/an/older/scanwarden testlab/lab exec bench/smbcheck.sh 40
+#     # also alternates that binary's check (its own state dir): old and new
+#     # compared in the same run, as ratios to the same smbclient runs
+#
+# Then the check's phases: the medians of each step's time from the same
+# checks run again with --json (not timed), and what is left of the whole
+# (the process, the state store, the log-off, the exit).
 set -euo pipefail
 export GOTOOLCHAIN=go1.27.3 # the approved Go with the fixes for reachable std advisories (scripts/vulncheck); fetched through the module proxy
 cd "$(dirname "$0")/.."
@@ -27,8 +34,10 @@ domain="${BENCH_DOMAIN:-$SWLAB_DOMAIN}"
 printf 'username = %s\npassword = %s\ndomain = %s\n' "$user" "$SWLAB_PASSWORD" "$domain" >"$auth"
 chmod 600 "$auth"
 
+base="${BENCH_BASELINE:-}"
+[ -z "$base" ] || [ -x "$base" ] || { echo "BENCH_BASELINE: $base is not an executable" >&2; exit 2; }
 now() { date +%s%N; }
-sw=() sc=() ex=()
+sw=() sc=() ex=() bl=()
 for i in $(seq "$n"); do
 	t0=$(now)
 	"$work/scanwarden" version >/dev/null
@@ -42,6 +51,14 @@ for i in $(seq "$n"); do
 	t2=$(now)
 	sw+=($(((t1 - t0) / 1000)))
 	sc+=($(((t2 - t1) / 1000)))
+	if [ -n "$base" ]; then
+		t0=$(now)
+		"$base" check "//$host/scans" --user "$domain\\$user" --password-file "$work/pw" \
+			--state-dir "$work/state-baseline" >/dev/null
+		bl+=($((($(now) - t0) / 1000)))
+	fi
+	"$work/scanwarden" check "//$host/scans" --user "$domain\\$user" --password-file "$work/pw" \
+		--state-dir "$work/state" --json >"$work/phases-$i.json"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 msw=$(median "${sw[@]}")
@@ -54,6 +71,25 @@ awk -v a="$msw" -v b="$msc" -v x="$mex" -v n="$n" -v host="$host" 'BEGIN {
 	printf "ratio scanwarden/smbclient: %.2f (target <= 0.30)\n", a/b
 	printf "floor: starting the binary (scanwarden version): median %.1f ms\n", x/1000
 }'
+if [ -n "$base" ]; then
+	awk -v a="$(median "${bl[@]}")" -v b="$msc" -v bin="$base" 'BEGIN {
+		printf "baseline %s check, alternating with the above: median %.1f ms, ratio %.2f\n", bin, a/1000, a/b
+	}'
+fi
+python3 - "$work" "$n" "$msw" <<'PY'
+import json, statistics, sys
+work, n, total = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]) / 1000
+steps = {}
+for i in range(1, n + 1):
+    for s in json.load(open(f"{work}/phases-{i}.json"))["steps"]:
+        if s["status"] != "skipped":
+            steps.setdefault(s["id"], []).append(s["ms"])
+med = {k: statistics.median(v) for k, v in steps.items()}
+rest = total - sum(med.values())
+print("the check's phases (medians of the steps' ms from --json): " +
+      ", ".join(f"{k} {v:g}" for k, v in med.items()) +
+      f"; the rest of the timed check (process, state store, log-off, exit) {rest:.1f}")
+PY
 # What one connection needs at least — the same requests through the same SMB
 # library in one process (no process start, no name lookup, no state store) —
 # alternating with whole checks in one process with the store open, as serve
