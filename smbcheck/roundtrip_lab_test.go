@@ -27,6 +27,11 @@ type frameCounter struct {
 	// before holds, for each connection in the order taken, how many
 	// requests the relay had passed on when it was taken.
 	before []int64
+	// holdFirst, when set, holds the server's answers on the first
+	// connection taken after a reset this long before passing them on: a
+	// test of what happens while a request waits for its answer does not
+	// hang on the scheduler's timing.
+	holdFirst atomic.Int64
 }
 
 func startFrameCounter(t *testing.T, server string) *frameCounter {
@@ -51,10 +56,14 @@ func startFrameCounterOn(t *testing.T, listen, server string) *frameCounter {
 			fc.conns.Add(1)
 			fc.mu.Lock()
 			fc.before = append(fc.before, fc.requests.Load())
+			var hold time.Duration
+			if len(fc.before) == 1 {
+				hold = time.Duration(fc.holdFirst.Load())
+			}
 			fc.mu.Unlock()
 			fc.wg.Go(func() {
 				defer fc.closed.Add(1)
-				fc.relay(c, server)
+				fc.relay(c, server, hold)
 			})
 		}
 	})
@@ -62,14 +71,18 @@ func startFrameCounterOn(t *testing.T, listen, server string) *frameCounter {
 	return fc
 }
 
-func (fc *frameCounter) relay(c net.Conn, server string) {
+func (fc *frameCounter) relay(c net.Conn, server string, hold time.Duration) {
 	defer c.Close()
 	s, err := net.DialTimeout("tcp", server, 5*time.Second)
 	if err != nil {
 		return
 	}
 	defer s.Close()
-	go func() { io.Copy(c, s); c.Close() }()
+	go func() {
+		time.Sleep(hold)
+		io.Copy(c, s)
+		c.Close()
+	}()
 	hdr := make([]byte, 4)
 	for {
 		if _, err := io.ReadFull(c, hdr); err != nil {
