@@ -489,7 +489,7 @@ func TestHandoverLagBacksOff(t *testing.T) {
 	start := time.Now()
 	g.write(t, prefixes("10.0.0.7/32"))
 	r = g.next(t, 2*time.Second)
-	if took := time.Since(start); r.Applied || r.Again || r.Writes != 3 || took < fastHandover.Grace() || took > fastHandover.Grace()+fastHandover.Retry {
+	if took := time.Since(start); r.Applied || r.Again || r.Writes != 3 || took < fastHandover.Grace() || took > fastHandover.Grace()+fastHandover.MaxRetry {
 		t.Fatalf("report %+v after %v, want the new list's lag after its 3 writes and %v", r, took, fastHandover.Grace())
 	}
 	if got := g.root.writes() - n; got < 3 {
