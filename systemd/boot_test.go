@@ -851,7 +851,7 @@ func (c *container) reloaded(do func()) string {
 	do()
 	var journal string
 	c.poll("the path unit to reload "+SMBService, 20*time.Second, func() (bool, string) {
-		journal = c.run("journalctl --no-pager -o cat --after-cursor='" + cursor + "' -u " + SMBService)
+		journal = c.journalAfter(cursor, SMBService)
 		if strings.Contains(journal, "Reloaded ") {
 			return true, journal
 		}

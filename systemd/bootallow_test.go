@@ -51,7 +51,7 @@ func (c *container) allowlistAfterAttacks() {
 	}
 	var smbd string
 	c.poll("the journal of the reload that took it", 20*time.Second, func() (bool, string) {
-		smbd = c.run("journalctl --no-pager -o cat --after-cursor='" + cursor + "' -u " + SMBService)
+		smbd = c.journalAfter(cursor, SMBService)
 		return strings.Contains(smbd, "Reloaded "), smbd
 	})
 	if strings.Contains(smbd, "refused") {
@@ -60,7 +60,7 @@ func (c *container) allowlistAfterAttacks() {
 	if conf, _ := os.ReadFile(c.path(SMBConf)); !strings.Contains(string(conf), "127.0.0.1/32") {
 		t.Errorf("smb.conf does not carry the daemon's list:\n%s", conf)
 	}
-	daemon := c.run("journalctl --no-pager -o cat --after-cursor='" + cursor + "' -u " + Service)
+	daemon := c.journalAfter(cursor, Service)
 	t.Logf("after the attacks: root applied the daemon's new list %v after the MFP was registered; the daemon wrote it again %d times",
 		time.Since(start).Round(time.Millisecond), strings.Count(daemon, "written again"))
 }
@@ -99,7 +99,7 @@ func (c *container) allowlistLag() {
 	c.run(daemonCLI + "device remove lagmfp")
 	var daemon string
 	took := c.poll("the daemon's fault of a list root never applied", 100*time.Second, func() (bool, string) {
-		daemon = c.run("journalctl --no-pager -o cat --after-cursor='" + cursor + "' -u " + Service)
+		daemon = c.journalAfter(cursor, Service)
 		return strings.Contains(daemon, "fallback share allowlist not applied by root"), daemon
 	})
 	line := grepLines(daemon, "fallback share allowlist not applied by root")
@@ -143,7 +143,7 @@ func (c *container) allowlistLag() {
 	fixed := time.Now()
 	cursor = c.cursor()
 	c.poll("the fault to clear once the path unit is back", 100*time.Second, func() (bool, string) {
-		daemon = c.run("journalctl --no-pager -o cat --after-cursor='" + cursor + "' -u " + Service)
+		daemon = c.journalAfter(cursor, Service)
 		return strings.Contains(daemon, "root applied the fallback share's allowlist"), daemon
 	})
 	if got, _ := os.ReadFile(c.path(appliedFile)); !bytes.Equal(got, good) {

@@ -335,7 +335,7 @@ func (c *container) killDuringDeliveries(folder string, smbdPID int) {
 	if got := c.mainPID(SMBService); got != smbdPID {
 		t.Errorf("the kills touched the share's smbd: MainPID %d → %d", smbdPID, got)
 	}
-	journal := c.run("journalctl --no-pager -o cat --after-cursor='" + begin + "' -u " + Service)
+	journal := c.journalAfter(begin, Service)
 	if strings.Contains(journal, "already failed") {
 		t.Errorf("a delivery was refused as already failed after a kill cut its logon:\n%s", grepLines(journal, "already failed"))
 	}
@@ -462,6 +462,51 @@ func (c *container) cursor() string {
 		c.t.Fatal("journalctl --show-cursor printed no cursor")
 	}
 	return m[1]
+}
+
+// journalAfter is what unit logged after cursor, one message a line.
+//
+// It reads the whole journal after the cursor and keeps unit's entries
+// here, rather than asking journalctl for `--after-cursor C -u unit`: the
+// daemon runs as its own user, so journald keeps its entries in that
+// user's journal file, and the cursor (the journal's last entry) is often
+// in the system's. journalctl seeking to a cursor of one file while it
+// matches a unit's entries of another missed the unit's first entry after
+// the cursor: allowlistLag waited in vain for the daemon's "root applied"
+// line when it was the first the daemon logged after the path unit came
+// back (it showed in the unfiltered journal).
+func (c *container) journalAfter(cursor, unit string) string {
+	c.t.Helper()
+	out := c.run("journalctl --no-pager -o json --output-fields=_SYSTEMD_UNIT,_PID,UNIT,MESSAGE --after-cursor='" + cursor + "'")
+	var b strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		var e struct {
+			Unit    string          `json:"_SYSTEMD_UNIT"` // the unit's own processes
+			PID     string          `json:"_PID"`
+			About   string          `json:"UNIT"` // systemd's lines about the unit ("Reloaded …")
+			Message json.RawMessage `json:"MESSAGE"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || (e.Unit != unit && (e.PID != "1" || e.About != unit)) {
+			continue
+		}
+		// a message journald holds as bytes (not UTF-8, or with control
+		// characters) is an array of numbers in JSON
+		var msg string
+		if json.Unmarshal(e.Message, &msg) != nil {
+			var raw []byte
+			var nums []int
+			if json.Unmarshal(e.Message, &nums) != nil {
+				continue
+			}
+			for _, n := range nums {
+				raw = append(raw, byte(n))
+			}
+			msg = string(raw)
+		}
+		b.WriteString(msg)
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // grepLines are the lines of text that hold s.
