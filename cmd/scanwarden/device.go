@@ -22,7 +22,7 @@ const deviceUsage = `usage:
   scanwarden device list [--json]
   scanwarden device show NAME [--json]
   scanwarden device remove NAME [--with-destinations]
-  (each takes --data-dir DIR and --key-file FILE)
+  (each takes --data-dir DIR, --key-file FILE and --config FILE)
 
 The registry's devices (MFPs). add stores one (for one already stored, it
 changes what is given and keeps the rest — except that stored SNMP
@@ -40,6 +40,9 @@ device itself (seen: its logons and scans on the fallback share), from the
 admin (the --device-* flags of add; it wins over what was seen until
 --device-clear names it), or is its model family's default; show prints
 each with where it came from.
+
+--config is the config serve runs on (default the installed one): its
+data_dir, unless --data-dir is given.
 
 flags:
 `

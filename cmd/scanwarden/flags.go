@@ -118,7 +118,7 @@ func (f *dataFlags) register(fs *flag.FlagSet, names ...dataFlag) {
 }
 
 // registryConfigUsage is --config's help for a registry command.
-const registryConfigUsage = "the daemon's config: its data_dir (unless --data-dir is given), allow_link_local and [receiver] bridge_stuck_after (default " +
+const registryConfigUsage = "the daemon's config: its data_dir (unless --data-dir is given) and the settings named above (default " +
 	installed.ConfigFile + " when this user can read it; else the defaults)"
 
 // readConfig reads --config when given (an error when it cannot be read

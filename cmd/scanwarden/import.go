@@ -11,7 +11,7 @@ import (
 	"github.com/scanwarden/scanwarden/store"
 )
 
-const importUsage = `usage: scanwarden import addressbook FILE --device NAME [--data-dir DIR] [--dry-run] [--json]
+const importUsage = `usage: scanwarden import addressbook FILE --device NAME [--data-dir DIR] [--config FILE] [--dry-run] [--json]
 
 Imports the SMB destinations of a Kyocera address-book export (Command Center
 RX → Address Book → Export, or KYOCERA Net Viewer; XML, root element
@@ -21,7 +21,10 @@ counted; one-touch keys and groups are ignored. Each contact gets a unique
 name from its display name; importing the same device's export again updates
 those in place and removes (and lists) the contacts that are gone. All or
 nothing: a malformed file changes nothing, and the error names the line and
-the contact. --dry-run shows what would change.
+the contact. --dry-run shows what would change. --config is the config
+serve runs on (default the installed one): its data_dir (unless --data-dir
+is given) and allow_link_local, whether a destination may name a link-local
+address.
 
 Exit status: 0 imported, 2 not imported (bad file or arguments).
 
@@ -29,7 +32,7 @@ flags:
 `
 
 func importAddressbook(ctx context.Context, env environ, name string, args []string) int {
-	c := newSubcommand(env, name, importUsage)
+	c := newCommand(env, name, importUsage, withDataDir, withKeyFile, withConfig)
 	device := c.fs.String("device", "", "the device (MFP) the address book comes from; added when new")
 	dryRun := c.fs.Bool("dry-run", false, "show what would change, change nothing")
 	asJSON := c.fs.Bool("json", false, "print the result as JSON")

@@ -49,10 +49,10 @@ var commands = []command{
 		{name: "bridge", run: registryCommand(destinationUsage, destinationBridge, withConfig)},
 	}, help: []helpLine{{"destination add|list|show|remove|bridge [flags]", "the stored scan destinations; bridge: through the fallback share"}}},
 	{name: "device", usage: deviceUsage, verbs: []command{
-		{name: "add", run: registryCommand(deviceUsage, deviceAdd)},
-		{name: "list", run: registryCommand(deviceUsage, deviceList)},
-		{name: "show", run: registryCommand(deviceUsage, deviceShow)},
-		{name: "remove", run: registryCommand(deviceUsage, deviceRemove)},
+		{name: "add", run: registryCommand(deviceUsage, deviceAdd, withConfig)},
+		{name: "list", run: registryCommand(deviceUsage, deviceList, withConfig)},
+		{name: "show", run: registryCommand(deviceUsage, deviceShow, withConfig)},
+		{name: "remove", run: registryCommand(deviceUsage, deviceRemove, withConfig)},
 	}, help: []helpLine{{"device add|list|show|remove [flags]", "the stored devices (MFPs) and their SMB profile"}}},
 	{name: "export", usage: exportUsage, verbs: []command{{name: "addressbook", run: exportAddressbook}}, help: []helpLine{
 		{"export addressbook --device NAME --fallback-host H ...", "an address book pointing the device at the fallback share"}}},
