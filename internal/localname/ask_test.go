@@ -22,25 +22,12 @@ type fakeResponder struct {
 
 func newFake(t *testing.T, reply func(n int, q []byte) [][]byte) *fakeResponder {
 	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeResponder{conn: c}
-	t.Cleanup(func() { c.Close() })
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := c.ReadFromUDP(buf)
-			if err != nil {
-				return
-			}
-			k := int(f.asked.Add(1))
-			for _, r := range reply(k, append([]byte(nil), buf[:n]...)) {
-				c.WriteToUDP(r, from)
-			}
+	f := &fakeResponder{}
+	f.conn = servePeer(t, func(c *net.UDPConn, q []byte, from *net.UDPAddr) {
+		for _, r := range reply(int(f.asked.Add(1)), q) {
+			c.WriteToUDP(r, from)
 		}
-	}()
+	})
 	return f
 }
 

@@ -15,6 +15,12 @@ import (
 // that hands each datagram it reads to handle, which may send anything
 // from its socket c.
 func newPeer(t *testing.T, handle func(c *net.UDPConn, q []byte, from *net.UDPAddr)) netip.AddrPort {
+	return servePeer(t, handle).LocalAddr().(*net.UDPAddr).AddrPort()
+}
+
+// servePeer listens on loopback and hands each datagram it reads to
+// handle (a copy: handle may keep it); the socket closes with the test.
+func servePeer(t *testing.T, handle func(c *net.UDPConn, q []byte, from *net.UDPAddr)) *net.UDPConn {
 	t.Helper()
 	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -31,7 +37,7 @@ func newPeer(t *testing.T, handle func(c *net.UDPConn, q []byte, from *net.UDPAd
 			handle(c, append([]byte(nil), buf[:n]...), from)
 		}
 	}()
-	return c.LocalAddr().(*net.UDPAddr).AddrPort()
+	return c
 }
 
 var (
