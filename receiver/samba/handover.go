@@ -325,8 +325,16 @@ func NewHandover(file, smbdDir string, t HandoverTimes, rewrite func() error, re
 
 // Follow says the daemon has just written allow (or found it in place):
 // root is given the first wait from now.
+//
+// The same list again (the daemon's sync saw only its warning change)
+// starts nothing: there is nothing new for root to take, and a new round
+// would restart the waits, hold off the lag's report and drop the backoff.
 func (h *Handover) Follow(allow []netip.Prefix) {
 	h.mu.Lock()
+	if h.gen > 0 && sameAllow(h.want, allow) {
+		h.mu.Unlock()
+		return
+	}
 	h.want = slices.Clone(allow)
 	h.gen++
 	h.mu.Unlock()

@@ -506,3 +506,30 @@ func TestHandoverLagBacksOff(t *testing.T) {
 		t.Fatalf("report %+v, want applied", r)
 	}
 }
+
+// TestHandoverSameListStartsNoRound: the daemon's sync hands the same
+// list again (only its warning changed) while root lags: no new round —
+// the next write comes on the backoff's schedule (Retry after the lag's
+// report), not the first wait's.
+func TestHandoverSameListStartsNoRound(t *testing.T) {
+	g := newHandoverRig(t, &fakeRoot{})
+	g.root.refuseWith("10.0.0.5/32: refused")
+	g.write(t, prefixes("10.0.0.5/32"))
+	if r := g.next(t, 2*time.Second); r.Applied || r.Writes != 3 {
+		t.Fatalf("report %+v, want the lag after 3 writes", r)
+	}
+	reported := time.Now()
+	g.write(t, prefixes("10.0.0.5/32")) // the sync again: the same list
+	n := g.root.writes()
+	deadline := time.Now().Add(5 * time.Second)
+	for g.root.writes() == n {
+		if time.Now().After(deadline) {
+			t.Fatal("no write within 5 s of the lag's report")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if gap := time.Since(reported); gap < fastHandover.Retry*3/4 {
+		t.Errorf("written again %v after the lag's report: the same list started a new round (first wait %v), want the backoff's %v",
+			gap.Round(time.Millisecond), fastHandover.Waits[0], fastHandover.Retry)
+	}
+}
