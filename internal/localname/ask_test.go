@@ -361,3 +361,23 @@ func TestLookupWINSUnreachable(t *testing.T) {
 		t.Fatalf("in %s: failed %v, invalid %v", r.Waited, r.Failed, r.Invalid)
 	}
 }
+
+// TestLookupWINSQueryLostAskedAgain: the WINS server's first query is lost
+// (it ignores it) while the broadcast answers at once: the query is sent
+// again at half the wait, and WINS's answer is named, not the broadcast's.
+func TestLookupWINSQueryLostAskedAgain(t *testing.T) {
+	bc := newFake(t, func(_ int, q []byte) [][]byte {
+		return [][]byte{nbnsAnswer(t, id(q), "work", ServerSuffix, 0, rogueAddr)}
+	})
+	var seen atomic.Int32
+	wins := newPeer(t, func(c *net.UDPConn, q []byte, from *net.UDPAddr) {
+		if seen.Add(1) == 1 {
+			return // lost
+		}
+		c.WriteToUDP(nbnsAnswer(t, id(q), "work", ServerSuffix, 0, winsAnswer), from)
+	})
+	r, _ := (&Asker{Scope: Scope{Broadcast: []netip.AddrPort{bc.addr()}, WINS: []netip.AddrPort{wins}}, Wait: time.Second}).Lookup(context.Background(), "work")
+	if addr, a, ok := r.Addr(); !ok || addr != winsAnswer || a.Via != "wins" {
+		t.Fatalf("named %v from %+v after %d WINS queries; answers %v in %s", addr, a, seen.Load(), r.Answers, r.Waited)
+	}
+}

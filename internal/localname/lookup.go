@@ -211,7 +211,7 @@ func (l *lookup) listen(ctx context.Context, wait time.Duration) {
 		}
 	}()
 
-	l.send()
+	l.send(false)
 	resend := time.NewTimer(wait / 2)
 	defer resend.Stop()
 	var grace <-chan time.Time
@@ -223,9 +223,10 @@ func (l *lookup) listen(ctx context.Context, wait time.Duration) {
 		case <-grace:
 			grace, graced = nil, true
 		case <-resend.C:
-			if !l.res.Found() {
-				l.send()
-			}
+			// asked again where nothing answered yet: also a WINS
+			// server whose query was lost while the broadcast answered
+			// (its answer is the one named)
+			l.send(true)
 		case r := <-replies:
 			if l.take(r) && grace == nil && !graced {
 				// other responders on the segment answer within
@@ -256,7 +257,8 @@ func (l *lookup) settled(graced bool) bool {
 }
 
 // send sends every query once; the first time, it lists what was asked.
-func (l *lookup) send() {
+// again: only on the sockets nothing has answered yet.
+func (l *lookup) send(again bool) {
 	first := len(l.res.Asked) == 0
 	for _, s := range l.socks {
 		for _, d := range s.targets {
@@ -271,7 +273,7 @@ func (l *lookup) send() {
 			switch {
 			case s.conn == nil:
 				err = s.openErr
-			case s.done:
+			case s.done, again && s.replied:
 				continue
 			default:
 				err = s.write(d)
