@@ -147,6 +147,9 @@ func (p *receiverPart) handedOver(r samba.HandoverReport) {
 	case r.Applied:
 		p.faults.clear(allowAppliedPart)
 		p.log.Info("root applied the fallback share's allowlist", "writes", r.Writes, "took", r.Took.Round(time.Millisecond))
+	case r.Again && r.Lag.RootRefused == "":
+		p.faults.set(allowAppliedPart, r.Fault())
+		p.log.Warn("root no longer names a reason for not applying the fallback share's allowlist", "writes", r.Writes, "fault", r.Fault())
 	case r.Again:
 		p.faults.set(allowAppliedPart, r.Fault())
 		p.log.Warn("root gives another reason for not applying the fallback share's allowlist", "refused", r.Lag.RootRefused, "writes", r.Writes, "fault", r.Fault())

@@ -73,8 +73,9 @@ func (c *container) allowlistAfterAttacks() {
 // smbd refuses, and the fix; /healthz counts one fault more; `scanwarden
 // doctor` fails receiver.allow.applied naming what smbd refuses, root's
 // list and the fix, and passes once root has the list. The path unit
-// back (unmask, start), the daemon's next write (every minute while root
-// lags) is taken: the fault clears, root's list is the daemon's, and the
+// back (unmask, start), the daemon's next write (a minute after the fault,
+// then at 2, 4, … minutes: a step added before the unmask must keep it
+// within the first) is taken: the fault clears, root's list is the daemon's, and the
 // share serves.
 func (c *container) allowlistLag() {
 	t := c.t

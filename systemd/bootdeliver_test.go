@@ -467,14 +467,12 @@ func (c *container) cursor() string {
 // journalAfter is what unit logged after cursor, one message a line.
 //
 // It reads the whole journal after the cursor and keeps unit's entries
-// here, rather than asking journalctl for `--after-cursor C -u unit`: the
-// daemon runs as its own user, so journald keeps its entries in that
-// user's journal file, and the cursor (the journal's last entry) is often
-// in the system's. journalctl seeking to a cursor of one file while it
-// matches a unit's entries of another missed the unit's first entry after
-// the cursor: allowlistLag waited in vain for the daemon's "root applied"
-// line when it was the first the daemon logged after the path unit came
-// back (it showed in the unfiltered journal).
+// here, rather than asking journalctl for `--after-cursor C -u unit`:
+// that query missed the unit's first entry after the cursor
+// (allowlistLag waited in vain for the daemon's "root applied" line when
+// it was the first the daemon logged after the path unit came back, while
+// the same query without -u showed it). Why journalctl misses it was not
+// pinned down.
 func (c *container) journalAfter(cursor, unit string) string {
 	c.t.Helper()
 	out := c.run("journalctl --no-pager -o json --output-fields=_SYSTEMD_UNIT,_PID,UNIT,MESSAGE --after-cursor='" + cursor + "'")
