@@ -55,7 +55,7 @@ func TestImportDeviceConfig(t *testing.T) {
 	missing := filepath.Join(dir, "nosuch.toml")
 	for _, args := range [][]string{imp, {"device", "list"}, {"device", "show", "mfp01"}, {"device", "add", "mfp03"}, {"device", "remove", "mfp01"}} {
 		r := runCLI(t, nil, "", append(args, "--config", missing, "--data-dir", data)...)
-		if r.code != exitUsage || !strings.Contains(r.stderr, missing) {
+		if r.code != exitUsage || !strings.Contains(r.stderr, "config: open "+missing+": ") { // the path as typed, not quoted
 			t.Errorf("%v --config %s: exit %d, %s", args, missing, r.code, r.stderr)
 		}
 	}

@@ -134,7 +134,7 @@ func TestStatusConfig(t *testing.T) {
 	missing := filepath.Join(dir, "nosuch.toml")
 	for _, args := range [][]string{{"status"}, {"destination", "list"}} {
 		r := runCLI(t, nil, "", append(args, "--config", missing, "--data-dir", data)...)
-		if r.code != exitUsage || !strings.Contains(r.stderr, missing) {
+		if r.code != exitUsage || !strings.Contains(r.stderr, "config: open "+missing+": ") { // the path as typed, not quoted
 			t.Errorf("%v --config %s: exit %d, %s", args, missing, r.code, r.stderr)
 		}
 	}
